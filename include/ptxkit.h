@@ -1,0 +1,267 @@
+/* ptxkit: run hand-written GPU kernels from plain C.
+ *
+ * The one public header. Every function returns a ptxkit_status; details of
+ * the last failure are read with ptxkit_last_error(). Device memory is
+ * addressed with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are
+ * plain integer arithmetic. A NULL stream means the context's default stream.
+ */
+#ifndef PTXKIT_H
+#define PTXKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; this header's functions are
+ * its exported interface. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+#define PTXKIT_VERSION_MAJOR 0
+#define PTXKIT_VERSION_MINOR 1
+#define PTXKIT_VERSION_PATCH 0
+#define PTXKIT_VERSION_STRING "0.1.0"
+
+typedef enum ptxkit_status {
+    PTXKIT_SUCCESS = 0,
+    PTXKIT_ERROR_INVALID_ARGUMENT,  /* NULL, bad enum, bad block size ... */
+    PTXKIT_ERROR_OVERFLOW,          /* a byte count does not fit in size_t */
+    PTXKIT_ERROR_MISALIGNED,        /* a pointer the operation cannot use */
+    PTXKIT_ERROR_NO_DRIVER,         /* libcuda.so.1 missing or unusable */
+    PTXKIT_ERROR_STUB_DRIVER,       /* the toolkit's link stub was loaded */
+    PTXKIT_ERROR_NO_DEVICE,         /* no such GPU */
+    PTXKIT_ERROR_NO_NVRTC,          /* the JIT path is unavailable */
+    PTXKIT_ERROR_COMPILE,           /* NVRTC rejected a kernel: log in message */
+    PTXKIT_ERROR_PTX_LOAD,          /* the driver refused PTX or CUBIN */
+    PTXKIT_ERROR_PTX_VERSION,       /* PTX ISA newer than the driver accepts */
+    PTXKIT_ERROR_JIT_NOT_FOUND,     /* the driver's PTX JIT is not installed */
+    PTXKIT_ERROR_OUT_OF_MEMORY,
+    PTXKIT_ERROR_UNSUPPORTED,       /* not available on this GPU or build */
+    PTXKIT_ERROR_LAUNCH,            /* the kernel could not be launched */
+    PTXKIT_ERROR_DRIVER,            /* any other driver error: name in message */
+    PTXKIT_ERROR_IO,                /* cache or database file system error */
+    PTXKIT_ERROR_NOT_FOUND,         /* unknown kernel family or entry point */
+    PTXKIT_ERROR_CORRUPT,           /* a file failed its checksum or format */
+    PTXKIT_STATUS_COUNT
+} ptxkit_status;
+
+/* Short constant description of a status ("invalid argument"). */
+const char *ptxkit_status_string(ptxkit_status status);
+
+typedef uint64_t ptxkit_dptr;
+typedef struct ptxkit_context ptxkit_context;
+typedef struct ptxkit_stream ptxkit_stream;
+typedef struct ptxkit_event ptxkit_event;
+
+/* The detailed message of the last failure on this context (driver error
+ * name, NVRTC log, which argument was wrong). With ctx == NULL: the calling
+ * thread's last failure outside any context (e.g. ptxkit_context_open).
+ * Never NULL; "" when nothing failed. Valid until the next call. */
+const char *ptxkit_last_error(const ptxkit_context *ctx);
+
+/* ---- versions and environment ------------------------------------------ */
+
+typedef struct ptxkit_versions {
+    int library;          /* major*10000 + minor*100 + patch */
+    int driver;           /* cuDriverGetVersion, e.g. 13000; 0 if no driver */
+    int nvrtc_major;      /* 0 if NVRTC is unavailable */
+    int nvrtc_minor;
+} ptxkit_versions;
+
+/* Loads nothing it has not loaded already; never fails: missing pieces read 0. */
+void ptxkit_get_versions(ptxkit_versions *out);
+
+/* Whether NVRTC could be opened (the JIT path). */
+int ptxkit_jit_available(void);
+
+/* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ptxkit, else ~/.cache/ptxkit). Empty if disabled. */
+ptxkit_status ptxkit_cache_dir(char *buf, size_t size);
+/* Number of cached kernels and their total size on disk. */
+ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes);
+/* Removes every cached kernel. */
+ptxkit_status ptxkit_cache_purge(void);
+
+/* ---- context and device ------------------------------------------------ */
+
+typedef struct ptxkit_device_info {
+    char name[256];
+    int ordinal;
+    int cc_major, cc_minor;
+    int sm_count;
+    int l2_bytes;
+    int persisting_l2_max_bytes;
+    int shared_per_block;          /* default limit, bytes */
+    int shared_per_block_optin;    /* with the dynamic limit raised */
+    int shared_per_sm;
+    int max_threads_per_block;
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int regs_per_block;
+    int regs_per_sm;
+    int warp_size;
+    int memory_bus_bits;
+    int memory_clock_khz;
+    double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
+    size_t total_memory;
+} ptxkit_device_info;
+
+/* Opens device `ordinal` on its primary context, which an application using
+ * the CUDA runtime on the same device shares. */
+ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out);
+/* Wraps a caller's CUcontext (passed as void*); the caller keeps ownership. */
+ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
+/* Unloads modules and releases the primary context. NULL is a no-op. */
+ptxkit_status ptxkit_context_close(ptxkit_context *ctx);
+ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
+/* Blocks until all work on the context has finished. */
+ptxkit_status ptxkit_synchronize(ptxkit_context *ctx);
+/* Number of GPUs the driver sees (0 with no driver: status says why). */
+ptxkit_status ptxkit_device_count(int *count);
+
+/* ---- memory ------------------------------------------------------------ */
+
+ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out);
+ptxkit_status ptxkit_free(ptxkit_context *ctx, ptxkit_dptr ptr);
+/* Page-locked host memory: needed for copies that overlap with kernels. */
+ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out);
+ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr);
+ptxkit_status ptxkit_memory_info(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes);
+
+ptxkit_status ptxkit_memcpy_htod(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes);
+ptxkit_status ptxkit_memcpy_dtoh(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes);
+ptxkit_status ptxkit_memcpy_dtod(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes);
+ptxkit_status ptxkit_memcpy_htod_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes, ptxkit_stream *stream);
+ptxkit_status ptxkit_memcpy_dtoh_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
+ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
+/* Sets `count` bytes to `value`. */
+ptxkit_status ptxkit_memset8(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream);
+/* Sets `count` 32-bit words to `value`; dst must be 4-byte aligned. */
+ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count, ptxkit_stream *stream);
+
+/* ---- streams and events ------------------------------------------------ */
+
+ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out);
+ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream);
+ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream);
+/* The CUstream behind a stream (NULL stream: the default stream). */
+void *ptxkit_stream_handle(ptxkit_stream *stream);
+
+ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out);
+ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event);
+ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream);
+ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event);
+ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms);
+
+/* ---- kernel parameters shared by the families -------------------------- */
+
+/* Load cache operator of a kernel's global loads (PTX ld.global.<op>). */
+typedef enum ptxkit_load_op {
+    PTXKIT_LOAD_DEFAULT = 0,   /* plain ld.global: the compiler's choice */
+    PTXKIT_LOAD_CA,            /* cache at all levels */
+    PTXKIT_LOAD_CG,            /* cache in L2, not L1 */
+    PTXKIT_LOAD_CS,            /* streaming, evict first */
+    PTXKIT_LOAD_LU,            /* last use */
+    PTXKIT_LOAD_CV,            /* volatile: fetch again */
+    PTXKIT_LOAD_NC,            /* read-only (texture) path, ld.global.nc */
+    PTXKIT_LOAD_OP_COUNT
+} ptxkit_load_op;
+
+/* "ca", "cg", ..., "default"; NULL for a value out of range. */
+const char *ptxkit_load_op_name(ptxkit_load_op op);
+/* Parses a name as printed by ptxkit_load_op_name. */
+ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out);
+
+/* How a kernel reaches the GPU. */
+typedef enum ptxkit_path {
+    PTXKIT_PATH_AUTO = 0,      /* JIT where NVRTC is present, else PTX */
+    PTXKIT_PATH_JIT,           /* NVRTC-compiled CUBIN for this GPU */
+    PTXKIT_PATH_PTX            /* the precompiled PTX in ptx/ */
+} ptxkit_path;
+
+/* Options for every kernel launch; zero-initialize for defaults (tuned values
+ * where the tuning database has them). */
+typedef struct ptxkit_launch_options {
+    ptxkit_path path;
+    ptxkit_load_op load_op;
+    int block_size;        /* 0: tuned or default; else power of two in [32, 1024] */
+    int vector_bytes;      /* 0: widest the pointers allow; else 4, 8 or 16 */
+    int items_per_thread;  /* 0: tuned or default */
+    int blocks_per_sm;     /* 0: from occupancy */
+} ptxkit_launch_options;
+
+typedef enum ptxkit_dtype {
+    PTXKIT_INT32 = 0,
+    PTXKIT_UINT32,
+    PTXKIT_INT64,
+    PTXKIT_UINT64,
+    PTXKIT_FLOAT32,
+    PTXKIT_FLOAT64,
+    PTXKIT_DTYPE_COUNT
+} ptxkit_dtype;
+
+const char *ptxkit_dtype_name(ptxkit_dtype type);
+size_t ptxkit_dtype_size(ptxkit_dtype type);
+
+/* ---- copy -------------------------------------------------------------- */
+
+/* Copies `bytes` bytes between any two device addresses (no overlap), with
+ * 4-, 8- or 16-byte vector accesses where the addresses allow and a
+ * funnel-shift path where they are not mutually aligned. */
+ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                          const ptxkit_launch_options *options, ptxkit_stream *stream);
+
+/* ---- reduction --------------------------------------------------------- */
+
+typedef enum ptxkit_reduce_op {
+    PTXKIT_REDUCE_SUM = 0,  /* integers wrap modulo 2^w */
+    PTXKIT_REDUCE_MIN,
+    PTXKIT_REDUCE_MAX,
+    PTXKIT_REDUCE_AND,      /* unsigned types only */
+    PTXKIT_REDUCE_OR,
+    PTXKIT_REDUCE_XOR,
+    PTXKIT_REDUCE_OP_COUNT
+} ptxkit_reduce_op;
+
+const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
+
+/* Reduces n elements at `in` (any element-aligned address) into one element
+ * written at `out` on `stream`. n == 0 writes the operator's identity. */
+ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                            ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                            const ptxkit_launch_options *options, ptxkit_stream *stream);
+/* Same, and waits for the result: `result` points to one element of `type`. */
+ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                                    ptxkit_dptr in, size_t n, void *result,
+                                    const ptxkit_launch_options *options);
+/* One step of Mark Harris's ladder (1..9), for teaching and benchmarks. */
+ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                   ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                                   const ptxkit_launch_options *options, ptxkit_stream *stream);
+
+/* ---- transpose --------------------------------------------------------- */
+
+typedef enum ptxkit_transpose_kind {
+    PTXKIT_TRANSPOSE_PADDED = 0,  /* shared tile padded against bank conflicts */
+    PTXKIT_TRANSPOSE_NAIVE,       /* coalesced reads, strided writes */
+    PTXKIT_TRANSPOSE_TILED        /* shared tile, unpadded */
+} ptxkit_transpose_kind;
+
+/* dst (cols x rows) = transpose of src (rows x cols), both row-major and
+ * dense; float32 or float64. */
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
+                               size_t rows, size_t cols, ptxkit_transpose_kind kind,
+                               const ptxkit_launch_options *options, ptxkit_stream *stream);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

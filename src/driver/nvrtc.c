@@ -1,0 +1,65 @@
+/* NVRTC through dlopen: PTXKIT_NVRTC_PATH, then CUDA 13's and 12's names. */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/driver.h"
+
+static nvrtc_library nvrtc;
+static bool nvrtc_ok;
+static char nvrtc_why[768];
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+
+static const char *const nvrtc_names[] = {
+    "libnvrtc.so.13", "libnvrtc.so.12",
+    "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12",
+};
+
+static bool nvrtc_bind(void *lib) {
+#define BIND(name) if (!(*(void **)&nvrtc.name = dlsym(lib, #name))) return false
+    BIND(nvrtcGetErrorString); BIND(nvrtcVersion); BIND(nvrtcGetNumSupportedArchs);
+    BIND(nvrtcGetSupportedArchs); BIND(nvrtcCreateProgram); BIND(nvrtcDestroyProgram);
+    BIND(nvrtcCompileProgram); BIND(nvrtcGetPTXSize); BIND(nvrtcGetPTX); BIND(nvrtcGetCUBINSize);
+    BIND(nvrtcGetCUBIN); BIND(nvrtcGetProgramLogSize); BIND(nvrtcGetProgramLog);
+#undef BIND
+    return nvrtc.nvrtcVersion(&nvrtc.major, &nvrtc.minor) == NVRTC_SUCCESS;
+}
+
+static void nvrtc_load(void) {
+    const char *override = getenv("PTXKIT_NVRTC_PATH");
+    size_t used = 0;
+    used += (size_t)snprintf(nvrtc_why, sizeof nvrtc_why, "NVRTC not found (tried");
+    const char *const *names = nvrtc_names;
+    size_t count = sizeof nvrtc_names / sizeof nvrtc_names[0];
+    const char *one[1];
+    if (override && *override) {
+        one[0] = override;
+        names = one;
+        count = 1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib && nvrtc_bind(lib)) {
+            nvrtc_ok = true;
+            return;
+        }
+        if (lib) dlclose(lib);
+        if (used < sizeof nvrtc_why)
+            used += (size_t)snprintf(nvrtc_why + used, sizeof nvrtc_why - used, " %s", names[i]);
+    }
+    if (used < sizeof nvrtc_why)
+        snprintf(nvrtc_why + used, sizeof nvrtc_why - used, "%s): the JIT path is unavailable; set PTXKIT_NVRTC_PATH",
+                 override ? " from PTXKIT_NVRTC_PATH" : "");
+}
+
+const nvrtc_library *nvrtc_get(char *why, size_t why_size) {
+    pthread_once(&nvrtc_once, nvrtc_load);
+    if (!nvrtc_ok) {
+        if (why && why_size) snprintf(why, why_size, "%s", nvrtc_why);
+        return NULL;
+    }
+    return &nvrtc;
+}

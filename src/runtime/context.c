@@ -1,0 +1,171 @@
+/* Contexts: a device's primary context, or a caller's CUcontext. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+static const cuda_driver *driver_or_error(ptxkit_status *st) {
+    char why[512];
+    const cuda_driver *cu = driver_get(st, why, sizeof why);
+    if (!cu) record_error(NULL, *st, "%s", why);
+    return cu;
+}
+
+ptxkit_status ptxkit_device_count(int *count) {
+    if (!count) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_device_count: count is NULL");
+    *count = 0;
+    ptxkit_status st;
+    const cuda_driver *cu = driver_or_error(&st);
+    if (!cu) return st == PTXKIT_ERROR_NO_DEVICE ? PTXKIT_SUCCESS : st;
+    CUresult r = cu->cuDeviceGetCount(count);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "cuDeviceGetCount");
+}
+
+static int attr(ptxkit_context *ctx, CUdevice_attribute a) {
+    int v = 0;
+    if (ctx->cu->cuDeviceGetAttribute(&v, a, ctx->device) != CUDA_SUCCESS) v = 0;
+    return v;
+}
+
+static void read_device_info(ptxkit_context *ctx) {
+    ptxkit_device_info *d = &ctx->info;
+    const cuda_driver *cu = ctx->cu;
+    if (cu->cuDeviceGetName(d->name, sizeof d->name, ctx->device) != CUDA_SUCCESS) strcpy(d->name, "unknown");
+    d->cc_major = attr(ctx, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d->cc_minor = attr(ctx, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d->sm_count = attr(ctx, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d->l2_bytes = attr(ctx, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    d->persisting_l2_max_bytes = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE);
+    d->shared_per_block = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    d->shared_per_block_optin = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    d->shared_per_sm = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    d->max_threads_per_block = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    d->max_threads_per_sm = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    d->max_blocks_per_sm = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    d->regs_per_block = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    d->regs_per_sm = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    d->warp_size = attr(ctx, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    d->memory_bus_bits = attr(ctx, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    d->memory_clock_khz = attr(ctx, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    /* double data rate: two transfers per clock over the bus */
+    d->peak_bandwidth_gbs = 2.0 * d->memory_clock_khz * 1e3 * (d->memory_bus_bits / 8.0) / 1e9;
+    size_t total = 0;
+    if (cu->cuDeviceTotalMem(&total, ctx->device) == CUDA_SUCCESS) d->total_memory = total;
+    ctx->arch = d->cc_major * 10 + d->cc_minor;
+}
+
+static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {
+    ptxkit_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "context: out of host memory");
+    ctx->cu = cu;
+    pthread_mutex_init(&ctx->error_lock, NULL);
+    ctx->registry = module_registry_create();
+    if (!ctx->registry) {
+        pthread_mutex_destroy(&ctx->error_lock);
+        free(ctx);
+        return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "context: out of host memory");
+    }
+    *out = ctx;
+    return PTXKIT_SUCCESS;
+}
+
+static void context_free(ptxkit_context *ctx) {
+    pthread_mutex_destroy(&ctx->error_lock);
+    free(ctx);
+}
+
+ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_open: out is NULL");
+    *out = NULL;
+    ptxkit_status st;
+    const cuda_driver *cu = driver_or_error(&st);
+    if (!cu) return st;
+    int count = 0;
+    CUresult r = cu->cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS) return record_cuda_error(NULL, r, "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= count)
+        return record_error(NULL, PTXKIT_ERROR_NO_DEVICE, "ptxkit_context_open: device %d does not exist (%d GPU%s found)",
+                            ordinal, count, count == 1 ? "" : "s");
+    ptxkit_context *ctx = NULL;
+    if ((st = context_new(cu, &ctx)) != PTXKIT_SUCCESS) return st;
+    if ((r = cu->cuDeviceGet(&ctx->device, ordinal)) != CUDA_SUCCESS ||
+        (r = cu->cuDevicePrimaryCtxRetain(&ctx->cu_context, ctx->device)) != CUDA_SUCCESS) {
+        module_registry_destroy(ctx, ctx->registry);
+        context_free(ctx);
+        return record_cuda_error(NULL, r, "opening the device's primary context");
+    }
+    ctx->owns_primary = true;
+    ctx->info.ordinal = ordinal;
+    read_device_info(ctx);
+    *out = ctx;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out) {
+    if (!out || !cu_context)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_attach: %s is NULL", out ? "cu_context" : "out");
+    *out = NULL;
+    ptxkit_status st;
+    const cuda_driver *cu = driver_or_error(&st);
+    if (!cu) return st;
+    ptxkit_context *ctx = NULL;
+    if ((st = context_new(cu, &ctx)) != PTXKIT_SUCCESS) return st;
+    ctx->cu_context = (CUcontext)cu_context;
+    CUresult r = cu->cuCtxPushCurrent(ctx->cu_context);
+    if (r == CUDA_SUCCESS) {
+        r = cu->cuCtxGetDevice(&ctx->device);
+        CUcontext popped;
+        cu->cuCtxPopCurrent(&popped);
+    }
+    if (r != CUDA_SUCCESS) {
+        module_registry_destroy(ctx, ctx->registry);
+        context_free(ctx);
+        return record_cuda_error(NULL, r, "ptxkit_context_attach: the CUcontext is not usable");
+    }
+    for (int i = 0, n = 0; cu->cuDeviceGetCount(&n) == CUDA_SUCCESS && i < n; i++) {
+        CUdevice d;
+        if (cu->cuDeviceGet(&d, i) == CUDA_SUCCESS && d == ctx->device) ctx->info.ordinal = i;
+    }
+    read_device_info(ctx);
+    *out = ctx;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
+    if (!ctx) return PTXKIT_SUCCESS;
+    const cuda_driver *cu = ctx->cu;
+    if (cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS) {
+        module_registry_destroy(ctx, ctx->registry);
+        CUcontext popped;
+        cu->cuCtxPopCurrent(&popped);
+    }
+    if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
+    if (ctx->owns_primary) cu->cuDevicePrimaryCtxRelease(ctx->device);
+    context_free(ctx);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status context_enter(ptxkit_context *ctx) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "context is NULL");
+    CUresult r = ctx->cu->cuCtxPushCurrent(ctx->cu_context);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxPushCurrent");
+}
+
+void context_leave(ptxkit_context *ctx) {
+    CUcontext popped;
+    ctx->cu->cuCtxPopCurrent(&popped);
+}
+
+ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_device_info_get: NULL argument");
+    *out = ctx->info;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuCtxSynchronize();
+    context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxSynchronize");
+}

@@ -1,0 +1,247 @@
+/* On-disk cache of compiled kernels: <dir>/<first key byte>/<key>.bin.
+ * Each file is a header (magic, format, kind, size, key, checksum) and the
+ * image. Writes go to a temporary name and are renamed into place, so a
+ * reader sees a whole file or none; a file that fails any check is deleted
+ * and rebuilt. The total size is capped by least-recent use (mtime, touched
+ * on every hit). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "runtime/runtime.h"
+
+#define CACHE_MAGIC "PTXKITC1"
+#define CACHE_FORMAT 1u
+#define CACHE_DEFAULT_CAP_MB 512
+
+struct disk_cache {
+    char dir[4096];
+    unsigned long long cap_bytes;
+};
+
+typedef struct cache_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t is_cubin;
+    uint64_t size;
+    unsigned char key[16];
+    uint64_t checksum;
+} cache_header;
+
+static bool cache_disabled(void) {
+    const char *v = getenv("PTXKIT_CACHE");
+    return v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0);
+}
+
+static bool default_dir(char *buf, size_t size) {
+    const char *v = getenv("PTXKIT_CACHE_DIR");
+    if (v && *v) return (size_t)snprintf(buf, size, "%s", v) < size;
+    v = getenv("XDG_CACHE_HOME");
+    if (v && *v) return (size_t)snprintf(buf, size, "%s/ptxkit", v) < size;
+    v = getenv("HOME");
+    if (v && *v) return (size_t)snprintf(buf, size, "%s/.cache/ptxkit", v) < size;
+    return false;
+}
+
+ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_dir: no buffer");
+    buf[0] = 0;
+    if (cache_disabled()) return PTXKIT_SUCCESS;
+    if (!default_dir(buf, size)) {
+        buf[0] = 0;
+        return record_error(NULL, PTXKIT_ERROR_IO, "no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
+    }
+    return PTXKIT_SUCCESS;
+}
+
+/* mkdir -p */
+static bool make_dirs(const char *path) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
+}
+
+disk_cache *disk_cache_open(const char *directory) {
+    if (!directory && cache_disabled()) return NULL;
+    disk_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (directory ? (size_t)snprintf(c->dir, sizeof c->dir, "%s", directory) >= sizeof c->dir
+                  : !default_dir(c->dir, sizeof c->dir - 64)) {
+        free(c);
+        return NULL;
+    }
+    const char *cap = getenv("PTXKIT_CACHE_MAX_MB");
+    unsigned long long mb = cap && *cap ? strtoull(cap, NULL, 10) : CACHE_DEFAULT_CAP_MB;
+    c->cap_bytes = (mb ? mb : CACHE_DEFAULT_CAP_MB) << 20;
+    return c;
+}
+
+void disk_cache_close(disk_cache *cache) { free(cache); }
+
+const char *disk_cache_path(const disk_cache *cache) { return cache ? cache->dir : ""; }
+
+static void entry_path(const disk_cache *c, const cache_key *key, char *shard, size_t shard_size, char *path,
+                       size_t path_size) {
+    char hex[33];
+    cache_key_hex(key, hex);
+    snprintf(shard, shard_size, "%s/%.2s", c->dir, hex);
+    snprintf(path, path_size, "%s/%s.bin", shard, hex);
+}
+
+bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin) {
+    if (!c) return false;
+    char shard[4200], path[4300];
+    entry_path(c, key, shard, sizeof shard, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    cache_header h;
+    struct stat st;
+    void *data = NULL;
+    bool ok = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 &&
+              h.format == CACHE_FORMAT && memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 &&
+              (uint64_t)st.st_size == sizeof h + h.size && (data = malloc(h.size + 1)) != NULL &&
+              fread(data, 1, h.size, f) == h.size && XXH3_64bits(data, h.size) == h.checksum;
+    fclose(f);
+    if (!ok) {
+        free(data);
+        unlink(path); /* corrupt, truncated or foreign: rebuild */
+        return false;
+    }
+    ((char *)data)[h.size] = 0;
+    utimensat(AT_FDCWD, path, NULL, 0); /* least-recent-use order */
+    *image = data;
+    *size = h.size;
+    *is_cubin = h.is_cubin != 0;
+    return true;
+}
+
+typedef struct cache_file {
+    char path[4300];
+    time_t mtime;
+    off_t size;
+} cache_file;
+
+static int by_age(const void *a, const void *b) {
+    const cache_file *x = a, *y = b;
+    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+/* Visits every entry file; returns their total size. */
+static unsigned long long scan(const char *dir, cache_file **files, size_t *count) {
+    unsigned long long total = 0;
+    size_t cap = 0;
+    *files = NULL;
+    *count = 0;
+    DIR *top = opendir(dir);
+    if (!top) return 0;
+    struct dirent *d;
+    while ((d = readdir(top)) != NULL) {
+        if (strlen(d->d_name) != 2) continue;
+        char shard[4200];
+        snprintf(shard, sizeof shard, "%s/%s", dir, d->d_name);
+        DIR *sd = opendir(shard);
+        if (!sd) continue;
+        struct dirent *e;
+        while ((e = readdir(sd)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || strcmp(e->d_name + len - 4, ".bin") != 0) continue;
+            cache_file f;
+            snprintf(f.path, sizeof f.path, "%s/%s", shard, e->d_name);
+            struct stat st;
+            if (stat(f.path, &st) != 0) continue;
+            f.mtime = st.st_mtime;
+            f.size = st.st_size;
+            total += (unsigned long long)st.st_size;
+            if (files) {
+                if (*count == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    cache_file *grown = realloc(*files, cap * sizeof **files);
+                    if (!grown) continue;
+                    *files = grown;
+                }
+                (*files)[(*count)++] = f;
+            }
+        }
+        closedir(sd);
+    }
+    closedir(top);
+    return total;
+}
+
+static void trim(disk_cache *c) {
+    cache_file *files;
+    size_t count;
+    unsigned long long total = scan(c->dir, &files, &count);
+    if (total > c->cap_bytes) {
+        qsort(files, count, sizeof *files, by_age);
+        unsigned long long target = c->cap_bytes / 10 * 9;
+        for (size_t i = 0; i < count && total > target; i++)
+            if (unlink(files[i].path) == 0) total -= (unsigned long long)files[i].size;
+    }
+    free(files);
+}
+
+ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *image, size_t size, bool is_cubin) {
+    if (!c) return PTXKIT_SUCCESS;
+    char shard[4200], path[4300], tmp[4400];
+    entry_path(c, key, shard, sizeof shard, path, sizeof path);
+    if (!make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
+    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size, .checksum = XXH3_64bits(image, size)};
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    memcpy(h.key, key->bytes, 16);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot write %s: %s", tmp, strerror(errno));
+    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(image, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(e));
+    }
+    trim(c);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes) {
+    if (!files || !bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_stats: NULL argument");
+    *files = *bytes = 0;
+    disk_cache *c = disk_cache_open(NULL);
+    if (!c) return PTXKIT_SUCCESS;
+    cache_file *list;
+    size_t count;
+    *bytes = (size_t)scan(c->dir, &list, &count);
+    *files = count;
+    free(list);
+    disk_cache_close(c);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_cache_purge(void) {
+    disk_cache *c = disk_cache_open(NULL);
+    if (!c) return PTXKIT_SUCCESS;
+    cache_file *list;
+    size_t count;
+    scan(c->dir, &list, &count);
+    ptxkit_status st = PTXKIT_SUCCESS;
+    for (size_t i = 0; i < count; i++)
+        if (unlink(list[i].path) != 0 && errno != ENOENT)
+            st = record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot remove %s: %s", list[i].path, strerror(errno));
+    free(list);
+    disk_cache_close(c);
+    return st;
+}

@@ -1,0 +1,105 @@
+/* Kernel selection by path, grid sizing and launch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+ptxkit_status launch_kernel(ptxkit_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared_bytes, ptxkit_stream *stream, void **args) {
+    CUresult r = ctx->cu->cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared_bytes, stream_handle(stream), args, NULL);
+    if (r == CUDA_SUCCESS) return PTXKIT_SUCCESS;
+    char what[128];
+    snprintf(what, sizeof what, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u, %u B shared)", gx, gy, gz, bx, by, bz,
+             shared_bytes);
+    ptxkit_status st = record_cuda_error(ctx, r, what);
+    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
+}
+
+ptxkit_status grid_size_for(ptxkit_context *ctx, CUfunction fn, int block_size, size_t shared_bytes, int blocks_per_sm,
+                            size_t max_useful, unsigned *grid) {
+    int resident = 0;
+    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, block_size, shared_bytes);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (resident <= 0)
+        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "a block of %d threads with %zu bytes of shared memory cannot run on this GPU",
+                            block_size, shared_bytes);
+    if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
+    size_t g = (size_t)resident * (size_t)ctx->info.sm_count;
+    if (max_useful && g > max_useful) g = max_useful;
+    *grid = (unsigned)(g ? g : 1);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out) {
+    int b = requested ? requested : fallback;
+    if (b < 32 || b > 1024 || (b & (b - 1)) != 0)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d is not a power of two in [32, 1024]", b);
+    if (ctx && ctx->info.max_threads_per_block && b > ctx->info.max_threads_per_block)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d exceeds this GPU's limit of %d threads", b,
+                            ctx->info.max_threads_per_block);
+    *out = b;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_options *in, ptxkit_launch_options *out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "context is NULL");
+    static const ptxkit_launch_options defaults;
+    *out = in ? *in : defaults;
+    if ((unsigned)out->path > PTXKIT_PATH_PTX)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "unknown kernel path %d", (int)out->path);
+    if ((unsigned)out->load_op >= PTXKIT_LOAD_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "unknown load cache operator %d", (int)out->load_op);
+    if (out->block_size) {
+        int b;
+        ptxkit_status st = check_block_size(ctx, out->block_size, 0, &b);
+        if (st != PTXKIT_SUCCESS) return st;
+    }
+    if (out->vector_bytes && out->vector_bytes != 4 && out->vector_bytes != 8 && out->vector_bytes != 16)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "vector width %d bytes is not 4, 8 or 16", out->vector_bytes);
+    if (out->items_per_thread < 0 || out->items_per_thread > 64)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "items per thread %d is not in [0, 64]", out->items_per_thread);
+    if (out->blocks_per_sm < 0 || out->blocks_per_sm > 64)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "blocks per SM %d is not in [0, 64]", out->blocks_per_sm);
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status jit_kernel(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,
+                                int block, CUfunction *out) {
+    kernel_spec full = *spec;
+    define_scratch scratch = {0};
+    if (!spec_define_int(&full, &scratch, "BLOCK_SIZE", block) ||
+        !spec_define_str(&full, &scratch, "LOAD_OP", load_op_define(o->load_op)))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel %s: too many defines", spec->entry);
+    return kernel_get(ctx, &full, out);
+}
+
+ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,
+                                int default_block, CUfunction *out, int *block_used) {
+    int block = 0;
+    ptxkit_status st = check_block_size(ctx, o->block_size, default_block, &block);
+    if (st != PTXKIT_SUCCESS) return st;
+    bool jit = o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0));
+    if (jit) {
+        *block_used = block;
+        return jit_kernel(ctx, o, spec, block, out);
+    }
+    /* PTX files exist for the six explicit operators; "default" reads as ca. */
+    ptxkit_load_op op = o->load_op == PTXKIT_LOAD_DEFAULT ? PTXKIT_LOAD_CA : o->load_op;
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s.ptx", spec->family, ptxkit_load_op_name(op));
+    st = ptx_kernel_get(ctx, name, spec->entry, out);
+    if (st == PTXKIT_ERROR_PTX_VERSION && o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0)) {
+        *block_used = block;
+        return jit_kernel(ctx, o, spec, block, out);
+    }
+    if (st != PTXKIT_SUCCESS) return st;
+    int fixed = 0;
+    CUresult r = ctx->cu->cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *out);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuFuncGetAttribute");
+    if (o->block_size && o->block_size != fixed)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "the precompiled PTX of %s is built for %d threads per block, not %d: use the JIT path for other "
+                            "block sizes", spec->family, fixed, o->block_size);
+    *block_used = fixed;
+    return PTXKIT_SUCCESS;
+}

@@ -1,0 +1,118 @@
+/* Device and pinned host memory, copies and memsets. */
+#include <stdio.h>
+
+#include "runtime/runtime.h"
+
+/* Runs one driver call with ctx current; the call's CUresult becomes a status. */
+#define WITH_CONTEXT(ctx, what, call)                                    \
+    do {                                                                 \
+        ptxkit_status with_st_ = context_enter(ctx);                     \
+        if (with_st_ != PTXKIT_SUCCESS) return with_st_;                 \
+        CUresult with_r_ = (call);                                       \
+        context_leave(ctx);                                              \
+        return with_r_ == CUDA_SUCCESS ? PTXKIT_SUCCESS                  \
+                                       : record_cuda_error(ctx, with_r_, what); \
+    } while (0)
+
+#define REQUIRE(ctx, cond, ...) \
+    do { if (!(cond)) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
+
+ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out) {
+    REQUIRE(ctx, ctx && out, "ptxkit_malloc: NULL argument");
+    *out = 0;
+    REQUIRE(ctx, bytes > 0, "ptxkit_malloc: zero bytes requested");
+    CUdeviceptr p = 0;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuMemAlloc(&p, bytes);
+    context_leave(ctx);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "ptxkit_malloc(%zu bytes)", bytes);
+        return record_cuda_error(ctx, r, what);
+    }
+    *out = p;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_free(ptxkit_context *ctx, ptxkit_dptr ptr) {
+    REQUIRE(ctx, ctx, "ptxkit_free: context is NULL");
+    if (!ptr) return PTXKIT_SUCCESS;
+    WITH_CONTEXT(ctx, "ptxkit_free", ctx->cu->cuMemFree(ptr));
+}
+
+ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out) {
+    REQUIRE(ctx, ctx && out, "ptxkit_host_alloc: NULL argument");
+    *out = NULL;
+    REQUIRE(ctx, bytes > 0, "ptxkit_host_alloc: zero bytes requested");
+    WITH_CONTEXT(ctx, "ptxkit_host_alloc", ctx->cu->cuMemAllocHost(out, bytes));
+}
+
+ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr) {
+    REQUIRE(ctx, ctx, "ptxkit_host_free: context is NULL");
+    if (!ptr) return PTXKIT_SUCCESS;
+    WITH_CONTEXT(ctx, "ptxkit_host_free", ctx->cu->cuMemFreeHost(ptr));
+}
+
+ptxkit_status ptxkit_memory_info(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes) {
+    REQUIRE(ctx, ctx && free_bytes && total_bytes, "ptxkit_memory_info: NULL argument");
+    WITH_CONTEXT(ctx, "cuMemGetInfo", ctx->cu->cuMemGetInfo(free_bytes, total_bytes));
+}
+
+/* Copies of zero bytes are no-ops that accept NULL pointers. */
+#define COPY_ARGS(name, dst, src, bytes)                                              \
+    REQUIRE(ctx, ctx, name ": context is NULL");                                      \
+    if ((bytes) == 0) return PTXKIT_SUCCESS;                                          \
+    REQUIRE(ctx, (dst) && (src), name ": NULL %s", (dst) ? "source" : "destination")
+
+ptxkit_status ptxkit_memcpy_htod(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes) {
+    COPY_ARGS("ptxkit_memcpy_htod", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyHtoD", ctx->cu->cuMemcpyHtoD(dst, src, bytes));
+}
+
+ptxkit_status ptxkit_memcpy_dtoh(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes) {
+    COPY_ARGS("ptxkit_memcpy_dtoh", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyDtoH", ctx->cu->cuMemcpyDtoH(dst, src, bytes));
+}
+
+ptxkit_status ptxkit_memcpy_dtod(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes) {
+    COPY_ARGS("ptxkit_memcpy_dtod", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyDtoD", ctx->cu->cuMemcpyDtoD(dst, src, bytes));
+}
+
+ptxkit_status ptxkit_memcpy_htod_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes,
+                                       ptxkit_stream *stream) {
+    COPY_ARGS("ptxkit_memcpy_htod_async", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyHtoDAsync", ctx->cu->cuMemcpyHtoDAsync(dst, src, bytes, stream_handle(stream)));
+}
+
+ptxkit_status ptxkit_memcpy_dtoh_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes,
+                                       ptxkit_stream *stream) {
+    COPY_ARGS("ptxkit_memcpy_dtoh_async", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyDtoHAsync", ctx->cu->cuMemcpyDtoHAsync(dst, src, bytes, stream_handle(stream)));
+}
+
+ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                                       ptxkit_stream *stream) {
+    COPY_ARGS("ptxkit_memcpy_dtod_async", dst, src, bytes);
+    WITH_CONTEXT(ctx, "cuMemcpyDtoDAsync", ctx->cu->cuMemcpyDtoDAsync(dst, src, bytes, stream_handle(stream)));
+}
+
+ptxkit_status ptxkit_memset8(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream) {
+    REQUIRE(ctx, ctx, "ptxkit_memset8: context is NULL");
+    if (count == 0) return PTXKIT_SUCCESS;
+    REQUIRE(ctx, dst, "ptxkit_memset8: NULL destination");
+    WITH_CONTEXT(ctx, "cuMemsetD8Async", ctx->cu->cuMemsetD8Async(dst, value, count, stream_handle(stream)));
+}
+
+ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count,
+                              ptxkit_stream *stream) {
+    REQUIRE(ctx, ctx, "ptxkit_memset32: context is NULL");
+    if (count == 0) return PTXKIT_SUCCESS;
+    REQUIRE(ctx, dst, "ptxkit_memset32: NULL destination");
+    size_t bytes;
+    if (!mul_size(count, 4, &bytes)) return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_memset32: %zu words overflow", count);
+    if (dst & 3) return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_memset32: destination 0x%llx is not 4-byte aligned",
+                                     (unsigned long long)dst);
+    WITH_CONTEXT(ctx, "cuMemsetD32Async", ctx->cu->cuMemsetD32Async(dst, value, count, stream_handle(stream)));
+}

@@ -1,0 +1,128 @@
+/* Status strings and the per-context (or per-thread) last error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
+    [PTXKIT_SUCCESS] = "success",
+    [PTXKIT_ERROR_INVALID_ARGUMENT] = "invalid argument",
+    [PTXKIT_ERROR_OVERFLOW] = "size overflow",
+    [PTXKIT_ERROR_MISALIGNED] = "misaligned pointer",
+    [PTXKIT_ERROR_NO_DRIVER] = "NVIDIA driver not available",
+    [PTXKIT_ERROR_STUB_DRIVER] = "CUDA stub library loaded instead of the driver",
+    [PTXKIT_ERROR_NO_DEVICE] = "no such GPU",
+    [PTXKIT_ERROR_NO_NVRTC] = "NVRTC not available (JIT path disabled)",
+    [PTXKIT_ERROR_COMPILE] = "kernel compilation failed",
+    [PTXKIT_ERROR_PTX_LOAD] = "driver refused the kernel image",
+    [PTXKIT_ERROR_PTX_VERSION] = "PTX ISA version newer than the driver supports",
+    [PTXKIT_ERROR_JIT_NOT_FOUND] = "driver PTX JIT compiler not found",
+    [PTXKIT_ERROR_OUT_OF_MEMORY] = "out of memory",
+    [PTXKIT_ERROR_UNSUPPORTED] = "not supported",
+    [PTXKIT_ERROR_LAUNCH] = "kernel launch failed",
+    [PTXKIT_ERROR_DRIVER] = "CUDA driver error",
+    [PTXKIT_ERROR_IO] = "file system error",
+    [PTXKIT_ERROR_NOT_FOUND] = "not found",
+    [PTXKIT_ERROR_CORRUPT] = "corrupt file",
+};
+
+const char *ptxkit_status_string(ptxkit_status status) {
+    if ((unsigned)status >= PTXKIT_STATUS_COUNT) return "unknown status";
+    return status_strings[status];
+}
+
+static _Thread_local char thread_error[PTXKIT_ERROR_SIZE];
+
+static ptxkit_status vrecord(ptxkit_context *ctx, ptxkit_status status, const char *fmt, va_list ap) {
+    if (ctx) {
+        pthread_mutex_lock(&ctx->error_lock);
+        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        pthread_mutex_unlock(&ctx->error_lock);
+    } else {
+        vsnprintf(thread_error, sizeof thread_error, fmt, ap);
+    }
+    return status;
+}
+
+ptxkit_status record_error(ptxkit_context *ctx, ptxkit_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vrecord(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void clear_error(ptxkit_context *ctx) {
+    if (ctx) {
+        pthread_mutex_lock(&ctx->error_lock);
+        ctx->error[0] = 0;
+        pthread_mutex_unlock(&ctx->error_lock);
+    } else {
+        thread_error[0] = 0;
+    }
+}
+
+ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *what) {
+    char text[256];
+    driver_error_text(ctx ? ctx->cu : driver_get(NULL, NULL, 0), r, text, sizeof text);
+    ptxkit_status st;
+    switch (r) {
+    case CUDA_ERROR_OUT_OF_MEMORY: st = PTXKIT_ERROR_OUT_OF_MEMORY; break;
+    case CUDA_ERROR_INVALID_VALUE: st = PTXKIT_ERROR_INVALID_ARGUMENT; break;
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: st = PTXKIT_ERROR_PTX_VERSION; break;
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND: st = PTXKIT_ERROR_JIT_NOT_FOUND; break;
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: st = PTXKIT_ERROR_PTX_LOAD; break;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_LAUNCH_FAILED: st = PTXKIT_ERROR_LAUNCH; break;
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE: st = PTXKIT_ERROR_NO_DEVICE; break;
+    case CUDA_ERROR_STUB_LIBRARY: st = PTXKIT_ERROR_STUB_DRIVER; break;
+    default: st = PTXKIT_ERROR_DRIVER; break;
+    }
+    return record_error(ctx, st, "%s: %s", what, text);
+}
+
+const char *ptxkit_last_error(const ptxkit_context *ctx) {
+    return ctx ? ctx->error : thread_error;
+}
+
+static const char *const load_op_names[PTXKIT_LOAD_OP_COUNT] = {"default", "ca", "cg", "cs", "lu", "cv", "nc"};
+
+const char *ptxkit_load_op_name(ptxkit_load_op op) {
+    return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? load_op_names[op] : NULL;
+}
+
+ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out) {
+    if (!name || !out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_load_op_parse: NULL argument");
+    for (int i = 0; i < PTXKIT_LOAD_OP_COUNT; i++)
+        if (strcmp(name, load_op_names[i]) == 0) {
+            *out = (ptxkit_load_op)i;
+            return PTXKIT_SUCCESS;
+        }
+    return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                        "unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)", name);
+}
+
+const char *load_op_define(ptxkit_load_op op) {
+    static const char *const values[PTXKIT_LOAD_OP_COUNT] = {"0", "1", "2", "3", "4", "5", "6"};
+    return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? values[op] : NULL;
+}
+
+void ptxkit_get_versions(ptxkit_versions *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    out->library = PTXKIT_VERSION_MAJOR * 10000 + PTXKIT_VERSION_MINOR * 100 + PTXKIT_VERSION_PATCH;
+    const cuda_driver *cu = driver_get(NULL, NULL, 0);
+    if (cu) out->driver = cu->version;
+    const nvrtc_library *rtc = nvrtc_get(NULL, 0);
+    if (rtc) {
+        out->nvrtc_major = rtc->major;
+        out->nvrtc_minor = rtc->minor;
+    }
+}
+
+int ptxkit_jit_available(void) { return nvrtc_get(NULL, 0) != NULL; }

@@ -1,0 +1,104 @@
+/* Streams and events. */
+#include <stdlib.h>
+
+#include "runtime/runtime.h"
+
+ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create: NULL argument");
+    *out = NULL;
+    ptxkit_stream *s = calloc(1, sizeof *s);
+    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_create: out of host memory");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) {
+        free(s);
+        return st;
+    }
+    CUresult r = ctx->cu->cuStreamCreate(&s->handle, CU_STREAM_NON_BLOCKING);
+    context_leave(ctx);
+    if (r != CUDA_SUCCESS) {
+        free(s);
+        return record_cuda_error(ctx, r, "cuStreamCreate");
+    }
+    *out = s;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_destroy: context is NULL");
+    if (!stream) return PTXKIT_SUCCESS;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuStreamDestroy(stream->handle);
+    context_leave(ctx);
+    free(stream);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamDestroy");
+}
+
+ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
+    context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamSynchronize");
+}
+
+void *ptxkit_stream_handle(ptxkit_stream *stream) { return stream_handle(stream); }
+
+ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create: NULL argument");
+    *out = NULL;
+    ptxkit_event *e = calloc(1, sizeof *e);
+    if (!e) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_event_create: out of host memory");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) {
+        free(e);
+        return st;
+    }
+    CUresult r = ctx->cu->cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
+    context_leave(ctx);
+    if (r != CUDA_SUCCESS) {
+        free(e);
+        return record_cuda_error(ctx, r, "cuEventCreate");
+    }
+    *out = e;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_destroy: context is NULL");
+    if (!event) return PTXKIT_SUCCESS;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuEventDestroy(event->handle);
+    context_leave(ctx);
+    free(event);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventDestroy");
+}
+
+ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream) {
+    if (!event) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_record: event is NULL");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuEventRecord(event->handle, stream_handle(stream));
+    context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventRecord");
+}
+
+ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event) {
+    if (!event) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_synchronize: event is NULL");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuEventSynchronize(event->handle);
+    context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventSynchronize");
+}
+
+ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms) {
+    if (!start || !end || !ms)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_elapsed_ms: NULL argument");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuEventElapsedTime(ms, start->handle, end->handle);
+    context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventElapsedTime");
+}

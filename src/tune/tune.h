@@ -1,0 +1,48 @@
+/* Tuned launch parameters, read by the ops when the caller leaves an
+ * option at 0. Implemented in src/tune/. */
+#ifndef PTXKIT_TUNE_H
+#define PTXKIT_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ptxkit.h"
+
+typedef struct tune_config {
+    int block_size;
+    int items_per_thread;
+    int vector_bytes;
+    int blocks_per_sm;
+    ptxkit_load_op load_op;
+} tune_config;
+
+/* The tuned configuration of (family, variant) for the size bucket of n,
+ * e.g. ("reduce", "sum.float32", 1 << 24). False when the database has
+ * none (or tuning is off): the op keeps its built-in defaults. With
+ * PTXKIT_TUNE=auto a miss tunes that bucket first. A field at 0 in *out
+ * means "the op's built-in default". */
+bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out);
+
+/* For the ops, after check_launch_options: fills the fields of *opt the
+ * caller left at 0 from tune_lookup, when the kernel will be JIT-compiled
+ * (a tuned block size would not match the precompiled PTX). copy passes
+ * ("copy", "bytes", bytes); reduce ("reduce", "<op>.<type>", n) with the
+ * names of ptxkit_reduce_op_name and ptxkit_dtype_name, e.g. "sum.float32". */
+void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt);
+
+/* PTXKIT_TUNE: off (never read the database), cached (the default: use
+ * what is there) or auto (tune a size bucket on its first use). */
+typedef enum tune_mode { TUNE_MODE_OFF = 0, TUNE_MODE_CACHED, TUNE_MODE_AUTO } tune_mode;
+tune_mode tune_mode_from_env(void);
+
+/* Size bucket of n: floor(log2 n), 0 for n <= 1. */
+int tune_bucket(size_t n);
+
+/* While a thread is inside the tuner, tune_lookup answers false on it, so
+ * the ops the tuner calls run exactly the options it passes (and auto mode
+ * cannot recurse). Nestable. */
+void tune_guard_enter(void);
+void tune_guard_leave(void);
+bool tune_guard_active(void);
+
+#endif

@@ -1,0 +1,119 @@
+/* The ptxkit command: exit codes and output that need no GPU.
+ * usage: test_cli PTXKIT */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_util.h"
+
+static const char *exe;
+
+typedef struct result {
+    int code;
+    char out[1 << 16], err[1 << 14];
+} result;
+
+static char *slurp(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void run(result *r, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s >/tmp/ptxkit-cli-out.%d 2>/tmp/ptxkit-cli-err.%d", exe, args, (int)getpid(), (int)getpid());
+    int status = system(cmd);
+    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-out.%d", (int)getpid());
+    slurp(path, r->out, sizeof r->out);
+    remove(path);
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-err.%d", (int)getpid());
+    slurp(path, r->err, sizeof r->err);
+    remove(path);
+}
+
+static bool have_gpu(void) {
+    ptxkit_context *ctx;
+    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return false;
+    ptxkit_context_close(ctx);
+    return true;
+}
+
+static void help_and_unknown(void **state) {
+    (void)state;
+    static result r;
+    run(&r, "--help");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "compile"));
+    run(&r, "frobnicate");
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "unknown command"));
+    const char *helps[] = {"info --help", "compile --help", "bench --help", "bench copy --help", "cache --help"};
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        run(&r, helps[i]);
+        if (r.code != 0) fail_msg("ptxkit %s exited %d", helps[i], r.code);
+        assert_non_null(strstr(r.out, "usage"));
+    }
+}
+
+static void compile_prints_ptx(void **state) {
+    (void)state;
+    if (!ptxkit_jit_available()) skip();
+    static result r;
+    run(&r, "compile copy --arch sm_90");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, ".target sm_90"));
+    assert_non_null(strstr(r.out, ".entry ptxkit_copy_vec16"));
+    run(&r, "compile copy --arch sm_90 -D BLOCK_SIZE=512 -DLOAD_OP=6");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, ".maxntid 512"));
+    assert_non_null(strstr(r.out, "ld.global.nc.v4.u32"));
+    run(&r, "compile copy --arch sm_90 --resources");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "registers"));
+    assert_non_null(strstr(r.out, "spill"));
+}
+
+static void compile_errors(void **state) {
+    (void)state;
+    if (!ptxkit_jit_available()) skip();
+    static result r;
+    run(&r, "compile nosuchfamily --arch sm_90");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "nosuchfamily"));
+    run(&r, "compile copy --arch sm_90 -DLOAD_OP=42");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "LOAD_OP must be 0..6"));
+    run(&r, "compile copy --arch banana");
+    assert_int_equal(r.code, 2);
+}
+
+static void gpu_commands_without_gpu(void **state) {
+    (void)state;
+    if (have_gpu()) skip();
+    static result r;
+    const char *commands[] = {"info", "bench copy"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        run(&r, commands[i]);
+        assert_int_equal(r.code, 1);
+        /* one line naming the reason */
+        char *nl = strchr(r.err, '\n');
+        assert_non_null(nl);
+        assert_string_equal(nl + 1, "");
+        assert_non_null(strstr(r.err, "no usable GPU"));
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    exe = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
+        cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* Runtime on a real GPU: context, memory, streams, events, kernel registry,
+ * the disk cache and the PTX path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+
+static void device_properties(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_device_info d;
+    assert_ok(ctx, ptxkit_device_info_get(ctx, &d));
+    assert_true(strlen(d.name) > 0);
+    assert_true(d.cc_major >= 5);
+    assert_true(d.sm_count > 0);
+    assert_true(d.l2_bytes > 0);
+    assert_true(d.shared_per_block >= 48 * 1024);
+    assert_true(d.shared_per_block_optin >= d.shared_per_block);
+    assert_true(d.max_threads_per_block >= 1024);
+    assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0);
+    assert_true(d.peak_bandwidth_gbs > 100);
+    int count;
+    assert_ok(NULL, ptxkit_device_count(&count));
+    assert_true(count >= 1);
+    ptxkit_context *none;
+    assert_status(PTXKIT_ERROR_NO_DEVICE, ptxkit_context_open(count + 5, &none));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "does not exist"));
+}
+
+static void memory_round_trip(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    uint64_t rng = test_seed();
+    size_t n = 1000003;
+    unsigned char *a = malloc(n), *b = malloc(n);
+    test_fill_random(a, n, &rng);
+    ptxkit_dptr d1, d2;
+    assert_ok(ctx, ptxkit_malloc(ctx, n, &d1));
+    assert_ok(ctx, ptxkit_malloc(ctx, n, &d2));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, d1, a, n));
+    assert_ok(ctx, ptxkit_memcpy_dtod(ctx, d2, d1, n));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
+    assert_memory_equal(a, b, n);
+    assert_ok(ctx, ptxkit_memset8(ctx, d2 + 1, 0x5A, n - 2, NULL));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
+    assert_int_equal(b[0], a[0]);
+    assert_int_equal(b[1], 0x5A);
+    assert_int_equal(b[n - 2], 0x5A);
+    assert_int_equal(b[n - 1], a[n - 1]);
+    assert_ok(ctx, ptxkit_memset32(ctx, d2 + 4, 0xDEADBEEF, 10, NULL));
+    uint32_t words[12];
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, words, d2, sizeof words));
+    assert_int_equal(words[1], 0xDEADBEEF);
+    assert_int_equal(words[10], 0xDEADBEEF);
+    assert_int_equal(words[11], 0x5A5A5A5A);
+    size_t free_bytes, total;
+    assert_ok(ctx, ptxkit_memory_info(ctx, &free_bytes, &total));
+    assert_true(free_bytes > 0 && total >= free_bytes);
+    ptxkit_dptr huge;
+    assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, ptxkit_malloc(ctx, (size_t)1 << 50, &huge));
+    assert_int_equal(huge, 0);
+    assert_ok(ctx, ptxkit_free(ctx, d1));
+    assert_ok(ctx, ptxkit_free(ctx, d2));
+    free(a);
+    free(b);
+}
+
+static void streams_and_events(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    size_t n = 64 << 20;
+    unsigned char *host;
+    assert_ok(ctx, ptxkit_host_alloc(ctx, n, (void **)&host));
+    uint64_t rng = test_seed() + 1;
+    test_fill_random(host, n, &rng);
+    ptxkit_stream *s;
+    ptxkit_event *e0, *e1;
+    ptxkit_dptr d;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_non_null(ptxkit_stream_handle(s));
+    assert_ok(ctx, ptxkit_event_create(ctx, &e0));
+    assert_ok(ctx, ptxkit_event_create(ctx, &e1));
+    assert_ok(ctx, ptxkit_malloc(ctx, n, &d));
+    assert_ok(ctx, ptxkit_event_record(ctx, e0, s));
+    assert_ok(ctx, ptxkit_memcpy_htod_async(ctx, d, host, n, s));
+    assert_ok(ctx, ptxkit_memset8(ctx, d, 0x11, 4096, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s)); /* the host buffer is in use until then */
+    memset(host, 0, n);
+    assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n, s));
+    assert_ok(ctx, ptxkit_event_record(ctx, e1, s));
+    assert_ok(ctx, ptxkit_event_synchronize(ctx, e1));
+    float ms = -1;
+    assert_ok(ctx, ptxkit_event_elapsed_ms(ctx, e0, e1, &ms));
+    assert_true(ms > 0);
+    assert_int_equal(host[0], 0x11);
+    assert_int_equal(host[4095], 0x11);
+    /* past the memset, the bytes copied up from the host */
+    unsigned char *expect = malloc(n);
+    uint64_t rng2 = test_seed() + 1;
+    test_fill_random(expect, n, &rng2);
+    assert_memory_equal(host + 4096, expect + 4096, n - 4096);
+    free(expect);
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    assert_ok(ctx, ptxkit_free(ctx, d));
+    assert_ok(ctx, ptxkit_event_destroy(ctx, e0));
+    assert_ok(ctx, ptxkit_event_destroy(ctx, e1));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_host_free(ctx, host));
+}
+
+static void registry_returns_loaded_kernel(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"BLOCK_SIZE=64", "LOAD_OP=2"}, .define_count = 2};
+    CUfunction f1, f2, f3;
+    assert_ok(ctx, context_enter(ctx));
+    assert_ok(ctx, kernel_get(ctx, &spec, &f1));
+    double t0 = now_ms();
+    for (int i = 0; i < 1000; i++) assert_ok(ctx, kernel_get(ctx, &spec, &f2));
+    double per_hit_us = (now_ms() - t0);
+    printf("registry hit: %.3f us per lookup\n", per_hit_us);
+    assert_ptr_equal(f1, f2);
+    spec.defines[1] = "LOAD_OP=3";
+    assert_ok(ctx, kernel_get(ctx, &spec, &f3));
+    assert_ptr_not_equal(f1, f3);
+    int threads = 0;
+    ctx->cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f3);
+    assert_int_equal(threads, 64);
+    context_leave(ctx);
+}
+
+static void attach_to_callers_context(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_context *attached;
+    assert_ok(NULL, ptxkit_context_attach(ctx->cu_context, &attached));
+    ptxkit_device_info a, b;
+    ptxkit_device_info_get(ctx, &a);
+    ptxkit_device_info_get(attached, &b);
+    assert_string_equal(a.name, b.name);
+    assert_int_equal(a.ordinal, b.ordinal);
+    /* memory from one is usable through the other: same CUDA context */
+    ptxkit_dptr d;
+    uint32_t v = 0x12345678, r = 0;
+    assert_ok(ctx, ptxkit_malloc(ctx, 4, &d));
+    assert_ok(attached, ptxkit_memcpy_htod(attached, d, &v, 4));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &r, d, 4));
+    assert_int_equal(r, v);
+    ptxkit_free(ctx, d);
+    assert_ok(NULL, ptxkit_context_close(attached));
+    /* the caller's context survives our close */
+    assert_ok(ctx, ptxkit_malloc(ctx, 4, &d));
+    ptxkit_free(ctx, d);
+}
+
+static void ptx_path_loads_every_operator(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    const char *ops[] = {"ca", "cg", "cs", "lu", "cv", "nc"};
+    assert_ok(ctx, context_enter(ctx));
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "copy.%s.ptx", ops[i]);
+        CUfunction f;
+        assert_ok(ctx, ptx_kernel_get(ctx, name, "ptxkit_copy_vec16", &f));
+        assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, name, "no_such_entry", &f));
+    }
+    CUfunction f;
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", "ptxkit_copy_vec16", &f));
+    context_leave(ctx);
+    /* explicit block sizes the PTX was not built for are refused, not run wrong */
+    ptxkit_dptr a, b;
+    assert_ok(ctx, ptxkit_malloc(ctx, 1024, &a));
+    assert_ok(ctx, ptxkit_malloc(ctx, 1024, &b));
+    ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = PTXKIT_LOAD_CG, .block_size = 128};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy(ctx, a, b, 1024, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "JIT"));
+    ptxkit_free(ctx, a);
+    ptxkit_free(ctx, b);
+}
+
+static void compile_errors_reach_the_caller(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"BLOCK_SIZE=64", "LOAD_OP=77"}, .define_count = 2};
+    CUfunction f;
+    assert_ok(ctx, context_enter(ctx));
+    assert_status(PTXKIT_ERROR_COMPILE, kernel_get(ctx, &spec, &f));
+    context_leave(ctx);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "LOAD_OP must be 0..6"));
+}
+
+int main(void) {
+    test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_properties),          cmocka_unit_test(memory_round_trip),
+        cmocka_unit_test(streams_and_events),         cmocka_unit_test(registry_returns_loaded_kernel),
+        cmocka_unit_test(attach_to_callers_context),  cmocka_unit_test(ptx_path_loads_every_operator),
+        cmocka_unit_test(compile_errors_reach_the_caller),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    test_gpu_release();
+    return failed;
+}

@@ -1,0 +1,167 @@
+/* The committed ptx/ is fresh, each variant's global loads carry exactly its
+ * operator, and every file assembles for sm_75, sm_80 and sm_90.
+ * usage: test_ptx PTX_DIR GENPTX PTXAS */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+
+static const char *ptx_dir, *genptx, *ptxas;
+static char fresh_dir[256];
+
+static char *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    if (size) *size = (size_t)n;
+    return buf;
+}
+
+static int qsort_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Names of the .ptx files in a directory, sorted, joined by '\n'. */
+static void list_ptx(const char *dir, char *out, size_t size) {
+    char *names[512];
+    int n = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 512) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".ptx") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, qsort_strcmp);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        strncat(out, names[i], size - strlen(out) - 2);
+        strcat(out, "\n");
+        free(names[i]);
+    }
+}
+
+static int regenerate(void **state) {
+    (void)state;
+    snprintf(fresh_dir, sizeof fresh_dir, "/tmp/ptxkit-ptx-XXXXXX");
+    if (!mkdtemp(fresh_dir)) return -1;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' >/dev/null", genptx, fresh_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int cleanup(void **state) {
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fresh_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void committed_ptx_is_fresh(void **state) {
+    (void)state;
+    static char committed[16384], fresh[16384];
+    list_ptx(ptx_dir, committed, sizeof committed);
+    list_ptx(fresh_dir, fresh, sizeof fresh);
+    if (strcmp(committed, fresh) != 0)
+        fail_msg("ptx/ holds a different set of files than cu_sources/ generates; run `ninja -C build regenerate-ptx`\n"
+                 "committed:\n%s\ngenerated:\n%s", committed, fresh);
+    for (char *name = strtok(fresh, "\n"); name; name = strtok(NULL, "\n")) {
+        char a[1024], b[1024];
+        snprintf(a, sizeof a, "%s/%s", ptx_dir, name);
+        snprintf(b, sizeof b, "%s/%s", fresh_dir, name);
+        size_t na, nb;
+        char *x = read_file(a, &na), *y = read_file(b, &nb);
+        assert_non_null(x);
+        assert_non_null(y);
+        if (na != nb || memcmp(x, y, na) != 0)
+            fail_msg("ptx/%s is stale: regenerate with `ninja -C build regenerate-ptx`", name);
+        /* the library embeds the committed text */
+        const embedded_file *f = embedded_find(name);
+        assert_non_null(f);
+        assert_int_equal(f->size, na);
+        free(x);
+        free(y);
+    }
+}
+
+static void loads_carry_their_operator(void **state) {
+    (void)state;
+    static char files[16384];
+    list_ptx(ptx_dir, files, sizeof files);
+    static const char *const ops[] = {"ca", "cg", "cs", "lu", "cv", "nc"};
+    int checked = 0;
+    char *list_save = NULL;
+    for (char *name = strtok_r(files, "\n", &list_save); name; name = strtok_r(NULL, "\n", &list_save)) {
+        const char *dot = strchr(name, '.');
+        assert_non_null(dot);
+        char op[8];
+        snprintf(op, sizeof op, "%.2s", dot + 1);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", ptx_dir, name);
+        char *text = read_file(path, NULL);
+        assert_non_null(text);
+        int loads = 0;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char *ld = strstr(line, "ld.global");
+            if (!ld) continue;
+            loads++;
+            char want[24];
+            snprintf(want, sizeof want, "ld.global.%s", op);
+            if (strncmp(ld, want, strlen(want)) != 0) fail_msg("%s: load without its operator: %s", name, line);
+            for (size_t o = 0; o < 6; o++) {
+                char other[24];
+                snprintf(other, sizeof other, ".%s.", ops[o]);
+                if (strcmp(ops[o], op) != 0 && strstr(ld, other)) fail_msg("%s: load with another operator: %s", name, line);
+            }
+        }
+        if (loads == 0) fail_msg("%s has no global loads", name);
+        free(text);
+        checked++;
+    }
+    assert_true(checked >= 6);
+}
+
+static void assembles_for_each_arch(void **state) {
+    (void)state;
+    if (!ptxas || !*ptxas) skip();
+    static char files[16384];
+    list_ptx(ptx_dir, files, sizeof files);
+    static const char *const archs[] = {"sm_75", "sm_80", "sm_90"};
+    for (char *name = strtok(files, "\n"); name; name = strtok(NULL, "\n"))
+        for (int a = 0; a < 3; a++) {
+            char cmd[2048];
+            snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s/%s'", ptxas, archs[a], ptx_dir, name);
+            if (system(cmd) != 0) fail_msg("ptxas -arch=%s rejects ptx/%s", archs[a], name);
+        }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_ptx PTX_DIR GENPTX [PTXAS]\n");
+        return 2;
+    }
+    ptx_dir = argv[1];
+    genptx = argv[2];
+    ptxas = argc > 3 ? argv[3] : NULL;
+    if (!ptxkit_jit_available()) {
+        printf("skipped: NVRTC not available to regenerate PTX\n");
+        return TEST_SKIP_EXIT;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(committed_ptx_is_fresh, regenerate, cleanup),
+        cmocka_unit_test(loads_carry_their_operator),
+        cmocka_unit_test(assembles_for_each_arch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

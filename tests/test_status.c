@@ -1,0 +1,163 @@
+/* Argument checking and error reporting that need no GPU. */
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+
+/* A context that never reaches the driver: enough for checks that must
+ * fail before any driver call. */
+static ptxkit_context *fake_context(void) {
+    static ptxkit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.error_lock, NULL);
+    ctx.info.max_threads_per_block = 1024;
+    ctx.info.sm_count = 132;
+    return &ctx;
+}
+
+static void status_strings(void **state) {
+    (void)state;
+    for (int s = 0; s < PTXKIT_STATUS_COUNT; s++) {
+        const char *text = ptxkit_status_string((ptxkit_status)s);
+        assert_non_null(text);
+        assert_true(strlen(text) > 3);
+    }
+    assert_string_equal(ptxkit_status_string((ptxkit_status)999), "unknown status");
+}
+
+static void load_ops(void **state) {
+    (void)state;
+    const char *names[] = {"default", "ca", "cg", "cs", "lu", "cv", "nc"};
+    for (int i = 0; i < PTXKIT_LOAD_OP_COUNT; i++) {
+        ptxkit_load_op op;
+        assert_string_equal(ptxkit_load_op_name((ptxkit_load_op)i), names[i]);
+        assert_status(PTXKIT_SUCCESS, ptxkit_load_op_parse(names[i], &op));
+        assert_int_equal(op, i);
+    }
+    ptxkit_load_op op;
+    assert_null(ptxkit_load_op_name(PTXKIT_LOAD_OP_COUNT));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_load_op_parse("lc", &op));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "'lc'"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_load_op_parse(NULL, &op));
+}
+
+static void null_contexts(void **state) {
+    (void)state;
+    ptxkit_dptr p;
+    void *h;
+    ptxkit_stream *s;
+    ptxkit_event *e;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_open(0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_attach(NULL, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_context_close(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(NULL, 16, &p));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(NULL, 16, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(NULL, &s));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, &e));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(NULL, 1, 2, 16, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_synchronize(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
+    assert_string_not_equal(ptxkit_last_error(NULL), "");
+}
+
+static void open_without_gpu_says_why(void **state) {
+    (void)state;
+    ptxkit_context *ctx = NULL;
+    ptxkit_status st = ptxkit_context_open(0, &ctx);
+    if (st == PTXKIT_SUCCESS) {
+        ptxkit_context_close(ctx);
+        skip();
+    }
+    assert_null(ctx);
+    assert_true(st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER);
+    const char *why = ptxkit_last_error(NULL);
+    assert_true(strstr(why, "libcuda.so.1") || strstr(why, "cuInit") || strstr(why, "stub"));
+    assert_null(strchr(why, '\n'));
+}
+
+static void copy_arguments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = fake_context();
+    ptxkit_launch_options o = {0};
+    /* n = 0 is a no-op even with NULL pointers */
+    assert_status(PTXKIT_SUCCESS, ptxkit_copy(ctx, 0, 0, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 0, 4096, 16, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy(ctx, UINT64_MAX - 8, 4096, 64, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy(ctx, 4096, UINT64_MAX - 8, 64, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 4096, 4100, 64, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "overlap"));
+    int bad_blocks[] = {-32, 1, 31, 48, 100, 2048, 4096};
+    for (size_t i = 0; i < sizeof bad_blocks / sizeof bad_blocks[0]; i++) {
+        o.block_size = bad_blocks[i];
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+        assert_non_null(strstr(ptxkit_last_error(ctx), "block size"));
+    }
+    ctx->info.max_threads_per_block = 512;
+    o.block_size = 1024;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "limit"));
+    o = (ptxkit_launch_options){.load_op = PTXKIT_LOAD_OP_COUNT};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    o = (ptxkit_launch_options){.load_op = (ptxkit_load_op)-1};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    o = (ptxkit_launch_options){.vector_bytes = 12};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    o = (ptxkit_launch_options){.path = (ptxkit_path)7};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+}
+
+static void memory_arguments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = fake_context();
+    ptxkit_dptr p = 1;
+    void *h = (void *)1;
+    char buf[4];
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 0, &p));
+    assert_int_equal(p, 0);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 16, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 0, &h));
+    assert_null(h);
+    assert_status(PTXKIT_SUCCESS, ptxkit_memcpy_htod(ctx, 0, NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_htod(ctx, 0, buf, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtoh(ctx, NULL, 4096, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtod(ctx, 4096, 0, 4));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32(ctx, 4096, 0, SIZE_MAX / 2, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32(ctx, 4097, 0, 4, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memset8(ctx, 0, 0, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8(ctx, 0, 0, 4, NULL));
+}
+
+static void error_messages_are_per_context(void **state) {
+    (void)state;
+    ptxkit_context *ctx = fake_context();
+    clear_error(ctx);
+    clear_error(NULL);
+    record_error(ctx, PTXKIT_ERROR_IO, "context message %d", 1);
+    assert_string_equal(ptxkit_last_error(ctx), "context message 1");
+    assert_string_equal(ptxkit_last_error(NULL), "");
+    /* A long message is cut, never overflowed. */
+    char big[PTXKIT_ERROR_SIZE * 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    record_error(ctx, PTXKIT_ERROR_COMPILE, "%s", big);
+    assert_int_equal(strlen(ptxkit_last_error(ctx)), PTXKIT_ERROR_SIZE - 1);
+}
+
+static void dtypes(void **state) {
+    (void)state;
+    assert_int_equal(ptxkit_dtype_size(PTXKIT_INT32), 4);
+    assert_int_equal(ptxkit_dtype_size(PTXKIT_FLOAT64), 8);
+    assert_int_equal(ptxkit_dtype_size(PTXKIT_DTYPE_COUNT), 0);
+    assert_string_equal(ptxkit_dtype_name(PTXKIT_FLOAT32), "float32");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(status_strings),  cmocka_unit_test(load_ops),
+        cmocka_unit_test(null_contexts),   cmocka_unit_test(open_without_gpu_says_why),
+        cmocka_unit_test(copy_arguments),  cmocka_unit_test(memory_arguments),
+        cmocka_unit_test(error_messages_are_per_context), cmocka_unit_test(dtypes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

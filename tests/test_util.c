@@ -1,0 +1,62 @@
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const size_t test_awkward_sizes[] = {0, 1, 2, 3, 31, 33, 97, 1000, 4095, 4097, 65535, 65537, 1048583, (1u << 22) + 1};
+const size_t test_awkward_size_count = sizeof(test_awkward_sizes) / sizeof(test_awkward_sizes[0]);
+
+static ptxkit_context *gpu_ctx;
+
+void test_require_gpu(void) {
+    if (gpu_ctx) return;
+    ptxkit_status st = ptxkit_context_open(0, &gpu_ctx);
+    if (st != PTXKIT_SUCCESS) {
+        printf("skipped: no GPU (%s: %s)\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
+        exit(TEST_SKIP_EXIT);
+    }
+}
+
+ptxkit_context *test_gpu(void) {
+    test_require_gpu();
+    return gpu_ctx;
+}
+
+void test_gpu_release(void) {
+    ptxkit_context_close(gpu_ctx);
+    gpu_ctx = NULL;
+}
+
+uint64_t test_seed(void) {
+    static uint64_t seed;
+    if (!seed) {
+        const char *env = getenv("PTXKIT_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)clock();
+        if (!seed) seed = 1;
+        printf("PTXKIT_TEST_SEED=%llu\n", (unsigned long long)seed);
+    }
+    return seed;
+}
+
+uint64_t test_rand(uint64_t *s) {
+    /* splitmix64: good enough for test data, and replayable from the seed */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void test_fill_random(void *buf, size_t bytes, uint64_t *state) {
+    unsigned char *p = buf;
+    while (bytes >= 8) {
+        uint64_t v = test_rand(state);
+        memcpy(p, &v, 8);
+        p += 8;
+        bytes -= 8;
+    }
+    if (bytes) {
+        uint64_t v = test_rand(state);
+        memcpy(p, &v, bytes);
+    }
+}

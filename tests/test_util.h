@@ -1,0 +1,46 @@
+/* Helpers shared by the test suites (cmocka). */
+#ifndef PTXKIT_TEST_UTIL_H
+#define PTXKIT_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "ptxkit.h"
+
+/* Exit code meson reads as "skipped". */
+#define TEST_SKIP_EXIT 77
+
+/* The shared GPU context of a GPU suite: opens device 0 on first use, or
+ * exits 77 (skipped) when there is no driver or GPU, saying why. */
+ptxkit_context *test_gpu(void);
+/* Call at the top of a GPU suite's main() so the skip happens before cmocka
+ * starts counting tests. */
+void test_require_gpu(void);
+void test_gpu_release(void);
+
+/* Fresh random inputs each run; the seed is printed so a failure can be
+ * replayed with PTXKIT_TEST_SEED. */
+uint64_t test_seed(void);
+uint64_t test_rand(uint64_t *state);
+void test_fill_random(void *buf, size_t bytes, uint64_t *state);
+
+/* Fails the test with the library's detailed message when call fails. */
+#define assert_ok(ctx, call)                                                     \
+    do {                                                                         \
+        ptxkit_status assert_ok_st_ = (call);                                    \
+        if (assert_ok_st_ != PTXKIT_SUCCESS)                                     \
+            fail_msg("%s -> %s: %s", #call, ptxkit_status_string(assert_ok_st_), \
+                     ptxkit_last_error(ctx));                                    \
+    } while (0)
+
+#define assert_status(expected, call) assert_int_equal((int)(expected), (int)(call))
+
+/* Sizes every kernel test covers: 0, 1, primes, 2^k - 1, 2^k + 1, large. */
+extern const size_t test_awkward_sizes[];
+extern const size_t test_awkward_size_count;
+
+#endif

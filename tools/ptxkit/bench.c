@@ -1,0 +1,35 @@
+/* `ptxkit bench NAME`: dispatch to the benchmark of a kernel family. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct bench_entry {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} bench_entry;
+
+static const bench_entry benches[] = {
+    {"copy", bench_copy, "vectorized copy: each width and cache operator vs cuMemcpyDtoD"},
+    {"startup", bench_startup, "first launch after context open (compile or disk cache) and registry hit cost"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: ptxkit bench NAME [--csv|--json] [--svg FILE] [--device N] [OPTIONS]\n\nbenchmarks:\n");
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        fprintf(out, "  %-10s %s\n", benches[i].name, benches[i].summary);
+    fprintf(out, "\nptxkit bench NAME --help describes its options.\n");
+}
+
+int cmd_bench(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        if (strcmp(argv[1], benches[i].name) == 0) return benches[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ptxkit bench: unknown benchmark '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

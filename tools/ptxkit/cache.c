@@ -1,0 +1,35 @@
+/* ptxkit cache [--purge] */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "ptxkit.h"
+
+int cmd_cache(int argc, char **argv) {
+    bool purge = argc > 1 && strcmp(argv[1], "--purge") == 0;
+    if (argc > 2 || (argc == 2 && !purge)) {
+        bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        fprintf(help ? stdout : stderr,
+                "usage: ptxkit cache [--purge]\nShows the kernel cache directory, its entries and size; --purge empties it.\n"
+                "PTXKIT_CACHE_DIR moves it, PTXKIT_CACHE=off disables it, PTXKIT_CACHE_MAX_MB caps it (default 512).\n");
+        return help ? 0 : 2;
+    }
+    char dir[4096];
+    size_t files = 0, bytes = 0;
+    if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        return 1;
+    }
+    if (!dir[0]) {
+        printf("kernel cache disabled (PTXKIT_CACHE=off)\n");
+        return 0;
+    }
+    if (purge && ptxkit_cache_purge() != PTXKIT_SUCCESS) {
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        return 1;
+    }
+    ptxkit_cache_stats(&files, &bytes);
+    printf("%s: %zu kernels, %.1f MiB\n", dir, files, bytes / 1048576.0);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* Shared pieces of the ptxkit command: output tables, timing, ceilings. */
+#ifndef PTXKIT_CLI_H
+#define PTXKIT_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ptxkit.h"
+
+typedef enum out_format { OUT_TABLE = 0, OUT_CSV, OUT_JSON } out_format;
+
+/* Options every GPU command takes: --device N, --csv, --json, --svg FILE. */
+typedef struct cli_common {
+    int device;
+    out_format format;
+    const char *svg_path;   /* NULL unless --svg */
+} cli_common;
+
+/* Consumes the common flags from argv (compacting it); returns false and
+ * prints a one-line error on a malformed flag. */
+bool cli_parse_common(int *argc, char **argv, cli_common *common);
+
+/* Opens the context for a GPU command. On failure prints one line naming
+ * the reason to stderr and returns NULL; callers exit 1. */
+ptxkit_context *cli_open_context(const char *command, int device);
+
+/* A table of text cells printed as aligned text, CSV or JSON. Numeric
+ * cells are emitted unquoted in JSON. */
+typedef struct cli_table cli_table;
+cli_table *table_new(const char *title, int columns, const char *const *headers);
+void table_add(cli_table *t, ...);          /* exactly `columns` const char * cells */
+void table_addf(cli_table *t, const char *fmt, ...); /* one row; cells separated by '\t' */
+void table_print(const cli_table *t, out_format format, FILE *out);
+void table_free(cli_table *t);
+
+/* Times fn with events on one stream: `warmup` untimed calls, then `reps`
+ * timed calls each between its own pair of events; *median_ms receives the
+ * median. fn returns a status; a failure stops timing and is returned. */
+typedef ptxkit_status (*timed_fn)(ptxkit_context *ctx, ptxkit_stream *stream, void *arg);
+ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps,
+                             float *median_ms);
+
+/* Ceilings measured in the same run, counting bytes moved:
+ * cuMemcpyDtoD of `bytes` (read + written), and a streaming int4 read of
+ * `bytes` whose result is written out (read only). */
+ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
+ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
+
+/* Fills device memory with pseudo-random 32-bit words (never zeros). */
+ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed);
+
+/* Prints "ptxkit NAME: message" and the context's last error to stderr. */
+void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st);
+
+/* Whether stdout is a terminal (progress lines only then). */
+bool cli_is_tty(void);
+
+/* Subcommands of `ptxkit bench`: each registers a line in bench.c. */
+typedef int (*bench_fn)(int argc, char **argv);
+#endif

@@ -1,0 +1,16 @@
+/* Top-level commands of the ptxkit tool; each returns the exit code. */
+#ifndef PTXKIT_COMMANDS_H
+#define PTXKIT_COMMANDS_H
+
+int cmd_info(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_ladder(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+
+/* `ptxkit bench` subcommands */
+int bench_copy(int argc, char **argv);
+int bench_startup(int argc, char **argv);
+
+#endif
