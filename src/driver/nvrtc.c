@@ -41,7 +41,8 @@ static void nvrtc_load(void) {
         count = 1;
     }
     for (size_t i = 0; i < count; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        /* lazy binding: resolving all of NVRTC's symbols up front costs ~90 ms */
+        void *lib = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
         if (lib && nvrtc_bind(lib)) {
             nvrtc_ok = true;
             return;

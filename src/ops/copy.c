@@ -1,7 +1,10 @@
 /* copy: vectorized device-to-device copy (cu_sources/copy.cu). */
 #include "runtime/runtime.h"
 
-enum { COPY_DEFAULT_BLOCK = 256, COPY_UNROLL = 4 };
+/* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
+ * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays near
+ * 95% of it (see BENCHMARKS.md). */
+enum { COPY_DEFAULT_BLOCK = 512, COPY_UNROLL = 2 };
 
 /* Widest vector both addresses allow when advanced together, capped by the
  * caller's request; 0 means only the funnel-shift kernel can do it. */
@@ -29,7 +32,12 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
                                             [8] = "ptxkit_copy_vec8", [16] = "ptxkit_copy_vec16"};
     kernel_spec spec = {.family = "copy", .entry = entries[width]};
     define_scratch scratch = {0};
-    spec_define_int(&spec, &scratch, "UNROLL", COPY_UNROLL);
+    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_UNROLL;
+    if (opt.path == PTXKIT_PATH_PTX && unroll != COPY_UNROLL)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
+                            COPY_UNROLL, unroll);
+    spec_define_int(&spec, &scratch, "UNROLL", unroll);
 
     st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
@@ -38,11 +46,14 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     st = family_kernel_get(ctx, &opt, &spec, COPY_DEFAULT_BLOCK, &fn, &block);
     if (st == PTXKIT_SUCCESS) {
         size_t unit = width ? (size_t)width : 4;
-        size_t work = bytes / unit / (width ? COPY_UNROLL : 1) + 1;
-        /* The edge bytes are done by the first threads of the grid. */
-        size_t needed = (work < 32 ? 32 : work + (size_t)block - 1) / (size_t)block;
-        unsigned grid;
-        st = grid_size_for(ctx, fn, block, 0, opt.blocks_per_sm, needed, &grid);
+        /* One block per tile of block x unroll vectors (at least one block,
+         * whose first threads also copy the edge bytes); with blocks_per_sm
+         * set, a persistent grid of that many blocks per SM instead. */
+        size_t work = bytes / unit / (width ? (size_t)unroll : 1) + 1;
+        size_t needed = (work + (size_t)block - 1) / (size_t)block;
+        if (needed > INT32_MAX) needed = INT32_MAX;
+        unsigned grid = (unsigned)needed;
+        if (opt.blocks_per_sm > 0) st = grid_size_for(ctx, fn, block, 0, opt.blocks_per_sm, needed, &grid);
         if (st == PTXKIT_SUCCESS) {
             CUdeviceptr d = dst, s = src;
             unsigned long long n = bytes;

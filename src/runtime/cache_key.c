@@ -1,9 +1,11 @@
 /* Identity of a compiled kernel. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -14,30 +16,82 @@ static int compare_strings(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* NVRTC's build, not only its version number: the identity of the shared
- * object that was loaded (size, modification time). Cheaper than compiling
- * an empty program, which would cost a cold NVRTC start in every process
- * even when the disk cache holds the kernel. Read once per process. */
+/* NVRTC's build, not only its version number: the identity (size,
+ * modification time, version) of the shared object that is loaded. Reading
+ * it needs NVRTC loaded, which costs ~6 ms even when the disk cache holds the
+ * kernel, so the identity is also recorded in the cache directory, keyed by
+ * the environment that chooses the library, and reused while that file is
+ * unchanged on disk. Read once per process. */
 static XXH128_hash_t nvrtc_identity_hash;
 static pthread_once_t nvrtc_identity_once = PTHREAD_ONCE_INIT;
 
-static void nvrtc_identity_compute(void) {
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
+typedef struct nvrtc_identity {
+    char path[PATH_MAX]; /* realpath's size */
+    long long size, mtime;
+    int major, minor;
+} nvrtc_identity;
+
+static void identity_record_path(char *buf, size_t size) {
+    char dir[4096];
+    buf[0] = 0;
+    if (ptxkit_cache_dir(dir, sizeof dir) == PTXKIT_SUCCESS && dir[0]) snprintf(buf, size, "%s/nvrtc-identity", dir);
+}
+
+static void environment_signature(char *buf, size_t size) {
+    const char *a = getenv("PTXKIT_NVRTC_PATH"), *b = getenv("LD_LIBRARY_PATH");
+    snprintf(buf, size, "%s|%s", a ? a : "", b ? b : "");
+}
+
+static bool identity_from_record(nvrtc_identity *id) {
+    char record[4200], signature[2048], line[2048 + 8];
+    identity_record_path(record, sizeof record);
+    environment_signature(signature, sizeof signature);
+    FILE *f = record[0] ? fopen(record, "r") : NULL;
+    if (!f) return false;
+    bool ok = fgets(line, sizeof line, f) && strcspn(line, "\n") == strlen(signature) &&
+              strncmp(line, signature, strlen(signature)) == 0 && fgets(id->path, sizeof id->path, f) &&
+              fscanf(f, "%lld %lld %d %d", &id->size, &id->mtime, &id->major, &id->minor) == 4;
+    fclose(f);
+    if (!ok) return false;
+    id->path[strcspn(id->path, "\n")] = 0;
+    struct stat st;
+    return stat(id->path, &st) == 0 && st.st_size == id->size && (long long)st.st_mtime == id->mtime;
+}
+
+static bool identity_from_library(nvrtc_identity *id) {
     const nvrtc_library *rtc = nvrtc_get(NULL, 0);
-    int version[2] = {rtc ? rtc->major : 0, rtc ? rtc->minor : 0};
-    XXH3_128bits_update(&state, version, sizeof version);
+    if (!rtc) return false;
+    id->major = rtc->major;
+    id->minor = rtc->minor;
     Dl_info info;
     struct stat st;
     void *symbol;
-    if (rtc) {
-        memcpy(&symbol, &rtc->nvrtcVersion, sizeof symbol);
-        if (dladdr(symbol, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
-            long long id[2] = {(long long)st.st_size, (long long)st.st_mtime};
-            XXH3_128bits_update(&state, id, sizeof id);
-        }
+    memcpy(&symbol, &rtc->nvrtcVersion, sizeof symbol);
+    if (!dladdr(symbol, &info) || !info.dli_fname || !realpath(info.dli_fname, id->path) || stat(id->path, &st) != 0)
+        return true; /* version only */
+    id->size = (long long)st.st_size;
+    id->mtime = (long long)st.st_mtime;
+    char record[4200], tmp[4300], signature[2048], dir[4096];
+    identity_record_path(record, sizeof record);
+    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !cache_make_dirs(dir)) return true;
+    environment_signature(signature, sizeof signature);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", record, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return true; /* read-only cache directory: identify by loading NVRTC each time */
+    fprintf(f, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime, id->major, id->minor);
+    if (fclose(f) != 0 || rename(tmp, record) != 0) unlink(tmp);
+    return true;
+}
+
+static void nvrtc_identity_compute(void) {
+    nvrtc_identity id;
+    memset(&id, 0, sizeof id);
+    if (!identity_from_record(&id)) {
+        memset(&id, 0, sizeof id);
+        identity_from_library(&id);
     }
-    nvrtc_identity_hash = XXH3_128bits_digest(&state);
+    long long fields[4] = {id.major, id.minor, id.size, id.mtime};
+    nvrtc_identity_hash = XXH3_128bits(fields, sizeof fields);
 }
 
 /* Hash of a family's source and every header it may include, computed once

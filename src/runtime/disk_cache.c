@@ -63,7 +63,7 @@ ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
 }
 
 /* mkdir -p */
-static bool make_dirs(const char *path) {
+bool cache_make_dirs(const char *path) {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
     for (char *p = tmp + 1; *p; p++)
@@ -199,7 +199,7 @@ ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *
     if (!c) return PTXKIT_SUCCESS;
     char shard[4200], path[4300], tmp[4400];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
-    if (!make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
+    if (!cache_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
     cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size, .checksum = XXH3_64bits(image, size)};
     memcpy(h.magic, CACHE_MAGIC, 8);

@@ -178,6 +178,8 @@ bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size
 ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const void *image, size_t size,
                                bool is_cubin);
 const char *disk_cache_path(const disk_cache *cache);
+/* mkdir -p; false when a component cannot be created. */
+bool cache_make_dirs(const char *path);
 
 /* ---- module registry (per context) ---- */
 
