@@ -166,6 +166,9 @@ static void ptx_path_loads_every_operator(void **state) {
         assert_ok(ctx, ptx_kernel_get(ctx, name, "ptxkit_copy_vec16", &f));
         assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, name, "no_such_entry", &f));
     }
+    /* every PTX load keeps the driver JIT's wall time and info log */
+    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.nc.ptx"));
+    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "driver JIT wall time"));
     CUfunction f;
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", "ptxkit_copy_vec16", &f));
     context_leave(ctx);

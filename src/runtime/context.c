@@ -169,3 +169,5 @@ ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
     context_leave(ctx);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxSynchronize");
 }
+
+const char *ptxkit_context_jit_log(const ptxkit_context *ctx) { return ctx ? ctx->jit_log : ""; }

@@ -154,6 +154,10 @@ static ptxkit_status load_image(ptxkit_context *ctx, const char *what, const voi
     void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log, (void *)(uintptr_t)sizeof error_log, NULL};
     CUresult r = ctx->cu->cuModuleLoadDataEx(module, image, 5, opts, values);
     memcpy(&wall_ms, &values[4], sizeof wall_ms);
+    pthread_mutex_lock(&ctx->error_lock);
+    snprintf(ctx->jit_log, sizeof ctx->jit_log, "%s: %s in %.3f ms (driver JIT wall time)%s%s", what,
+             r == CUDA_SUCCESS ? "loaded" : "failed", wall_ms, info_log[0] ? "\n" : "", info_log);
+    pthread_mutex_unlock(&ctx->error_lock);
     if (r != CUDA_SUCCESS) {
         char text[256];
         driver_error_text(ctx->cu, r, text, sizeof text);

@@ -25,6 +25,7 @@ struct ptxkit_context {
     module_registry *registry;
     pthread_mutex_t error_lock;
     char error[PTXKIT_ERROR_SIZE];
+    char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
     void *tune_db;              /* owned by src/tune; NULL until loaded */
     void (*tune_db_free)(void *);
 };
