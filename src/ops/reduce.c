@@ -1,0 +1,313 @@
+/* reduce: the production reduction (cu_sources/reduce.cu) and the names of
+ * the reduce operators (element type names are in dtype.c). */
+#include <stdio.h>
+
+#include "ops/reduce.h"
+#include "tune/tune.h"
+
+const char *ptxkit_reduce_op_name(ptxkit_reduce_op op) {
+    static const char *const names[PTXKIT_REDUCE_OP_COUNT] = {"sum", "min", "max", "and", "or", "xor"};
+    return (unsigned)op < PTXKIT_REDUCE_OP_COUNT ? names[op] : NULL;
+}
+
+/* The kernel computing each (op, type); NULL where none is provided.
+ * Integer sums wrap, so uint64 sum is int64 sum bit for bit; the bitwise
+ * operators do not care about signedness. */
+typedef struct kernel_combo {
+    const char *suffix;
+    ptxkit_reduce_op op;
+    ptxkit_dtype type;
+} kernel_combo;
+
+#define K(type, o, kt, s) [PTXKIT_##type] = {s, PTXKIT_REDUCE_##o, PTXKIT_##kt}
+static const kernel_combo combos[PTXKIT_REDUCE_OP_COUNT][PTXKIT_DTYPE_COUNT] = {
+    [PTXKIT_REDUCE_SUM] = {K(INT32, SUM, INT32, "sum_int32"), K(UINT32, SUM, UINT32, "sum_uint32"),
+                           K(INT64, SUM, INT64, "sum_int64"), K(UINT64, SUM, INT64, "sum_int64"),
+                           K(FLOAT32, SUM, FLOAT32, "sum_float32"), K(FLOAT64, SUM, FLOAT64, "sum_float64")},
+    [PTXKIT_REDUCE_MIN] = {K(INT32, MIN, INT32, "min_int32"), K(UINT32, MIN, UINT32, "min_uint32"),
+                           K(FLOAT32, MIN, FLOAT32, "min_float32"), K(FLOAT64, MIN, FLOAT64, "min_float64")},
+    [PTXKIT_REDUCE_MAX] = {K(INT32, MAX, INT32, "max_int32"), K(UINT32, MAX, UINT32, "max_uint32"),
+                           K(FLOAT32, MAX, FLOAT32, "max_float32"), K(FLOAT64, MAX, FLOAT64, "max_float64")},
+    [PTXKIT_REDUCE_AND] = {K(INT32, AND, UINT32, "and_uint32"), K(UINT32, AND, UINT32, "and_uint32"),
+                           K(INT64, AND, UINT64, "and_uint64"), K(UINT64, AND, UINT64, "and_uint64")},
+    [PTXKIT_REDUCE_OR] = {K(INT32, OR, UINT32, "or_uint32"), K(UINT32, OR, UINT32, "or_uint32"),
+                          K(INT64, OR, UINT64, "or_uint64"), K(UINT64, OR, UINT64, "or_uint64")},
+    [PTXKIT_REDUCE_XOR] = {K(INT32, XOR, UINT32, "xor_uint32"), K(UINT32, XOR, UINT32, "xor_uint32"),
+                           K(INT64, XOR, UINT64, "xor_uint64"), K(UINT64, XOR, UINT64, "xor_uint64")},
+};
+#undef K
+
+const char *reduce_kernel_suffix(ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_reduce_op *kernel_op,
+                                 ptxkit_dtype *kernel_type) {
+    if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT || (unsigned)type >= PTXKIT_DTYPE_COUNT) return NULL;
+    const kernel_combo *c = &combos[op][type];
+    if (!c->suffix) return NULL;
+    if (kernel_op) *kernel_op = c->op;
+    if (kernel_type) *kernel_type = c->type;
+    return c->suffix;
+}
+
+bool reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+    return reduce_kernel_suffix(op, type, NULL, NULL) != NULL;
+}
+
+ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_reduce_op op, ptxkit_dtype type,
+                                ptxkit_dptr in, size_t n, ptxkit_dptr out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", who);
+    if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown reduce operator %d", who, (int)op);
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown element type %d", who, (int)type);
+    if (!reduce_supported(op, type))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: %s of %s is not provided (min and max exist for int32, "
+                            "uint32, float32 and float64; the bitwise operators for integers)",
+                            who, ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
+    size_t elem = ptxkit_dtype_size(type), bytes;
+    if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: output pointer is NULL", who);
+    if (out % elem)
+        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "%s: output 0x%llx is not %zu-byte aligned for %s", who,
+                            (unsigned long long)out, elem, ptxkit_dtype_name(type));
+    if (n == 0) return PTXKIT_SUCCESS;
+    if (!in) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: input pointer is NULL", who);
+    if (in % elem)
+        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "%s: input 0x%llx is not %zu-byte aligned for %s", who,
+                            (unsigned long long)in, elem, ptxkit_dtype_name(type));
+    if (!mul_size(n, elem, &bytes) || in + bytes < in)
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "%s: %zu elements of %s overflow the address space", who, n,
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- scratch slots ------------------------------------------------------
+ * The kernel's partials and ticket counter live in its module, in
+ * REDUCE_SLOTS copies. A stream keeps one slot while it is among the
+ * REDUCE_SLOTS most recently used streams, so launches that share a slot
+ * are ordered by their stream, and up to REDUCE_SLOTS streams can reduce
+ * at once. */
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    CUstream stream;
+    unsigned long long last_use;
+    bool used;
+} slot_table[REDUCE_SLOTS];
+static unsigned long long slot_clock;
+
+static unsigned stream_slot(CUstream stream) {
+    pthread_mutex_lock(&slot_lock);
+    int pick = -1;
+    for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
+        if (slot_table[i].used && slot_table[i].stream == stream) pick = i;
+    for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
+        if (!slot_table[i].used) pick = i;
+    if (pick < 0) {
+        pick = 0;
+        for (int i = 1; i < REDUCE_SLOTS; i++)
+            if (slot_table[i].last_use < slot_table[pick].last_use) pick = i;
+    }
+    slot_table[pick].stream = stream;
+    slot_table[pick].used = true;
+    slot_table[pick].last_use = ++slot_clock;
+    pthread_mutex_unlock(&slot_lock);
+    return (unsigned)pick;
+}
+
+/* ---- grid ---------------------------------------------------------------
+ * Resident blocks per SM of a kernel never change, and asking the driver on
+ * every call costs time that small reductions notice, so a small table
+ * keeps the answers. A stale entry (a function handle reused after its
+ * module was unloaded) can only change the grid size, and any grid from 1 to
+ * REDUCE_MAX_GRID gives the right result. */
+enum { OCCUPANCY_CACHE = 64 };
+static pthread_mutex_t occupancy_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    CUfunction fn;
+    int block, resident;
+} occupancy_cache[OCCUPANCY_CACHE];
+static unsigned occupancy_next;
+
+static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int block, int *resident) {
+    pthread_mutex_lock(&occupancy_lock);
+    for (int i = 0; i < OCCUPANCY_CACHE; i++)
+        if (occupancy_cache[i].fn == fn && occupancy_cache[i].block == block) {
+            *resident = occupancy_cache[i].resident;
+            pthread_mutex_unlock(&occupancy_lock);
+            return PTXKIT_SUCCESS;
+        }
+    pthread_mutex_unlock(&occupancy_lock);
+    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, fn, block, 0);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (*resident <= 0)
+        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "reduce: a block of %d threads cannot run on this GPU", block);
+    pthread_mutex_lock(&occupancy_lock);
+    unsigned i = occupancy_next++ % OCCUPANCY_CACHE;
+    occupancy_cache[i].fn = fn;
+    occupancy_cache[i].block = block;
+    occupancy_cache[i].resident = *resident;
+    pthread_mutex_unlock(&occupancy_lock);
+    return PTXKIT_SUCCESS;
+}
+
+/* One unrolled trip per thread at most where the input is small (fewer,
+ * fuller blocks: less to combine at the end), one full wave of resident
+ * blocks where it is large. */
+static ptxkit_status reduce_grid(ptxkit_context *ctx, CUfunction fn, int block, size_t work_items, int blocks_per_sm,
+                                 unsigned *grid) {
+    int resident;
+    ptxkit_status st = resident_blocks(ctx, fn, block, &resident);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
+    size_t g = (size_t)resident * (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1);
+    size_t needed = (work_items + (size_t)block - 1) / (size_t)block;
+    if (g > needed) g = needed;
+    if (g > REDUCE_MAX_GRID) g = REDUCE_MAX_GRID;
+    *grid = (unsigned)(g ? g : 1);
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+typedef struct reduce_config {
+    ptxkit_launch_options opt; /* validated, tuned values filled in */
+    const char *suffix;
+    ptxkit_reduce_op kernel_op;
+    ptxkit_dtype kernel_type;
+    int vector_bytes;
+    int unroll; /* vector loads in flight per thread */
+} reduce_config;
+
+static bool jit_path(const ptxkit_launch_options *o) {
+    return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
+}
+
+/* Options left at 0 take the tuned value for (kernel, size) when the tuning
+ * database has one, else the built-in default. items_per_thread counts
+ * vector loads in flight per thread (VEC_UNROLL), as for copy. The
+ * precompiled PTX is fixed at the defaults. */
+static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                      const ptxkit_launch_options *options, reduce_config *c) {
+    ptxkit_status st = check_launch_options(ctx, options, &c->opt);
+    if (st != PTXKIT_SUCCESS) return st;
+    c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
+    if (!c->suffix)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "reduce: %s of %s is not provided",
+                            ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
+    bool explicit_shape = c->opt.vector_bytes || c->opt.items_per_thread;
+    char variant[48];
+    snprintf(variant, sizeof variant, "%s.%s", ptxkit_reduce_op_name(c->kernel_op), ptxkit_dtype_name(c->kernel_type));
+    tune_apply(ctx, "reduce", variant, n, &c->opt);
+    /* A database entry is data from disk: validate what it gave. */
+    ptxkit_launch_options checked;
+    if ((st = check_launch_options(ctx, &c->opt, &checked)) != PTXKIT_SUCCESS) return st;
+    int elem = (int)ptxkit_dtype_size(c->kernel_type);
+    c->vector_bytes = c->opt.vector_bytes ? c->opt.vector_bytes : REDUCE_DEFAULT_VECTOR;
+    if (c->vector_bytes < elem)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: %d-byte loads are narrower than a %s element",
+                            c->vector_bytes, ptxkit_dtype_name(type));
+    c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : REDUCE_DEFAULT_UNROLL;
+    if (c->unroll > REDUCE_MAX_UNROLL)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "reduce: %d vector loads in flight per thread (items_per_thread) is more than %d",
+                            c->unroll, REDUCE_MAX_UNROLL);
+    if (explicit_shape && !jit_path(&c->opt) &&
+        (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "reduce: the precompiled PTX is built for %d-byte loads, %d in flight per thread; other "
+                            "vector widths and items per thread need the JIT path",
+                            REDUCE_DEFAULT_VECTOR, REDUCE_DEFAULT_UNROLL);
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, CUfunction *fn, int *block) {
+    char entry[64];
+    snprintf(entry, sizeof entry, "ptxkit_reduce_%s", c->suffix);
+    kernel_spec spec = {.family = "reduce", .entry = entry};
+    define_scratch scratch = {0};
+    spec_define_int(&spec, &scratch, "ONLY_OP", (long long)c->kernel_op);
+    spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)c->kernel_type);
+    spec_define_int(&spec, &scratch, "VEC_BYTES", c->vector_bytes);
+    spec_define_int(&spec, &scratch, "VEC_UNROLL", c->unroll);
+    return family_kernel_get(ctx, &c->opt, &spec, REDUCE_DEFAULT_BLOCK, fn, block);
+}
+
+ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                             const ptxkit_launch_options *options) {
+    /* Arguments as a call would have them: any aligned output, no input. */
+    ptxkit_status st = reduce_check_args(ctx, "reduce_prepare", op, type, 0, 0, 64);
+    if (st != PTXKIT_SUCCESS) return st;
+    reduce_config c;
+    if ((st = reduce_configure(ctx, op, type, 0, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    st = reduce_kernel(ctx, &c, &fn, &block);
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
+                         ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream,
+                         reduce_passes passes) {
+    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce", op, type, in, n, out);
+    if (st != PTXKIT_SUCCESS) return st;
+    if ((unsigned)passes > REDUCE_PASSES_TWO)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: unknown pass count %d", (int)passes);
+    reduce_config c;
+    if ((st = reduce_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    if ((st = reduce_kernel(ctx, &c, &fn, &block)) != PTXKIT_SUCCESS) goto done;
+
+    size_t per_vector = (size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type);
+    size_t per_trip = per_vector * (size_t)c.unroll;
+    unsigned grid;
+    if ((st = reduce_grid(ctx, fn, block, (n + per_trip - 1) / per_trip, c.opt.blocks_per_sm, &grid)) != PTXKIT_SUCCESS)
+        goto done;
+
+    CUdeviceptr d_in = in, d_out = out;
+    unsigned long long count = n;
+    unsigned slot = stream_slot(stream_handle(stream));
+    unsigned mode = passes == REDUCE_PASSES_TWO && grid > 1 ? 1u : 0u;
+    void *args[] = {&d_in, &count, &d_out, &slot, &mode};
+    st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+    if (st == PTXKIT_SUCCESS && mode == 1) {
+        /* Second launch: one block reduces the `grid` partials of the slot. */
+        count = grid;
+        mode = 2;
+        st = launch_kernel(ctx, fn, 1, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+    }
+done:
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
+                            ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    return reduce_run(ctx, op, type, in, n, out, options, stream, REDUCE_PASSES_AUTO);
+}
+
+/* Synchronous convenience: a small device buffer per call takes the result
+ * (a call that waits for its result can afford the allocation). */
+ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
+                                    size_t n, void *result, const ptxkit_launch_options *options) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: context is NULL");
+    if (!result) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: result is NULL");
+    /* Check the arguments before allocating (a dummy aligned output). */
+    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
+    if (st != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUdeviceptr d = 0;
+    CUresult r = ctx->cu->cuMemAlloc(&d, 8);
+    if (r != CUDA_SUCCESS) {
+        st = record_cuda_error(ctx, r, "ptxkit_reduce_to_host: cuMemAlloc of the result");
+    } else {
+        st = reduce_run(ctx, op, type, in, n, d, options, NULL, REDUCE_PASSES_AUTO);
+        /* cuMemcpyDtoH waits for the launch on the default stream. */
+        if (st == PTXKIT_SUCCESS && (r = ctx->cu->cuMemcpyDtoH(result, d, ptxkit_dtype_size(type))) != CUDA_SUCCESS)
+            st = record_cuda_error(ctx, r, "ptxkit_reduce_to_host: reading the result");
+        ctx->cu->cuMemFree(d);
+    }
+    context_leave(ctx);
+    return st;
+}

@@ -1,0 +1,213 @@
+/* reduce_ladder: Mark Harris's reduction ladder, steps 1-9
+ * (cu_sources/reduce_ladder.cu). Each launch leaves one partial per block;
+ * the step is launched again on the partials until one value is left, the
+ * last launch writing the caller's output. JIT only: the ladder exists to
+ * compare compiled variants, and is not in ptx/. */
+#include <stdio.h>
+
+#include "ops/reduce.h"
+
+enum { LADDER_MAX_PASSES = 48 };
+
+typedef struct ladder_plan {
+    CUfunction fn;
+    int block;
+    int passes;
+    unsigned grids[LADDER_MAX_PASSES];
+    size_t scratch_elems; /* partials of every launch but the last */
+} ladder_plan;
+
+bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status *st) {
+    ptxkit_dtype ktype;
+    if (step < 1 || step > LADDER_STEPS) {
+        *st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce ladder: no step %d (steps are 1 to %d)", step,
+                           LADDER_STEPS);
+        return false;
+    }
+    if (!reduce_kernel_suffix(op, type, NULL, &ktype)) {
+        *st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "reduce ladder: %s of %s is not provided",
+                           ptxkit_reduce_op_name(op) ? ptxkit_reduce_op_name(op) : "?",
+                           ptxkit_dtype_name(type) ? ptxkit_dtype_name(type) : "?");
+        return false;
+    }
+    if (step == 9 && ktype != PTXKIT_INT32 && ktype != PTXKIT_UINT32) {
+        *st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                           "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
+                           ptxkit_dtype_name(type));
+        return false;
+    }
+    if (step == 9 && ctx->arch < 80) {
+        *st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                           "reduce ladder step 9 needs redux.sync, which sm_%d lacks (sm_80 and newer)", ctx->arch);
+        return false;
+    }
+    *st = PTXKIT_SUCCESS;
+    return true;
+}
+
+/* Validated options forced onto the JIT path, or why the ladder cannot run. */
+static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_launch_options *options,
+                                    ptxkit_launch_options *o) {
+    ptxkit_status st = check_launch_options(ctx, options, o);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (o->path == PTXKIT_PATH_PTX || !ptxkit_jit_available())
+        return record_error(
+            ctx, PTXKIT_ERROR_UNSUPPORTED,
+            "reduce ladder: the ladder is compiled at run time only (NVRTC%s), it has no precompiled PTX",
+            ptxkit_jit_available() ? " is present; ask for the JIT path" : " is not available");
+    if (o->vector_bytes || o->items_per_thread)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "reduce ladder: the steps fix their loads (vector width and items per thread must be 0)");
+    o->path = PTXKIT_PATH_JIT;
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                   const ptxkit_launch_options *o, CUfunction *fn, int *block) {
+    ptxkit_reduce_op kop;
+    ptxkit_dtype ktype;
+    const char *suffix = reduce_kernel_suffix(op, type, &kop, &ktype);
+    char entry[64];
+    snprintf(entry, sizeof entry, "ptxkit_reduce_ladder%d_%s", step, suffix);
+    kernel_spec spec = {.family = "reduce_ladder", .entry = entry};
+    define_scratch scratch = {0};
+    spec_define_int(&spec, &scratch, "ONLY_STEP", step);
+    spec_define_int(&spec, &scratch, "ONLY_OP", (long long)kop);
+    spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)ktype);
+    return family_kernel_get(ctx, o, &spec, LADDER_DEFAULT_BLOCK, fn, block);
+}
+
+/* The launches for n elements. Steps 1-3 take one element per thread and
+ * 4-6 two, so each launch divides the count by the block (or twice it);
+ * 7-9 run one full wave of blocks over the input, then one block. */
+static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                     const ptxkit_launch_options *o, ladder_plan *p) {
+    ptxkit_status st = ladder_kernel(ctx, step, op, type, o, &p->fn, &p->block);
+    if (st != PTXKIT_SUCCESS) return st;
+    size_t per_block = (size_t)p->block * (step <= 3 ? 1 : 2);
+    unsigned wave = 0;
+    if (step >= 7) {
+        size_t needed = (n + per_block - 1) / per_block;
+        if ((st = grid_size_for(ctx, p->fn, p->block, 0, o->blocks_per_sm, needed ? needed : 1, &wave)) !=
+            PTXKIT_SUCCESS)
+            return st;
+    }
+    p->passes = 0;
+    p->scratch_elems = 0;
+    size_t m = n;
+    do {
+        size_t g = step >= 7 ? (p->passes == 0 ? wave : 1) : (m + per_block - 1) / per_block;
+        if (g == 0) g = 1;
+        if (g > 0x7fffffff || p->passes == LADDER_MAX_PASSES)
+            return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                                "reduce ladder: %zu elements need a grid of %zu blocks, "
+                                "more than a launch allows",
+                                n, g);
+        p->grids[p->passes++] = (unsigned)g;
+        if (g > 1) p->scratch_elems += g;
+        m = g;
+    } while (m > 1);
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status ladder_launch(ptxkit_context *ctx, const ladder_plan *p, size_t elem, ptxkit_dptr in, size_t n,
+                                   ptxkit_dptr out, ptxkit_dptr scratch, ptxkit_stream *stream) {
+    CUdeviceptr src = in, region = scratch;
+    unsigned long long count = n;
+    for (int i = 0; i < p->passes; i++) {
+        CUdeviceptr dst = i == p->passes - 1 ? out : region;
+        void *args[] = {&src, &count, &dst};
+        ptxkit_status st = launch_kernel(ctx, p->fn, p->grids[i], 1, 1, (unsigned)p->block, 1, 1, 0, stream, args);
+        if (st != PTXKIT_SUCCESS) return st;
+        src = dst;
+        count = p->grids[i];
+        region += (CUdeviceptr)p->grids[i] * elem;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                    const ptxkit_launch_options *options) {
+    ptxkit_status st = reduce_check_args(ctx, "reduce_ladder_prepare", op, type, 0, 0, 64);
+    ptxkit_launch_options o;
+    if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
+    if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    st = ladder_kernel(ctx, step, op, type, &o, &fn, &block);
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                          size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+    if (!bytes) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce_ladder_scratch_bytes: bytes is NULL");
+    ptxkit_status st = reduce_check_args(ctx, "reduce_ladder_scratch_bytes", op, type, 0, 0, 64);
+    ptxkit_launch_options o;
+    if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
+    if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    ladder_plan p;
+    st = ladder_plan_for(ctx, step, op, type, n, &o, &p);
+    if (st == PTXKIT_SUCCESS) *bytes = p.scratch_elems * ptxkit_dtype_size(type);
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
+                                size_t n, ptxkit_dptr out, ptxkit_dptr scratch, size_t scratch_bytes,
+                                const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder", op, type, in, n, out);
+    ptxkit_launch_options o;
+    if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
+    if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    size_t elem = ptxkit_dtype_size(type);
+    ladder_plan p;
+    if ((st = ladder_plan_for(ctx, step, op, type, n, &o, &p)) != PTXKIT_SUCCESS) goto done;
+    if (p.scratch_elems && (!scratch || scratch % elem || scratch_bytes < p.scratch_elems * elem)) {
+        st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                          "reduce ladder: step %d needs %zu bytes of %zu-byte aligned scratch, got %zu at 0x%llx", step,
+                          p.scratch_elems * elem, elem, scratch_bytes, (unsigned long long)scratch);
+        goto done;
+    }
+    st = ladder_launch(ctx, &p, elem, in, n, out, scratch, stream);
+done:
+    context_leave(ctx);
+    return st;
+}
+
+/* Allocates the partials per call and frees them once the launches have
+ * finished, so it waits for the stream: a teaching and testing entry point.
+ * The benchmark keeps its scratch and calls reduce_ladder_run. */
+ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                   ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                                   ptxkit_stream *stream) {
+    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder", op, type, in, n, out);
+    ptxkit_launch_options o;
+    if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
+    if (!reduce_ladder_supported(ctx, kernel, op, type, &st)) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    size_t elem = ptxkit_dtype_size(type);
+    ladder_plan p;
+    CUdeviceptr scratch = 0;
+    if ((st = ladder_plan_for(ctx, kernel, op, type, n, &o, &p)) != PTXKIT_SUCCESS) goto done;
+    if (p.scratch_elems) {
+        CUresult r = ctx->cu->cuMemAlloc(&scratch, p.scratch_elems * elem);
+        if (r != CUDA_SUCCESS) {
+            st = record_cuda_error(ctx, r, "ptxkit_reduce_ladder: cuMemAlloc of the partials");
+            goto done;
+        }
+    }
+    st = ladder_launch(ctx, &p, elem, in, n, out, scratch, stream);
+    if (scratch) {
+        CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
+        if (r != CUDA_SUCCESS && st == PTXKIT_SUCCESS)
+            st = record_cuda_error(ctx, r, "ptxkit_reduce_ladder: cuStreamSynchronize");
+        ctx->cu->cuMemFree(scratch);
+    }
+done:
+    context_leave(ctx);
+    return st;
+}

@@ -1,0 +1,719 @@
+/* GPU tests of the reduce family: ptxkit_reduce (one and two launches, every
+ * block size, vector width, loads in flight, load cache operator, the PTX
+ * path, many streams) and every step of the ladder at every block size,
+ * for every operator and type, against a CPU reference on fresh random data
+ * at sizes 0, 1, 31, 33, 1000, 2^16 - 1, 2^20 + 7, 2^24 + 3 and misaligned
+ * views, into poisoned outputs.
+ *
+ * Integers (sums wrap modulo 2^w) and float min/max must match exactly.
+ * Float sums are compared with a float64 (long double) reference and must
+ * be within 1e-5 (float32) or 1e-13 (float64) of the sum of |x_i|: the
+ * kernels add in a different order, each element's rounding error is at
+ * most the unit roundoff times a partial sum, and no thread adds more than
+ * a few hundred elements in sequence before the trees take over.
+ *
+ * Every kernel variant the suite needs is compiled first, from several
+ * threads (PTXKIT_TEST_COMPILE_THREADS, default: the CPU count up to 16). */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops/reduce.h"
+#include "test_util.h"
+
+#define MAX_N ((size_t)(1u << 24) + 3)
+#define VIEW_PAD 8 /* elements past MAX_N for the misaligned views */
+
+typedef struct reduce_case {
+    size_t offset, n; /* view in[offset, offset + n) */
+} reduce_case;
+
+/* The misaligned views start 1, 2 or 3 elements past a 16-byte boundary:
+ * fewer elements than that (2 at +8 bytes) and a few more (6 at +4). */
+static const reduce_case cases[] = {
+    {0, 0},
+    {0, 1},
+    {0, 31},
+    {0, 33},
+    {0, 1000},
+    {0, 65535},
+    {0, (1u << 20) + 7},
+    {0, MAX_N},
+    {1, 1000},
+    {3, 65535},
+    {1, (1u << 20) + 7},
+    {2, 1},
+    {1, 6},
+};
+#define CASE_COUNT (sizeof cases / sizeof cases[0])
+#define GROUP_BYTES 24 /* one output: the element plus poisoned bytes around it */
+#define OUTPUT_GROUPS (CASE_COUNT > REDUCE_SLOTS ? CASE_COUNT : REDUCE_SLOTS)
+
+static const int block_sizes[] = {32, 64, 128, 256, 512, 1024};
+#define BLOCK_COUNT 6
+
+/* ---- inputs and the CPU reference --------------------------------------- */
+
+/* One random buffer per bit class: int32 and uint32 share theirs, as do
+ * int64 and uint64. Floats are uniform in [-1, 1). */
+typedef struct input {
+    void *host;
+    ptxkit_dptr dev;
+} input;
+static input inputs[4];
+
+static int input_class(ptxkit_dtype type) {
+    switch (type) {
+    case PTXKIT_INT32:
+    case PTXKIT_UINT32: return 0;
+    case PTXKIT_INT64:
+    case PTXKIT_UINT64: return 1;
+    case PTXKIT_FLOAT32: return 2;
+    default: return 3;
+    }
+}
+
+typedef struct ref_value {
+    unsigned char bits[8]; /* exact result (integers, float min and max) */
+    long double sum;       /* float sums: reference value */
+    long double abs_sum;   /* float sums: sum of |x|, the error scale */
+} ref_value;
+
+static ref_value refs[PTXKIT_REDUCE_OP_COUNT][PTXKIT_DTYPE_COUNT][CASE_COUNT];
+
+static uint64_t int_identity(ptxkit_reduce_op op, ptxkit_dtype type) {
+    bool wide = type == PTXKIT_INT64 || type == PTXKIT_UINT64, is_signed = type == PTXKIT_INT32 || type == PTXKIT_INT64;
+    uint64_t all = wide ? ~0ull : 0xffffffffull;
+    switch (op) {
+    case PTXKIT_REDUCE_AND: return all;
+    case PTXKIT_REDUCE_MIN: return is_signed ? all >> 1 : all;
+    case PTXKIT_REDUCE_MAX: return is_signed ? (all >> 1) + 1 : 0;
+    default: return 0;
+    }
+}
+
+static uint64_t int_combine(ptxkit_reduce_op op, ptxkit_dtype type, uint64_t a, uint64_t b) {
+    bool wide = type == PTXKIT_INT64 || type == PTXKIT_UINT64, is_signed = type == PTXKIT_INT32 || type == PTXKIT_INT64;
+    uint64_t mask = wide ? ~0ull : 0xffffffffull;
+    int64_t sa = wide ? (int64_t)a : (int64_t)(int32_t)(uint32_t)a,
+            sb = wide ? (int64_t)b : (int64_t)(int32_t)(uint32_t)b;
+    bool b_less = is_signed ? sb < sa : b < a;
+    switch (op) {
+    case PTXKIT_REDUCE_SUM: return (a + b) & mask;
+    case PTXKIT_REDUCE_MIN: return b_less ? b : a;
+    case PTXKIT_REDUCE_MAX: return is_signed ? (sb > sa ? b : a) : (b > a ? b : a);
+    case PTXKIT_REDUCE_AND: return a & b;
+    case PTXKIT_REDUCE_OR: return a | b;
+    default: return a ^ b;
+    }
+}
+
+static void reference(ptxkit_reduce_op op, ptxkit_dtype type, const void *data, size_t n, ref_value *r) {
+    memset(r, 0, sizeof *r);
+    if (type == PTXKIT_FLOAT32 || type == PTXKIT_FLOAT64) {
+        const float *f = data;
+        const double *d = data;
+        double acc = op == PTXKIT_REDUCE_MIN ? INFINITY : -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double x = type == PTXKIT_FLOAT32 ? (double)f[i] : d[i];
+            r->sum += x;
+            r->abs_sum += fabsl((long double)x);
+            acc = op == PTXKIT_REDUCE_MIN ? fmin(acc, x) : fmax(acc, x);
+        }
+        if (type == PTXKIT_FLOAT32) {
+            float v = (float)acc;
+            memcpy(r->bits, &v, 4);
+        } else {
+            memcpy(r->bits, &acc, 8);
+        }
+        return;
+    }
+    bool wide = type == PTXKIT_INT64 || type == PTXKIT_UINT64;
+    uint64_t acc = int_identity(op, type);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = wide ? ((const uint64_t *)data)[i] : ((const uint32_t *)data)[i];
+        acc = int_combine(op, type, acc, x);
+    }
+    if (wide) {
+        memcpy(r->bits, &acc, 8);
+    } else {
+        uint32_t v = (uint32_t)acc;
+        memcpy(r->bits, &v, 4);
+    }
+}
+
+static int setup_inputs(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    uint64_t rng = test_seed();
+    for (int c = 0; c < 4; c++) {
+        size_t elem = c == 0 || c == 2 ? 4 : 8, count = MAX_N + VIEW_PAD;
+        inputs[c].host = malloc(count * elem);
+        if (!inputs[c].host) return -1;
+        if (c < 2) {
+            test_fill_random(inputs[c].host, count * elem, &rng);
+        } else {
+            for (size_t i = 0; i < count; i++) {
+                double u = (double)(test_rand(&rng) >> 11) * 0x1p-53 * 2.0 - 1.0;
+                if (c == 2)
+                    ((float *)inputs[c].host)[i] = (float)u;
+                else
+                    ((double *)inputs[c].host)[i] = u;
+            }
+        }
+        if (ptxkit_malloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
+            ptxkit_memcpy_htod(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
+            printf("setup: %s\n", ptxkit_last_error(ctx));
+            return -1;
+        }
+    }
+    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+        for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+            if (!reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;
+            size_t elem = ptxkit_dtype_size((ptxkit_dtype)type);
+            const unsigned char *base = inputs[input_class((ptxkit_dtype)type)].host;
+            for (size_t k = 0; k < CASE_COUNT; k++)
+                reference((ptxkit_reduce_op)op, (ptxkit_dtype)type, base + cases[k].offset * elem, cases[k].n,
+                          &refs[op][type][k]);
+        }
+    return 0;
+}
+
+static int teardown_inputs(void **state) {
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        ptxkit_free(test_gpu(), inputs[c].dev);
+        free(inputs[c].host);
+    }
+    return 0;
+}
+
+/* ---- running and checking a variant on every case ---------------------- */
+
+typedef enum variant_kind { RUN_REDUCE, RUN_LADDER, RUN_LADDER_PUBLIC } variant_kind;
+
+typedef struct variant {
+    variant_kind kind;
+    int step;             /* ladder step */
+    reduce_passes passes; /* reduce */
+    ptxkit_launch_options options;
+    ptxkit_stream *stream;
+} variant;
+
+static ptxkit_dptr outputs, ladder_scratch;
+static size_t ladder_scratch_bytes;
+static int failures_printed;
+
+static void describe(char *buf, size_t size, const variant *v, ptxkit_reduce_op op, ptxkit_dtype type) {
+    const ptxkit_launch_options *o = &v->options;
+    snprintf(buf, size, "%s%s%d %s.%s block %d vec %d items %d bpsm %d load %s path %d",
+             v->kind == RUN_REDUCE ? "reduce passes=" : "ladder step ", v->kind == RUN_LADDER_PUBLIC ? "(public) " : "",
+             v->kind == RUN_REDUCE ? (int)v->passes : v->step, ptxkit_reduce_op_name(op), ptxkit_dtype_name(type),
+             o->block_size, o->vector_bytes, o->items_per_thread, o->blocks_per_sm,
+             ptxkit_load_op_name(o->load_op) ? ptxkit_load_op_name(o->load_op) : "?", (int)o->path);
+}
+
+static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_reduce_op op, ptxkit_dtype type,
+                                 ptxkit_dptr in, size_t n, ptxkit_dptr out) {
+    switch (v->kind) {
+    case RUN_REDUCE: return reduce_run(ctx, op, type, in, n, out, &v->options, v->stream, v->passes);
+    case RUN_LADDER:
+        return reduce_ladder_run(ctx, v->step, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes, &v->options,
+                                 v->stream);
+    default: return ptxkit_reduce_ladder(ctx, v->step, op, type, in, n, out, &v->options, v->stream);
+    }
+}
+
+static bool result_matches(ptxkit_dtype type, ptxkit_reduce_op op, const unsigned char *got, const ref_value *want,
+                           char *why, size_t why_size) {
+    size_t elem = ptxkit_dtype_size(type);
+    if (type == PTXKIT_FLOAT32 || type == PTXKIT_FLOAT64) {
+        double g, w;
+        if (type == PTXKIT_FLOAT32) {
+            float gf, wf;
+            memcpy(&gf, got, 4);
+            memcpy(&wf, want->bits, 4);
+            g = gf, w = wf;
+        } else {
+            memcpy(&g, got, 8);
+            memcpy(&w, want->bits, 8);
+        }
+        if (op == PTXKIT_REDUCE_SUM) {
+            long double tol = (type == PTXKIT_FLOAT32 ? 1e-5L : 1e-13L) * want->abs_sum;
+            long double err = fabsl((long double)g - want->sum);
+            snprintf(why, why_size, "got %.17g, want %.17Lg (error %.3Lg, tolerance %.3Lg)", g, want->sum, err, tol);
+            return err <= tol && !isnan(g);
+        }
+        snprintf(why, why_size, "got %.9g, want %.9g", g, w);
+        return g == w;
+    }
+    uint64_t g = 0, w = 0;
+    memcpy(&g, got, elem);
+    memcpy(&w, want->bits, elem);
+    snprintf(why, why_size, "got 0x%llx, want 0x%llx", (unsigned long long)g, (unsigned long long)w);
+    return g == w;
+}
+
+/* Runs v for (op, type) on every case into its own poisoned output group,
+ * then checks results and poison. Returns the number of failures. */
+static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype type) {
+    ptxkit_context *ctx = test_gpu();
+    size_t elem = ptxkit_dtype_size(type);
+    const input *in = &inputs[input_class(type)];
+    char label[256], why[256];
+    describe(label, sizeof label, v, op, type);
+    int failures = 0;
+    assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, CASE_COUNT * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_synchronize(ctx));
+    ptxkit_status launched[CASE_COUNT];
+    for (size_t k = 0; k < CASE_COUNT; k++)
+        launched[k] = run_variant(ctx, v, op, type, in->dev + cases[k].offset * elem, cases[k].n,
+                                  outputs + k * GROUP_BYTES + elem);
+    ptxkit_status st = v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_synchronize(ctx);
+    if (st != PTXKIT_SUCCESS) fail_msg("%s: %s: %s", label, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    unsigned char host[CASE_COUNT * GROUP_BYTES];
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+    for (size_t k = 0; k < CASE_COUNT; k++) {
+        const unsigned char *g = host + k * GROUP_BYTES;
+        bool ok = launched[k] == PTXKIT_SUCCESS;
+        if (!ok)
+            snprintf(why, sizeof why, "%s", ptxkit_status_string(launched[k]));
+        else
+            ok = result_matches(type, op, g + elem, &refs[op][type][k], why, sizeof why);
+        for (size_t b = 0; ok && b < GROUP_BYTES; b++)
+            if ((b < elem || b >= 2 * elem) && g[b] != 0xCD) {
+                ok = false;
+                snprintf(why, sizeof why, "wrote outside its output (byte %zu of the guard)", b);
+            }
+        if (!ok) {
+            failures++;
+            if (failures_printed++ < 40)
+                printf("FAIL %s, view [%zu, +%zu): %s\n", label, cases[k].offset, cases[k].n, why);
+        }
+    }
+    return failures;
+}
+
+/* ---- compiling every variant first, in parallel ------------------------ */
+
+typedef struct compile_job {
+    int step; /* 0: ptxkit_reduce's kernel */
+    ptxkit_reduce_op op;
+    ptxkit_dtype type;
+    ptxkit_launch_options options;
+} compile_job;
+
+static compile_job *jobs;
+static size_t job_count, job_capacity;
+static atomic_size_t job_next;
+static atomic_int job_failures;
+
+static void add_job(int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_launch_options options) {
+    if (job_count == job_capacity) {
+        job_capacity = job_capacity ? 2 * job_capacity : 256;
+        jobs = realloc(jobs, job_capacity * sizeof *jobs);
+        assert_non_null(jobs);
+    }
+    jobs[job_count++] = (compile_job){step, op, type, options};
+}
+
+static void *compile_worker(void *arg) {
+    ptxkit_context *ctx = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&job_next, 1);
+        if (i >= job_count) return NULL;
+        const compile_job *j = &jobs[i];
+        ptxkit_status st = j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
+                                   : reduce_prepare(ctx, j->op, j->type, &j->options);
+        /* A build without ptx/reduce.*.ptx: the PTX test reports it. */
+        if (st == PTXKIT_ERROR_NOT_FOUND && j->options.path == PTXKIT_PATH_PTX) continue;
+        if (st != PTXKIT_SUCCESS) {
+            atomic_fetch_add(&job_failures, 1);
+            printf("compile failed: step %d %s.%s block %d: %s\n", j->step, ptxkit_reduce_op_name(j->op),
+                   ptxkit_dtype_name(j->type), j->options.block_size, ptxkit_last_error(ctx));
+        }
+    }
+}
+
+/* The kernel combinations (not the public ones mapped onto them). */
+static bool is_kernel_combo(int op, int type) {
+    ptxkit_reduce_op kop;
+    ptxkit_dtype ktype;
+    return reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kop, &ktype) && (int)kop == op &&
+           (int)ktype == type;
+}
+
+/* Production shapes the suite checks beyond the defaults. */
+static const ptxkit_launch_options reduce_shapes[] = {
+    {.block_size = 32},
+    {.block_size = 64},
+    {.block_size = 128},
+    {.block_size = 512},
+    {.block_size = 1024},
+    {.vector_bytes = 8},
+    {.vector_bytes = 4},
+    {.items_per_thread = 1},
+    {.items_per_thread = 2},
+    {.items_per_thread = 8},
+    {.items_per_thread = 16},
+    {.blocks_per_sm = 1},
+    {.load_op = PTXKIT_LOAD_CA},
+    {.load_op = PTXKIT_LOAD_CG},
+    {.load_op = PTXKIT_LOAD_CS},
+    {.load_op = PTXKIT_LOAD_LU},
+    {.load_op = PTXKIT_LOAD_CV},
+    {.load_op = PTXKIT_LOAD_NC},
+    {.block_size = 1024, .items_per_thread = 16, .vector_bytes = 16},
+};
+#define SHAPE_COUNT (sizeof reduce_shapes / sizeof reduce_shapes[0])
+static const struct {
+    ptxkit_reduce_op op;
+    ptxkit_dtype type;
+} shape_combos[] = {
+    {PTXKIT_REDUCE_SUM, PTXKIT_INT32},   {PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32}, {PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64},
+    {PTXKIT_REDUCE_MAX, PTXKIT_FLOAT32}, {PTXKIT_REDUCE_MIN, PTXKIT_INT32},   {PTXKIT_REDUCE_XOR, PTXKIT_UINT64},
+    {PTXKIT_REDUCE_SUM, PTXKIT_INT64},
+};
+#define SHAPE_COMBO_COUNT (sizeof shape_combos / sizeof shape_combos[0])
+static const int ladder_load_steps[] = {1, 4, 6, 7, 8, 9};
+
+static bool shape_applies(const ptxkit_launch_options *o, ptxkit_dtype type) {
+    return !o->vector_bytes || (size_t)o->vector_bytes >= ptxkit_dtype_size(type);
+}
+
+static void test_compile_all(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_status st;
+    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+        for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+            if (!is_kernel_combo(op, type)) continue;
+            add_job(0, op, type, (ptxkit_launch_options){0});
+            for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
+                add_job(0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
+            for (int step = 1; step <= LADDER_STEPS; step++) {
+                if (!reduce_ladder_supported(ctx, step, op, type, &st)) continue;
+                for (int b = 0; b < BLOCK_COUNT; b++)
+                    add_job(step, op, type, (ptxkit_launch_options){.block_size = block_sizes[b]});
+            }
+        }
+    for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
+        for (size_t s = 0; s < SHAPE_COUNT; s++)
+            if (shape_applies(&reduce_shapes[s], shape_combos[c].type))
+                add_job(0, shape_combos[c].op, shape_combos[c].type, reduce_shapes[s]);
+    for (size_t k = 0; k < sizeof ladder_load_steps / sizeof ladder_load_steps[0]; k++)
+        for (int lo = PTXKIT_LOAD_CA; lo < PTXKIT_LOAD_OP_COUNT; lo++) {
+            int step = ladder_load_steps[k];
+            add_job(step, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.load_op = lo});
+            if (step != 9) add_job(step, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, (ptxkit_launch_options){.load_op = lo});
+        }
+
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("PTXKIT_TEST_COMPILE_THREADS");
+    int threads = env ? atoi(env) : (int)(cpus > 16 ? 16 : cpus < 1 ? 1 : cpus);
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    double t0 = now_ms();
+    pthread_t tid[64];
+    for (int i = 0; i < threads; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, compile_worker, ctx), 0);
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    printf("compiled or loaded %zu kernel variants with %d threads in %.1f s\n", job_count, threads,
+           (now_ms() - t0) / 1e3);
+    free(jobs);
+    jobs = NULL;
+    assert_int_equal(atomic_load(&job_failures), 0);
+}
+
+/* ---- ptxkit_reduce ------------------------------------------------------ */
+
+static void test_reduce_all_combos(void **state) {
+    (void)state;
+    int failures = 0;
+    for (int passes = REDUCE_PASSES_AUTO; passes <= REDUCE_PASSES_TWO; passes++)
+        for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+            for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+                if (!reduce_supported(op, type)) continue;
+                variant v = {.kind = RUN_REDUCE, .passes = (reduce_passes)passes};
+                failures += check_variant(&v, op, type);
+            }
+    assert_int_equal(failures, 0);
+}
+
+static void test_reduce_shapes(void **state) {
+    (void)state;
+    int failures = 0;
+    for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
+        for (size_t s = 0; s < SHAPE_COUNT; s++) {
+            if (!shape_applies(&reduce_shapes[s], shape_combos[c].type)) continue;
+            variant v = {.kind = RUN_REDUCE, .options = reduce_shapes[s]};
+            failures += check_variant(&v, shape_combos[c].op, shape_combos[c].type);
+            v.passes = REDUCE_PASSES_TWO;
+            failures += check_variant(&v, shape_combos[c].op, shape_combos[c].type);
+        }
+    assert_int_equal(failures, 0);
+}
+
+static void test_reduce_ptx_path(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_launch_options probe = {.path = PTXKIT_PATH_PTX};
+    ptxkit_status st = reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
+    if (st == PTXKIT_ERROR_NOT_FOUND) {
+        printf("skipped: %s (regenerate ptx/ with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
+        skip();
+    }
+    assert_ok(ctx, st);
+    int failures = 0;
+    for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
+        for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+            for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+                if (!reduce_supported(op, type)) continue;
+                variant v = {.kind = RUN_REDUCE, .options = {.path = PTXKIT_PATH_PTX, .load_op = lo}};
+                failures += check_variant(&v, op, type);
+            }
+    assert_int_equal(failures, 0);
+    /* The PTX is built for 256 threads, 16-byte loads, 4 in flight. */
+    ptxkit_launch_options other = {.path = PTXKIT_PATH_PTX, .block_size = 128};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
+    other = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 8};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
+}
+
+/* Up to REDUCE_SLOTS streams reduce at once, each in its own scratch slot. */
+static void test_reduce_streams(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { STREAMS = REDUCE_SLOTS };
+    ptxkit_stream *streams[STREAMS];
+    for (int s = 0; s < STREAMS; s++)
+        assert_ok(ctx, ptxkit_stream_create(ctx, &streams[s]));
+    static const ptxkit_dtype types[] = {PTXKIT_INT32, PTXKIT_FLOAT64};
+    for (int round = 0; round < 2; round++) {
+        ptxkit_dtype type = types[round];
+        size_t elem = ptxkit_dtype_size(type);
+        assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+        assert_ok(ctx, ptxkit_synchronize(ctx));
+        /* Each stream reduces the largest view four times, then its own. */
+        for (int rep = 0; rep < 5; rep++)
+            for (int s = 0; s < STREAMS; s++) {
+                size_t k = rep < 4 ? 7 /* MAX_N */ : (size_t)s % CASE_COUNT;
+                assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type,
+                                             inputs[input_class(type)].dev + cases[k].offset * elem, cases[k].n,
+                                             outputs + (size_t)s * GROUP_BYTES + elem, NULL, streams[s]));
+            }
+        for (int s = 0; s < STREAMS; s++)
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, streams[s]));
+        unsigned char host[STREAMS * GROUP_BYTES];
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+        for (int s = 0; s < STREAMS; s++) {
+            char why[256];
+            if (!result_matches(type, PTXKIT_REDUCE_SUM, host + s * GROUP_BYTES + elem,
+                                &refs[PTXKIT_REDUCE_SUM][type][(size_t)s % CASE_COUNT], why, sizeof why))
+                fail_msg("stream %d, %s: %s", s, ptxkit_dtype_name(type), why);
+        }
+    }
+    for (int s = 0; s < STREAMS; s++)
+        assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[s]));
+}
+
+/* The last block resets the ticket counter: hundreds of launches in a row
+ * on one stream, into separate outputs, all right. */
+static void test_reduce_back_to_back(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { RUNS = 300 };
+    ptxkit_dptr outs;
+    assert_ok(ctx, ptxkit_malloc(ctx, RUNS * 8, &outs));
+    const input *in = &inputs[input_class(PTXKIT_UINT32)];
+    for (int i = 0; i < RUNS; i++) {
+        size_t k = 4 + (size_t)i % 7; /* cases 4..10: 1000 elements and more */
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, in->dev + cases[k].offset * 4, cases[k].n,
+                                     outs + (size_t)i * 8, NULL, NULL));
+    }
+    uint32_t host[RUNS * 2];
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outs, sizeof host));
+    for (int i = 0; i < RUNS; i++) {
+        uint32_t want;
+        memcpy(&want, refs[PTXKIT_REDUCE_XOR][PTXKIT_UINT32][4 + (size_t)i % 7].bits, 4);
+        if (host[2 * i] != want) fail_msg("run %d: got 0x%x, want 0x%x", i, host[2 * i], want);
+    }
+    ptxkit_free(ctx, outs);
+}
+
+static void test_reduce_to_host(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+        for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+            if (!reduce_supported(op, type)) continue;
+            size_t elem = ptxkit_dtype_size(type);
+            for (size_t k = 0; k < CASE_COUNT; k += 3) {
+                unsigned char got[8];
+                char why[256];
+                assert_ok(ctx,
+                          ptxkit_reduce_to_host(ctx, op, type, inputs[input_class(type)].dev + cases[k].offset * elem,
+                                                cases[k].n, got, NULL));
+                if (!result_matches(type, op, got, &refs[op][type][k], why, sizeof why))
+                    fail_msg("to_host %s.%s n=%zu: %s", ptxkit_reduce_op_name(op), ptxkit_dtype_name(type), cases[k].n,
+                             why);
+            }
+        }
+}
+
+static void test_reduce_arguments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_dptr in = inputs[0].dev, out = outputs;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(NULL, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, (ptxkit_reduce_op)99, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, (ptxkit_dtype)-1, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT64, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_FLOAT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out + 2, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in + 1, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, in + 4, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, SIZE_MAX / 2, out, NULL, NULL));
+    ptxkit_launch_options o = {.block_size = 48};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+    o = (ptxkit_launch_options){.vector_bytes = 4};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, in, 10, out, &o, NULL));
+    o = (ptxkit_launch_options){.items_per_thread = 17};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  reduce_run(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL, (reduce_passes)7));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, NULL, NULL));
+
+    /* n = 0 writes the identity, and needs no input. */
+    int32_t got = 5;
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT32, 0, 0, &got, NULL));
+    assert_int_equal(got, INT32_MAX);
+    double dgot = 1;
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, 0, &dgot, NULL));
+    assert_true(isinf(dgot) && dgot < 0);
+    uint64_t ugot = 0;
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_AND, PTXKIT_UINT64, 0, 0, &ugot, NULL));
+    assert_true(ugot == ~0ull);
+
+    /* The ladder: steps 1..9, JIT only, step 9 for 32-bit integers. */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_ladder(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_ladder(ctx, 10, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT64, in, 10, out, NULL, NULL));
+    o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+    o = (ptxkit_launch_options){.items_per_thread = 2};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED,
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in + 3, 10, out, NULL, NULL));
+    /* A ladder run whose scratch is too small is refused, not overrun. */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ladder_run(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 100000,
+                                                                   out, ladder_scratch, 16, NULL, NULL));
+}
+
+/* ---- the ladder ---------------------------------------------------------- */
+
+/* Every step x every block size x every operator and type, every case. */
+static void test_ladder_all(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    int failures = 0, variants = 0;
+    for (int step = 1; step <= LADDER_STEPS; step++)
+        for (int b = 0; b < BLOCK_COUNT; b++)
+            for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+                for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
+                    if (!reduce_supported(op, type)) continue;
+                    ptxkit_status st;
+                    if (!reduce_ladder_supported(ctx, step, op, type, &st)) {
+                        assert_int_equal(st, PTXKIT_ERROR_UNSUPPORTED);
+                        assert_true(step == 9);
+                        continue;
+                    }
+                    variant v = {.kind = RUN_LADDER, .step = step, .options = {.block_size = block_sizes[b]}};
+                    failures += check_variant(&v, op, type);
+                    variants++;
+                }
+    printf("ladder: %d variants x %zu cases checked\n", variants, CASE_COUNT);
+    assert_int_equal(failures, 0);
+}
+
+static void test_ladder_load_ops(void **state) {
+    (void)state;
+    int failures = 0;
+    for (size_t k = 0; k < sizeof ladder_load_steps / sizeof ladder_load_steps[0]; k++)
+        for (int lo = PTXKIT_LOAD_CA; lo < PTXKIT_LOAD_OP_COUNT; lo++) {
+            variant v = {.kind = RUN_LADDER, .step = ladder_load_steps[k], .options = {.load_op = lo}};
+            failures += check_variant(&v, PTXKIT_REDUCE_SUM, PTXKIT_INT32);
+            if (v.step != 9) failures += check_variant(&v, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64);
+        }
+    assert_int_equal(failures, 0);
+}
+
+/* The public entry point (scratch allocated per call), on a stream. */
+static void test_ladder_public(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_stream *stream;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
+    int failures = 0;
+    for (int step = 1; step <= LADDER_STEPS; step++) {
+        variant v = {.kind = RUN_LADDER_PUBLIC, .step = step, .options = {.block_size = 128}, .stream = stream};
+        failures += check_variant(&v, PTXKIT_REDUCE_MAX, PTXKIT_INT32);
+        if (step != 9) failures += check_variant(&v, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
+    }
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, stream));
+    assert_int_equal(failures, 0);
+}
+
+int main(void) {
+    test_require_gpu();
+    ptxkit_context *ctx = test_gpu();
+    /* Partials of the ladder's largest run: steps 1-3 with 32-thread
+     * blocks on MAX_N elements leave MAX_N / 32 partials, then 1/32 of that... */
+    ladder_scratch_bytes = 2 * (MAX_N / 32 + 64) * 8;
+    if (ptxkit_malloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS ||
+        ptxkit_malloc(ctx, OUTPUT_GROUPS * GROUP_BYTES, &outputs) != PTXKIT_SUCCESS) {
+        printf("cannot allocate: %s\n", ptxkit_last_error(ctx));
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compile_all),         cmocka_unit_test(test_reduce_arguments),
+        cmocka_unit_test(test_reduce_all_combos),   cmocka_unit_test(test_reduce_shapes),
+        cmocka_unit_test(test_reduce_ptx_path),     cmocka_unit_test(test_reduce_streams),
+        cmocka_unit_test(test_reduce_back_to_back), cmocka_unit_test(test_reduce_to_host),
+        cmocka_unit_test(test_ladder_all),          cmocka_unit_test(test_ladder_load_ops),
+        cmocka_unit_test(test_ladder_public),
+    };
+    int failed = cmocka_run_group_tests_name("gpu_reduce", tests, setup_inputs, teardown_inputs);
+    ptxkit_free(ctx, ladder_scratch);
+    ptxkit_free(ctx, outputs);
+    test_gpu_release();
+    return failed;
+}

@@ -1,0 +1,222 @@
+/* ptxkit ladder: Mark Harris's reduction ladder (steps 1-9) on this GPU, the
+ * table of the 2007 lecture redone: time, bandwidth, step and cumulative
+ * speedup, with the published G80 figures beside the 2^22 rows. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "ops/reduce.h"
+
+enum { MAX_SIZES = 8 };
+
+static const char *const step_names[LADDER_STEPS + 1] = {
+    "",
+    "interleaved addressing, divergent branch",
+    "interleaved addressing, bank conflicts",
+    "sequential addressing",
+    "first add during global load",
+    "unroll last warp",
+    "completely unrolled",
+    "multiple elements per thread",
+    "warp shuffle",
+    "redux.sync",
+};
+
+/* The lecture's figures: 2^22 ints on a G80 (86.4 GB/s peak), 128 threads
+ * per block (../shared/ANCHORS.md). Steps 8 and 9 postdate it. */
+static const double g80_ms[LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0};
+static const double g80_gbs[LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0};
+
+typedef struct ladder_run {
+    int step;
+    ptxkit_reduce_op op;
+    ptxkit_dtype type;
+    ptxkit_dptr in, out, scratch;
+    size_t n, scratch_bytes;
+    ptxkit_launch_options options;
+} ladder_run;
+
+static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    ladder_run *r = arg;
+    return reduce_ladder_run(ctx, r->step, r->op, r->type, r->in, r->n, r->out, r->scratch, r->scratch_bytes,
+                             &r->options, s);
+}
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: ptxkit ladder [--log2 LIST | --sizes LIST] [--block N] [--op OP] [--type TYPE] [--steps LIST]\n"
+            "                     [--load OP] [--reps N] [--warmup N] [--csv|--json] [--device N]\n"
+            "Mark Harris's reduction steps 1-9 (1-7 from the 2007 lecture, 8 warp shuffles, 9 redux.sync)\n"
+            "timed on this GPU: time, GB/s (n x element bytes read), speedup over the previous step and\n"
+            "over step 1, a check of the result against ptxkit_reduce, and the lecture's G80 figures\n"
+            "beside the 2^22 int32 sum rows. Defaults: --log2 22,25 --block 128 (the lecture's) --op sum\n"
+            "--type int32 --steps 1,2,3,4,5,6,7,8,9. --log2 takes exponents, --sizes element counts.\n");
+}
+
+static bool parse_list(const char *text, int lo, int hi, int *values, int *count, int max) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    *count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(tok, &end, 10);
+        if (*end || v < lo || v > hi || *count == max) return false;
+        values[(*count)++] = (int)v;
+    }
+    return *count > 0;
+}
+
+/* "a,b,c": exponents of two (log2) or element counts. */
+static bool parse_sizes(const char *text, bool log2, size_t *sizes, int *count) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    *count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        unsigned long long v = strtoull(tok, &end, 0);
+        if (*end || *count == MAX_SIZES || (log2 ? v > 34 : v == 0)) return false;
+        sizes[(*count)++] = log2 ? (size_t)1 << v : (size_t)v;
+    }
+    return *count > 0;
+}
+
+/* Whether the ladder's result matches ptxkit_reduce's (exactly for the
+ * integer types; floats are summed in another order, so only reported). */
+static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit_status *st) {
+    unsigned char got[8] = {0}, want[8] = {0};
+    size_t elem = ptxkit_dtype_size(r->type);
+    *st = ptxkit_memcpy_dtoh(ctx, got, r->out, elem);
+    if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, r->in, r->n, want, NULL);
+    if (*st != PTXKIT_SUCCESS) return "error";
+    if (r->type == PTXKIT_FLOAT32 || r->type == PTXKIT_FLOAT64) return "-";
+    return memcmp(got, want, elem) == 0 ? "ok" : "WRONG";
+}
+
+int cmd_ladder(int argc, char **argv) {
+    cli_common common;
+    if (!cli_parse_common(&argc, argv, &common)) return 2;
+    size_t sizes[MAX_SIZES] = {(size_t)1 << 22, (size_t)1 << 25};
+    int size_count = 2, steps[LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    int step_count = LADDER_STEPS, reps = 20, warmup = 3;
+    ladder_run r = {.op = PTXKIT_REDUCE_SUM, .type = PTXKIT_INT32, .options = {.block_size = 128}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = v != NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (!v) {
+            ok = false;
+        } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
+            ok = parse_sizes(v, a[2] == 'l', sizes, &size_count);
+        } else if (strcmp(a, "--steps") == 0) {
+            ok = parse_list(v, 1, LADDER_STEPS, steps, &step_count, LADDER_STEPS);
+        } else if (strcmp(a, "--block") == 0) {
+            r.options.block_size = atoi(v);
+        } else if (strcmp(a, "--reps") == 0) {
+            reps = atoi(v);
+            ok = reps >= 1 && reps <= 10000;
+        } else if (strcmp(a, "--warmup") == 0) {
+            warmup = atoi(v);
+            ok = warmup >= 0 && warmup <= 1000;
+        } else if (strcmp(a, "--load") == 0) {
+            ok = ptxkit_load_op_parse(v, &r.options.load_op) == PTXKIT_SUCCESS;
+        } else if (strcmp(a, "--op") == 0 || strcmp(a, "--type") == 0) {
+            ok = false;
+            for (int k = 0; k < (a[2] == 'o' ? PTXKIT_REDUCE_OP_COUNT : PTXKIT_DTYPE_COUNT); k++) {
+                const char *name =
+                    a[2] == 'o' ? ptxkit_reduce_op_name((ptxkit_reduce_op)k) : ptxkit_dtype_name((ptxkit_dtype)k);
+                if (strcmp(v, name) == 0) {
+                    if (a[2] == 'o')
+                        r.op = (ptxkit_reduce_op)k;
+                    else
+                        r.type = (ptxkit_dtype)k;
+                    ok = true;
+                }
+            }
+        } else {
+            fprintf(stderr, "ptxkit ladder: unexpected argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "ptxkit ladder: bad or missing value for %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (!reduce_supported(r.op, r.type)) {
+        fprintf(stderr, "ptxkit ladder: %s of %s is not provided\n", ptxkit_reduce_op_name(r.op),
+                ptxkit_dtype_name(r.type));
+        return 2;
+    }
+    ptxkit_context *ctx = cli_open_context("ladder", common.device);
+    if (!ctx) return 1;
+    ptxkit_device_info dev;
+    ptxkit_device_info_get(ctx, &dev);
+    size_t elem = ptxkit_dtype_size(r.type), max_n = 0;
+    for (int s = 0; s < size_count; s++)
+        if (sizes[s] > max_n) max_n = sizes[s];
+
+    ptxkit_status st = ptxkit_malloc(ctx, max_n * elem, &r.in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);
+    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_n * elem, 5);
+    /* Scratch for the largest need of any step at any size, allocated once
+     * so the timed runs are launches only. */
+    for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++)
+        for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
+            size_t bytes = 0;
+            ptxkit_status support;
+            if (!reduce_ladder_supported(ctx, steps[k], r.op, r.type, &support)) continue;
+            st = reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
+            if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
+        }
+    if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
+
+    char title[512];
+    snprintf(title, sizeof title,
+             "Reduction ladder on %s: %s of %s, %d threads per block, median of %d (G80: the 2007 lecture, 2^22 "
+             "ints, 128 threads)",
+             dev.name, ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type), r.options.block_size, reps);
+    const char *headers[] = {"n",     "kernel",      "name",    "time_us", "GBps", "step_speedup", "cumulative_speedup",
+                             "check", "G80_time_us", "G80_GBps"};
+    cli_table *t = table_new(title, 10, headers);
+    for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
+        r.n = sizes[s];
+        double first_ms = 0, prev_ms = 0;
+        for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
+            r.step = steps[k];
+            ptxkit_status support;
+            if (!reduce_ladder_supported(ctx, r.step, r.op, r.type, &support)) {
+                table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-", r.n, r.step, step_names[r.step]);
+                continue;
+            }
+            float ms = 0;
+            st = time_median_ms(ctx, run_step, &r, warmup, reps, &ms);
+            if (st != PTXKIT_SUCCESS) break;
+            const char *check = check_result(ctx, &r, &st);
+            if (st != PTXKIT_SUCCESS) break;
+            if (!first_ms) first_ms = ms;
+            char step_speedup[32] = "-", g80_time[32] = "-", g80_bw[32] = "-";
+            if (prev_ms) snprintf(step_speedup, sizeof step_speedup, "%.2f", prev_ms / ms);
+            bool lecture_row = r.n == (size_t)1 << 22 && r.op == PTXKIT_REDUCE_SUM && r.type == PTXKIT_INT32;
+            if (lecture_row && g80_ms[r.step] > 0) {
+                snprintf(g80_time, sizeof g80_time, "%.0f", g80_ms[r.step] * 1e3);
+                snprintf(g80_bw, sizeof g80_bw, "%.3f", g80_gbs[r.step]);
+            }
+            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%s\t%.2f\t%s\t%s\t%s", r.n, r.step, step_names[r.step], ms * 1e3,
+                       (double)r.n * elem / (ms * 1e-3) / 1e9, step_speedup, first_ms / ms, check, g80_time, g80_bw);
+            prev_ms = ms;
+        }
+    }
+    if (st != PTXKIT_SUCCESS) cli_fail("ladder", ctx, st);
+    table_print(t, common.format, stdout);
+    table_free(t);
+    ptxkit_free(ctx, r.in);
+    ptxkit_free(ctx, r.out);
+    if (r.scratch) ptxkit_free(ctx, r.scratch);
+    ptxkit_context_close(ctx);
+    return st == PTXKIT_SUCCESS ? 0 : 1;
+}
