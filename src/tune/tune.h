@@ -31,7 +31,9 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt);
 
 /* PTXKIT_TUNE: off (never read the database), cached (the default: use
- * what is there) or auto (tune a size bucket on its first use). */
+ * what is there, or a neighbouring bucket's entry within two) or auto (also
+ * tune a missing bucket of 2^16 or more on its first use, within
+ * PTXKIT_TUNE_BUDGET seconds, default 10). */
 typedef enum tune_mode { TUNE_MODE_OFF = 0, TUNE_MODE_CACHED, TUNE_MODE_AUTO } tune_mode;
 tune_mode tune_mode_from_env(void);
 

@@ -1,0 +1,600 @@
+/* The tuning database file: parse, format, locked atomic rewrite. See db.h
+ * for the format. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "tune/db.h"
+
+#define DB_MAGIC "ptxkit-tune-db "
+#define DB_MAX_LINE 2048
+#define DB_MAX_FILE (64u << 20)
+
+void tune_db_init(tune_db *db) { memset(db, 0, sizeof *db); }
+
+void tune_db_clear(tune_db *db) {
+    free(db->entries);
+    memset(db, 0, sizeof *db);
+}
+
+static void sanitize(char *dst, size_t size, const char *src) {
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < size; i++) {
+        unsigned char c = (unsigned char)src[i];
+        dst[i] = c < 0x20 || c == 0x7f ? '_' : (char)c;
+    }
+    dst[i] = 0;
+}
+
+void tune_db_key_make(tune_db_key *key, const char *device, int cc, int sm_count, int driver, int nvrtc_major,
+                      int nvrtc_minor, const char *library) {
+    memset(key, 0, sizeof *key);
+    sanitize(key->device, sizeof key->device, device ? device : "unknown");
+    if (!key->device[0]) snprintf(key->device, sizeof key->device, "unknown");
+    key->cc = cc;
+    key->sm_count = sm_count;
+    key->driver = driver;
+    key->nvrtc_major = nvrtc_major;
+    key->nvrtc_minor = nvrtc_minor;
+    sanitize(key->library, sizeof key->library, library ? library : "");
+}
+
+bool tune_db_key_equal(const tune_db_key *a, const tune_db_key *b) {
+    return strcmp(a->device, b->device) == 0 && a->cc == b->cc && a->sm_count == b->sm_count && a->driver == b->driver &&
+           a->nvrtc_major == b->nvrtc_major && a->nvrtc_minor == b->nvrtc_minor && strcmp(a->library, b->library) == 0;
+}
+
+static bool same_slot(const tune_db_entry *a, const tune_db_entry *b) {
+    return a->bucket == b->bucket && strcmp(a->family, b->family) == 0 && strcmp(a->variant, b->variant) == 0 &&
+           tune_db_key_equal(&a->key, &b->key);
+}
+
+bool tune_db_put(tune_db *db, const tune_db_entry *e) {
+    for (size_t i = 0; i < db->count; i++)
+        if (same_slot(&db->entries[i], e)) {
+            db->entries[i] = *e;
+            return true;
+        }
+    if (db->count == db->capacity) {
+        size_t cap = db->capacity ? db->capacity * 2 : 16;
+        tune_db_entry *grown = realloc(db->entries, cap * sizeof *grown);
+        if (!grown) return false;
+        db->entries = grown;
+        db->capacity = cap;
+    }
+    db->entries[db->count++] = *e;
+    return true;
+}
+
+const tune_db_entry *tune_db_find(const tune_db *db, const tune_db_key *key, const char *family, const char *variant,
+                                  int bucket, int max_distance) {
+    const tune_db_entry *best = NULL;
+    int best_distance = max_distance + 1;
+    for (size_t i = 0; i < db->count; i++) {
+        const tune_db_entry *e = &db->entries[i];
+        if (strcmp(e->family, family) != 0 || strcmp(e->variant, variant) != 0 || !tune_db_key_equal(&e->key, key))
+            continue;
+        int d = abs(e->bucket - bucket);
+        if (d < best_distance || (d == best_distance && best && e->bucket > best->bucket)) {
+            best = e;
+            best_distance = d;
+        }
+    }
+    return best;
+}
+
+/* ---- formatting -------------------------------------------------------- */
+
+typedef struct text_buf {
+    char *data;
+    size_t size, capacity;
+    bool failed;
+} text_buf;
+
+static void tb_printf(text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_printf(text_buf *b, const char *fmt, ...) {
+    if (b->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->data ? b->data + b->size : NULL, b->data ? b->capacity - b->size : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if (b->data && b->size + (size_t)n < b->capacity) {
+            b->size += (size_t)n;
+            return;
+        }
+        size_t cap = b->capacity ? b->capacity * 2 : 4096;
+        while (cap < b->size + (size_t)n + 1) cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown) {
+            b->failed = true;
+            return;
+        }
+        b->data = grown;
+        b->capacity = cap;
+    }
+}
+
+static int entry_order(const void *pa, const void *pb) {
+    const tune_db_entry *a = *(const tune_db_entry *const *)pa, *b = *(const tune_db_entry *const *)pb;
+    int c;
+    if ((c = strcmp(a->key.device, b->key.device))) return c;
+    if (a->key.cc != b->key.cc) return a->key.cc < b->key.cc ? -1 : 1;
+    if (a->key.sm_count != b->key.sm_count) return a->key.sm_count < b->key.sm_count ? -1 : 1;
+    if (a->key.driver != b->key.driver) return a->key.driver < b->key.driver ? -1 : 1;
+    if ((c = strcmp(a->key.library, b->key.library))) return c;
+    if ((c = strcmp(a->family, b->family))) return c;
+    if ((c = strcmp(a->variant, b->variant))) return c;
+    return (a->bucket > b->bucket) - (a->bucket < b->bucket);
+}
+
+char *tune_db_format(const tune_db *db, size_t *size) {
+    text_buf b = {0};
+    const tune_db_entry **order = malloc((db->count ? db->count : 1) * sizeof *order);
+    if (!order) return NULL;
+    for (size_t i = 0; i < db->count; i++) order[i] = &db->entries[i];
+    qsort(order, db->count, sizeof *order, entry_order);
+    tb_printf(&b, "%s%d\n", DB_MAGIC, TUNE_DB_FORMAT);
+    tb_printf(&b, "# ptxkit tuning database (`ptxkit tune --show` lists it). Written by ptxkit %s;\n"
+                  "# the last line's checksum covers everything above it: edits make the file ignored.\n",
+              PTXKIT_VERSION_STRING);
+    for (size_t i = 0; i < db->count; i++) {
+        const tune_db_entry *e = order[i];
+        const char *load = ptxkit_load_op_name(e->config.load_op);
+        tb_printf(&b,
+                  "entry\tdevice=%s\tcc=%d\tsms=%d\tdriver=%d\tnvrtc=%d.%d\tlib=%s\tfamily=%s\tvariant=%s\tlog2n=%d"
+                  "\tblock=%d\titems=%d\tvec=%d\tbpsm=%d\tload=%s\tgbs=%.2f\tdefault_gbs=%.2f\twhen=%lld\n",
+                  e->key.device, e->key.cc, e->key.sm_count, e->key.driver, e->key.nvrtc_major, e->key.nvrtc_minor,
+                  e->key.library, e->family, e->variant, e->bucket, e->config.block_size, e->config.items_per_thread,
+                  e->config.vector_bytes, e->config.blocks_per_sm, load ? load : "default", e->gbs, e->default_gbs,
+                  e->when);
+    }
+    free(order);
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    unsigned long long sum = (unsigned long long)XXH3_64bits(b.data, b.size);
+    tb_printf(&b, "end\tentries=%zu\txxh3_64=%016llx\n", db->count, sum);
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    *size = b.size;
+    return b.data;
+}
+
+/* ---- parsing ----------------------------------------------------------- */
+
+static bool parse_int(const char *s, long long lo, long long hi, int *out) {
+    if (!*s) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_double(const char *s, double *out) {
+    if (!*s) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= 0 && v < 1e9)) return false;
+    *out = v;
+    return true;
+}
+
+static bool name_ok(const char *s) {
+    if (!*s) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '.' ||
+              *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+static bool copy_field(char *dst, size_t size, const char *value) {
+    if (strlen(value) >= size) return false;
+    strcpy(dst, value);
+    return true;
+}
+
+/* One "entry" line (without its newline, NUL-terminated and writable). */
+static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size) {
+    memset(e, 0, sizeof *e);
+    enum { F_DEVICE, F_CC, F_SMS, F_DRIVER, F_NVRTC, F_LIB, F_FAMILY, F_VARIANT, F_LOG2N, F_BLOCK, F_ITEMS, F_VEC,
+           F_BPSM, F_LOAD, F_GBS, F_DEFAULT_GBS, F_WHEN, F_COUNT };
+    static const char *const names[F_COUNT] = {"device", "cc",    "sms",   "driver", "nvrtc", "lib",
+                                               "family", "variant", "log2n", "block", "items", "vec",
+                                               "bpsm",   "load",  "gbs",   "default_gbs", "when"};
+    bool seen[F_COUNT] = {0};
+    char *save = NULL;
+    char *field = strtok_r(line, "\t", &save);
+    if (!field || strcmp(field, "entry") != 0) {
+        snprintf(why, why_size, "a line is not an entry");
+        return false;
+    }
+    while ((field = strtok_r(NULL, "\t", &save)) != NULL) {
+        char *eq = strchr(field, '=');
+        if (!eq) {
+            snprintf(why, why_size, "field '%.40s' has no value", field);
+            return false;
+        }
+        *eq = 0;
+        const char *value = eq + 1;
+        int f = -1;
+        for (int i = 0; i < F_COUNT; i++)
+            if (strcmp(field, names[i]) == 0) f = i;
+        if (f < 0) continue; /* a field added later in this format version */
+        if (seen[f]) {
+            snprintf(why, why_size, "field '%s' appears twice", names[f]);
+            return false;
+        }
+        seen[f] = true;
+        bool ok = true;
+        int x = 0;
+        switch (f) {
+        case F_DEVICE: ok = copy_field(e->key.device, sizeof e->key.device, value) && *value; break;
+        case F_CC: ok = parse_int(value, 0, 10000, &e->key.cc); break;
+        case F_SMS: ok = parse_int(value, 0, 1 << 20, &e->key.sm_count); break;
+        case F_DRIVER: ok = parse_int(value, 0, 1 << 30, &e->key.driver); break;
+        case F_NVRTC: {
+            char major[16], minor[16];
+            const char *dot = strchr(value, '.');
+            ok = dot && (size_t)(dot - value) < sizeof major && strlen(dot + 1) < sizeof minor;
+            if (ok) {
+                memcpy(major, value, (size_t)(dot - value));
+                major[dot - value] = 0;
+                strcpy(minor, dot + 1);
+                ok = parse_int(major, 0, 1000, &e->key.nvrtc_major) && parse_int(minor, 0, 1000, &e->key.nvrtc_minor);
+            }
+            break;
+        }
+        case F_LIB: ok = copy_field(e->key.library, sizeof e->key.library, value) && name_ok(value); break;
+        case F_FAMILY: ok = copy_field(e->family, sizeof e->family, value) && name_ok(value); break;
+        case F_VARIANT: ok = copy_field(e->variant, sizeof e->variant, value) && name_ok(value); break;
+        case F_LOG2N: ok = parse_int(value, 0, 63, &e->bucket); break;
+        case F_BLOCK:
+            ok = parse_int(value, 0, 1024, &x) && (x == 0 || (x >= 32 && (x & (x - 1)) == 0));
+            e->config.block_size = x;
+            break;
+        case F_ITEMS: ok = parse_int(value, 0, 64, &e->config.items_per_thread); break;
+        case F_VEC:
+            ok = parse_int(value, 0, 16, &x) && (x == 0 || x == 4 || x == 8 || x == 16);
+            e->config.vector_bytes = x;
+            break;
+        case F_BPSM: ok = parse_int(value, 0, 64, &e->config.blocks_per_sm); break;
+        case F_LOAD:
+            ok = false;
+            for (int i = 0; i < PTXKIT_LOAD_OP_COUNT; i++) {
+                const char *n = ptxkit_load_op_name((ptxkit_load_op)i);
+                if (n && strcmp(n, value) == 0) {
+                    e->config.load_op = (ptxkit_load_op)i;
+                    ok = true;
+                }
+            }
+            break;
+        case F_GBS: ok = parse_double(value, &e->gbs); break;
+        case F_DEFAULT_GBS: ok = parse_double(value, &e->default_gbs); break;
+        case F_WHEN: {
+            char *end;
+            errno = 0;
+            e->when = strtoll(value, &end, 10);
+            ok = *value && !*end && !errno && e->when >= 0;
+            break;
+        }
+        }
+        if (!ok) {
+            snprintf(why, why_size, "field %s has a bad value '%.40s'", names[f], value);
+            return false;
+        }
+    }
+    for (int i = 0; i < F_COUNT; i++)
+        if (!seen[i]) {
+            snprintf(why, why_size, "an entry lacks its %s field", names[i]);
+            return false;
+        }
+    return true;
+}
+
+ptxkit_status tune_db_parse(const char *text, size_t size, tune_db *db, char *msg, size_t msg_size) {
+    tune_db_clear(db);
+    char why[256] = "";
+    ptxkit_status st = PTXKIT_ERROR_CORRUPT;
+    size_t magic_len = strlen(DB_MAGIC);
+    const char *first_nl = memchr(text, '\n', size);
+    if (size < magic_len || memcmp(text, DB_MAGIC, magic_len) != 0 || !first_nl) {
+        snprintf(msg, msg_size, "not a ptxkit tuning database (%s)",
+                 size == 0 ? "empty file" : size < magic_len || memcmp(text, DB_MAGIC, magic_len) ? "no header line"
+                                                                                                 : "truncated header");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    char header[64];
+    size_t header_len = (size_t)(first_nl - text) - magic_len;
+    int version = -1;
+    if (header_len < sizeof header) {
+        memcpy(header, text + magic_len, header_len);
+        header[header_len] = 0;
+        if (!parse_int(header, 0, 1 << 20, &version)) version = -1;
+    }
+    if (version < 0) {
+        snprintf(msg, msg_size, "unreadable format version in the header line");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    if (version != TUNE_DB_FORMAT) {
+        snprintf(msg, msg_size, "format version %d (this ptxkit %s reads version %d)", version, PTXKIT_VERSION_STRING,
+                 TUNE_DB_FORMAT);
+        return PTXKIT_ERROR_UNSUPPORTED;
+    }
+    if (memchr(text, 0, size)) {
+        snprintf(msg, msg_size, "NUL bytes in a text file");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    /* The trailer: last line, which must end with a newline. */
+    if (text[size - 1] != '\n') {
+        snprintf(msg, msg_size, "truncated (no final line)");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    size_t trailer = size - 1;
+    while (trailer > 0 && text[trailer - 1] != '\n') trailer--;
+    char last[256];
+    size_t last_len = size - 1 - trailer;
+    unsigned long long sum = 0;
+    size_t declared = 0;
+    int used = 0;
+    if (trailer <= (size_t)(first_nl - text) || last_len >= sizeof last) {
+        snprintf(msg, msg_size, "truncated (no end line)");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    memcpy(last, text + trailer, last_len);
+    last[last_len] = 0;
+    if (sscanf(last, "end\tentries=%zu\txxh3_64=%16llx%n", &declared, &sum, &used) != 2 || (size_t)used != last_len) {
+        snprintf(msg, msg_size, "truncated or damaged (bad end line)");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    if ((unsigned long long)XXH3_64bits(text, trailer) != sum) {
+        snprintf(msg, msg_size, "checksum mismatch (damaged or edited)");
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    /* Records. */
+    const char *p = first_nl + 1, *end = text + trailer;
+    char line[DB_MAX_LINE];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)(nl - p); /* the trailer guarantees a newline before end */
+        if (len >= sizeof line) {
+            snprintf(why, sizeof why, "a line of %zu bytes is too long", len);
+            goto bad;
+        }
+        memcpy(line, p, len);
+        line[len] = 0;
+        p = nl + 1;
+        if (len == 0 || line[0] == '#') continue;
+        tune_db_entry e;
+        if (!parse_entry(line, &e, why, sizeof why)) goto bad;
+        if (!tune_db_put(db, &e)) {
+            st = PTXKIT_ERROR_OUT_OF_MEMORY;
+            snprintf(why, sizeof why, "out of host memory");
+            goto bad;
+        }
+    }
+    if (db->count != declared) {
+        snprintf(why, sizeof why, "%zu entries where the end line declares %zu", db->count, declared);
+        goto bad;
+    }
+    snprintf(msg, msg_size, "%zu entr%s", db->count, db->count == 1 ? "y" : "ies");
+    return PTXKIT_SUCCESS;
+bad:
+    tune_db_clear(db);
+    snprintf(msg, msg_size, "%s", why);
+    return st;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static ptxkit_status read_file(const char *path, char **text, size_t *size, bool *missing, char *msg, size_t msg_size) {
+    *text = NULL;
+    *size = 0;
+    *missing = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            *missing = true;
+            return PTXKIT_SUCCESS;
+        }
+        snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
+        return PTXKIT_ERROR_IO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > DB_MAX_FILE) {
+        snprintf(msg, msg_size, "%s is not a regular file of at most %u MiB", path, DB_MAX_FILE >> 20);
+        close(fd);
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        close(fd);
+        snprintf(msg, msg_size, "out of host memory reading %s", path);
+        return PTXKIT_ERROR_OUT_OF_MEMORY;
+    }
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = 0;
+    *text = buf;
+    *size = got;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_size) {
+    tune_db_clear(db);
+    char *text;
+    size_t size;
+    bool missing;
+    ptxkit_status st = read_file(path, &text, &size, &missing, msg, msg_size);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (missing) {
+        snprintf(msg, msg_size, "no tuning database at %s yet", path);
+        return PTXKIT_SUCCESS;
+    }
+    char why[320];
+    st = tune_db_parse(text, size, db, why, sizeof why);
+    free(text);
+    if (st == PTXKIT_SUCCESS)
+        snprintf(msg, msg_size, "%s: %s", path, why);
+    else
+        snprintf(msg, msg_size, "tuning database %s ignored: %s", path, why);
+    return st;
+}
+
+static bool make_parent_dirs(const char *path) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
+    char *slash = strrchr(tmp, '/');
+    if (!slash || slash == tmp) return true;
+    *slash = 0;
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
+}
+
+static bool write_all(int fd, const char *data, size_t size) {
+    while (size) {
+        ssize_t w = write(fd, data, size);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        data += w;
+        size -= (size_t)w;
+    }
+    return true;
+}
+
+static int newest_first(const void *pa, const void *pb) {
+    const tune_db_entry *a = pa, *b = pb;
+    return (a->when < b->when) - (a->when > b->when);
+}
+
+ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size_t count, tune_db *merged, char *msg,
+                            size_t msg_size) {
+    char lock_path[4200], tmp_path[4300], bad_path[4200];
+    msg[0] = 0;
+    if (!path || !*path || (entries == NULL && count > 0)) {
+        snprintf(msg, msg_size, "no database path");
+        return PTXKIT_ERROR_INVALID_ARGUMENT;
+    }
+    if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path) {
+        snprintf(msg, msg_size, "database path too long");
+        return PTXKIT_ERROR_INVALID_ARGUMENT;
+    }
+    if (!make_parent_dirs(path)) {
+        snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
+        return PTXKIT_ERROR_IO;
+    }
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0) {
+        snprintf(msg, msg_size, "cannot open %s: %s", lock_path, strerror(errno));
+        return PTXKIT_ERROR_IO;
+    }
+    while (flock(lock, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            snprintf(msg, msg_size, "cannot lock %s: %s", lock_path, strerror(errno));
+            close(lock);
+            return PTXKIT_ERROR_IO;
+        }
+
+    /* Under the lock: merge with what other writers stored meanwhile. */
+    tune_db current;
+    tune_db_init(&current);
+    char load_msg[512];
+    ptxkit_status st = tune_db_load(path, &current, load_msg, sizeof load_msg);
+    if (st == PTXKIT_ERROR_CORRUPT || st == PTXKIT_ERROR_UNSUPPORTED) {
+        snprintf(bad_path, sizeof bad_path, "%s.bad", path);
+        rename(path, bad_path); /* keep it for a look; replaced below */
+        snprintf(msg, msg_size, "%s; kept as %s and rewritten", load_msg, bad_path);
+        st = PTXKIT_SUCCESS;
+    } else if (st != PTXKIT_SUCCESS) {
+        snprintf(msg, msg_size, "%s", load_msg);
+        goto done;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!tune_db_put(&current, &entries[i])) {
+            st = PTXKIT_ERROR_OUT_OF_MEMORY;
+            snprintf(msg, msg_size, "out of host memory");
+            goto done;
+        }
+    if (current.count > TUNE_DB_MAX_ENTRIES) {
+        qsort(current.entries, current.count, sizeof *current.entries, newest_first);
+        current.count = TUNE_DB_MAX_ENTRIES;
+    }
+    size_t size;
+    char *text = tune_db_format(&current, &size);
+    if (!text) {
+        st = PTXKIT_ERROR_OUT_OF_MEMORY;
+        snprintf(msg, msg_size, "out of host memory");
+        goto done;
+    }
+    static unsigned counter;
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+    int fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && write_all(fd, text, size) && fsync(fd) == 0;
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    if (ok && rename(tmp_path, path) != 0) {
+        ok = false;
+        saved = errno;
+    }
+    free(text);
+    if (!ok) {
+        unlink(tmp_path);
+        snprintf(msg, msg_size, "cannot write %s: %s", path, strerror(saved));
+        st = PTXKIT_ERROR_IO;
+        goto done;
+    }
+    if (merged) {
+        tune_db_clear(merged);
+        *merged = current;
+        tune_db_init(&current);
+    }
+done:
+    tune_db_clear(&current);
+    flock(lock, LOCK_UN);
+    close(lock);
+    return st;
+}
+
+bool tune_db_default_path(char *buf, size_t size) {
+    buf[0] = 0;
+    const char *env = getenv("PTXKIT_TUNE_DB");
+    if (env && *env) return (size_t)snprintf(buf, size, "%s", env) < size;
+    char dir[4096];
+    if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !dir[0]) return false;
+    if ((size_t)snprintf(buf, size, "%s/tune.db", dir) >= size) {
+        buf[0] = 0;
+        return false;
+    }
+    return true;
+}

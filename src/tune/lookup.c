@@ -1,0 +1,210 @@
+/* Dispatch side of tuning: the ops ask tune_lookup for the configuration of
+ * a size bucket. The database is loaded on the first lookup of a context and
+ * kept in ctx->tune_db; PTXKIT_TUNE=auto tunes a missing bucket there. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "tune/tuner.h"
+
+#define AUTO_FAILURES_KEPT 64
+
+typedef struct auto_failure {
+    char family[24];
+    char variant[40];
+    int bucket;
+} auto_failure;
+
+typedef struct tune_state {
+    tune_db db;
+    tune_db mine;            /* the entries of this context's key: what lookups scan */
+    tune_db_key key;
+    char path[4096];         /* "" when there is no database file */
+    char message[640];       /* how loading went */
+    auto_failure failures[AUTO_FAILURES_KEPT];
+    int failure_count;
+} tune_state;
+
+/* One lock for every context's state: lookups are short, and the tuner
+ * holds it only to swap in a stored database. */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool auto_tuning;                 /* under state_lock */
+static _Thread_local int guard_depth;
+
+void tune_guard_enter(void) { guard_depth++; }
+void tune_guard_leave(void) {
+    if (guard_depth > 0) guard_depth--;
+}
+bool tune_guard_active(void) { return guard_depth > 0; }
+
+tune_mode tune_mode_from_env(void) {
+    const char *v = getenv("PTXKIT_TUNE");
+    if (!v || !*v) return TUNE_MODE_CACHED;
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return TUNE_MODE_OFF;
+    if (strcmp(v, "auto") == 0) return TUNE_MODE_AUTO;
+    return TUNE_MODE_CACHED;
+}
+
+int tune_bucket(size_t n) {
+    int b = 0;
+    while (n > 1) {
+        n >>= 1;
+        b++;
+    }
+    return b;
+}
+
+void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key) {
+    ptxkit_versions v;
+    ptxkit_get_versions(&v);
+    tune_db_key_make(key, ctx->info.name, ctx->info.cc_major * 10 + ctx->info.cc_minor, ctx->info.sm_count, v.driver,
+                     v.nvrtc_major, v.nvrtc_minor, PTXKIT_VERSION_STRING);
+}
+
+static void state_free(void *p) {
+    tune_state *s = p;
+    if (!s) return;
+    tune_db_clear(&s->db);
+    tune_db_clear(&s->mine);
+    free(s);
+}
+
+/* A file may hold other GPUs' and builds' entries; an op's lookup should
+ * not pay for them. */
+static void select_mine(tune_state *s) {
+    tune_db_clear(&s->mine);
+    for (size_t i = 0; i < s->db.count; i++)
+        if (tune_db_key_equal(&s->db.entries[i].key, &s->key) && !tune_db_put(&s->mine, &s->db.entries[i])) break;
+}
+
+/* Under state_lock. NULL only when out of memory. */
+static tune_state *state_get(ptxkit_context *ctx) {
+    if (ctx->tune_db) return ctx->tune_db;
+    tune_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    tune_db_init(&s->db);
+    tune_db_key_for(ctx, &s->key);
+    if (!tune_db_default_path(s->path, sizeof s->path)) {
+        snprintf(s->message, sizeof s->message,
+                 "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
+    } else {
+        /* A damaged or foreign file costs the tuned choices, never the call:
+         * the message is kept for `ptxkit tune --show`. */
+        tune_db_load(s->path, &s->db, s->message, sizeof s->message);
+        select_mine(s);
+    }
+    ctx->tune_db = s;
+    ctx->tune_db_free = state_free;
+    return s;
+}
+
+void tune_state_update(ptxkit_context *ctx, tune_db *db) {
+    pthread_mutex_lock(&state_lock);
+    tune_state *s = state_get(ctx);
+    if (s) {
+        tune_db_clear(&s->db);
+        s->db = *db;
+        tune_db_init(db);
+        select_mine(s);
+    } else {
+        tune_db_clear(db);
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+void tune_state_reset(ptxkit_context *ctx) {
+    if (!ctx) return;
+    pthread_mutex_lock(&state_lock);
+    if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
+    ctx->tune_db = NULL;
+    ctx->tune_db_free = NULL;
+    pthread_mutex_unlock(&state_lock);
+}
+
+void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size) {
+    pthread_mutex_lock(&state_lock);
+    tune_state *s = state_get(ctx);
+    snprintf(path, path_size, "%s", s ? s->path : "");
+    snprintf(msg, msg_size, "%s", s ? s->message : "out of host memory");
+    pthread_mutex_unlock(&state_lock);
+}
+
+static bool failed_before(const tune_state *s, const char *family, const char *variant, int bucket) {
+    for (int i = 0; i < s->failure_count; i++)
+        if (s->failures[i].bucket == bucket && strcmp(s->failures[i].family, family) == 0 &&
+            strcmp(s->failures[i].variant, variant) == 0)
+            return true;
+    return false;
+}
+
+static void remember_failure(tune_state *s, const char *family, const char *variant, int bucket) {
+    auto_failure *f = &s->failures[s->failure_count < AUTO_FAILURES_KEPT ? s->failure_count++ : AUTO_FAILURES_KEPT - 1];
+    snprintf(f->family, sizeof f->family, "%s", family);
+    snprintf(f->variant, sizeof f->variant, "%s", variant);
+    f->bucket = bucket;
+}
+
+static double auto_budget(void) {
+    const char *v = getenv("PTXKIT_TUNE_BUDGET");
+    double b = v && *v ? strtod(v, NULL) : 0;
+    return b > 0 && b < 86400 ? b : TUNE_AUTO_BUDGET_S;
+}
+
+/* Tunes one bucket for an op that missed it: the ops call tune_lookup with
+ * the caller's arguments already checked, so failures here only mean the
+ * defaults stay. */
+static void auto_tune(ptxkit_context *ctx, const char *family, const char *variant, int bucket) {
+    size_t size = (size_t)1 << bucket;
+    ptxkit_tune_options options = {0};
+    options.budget_s = auto_budget();
+    ptxkit_status st = ptxkit_tune(ctx, family, variant, size, size, &options, NULL);
+    pthread_mutex_lock(&state_lock);
+    auto_tuning = false;
+    if (st != PTXKIT_SUCCESS) {
+        tune_state *s = state_get(ctx);
+        if (s) remember_failure(s, family, variant, bucket);
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out) {
+    if (!ctx || !family || !variant || !out || tune_guard_active()) return false;
+    tune_mode mode = tune_mode_from_env();
+    if (mode == TUNE_MODE_OFF) return false;
+    int bucket = tune_bucket(n);
+    bool found = false;
+    for (int attempt = 0; attempt < 2 && !found; attempt++) {
+        pthread_mutex_lock(&state_lock);
+        tune_state *s = state_get(ctx);
+        const tune_db_entry *e = s ? tune_db_find(&s->mine, &s->key, family, variant, bucket, 0) : NULL;
+        bool tune_now = !e && s && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
+                        !auto_tuning && s->path[0] && !failed_before(s, family, variant, bucket) &&
+                        tune_family_find(family);
+        if (!e && !tune_now && s) e = tune_db_find(&s->mine, &s->key, family, variant, bucket, TUNE_NEAREST_BUCKETS);
+        if (e) {
+            *out = e->config;
+            found = true;
+        }
+        if (tune_now) auto_tuning = true;
+        pthread_mutex_unlock(&state_lock);
+        if (!tune_now) break;
+        auto_tune(ctx, family, variant, bucket);
+    }
+    return found;
+}
+
+void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {
+    if (!opt) return;
+    bool jit = opt->path == PTXKIT_PATH_JIT || (opt->path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
+    if (!jit) return;
+    if (opt->block_size && opt->items_per_thread && opt->vector_bytes && opt->blocks_per_sm && opt->load_op) return;
+    tune_config c;
+    if (!tune_lookup(ctx, family, variant, n, &c)) return;
+    if (!opt->block_size) opt->block_size = c.block_size;
+    if (!opt->items_per_thread) opt->items_per_thread = c.items_per_thread;
+    if (!opt->vector_bytes) opt->vector_bytes = c.vector_bytes;
+    if (!opt->blocks_per_sm) opt->blocks_per_sm = c.blocks_per_sm;
+    if (!opt->load_op) opt->load_op = c.load_op;
+}

@@ -1,0 +1,607 @@
+/* The tuner: for each size bucket, search the family's parameter space
+ * through its public op, re-time the best few, save the winner.
+ *
+ * Search (within the budget): (A) the full grid of the family's primary
+ * parameters with the others at their start values; (B) coordinate descent
+ * from each of the three best of (A), one parameter at a time, until a pass
+ * changes nothing; (C) the top candidates and the built-in defaults re-timed in
+ * interleaved rounds. The defaults are kept unless the winner beats them by
+ * more than the noise. Exhaustive mode times every legal configuration
+ * instead of (A) and (B). Candidates are compiled ahead in parallel, each
+ * checked against the defaults' output before it is timed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "tune/rig.h"
+#include "tune/tuner.h"
+
+#define NOISE 0.01          /* relative difference below which timings tie */
+#define TOP_K 5
+#define SEARCH_SAMPLES 5
+#define EXHAUSTIVE_SAMPLES 3
+#define RETIME_ROUNDS 5
+#define VERIFY_ROUNDS 7
+#define ROUND_SAMPLES 3
+#define DESCENT_PASSES 4
+#define DESCENT_STARTS 3
+#define MAX_THREADS 32
+
+typedef enum cand_state { C_NEW = 0, C_READY, C_FAILED, C_WRONG, C_TIMED } cand_state;
+
+typedef struct candidate {
+    tune_config cfg;
+    bool legal;
+    unsigned char state;
+    double ms;              /* median time per call */
+} candidate;
+
+typedef struct table {
+    tune_space space;
+    candidate *c;
+    size_t count;
+    int legal, timed, failed, wrong;
+    char note[192];
+} table;
+
+typedef struct session {
+    ptxkit_context *ctx;
+    ptxkit_tune_options opt;
+    tune_variant v;
+    double t0, budget_ms, deadline;  /* deadline of the current bucket's search */
+    int threads;
+    int size_index, size_count;
+    size_t n;
+    double bytes_moved;
+    double best_ms;                  /* fastest timed so far at this size */
+    bool cut_hopeless;               /* stop timing candidates far slower than it */
+    double last_progress;
+    double compile_ms;
+    int prepared;
+} session;
+
+static double gbs_of(const session *s, double ms) { return ms > 0 && isfinite(ms) ? s->bytes_moved / (ms * 1e6) : 0; }
+
+static void progress(session *s, const char *phase, int done, int total, bool force) {
+    if (!s->opt.progress) return;
+    double now = now_ms();
+    if (!force && now - s->last_progress < 50) return; /* a terminal line needs no more */
+    s->last_progress = now;
+    ptxkit_tune_progress p = {
+        .family = s->v.family->name,
+        .variant = s->v.name,
+        .n = s->n,
+        .size_index = s->size_index,
+        .size_count = s->size_count,
+        .phase = phase,
+        .done = done,
+        .total = total,
+        .best_gbs = gbs_of(s, s->best_ms),
+        .elapsed_s = (now - s->t0) / 1e3,
+        .budget_s = s->opt.exhaustive ? 0 : s->budget_ms / 1e3,
+    };
+    s->opt.progress(&p, s->opt.progress_user);
+}
+
+/* Copies text, truncating it to the buffer. */
+static void set_text(char *dst, size_t size, const char *src) {
+    size_t n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+static void note_failure(table *t, const tune_config *c, const char *what, const char *detail) {
+    if (t->note[0]) return;
+    char cfg[96], text[512];
+    tune_config_format(c, cfg, sizeof cfg);
+    snprintf(text, sizeof text, "%s: %s%s%.200s", cfg, what, detail && *detail ? ": " : "", detail ? detail : "");
+    set_text(t->note, sizeof t->note, text);
+}
+
+static ptxkit_status table_init(table *t, const tune_variant *v, const ptxkit_device_info *info) {
+    memset(t, 0, sizeof *t);
+    tune_space_for(v, info, &t->space);
+    t->count = tune_space_size(&t->space);
+    t->c = calloc(t->count, sizeof *t->c);
+    if (!t->c) return PTXKIT_ERROR_OUT_OF_MEMORY;
+    char why[256];
+    for (size_t i = 0; i < t->count; i++) {
+        tune_space_config(&t->space, i, &t->c[i].cfg);
+        t->c[i].legal = tune_config_legal(v, &t->c[i].cfg, info, why, sizeof why);
+        t->legal += t->c[i].legal;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+static void table_free(table *t) {
+    free(t->c);
+    t->c = NULL;
+}
+
+static bool out_of_budget(const session *s, const table *t) {
+    if (s->opt.max_variants > 0 && t->timed >= s->opt.max_variants) return true;
+    return now_ms() > s->deadline;
+}
+
+/* Verifies then times one prepared candidate. */
+static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int samples) {
+    if (c->state != C_READY) return;
+    ptxkit_launch_options o = tune_config_options(&c->cfg);
+    bool same = false;
+    ptxkit_status st = rig_verify(r, &o, &same);
+    if (st == PTXKIT_SUCCESS && !same) {
+        c->state = C_WRONG;
+        t->wrong++;
+        note_failure(t, &c->cfg, "WRONG RESULT (differs from the built-in defaults)", NULL);
+        return;
+    }
+    double times[RIG_MAX_SAMPLES];
+    int taken = 0;
+    /* a candidate three times slower than the best so far cannot win */
+    double cutoff = s->cut_hopeless && s->best_ms > 0 ? 3 * s->best_ms : 0;
+    if (st == PTXKIT_SUCCESS) st = rig_time(r, &o, samples, cutoff, times, &taken);
+    if (st == PTXKIT_SUCCESS && taken == 0) st = PTXKIT_ERROR_LAUNCH;
+    if (st != PTXKIT_SUCCESS) {
+        c->state = C_FAILED;
+        t->failed++;
+        note_failure(t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error(s->ctx));
+        return;
+    }
+    c->ms = median_of(times, taken);
+    c->state = C_TIMED;
+    t->timed++;
+    if (s->best_ms <= 0 || c->ms < s->best_ms) s->best_ms = c->ms;
+}
+
+/* Compiles the new candidates among idx[0..count) in parallel, then times
+ * them, in chunks so that the budget can stop it between chunks. Returns
+ * false when the budget ran out. */
+static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, size_t count, int samples,
+                          const char *phase, bool budgeted) {
+    size_t chunk = (size_t)(s->threads * 2 > 8 ? s->threads * 2 : 8);
+    tune_config *configs = malloc(chunk * sizeof *configs);
+    ptxkit_status *status = malloc(chunk * sizeof *status);
+    char(*messages)[160] = calloc(chunk, sizeof *messages);
+    size_t *which = malloc(chunk * sizeof *which);
+    bool finished = true;
+    if (!configs || !status || !messages || !which) {
+        finished = false;
+        goto done;
+    }
+    for (size_t start = 0; start < count; start += chunk) {
+        size_t end = start + chunk < count ? start + chunk : count;
+        if (budgeted && out_of_budget(s, t)) {
+            finished = false;
+            break;
+        }
+        int fresh = 0;
+        for (size_t i = start; i < end; i++) {
+            candidate *c = &t->c[idx[i]];
+            if (c->legal && c->state == C_NEW) {
+                configs[fresh] = c->cfg;
+                which[fresh++] = idx[i];
+            }
+        }
+        if (fresh) {
+            progress(s, "compile", (int)start, (int)count, true);
+            rig_prepare(r, configs, fresh, s->threads, status, messages);
+            for (int k = 0; k < fresh; k++) {
+                candidate *c = &t->c[which[k]];
+                if (status[k] == PTXKIT_SUCCESS) {
+                    c->state = C_READY;
+                } else {
+                    c->state = C_FAILED;
+                    t->failed++;
+                    note_failure(t, &c->cfg, ptxkit_status_string(status[k]), messages[k]);
+                }
+            }
+        }
+        for (size_t i = start; i < end; i++) {
+            if (budgeted && out_of_budget(s, t)) {
+                finished = false;
+                break;
+            }
+            evaluate(s, r, t, &t->c[idx[i]], samples);
+            progress(s, phase, (int)(i + 1), (int)count, false);
+        }
+        if (!finished) break;
+    }
+done:
+    free(configs);
+    free(status);
+    free(messages);
+    free(which);
+    return finished;
+}
+
+static int by_time(const void *a, const void *b) {
+    const candidate *x = *(const candidate *const *)a, *y = *(const candidate *const *)b;
+    return (x->ms > y->ms) - (x->ms < y->ms);
+}
+
+/* Up to k timed candidates, fastest first; returns how many. */
+static int top_candidates(const table *t, int k, const candidate **out) {
+    const candidate **all = malloc((t->count ? t->count : 1) * sizeof *all);
+    if (!all) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->c[i].state == C_TIMED) all[n++] = &t->c[i];
+    qsort(all, n, sizeof *all, by_time);
+    int m = (int)(n < (size_t)k ? n : (size_t)k);
+    memcpy(out, all, (size_t)m * sizeof *out);
+    free(all);
+    return m;
+}
+
+/* Value of parameter p where the search starts: the family's start value
+ * when the space has it, else the space's first. */
+static int start_value(const session *s, const table *t, tune_param p) {
+    int want = tune_config_get(&s->v.family->start, p);
+    for (int i = 0; i < t->space.count[p]; i++)
+        if (t->space.values[p][i] == want) return want;
+    return t->space.count[p] ? t->space.values[p][0] : 0;
+}
+
+static size_t *index_buffer(const table *t) { return malloc((t->count ? t->count : 1) * sizeof(size_t)); }
+
+/* Coordinate descent from `current`: one parameter at a time, all its
+ * values with the others fixed, moving to the fastest seen, until a pass
+ * changes nothing. Returns false when the budget ran out. */
+static bool descend(session *s, tune_rig *r, table *t, size_t current, size_t *list) {
+    bool more = true;
+    for (int pass = 0; more && pass < DESCENT_PASSES; pass++) {
+        size_t before = current;
+        for (int p = 0; p < TUNE_PARAM_COUNT && more; p++) {
+            if (t->space.count[p] < 2) continue;
+            size_t count = 0;
+            for (int k = 0; k < t->space.count[p]; k++) {
+                tune_config c = t->c[current].cfg;
+                tune_config_set(&c, (tune_param)p, t->space.values[p][k]);
+                size_t i = tune_space_index(&t->space, &c);
+                if (i != (size_t)-1 && t->c[i].legal) list[count++] = i;
+            }
+            more = evaluate_list(s, r, t, list, count, SEARCH_SAMPLES, "search", true);
+            size_t best = current;
+            for (size_t k = 0; k < count; k++)
+                if (t->c[list[k]].state == C_TIMED && t->c[list[k]].ms < t->c[best].ms) best = list[k];
+            /* move only for a clear gain: ties keep the path stable */
+            if (t->c[best].ms < t->c[current].ms * (1 - NOISE / 2)) current = best;
+        }
+        if (current == before) break;
+    }
+    return more;
+}
+
+/* Phases A and B: the primary grid, then descents from its best few
+ * (several starts guard against a local optimum of one). */
+static void search(session *s, tune_rig *r, table *t) {
+    size_t *list = index_buffer(t);
+    if (!list) return;
+    const tune_family *f = s->v.family;
+    size_t count = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        bool on_grid = t->c[i].legal;
+        for (int p = 0; p < TUNE_PARAM_COUNT && on_grid; p++)
+            if (!f->primary[p] && tune_config_get(&t->c[i].cfg, (tune_param)p) != start_value(s, t, (tune_param)p))
+                on_grid = false;
+        if (on_grid) list[count++] = i;
+    }
+    bool more = evaluate_list(s, r, t, list, count, SEARCH_SAMPLES, "search", true);
+    const candidate *starts[DESCENT_STARTS];
+    int n_starts = top_candidates(t, DESCENT_STARTS, starts);
+    size_t start_index[DESCENT_STARTS];
+    for (int k = 0; k < n_starts; k++) start_index[k] = (size_t)(starts[k] - t->c);
+    for (int k = 0; k < n_starts && more; k++) more = descend(s, r, t, start_index[k], list);
+    free(list);
+}
+
+static void exhaustive(session *s, tune_rig *r, table *t) {
+    size_t *list = index_buffer(t);
+    if (!list) return;
+    size_t count = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->c[i].legal) list[count++] = i;
+    evaluate_list(s, r, t, list, count, EXHAUSTIVE_SAMPLES, "exhaustive", false);
+    free(list);
+}
+
+/* Times configs[0..count) in interleaved rounds (the order rotating) and
+ * returns each one's median; a failure reads as +infinity. */
+static void retime(session *s, tune_rig *r, const tune_config *configs, int count, int rounds, double *medians) {
+    double *all = calloc((size_t)count * (size_t)rounds * ROUND_SAMPLES, sizeof *all);
+    int *have = calloc((size_t)count, sizeof *have);
+    bool *failed = calloc((size_t)count, sizeof *failed);
+    if (!all || !have || !failed) {
+        for (int i = 0; i < count; i++) medians[i] = INFINITY;
+        goto done;
+    }
+    for (int round = 0; round < rounds; round++) {
+        for (int j = 0; j < count; j++) {
+            int k = (j + round) % count;
+            if (failed[k]) continue;
+            ptxkit_launch_options o = tune_config_options(&configs[k]);
+            double times[ROUND_SAMPLES];
+            int taken = 0;
+            if (rig_time(r, &o, ROUND_SAMPLES, 0, times, &taken) != PTXKIT_SUCCESS || taken == 0) {
+                failed[k] = true;
+                continue;
+            }
+            memcpy(all + (size_t)k * rounds * ROUND_SAMPLES + have[k], times, (size_t)taken * sizeof *times);
+            have[k] += taken;
+        }
+        progress(s, "retime", round + 1, rounds, true);
+    }
+    for (int k = 0; k < count; k++)
+        medians[k] = failed[k] || !have[k] ? INFINITY : median_of(all + (size_t)k * rounds * ROUND_SAMPLES, have[k]);
+done:
+    free(all);
+    free(have);
+    free(failed);
+}
+
+/* Phase C: the top candidates against the defaults (configs[0], all zero).
+ * Returns the winner's index in configs; the defaults win ties. */
+static int pick_among(session *s, tune_rig *r, const table *t, tune_config *configs, double *medians, int *count) {
+    const candidate *top[TOP_K];
+    int k = top_candidates(t, TOP_K, top);
+    memset(&configs[0], 0, sizeof configs[0]);
+    for (int i = 0; i < k; i++) configs[i + 1] = top[i]->cfg;
+    *count = k + 1;
+    retime(s, r, configs, *count, RETIME_ROUNDS, medians);
+    int best = 0;
+    for (int i = 1; i < *count; i++)
+        if (medians[i] < medians[best]) best = i;
+    if (best != 0 && medians[0] <= medians[best] * (1 + NOISE)) best = 0;
+    return best;
+}
+
+static void save_result(session *s, const tune_config *choice, double gbs, double default_gbs, int bucket,
+                        ptxkit_tune_report *report) {
+    if (s->opt.no_save) return;
+    char path[4096];
+    if (!tune_db_default_path(path, sizeof path)) {
+        if (report)
+            snprintf(report->database_note, sizeof report->database_note,
+                     "not saved: no cache directory and no PTXKIT_TUNE_DB");
+        return;
+    }
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(s->ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "%s", s->v.family->name);
+    snprintf(e.variant, sizeof e.variant, "%s", s->v.name);
+    e.bucket = bucket;
+    e.config = *choice;
+    e.gbs = gbs;
+    e.default_gbs = default_gbs;
+    e.when = (long long)time(NULL);
+    tune_db merged;
+    tune_db_init(&merged);
+    char msg[640];
+    ptxkit_status st = tune_db_store(path, &e, 1, &merged, msg, sizeof msg);
+    if (st == PTXKIT_SUCCESS) tune_state_update(s->ctx, &merged);
+    tune_db_clear(&merged);
+    if (report) {
+        if (st == PTXKIT_SUCCESS) set_text(report->database, sizeof report->database, path);
+        if (st != PTXKIT_SUCCESS) {
+            char text[700];
+            snprintf(text, sizeof text, "not saved: %s", msg);
+            set_text(report->database_note, sizeof report->database_note, text);
+        } else if (msg[0] && !report->database_note[0]) {
+            set_text(report->database_note, sizeof report->database_note, msg); /* a replaced bad file */
+        }
+    }
+}
+
+/* Tunes one size. */
+static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, ptxkit_tune_report *report) {
+    double t_start = now_ms();
+    memset(res, 0, sizeof *res);
+    res->n = n;
+    s->n = n;
+    s->bytes_moved = s->v.family->bytes_moved(&s->v, n);
+    s->best_ms = 0;
+    progress(s, "setup", 0, 1, true);
+    tune_rig r;
+    ptxkit_status st = rig_open(&r, s->ctx, &s->v, n);
+    if (st != PTXKIT_SUCCESS) return st;
+    table t;
+    if ((st = table_init(&t, &s->v, &s->ctx->info)) != PTXKIT_SUCCESS) {
+        rig_close(&r);
+        return record_error(s->ctx, st, "tune: out of host memory");
+    }
+    res->legal = t.legal;
+
+    tune_config configs[TOP_K + 1];
+    double medians[TOP_K + 1];
+    int count = 0;
+    if (s->opt.exhaustive) {
+        exhaustive(s, &r, &t);
+    } else {
+        /* this bucket's share of what is left of the budget */
+        double left = s->t0 + s->budget_ms - now_ms();
+        int buckets_left = s->size_count - s->size_index;
+        s->deadline = now_ms() + (left > 0 ? left / (buckets_left > 0 ? buckets_left : 1) : 0);
+        search(s, &r, &t);
+    }
+    int win = pick_among(s, &r, &t, configs, medians, &count);
+    tune_config choice = configs[win], search_pick = choice;
+    double choice_ms = medians[win], default_ms = medians[0], search_ms = choice_ms;
+    res->search_best = tune_config_options(&search_pick);
+    if (s->opt.verify_exhaustive && !s->opt.exhaustive) {
+        exhaustive(s, &r, &t);
+        int ex_win = pick_among(s, &r, &t, configs, medians, &count);
+        tune_config versus[3] = {{0}, search_pick, configs[ex_win]};
+        double m[3];
+        retime(s, &r, versus, 3, VERIFY_ROUNDS, m);
+        default_ms = m[0];
+        search_ms = m[1];
+        res->exhaustive_best = tune_config_options(&versus[2]);
+        res->exhaustive_gbs = gbs_of(s, m[2]);
+        bool exhaustive_wins = m[2] < m[1] * (1 - NOISE);
+        choice = exhaustive_wins ? versus[2] : search_pick;
+        choice_ms = exhaustive_wins ? m[2] : m[1];
+    }
+    res->best = tune_config_options(&choice);
+    res->best_gbs = gbs_of(s, choice_ms);
+    res->default_gbs = gbs_of(s, default_ms);
+    res->search_gbs = gbs_of(s, search_ms);
+    res->timed = t.timed;
+    res->failed = t.failed;
+    res->wrong = t.wrong;
+    set_text(res->note, sizeof res->note, t.note);
+    s->compile_ms += r.compile_ms;
+    s->prepared += r.prepared;
+    table_free(&t);
+    rig_close(&r);
+    if (!isfinite(choice_ms))
+        return record_error(s->ctx, PTXKIT_ERROR_LAUNCH, "tune %s %s at n=%zu: even the built-in defaults failed: %s",
+                            s->v.family->name, s->v.name, n, res->note);
+    save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
+    res->seconds = (now_ms() - t_start) / 1e3;
+    return PTXKIT_SUCCESS;
+}
+
+static int default_threads(void) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+}
+
+static ptxkit_status check_common(ptxkit_context *ctx, const char *where, const char *family, const char *variant,
+                                  tune_variant *v) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", where);
+    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: family is NULL (copy or reduce)", where);
+    const tune_family *f = tune_family_find(family);
+    if (!f) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no tunable family '%s' (copy or reduce)", where, family);
+    char why[256];
+    ptxkit_status st = tune_variant_parse(f, variant, v, why, sizeof why);
+    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "%s: %s", where, why);
+    if (!ptxkit_jit_available())
+        return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s: tuning compiles variants with NVRTC, which is not available",
+                            where);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
+                          const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    session s;
+    memset(&s, 0, sizeof s);
+    ptxkit_status st = check_common(ctx, "ptxkit_tune", family, variant, &s.v);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (options) s.opt = *options;
+    if (n_min == 0 || n_max < n_min)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: sizes [%zu, %zu] are not 1 <= n_min <= n_max",
+                            n_min, n_max);
+    if (!(s.opt.budget_s >= 0) || s.opt.budget_s > 1e6 || s.opt.max_variants < 0 || s.opt.size_step < 0 ||
+        s.opt.size_step > 63 || s.opt.threads < 0 || s.opt.threads > 1024)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_tune: options out of range (budget_s %g, max_variants %d, size_step %d, threads %d)",
+                            s.opt.budget_s, s.opt.max_variants, s.opt.size_step, s.opt.threads);
+    size_t bytes;
+    if (!mul_size(n_max, s.v.elem_size, &bytes) || bytes > SIZE_MAX / 4)
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_tune: %zu items overflow a byte count", n_max);
+    int step = s.opt.size_step ? s.opt.size_step : 4;
+    int first = tune_bucket(n_min), last = tune_bucket(n_max);
+    size_t sizes[PTXKIT_TUNE_MAX_SIZES];
+    int size_count = 0;
+    for (int b = first; b <= last && size_count < PTXKIT_TUNE_MAX_SIZES; b += step) {
+        size_t n = (size_t)1 << b;
+        sizes[size_count++] = n < n_min ? n_min : n;
+    }
+    if (tune_bucket(sizes[size_count - 1]) != last && size_count < PTXKIT_TUNE_MAX_SIZES)
+        sizes[size_count++] = (size_t)1 << last;
+
+    s.ctx = ctx;
+    s.t0 = now_ms();
+    s.cut_hopeless = true;
+    s.budget_ms = (s.opt.budget_s > 0 ? s.opt.budget_s : TUNE_DEFAULT_BUDGET_S) * 1e3;
+    s.threads = s.opt.threads ? s.opt.threads : default_threads();
+    if (s.threads > MAX_THREADS) s.threads = MAX_THREADS;
+    s.size_count = size_count;
+    if (report) {
+        memset(report, 0, sizeof *report);
+        set_text(report->family, sizeof report->family, s.v.family->name);
+        set_text(report->variant, sizeof report->variant, s.v.name);
+    }
+    tune_guard_enter();
+    for (int i = 0; i < size_count && st == PTXKIT_SUCCESS; i++) {
+        s.size_index = i;
+        ptxkit_tune_result res;
+        st = tune_size(&s, sizes[i], &res, report);
+        if (report && st == PTXKIT_SUCCESS) report->sizes[report->size_count++] = res;
+    }
+    tune_guard_leave();
+    /* candidates that failed are in the report; success leaves no error */
+    if (st == PTXKIT_SUCCESS) clear_error(ctx);
+    if (report) {
+        report->seconds = (now_ms() - s.t0) / 1e3;
+        report->compile_seconds = s.compile_ms / 1e3;
+        report->kernels_prepared = s.prepared;
+    }
+    return st;
+}
+
+const char *ptxkit_tune_family(int index) {
+    const tune_family *f = tune_family_at(index);
+    return f ? f->name : NULL;
+}
+
+ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                           const tune_config *configs, int count, double *gbs, double *default_gbs,
+                           ptxkit_tune_progress_fn progress_fn, void *progress_user) {
+    session s;
+    memset(&s, 0, sizeof s);
+    ptxkit_status st = check_common(ctx, "tune_measure", family, variant, &s.v);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (n == 0 || count < 0 || (count > 0 && (!configs || !gbs)))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
+    s.ctx = ctx;
+    s.t0 = now_ms();
+    s.deadline = INFINITY;
+    s.threads = default_threads();
+    s.size_count = 1;
+    s.n = n;
+    s.bytes_moved = s.v.family->bytes_moved(&s.v, n);
+    s.opt.progress = progress_fn;
+    s.opt.progress_user = progress_user;
+    s.opt.exhaustive = 1; /* no budget shown */
+    tune_guard_enter();
+    tune_rig r;
+    st = rig_open(&r, ctx, &s.v, n);
+    bool opened = st == PTXKIT_SUCCESS;
+    table t;
+    memset(&t, 0, sizeof t);
+    size_t *list = NULL;
+    if (st == PTXKIT_SUCCESS) {
+        /* A table of exactly the requested configurations. */
+        t.count = (size_t)count;
+        t.c = calloc(t.count ? t.count : 1, sizeof *t.c);
+        list = malloc((t.count ? t.count : 1) * sizeof *list);
+        if (!t.c || !list) st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "tune_measure: out of host memory");
+    }
+    if (st == PTXKIT_SUCCESS) {
+        char why[256];
+        for (int i = 0; i < count; i++) {
+            t.c[i].cfg = configs[i];
+            t.c[i].legal = tune_config_legal(&s.v, &configs[i], &ctx->info, why, sizeof why);
+            list[i] = (size_t)i;
+        }
+        evaluate_list(&s, &r, &t, list, t.count, SEARCH_SAMPLES, "time", false);
+        for (int i = 0; i < count; i++) gbs[i] = t.c[i].state == C_TIMED ? gbs_of(&s, t.c[i].ms) : 0;
+        if (default_gbs) {
+            tune_config zero = {0};
+            double m;
+            retime(&s, &r, &zero, 1, 1, &m);
+            *default_gbs = gbs_of(&s, m);
+        }
+    }
+    if (opened) rig_close(&r);
+    free(list);
+    free(t.c);
+    tune_guard_leave();
+    return st;
+}

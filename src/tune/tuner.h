@@ -1,0 +1,41 @@
+/* Internal interface of the tuner for the command-line tool and the tests:
+ * timing arbitrary configurations (`ptxkit bench blocks`), the database of a
+ * context, and its key. */
+#ifndef PTXKIT_TUNE_TUNER_H
+#define PTXKIT_TUNE_TUNER_H
+
+#include "ptxkit.h"
+#include "tune/db.h"
+#include "tune/params.h"
+
+#define TUNE_DEFAULT_BUDGET_S 35.0
+#define TUNE_AUTO_BUDGET_S 10.0
+/* PTXKIT_TUNE=auto leaves smaller sizes alone: their time is mostly the
+ * launch, whatever the configuration. */
+#define TUNE_AUTO_MIN_LOG2 16
+/* A cached entry for a neighbouring size bucket serves within this distance. */
+#define TUNE_NEAREST_BUCKETS 2
+
+/* Times each of `count` configurations of (family, variant) at size n through
+ * the public op (compiled ahead in parallel, checked against the built-in
+ * defaults' output). gbs[i] is 0 where configuration i is illegal on this
+ * device, fails or gives a wrong result. *default_gbs: the built-in defaults. */
+ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                           const tune_config *configs, int count, double *gbs, double *default_gbs,
+                           ptxkit_tune_progress_fn progress, void *progress_user);
+
+/* The database key of a context's device and this build. */
+void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
+
+/* Replaces the context's in-memory database with `db` (taken over), after
+ * the tuner has stored results. */
+void tune_state_update(ptxkit_context *ctx, tune_db *db);
+
+/* Forgets the context's loaded database, so the next lookup reads the file
+ * (and PTXKIT_TUNE_DB) again. */
+void tune_state_reset(ptxkit_context *ctx);
+
+/* Path and load message of the context's database ("" path when none). */
+void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size);
+
+#endif

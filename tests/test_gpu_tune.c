@@ -1,0 +1,400 @@
+/* GPU tests of the tuner: argument checks, small tuning runs of copy and
+ * reduce that save to a private database, dispatch reading it (the ops'
+ * results stay exact with tuned options, and a planted slow configuration
+ * is really used), PTXKIT_TUNE=off|cached|auto, a corrupt database on a live
+ * context, and tune_measure. Every run uses its own PTXKIT_TUNE_DB. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+#include "tune/db.h"
+#include "tune/tuner.h"
+
+static char db_dir[256];
+static int db_counter;
+
+/* A fresh database path for the next test, set in PTXKIT_TUNE_DB, and the
+ * context's loaded state forgotten. */
+static void fresh_db(char *path, size_t size) {
+    snprintf(path, size, "%s/t%d/tune.db", db_dir, db_counter++);
+    setenv("PTXKIT_TUNE_DB", path, 1);
+    tune_state_reset(test_gpu());
+}
+
+static double wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_arguments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_tune_options o = {0};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(NULL, "copy", NULL, 1024, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, NULL, NULL, 1024, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune(ctx, "scan", NULL, 1024, 1024, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "scan"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "reduce", "sum.float16", 1024, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "reduce", "and.float32", 1024, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", "words", 1024, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 0, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 4096, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_tune(ctx, "reduce", NULL, 1, SIZE_MAX / 2, NULL, NULL));
+    o.budget_s = -1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &o, NULL));
+    o.budget_s = NAN;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &o, NULL));
+    o = (ptxkit_tune_options){.size_step = 64};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &o, NULL));
+    o = (ptxkit_tune_options){.max_variants = -1};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &o, NULL));
+    tune_config c = {256, 4, 16, 0, 0};
+    double g;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, tune_measure(ctx, "copy", NULL, 0, &c, 1, &g, NULL, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, tune_measure(ctx, "copy", NULL, 1024, NULL, 1, &g, NULL, NULL, NULL));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, tune_measure(ctx, "nope", NULL, 1024, &c, 1, &g, NULL, NULL, NULL));
+}
+
+typedef struct progress_log {
+    int calls;
+    bool saw_compile, saw_retime;
+    double last_elapsed;
+    bool monotonic;
+} progress_log;
+
+static void log_progress(const ptxkit_tune_progress *p, void *user) {
+    progress_log *log = user;
+    log->calls++;
+    if (strcmp(p->phase, "compile") == 0) log->saw_compile = true;
+    if (strcmp(p->phase, "retime") == 0) log->saw_retime = true;
+    if (p->elapsed_s + 1e-9 < log->last_elapsed) log->monotonic = false;
+    log->last_elapsed = p->elapsed_s;
+    assert_non_null(p->family);
+    assert_non_null(p->variant);
+    assert_true(p->size_index < p->size_count);
+}
+
+/* The saved entry of (family, variant, bucket) for this GPU, or fails. */
+static tune_db_entry saved_entry(const char *path, const char *family, const char *variant, int bucket) {
+    tune_db db;
+    tune_db_init(&db);
+    char msg[640];
+    assert_status(PTXKIT_SUCCESS, tune_db_load(path, &db, msg, sizeof msg));
+    tune_db_key key;
+    tune_db_key_for(test_gpu(), &key);
+    const tune_db_entry *e = tune_db_find(&db, &key, family, variant, bucket, 0);
+    if (!e) fail_msg("no saved entry for %s %s 2^%d in %s (%s)", family, variant, bucket, path, msg);
+    tune_db_entry copy = *e;
+    tune_db_clear(&db);
+    return copy;
+}
+
+static void check_result(const ptxkit_tune_result *r) {
+    print_message("  n=%zu: default %.0f GB/s, tuned %.0f GB/s, %d timed of %d legal, %d failed, %d wrong, %.1f s %s\n",
+                  r->n, r->default_gbs, r->best_gbs, r->timed, r->legal, r->failed, r->wrong, r->seconds, r->note);
+    assert_true(r->default_gbs > 0);
+    assert_true(r->best_gbs > 0);
+    assert_true(r->legal > 0);
+    assert_true(r->timed > 0);
+    assert_int_equal(r->wrong, 0); /* a wrong variant is a kernel bug */
+    assert_true(r->exhaustive_gbs == 0); /* not asked for */
+    assert_int_equal(r->best.path, PTXKIT_PATH_JIT);
+}
+
+/* ---- copy -------------------------------------------------------------- */
+
+static void copy_check_awkward(ptxkit_context *ctx) {
+    uint64_t rng = test_seed();
+    size_t max = (1u << 22) + 64;
+    unsigned char *host = malloc(max), *back = malloc(max);
+    ptxkit_dptr src, dst;
+    assert_ok(ctx, ptxkit_malloc(ctx, max, &src));
+    assert_ok(ctx, ptxkit_malloc(ctx, max, &dst));
+    test_fill_random(host, max, &rng);
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, max));
+    for (size_t i = 0; i < test_awkward_size_count; i++) {
+        size_t n = test_awkward_sizes[i];
+        for (int shift = 0; shift < 3; shift++) {
+            size_t so = shift == 0 ? 0 : shift == 1 ? 4 : 3, doff = shift == 2 ? 7 : so;
+            if (n + 16 > max) continue;
+            assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, max, NULL));
+            assert_ok(ctx, ptxkit_copy(ctx, dst + doff, src + so, n, NULL, NULL)); /* tuned options */
+            assert_ok(ctx, ptxkit_synchronize(ctx));
+            assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, n + doff + 8));
+            assert_memory_equal(back + doff, host + so, n);
+            for (size_t k = 0; k < doff; k++) assert_int_equal(back[k], 0xCD);
+            for (size_t k = 0; k < 8; k++) assert_int_equal(back[doff + n + k], 0xCD);
+        }
+    }
+    ptxkit_free(ctx, src);
+    ptxkit_free(ctx, dst);
+    free(host);
+    free(back);
+}
+
+static void test_tune_copy(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    progress_log log = {.monotonic = true};
+    ptxkit_tune_options o = {.budget_s = 10, .size_step = 2, .progress = log_progress, .progress_user = &log};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    double t0 = wall_ms();
+    assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1u << 20, 1u << 22, &o, report));
+    double seconds = (wall_ms() - t0) / 1e3;
+    print_message("copy: %.1f s (budget 10 s), %.1f s compiling %d variants\n", report->seconds,
+                  report->compile_seconds, report->kernels_prepared);
+    assert_true(seconds < 10 + 15); /* the budget bounds the search; setup and re-timing add a little */
+    assert_string_equal(report->family, "copy");
+    assert_string_equal(report->variant, "bytes");
+    assert_int_equal(report->size_count, 2);
+    assert_int_equal(report->sizes[0].n, 1u << 20);
+    assert_int_equal(report->sizes[1].n, 1u << 22);
+    for (int i = 0; i < report->size_count; i++) check_result(&report->sizes[i]);
+    assert_true(report->kernels_prepared > 0);
+    assert_string_equal(report->database, path);
+    assert_true(log.calls > 0 && log.saw_compile && log.saw_retime && log.monotonic);
+
+    /* saved as it came, and what dispatch now reads */
+    for (int i = 0; i < 2; i++) {
+        tune_db_entry e = saved_entry(path, "copy", "bytes", 20 + 2 * i);
+        tune_config want = tune_config_from_options(&report->sizes[i].best);
+        assert_true(tune_config_equal(&e.config, &want));
+        tune_config got;
+        assert_true(tune_lookup(ctx, "copy", "bytes", ((size_t)1 << (20 + 2 * i)) + 100, &got));
+        assert_true(tune_config_equal(&got, &want));
+    }
+    copy_check_awkward(ctx);
+    free(report);
+}
+
+/* A planted configuration that is legal but slow (32 threads, one block per
+ * SM) must slow ptxkit_copy down when the database holds it: proof that the
+ * op reads it. PTXKIT_TUNE=off restores the defaults. */
+static void test_dispatch_uses_database(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], msg[640];
+    fresh_db(path, sizeof path);
+    size_t bytes = (size_t)1 << 26;
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "copy");
+    snprintf(e.variant, sizeof e.variant, "bytes");
+    e.bucket = 26;
+    e.config = (tune_config){32, 1, 4, 1, PTXKIT_LOAD_DEFAULT};
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    tune_state_reset(ctx);
+    ptxkit_dptr src, dst;
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memset32(ctx, src, 0x12345678u, bytes / 4, NULL));
+    ptxkit_event *start, *stop;
+    assert_ok(ctx, ptxkit_event_create(ctx, &start));
+    assert_ok(ctx, ptxkit_event_create(ctx, &stop));
+    double best[2] = {1e30, 1e30};
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode == 0) unsetenv("PTXKIT_TUNE");
+        else setenv("PTXKIT_TUNE", "off", 1);
+        for (int rep = 0; rep < 6; rep++) {
+            float ms = 0;
+            assert_ok(ctx, ptxkit_event_record(ctx, start, NULL));
+            assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
+            assert_ok(ctx, ptxkit_event_record(ctx, stop, NULL));
+            assert_ok(ctx, ptxkit_event_synchronize(ctx, stop));
+            assert_ok(ctx, ptxkit_event_elapsed_ms(ctx, start, stop, &ms));
+            if (rep > 0 && ms < best[mode]) best[mode] = ms; /* the first run may compile */
+        }
+    }
+    ptxkit_event_destroy(ctx, start);
+    ptxkit_event_destroy(ctx, stop);
+    unsetenv("PTXKIT_TUNE");
+    print_message("copy of 64 MiB: planted tuned config %.3f ms, defaults %.3f ms\n", best[0], best[1]);
+    assert_true(best[0] > 2 * best[1]);
+    ptxkit_free(ctx, src);
+    ptxkit_free(ctx, dst);
+}
+
+/* ---- reduce ------------------------------------------------------------ */
+
+static void reduce_check_awkward(ptxkit_context *ctx) {
+    uint64_t rng = test_seed() ^ 0x55;
+    size_t max = (1u << 22) + 8;
+    float *host = malloc(max * sizeof *host);
+    for (size_t i = 0; i < max; i++) host[i] = (float)(1 + test_rand(&rng) % 3); /* exact sums below 2^24 */
+    ptxkit_dptr in;
+    assert_ok(ctx, ptxkit_malloc(ctx, max * sizeof *host, &in));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, in, host, max * sizeof *host));
+    for (size_t i = 0; i < test_awkward_size_count; i++) {
+        size_t n = test_awkward_sizes[i];
+        for (size_t off = 0; off < 2; off++) {
+            if (n + off > max) continue;
+            double want = 0;
+            for (size_t k = 0; k < n; k++) want += host[off + k];
+            float got = -1;
+            assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, in + off * sizeof(float), n,
+                                                 &got, NULL));
+            assert_true((double)got == want);
+        }
+    }
+    ptxkit_free(ctx, in);
+    free(host);
+}
+
+static void test_tune_reduce(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    ptxkit_tune_options o = {.budget_s = 10};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.float32", 1u << 20, 1u << 20, &o, report));
+    print_message("reduce: %.1f s, %.1f s compiling %d variants\n", report->seconds, report->compile_seconds,
+                  report->kernels_prepared);
+    assert_int_equal(report->size_count, 1);
+    check_result(&report->sizes[0]);
+    tune_db_entry e = saved_entry(path, "reduce", "sum.float32", 20);
+    tune_config want = tune_config_from_options(&report->sizes[0].best);
+    assert_true(tune_config_equal(&e.config, &want));
+    reduce_check_awkward(ctx);
+
+    /* a bound on variants: the search stops there */
+    o.max_variants = 5;
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "max.int32", 1u << 18, 1u << 18, &o, report));
+    check_result(&report->sizes[0]);
+    assert_true(report->sizes[0].timed <= 5);
+    free(report);
+}
+
+/* ---- modes and damaged files ------------------------------------------- */
+
+static void test_auto_mode(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    setenv("PTXKIT_TUNE", "auto", 1);
+    setenv("PTXKIT_TUNE_BUDGET", "3", 1);
+    size_t bytes = (size_t)3 << 20; /* bucket 21, tuned by no other test */
+    ptxkit_dptr src, dst;
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memset32(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32(ctx, dst, 0, bytes / 4, NULL));
+    double t0 = wall_ms();
+    /* the first use tunes the bucket (the tuner's own calls must not recurse) */
+    assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
+    assert_ok(ctx, ptxkit_synchronize(ctx));
+    double first = wall_ms() - t0;
+    unsigned *back = malloc(bytes);
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
+    for (size_t i = 0; i < bytes / 4; i++) assert_int_equal(back[i], 0xA1B2C3D4u);
+    tune_db_entry e = saved_entry(path, "copy", "bytes", 21);
+    (void)e;
+    t0 = wall_ms();
+    assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
+    assert_ok(ctx, ptxkit_synchronize(ctx));
+    double second = wall_ms() - t0;
+    print_message("auto: first call (tunes) %.0f ms, second %.3f ms\n", first, second);
+    assert_true(second < 500); /* found in the database: no second tuning */
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_BUDGET");
+    free(back);
+    ptxkit_free(ctx, src);
+    ptxkit_free(ctx, dst);
+}
+
+static void test_corrupt_database(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], dir[512];
+    fresh_db(path, sizeof path);
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = 0;
+    mkdir(dir, 0755);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("ptxkit-tune-db 1\nentry\tdevice=trunc", f);
+    fclose(f);
+    unsetenv("PTXKIT_TUNE");
+    /* the ops keep working, on their defaults */
+    tune_config c;
+    assert_false(tune_lookup(ctx, "copy", "bytes", 1 << 20, &c));
+    char shown_path[4096], shown[640];
+    tune_state_describe(ctx, shown_path, sizeof shown_path, shown, sizeof shown);
+    assert_non_null(strstr(shown, "ignored"));
+    copy_check_awkward(ctx);
+    /* the next tuning run replaces the file, keeping the bad one aside */
+    ptxkit_tune_options o = {.budget_s = 3};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1u << 16, 1u << 16, &o, report));
+    assert_non_null(strstr(report->database_note, ".bad"));
+    saved_entry(path, "copy", "bytes", 16);
+    assert_true(tune_lookup(ctx, "copy", "bytes", 1 << 16, &c));
+    free(report);
+}
+
+static void test_no_save(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    ptxkit_tune_options o = {.budget_s = 2, .no_save = 1};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1u << 12, 1u << 12, &o, report));
+    assert_string_equal(report->database, "");
+    struct stat sb;
+    assert_int_not_equal(stat(path, &sb), 0);
+    assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1, 1, &o, NULL)); /* n = 1, and no report */
+    free(report);
+}
+
+static void test_measure(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    tune_config configs[] = {
+        {256, 4, 16, 0, PTXKIT_LOAD_DEFAULT},
+        {48, 4, 16, 0, PTXKIT_LOAD_DEFAULT},    /* illegal: not a power of two */
+        {256, 3, 16, 0, PTXKIT_LOAD_DEFAULT},   /* illegal: not an items value */
+        {128, 2, 8, 2, PTXKIT_LOAD_NC},
+        {1024, 16, 16, 0, PTXKIT_LOAD_CS},
+    };
+    double gbs[5], defaults = 0;
+    assert_ok(ctx, tune_measure(ctx, "reduce", "sum.float32", 1u << 22, configs, 5, gbs, &defaults, NULL, NULL));
+    print_message("measure: %.0f %.0f %.0f %.0f %.0f, defaults %.0f GB/s\n", gbs[0], gbs[1], gbs[2], gbs[3], gbs[4],
+                  defaults);
+    assert_true(gbs[0] > 0 && gbs[3] > 0 && gbs[4] > 0 && defaults > 0);
+    assert_true(gbs[1] == 0 && gbs[2] == 0);
+}
+
+int main(void) {
+    test_require_gpu();
+    snprintf(db_dir, sizeof db_dir, "/tmp/ptxkit-gpu-tune-XXXXXX");
+    if (!mkdtemp(db_dir)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_tune_copy),
+        cmocka_unit_test(test_dispatch_uses_database),
+        cmocka_unit_test(test_tune_reduce),
+        cmocka_unit_test(test_auto_mode),
+        cmocka_unit_test(test_corrupt_database),
+        cmocka_unit_test(test_no_save),
+        cmocka_unit_test(test_measure),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    test_gpu_release();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", db_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", db_dir);
+    return failed;
+}
