@@ -118,6 +118,9 @@ ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
 /* Unloads modules and releases the primary context. NULL is a no-op. */
 ptxkit_status ptxkit_context_close(ptxkit_context *ctx);
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
+/* The last kernel module load on this context: what, the driver JIT's wall
+ * time and its info log (CU_JIT_INFO_LOG_BUFFER). "" before any load. */
+const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_synchronize(ptxkit_context *ctx);
 /* Number of GPUs the driver sees (0 with no driver: status says why). */
@@ -230,15 +233,26 @@ typedef enum ptxkit_reduce_op {
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
 
 /* Reduces n elements at `in` (any element-aligned address) into one element
- * written at `out` on `stream`. n == 0 writes the operator's identity. */
+ * written at `out` on `stream`. n == 0 writes the operator's identity.
+ * Provided: sum, min, max of int32, uint32, float32, float64; sum of int64
+ * and uint64; and, or, xor of the integer types (else UNSUPPORTED). Integer
+ * sums wrap modulo 2^w. Float sums add in a tree order: within 1e-5
+ * (float32) / 1e-13 (float64) of sum |x_i| from the exact sum. Float min/max
+ * ignore NaNs as fminf/fmaxf do. One launch; up to 16 streams of a context
+ * may reduce at the same time. options->items_per_thread counts 16-byte (or
+ * vector_bytes) loads in flight per thread. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                             ptxkit_dptr in, size_t n, ptxkit_dptr out,
                             const ptxkit_launch_options *options, ptxkit_stream *stream);
-/* Same, and waits for the result: `result` points to one element of `type`. */
+/* Same, and waits for the result: `result` points to one element of `type`.
+ * Runs on the default stream and allocates a small result buffer per call. */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                                     ptxkit_dptr in, size_t n, void *result,
                                     const ptxkit_launch_options *options);
-/* One step of Mark Harris's ladder (1..9), for teaching and benchmarks. */
+/* One step of Mark Harris's ladder (1..9), for teaching and benchmarks: the
+ * step is launched on its own partials until one value is left. JIT only;
+ * step 9 (redux.sync) needs sm_80 and a 32-bit integer type. Allocates its
+ * partials per call and waits for `stream` before returning. */
 ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
                                    ptxkit_dptr in, size_t n, ptxkit_dptr out,
                                    const ptxkit_launch_options *options, ptxkit_stream *stream);
@@ -256,6 +270,80 @@ typedef enum ptxkit_transpose_kind {
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);
+
+/* ---- autotuning -------------------------------------------------------- */
+
+/* The tuner times JIT variants of a kernel family (block size, items per
+ * thread, vector width, blocks per SM, load operator) through its public
+ * operation, checks each one's output against the built-in defaults', and
+ * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
+ * database: PTXKIT_TUNE_DB, else <cache dir>/tune.db. The operations use it
+ * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
+ * what it holds (the default), or also tune a size bucket on its first use. */
+
+typedef struct ptxkit_tune_progress {
+    const char *family;
+    const char *variant;
+    size_t n;                  /* the size being tuned */
+    int size_index, size_count;
+    const char *phase;         /* "compile", "search", "exhaustive", "retime" */
+    int done, total;           /* steps of this phase */
+    double best_gbs;           /* fastest so far at this size; 0 before any */
+    double elapsed_s, budget_s;
+} ptxkit_tune_progress;
+
+typedef void (*ptxkit_tune_progress_fn)(const ptxkit_tune_progress *progress, void *user);
+
+/* Zero-initialize for defaults. */
+typedef struct ptxkit_tune_options {
+    double budget_s;           /* wall-clock bound of the call, compiles included; 0: 35 s */
+    int max_variants;          /* configurations timed per size; 0: no bound */
+    int exhaustive;            /* time every legal configuration, no budget */
+    int verify_exhaustive;     /* budgeted search, then exhaustive: both reported */
+    int size_step;             /* log2 step between the sizes n_min..n_max; 0: 4 */
+    int threads;               /* compile threads; 0: one per CPU, at most 32 */
+    int no_save;               /* leave the tuning database alone */
+    ptxkit_tune_progress_fn progress;   /* called on the calling thread */
+    void *progress_user;
+} ptxkit_tune_options;
+
+typedef struct ptxkit_tune_result {
+    size_t n;
+    ptxkit_launch_options best;        /* the choice saved; 0 fields: built-in default */
+    double best_gbs;
+    double default_gbs;                /* the built-in defaults, same run */
+    ptxkit_launch_options search_best; /* the budgeted search's pick */
+    double search_gbs;
+    ptxkit_launch_options exhaustive_best; /* with verify_exhaustive */
+    double exhaustive_gbs;             /* 0 without verify_exhaustive */
+    int legal, timed, failed, wrong;   /* configurations: failed to build or launch, wrong output */
+    double seconds;
+    char note[192];                    /* the first failure or wrong result, if any */
+} ptxkit_tune_result;
+
+#define PTXKIT_TUNE_MAX_SIZES 64
+
+typedef struct ptxkit_tune_report {
+    char family[24];
+    char variant[40];
+    int size_count;
+    ptxkit_tune_result sizes[PTXKIT_TUNE_MAX_SIZES];
+    double seconds;                    /* the whole call */
+    double compile_seconds;            /* of which compiling (in parallel) */
+    int kernels_prepared;              /* variants compiled or loaded from the cache */
+    char database[1024];               /* the file written; "" when none */
+    char database_note[512];           /* why not, or what was replaced */
+} ptxkit_tune_report;
+
+/* Tunes `family` ("copy", "reduce") for `variant` (NULL: the family's
+ * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the
+ * sizes 2^k from n_min to n_max in steps of options->size_step (n counts
+ * bytes for copy, elements for reduce), and saves each size's result as it
+ * comes. options and report may be NULL. */
+ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
+                          const ptxkit_tune_options *options, ptxkit_tune_report *report);
+/* Name of the index-th tunable family; NULL past the last. */
+const char *ptxkit_tune_family(int index);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -1,5 +1,6 @@
 /* copy: vectorized device-to-device copy (cu_sources/copy.cu). */
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 
 /* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
  * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays near
@@ -26,6 +27,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_copy: %zu bytes wrap the address space", bytes);
     if (dst < src + bytes && src < dst + bytes)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: source and destination overlap");
+    tune_apply(ctx, "copy", "bytes", bytes, &opt);
 
     int width = copy_vector_width(dst, src, opt.vector_bytes ? opt.vector_bytes : 16);
     static const char *const entries[17] = {[0] = "ptxkit_copy_shift", [4] = "ptxkit_copy_vec4",

@@ -8,9 +8,12 @@
 
 #include "runtime/runtime.h"
 
+/* A key maps either to a loaded module (the image of a family compiled with
+ * one set of defines, or one PTX file) or to a function in one. */
 typedef struct registry_entry {
     cache_key key;
     CUfunction fn;
+    CUmodule module;
     bool used;
 } registry_entry;
 
@@ -18,7 +21,7 @@ struct module_registry {
     pthread_mutex_t lock;
     registry_entry *slots;
     size_t capacity, count;  /* open addressing, capacity a power of two */
-    CUmodule *modules;
+    CUmodule *modules;       /* every module loaded, unloaded with the context */
     size_t module_count, module_capacity;
 };
 
@@ -50,78 +53,75 @@ static size_t slot_of(const cache_key *key, size_t capacity) {
     return (size_t)h & (capacity - 1);
 }
 
-static CUfunction registry_find(module_registry *r, const cache_key *key) {
-    CUfunction fn = NULL;
+/* The slot holding key, or the empty slot where it would go. Lock held. */
+static registry_entry *probe(registry_entry *slots, size_t capacity, const cache_key *key) {
+    for (size_t i = slot_of(key, capacity);; i = (i + 1) & (capacity - 1))
+        if (!slots[i].used || memcmp(slots[i].key.bytes, key->bytes, 16) == 0) return &slots[i];
+}
+
+static bool registry_find(module_registry *r, const cache_key *key, registry_entry *out) {
     pthread_mutex_lock(&r->lock);
-    for (size_t i = slot_of(key, r->capacity);; i = (i + 1) & (r->capacity - 1)) {
-        if (!r->slots[i].used) break;
-        if (memcmp(r->slots[i].key.bytes, key->bytes, 16) == 0) {
-            fn = r->slots[i].fn;
-            break;
-        }
-    }
+    registry_entry *e = probe(r->slots, r->capacity, key);
+    bool found = e->used;
+    if (found) *out = *e;
     pthread_mutex_unlock(&r->lock);
-    return fn;
+    return found;
 }
 
-static bool insert_slot(registry_entry *slots, size_t capacity, const cache_key *key, CUfunction fn) {
-    for (size_t i = slot_of(key, capacity);; i = (i + 1) & (capacity - 1)) {
-        if (!slots[i].used) {
-            slots[i] = (registry_entry){*key, fn, true};
-            return true;
-        }
-        if (memcmp(slots[i].key.bytes, key->bytes, 16) == 0) return false;
+/* Inserts key unless present; returns the entry now registered. Lock held. */
+static registry_entry registry_insert(module_registry *r, const cache_key *key, CUfunction fn, CUmodule module,
+                                      bool *inserted) {
+    *inserted = false;
+    registry_entry *e = probe(r->slots, r->capacity, key);
+    if (e->used) return *e;
+    if ((r->count + 1) * 2 > r->capacity) {
+        registry_entry *grown = calloc(r->capacity * 2, sizeof *grown);
+        if (!grown) return (registry_entry){*key, fn, module, false};
+        for (size_t i = 0; i < r->capacity; i++)
+            if (r->slots[i].used) *probe(grown, r->capacity * 2, &r->slots[i].key) = r->slots[i];
+        free(r->slots);
+        r->slots = grown;
+        r->capacity *= 2;
+        e = probe(r->slots, r->capacity, key);
     }
+    *e = (registry_entry){*key, fn, module, true};
+    r->count++;
+    *inserted = true;
+    return *e;
 }
 
-/* Records a loaded module and its function; if another thread registered the
- * same key first, keeps theirs and unloads ours. */
-static CUfunction registry_add(ptxkit_context *ctx, const cache_key *key, CUmodule module, CUfunction fn) {
+/* Registers a freshly loaded module. When another thread registered the same
+ * image first, ours is unloaded and theirs returned. */
+static CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module) {
     module_registry *r = ctx->registry;
     pthread_mutex_lock(&r->lock);
-    CUfunction existing = NULL;
-    for (size_t i = slot_of(key, r->capacity);; i = (i + 1) & (r->capacity - 1)) {
-        if (!r->slots[i].used) break;
-        if (memcmp(r->slots[i].key.bytes, key->bytes, 16) == 0) {
-            existing = r->slots[i].fn;
-            break;
-        }
-    }
-    if (!existing && (r->count + 1) * 2 > r->capacity) {
-        registry_entry *grown = calloc(r->capacity * 2, sizeof *grown);
-        if (grown) {
-            for (size_t i = 0; i < r->capacity; i++)
-                if (r->slots[i].used) insert_slot(grown, r->capacity * 2, &r->slots[i].key, r->slots[i].fn);
-            free(r->slots);
-            r->slots = grown;
-            r->capacity *= 2;
-        }
-    }
-    bool keep_module = !existing && (r->count + 1) * 2 <= r->capacity;
-    if (keep_module && r->module_count == r->module_capacity) {
+    bool tracked = true;
+    if (r->module_count == r->module_capacity) {
         size_t cap = r->module_capacity ? r->module_capacity * 2 : 16;
         CUmodule *grown = realloc(r->modules, cap * sizeof *grown);
         if (grown) {
             r->modules = grown;
             r->module_capacity = cap;
         } else {
-            keep_module = false;
+            tracked = false;
         }
     }
-    if (keep_module) {
-        insert_slot(r->slots, r->capacity, key, fn);
-        r->count++;
-        r->modules[r->module_count++] = module;
-    }
+    bool inserted = false;
+    registry_entry e = tracked ? registry_insert(r, key, NULL, module, &inserted) : (registry_entry){.module = module};
+    if (inserted) r->modules[r->module_count++] = module;
     pthread_mutex_unlock(&r->lock);
-    if (!keep_module) {
-        /* Someone else's copy is registered, or no memory to track ours. */
-        if (existing) {
-            ctx->cu->cuModuleUnload(module);
-            return existing;
-        }
+    if (e.module != module || !inserted) {
+        if (e.module != module) ctx->cu->cuModuleUnload(module);
+        return e.module; /* untracked (no memory): still usable, leaks at close */
     }
-    return fn;
+    return module;
+}
+
+static void registry_add_function(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
+    bool inserted;
+    pthread_mutex_lock(&ctx->registry->lock);
+    registry_insert(ctx->registry, key, fn, NULL, &inserted);
+    pthread_mutex_unlock(&ctx->registry->lock);
 }
 
 /* Lowest CUDA version whose driver accepts a PTX ISA version. */
@@ -169,73 +169,96 @@ static ptxkit_status load_image(ptxkit_context *ctx, const char *what, const voi
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status get_function(ptxkit_context *ctx, CUmodule module, const char *entry, CUfunction *fn) {
+static ptxkit_status get_function(ptxkit_context *ctx, CUmodule module, const char *what, const char *entry,
+                                  CUfunction *fn) {
     CUresult r = ctx->cu->cuModuleGetFunction(fn, module, entry);
     if (r == CUDA_SUCCESS) return PTXKIT_SUCCESS;
-    ctx->cu->cuModuleUnload(module);
-    return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "kernel entry point '%s' not found in its module", entry);
+    return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "kernel entry point '%s' not found in %s", entry, what);
+}
+
+/* The image of a family compiled with spec's defines: disk cache, else NVRTC
+ * (and then stored in the disk cache). */
+static ptxkit_status family_image(ptxkit_context *ctx, const kernel_spec *spec, const cache_key *key, void **image,
+                                  bool *is_cubin) {
+    size_t size = 0;
+    disk_cache *disk = disk_cache_open(NULL);
+    if (disk_cache_read(disk, key, image, &size, is_cubin)) {
+        disk_cache_close(disk);
+        return PTXKIT_SUCCESS;
+    }
+    compile_output compiled;
+    ptxkit_status st =
+        compile_family(ctx, spec->family, spec->defines, spec->define_count, ctx->arch, false, NULL, 0, &compiled);
+    if (st == PTXKIT_SUCCESS) {
+        *image = compiled.image;
+        *is_cubin = compiled.is_cubin;
+        /* A cache that cannot be written costs speed, never correctness. */
+        disk_cache_write(disk, key, compiled.image, compiled.size, compiled.is_cubin);
+        compiled.image = NULL;
+        compile_output_free(&compiled);
+    }
+    disk_cache_close(disk);
+    return st;
 }
 
 ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, CUfunction *out) {
     if (!spec || !spec->family || !spec->entry || spec->define_count < 0 || spec->define_count > PTXKIT_MAX_DEFINES)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: malformed kernel spec");
-    /* The entry point is part of the identity: one module per entry. */
+    /* A function's key adds its entry point to its module's key. */
     const char *defines[PTXKIT_MAX_DEFINES + 1];
     memcpy(defines, spec->defines, (size_t)spec->define_count * sizeof *defines);
-    char entry_define[96];
+    char entry_define[160];
     snprintf(entry_define, sizeof entry_define, "\x01entry=%s", spec->entry);
     defines[spec->define_count] = entry_define;
-    cache_key key = cache_key_for(spec->family, defines, spec->define_count + 1, ctx->arch, ctx->cu->version);
-    if ((*out = registry_find(ctx->registry, &key)) != NULL) return PTXKIT_SUCCESS;
-
-    void *image = NULL;
-    size_t size = 0;
-    bool is_cubin = false;
-    disk_cache *disk = disk_cache_open(NULL);
-    bool from_disk = disk_cache_read(disk, &key, &image, &size, &is_cubin);
-    if (!from_disk) {
-        compile_output compiled;
-        ptxkit_status st = compile_family(ctx, spec->family, spec->defines, spec->define_count, ctx->arch, false, NULL, 0,
-                                          &compiled);
-        if (st != PTXKIT_SUCCESS) {
-            disk_cache_close(disk);
-            return st;
-        }
-        image = compiled.image;
-        size = compiled.size;
-        is_cubin = compiled.is_cubin;
-        compiled.image = NULL;
-        compile_output_free(&compiled);
-        /* A cache that cannot be written costs speed, never correctness. */
-        disk_cache_write(disk, &key, image, size, is_cubin);
+    cache_key fn_key = cache_key_for(spec->family, defines, spec->define_count + 1, ctx->arch, ctx->cu->version);
+    registry_entry e;
+    if (registry_find(ctx->registry, &fn_key, &e)) {
+        *out = e.fn;
+        return PTXKIT_SUCCESS;
     }
-    disk_cache_close(disk);
+    cache_key module_key = cache_key_for(spec->family, spec->defines, spec->define_count, ctx->arch, ctx->cu->version);
     char what[160];
-    snprintf(what, sizeof what, "loading %s kernel %s", spec->family, spec->entry);
+    snprintf(what, sizeof what, "kernel family %s", spec->family);
     CUmodule module;
-    ptxkit_status st = load_image(ctx, what, image, !is_cubin, &module);
-    free(image);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    if ((st = get_function(ctx, module, spec->entry, &fn)) != PTXKIT_SUCCESS) return st;
-    *out = registry_add(ctx, &key, module, fn);
-    return PTXKIT_SUCCESS;
+    if (registry_find(ctx->registry, &module_key, &e)) {
+        module = e.module;
+    } else {
+        void *image = NULL;
+        bool is_cubin = false;
+        ptxkit_status st = family_image(ctx, spec, &module_key, &image, &is_cubin);
+        if (st != PTXKIT_SUCCESS) return st;
+        st = load_image(ctx, what, image, !is_cubin, &module);
+        free(image);
+        if (st != PTXKIT_SUCCESS) return st;
+        module = registry_add_module(ctx, &module_key, module);
+    }
+    ptxkit_status st = get_function(ctx, module, what, spec->entry, out);
+    if (st == PTXKIT_SUCCESS) registry_add_function(ctx, &fn_key, *out);
+    return st;
 }
 
 ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, const char *entry, CUfunction *out) {
+    const char *parts[2] = {ptx_name, entry};
+    cache_key fn_key = cache_key_for("\x02ptx", parts, 2, ctx->arch, ctx->cu->version);
+    registry_entry e;
+    if (registry_find(ctx->registry, &fn_key, &e)) {
+        *out = e.fn;
+        return PTXKIT_SUCCESS;
+    }
     const embedded_file *file = embedded_find(ptx_name);
     if (!file) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no precompiled PTX file %s in this build", ptx_name);
-    /* PTX kernels share the table: their key is a hash of file and entry. */
-    const char *parts[2] = {ptx_name, entry};
-    cache_key key = cache_key_for("\x02ptx", parts, 2, ctx->arch, ctx->cu->version);
-    if ((*out = registry_find(ctx->registry, &key)) != NULL) return PTXKIT_SUCCESS;
+    cache_key module_key = cache_key_for("\x02ptx", parts, 1, ctx->arch, ctx->cu->version);
     char what[160];
-    snprintf(what, sizeof what, "loading precompiled %s", ptx_name);
+    snprintf(what, sizeof what, "precompiled %s", ptx_name);
     CUmodule module;
-    ptxkit_status st = load_image(ctx, what, file->text, true, &module);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    if ((st = get_function(ctx, module, entry, &fn)) != PTXKIT_SUCCESS) return st;
-    *out = registry_add(ctx, &key, module, fn);
-    return PTXKIT_SUCCESS;
+    if (registry_find(ctx->registry, &module_key, &e)) {
+        module = e.module;
+    } else {
+        ptxkit_status st = load_image(ctx, what, file->text, true, &module);
+        if (st != PTXKIT_SUCCESS) return st;
+        module = registry_add_module(ctx, &module_key, module);
+    }
+    ptxkit_status st = get_function(ctx, module, what, entry, out);
+    if (st == PTXKIT_SUCCESS) registry_add_function(ctx, &fn_key, *out);
+    return st;
 }

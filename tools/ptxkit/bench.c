@@ -13,6 +13,12 @@ typedef struct bench_entry {
 static const bench_entry benches[] = {
     {"copy", bench_copy, "vectorized copy: each width and cache operator vs cuMemcpyDtoD"},
     {"startup", bench_startup, "first launch after context open (compile or disk cache) and registry hit cost"},
+    {"access", bench_access, "global access patterns (offset, stride, gather, broadcast, ...) x load cache operators"},
+    {"aos", bench_aos, "float3 array of structures vs structure of arrays, staged and 16-byte aligned"},
+    {"banks", bench_banks, "shared-memory bank conflicts by stride for 1-, 4- and 8-byte words"},
+    {"transpose", bench_transpose, "naive / tiled / padded transpose vs cuMemcpyDtoD"},
+    {"reduce", bench_reduce, "ptxkit_reduce by operator, type and size vs a read ceiling (--compare: vs CUB)"},
+    {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce)"},
 };
 
 static void usage(FILE *out) {

@@ -12,5 +12,11 @@ int cmd_tune(int argc, char **argv);
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
 int bench_startup(int argc, char **argv);
+int bench_access(int argc, char **argv);
+int bench_aos(int argc, char **argv);
+int bench_banks(int argc, char **argv);
+int bench_transpose(int argc, char **argv);
+int bench_reduce(int argc, char **argv);
+int bench_blocks(int argc, char **argv);
 
 #endif

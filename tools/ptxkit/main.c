@@ -15,6 +15,8 @@ static const command commands[] = {
     {"compile", cmd_compile, "compile a kernel family with NVRTC (no GPU needed): PTX or resource usage"},
     {"bench", cmd_bench, "benchmarks: ptxkit bench --help lists them"},
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
+    {"ladder", cmd_ladder, "the reduction ladder (Harris steps 1-9) on this GPU, next to the 2007 G80 table"},
+    {"tune", cmd_tune, "choose block size and the other injected constants for this GPU; --show lists them"},
 };
 
 static void usage(FILE *out) {
