@@ -11,7 +11,7 @@
 #include "reduce_ops.cuh"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256
+#define BLOCK_SIZE 1024
 #endif
 #ifndef VEC_BYTES
 #define VEC_BYTES 16

@@ -238,8 +238,8 @@ const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
  * and uint64; and, or, xor of the integer types (else UNSUPPORTED). Integer
  * sums wrap modulo 2^w. Float sums add in a tree order: within 1e-5
  * (float32) / 1e-13 (float64) of sum |x_i| from the exact sum. Float min/max
- * ignore NaNs as fminf/fmaxf do. One launch; up to 16 streams of a context
- * may reduce at the same time. options->items_per_thread counts 16-byte (or
+ * ignore NaNs as fminf/fmaxf do. One launch; any number of streams may
+ * reduce at the same time. options->items_per_thread counts 16-byte (or
  * vector_bytes) loads in flight per thread. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                             ptxkit_dptr in, size_t n, ptxkit_dptr out,

@@ -33,7 +33,7 @@ static const struct {
     ENTRY(cuMemFreeHost), ENTRY(cuMemGetInfo), ENTRY(cuMemcpyHtoD), ENTRY(cuMemcpyDtoH),
     ENTRY(cuMemcpyDtoD), ENTRY(cuMemcpyHtoDAsync), ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync),
     ENTRY(cuMemsetD8Async), ENTRY(cuMemsetD32Async), ENTRY(cuStreamCreate), ENTRY(cuStreamDestroy),
-    ENTRY(cuStreamSynchronize), ENTRY(cuStreamSetAttribute), ENTRY(cuEventCreate), ENTRY(cuEventDestroy),
+    ENTRY(cuStreamSynchronize), ENTRY(cuStreamSetAttribute), ENTRY(cuStreamWaitEvent), ENTRY(cuEventCreate), ENTRY(cuEventDestroy),
     ENTRY(cuEventRecord), ENTRY(cuEventSynchronize), ENTRY(cuEventElapsedTime),
     ENTRY(cuModuleLoadDataEx), ENTRY(cuModuleUnload), ENTRY(cuModuleGetFunction),
     ENTRY(cuFuncGetAttribute), ENTRY(cuFuncSetAttribute), ENTRY(cuLaunchKernel),

@@ -44,6 +44,7 @@ typedef struct cuda_driver {
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuStreamSetAttribute)(CUstream, CUstreamAttrID, const CUstreamAttrValue *);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
     CUresult (*cuEventCreate)(CUevent *, unsigned int);
     CUresult (*cuEventDestroy)(CUevent);
     CUresult (*cuEventRecord)(CUevent, CUstream);

@@ -82,34 +82,64 @@ ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_red
 /* ---- scratch slots ------------------------------------------------------
  * The kernel's partials and ticket counter live in its module, in
  * REDUCE_SLOTS copies. A stream keeps one slot while it is among the
- * REDUCE_SLOTS most recently used streams, so launches that share a slot
- * are ordered by their stream, and up to REDUCE_SLOTS streams can reduce
- * at once. */
-static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    CUstream stream;
-    unsigned long long last_use;
-    bool used;
-} slot_table[REDUCE_SLOTS];
-static unsigned long long slot_clock;
+ * REDUCE_SLOTS most recently used streams of the context, so launches that
+ * share a slot are ordered by their stream. When a slot passes to another
+ * stream, that stream first waits for the event recorded after the slot's
+ * last launch: any number of streams may reduce at once, never sharing a
+ * counter while it is in use. */
+typedef struct reduce_slots {
+    pthread_mutex_t lock;
+    struct {
+        CUstream stream;
+        CUevent done; /* recorded after the slot's last launch */
+        unsigned long long last_use;
+        bool used;
+    } slot[REDUCE_SLOTS];
+    unsigned long long clock;
+} reduce_slots;
 
-static unsigned stream_slot(CUstream stream) {
-    pthread_mutex_lock(&slot_lock);
+static const char reduce_slots_key = 0;
+
+static void slots_destroy(ptxkit_context *ctx, void *p) {
+    reduce_slots *s = p;
+    for (int i = 0; i < REDUCE_SLOTS; i++)
+        if (s->slot[i].done) ctx->cu->cuEventDestroy(s->slot[i].done);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static void *slots_create(ptxkit_context *ctx) {
+    reduce_slots *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    for (int i = 0; i < REDUCE_SLOTS; i++)
+        if (ctx->cu->cuEventCreate(&s->slot[i].done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            slots_destroy(ctx, s);
+            return NULL;
+        }
+    return s;
+}
+
+/* Picks the slot of `stream` (lock held) and orders the stream after the
+ * slot's previous user when that was another stream. */
+static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_slots *s, CUstream stream, unsigned *slot) {
     int pick = -1;
     for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
-        if (slot_table[i].used && slot_table[i].stream == stream) pick = i;
+        if (s->slot[i].used && s->slot[i].stream == stream) pick = i;
     for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
-        if (!slot_table[i].used) pick = i;
+        if (!s->slot[i].used) pick = i;
     if (pick < 0) {
         pick = 0;
         for (int i = 1; i < REDUCE_SLOTS; i++)
-            if (slot_table[i].last_use < slot_table[pick].last_use) pick = i;
+            if (s->slot[i].last_use < s->slot[pick].last_use) pick = i;
+        CUresult r = ctx->cu->cuStreamWaitEvent(stream, s->slot[pick].done, 0);
+        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuStreamWaitEvent");
     }
-    slot_table[pick].stream = stream;
-    slot_table[pick].used = true;
-    slot_table[pick].last_use = ++slot_clock;
-    pthread_mutex_unlock(&slot_lock);
-    return (unsigned)pick;
+    s->slot[pick].stream = stream;
+    s->slot[pick].used = true;
+    s->slot[pick].last_use = ++s->clock;
+    *slot = (unsigned)pick;
+    return PTXKIT_SUCCESS;
 }
 
 /* ---- grid ---------------------------------------------------------------
@@ -265,18 +295,31 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if ((st = reduce_grid(ctx, fn, block, (n + per_trip - 1) / per_trip, c.opt.blocks_per_sm, &grid)) != PTXKIT_SUCCESS)
         goto done;
 
+    reduce_slots *slots = context_state(ctx, &reduce_slots_key, slots_create, slots_destroy);
+    if (!slots) {
+        st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "reduce: cannot create the per-context scratch events");
+        goto done;
+    }
     CUdeviceptr d_in = in, d_out = out;
     unsigned long long count = n;
-    unsigned slot = stream_slot(stream_handle(stream));
+    unsigned slot = 0;
     unsigned mode = passes == REDUCE_PASSES_TWO && grid > 1 ? 1u : 0u;
     void *args[] = {&d_in, &count, &d_out, &slot, &mode};
-    st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+    CUstream s = stream_handle(stream);
+    pthread_mutex_lock(&slots->lock);
+    st = slot_acquire(ctx, slots, s, &slot);
+    if (st == PTXKIT_SUCCESS) st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
     if (st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
         st = launch_kernel(ctx, fn, 1, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
     }
+    if (st == PTXKIT_SUCCESS) {
+        CUresult r = ctx->cu->cuEventRecord(slots->slot[slot].done, s);
+        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "reduce: cuEventRecord");
+    }
+    pthread_mutex_unlock(&slots->lock);
 done:
     context_leave(ctx);
     return st;

@@ -59,6 +59,7 @@ static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "context: out of host memory");
     ctx->cu = cu;
     pthread_mutex_init(&ctx->error_lock, NULL);
+    pthread_mutex_init(&ctx->state_lock, NULL);
     ctx->registry = module_registry_create();
     if (!ctx->registry) {
         pthread_mutex_destroy(&ctx->error_lock);
@@ -71,6 +72,7 @@ static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {
 
 static void context_free(ptxkit_context *ctx) {
     pthread_mutex_destroy(&ctx->error_lock);
+    pthread_mutex_destroy(&ctx->state_lock);
     free(ctx);
 }
 
@@ -135,6 +137,8 @@ ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
     if (!ctx) return PTXKIT_SUCCESS;
     const cuda_driver *cu = ctx->cu;
     if (cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS) {
+        for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
+            if (ctx->states[i].key && ctx->states[i].destroy) ctx->states[i].destroy(ctx, ctx->states[i].value);
         module_registry_destroy(ctx, ctx->registry);
         CUcontext popped;
         cu->cuCtxPopCurrent(&popped);
@@ -171,3 +175,18 @@ ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
 }
 
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx) { return ctx ? ctx->jit_log : ""; }
+
+void *context_state(ptxkit_context *ctx, const void *key, void *(*create)(ptxkit_context *),
+                    void (*destroy)(ptxkit_context *, void *)) {
+    void *value = NULL;
+    pthread_mutex_lock(&ctx->state_lock);
+    size_t i = 0, n = sizeof ctx->states / sizeof ctx->states[0];
+    while (i < n && ctx->states[i].key && ctx->states[i].key != key) i++;
+    if (i < n && ctx->states[i].key == key) {
+        value = ctx->states[i].value;
+    } else if (i < n && (value = create(ctx)) != NULL) {
+        ctx->states[i] = (struct context_state){key, value, destroy};
+    }
+    pthread_mutex_unlock(&ctx->state_lock);
+    return value;
+}

@@ -28,6 +28,12 @@ struct ptxkit_context {
     char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
     void *tune_db;              /* owned by src/tune; NULL until loaded */
     void (*tune_db_free)(void *);
+    struct context_state {      /* per-context state of kernel families */
+        const void *key;
+        void *value;
+        void (*destroy)(ptxkit_context *, void *);
+    } states[8];
+    pthread_mutex_t state_lock;
 };
 
 struct ptxkit_stream {
@@ -37,6 +43,15 @@ struct ptxkit_stream {
 struct ptxkit_event {
     CUevent handle;
 };
+
+/* ---- per-context state of the ops ---- */
+
+/* The state a kernel family keeps per context (e.g. events guarding scratch
+ * memory), created on first use by create and released by destroy (with
+ * the context current) when the context closes. key identifies the family
+ * (the address of a static object). NULL when creation fails. */
+void *context_state(ptxkit_context *ctx, const void *key, void *(*create)(ptxkit_context *),
+                    void (*destroy)(ptxkit_context *, void *));
 
 /* ---- errors ---- */
 

@@ -244,7 +244,9 @@ static const tune_family families[] = {
         .vectors = {4, 8, 16},
         .bpsm = {0, 1, 2, 4, 8, 16, 32, -1},
         .loads = ALL_LOADS,
-        .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_VECTOR] = true},
+        /* blocks per SM is primary: at small sizes fewer, fuller blocks
+         * shorten the last-block finish (seen at 2^20 on an H100) */
+        .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_BPSM] = true},
         .start = {REDUCE_DEFAULT_BLOCK, REDUCE_DEFAULT_UNROLL, REDUCE_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
         .registers = fam_reduce_registers,
         .min_blocks = fam_reduce_min_blocks,
