@@ -4,8 +4,9 @@
  * Search (within the budget): (A) the full grid of the family's primary
  * parameters with the others at their start values; (B) coordinate descent
  * from each of the three best of (A), one parameter at a time, until a pass
- * changes nothing; (C) the top candidates and the built-in defaults re-timed in
- * interleaved rounds. The defaults are kept unless the winner beats them by
+ * changes nothing, then from the best few overall while the budget lasts;
+ * (C) the top candidates and the built-in defaults re-timed in interleaved
+ * rounds. The defaults are kept unless the winner beats them by
  * more than the noise. Exhaustive mode times every legal configuration
  * instead of (A) and (B). Candidates are compiled ahead in parallel, each
  * checked against the defaults' output before it is timed. */
@@ -28,6 +29,7 @@
 #define VERIFY_ROUNDS 7
 #define ROUND_SAMPLES 3
 #define DESCENT_PASSES 4
+#define EXTRA_STARTS 4        /* further descents while the budget lasts */
 #define DESCENT_STARTS 3
 #define MAX_THREADS 32
 
@@ -53,6 +55,7 @@ typedef struct session {
     ptxkit_tune_options opt;
     tune_variant v;
     double t0, budget_ms, deadline;  /* deadline of the current bucket's search */
+    double unbudgeted_ms;            /* time spent verifying, outside the budget */
     int threads;
     int size_index, size_count;
     size_t n;
@@ -296,6 +299,16 @@ static void search(session *s, tune_rig *r, table *t) {
     size_t start_index[DESCENT_STARTS];
     for (int k = 0; k < n_starts; k++) start_index[k] = (size_t)(starts[k] - t->c);
     for (int k = 0; k < n_starts && more; k++) more = descend(s, r, t, start_index[k], list);
+    /* Budget left: descend again from the best few overall (points the
+     * descents found, not only grid points), each start at most once. */
+    const candidate *again[DESCENT_STARTS + EXTRA_STARTS];
+    int n_again = more ? top_candidates(t, DESCENT_STARTS + EXTRA_STARTS, again) : 0;
+    for (int k = 0; k < n_again && more; k++) {
+        size_t i = (size_t)(again[k] - t->c);
+        bool done = false;
+        for (int j = 0; j < n_starts; j++) done = done || start_index[j] == i;
+        if (!done) more = descend(s, r, t, i, list);
+    }
     free(list);
 }
 
@@ -423,7 +436,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         exhaustive(s, &r, &t);
     } else {
         /* this bucket's share of what is left of the budget */
-        double left = s->t0 + s->budget_ms - now_ms();
+        double left = s->t0 + s->unbudgeted_ms + s->budget_ms - now_ms();
         int buckets_left = s->size_count - s->size_index;
         s->deadline = now_ms() + (left > 0 ? left / (buckets_left > 0 ? buckets_left : 1) : 0);
         search(s, &r, &t);
@@ -433,6 +446,9 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     double choice_ms = medians[win], default_ms = medians[0], search_ms = choice_ms;
     res->search_best = tune_config_options(&search_pick);
     if (s->opt.verify_exhaustive && !s->opt.exhaustive) {
+        /* the verification is outside the search's budget: later buckets
+         * get the search time they would have had without it */
+        double verify_start = now_ms();
         exhaustive(s, &r, &t);
         int ex_win = pick_among(s, &r, &t, configs, medians, &count);
         tune_config versus[3] = {{0}, search_pick, configs[ex_win]};
@@ -445,6 +461,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         bool exhaustive_wins = m[2] < m[1] * (1 - NOISE);
         choice = exhaustive_wins ? versus[2] : search_pick;
         choice_ms = exhaustive_wins ? m[2] : m[1];
+        s->unbudgeted_ms += now_ms() - verify_start;
     }
     res->best = tune_config_options(&choice);
     res->best_gbs = gbs_of(s, choice_ms);
