@@ -3,8 +3,8 @@
  *
  * Search (within the budget): (A) the full grid of the family's primary
  * parameters with the others at their start values; (B) coordinate descent
- * from each of the three best of (A), one parameter at a time, until a pass
- * changes nothing, then from the best few overall while the budget lasts;
+ * from the three best of (A) and from the best of (A) for each value of each
+ * primary parameter, one parameter at a time, until a pass changes nothing;
  * (C) the top candidates and the built-in defaults re-timed in interleaved
  * rounds. The defaults are kept unless the winner beats them by
  * more than the noise. Exhaustive mode times every legal configuration
@@ -29,7 +29,6 @@
 #define VERIFY_ROUNDS 7
 #define ROUND_SAMPLES 3
 #define DESCENT_PASSES 4
-#define EXTRA_STARTS 4        /* further descents while the budget lasts */
 #define DESCENT_STARTS 3
 #define MAX_THREADS 32
 
@@ -279,11 +278,53 @@ static bool descend(session *s, tune_rig *r, table *t, size_t current, size_t *l
     return more;
 }
 
-/* Phases A and B: the primary grid, then descents from its best few
- * (several starts guard against a local optimum of one). */
+/* Starts of phase B, fastest first: the grid's best few, then the best grid
+ * point for each value of each primary parameter. Near-ties among the top
+ * few are common, and a parameter that pays only together with another
+ * (a load operator with fewer items per thread, say) is found from the
+ * point where the other is already right. Returns how many. */
+static int descent_starts(const session *s, const table *t, const size_t *grid, size_t count, size_t *out) {
+    int n = 0;
+    const candidate *top[DESCENT_STARTS];
+    int k = top_candidates(t, DESCENT_STARTS, top);
+    for (int i = 0; i < k; i++) out[n++] = (size_t)(top[i] - t->c);
+    size_t extra[TUNE_PARAM_COUNT * TUNE_MAX_VALUES];
+    int m = 0;
+    for (int p = 0; p < TUNE_PARAM_COUNT; p++) {
+        if (!s->v.family->primary[p]) continue;
+        for (int v = 0; v < t->space.count[p]; v++) {
+            size_t best = (size_t)-1;
+            for (size_t g = 0; g < count; g++) {
+                const candidate *c = &t->c[grid[g]];
+                if (c->state == C_TIMED && tune_config_get(&c->cfg, (tune_param)p) == t->space.values[p][v] &&
+                    (best == (size_t)-1 || c->ms < t->c[best].ms))
+                    best = grid[g];
+            }
+            bool seen = best == (size_t)-1;
+            for (int j = 0; j < m && !seen; j++) seen = extra[j] == best;
+            if (!seen) extra[m++] = best;
+        }
+    }
+    for (int j = 1; j < m; j++) /* insertion sort by time: a few dozen */
+        for (int i = j; i > 0 && t->c[extra[i]].ms < t->c[extra[i - 1]].ms; i--) {
+            size_t x = extra[i];
+            extra[i] = extra[i - 1];
+            extra[i - 1] = x;
+        }
+    for (int j = 0; j < m; j++) {
+        bool seen = false;
+        for (int i = 0; i < n && !seen; i++) seen = out[i] == extra[j];
+        if (!seen) out[n++] = extra[j];
+    }
+    return n;
+}
+
+/* Phases A and B: the primary grid, then descents from several starts
+ * while the budget lasts. */
 static void search(session *s, tune_rig *r, table *t) {
-    size_t *list = index_buffer(t);
-    if (!list) return;
+    size_t *grid = index_buffer(t), *list = index_buffer(t);
+    size_t starts[DESCENT_STARTS + TUNE_PARAM_COUNT * TUNE_MAX_VALUES];
+    if (!grid || !list) goto done;
     const tune_family *f = s->v.family;
     size_t count = 0;
     for (size_t i = 0; i < t->count; i++) {
@@ -291,24 +332,13 @@ static void search(session *s, tune_rig *r, table *t) {
         for (int p = 0; p < TUNE_PARAM_COUNT && on_grid; p++)
             if (!f->primary[p] && tune_config_get(&t->c[i].cfg, (tune_param)p) != start_value(s, t, (tune_param)p))
                 on_grid = false;
-        if (on_grid) list[count++] = i;
+        if (on_grid) grid[count++] = i;
     }
-    bool more = evaluate_list(s, r, t, list, count, SEARCH_SAMPLES, "search", true);
-    const candidate *starts[DESCENT_STARTS];
-    int n_starts = top_candidates(t, DESCENT_STARTS, starts);
-    size_t start_index[DESCENT_STARTS];
-    for (int k = 0; k < n_starts; k++) start_index[k] = (size_t)(starts[k] - t->c);
-    for (int k = 0; k < n_starts && more; k++) more = descend(s, r, t, start_index[k], list);
-    /* Budget left: descend again from the best few overall (points the
-     * descents found, not only grid points), each start at most once. */
-    const candidate *again[DESCENT_STARTS + EXTRA_STARTS];
-    int n_again = more ? top_candidates(t, DESCENT_STARTS + EXTRA_STARTS, again) : 0;
-    for (int k = 0; k < n_again && more; k++) {
-        size_t i = (size_t)(again[k] - t->c);
-        bool done = false;
-        for (int j = 0; j < n_starts; j++) done = done || start_index[j] == i;
-        if (!done) more = descend(s, r, t, i, list);
-    }
+    bool more = evaluate_list(s, r, t, grid, count, SEARCH_SAMPLES, "search", true);
+    int n_starts = more ? descent_starts(s, t, grid, count, starts) : 0;
+    for (int k = 0; k < n_starts && more; k++) more = descend(s, r, t, starts[k], list);
+done:
+    free(grid);
     free(list);
 }
 
