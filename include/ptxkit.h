@@ -318,6 +318,7 @@ typedef struct ptxkit_tune_result {
     double exhaustive_gbs;             /* 0 without verify_exhaustive */
     int legal, timed, failed, wrong;   /* configurations: failed to build or launch, wrong output */
     double seconds;
+    double verify_seconds;             /* of which the exhaustive verification, outside the budget */
     char note[192];                    /* the first failure or wrong result, if any */
 } ptxkit_tune_result;
 

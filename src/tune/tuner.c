@@ -491,6 +491,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         bool exhaustive_wins = m[2] < m[1] * (1 - NOISE);
         choice = exhaustive_wins ? versus[2] : search_pick;
         choice_ms = exhaustive_wins ? m[2] : m[1];
+        res->verify_seconds = (now_ms() - verify_start) / 1e3;
         s->unbudgeted_ms += now_ms() - verify_start;
     }
     res->best = tune_config_options(&choice);

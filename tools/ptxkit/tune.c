@@ -129,7 +129,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     o.progress = show_progress;
     o.progress_user = &ps;
     double budget = o.budget_s > 0 ? o.budget_s : TUNE_DEFAULT_BUDGET_S;
-    double t0 = now_ms(), compile_s = 0;
+    double t0 = now_ms(), compile_s = 0, verify_s = 0; /* verification is outside the budget */
     int prepared = 0;
     ptxkit_tune_report *report = calloc(1, sizeof *report);
     ptxkit_tune_result *results = calloc((size_t)a->size_count, sizeof *results);
@@ -137,13 +137,14 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     ptxkit_status st = report && results ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
     int done = 0;
     for (int i = 0; i < a->size_count && st == PTXKIT_SUCCESS; i++) {
-        double left = budget - (now_ms() - t0) / 1e3;
+        double left = budget - ((now_ms() - t0) / 1e3 - verify_s);
         o.budget_s = left / (a->size_count - i);
         if (o.budget_s < 0.5) o.budget_s = 0.5; /* still times the defaults against a few */
         st = ptxkit_tune(ctx, family, a->variant, a->sizes[i], a->sizes[i], &o, report);
         clear_progress(&ps);
         if (st != PTXKIT_SUCCESS) break;
         results[done++] = report->sizes[0];
+        verify_s += report->sizes[0].verify_seconds;
         compile_s += report->compile_seconds;
         prepared += report->kernels_prepared;
         if (report->database[0]) snprintf(database, sizeof database, "%s", report->database);
