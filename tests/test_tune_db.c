@@ -2,6 +2,7 @@
  * corrupt, truncated, foreign-version and concurrently written files;
  * constraints that reject illegal configurations; dispatch lookups. */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -788,8 +789,30 @@ static void test_lookup_and_apply(void **state) {
     pthread_mutex_destroy(&ctx.error_lock);
 }
 
+/* The budget split among sizes: the first may run long, each later size
+ * keeps a floor, and the shares never add up to more than the budget. */
+static void test_size_budget(void **state) {
+    (void)state;
+    double floor_s = 35.0 / 3 / 2;
+    assert_true(fabs(tune_size_budget(35, 35, 3, 3) - (35 - 2 * floor_s)) < 1e-9);
+    assert_true(fabs(tune_size_budget(35, 20, 2, 3) - (20 - floor_s)) < 1e-9);
+    assert_true(fabs(tune_size_budget(35, 9, 1, 3) - 9) < 1e-9);
+    assert_true(fabs(tune_size_budget(35, 3, 2, 3) - 3) < 1e-9);      /* less than a floor: all of it */
+    assert_true(fabs(tune_size_budget(35, 7, 2, 3) - floor_s) < 1e-9); /* an overrun: the floor */
+    assert_true(tune_size_budget(35, 0, 1, 3) == 0);
+    assert_true(tune_size_budget(35, -4, 2, 3) == 0);
+    assert_true(fabs(tune_size_budget(10, 10, 1, 1) - 10) < 1e-9);
+    /* spending each share in full never overdraws */
+    for (int count = 1; count <= 8; count++) {
+        double left = 35;
+        for (int i = 0; i < count; i++) left -= tune_size_budget(35, left, count - i, count);
+        assert_true(left > -1e-9);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_budget),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_key_sanitized),
         cmocka_unit_test(test_round_trip_text),

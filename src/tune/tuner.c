@@ -465,10 +465,9 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     if (s->opt.exhaustive) {
         exhaustive(s, &r, &t);
     } else {
-        /* this bucket's share of what is left of the budget */
         double left = s->t0 + s->unbudgeted_ms + s->budget_ms - now_ms();
-        int buckets_left = s->size_count - s->size_index;
-        s->deadline = now_ms() + (left > 0 ? left / (buckets_left > 0 ? buckets_left : 1) : 0);
+        s->deadline = now_ms() + 1e3 * tune_size_budget(s->budget_ms / 1e3, left / 1e3, s->size_count - s->size_index,
+                                                        s->size_count);
         search(s, &r, &t);
     }
     int win = pick_among(s, &r, &t, configs, medians, &count);
@@ -512,6 +511,16 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
     res->seconds = (now_ms() - t_start) / 1e3;
     return PTXKIT_SUCCESS;
+}
+
+double tune_size_budget(double budget_s, double left_s, int sizes_left, int size_count) {
+    if (!(left_s > 0)) return 0;
+    if (sizes_left < 1) sizes_left = 1;
+    if (size_count < sizes_left) size_count = sizes_left;
+    double floor_s = budget_s / size_count / 2;
+    double mine = left_s - (sizes_left - 1) * floor_s;
+    double least = left_s < floor_s ? left_s : floor_s;
+    return mine > least ? mine : least;
 }
 
 static int default_threads(void) {

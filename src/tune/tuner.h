@@ -38,4 +38,11 @@ void tune_state_reset(ptxkit_context *ctx);
 /* Path and load message of the context's database ("" path when none). */
 void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size);
 
+/* Seconds of a budget the next of sizes_left sizes may use: what is left
+ * less a floor of half an even share (budget / size_count / 2) kept for
+ * each size after it. The first size, which pays the cold compiles of
+ * all, may run long; the later ones, their kernels mostly built, keep
+ * their floor. */
+double tune_size_budget(double budget_s, double left_s, int sizes_left, int size_count);
+
 #endif

@@ -138,7 +138,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     int done = 0;
     for (int i = 0; i < a->size_count && st == PTXKIT_SUCCESS; i++) {
         double left = budget - ((now_ms() - t0) / 1e3 - verify_s);
-        o.budget_s = left / (a->size_count - i);
+        o.budget_s = tune_size_budget(budget, left, a->size_count - i, a->size_count);
         if (o.budget_s < 0.5) o.budget_s = 0.5; /* still times the defaults against a few */
         st = ptxkit_tune(ctx, family, a->variant, a->sizes[i], a->sizes[i], &o, report);
         clear_progress(&ps);
