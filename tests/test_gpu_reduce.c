@@ -519,6 +519,40 @@ static void test_reduce_streams(void **state) {
                 fail_msg("stream %d, %s: %s", s, ptxkit_dtype_name(type), why);
         }
     }
+    /* Streams destroyed with reductions still in flight hand their slots
+     * over too: each short-lived stream reduces the largest view, then its
+     * own, and is destroyed at once. */
+    ptxkit_dtype type = PTXKIT_INT32;
+    size_t elem = ptxkit_dtype_size(type);
+    assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_synchronize(ctx));
+    for (int s = 0; s < STREAMS; s++) {
+        ptxkit_stream *brief;
+        assert_ok(ctx, ptxkit_stream_create(ctx, &brief));
+        size_t mine = (size_t)s % CASE_COUNT;
+        ptxkit_dptr out = outputs + (size_t)s * GROUP_BYTES + elem;
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[7].offset * elem,
+                                     cases[7].n, out, NULL, brief));
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[mine].offset * elem,
+                                     cases[mine].n, out, NULL, brief));
+        assert_ok(ctx, ptxkit_stream_destroy(ctx, brief));
+        /* a long-lived stream takes a slot too, in between */
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[7].offset * elem,
+                                     cases[7].n, outputs + (size_t)((s + 1) % STREAMS) * GROUP_BYTES, NULL,
+                                     streams[s]));
+    }
+    assert_ok(ctx, ptxkit_synchronize(ctx));
+    unsigned char host[STREAMS * GROUP_BYTES];
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+    for (int s = 0; s < STREAMS; s++) {
+        char why[256];
+        if (!result_matches(type, PTXKIT_REDUCE_SUM, host + s * GROUP_BYTES + elem,
+                            &refs[PTXKIT_REDUCE_SUM][type][(size_t)s % CASE_COUNT], why, sizeof why))
+            fail_msg("destroyed stream %d: %s", s, why);
+        if (!result_matches(type, PTXKIT_REDUCE_SUM, host + s * GROUP_BYTES, &refs[PTXKIT_REDUCE_SUM][type][7], why,
+                            sizeof why))
+            fail_msg("stream %d beside destroyed ones: %s", s, why);
+    }
     for (int s = 0; s < STREAMS; s++)
         assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[s]));
 }

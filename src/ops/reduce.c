@@ -83,27 +83,27 @@ ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_red
  * The kernel's partials and ticket counter live in its module, in
  * REDUCE_SLOTS copies. A stream keeps one slot while it is among the
  * REDUCE_SLOTS most recently used streams of the context, so launches that
- * share a slot are ordered by their stream. When a slot passes to another
- * stream, that stream first waits for the event recorded after the slot's
- * last launch: any number of streams may reduce at once, never sharing a
- * counter while it is in use. */
+ * share a slot are ordered by their stream, at no cost per call. When a
+ * slot passes to another stream, an event recorded on the previous owner
+ * at that moment (it follows all the owner's work so far, its reductions
+ * with the slot included) is waited for by the new one; a stream being
+ * destroyed records it first. Any number of streams may reduce at once,
+ * never sharing a counter while it is in use. */
 typedef struct reduce_slots {
     pthread_mutex_t lock;
     struct {
-        CUstream stream;
-        CUevent done; /* recorded after the slot's last launch */
+        CUstream owner;      /* valid while owned */
+        CUevent handover;    /* the previous owner's work, when pending */
+        bool owned, pending;
         unsigned long long last_use;
-        bool used;
     } slot[REDUCE_SLOTS];
     unsigned long long clock;
 } reduce_slots;
 
-static const char reduce_slots_key = 0;
-
 static void slots_destroy(ptxkit_context *ctx, void *p) {
     reduce_slots *s = p;
     for (int i = 0; i < REDUCE_SLOTS; i++)
-        if (s->slot[i].done) ctx->cu->cuEventDestroy(s->slot[i].done);
+        if (s->slot[i].handover) ctx->cu->cuEventDestroy(s->slot[i].handover);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -113,30 +113,54 @@ static void *slots_create(ptxkit_context *ctx) {
     if (!s) return NULL;
     pthread_mutex_init(&s->lock, NULL);
     for (int i = 0; i < REDUCE_SLOTS; i++)
-        if (ctx->cu->cuEventCreate(&s->slot[i].done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        if (ctx->cu->cuEventCreate(&s->slot[i].handover, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
             slots_destroy(ctx, s);
             return NULL;
         }
     return s;
 }
 
+/* Releases the slots of a stream about to be destroyed; a later owner
+ * waits for its work. */
+static void slots_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
+    reduce_slots *s = p;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < REDUCE_SLOTS; i++)
+        if (s->slot[i].owned && s->slot[i].owner == stream) {
+            /* should the record fail, the stream's destruction still lets its
+             * work finish; only the ordering guarantee is lost, so wait */
+            if (ctx->cu->cuEventRecord(s->slot[i].handover, stream) == CUDA_SUCCESS) s->slot[i].pending = true;
+            else ctx->cu->cuStreamSynchronize(stream);
+            s->slot[i].owned = false;
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static const context_state_ops reduce_slots_ops = {slots_create, slots_destroy, slots_stream_closing};
+
 /* Picks the slot of `stream` (lock held) and orders the stream after the
- * slot's previous user when that was another stream. */
+ * slot's previous owner when that was another stream. */
 static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_slots *s, CUstream stream, unsigned *slot) {
     int pick = -1;
     for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
-        if (s->slot[i].used && s->slot[i].stream == stream) pick = i;
-    for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
-        if (!s->slot[i].used) pick = i;
+        if (s->slot[i].owned && s->slot[i].owner == stream) pick = i;
     if (pick < 0) {
         pick = 0;
         for (int i = 1; i < REDUCE_SLOTS; i++)
             if (s->slot[i].last_use < s->slot[pick].last_use) pick = i;
-        CUresult r = ctx->cu->cuStreamWaitEvent(stream, s->slot[pick].done, 0);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuStreamWaitEvent");
+        if (s->slot[pick].owned) {
+            CUresult r = ctx->cu->cuEventRecord(s->slot[pick].handover, s->slot[pick].owner);
+            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuEventRecord on a slot's previous stream");
+            s->slot[pick].pending = true;
+        }
+        if (s->slot[pick].pending) {
+            CUresult r = ctx->cu->cuStreamWaitEvent(stream, s->slot[pick].handover, 0);
+            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuStreamWaitEvent");
+        }
+        s->slot[pick].owner = stream;
+        s->slot[pick].owned = true;
+        s->slot[pick].pending = false;
     }
-    s->slot[pick].stream = stream;
-    s->slot[pick].used = true;
     s->slot[pick].last_use = ++s->clock;
     *slot = (unsigned)pick;
     return PTXKIT_SUCCESS;
@@ -295,7 +319,7 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if ((st = reduce_grid(ctx, fn, block, (n + per_trip - 1) / per_trip, c.opt.blocks_per_sm, &grid)) != PTXKIT_SUCCESS)
         goto done;
 
-    reduce_slots *slots = context_state(ctx, &reduce_slots_key, slots_create, slots_destroy);
+    reduce_slots *slots = context_state(ctx, &reduce_slots_ops);
     if (!slots) {
         st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "reduce: cannot create the per-context scratch events");
         goto done;
@@ -314,10 +338,6 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
         count = grid;
         mode = 2;
         st = launch_kernel(ctx, fn, 1, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
-    }
-    if (st == PTXKIT_SUCCESS) {
-        CUresult r = ctx->cu->cuEventRecord(slots->slot[slot].done, s);
-        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "reduce: cuEventRecord");
     }
     pthread_mutex_unlock(&slots->lock);
 done:

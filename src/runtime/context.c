@@ -138,7 +138,7 @@ ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
     const cuda_driver *cu = ctx->cu;
     if (cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS) {
         for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
-            if (ctx->states[i].key && ctx->states[i].destroy) ctx->states[i].destroy(ctx, ctx->states[i].value);
+            if (ctx->states[i].ops) ctx->states[i].ops->destroy(ctx, ctx->states[i].value);
         module_registry_destroy(ctx, ctx->registry);
         CUcontext popped;
         cu->cuCtxPopCurrent(&popped);
@@ -176,17 +176,24 @@ ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
 
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx) { return ctx ? ctx->jit_log : ""; }
 
-void *context_state(ptxkit_context *ctx, const void *key, void *(*create)(ptxkit_context *),
-                    void (*destroy)(ptxkit_context *, void *)) {
+void *context_state(ptxkit_context *ctx, const context_state_ops *ops) {
     void *value = NULL;
     pthread_mutex_lock(&ctx->state_lock);
     size_t i = 0, n = sizeof ctx->states / sizeof ctx->states[0];
-    while (i < n && ctx->states[i].key && ctx->states[i].key != key) i++;
-    if (i < n && ctx->states[i].key == key) {
+    while (i < n && ctx->states[i].ops && ctx->states[i].ops != ops) i++;
+    if (i < n && ctx->states[i].ops == ops) {
         value = ctx->states[i].value;
-    } else if (i < n && (value = create(ctx)) != NULL) {
-        ctx->states[i] = (struct context_state){key, value, destroy};
+    } else if (i < n && (value = ops->create(ctx)) != NULL) {
+        ctx->states[i] = (struct context_state){ops, value};
     }
     pthread_mutex_unlock(&ctx->state_lock);
     return value;
+}
+
+void context_stream_closing(ptxkit_context *ctx, CUstream stream) {
+    pthread_mutex_lock(&ctx->state_lock);
+    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
+        if (ctx->states[i].ops && ctx->states[i].ops->stream_closing)
+            ctx->states[i].ops->stream_closing(ctx, ctx->states[i].value, stream);
+    pthread_mutex_unlock(&ctx->state_lock);
 }

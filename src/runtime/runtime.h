@@ -29,9 +29,8 @@ struct ptxkit_context {
     void *tune_db;              /* owned by src/tune; NULL until loaded */
     void (*tune_db_free)(void *);
     struct context_state {      /* per-context state of kernel families */
-        const void *key;
+        const struct context_state_ops *ops;
         void *value;
-        void (*destroy)(ptxkit_context *, void *);
     } states[8];
     pthread_mutex_t state_lock;
 };
@@ -47,11 +46,20 @@ struct ptxkit_event {
 /* ---- per-context state of the ops ---- */
 
 /* The state a kernel family keeps per context (e.g. events guarding scratch
- * memory), created on first use by create and released by destroy (with
- * the context current) when the context closes. key identifies the family
- * (the address of a static object). NULL when creation fails. */
-void *context_state(ptxkit_context *ctx, const void *key, void *(*create)(ptxkit_context *),
-                    void (*destroy)(ptxkit_context *, void *));
+ * memory): created on first use, told when one of the context's streams is
+ * about to be destroyed, released (with the context current) when the
+ * context closes. The ops' address identifies the family. */
+typedef struct context_state_ops {
+    void *(*create)(ptxkit_context *ctx);
+    void (*destroy)(ptxkit_context *ctx, void *value);
+    void (*stream_closing)(ptxkit_context *ctx, void *value, CUstream stream); /* may be NULL */
+} context_state_ops;
+
+/* The family's state, created if needed; NULL when creation fails. */
+void *context_state(ptxkit_context *ctx, const context_state_ops *ops);
+
+/* Calls every state's stream_closing (context current). */
+void context_stream_closing(ptxkit_context *ctx, CUstream stream);
 
 /* ---- errors ---- */
 

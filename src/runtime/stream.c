@@ -28,6 +28,7 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
     if (!stream) return PTXKIT_SUCCESS;
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
+    context_stream_closing(ctx, stream->handle); /* e.g. scratch handed over by event */
     CUresult r = ctx->cu->cuStreamDestroy(stream->handle);
     context_leave(ctx);
     free(stream);
