@@ -11,23 +11,6 @@
 static const char *ptx_dir, *genptx, *ptxas;
 static char fresh_dir[256];
 
-static char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (size) *size = (size_t)n;
-    return buf;
-}
-
 static int qsort_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Names of the .ptx files in a directory, sorted, joined by '\n'. */
@@ -80,7 +63,7 @@ static void committed_ptx_is_fresh(void **state) {
         snprintf(a, sizeof a, "%s/%s", ptx_dir, name);
         snprintf(b, sizeof b, "%s/%s", fresh_dir, name);
         size_t na, nb;
-        char *x = read_file(a, &na), *y = read_file(b, &nb);
+        char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
         assert_non_null(x);
         assert_non_null(y);
         if (na != nb || memcmp(x, y, na) != 0)
@@ -108,7 +91,7 @@ static void loads_carry_their_operator(void **state) {
         snprintf(op, sizeof op, "%.2s", dot + 1);
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", ptx_dir, name);
-        char *text = read_file(path, NULL);
+        char *text = test_read_file(path, NULL);
         assert_non_null(text);
         int loads = 0;
         char *save = NULL;

@@ -27,23 +27,6 @@ static const char *const patterns[] = {"coalesced 4B", "coalesced 16B", "gather"
 static const double bars_default[] = {2290, 3010, 121, 14800, 15100};
 static const double bars_cg[] = {2283, 3005, 122, 14650, 7100};
 
-static char *slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (size) *size = (size_t)n;
-    return buf;
-}
-
 static int make_dir(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/ptxkit-svg-XXXXXX");
@@ -65,7 +48,7 @@ static void run_ok(const char *cmd) {
 /* Checks the PNG signature and that its size is the SVG's. */
 static void check_png(const char *path, unsigned want_width) {
     size_t size = 0;
-    unsigned char *png = (unsigned char *)slurp(path, &size);
+    unsigned char *png = (unsigned char *)test_read_file(path, &size);
     assert_non_null(png);
     assert_true(size > 1000);
     static const unsigned char magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -125,7 +108,7 @@ static void access_figure_from_sample_data(void **state) {
                      0);
     validate_and_render(svg, png);
 
-    char *text = slurp(svg, NULL);
+    char *text = test_read_file(svg, NULL);
     assert_non_null(text);
     assert_contains(text, "ptxkit bench access on NVIDIA H100 80GB HBM3");
     assert_contains(text, ">offset (4-byte words)<");
@@ -178,7 +161,7 @@ static void banks_figure_log_x_and_fixed_range(void **state) {
     snprintf(png, sizeof png, "%s/banks.png", dir);
     assert_int_equal(svg_save_figure(svg, "ptxkit bench banks on NVIDIA H100 80GB HBM3", NULL, &chart, 1), 0);
     validate_and_render(svg, png);
-    char *text = slurp(svg, NULL);
+    char *text = test_read_file(svg, NULL);
     assert_contains(text, ">stride (words)<");
     assert_contains(text, ">cycles per warp access<");
     assert_contains(text, "class=\"tick\">1<");
@@ -211,7 +194,7 @@ static void text_is_escaped_and_valid(void **state) {
     /* markup, a control character, invalid UTF-8, an encoded surrogate, and valid UTF-8 (é) */
     svg_escape(f, "a<b>&'\"\x01z\xff\xc3(\xed\xa0\x80\xc3\xa9");
     fclose(f);
-    char *text = slurp(path, NULL);
+    char *text = test_read_file(path, NULL);
     assert_string_equal(text, "a&lt;b&gt;&amp;&apos;&quot;?z?" "?(?" "??\xc3\xa9");
     free(text);
 

@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,4 +60,20 @@ void test_fill_random(void *buf, size_t bytes, uint64_t *state) {
         uint64_t v = test_rand(state);
         memcpy(p, &v, bytes);
     }
+}
+
+char *test_read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    if (buf && size) *size = (size_t)n;
+    return buf;
 }

@@ -24,6 +24,9 @@ void test_gpu_release(void);
 
 /* Fresh random inputs each run; the seed is printed so a failure can be
  * replayed with PTXKIT_TEST_SEED. */
+/* The whole file, NUL-terminated (size without the NUL); NULL if unreadable. */
+char *test_read_file(const char *path, size_t *size);
+
 uint64_t test_seed(void);
 uint64_t test_rand(uint64_t *state);
 void test_fill_random(void *buf, size_t bytes, uint64_t *state);
