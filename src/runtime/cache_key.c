@@ -71,15 +71,16 @@ static bool identity_from_library(nvrtc_identity *id) {
         return true; /* version only */
     id->size = (long long)st.st_size;
     id->mtime = (long long)st.st_mtime;
-    char record[4200], tmp[4300], signature[2048], dir[4096];
+    char record[4200], signature[2048], dir[4096], text[2048 + PATH_MAX + 96];
     identity_record_path(record, sizeof record);
     if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !cache_make_dirs(dir)) return true;
     environment_signature(signature, sizeof signature);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", record, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return true; /* read-only cache directory: identify by loading NVRTC each time */
-    fprintf(f, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime, id->major, id->minor);
-    if (fclose(f) != 0 || rename(tmp, record) != 0) unlink(tmp);
+    int length = snprintf(text, sizeof text, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime,
+                          id->major, id->minor);
+    const void *parts[1] = {text};
+    size_t sizes[1] = {(size_t)length};
+    /* a read-only cache directory: identify by loading NVRTC each time */
+    if (length > 0 && length < (int)sizeof text) write_file_atomic(record, parts, sizes, 1, false);
     return true;
 }
 

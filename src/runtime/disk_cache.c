@@ -75,6 +75,35 @@ bool cache_make_dirs(const char *path) {
     return mkdir(tmp, 0755) == 0 || errno == EEXIST;
 }
 
+static bool write_all(int fd, const char *data, size_t size) {
+    while (size) {
+        ssize_t w = write(fd, data, size);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        data += w;
+        size -= (size_t)w;
+    }
+    return true;
+}
+
+int write_file_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync) {
+    static unsigned counter; /* with the pid: unique among threads and processes */
+    char tmp[4400];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) >= (int)sizeof tmp)
+        return ENAMETOOLONG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    bool ok = true;
+    for (int i = 0; i < count && ok; i++) ok = write_all(fd, parts[i], sizes[i]);
+    if (ok && sync) ok = fsync(fd) == 0;
+    int err = ok ? 0 : errno;
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) unlink(tmp);
+    return err;
+}
+
 disk_cache *disk_cache_open(const char *directory) {
     if (!directory && cache_disabled()) return NULL;
     disk_cache *c = calloc(1, sizeof *c);
@@ -197,22 +226,16 @@ static void trim(disk_cache *c) {
 
 ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *image, size_t size, bool is_cubin) {
     if (!c) return PTXKIT_SUCCESS;
-    char shard[4200], path[4300], tmp[4400];
+    char shard[4200], path[4300];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
     if (!cache_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)(uintptr_t)&tmp ^ (unsigned long)random());
     cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size, .checksum = XXH3_64bits(image, size)};
     memcpy(h.magic, CACHE_MAGIC, 8);
     memcpy(h.key, key->bytes, 16);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot write %s: %s", tmp, strerror(errno));
-    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(image, 1, size, f) == size;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(e));
-    }
+    const void *parts[2] = {&h, image};
+    size_t sizes[2] = {sizeof h, size};
+    int err = write_file_atomic(path, parts, sizes, 2, false);
+    if (err) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(err));
     trim(c);
     return PTXKIT_SUCCESS;
 }

@@ -204,6 +204,10 @@ ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const vo
 const char *disk_cache_path(const disk_cache *cache);
 /* mkdir -p; false when a component cannot be created. */
 bool cache_make_dirs(const char *path);
+/* Writes the concatenation of parts[0..count) to path through a temporary
+ * file beside it and a rename: readers see the old file or the whole new
+ * one, never a part. sync: fsync before the rename. 0, or an errno. */
+int write_file_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync);
 
 /* ---- module registry (per context) ---- */
 

@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/runtime.h"
 #include "tune/db.h"
 
 #define DB_MAGIC "ptxkit-tune-db "
@@ -467,30 +468,14 @@ ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_
     return st;
 }
 
+/* mkdir -p of the directory that holds path. */
 static bool make_parent_dirs(const char *path) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
-    char *slash = strrchr(tmp, '/');
-    if (!slash || slash == tmp) return true;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return false;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return true;
     *slash = 0;
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
-}
-
-static bool write_all(int fd, const char *data, size_t size) {
-    while (size) {
-        ssize_t w = write(fd, data, size);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        data += w;
-        size -= (size_t)w;
-    }
-    return true;
+    return cache_make_dirs(dir);
 }
 
 static int newest_first(const void *pa, const void *pb) {
@@ -500,7 +485,7 @@ static int newest_first(const void *pa, const void *pb) {
 
 ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size_t count, tune_db *merged, char *msg,
                             size_t msg_size) {
-    char lock_path[4200], tmp_path[4300], bad_path[4200];
+    char lock_path[4200], bad_path[4200];
     msg[0] = 0;
     if (!path || !*path || (entries == NULL && count > 0)) {
         snprintf(msg, msg_size, "no database path");
@@ -557,20 +542,11 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
         snprintf(msg, msg_size, "out of host memory");
         goto done;
     }
-    static unsigned counter;
-    snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    int fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && write_all(fd, text, size) && fsync(fd) == 0;
-    int saved = errno;
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    if (ok && rename(tmp_path, path) != 0) {
-        ok = false;
-        saved = errno;
-    }
+    const void *parts[1] = {text};
+    int err = write_file_atomic(path, parts, &size, 1, true);
     free(text);
-    if (!ok) {
-        unlink(tmp_path);
-        snprintf(msg, msg_size, "cannot write %s: %s", path, strerror(saved));
+    if (err) {
+        snprintf(msg, msg_size, "cannot write %s: %s", path, strerror(err));
         st = PTXKIT_ERROR_IO;
         goto done;
     }
