@@ -9,13 +9,13 @@
 #include "runtime/runtime.h"
 #include "tune/tuner.h"
 
-#define AUTO_FAILURES_KEPT 64
+#define AUTO_ATTEMPTS_KEPT 64
 
-typedef struct auto_failure {
+typedef struct auto_attempt {
     char family[24];
     char variant[40];
     int bucket;
-} auto_failure;
+} auto_attempt;
 
 typedef struct tune_state {
     tune_db db;
@@ -23,8 +23,8 @@ typedef struct tune_state {
     tune_db_key key;
     char path[4096];         /* "" when there is no database file */
     char message[640];       /* how loading went */
-    auto_failure failures[AUTO_FAILURES_KEPT];
-    int failure_count;
+    auto_attempt attempts[AUTO_ATTEMPTS_KEPT]; /* buckets auto-tuned in this process */
+    int attempt_count;
 } tune_state;
 
 /* One lock for every context's state: lookups are short, and the tuner
@@ -131,16 +131,16 @@ void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char
     pthread_mutex_unlock(&state_lock);
 }
 
-static bool failed_before(const tune_state *s, const char *family, const char *variant, int bucket) {
-    for (int i = 0; i < s->failure_count; i++)
-        if (s->failures[i].bucket == bucket && strcmp(s->failures[i].family, family) == 0 &&
-            strcmp(s->failures[i].variant, variant) == 0)
+static bool attempted_before(const tune_state *s, const char *family, const char *variant, int bucket) {
+    for (int i = 0; i < s->attempt_count; i++)
+        if (s->attempts[i].bucket == bucket && strcmp(s->attempts[i].family, family) == 0 &&
+            strcmp(s->attempts[i].variant, variant) == 0)
             return true;
     return false;
 }
 
-static void remember_failure(tune_state *s, const char *family, const char *variant, int bucket) {
-    auto_failure *f = &s->failures[s->failure_count < AUTO_FAILURES_KEPT ? s->failure_count++ : AUTO_FAILURES_KEPT - 1];
+static void remember_attempt(tune_state *s, const char *family, const char *variant, int bucket) {
+    auto_attempt *f = &s->attempts[s->attempt_count < AUTO_ATTEMPTS_KEPT ? s->attempt_count++ : AUTO_ATTEMPTS_KEPT - 1];
     snprintf(f->family, sizeof f->family, "%s", family);
     snprintf(f->variant, sizeof f->variant, "%s", variant);
     f->bucket = bucket;
@@ -154,18 +154,17 @@ static double auto_budget(void) {
 
 /* Tunes one bucket for an op that missed it: the ops call tune_lookup with
  * the caller's arguments already checked, so failures here only mean the
- * defaults stay. */
+ * defaults stay. The bucket is tuned once per process whatever happens: a
+ * result that could not be saved must not cost the next call a tuning too. */
 static void auto_tune(ptxkit_context *ctx, const char *family, const char *variant, int bucket) {
     size_t size = (size_t)1 << bucket;
     ptxkit_tune_options options = {0};
     options.budget_s = auto_budget();
-    ptxkit_status st = ptxkit_tune(ctx, family, variant, size, size, &options, NULL);
+    ptxkit_tune(ctx, family, variant, size, size, &options, NULL);
     pthread_mutex_lock(&state_lock);
     auto_tuning = false;
-    if (st != PTXKIT_SUCCESS) {
-        tune_state *s = state_get(ctx);
-        if (s) remember_failure(s, family, variant, bucket);
-    }
+    tune_state *s = state_get(ctx);
+    if (s) remember_attempt(s, family, variant, bucket);
     pthread_mutex_unlock(&state_lock);
 }
 
@@ -180,7 +179,7 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
         tune_state *s = state_get(ctx);
         const tune_db_entry *e = s ? tune_db_find(&s->mine, &s->key, family, variant, bucket, 0) : NULL;
         bool tune_now = !e && s && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
-                        !auto_tuning && s->path[0] && !failed_before(s, family, variant, bucket) &&
+                        !auto_tuning && s->path[0] && !attempted_before(s, family, variant, bucket) &&
                         tune_family_find(family);
         if (!e && !tune_now && s) e = tune_db_find(&s->mine, &s->key, family, variant, bucket, TUNE_NEAREST_BUCKETS);
         if (e) {
