@@ -318,7 +318,6 @@ typedef struct ptxkit_tune_result {
     double exhaustive_gbs;             /* 0 without verify_exhaustive */
     int legal, timed, failed, wrong;   /* configurations: failed to build or launch, wrong output */
     double seconds;
-    double verify_seconds;             /* of which the exhaustive verification, outside the budget */
     char note[192];                    /* the first failure or wrong result, if any */
 } ptxkit_tune_result;
 
@@ -332,6 +331,7 @@ typedef struct ptxkit_tune_report {
     double seconds;                    /* the whole call */
     double compile_seconds;            /* of which compiling (in parallel) */
     int kernels_prepared;              /* variants compiled or loaded from the cache */
+    int threads;                       /* compile threads used */
     char database[1024];               /* the file written; "" when none */
     char database_note[512];           /* why not, or what was replaced */
 } ptxkit_tune_report;

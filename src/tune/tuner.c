@@ -490,7 +490,6 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         bool exhaustive_wins = m[2] < m[1] * (1 - NOISE);
         choice = exhaustive_wins ? versus[2] : search_pick;
         choice_ms = exhaustive_wins ? m[2] : m[1];
-        res->verify_seconds = (now_ms() - verify_start) / 1e3;
         s->unbudgeted_ms += now_ms() - verify_start;
     }
     res->best = tune_config_options(&choice);
@@ -508,7 +507,8 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     if (!isfinite(choice_ms))
         return record_error(s->ctx, PTXKIT_ERROR_LAUNCH, "tune %s %s at n=%zu: even the built-in defaults failed: %s",
                             s->v.family->name, s->v.name, n, res->note);
-    save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
+    /* no candidate timed (no budget left): nothing was learnt to save */
+    if (res->timed > 0) save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
     res->seconds = (now_ms() - t_start) / 1e3;
     return PTXKIT_SUCCESS;
 }
@@ -543,34 +543,32 @@ static ptxkit_status check_common(ptxkit_context *ctx, const char *where, const 
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
-                          const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+static ptxkit_status check_options(ptxkit_context *ctx, const ptxkit_tune_options *o) {
+    if (!(o->budget_s >= 0) || o->budget_s > 1e6 || o->max_variants < 0 || o->size_step < 0 || o->size_step > 63 ||
+        o->threads < 0 || o->threads > 1024)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_tune: options out of range (budget_s %g, max_variants %d, size_step %d, threads %d)",
+                            o->budget_s, o->max_variants, o->size_step, o->threads);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+                         int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
     session s;
     memset(&s, 0, sizeof s);
     ptxkit_status st = check_common(ctx, "ptxkit_tune", family, variant, &s.v);
     if (st != PTXKIT_SUCCESS) return st;
     if (options) s.opt = *options;
-    if (n_min == 0 || n_max < n_min)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: sizes [%zu, %zu] are not 1 <= n_min <= n_max",
-                            n_min, n_max);
-    if (!(s.opt.budget_s >= 0) || s.opt.budget_s > 1e6 || s.opt.max_variants < 0 || s.opt.size_step < 0 ||
-        s.opt.size_step > 63 || s.opt.threads < 0 || s.opt.threads > 1024)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_tune: options out of range (budget_s %g, max_variants %d, size_step %d, threads %d)",
-                            s.opt.budget_s, s.opt.max_variants, s.opt.size_step, s.opt.threads);
-    size_t bytes;
-    if (!mul_size(n_max, s.v.elem_size, &bytes) || bytes > SIZE_MAX / 4)
-        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_tune: %zu items overflow a byte count", n_max);
-    int step = s.opt.size_step ? s.opt.size_step : 4;
-    int first = tune_bucket(n_min), last = tune_bucket(n_max);
-    size_t sizes[PTXKIT_TUNE_MAX_SIZES];
-    int size_count = 0;
-    for (int b = first; b <= last && size_count < PTXKIT_TUNE_MAX_SIZES; b += step) {
-        size_t n = (size_t)1 << b;
-        sizes[size_count++] = n < n_min ? n_min : n;
+    if (!sizes || size_count < 1 || size_count > PTXKIT_TUNE_MAX_SIZES)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: 1 to %d sizes, not %d",
+                            PTXKIT_TUNE_MAX_SIZES, size_count);
+    if ((st = check_options(ctx, &s.opt)) != PTXKIT_SUCCESS) return st;
+    for (int i = 0; i < size_count; i++) {
+        size_t bytes;
+        if (sizes[i] == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: a size of 0");
+        if (!mul_size(sizes[i], s.v.elem_size, &bytes) || bytes > SIZE_MAX / 4)
+            return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_tune: %zu items overflow a byte count", sizes[i]);
     }
-    if (tune_bucket(sizes[size_count - 1]) != last && size_count < PTXKIT_TUNE_MAX_SIZES)
-        sizes[size_count++] = (size_t)1 << last;
 
     s.ctx = ctx;
     s.t0 = now_ms();
@@ -598,8 +596,32 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
         report->seconds = (now_ms() - s.t0) / 1e3;
         report->compile_seconds = s.compile_ms / 1e3;
         report->kernels_prepared = s.prepared;
+        report->threads = s.threads;
     }
     return st;
+}
+
+ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
+                          const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    tune_variant v;
+    ptxkit_status st = check_common(ctx, "ptxkit_tune", family, variant, &v);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (n_min == 0 || n_max < n_min)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: sizes [%zu, %zu] are not 1 <= n_min <= n_max",
+                            n_min, n_max);
+    ptxkit_tune_options o = options ? *options : (ptxkit_tune_options){0};
+    if ((st = check_options(ctx, &o)) != PTXKIT_SUCCESS) return st;
+    int step = o.size_step ? o.size_step : 4;
+    int first = tune_bucket(n_min), last = tune_bucket(n_max);
+    size_t sizes[PTXKIT_TUNE_MAX_SIZES];
+    int size_count = 0;
+    for (int b = first; b <= last && size_count < PTXKIT_TUNE_MAX_SIZES; b += step) {
+        size_t n = (size_t)1 << b;
+        sizes[size_count++] = n < n_min ? n_min : n;
+    }
+    if (tune_bucket(sizes[size_count - 1]) != last && size_count < PTXKIT_TUNE_MAX_SIZES)
+        sizes[size_count++] = (size_t)1 << last;
+    return tune_sizes(ctx, family, variant, sizes, size_count, &o, report);
 }
 
 const char *ptxkit_tune_family(int index) {
@@ -625,7 +647,6 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
     s.bytes_moved = s.v.family->bytes_moved(&s.v, n);
     s.opt.progress = progress_fn;
     s.opt.progress_user = progress_user;
-    s.opt.exhaustive = 1; /* no budget shown */
     tune_guard_enter();
     tune_rig r;
     st = rig_open(&r, ctx, &s.v, n);

@@ -24,6 +24,11 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
                            const tune_config *configs, int count, double *gbs, double *default_gbs,
                            ptxkit_tune_progress_fn progress, void *progress_user);
 
+/* ptxkit_tune over an arbitrary list of sizes (the CLI's --sizes): one
+ * budget shared among them, as for a range. */
+ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+                         int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report);
+
 /* The database key of a context's device and this build. */
 void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
 

@@ -128,37 +128,22 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     ptxkit_tune_options o = a->options;
     o.progress = show_progress;
     o.progress_user = &ps;
-    double budget = o.budget_s > 0 ? o.budget_s : TUNE_DEFAULT_BUDGET_S;
-    double t0 = now_ms(), compile_s = 0, verify_s = 0; /* verification is outside the budget */
-    int prepared = 0;
     ptxkit_tune_report *report = calloc(1, sizeof *report);
-    ptxkit_tune_result *results = calloc((size_t)a->size_count, sizeof *results);
-    char database[1024] = "", note[512] = "", variant[40] = "";
-    ptxkit_status st = report && results ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
-    int done = 0;
-    for (int i = 0; i < a->size_count && st == PTXKIT_SUCCESS; i++) {
-        double left = budget - ((now_ms() - t0) / 1e3 - verify_s);
-        o.budget_s = tune_size_budget(budget, left, a->size_count - i, a->size_count);
-        if (o.budget_s < 0.5) o.budget_s = 0.5; /* still times the defaults against a few */
-        st = ptxkit_tune(ctx, family, a->variant, a->sizes[i], a->sizes[i], &o, report);
-        clear_progress(&ps);
-        if (st != PTXKIT_SUCCESS) break;
-        results[done++] = report->sizes[0];
-        verify_s += report->sizes[0].verify_seconds;
-        compile_s += report->compile_seconds;
-        prepared += report->kernels_prepared;
-        if (report->database[0]) snprintf(database, sizeof database, "%s", report->database);
-        if (report->database_note[0]) snprintf(note, sizeof note, "%s", report->database_note);
-        snprintf(variant, sizeof variant, "%s", report->variant);
+    if (!report) {
+        cli_fail("tune", ctx, PTXKIT_ERROR_OUT_OF_MEMORY);
+        return 1;
     }
-    double total_s = (now_ms() - t0) / 1e3;
-    if (!variant[0]) snprintf(variant, sizeof variant, "%s", a->variant ? a->variant : "(default variant)");
-    if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st);
+    ptxkit_status st = tune_sizes(ctx, family, a->variant, a->sizes, a->size_count, &o, report);
+    clear_progress(&ps);
+    if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st); /* the sizes done before are still shown */
+    if (!report->variant[0]) snprintf(report->variant, sizeof report->variant, "%s", a->variant ? a->variant : "(default variant)");
+    const ptxkit_tune_result *results = report->sizes;
+    int done = report->size_count;
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
     snprintf(title, sizeof title, "ptxkit tune %s %s on %s (GB/s of the bytes the operation must move; %s)", family,
-             variant, ctx->info.name, a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive"
+             report->variant, ctx->info.name, a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive"
                                                                                      : "budgeted search");
     const char *plain[] = {"n", "default_GBps", "tuned_GBps", "speedup", "choice", "timed", "legal", "failed", "wrong",
                            "seconds"};
@@ -185,10 +170,11 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     table_print(t, format, stdout);
     table_free(t);
     FILE *info = format == OUT_TABLE ? stdout : stderr;
+    const char *note = report->database_note;
     fprintf(info, "%s: %.1f s in all, %.1f s of it compiling or loading %d variants ahead on %d threads; database: %s%s%s\n", family,
-            total_s, compile_s, prepared, a->options.threads ? a->options.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-            database[0] ? database : a->options.no_save ? "not written (--no-save)" : "not written", note[0] ? "; " : "",
-            note);
+            report->seconds, report->compile_seconds, report->kernels_prepared, report->threads,
+            report->database[0] ? report->database : a->options.no_save ? "not written (--no-save)" : "not written",
+            note[0] ? "; " : "", note);
     for (int i = 0; i < done; i++) {
         const ptxkit_tune_result *r = &results[i];
         if (r->failed || r->wrong) {
@@ -201,7 +187,6 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     bool wrong = false;
     for (int i = 0; i < done; i++) wrong |= results[i].wrong > 0;
     free(report);
-    free(results);
     /* a variant that computes a wrong result is a bug to look at */
     return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
 }
