@@ -1,10 +1,7 @@
 // PTXKIT_PTX_FAMILY: copy
 // Vectorized device-to-device copy of any byte count between any addresses.
 // Injected: BLOCK_SIZE, LOAD_OP (see ptxkit_load.cuh), UNROLL (independent
-// vector loads in flight per thread before the first store), TILED (each
-// block copies whole contiguous tiles of BLOCK_SIZE x UNROLL vectors, instead
-// of the grid-stride pattern whose UNROLL loads lie a whole grid apart),
-// STORE_CS (streaming stores, st.global.cs, that do not linger in L2).
+// vector loads in flight per thread before the first store).
 #include "ptxkit_load.cuh"
 
 #ifndef BLOCK_SIZE
@@ -13,29 +10,6 @@
 #ifndef UNROLL
 #define UNROLL 2
 #endif
-#ifndef TILED
-#define TILED 1
-#endif
-#ifndef STORE_CS
-#define STORE_CS 0
-#endif
-
-#if STORE_CS
-__device__ __forceinline__ void st_vec(uint4 *p, uint4 v) {
-    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-}
-__device__ __forceinline__ void st_vec(uint2 *p, uint2 v) {
-    asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory");
-}
-__device__ __forceinline__ void st_vec(unsigned *p, unsigned v) {
-    asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-#else
-__device__ __forceinline__ void st_vec(uint4 *p, uint4 v) { *p = v; }
-__device__ __forceinline__ void st_vec(uint2 *p, uint2 v) { *p = v; }
-__device__ __forceinline__ void st_vec(unsigned *p, unsigned v) { *p = v; }
-#endif
-
 typedef unsigned long long u64;
 
 // Bytes [0, head) and [n - tail, n) are copied one per thread: they are the
@@ -64,9 +38,9 @@ __device__ __forceinline__ void copy_edges(unsigned char *dst, const unsigned ch
         COPY_BODY(VT, LOAD)                                                              \
     }
 
-#if TILED
-// Whole tiles first, each block's UNROLL loads side by side in memory, then
-// the last partial tile grid-stride.
+// Each block copies whole contiguous tiles of BLOCK_SIZE x UNROLL vectors (its
+// UNROLL loads side by side in memory, not a grid apart as in a grid-stride
+// loop: faster on an H100), then the last partial tile grid-stride.
 #define COPY_BODY(VT, LOAD)                                                              \
     const u64 tile = (u64)BLOCK_SIZE * UNROLL;                                           \
     u64 tiles = count / tile;                                                            \
@@ -74,22 +48,11 @@ __device__ __forceinline__ void copy_edges(unsigned char *dst, const unsigned ch
         u64 base = t * tile + threadIdx.x;                                               \
         VT v[UNROLL];                                                                    \
         _Pragma("unroll") for (int k = 0; k < UNROLL; k++) v[k] = LOAD(s + base + k * BLOCK_SIZE); \
-        _Pragma("unroll") for (int k = 0; k < UNROLL; k++) st_vec(d + base + k * BLOCK_SIZE, v[k]); \
+        _Pragma("unroll") for (int k = 0; k < UNROLL; k++) d[base + k * BLOCK_SIZE] = v[k];         \
     }                                                                                    \
     for (u64 i = tiles * tile + (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x; i < count;   \
          i += (u64)gridDim.x * BLOCK_SIZE)                                               \
-        st_vec(d + i, LOAD(s + i));
-#else
-#define COPY_BODY(VT, LOAD)                                                              \
-    u64 stride = (u64)gridDim.x * BLOCK_SIZE;                                            \
-    u64 i = (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x;                                  \
-    for (; i + (UNROLL - 1) * stride < count; i += UNROLL * stride) {                    \
-        VT v[UNROLL];                                                                    \
-        _Pragma("unroll") for (int k = 0; k < UNROLL; k++) v[k] = LOAD(s + i + k * stride); \
-        _Pragma("unroll") for (int k = 0; k < UNROLL; k++) st_vec(d + i + k * stride, v[k]); \
-    }                                                                                    \
-    for (; i < count; i += stride) st_vec(d + i, LOAD(s + i));
-#endif
+        d[i] = LOAD(s + i);
 
 DEFINE_COPY_VEC(ptxkit_copy_vec16, uint4, ld_v4u32)
 DEFINE_COPY_VEC(ptxkit_copy_vec8, uint2, ld_v2u32)
@@ -120,6 +83,6 @@ ptxkit_copy_shift(unsigned char *dst, const unsigned char *src, u64 n) {
     u64 stride = (u64)gridDim.x * BLOCK_SIZE;
     for (u64 w = (u64)w0 + (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x; w < (u64)w1; w += stride) {
         unsigned lo = ld_u32(a + w), hi = ld_u32(a + w + 1);
-        st_vec(d + w, __funnelshift_r(lo, hi, 8 * r));
+        d[w] = __funnelshift_r(lo, hi, 8 * r);
     }
 }
