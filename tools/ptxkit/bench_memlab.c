@@ -391,7 +391,7 @@ int bench_aos(int argc, char **argv) {
 enum { BANKS_STRIDES = 34 };   /* 0 (broadcast) .. 33 */
 
 static int banks_svg(const char *path, const char *gpu, double (*cycles)[BANKS_STRIDES], const int *wavefronts,
-                     double base, int reps) {
+                     double base, int reps, int iters) {
     static const char *const names[3] = {"1-byte words", "4-byte words", "8-byte words"};
     static const char *const model_names[3] = {"1-byte words, model", "4-byte words, model", "8-byte words, model"};
     static const char *const colors[3] = {"#4e79a7", "#e15759", "#59a14f"};
@@ -412,7 +412,7 @@ static int banks_svg(const char *path, const char *gpu, double (*cycles)[BANKS_S
     snprintf(title, sizeof title, "ptxkit bench banks on %s", gpu);
     snprintf(sub, sizeof sub,
              "clock64() over 32 warps x %d accesses, median of %d blocks; model: 32 four-byte banks, wavefronts x %.2f "
-             "cycles", 256 * MEMLAB_BANKS_UNROLL, reps, base);
+             "cycles", iters * MEMLAB_BANKS_UNROLL, reps, base);
     return save_svg("bench banks", path, title, sub, &chart, 1);
 }
 
@@ -499,7 +499,7 @@ int bench_banks(int argc, char **argv) {
                        wavefronts[i], (double)wavefronts[i] / ideal[i]);
         }
     int svg_failed = 0;
-    if (st == PTXKIT_SUCCESS && common.svg_path) svg_failed = banks_svg(common.svg_path, dev.name, cycles, wavefronts, base, reps);
+    if (st == PTXKIT_SUCCESS && common.svg_path) svg_failed = banks_svg(common.svg_path, dev.name, cycles, wavefronts, base, reps, iters);
     int rc = finish("bench banks", ctx, st, t, &common);
     return rc ? rc : svg_failed;
 }
