@@ -230,10 +230,6 @@ typedef struct reduce_config {
     int unroll; /* vector loads in flight per thread */
 } reduce_config;
 
-static bool jit_path(const ptxkit_launch_options *o) {
-    return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
-}
-
 /* Options left at 0 take the tuned value for (kernel, size) when the tuning
  * database has one, else the built-in default. items_per_thread counts
  * vector loads in flight per thread (VEC_UNROLL), as for copy. The
@@ -263,7 +259,7 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "reduce: %d vector loads in flight per thread (items_per_thread) is more than %d",
                             c->unroll, REDUCE_MAX_UNROLL);
-    if (explicit_shape && !jit_path(&c->opt) &&
+    if (explicit_shape && !options_use_jit(&c->opt) &&
         (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "reduce: the precompiled PTX is built for %d-byte loads, %d in flight per thread; other "

@@ -59,7 +59,7 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
     if (!config) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: NULL configuration");
     if ((st = check_config(ctx, config)) != PTXKIT_SUCCESS) return st;
-    bool jit = opt.path == PTXKIT_PATH_JIT || (opt.path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
+    bool jit = options_use_jit(&opt);
     if (!jit && !same_config(config, &ptx_config))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "transpose: the precompiled PTX is built for tile %d, %d threads, %d-byte vectors; other "
@@ -122,7 +122,7 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
-    bool jit = opt.path == PTXKIT_PATH_JIT || (opt.path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
+    bool jit = options_use_jit(&opt);
     transpose_config config = transpose_default_config(type, jit);
     if (!jit && ((opt.block_size && opt.block_size != config.block_size) ||
                  (opt.vector_bytes && opt.vector_bytes != config.vector_bytes)))

@@ -63,6 +63,10 @@ ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_opti
     return PTXKIT_SUCCESS;
 }
 
+bool options_use_jit(const ptxkit_launch_options *o) {
+    return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0));
+}
+
 static ptxkit_status jit_kernel(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,
                                 int block, CUfunction *out) {
     kernel_spec full = *spec;
@@ -78,8 +82,7 @@ ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options
     int block = 0;
     ptxkit_status st = check_block_size(ctx, o->block_size, default_block, &block);
     if (st != PTXKIT_SUCCESS) return st;
-    bool jit = o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0));
-    if (jit) {
+    if (options_use_jit(o)) {
         *block_used = block;
         return jit_kernel(ctx, o, spec, block, out);
     }

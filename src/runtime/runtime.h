@@ -146,6 +146,9 @@ ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, CUfunctio
  * ("copy.cg.ptx"), loading the module on first use. */
 ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, const char *entry, CUfunction *out);
 
+/* Whether options->path means the JIT path here (AUTO: where NVRTC is present). */
+bool options_use_jit(const ptxkit_launch_options *options);
+
 /* The kernel `spec->entry` of a family by options->path (AUTO: JIT where
  * NVRTC is present, else PTX). The caller's spec carries the family's own
  * defines; this adds BLOCK_SIZE and LOAD_OP. JIT compiles for the block size

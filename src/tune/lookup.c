@@ -196,7 +196,7 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
 
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {
     if (!opt) return;
-    bool jit = opt->path == PTXKIT_PATH_JIT || (opt->path == PTXKIT_PATH_AUTO && ptxkit_jit_available());
+    bool jit = options_use_jit(opt);
     if (!jit) return;
     if (opt->block_size && opt->items_per_thread && opt->vector_bytes && opt->blocks_per_sm && opt->load_op) return;
     tune_config c;
