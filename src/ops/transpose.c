@@ -22,22 +22,22 @@ transpose_config transpose_default_config(ptxkit_dtype type, bool jit) {
     return (transpose_config){.tile = 64, .block_size = 256, .vector_bytes = 4};
 }
 
-static bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
 static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c) {
     if (c->tile != 16 && c->tile != 32 && c->tile != 64)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: tile %d is not 16, 32 or 64", c->tile);
     if (c->vector_bytes != 4 && c->vector_bytes != 8 && c->vector_bytes != 16)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: vector width %d is not 4, 8 or 16",
                             c->vector_bytes);
+    int block;
+    ptxkit_status st = check_block_size(ctx, c->block_size, 0, &block);
+    if (st != PTXKIT_SUCCESS) return st;
     /* transpose.cu: tile <= block <= tile^2, and the 4-byte kernels' vector
      * mapping needs block * (vector_bytes / 4) <= tile^2 */
     long long square = (long long)c->tile * c->tile;
-    if (!is_pow2(c->block_size) || c->block_size < 32 || c->block_size > 1024 || c->block_size < c->tile ||
-        c->block_size > square || (long long)c->block_size * (c->vector_bytes / 4) > square)
+    if (c->block_size < c->tile || c->block_size > square || (long long)c->block_size * (c->vector_bytes / 4) > square)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "transpose: %d threads cannot cover a %d x %d tile with %d-byte vectors (need a power of "
-                            "two with tile <= threads and threads x vector/4 <= tile^2, at most 1024)",
+                            "two with tile <= threads and threads x vector/4 <= tile^2)",
                             c->block_size, c->tile, c->tile, c->vector_bytes);
     return PTXKIT_SUCCESS;
 }
@@ -94,17 +94,12 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     if (jit) {
         spec_define_int(&spec, &scratch, "TILE", config->tile);
         spec_define_int(&spec, &scratch, "VEC_BYTES", config->vector_bytes);
-        opt.block_size = config->block_size;
-    } else {
-        opt.block_size = 0;   /* the PTX's own */
     }
+    opt.block_size = config->block_size; /* the PTX's own on that path: checked above */
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     int block = 0;
     st = family_kernel_get(ctx, &opt, &spec, config->block_size, &fn, &block);
-    if (st == PTXKIT_SUCCESS && block != config->block_size)
-        st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "transpose: kernel built for %d threads, expected %d", block,
-                          config->block_size);
     if (st == PTXKIT_SUCCESS) {
         CUdeviceptr d = dst, s = src;
         unsigned long long r = rows, c = cols;
