@@ -166,59 +166,6 @@ static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_slots *s, CUstream
     return PTXKIT_SUCCESS;
 }
 
-/* ---- grid ---------------------------------------------------------------
- * Resident blocks per SM of a kernel never change, and asking the driver on
- * every call costs time that small reductions notice, so a small table
- * keeps the answers. A stale entry (a function handle reused after its
- * module was unloaded) can only change the grid size, and any grid from 1 to
- * REDUCE_MAX_GRID gives the right result. */
-enum { OCCUPANCY_CACHE = 64 };
-static pthread_mutex_t occupancy_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    CUfunction fn;
-    int block, resident;
-} occupancy_cache[OCCUPANCY_CACHE];
-static unsigned occupancy_next;
-
-static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int block, int *resident) {
-    pthread_mutex_lock(&occupancy_lock);
-    for (int i = 0; i < OCCUPANCY_CACHE; i++)
-        if (occupancy_cache[i].fn == fn && occupancy_cache[i].block == block) {
-            *resident = occupancy_cache[i].resident;
-            pthread_mutex_unlock(&occupancy_lock);
-            return PTXKIT_SUCCESS;
-        }
-    pthread_mutex_unlock(&occupancy_lock);
-    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, fn, block, 0);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (*resident <= 0)
-        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "reduce: a block of %d threads cannot run on this GPU", block);
-    pthread_mutex_lock(&occupancy_lock);
-    unsigned i = occupancy_next++ % OCCUPANCY_CACHE;
-    occupancy_cache[i].fn = fn;
-    occupancy_cache[i].block = block;
-    occupancy_cache[i].resident = *resident;
-    pthread_mutex_unlock(&occupancy_lock);
-    return PTXKIT_SUCCESS;
-}
-
-/* One unrolled trip per thread at most where the input is small (fewer,
- * fuller blocks: less to combine at the end), one full wave of resident
- * blocks where it is large. */
-static ptxkit_status reduce_grid(ptxkit_context *ctx, CUfunction fn, int block, size_t work_items, int blocks_per_sm,
-                                 unsigned *grid) {
-    int resident;
-    ptxkit_status st = resident_blocks(ctx, fn, block, &resident);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
-    size_t g = (size_t)resident * (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1);
-    size_t needed = (work_items + (size_t)block - 1) / (size_t)block;
-    if (g > needed) g = needed;
-    if (g > REDUCE_MAX_GRID) g = REDUCE_MAX_GRID;
-    *grid = (unsigned)(g ? g : 1);
-    return PTXKIT_SUCCESS;
-}
-
 /* ---- configuration ------------------------------------------------------ */
 
 typedef struct reduce_config {
@@ -312,8 +259,12 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     size_t per_vector = (size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type);
     size_t per_trip = per_vector * (size_t)c.unroll;
     unsigned grid;
-    if ((st = reduce_grid(ctx, fn, block, (n + per_trip - 1) / per_trip, c.opt.blocks_per_sm, &grid)) != PTXKIT_SUCCESS)
-        goto done;
+    /* One unrolled trip per thread at most where the input is small (fewer,
+     * fuller blocks: less to combine at the end), one full wave of resident
+     * blocks where it is large. */
+    size_t needed = ((n + per_trip - 1) / per_trip + (size_t)block - 1) / (size_t)block;
+    size_t useful = needed < 1 ? 1 : needed > REDUCE_MAX_GRID ? REDUCE_MAX_GRID : needed;
+    if ((st = grid_size_for(ctx, fn, block, 0, c.opt.blocks_per_sm, useful, &grid)) != PTXKIT_SUCCESS) goto done;
 
     reduce_slots *slots = context_state(ctx, &reduce_slots_ops);
     if (!slots) {

@@ -1,5 +1,6 @@
 /* Kernel selection by path, grid sizing and launch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -15,14 +16,72 @@ ptxkit_status launch_kernel(ptxkit_context *ctx, CUfunction fn, unsigned gx, uns
     return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
 }
 
+/* ---- resident blocks per SM ----------------------------------------------
+ * They never change while a function's module is loaded (as long as its
+ * context), and asking the driver on every launch costs time that small
+ * launches notice: each context keeps the answers in a small ring. */
+enum { OCCUPANCY_CACHE = 64 };
+
+typedef struct occupancy_cache {
+    pthread_mutex_t lock;
+    struct {
+        CUfunction fn;
+        int block, resident;
+        size_t shared;
+    } e[OCCUPANCY_CACHE];
+    unsigned next;
+} occupancy_cache;
+
+static void *occupancy_create(ptxkit_context *ctx) {
+    (void)ctx;
+    occupancy_cache *c = calloc(1, sizeof *c);
+    if (c) pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void occupancy_destroy(ptxkit_context *ctx, void *p) {
+    (void)ctx;
+    occupancy_cache *c = p;
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static const context_state_ops occupancy_ops = {occupancy_create, occupancy_destroy, NULL};
+
+static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int block, size_t shared, int *resident) {
+    occupancy_cache *c = context_state(ctx, &occupancy_ops); /* NULL (no memory): ask every time */
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        for (int i = 0; i < OCCUPANCY_CACHE; i++)
+            if (c->e[i].fn == fn && c->e[i].block == block && c->e[i].shared == shared) {
+                *resident = c->e[i].resident;
+                pthread_mutex_unlock(&c->lock);
+                return PTXKIT_SUCCESS;
+            }
+        pthread_mutex_unlock(&c->lock);
+    }
+    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, fn, block, shared);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (*resident <= 0)
+        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "a block of %d threads with %zu bytes of shared memory cannot run on this GPU",
+                            block, shared);
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        unsigned i = c->next++ % OCCUPANCY_CACHE;
+        c->e[i].fn = fn;
+        c->e[i].block = block;
+        c->e[i].shared = shared;
+        c->e[i].resident = *resident;
+        pthread_mutex_unlock(&c->lock);
+    }
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status grid_size_for(ptxkit_context *ctx, CUfunction fn, int block_size, size_t shared_bytes, int blocks_per_sm,
                             size_t max_useful, unsigned *grid) {
     int resident = 0;
-    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, block_size, shared_bytes);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (resident <= 0)
-        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "a block of %d threads with %zu bytes of shared memory cannot run on this GPU",
-                            block_size, shared_bytes);
+    ptxkit_status st = resident_blocks(ctx, fn, block_size, shared_bytes, &resident);
+    if (st != PTXKIT_SUCCESS) return st;
     if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
     size_t g = (size_t)resident * (size_t)ctx->info.sm_count;
     if (max_useful && g > max_useful) g = max_useful;

@@ -166,7 +166,8 @@ ptxkit_status launch_kernel(ptxkit_context *ctx, CUfunction fn, unsigned gx, uns
                             ptxkit_stream *stream, void **args);
 
 /* Grid for a grid-stride kernel: resident blocks per SM (from occupancy,
- * capped by blocks_per_sm when > 0) x SM count, at most max_useful. */
+ * asked of the driver once per context and kernel shape; capped by
+ * blocks_per_sm when > 0) x SM count, at most max_useful (0: no cap). */
 ptxkit_status grid_size_for(ptxkit_context *ctx, CUfunction fn, int block_size, size_t shared_bytes,
                             int blocks_per_sm, size_t max_useful, unsigned *grid);
 
