@@ -35,7 +35,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     kernel_spec spec = {.family = "copy", .entry = entries[width]};
     define_scratch scratch = {0};
     int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_UNROLL;
-    if (opt.path == PTXKIT_PATH_PTX && unroll != COPY_UNROLL)
+    if (!options_use_jit(&opt) && unroll != COPY_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
                             COPY_UNROLL, unroll);
