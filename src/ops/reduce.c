@@ -132,6 +132,7 @@ static void slots_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) 
             if (ctx->cu->cuEventRecord(s->slot[i].handover, stream) == CUDA_SUCCESS) s->slot[i].pending = true;
             else ctx->cu->cuStreamSynchronize(stream);
             s->slot[i].owned = false;
+            s->slot[i].last_use = 0; /* free: the next new stream takes it, not a live stream's */
         }
     pthread_mutex_unlock(&s->lock);
 }
