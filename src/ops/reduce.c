@@ -190,7 +190,6 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
     if (!c->suffix)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "reduce: %s of %s is not provided",
                             ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
-    bool explicit_shape = c->opt.vector_bytes || c->opt.items_per_thread;
     char variant[48];
     snprintf(variant, sizeof variant, "%s.%s", ptxkit_reduce_op_name(c->kernel_op), ptxkit_dtype_name(c->kernel_type));
     tune_apply(ctx, "reduce", variant, n, &c->opt);
@@ -207,7 +206,8 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "reduce: %d vector loads in flight per thread (items_per_thread) is more than %d",
                             c->unroll, REDUCE_MAX_UNROLL);
-    if (explicit_shape && !options_use_jit(&c->opt) &&
+    /* tune_apply leaves the PTX path alone: a shape other than the PTX's is the caller's */
+    if (!options_use_jit(&c->opt) &&
         (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "reduce: the precompiled PTX is built for %d-byte loads, %d in flight per thread; other "
