@@ -2,7 +2,7 @@
 // reduce_ladder.cu). Numbering matches ptxkit_reduce_op and ptxkit_dtype.
 //
 // A kernel is written once, in a body header, in terms of a "current
-// combination": rT (element type), r_combine (operator), R_IDENTITY, r_load1
+// combination": rT (element type), r_combine (operator), R_IDENTITY, rload1
 // (one element through the LOAD_OP helpers) and R_ENTRY(prefix), the entry
 // point name prefix_<op>_<type>. reduce_each.cuh sets ROP and RTYPE and
 // includes reduce_combo.cuh and the body once per supported combination: C++
@@ -39,8 +39,6 @@ typedef unsigned long long u64;
 
 #define R_CAT3_(a, b, c) a##b##c
 #define R_CAT3(a, b, c) R_CAT3_(a, b, c)
-#define R_CAT5_(a, b, c, d, e) a##b##c##d##e
-#define R_CAT5(a, b, c, d, e) R_CAT5_(a, b, c, d, e)
 
 // ---- operators, overloaded on the element type -------------------------
 // Integer sums wrap modulo 2^w: they are done in the unsigned type, because
