@@ -46,6 +46,7 @@ typedef enum ptxkit_status {
     PTXKIT_ERROR_IO,                /* cache or database file system error */
     PTXKIT_ERROR_NOT_FOUND,         /* unknown kernel family or entry point */
     PTXKIT_ERROR_CORRUPT,           /* a file failed its checksum or format */
+    PTXKIT_ERROR_CONTEXT_LOST,      /* a kernel fault left the context unusable (sticky) */
     PTXKIT_STATUS_COUNT
 } ptxkit_status;
 
@@ -271,6 +272,190 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);
 
+/* ---- the application's own kernels: programs ----------------------------
+ *
+ * A program is CUDA C++ source text with a name (used in compiler messages
+ * and #line directives) and optional named headers. Kernels come from it by
+ * entry name and injected defines; ptxkit compiles them with NVRTC for the
+ * context's GPU, keeps the loaded function for the context and the CUBIN in
+ * the disk cache, exactly as for its built-in families.
+ *
+ * Contract of the source: defines arrive as -DNAME=VALUE before the text, so
+ * a kernel reads them as macros (BLOCK_SIZE, LOAD_OP, ...). ptxkit's device
+ * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
+ * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
+ * loads) and <ptxkit/warp.cuh> (warp and block reductions). A kernel that
+ * includes load.cuh and takes LOAD_OP switches its cache operator with the
+ * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
+
+typedef struct ptxkit_program ptxkit_program;
+typedef struct ptxkit_kernel ptxkit_kernel;
+
+/* A header the program may #include by `name` (e.g. "my/params.h"). */
+typedef struct ptxkit_header {
+    const char *name;
+    const char *text;
+} ptxkit_header;
+
+/* Creates a program from source text (copied). name: what compiler messages
+ * call the file ("saxpy.cu"); headers: header_count named headers (copied).
+ * A program is text, not tied to a context or GPU: creating compiles
+ * nothing, and one program serves every context. Errors are recorded as the
+ * thread's (ptxkit_last_error(NULL)). */
+ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
+                                    int header_count, ptxkit_program **out);
+/* Reads the file once; its path is the program's name. */
+ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_header *headers, int header_count,
+                                              ptxkit_program **out);
+/* Adds NVRTC options for every kernel of the program ("-use_fast_math",
+ * "-lineinfo", "-maxrregcount=64"; "--gpu-architecture" is ptxkit's and is
+ * refused). Options are part of a kernel's cache key. */
+ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
+/* Kernels obtained from the program stay valid (they belong to the
+ * context); destroying the program frees its text. NULL is a no-op. */
+ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
+
+/* The kernel `entry` of the program compiled for the context's GPU with
+ * `defines` ("NAME=VALUE" or "NAME"; at most PTXKIT_MAX_KERNEL_DEFINES).
+ * entry is the name of an extern "C" __global__ function, or any C++ name
+ * expression such as "scale<256, float>" or "ns::kernel": NVRTC instantiates
+ * it and ptxkit looks up the lowered name. Each (entry, defines) is its own
+ * compiled module. The same program text, headers, defines, entry, options,
+ * GPU architecture, NVRTC build, driver and library version return the
+ * already-loaded kernel in this context (no compile, no disk access) and the
+ * cached CUBIN in a new process (NVRTC is not even loaded). The kernel
+ * belongs to the context and stays valid until it closes. Errors: COMPILE
+ * (NVRTC's log, whose file names and lines are the program's and its
+ * headers'; PTXKIT_DUMP_SOURCE=DIR also writes the failing source, headers
+ * and options there), NOT_FOUND (no such entry, or a name expression that
+ * does not instantiate), NO_NVRTC (not cached and no NVRTC). */
+#define PTXKIT_MAX_KERNEL_DEFINES 32
+ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
+                                const char *const *defines, int define_count, ptxkit_kernel **out);
+
+/* What NVRTC made of one entry, without a GPU (tools, tests, inspection). */
+typedef struct ptxkit_compiled {
+    char *image;          /* PTX text (NUL-terminated) or CUBIN, malloc'd */
+    size_t size;          /* bytes of the image (PTX: without the NUL) */
+    int is_cubin;
+    char *log;            /* NVRTC's log (with -Xptxas -v: the resource report); may be NULL */
+    char *lowered_name;   /* the entry's name in the image */
+    double compile_ms;
+} ptxkit_compiled;
+
+/* Compiles entry with defines for sm_<arch> (e.g. 90): CUBIN, or PTX with
+ * want_ptx. No cache is consulted. Free with ptxkit_compiled_free. */
+ptxkit_status ptxkit_program_compile(const ptxkit_program *program, const char *entry, const char *const *defines,
+                                     int define_count, int arch, int want_ptx, ptxkit_compiled *out);
+void ptxkit_compiled_free(ptxkit_compiled *compiled);
+
+/* The token the LOAD_OP define takes for an operator ("0".."6"). */
+const char *ptxkit_load_op_define(ptxkit_load_op op);
+
+/* ---- the application's own kernels: PTX, CUBIN and fatbins ------------- */
+
+typedef struct ptxkit_module ptxkit_module;
+
+/* Options of ptxkit_module_load; zero-initialize for defaults. */
+typedef struct ptxkit_module_options {
+    /* For PTX: the cache operator every plain global load (ld.global.T,
+     * ld.global.vN.T without an operator) is given before the driver
+     * JIT-compiles the text. Loads that carry an operator or eviction
+     * priority, volatile/relaxed/acquire loads and non-global loads keep
+     * theirs. DEFAULT: the text as given. NC (the read-only path) only with
+     * read_only set. Ignored for CUBIN and fatbins (they are machine code). */
+    ptxkit_load_op load_op;
+    /* The caller promises that no global memory the kernels load is written
+     * while they run (by them or anything else): NC becomes legal. */
+    int read_only;
+} ptxkit_module_options;
+
+/* Loads an image the application gives: PTX text (NUL-terminated or of
+ * `size` bytes), a CUBIN or a fatbin (detected by their magic numbers). The
+ * module belongs to the context, is loaded once per distinct rewritten text
+ * or image, and is valid until the context closes. Errors: PTX_LOAD with the
+ * driver JIT's error log, PTX_VERSION (ISA newer than the driver), INVALID_
+ * ARGUMENT (NC without read_only, an operator on a binary image). */
+ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size,
+                                 const ptxkit_module_options *options, ptxkit_module **out);
+/* The kernel `entry` (the name as it appears in the image: mangled for C++). */
+ptxkit_status ptxkit_module_kernel(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
+/* How many plain global loads the operator was given, and how many were
+ * left alone (already with an operator, or memory-ordered). */
+ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *module, int *rewritten, int *kept);
+
+/* ---- launching ---------------------------------------------------------- */
+
+typedef struct ptxkit_dim3 {
+    unsigned x, y, z;
+} ptxkit_dim3;
+
+/* Launches kernel on stream (NULL: the default stream) with grid and block
+ * dimensions (0 in y or z reads as 1), dynamic shared memory bytes and
+ * args as for cuLaunchKernel: an array of pointers to each argument's value.
+ * ptxkit cannot check the number or types of args against the kernel's
+ * parameters (the driver API does not expose them for every image): a wrong
+ * array is undefined behaviour, as with cuLaunchKernel. Dimensions beyond
+ * the device limits and shared memory beyond the kernel's limit are
+ * INVALID_ARGUMENT before anything is launched. A fault inside the kernel
+ * shows at the next synchronizing call as LAUNCH; when the driver marks the
+ * context as unusable (a sticky error: illegal address, trap) the status is
+ * CONTEXT_LOST and only ptxkit_context_close remains meaningful. */
+ptxkit_status ptxkit_launch(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared_bytes,
+                            ptxkit_stream *stream, void **args);
+
+typedef enum ptxkit_access_property {
+    PTXKIT_ACCESS_NORMAL = 0,
+    PTXKIT_ACCESS_STREAMING,
+    PTXKIT_ACCESS_PERSISTING
+} ptxkit_access_property;
+
+/* An L2 access policy window: accesses to [base, base + bytes) hit with
+ * hit_property for a hit_ratio fraction of them, miss_property otherwise. */
+typedef struct ptxkit_access_window {
+    ptxkit_dptr base;
+    size_t bytes;
+    float hit_ratio;
+    ptxkit_access_property hit_property, miss_property;
+} ptxkit_access_window;
+
+/* Attributes of ptxkit_launch_ex; zero-initialize for none. */
+typedef struct ptxkit_launch_attributes {
+    ptxkit_dim3 cluster;           /* thread-block cluster (sm_90+); 0: none */
+    int cooperative;               /* grid-wide synchronization allowed */
+    const ptxkit_access_window *access_window; /* NULL: none */
+} ptxkit_launch_attributes;
+
+/* ptxkit_launch with attributes, through cuLaunchKernelEx. UNSUPPORTED where
+ * the driver or GPU lacks one (clusters before sm_90, no cuLaunchKernelEx). */
+ptxkit_status ptxkit_launch_ex(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared_bytes,
+                               ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *attributes);
+
+typedef struct ptxkit_kernel_attributes {
+    int registers;                 /* per thread */
+    int static_shared_bytes;
+    int local_bytes;               /* per thread: spills and stack */
+    int const_bytes;
+    int max_threads_per_block;     /* for this kernel's resources */
+    int max_dynamic_shared_bytes;  /* as currently set */
+    int ptx_version;               /* e.g. 90 for the compute_90 PTX it came from */
+    int binary_version;            /* e.g. 90 for sm_90 SASS */
+} ptxkit_kernel_attributes;
+
+ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *kernel, ptxkit_kernel_attributes *out);
+/* Resident blocks per SM for a block size and dynamic shared memory. */
+ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *kernel, int block_threads, size_t shared_bytes,
+                                      int *blocks_per_sm);
+/* The grid of a grid-stride launch: resident blocks per SM x SMs, at most
+ * max_blocks (0: no cap). */
+ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *kernel, int block_threads, size_t shared_bytes,
+                                      size_t max_blocks, unsigned *grid);
+/* Raises the kernel's dynamic shared memory limit (up to the device's
+ * opt-in maximum; beyond it INVALID_ARGUMENT). */
+ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *kernel, size_t bytes);
+/* The CUfunction behind a kernel, for code that calls the driver itself. */
+void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
+
 /* ---- autotuning -------------------------------------------------------- */
 
 /* The tuner times JIT variants of a kernel family (block size, items per
@@ -345,6 +530,88 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
                           const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Name of the index-th tunable family; NULL past the last. */
 const char *ptxkit_tune_family(int index);
+
+/* ---- tuning the application's kernels ----------------------------------
+ *
+ * A tunable names a problem (its key, e.g. "myapp.saxpy.float32") and
+ * declares a parameter space: named parameters, each a list of candidate
+ * values whose first is the default, and validity rules. The tuner times a
+ * launch callback for configurations of that space at given sizes, checks
+ * each one's output with an optional check callback, and persists the
+ * fastest per GPU and size bucket (floor(log2 n)) in the tuning database,
+ * beside the built-in families' entries (which are tunables too). The
+ * application reads the tuned configuration back with one call. */
+
+typedef struct ptxkit_tunable ptxkit_tunable;
+typedef struct ptxkit_config ptxkit_config;
+
+#define PTXKIT_TUNE_MAX_PARAMS 8
+#define PTXKIT_TUNE_MAX_VALUES 16
+
+/* The key names the problem in the database: letters, digits, "._-". */
+ptxkit_status ptxkit_tunable_create(ptxkit_context *ctx, const char *key, ptxkit_tunable **out);
+ptxkit_status ptxkit_tunable_destroy(ptxkit_tunable *tunable);
+/* A parameter: an injected define's name and its candidate values (the
+ * first is the default). */
+ptxkit_status ptxkit_tunable_add_param(ptxkit_tunable *tunable, const char *name, const long long *values, int count);
+
+typedef enum ptxkit_tune_rule {
+    PTXKIT_RULE_POWER_OF_TWO = 0,  /* a is a power of two */
+    PTXKIT_RULE_PRODUCT_AT_MOST,   /* a * b <= limit (b NULL: a <= limit) */
+    PTXKIT_RULE_PRODUCT_AT_MOST_N, /* a * b <= n, the size being tuned (b NULL: a <= n) */
+    PTXKIT_RULE_DIVIDES,           /* a divides b (b NULL: a divides limit) */
+    PTXKIT_RULE_MAX_THREADS        /* a (threads per block) within the device and kernel limit */
+} ptxkit_tune_rule;
+
+/* A built-in validity rule over parameters a and b. */
+ptxkit_status ptxkit_tunable_add_rule(ptxkit_tunable *tunable, ptxkit_tune_rule rule, const char *a, const char *b,
+                                      long long limit);
+/* A validity callback: nonzero when config is legal for size n. */
+typedef int (*ptxkit_tune_valid_fn)(const ptxkit_config *config, size_t n, void *user);
+ptxkit_status ptxkit_tunable_set_valid(ptxkit_tunable *tunable, ptxkit_tune_valid_fn valid, void *user);
+
+/* Binds the tunable to a program's kernel: the tuner then compiles each
+ * configuration's kernel ahead, in parallel, with the configuration's
+ * parameters as defines (plus `defines`, fixed), and hands it to launch.
+ * Without a program, launch gets kernel NULL and compiles what it needs. */
+ptxkit_status ptxkit_tunable_set_kernel(ptxkit_tunable *tunable, ptxkit_program *program, const char *entry,
+                                        const char *const *defines, int define_count);
+
+/* Launches the work for one configuration at size n on stream (no
+ * synchronization: the tuner times it with events). */
+typedef ptxkit_status (*ptxkit_tune_launch_fn)(ptxkit_kernel *kernel, const ptxkit_config *config, size_t n,
+                                               ptxkit_stream *stream, void *user);
+/* After one launch of config has finished: *ok nonzero when its output is
+ * right. */
+typedef ptxkit_status (*ptxkit_tune_check_fn)(const ptxkit_config *config, size_t n, int *ok, void *user);
+ptxkit_status ptxkit_tunable_set_launch(ptxkit_tunable *tunable, ptxkit_tune_launch_fn launch, void *user);
+ptxkit_status ptxkit_tunable_set_check(ptxkit_tunable *tunable, ptxkit_tune_check_fn check, void *user);
+/* Bytes one call moves at size n (for GB/s in reports); optional. */
+ptxkit_status ptxkit_tunable_set_bytes(ptxkit_tunable *tunable, double (*bytes)(size_t n, void *user), void *user);
+
+/* Searches the space at each of sizes[0..size_count) within
+ * options->budget_s (shared, as for ptxkit_tune) and saves each size's
+ * winner as it comes. report may be NULL. */
+ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *tunable, const size_t *sizes, int size_count,
+                                  const ptxkit_tune_options *options, ptxkit_tune_report *report);
+
+/* The configuration to run at size n: the database's entry for this GPU and
+ * n's bucket (or a neighbouring bucket within two), else the defaults. With
+ * PTXKIT_TUNE=auto a missing bucket of 2^16 or more is tuned first (launch
+ * must be set). *tuned receives whether it came from the database (may be
+ * NULL). The configuration is owned by the tunable, valid until the next
+ * call on it. */
+ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, const ptxkit_config **out, int *tuned);
+
+/* Reading a configuration. */
+int ptxkit_config_count(const ptxkit_config *config);
+/* The index-th parameter's name and value. */
+const char *ptxkit_config_name(const ptxkit_config *config, int index);
+long long ptxkit_config_value_at(const ptxkit_config *config, int index);
+/* The value of a named parameter (NOT_FOUND when the space has none). */
+ptxkit_status ptxkit_config_value(const ptxkit_config *config, const char *name, long long *value);
+/* The parameters as "NAME=VALUE" defines, for ptxkit_kernel_get. */
+const char *const *ptxkit_config_defines(const ptxkit_config *config);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -39,6 +39,14 @@ static const struct {
     ENTRY(cuFuncGetAttribute), ENTRY(cuFuncSetAttribute), ENTRY(cuLaunchKernel),
     ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuCtxSetLimit),
 };
+/* Entry points a feature needs, not the library: NULL where the driver
+ * lacks them, and the feature answers UNSUPPORTED. */
+static const struct {
+    const char *name;
+    void **slot;
+} optional_entries[] = {
+    ENTRY(cuLaunchKernelEx), ENTRY(cuCtxResetPersistingL2Cache), ENTRY(cuCtxGetLimit),
+};
 #undef ENTRY
 
 static void driver_fail(ptxkit_status st, const char *fmt, const char *a, const char *b) {
@@ -72,6 +80,14 @@ static void driver_load(void) {
             driver_fail(PTXKIT_ERROR_NO_DRIVER, "libcuda.so.1 lacks %s (CUDA %s API): driver too old", driver_entries[i].name, "12.0");
             return;
         }
+    }
+    for (size_t i = 0; i < sizeof optional_entries / sizeof optional_entries[0]; i++) {
+        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
+        CUresult r = get_v2 ? get_v2(optional_entries[i].name, optional_entries[i].slot, DRIVER_API_VERSION,
+                                     CU_GET_PROC_ADDRESS_DEFAULT, &found)
+                            : get_v1(optional_entries[i].name, optional_entries[i].slot, DRIVER_API_VERSION,
+                                     CU_GET_PROC_ADDRESS_DEFAULT);
+        if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) *optional_entries[i].slot = NULL;
     }
     CUresult r = driver.cuInit(0);
     if (r == CUDA_ERROR_STUB_LIBRARY) {

@@ -59,6 +59,10 @@ typedef struct cuda_driver {
                                unsigned, CUstream, void **, void **);
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
     CUresult (*cuCtxSetLimit)(CUlimit, size_t);
+    /* optional: NULL where the driver lacks them */
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*cuCtxResetPersistingL2Cache)(void);
+    CUresult (*cuCtxGetLimit)(size_t *, CUlimit);
 } cuda_driver;
 
 typedef struct nvrtc_library {
@@ -77,6 +81,8 @@ typedef struct nvrtc_library {
     nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
     nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t *);
     nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *);
+    nvrtcResult (*nvrtcAddNameExpression)(nvrtcProgram, const char *);
+    nvrtcResult (*nvrtcGetLoweredName)(nvrtcProgram, const char *, const char **);
 } nvrtc_library;
 
 /* Opens libcuda.so.1 once per process and calls cuInit(0). On failure returns

@@ -24,6 +24,7 @@ static bool nvrtc_bind(void *lib) {
     BIND(nvrtcGetSupportedArchs); BIND(nvrtcCreateProgram); BIND(nvrtcDestroyProgram);
     BIND(nvrtcCompileProgram); BIND(nvrtcGetPTXSize); BIND(nvrtcGetPTX); BIND(nvrtcGetCUBINSize);
     BIND(nvrtcGetCUBIN); BIND(nvrtcGetProgramLogSize); BIND(nvrtcGetProgramLog);
+    BIND(nvrtcAddNameExpression); BIND(nvrtcGetLoweredName);
 #undef BIND
     return nvrtc.nvrtcVersion(&nvrtc.major, &nvrtc.minor) == NVRTC_SUCCESS;
 }

@@ -84,6 +84,8 @@ static bool identity_from_library(nvrtc_identity *id) {
     return true;
 }
 
+static int nvrtc_identity_major, nvrtc_identity_minor;
+
 static void nvrtc_identity_compute(void) {
     nvrtc_identity id;
     memset(&id, 0, sizeof id);
@@ -91,8 +93,17 @@ static void nvrtc_identity_compute(void) {
         memset(&id, 0, sizeof id);
         identity_from_library(&id);
     }
+    nvrtc_identity_major = id.major;
+    nvrtc_identity_minor = id.minor;
     long long fields[4] = {id.major, id.minor, id.size, id.mtime};
     nvrtc_identity_hash = XXH3_128bits(fields, sizeof fields);
+}
+
+bool nvrtc_identity_version(int *major, int *minor) {
+    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+    if (major) *major = nvrtc_identity_major;
+    if (minor) *minor = nvrtc_identity_minor;
+    return nvrtc_identity_major > 0;
 }
 
 /* Hash of a family's source and every header it may include, computed once
@@ -151,6 +162,95 @@ cache_key cache_key_for(const char *family, const char *const *defines, int defi
     XXH3_128bits_update(&state, numbers, sizeof numbers);
     pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
     XXH3_128bits_update(&state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
+    cache_key key;
+    memcpy(key.bytes, canon.digest, sizeof key.bytes);
+    return key;
+}
+
+text_hash text_hash_of(const char *name, const char *source, const char *const *header_names,
+                       const char *const *header_texts, int header_count) {
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    XXH3_128bits_update(&state, name, strlen(name) + 1);
+    XXH3_128bits_update(&state, source, strlen(source) + 1);
+    for (int i = 0; i < header_count; i++) {
+        XXH3_128bits_update(&state, header_names[i], strlen(header_names[i]) + 1);
+        XXH3_128bits_update(&state, header_texts[i], strlen(header_texts[i]) + 1);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(&state);
+    return (text_hash){h.low64, h.high64};
+}
+
+/* Every embedded header, which any user program may include. */
+static XXH128_hash_t builtin_headers_hash;
+static pthread_once_t builtin_headers_once = PTHREAD_ONCE_INIT;
+
+static void builtin_headers_compute(void) {
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    size_t count;
+    const embedded_file *files = embedded_all(&count);
+    for (size_t i = 0; i < count; i++) {
+        size_t len = strlen(files[i].name);
+        if (len > 4 && strcmp(files[i].name + len - 4, ".cuh") == 0) {
+            XXH3_128bits_update(&state, files[i].name, len + 1);
+            XXH3_128bits_update(&state, files[i].text, files[i].size);
+        }
+    }
+    builtin_headers_hash = XXH3_128bits_digest(&state);
+}
+
+/* Parts of a key are separated by a tag byte and lengths, so that no two
+ * different inputs hash the same byte stream. */
+static void hash_string(XXH3_state_t *state, char tag, const char *s) {
+    size_t len = strlen(s);
+    XXH3_128bits_update(state, &tag, 1);
+    XXH3_128bits_update(state, &len, sizeof len);
+    XXH3_128bits_update(state, s, len);
+}
+
+cache_key cache_key_for_program(text_hash program, const char *const *defines, int define_count,
+                                const char *const *options, int option_count, const char *entry, int arch,
+                                int driver_version) {
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    hash_string(&state, 'v', PTXKIT_VERSION_STRING);
+    hash_string(&state, 'k', "user program");
+    XXH3_128bits_update(&state, &program, sizeof program);
+    pthread_once(&builtin_headers_once, builtin_headers_compute);
+    XXH3_128bits_update(&state, &builtin_headers_hash, sizeof builtin_headers_hash);
+    /* Defines are order-insensitive (distinct -D of one name are an error
+     * anyway); options are not ("-Xptxas" takes the next one). */
+    enum { SORT_MAX = 64 };
+    const char *sorted[SORT_MAX];
+    int n = define_count < SORT_MAX ? define_count : SORT_MAX;
+    memcpy(sorted, defines, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_strings);
+    for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
+    for (int i = 0; i < option_count; i++) hash_string(&state, 'O', options[i]);
+    hash_string(&state, 'E', entry);
+    int numbers[2] = {arch, driver_version};
+    XXH3_128bits_update(&state, numbers, sizeof numbers);
+    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+    XXH3_128bits_update(&state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
+    cache_key key;
+    memcpy(key.bytes, canon.digest, sizeof key.bytes);
+    return key;
+}
+
+cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version) {
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    hash_string(&state, 'v', PTXKIT_VERSION_STRING);
+    hash_string(&state, 'k', kind);
+    XXH3_128bits_update(&state, &size, sizeof size);
+    XXH3_128bits_update(&state, bytes, size);
+    int numbers[2] = {arch, driver_version};
+    XXH3_128bits_update(&state, numbers, sizeof numbers);
     XXH128_canonical_t canon;
     XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
     cache_key key;

@@ -51,34 +51,98 @@ void compile_output_free(compile_output *out) {
     if (!out) return;
     free(out->image);
     free(out->log);
+    free(out->lowered_name);
     memset(out, 0, sizeof *out);
 }
 
-ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char *const *defines, int define_count,
-                             int arch, bool want_ptx, const char *const *extra_options, int extra_count,
+/* The embedded headers: each .cuh by its own name, and the user-facing ones
+ * also as "ptxkit/<name>" ("ptxkit_load.cuh" is <ptxkit/load.cuh>). */
+enum { MAX_HEADERS = 128 };
+
+static int builtin_headers(const char **texts, const char **names, char (*aliases)[64], int room) {
+    size_t file_count;
+    const embedded_file *files = embedded_all(&file_count);
+    int n = 0;
+    for (size_t i = 0; i < file_count && n + 2 <= room; i++) {
+        if (!ends_with(files[i].name, ".cuh")) continue;
+        texts[n] = files[i].text;
+        names[n++] = files[i].name;
+        if (strncmp(files[i].name, "ptxkit_", 7) == 0) {
+            snprintf(aliases[n], sizeof aliases[0], "ptxkit/%s", files[i].name + 7);
+            texts[n] = files[i].text;
+            names[n] = aliases[n];
+            n++;
+        }
+    }
+    return n;
+}
+
+/* PTXKIT_DUMP_SOURCE=DIR: the failing source, its headers and the options,
+ * so a compile error can be reproduced outside the application. Best effort:
+ * a dump that cannot be written changes nothing about the error. */
+static void dump_failed_source(const compile_request *req, const char *const *options, int option_count,
+                               char *where, size_t where_size) {
+    where[0] = 0;
+    const char *dir = getenv("PTXKIT_DUMP_SOURCE");
+    if (!dir || !*dir || !cache_make_dirs(dir)) return;
+    char path[4096], base[160];
+    /* the program's base name, made safe for a file name */
+    const char *name = req->name ? req->name : "program.cu", *slash = strrchr(name, '/');
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : name);
+    for (char *c = base; *c; c++)
+        if (*c == '/' || *c == '\\') *c = '_';
+    snprintf(path, sizeof path, "%s/%s", dir, base);
+    const void *parts[1] = {req->source};
+    size_t sizes[1] = {strlen(req->source)};
+    if (write_file_atomic(path, parts, sizes, 1, false) != 0) return;
+    snprintf(where, where_size, "\nsource dumped to %s", path);
+    for (int i = 0; i < req->header_count; i++) {
+        char hpath[4096 + 200], hname[200];
+        snprintf(hname, sizeof hname, "%s", req->header_names[i]);
+        for (char *c = hname; *c; c++)
+            if (*c == '/') *c = '_';
+        snprintf(hpath, sizeof hpath, "%s/%s.header.%s", dir, base, hname);
+        parts[0] = req->header_texts[i];
+        sizes[0] = strlen(req->header_texts[i]);
+        write_file_atomic(hpath, parts, sizes, 1, false);
+    }
+    char text[8192];
+    size_t used = 0;
+    for (int i = 0; i < option_count && used < sizeof text; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", options[i]);
+    if (req->name_expression && used < sizeof text)
+        used += (size_t)snprintf(text + used, sizeof text - used, "# name expression: %s\n", req->name_expression);
+    char opath[4096 + 16];
+    snprintf(opath, sizeof opath, "%s.options", path);
+    parts[0] = text;
+    sizes[0] = used < sizeof text ? used : sizeof text - 1;
+    write_file_atomic(opath, parts, sizes, 1, false);
+}
+
+ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
                              compile_output *out) {
     memset(out, 0, sizeof *out);
     char why[768];
     const nvrtc_library *rtc = nvrtc_get(why, sizeof why);
     if (!rtc) return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s", why);
-    if (define_count < 0 || define_count > PTXKIT_MAX_DEFINES || extra_count < 0 || extra_count > 16)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines or options");
-    char source_name[96];
-    snprintf(source_name, sizeof source_name, "%s.cu", family ? family : "");
-    const embedded_file *src = family ? embedded_find(source_name) : NULL;
-    if (!src) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no cu_sources/%s)",
-                                  family ? family : "(null)", source_name);
+    if (!req || !req->source || !req->name)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: no source or name");
+    if (req->define_count < 0 || req->define_count > 64 || req->option_count < 0 || req->option_count > 64 ||
+        req->header_count < 0 || req->header_count > MAX_HEADERS / 2)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines, options or headers");
 
-    /* Every embedded .cuh is offered as a header. */
-    size_t file_count;
-    const embedded_file *files = embedded_all(&file_count);
-    const char *header_text[64], *header_names[64];
+    const char *header_text[MAX_HEADERS], *header_names[MAX_HEADERS];
+    char aliases[MAX_HEADERS][64];
     int headers = 0;
-    for (size_t i = 0; i < file_count && headers < 64; i++)
-        if (ends_with(files[i].name, ".cuh")) {
-            header_text[headers] = files[i].text;
-            header_names[headers++] = files[i].name;
-        }
+    for (int i = 0; i < req->header_count; i++) {
+        if (!req->header_names[i] || !req->header_texts[i])
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: header #%d has no name or text", i);
+        header_text[headers] = req->header_texts[i];
+        header_names[headers++] = req->header_names[i];
+    }
+    if (req->builtin_headers)
+        headers += builtin_headers(header_text + headers, header_names + headers, aliases + headers,
+                                   MAX_HEADERS - headers);
 
     bool exact = false;
     int target = nvrtc_cubin_arch(rtc, arch, &exact);
@@ -88,54 +152,118 @@ ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char
 
     char arch_option[48];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", cubin ? arch : target);
-    char define_options[PTXKIT_MAX_DEFINES][80];
-    const char *options[48];
+    const char *arch_name = strchr(arch_option, '=') + 1;
+    int option_room = 3 + req->define_count + req->option_count;
+    const char **options = calloc((size_t)option_room, sizeof *options);
+    char **define_options = calloc((size_t)(req->define_count ? req->define_count : 1), sizeof *define_options);
+    if (!options || !define_options) {
+        free(options);
+        free(define_options);
+        return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+    }
+    ptxkit_status st = PTXKIT_SUCCESS;
     int n = 0;
     options[n++] = arch_option;
     options[n++] = "--std=c++17";
     options[n++] = "-default-device";
-    for (int i = 0; i < define_count; i++) {
-        if (!defines[i] || strlen(defines[i]) >= sizeof define_options[0] - 3)
-            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: bad define #%d", i);
-        snprintf(define_options[i], sizeof define_options[i], "-D%s", defines[i]);
-        options[n++] = define_options[i];
+    for (int i = 0; i < req->define_count && st == PTXKIT_SUCCESS; i++) {
+        size_t len = req->defines[i] ? strlen(req->defines[i]) : 0;
+        if (!len || len > 4096 || req->defines[i][0] == '=' || strchr(req->defines[i], '\n')) {
+            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: define #%d is not NAME or NAME=VALUE", i);
+        } else if ((define_options[i] = malloc(len + 3)) == NULL) {
+            st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+        } else {
+            snprintf(define_options[i], len + 3, "-D%s", req->defines[i]);
+            options[n++] = define_options[i];
+        }
     }
-    for (int i = 0; i < extra_count; i++) options[n++] = extra_options[i];
+    for (int i = 0; i < req->option_count && st == PTXKIT_SUCCESS; i++) options[n++] = req->options[i];
 
     double t0 = now_ms();
-    nvrtcProgram prog;
-    nvrtcResult r = rtc->nvrtcCreateProgram(&prog, src->text, source_name, headers, header_text, header_names);
-    if (r != NVRTC_SUCCESS)
-        return record_error(ctx, PTXKIT_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", source_name, rtc->nvrtcGetErrorString(r));
-    r = rtc->nvrtcCompileProgram(prog, n, options);
-    size_t log_size = 0;
-    if (rtc->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-        out->log = malloc(log_size);
-        if (out->log && rtc->nvrtcGetProgramLog(prog, out->log) != NVRTC_SUCCESS) out->log[0] = 0;
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = NVRTC_SUCCESS;
+    if (st == PTXKIT_SUCCESS) {
+        r = rtc->nvrtcCreateProgram(&prog, req->source, req->name, headers, header_text, header_names);
+        if (r != NVRTC_SUCCESS)
+            st = record_error(ctx, PTXKIT_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", req->name, rtc->nvrtcGetErrorString(r));
     }
-    if (r != NVRTC_SUCCESS) {
-        char flat[512] = "";
-        for (int i = 0, used = 0; i < define_count && used < (int)sizeof flat - 1; i++)
-            used += snprintf(flat + used, sizeof flat - (size_t)used, " -D%s", defines[i]);
-        record_error(ctx, PTXKIT_ERROR_COMPILE, "NVRTC failed to compile %s for %s%s: %s\n%s", source_name, arch_option + 21,
-                     flat, rtc->nvrtcGetErrorString(r), out->log ? out->log : "");
-        rtc->nvrtcDestroyProgram(&prog);
-        compile_output_free(out);
-        return PTXKIT_ERROR_COMPILE;
+    if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
+        st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
+                          rtc->nvrtcGetErrorString(r));
+    if (st == PTXKIT_SUCCESS) {
+        r = rtc->nvrtcCompileProgram(prog, n, options);
+        size_t log_size = 0;
+        if (rtc->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+            out->log = malloc(log_size);
+            if (out->log && rtc->nvrtcGetProgramLog(prog, out->log) != NVRTC_SUCCESS) out->log[0] = 0;
+        }
+        if (r != NVRTC_SUCCESS) {
+            char flat[512] = "", dumped[4200];
+            for (int i = 0, used = 0; i < req->define_count && used < (int)sizeof flat - 1; i++)
+                used += snprintf(flat + used, sizeof flat - (size_t)used, " -D%s", req->defines[i]);
+            dump_failed_source(req, options, n, dumped, sizeof dumped);
+            /* A name expression that names nothing fails the compile with a
+             * message about that expression: the entry does not exist. */
+            bool missing = req->name_expression && out->log && strstr(out->log, req->name_expression) &&
+                           (strstr(out->log, "undefined") || strstr(out->log, "no instance") || strstr(out->log, "not a"));
+            st = record_error(ctx, missing ? PTXKIT_ERROR_NOT_FOUND : PTXKIT_ERROR_COMPILE,
+                              "NVRTC failed to compile %s%s%s for %s%s: %s\n%s%s", req->name,
+                              req->name_expression ? ", entry " : "", req->name_expression ? req->name_expression : "",
+                              arch_name, flat, rtc->nvrtcGetErrorString(r), out->log ? out->log : "", dumped);
+        }
+    }
+    if (st == PTXKIT_SUCCESS && req->name_expression) {
+        const char *lowered = NULL;
+        r = rtc->nvrtcGetLoweredName(prog, req->name_expression, &lowered);
+        if (r != NVRTC_SUCCESS || !lowered)
+            st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: the name expression '%s' names no kernel: %s", req->name,
+                              req->name_expression, rtc->nvrtcGetErrorString(r));
+        else if ((out->lowered_name = strdup(lowered)) == NULL)
+            st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
     }
     size_t size = 0;
-    r = cubin ? rtc->nvrtcGetCUBINSize(prog, &size) : rtc->nvrtcGetPTXSize(prog, &size);
-    if (r == NVRTC_SUCCESS && size > 0 && (out->image = malloc(size)) != NULL)
-        r = cubin ? rtc->nvrtcGetCUBIN(prog, out->image) : rtc->nvrtcGetPTX(prog, out->image);
-    rtc->nvrtcDestroyProgram(&prog);
-    if (r != NVRTC_SUCCESS || !out->image) {
+    if (st == PTXKIT_SUCCESS) {
+        r = cubin ? rtc->nvrtcGetCUBINSize(prog, &size) : rtc->nvrtcGetPTXSize(prog, &size);
+        if (r == NVRTC_SUCCESS && size > 0 && (out->image = malloc(size)) != NULL)
+            r = cubin ? rtc->nvrtcGetCUBIN(prog, out->image) : rtc->nvrtcGetPTX(prog, out->image);
+        if (r != NVRTC_SUCCESS || !out->image)
+            st = record_error(ctx, r == NVRTC_SUCCESS ? PTXKIT_ERROR_OUT_OF_MEMORY : PTXKIT_ERROR_COMPILE,
+                              "NVRTC: could not read the compiled image of %s", req->name);
+    }
+    if (prog) rtc->nvrtcDestroyProgram(&prog);
+    for (int i = 0; i < req->define_count; i++) free(define_options[i]);
+    free(define_options);
+    free(options);
+    if (st != PTXKIT_SUCCESS) {
         compile_output_free(out);
-        return record_error(ctx, r == NVRTC_SUCCESS ? PTXKIT_ERROR_OUT_OF_MEMORY : PTXKIT_ERROR_COMPILE,
-                            "NVRTC: could not read the compiled image of %s", source_name);
+        return st;
     }
     /* PTX from NVRTC counts its terminating NUL; keep size as the text length. */
     out->size = cubin ? size : strlen(out->image);
     out->is_cubin = cubin;
     out->compile_ms = now_ms() - t0;
     return PTXKIT_SUCCESS;
+}
+
+ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char *const *defines, int define_count,
+                             int arch, bool want_ptx, const char *const *extra_options, int extra_count,
+                             compile_output *out) {
+    memset(out, 0, sizeof *out);
+    if (define_count < 0 || define_count > PTXKIT_MAX_DEFINES || extra_count < 0 || extra_count > 16)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines or options");
+    char source_name[96];
+    snprintf(source_name, sizeof source_name, "%s.cu", family ? family : "");
+    const embedded_file *src = family ? embedded_find(source_name) : NULL;
+    if (!src) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no cu_sources/%s)",
+                                  family ? family : "(null)", source_name);
+    compile_request req = {
+        .name = source_name,
+        .source = src->text,
+        .builtin_headers = true,
+        .defines = defines,
+        .define_count = define_count,
+        .options = extra_options,
+        .option_count = extra_count,
+    };
+    return compile_source(ctx, &req, arch, want_ptx, out);
 }

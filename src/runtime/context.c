@@ -52,6 +52,13 @@ static void read_device_info(ptxkit_context *ctx) {
     size_t total = 0;
     if (cu->cuDeviceTotalMem(&total, ctx->device) == CUDA_SUCCESS) d->total_memory = total;
     ctx->arch = d->cc_major * 10 + d->cc_minor;
+    const CUdevice_attribute limits[6] = {
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+    for (int i = 0; i < 3; i++) {
+        ctx->max_block[i] = (unsigned)attr(ctx, limits[i]);
+        ctx->max_grid[i] = (unsigned)attr(ctx, limits[3 + i]);
+    }
 }
 
 static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {

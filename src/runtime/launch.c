@@ -122,8 +122,10 @@ ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_opti
     return PTXKIT_SUCCESS;
 }
 
+/* Availability through the NVRTC identity record, which a warm process
+ * reads from the cache directory instead of loading NVRTC (~6 ms). */
 bool options_use_jit(const ptxkit_launch_options *o) {
-    return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0));
+    return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_identity_version(NULL, NULL));
 }
 
 static ptxkit_status jit_kernel(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,

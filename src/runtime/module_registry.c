@@ -14,6 +14,7 @@ typedef struct registry_entry {
     cache_key key;
     CUfunction fn;
     CUmodule module;
+    void *object;            /* a ptxkit_kernel or ptxkit_module handed to the application */
     bool used;
 } registry_entry;
 
@@ -23,6 +24,8 @@ struct module_registry {
     size_t capacity, count;  /* open addressing, capacity a power of two */
     CUmodule *modules;       /* every module loaded, unloaded with the context */
     size_t module_count, module_capacity;
+    void **objects;          /* kernels and modules handed out, freed with the context */
+    size_t object_count, object_capacity;
 };
 
 module_registry *module_registry_create(void) {
@@ -41,6 +44,8 @@ module_registry *module_registry_create(void) {
 void module_registry_destroy(ptxkit_context *ctx, module_registry *r) {
     if (!r) return;
     for (size_t i = 0; i < r->module_count; i++) ctx->cu->cuModuleUnload(r->modules[i]);
+    for (size_t i = 0; i < r->object_count; i++) free(r->objects[i]);
+    free(r->objects);
     pthread_mutex_destroy(&r->lock);
     free(r->modules);
     free(r->slots);
@@ -76,7 +81,7 @@ static registry_entry registry_insert(module_registry *r, const cache_key *key, 
     if (e->used) return *e;
     if ((r->count + 1) * 2 > r->capacity) {
         registry_entry *grown = calloc(r->capacity * 2, sizeof *grown);
-        if (!grown) return (registry_entry){*key, fn, module, false};
+        if (!grown) return (registry_entry){*key, fn, module, NULL, false};
         for (size_t i = 0; i < r->capacity; i++)
             if (r->slots[i].used) *probe(grown, r->capacity * 2, &r->slots[i].key) = r->slots[i];
         free(r->slots);
@@ -84,7 +89,7 @@ static registry_entry registry_insert(module_registry *r, const cache_key *key, 
         r->capacity *= 2;
         e = probe(r->slots, r->capacity, key);
     }
-    *e = (registry_entry){*key, fn, module, true};
+    *e = (registry_entry){*key, fn, module, NULL, true};
     r->count++;
     *inserted = true;
     return *e;
@@ -92,7 +97,7 @@ static registry_entry registry_insert(module_registry *r, const cache_key *key, 
 
 /* Registers a freshly loaded module. When another thread registered the same
  * image first, ours is unloaded and theirs returned. */
-static CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module) {
+CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module) {
     module_registry *r = ctx->registry;
     pthread_mutex_lock(&r->lock);
     bool tracked = true;
@@ -124,6 +129,45 @@ static void registry_add_function(ptxkit_context *ctx, const cache_key *key, CUf
     pthread_mutex_unlock(&ctx->registry->lock);
 }
 
+bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUfunction *fn, CUmodule *module, void **object) {
+    registry_entry e;
+    if (!registry_find(ctx->registry, key, &e)) return false;
+    if (fn) *fn = e.fn;
+    if (module) *module = e.module;
+    if (object) *object = e.object;
+    return true;
+}
+
+void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *object) {
+    module_registry *r = ctx->registry;
+    void *result = NULL;
+    pthread_mutex_lock(&r->lock);
+    registry_entry *e = probe(r->slots, r->capacity, key);
+    if (e->used && e->object) {
+        result = e->object; /* another thread registered it first */
+    } else {
+        if (r->object_count == r->object_capacity) {
+            size_t cap = r->object_capacity ? r->object_capacity * 2 : 16;
+            void **grown = realloc(r->objects, cap * sizeof *grown);
+            if (grown) {
+                r->objects = grown;
+                r->object_capacity = cap;
+            }
+        }
+        bool inserted;
+        if (r->object_count < r->object_capacity) registry_insert(r, key, NULL, NULL, &inserted);
+        e = probe(r->slots, r->capacity, key);
+        if (r->object_count < r->object_capacity && e->used) {
+            e->object = object;
+            r->objects[r->object_count++] = object;
+            result = object;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (result != object) free(object);
+    return result;
+}
+
 /* Lowest CUDA version whose driver accepts a PTX ISA version. */
 static int cuda_for_ptx_isa(int major, int minor) {
     if (major >= 9) return (major + 4) * 1000 + minor * 10;
@@ -134,7 +178,7 @@ static int cuda_for_ptx_isa(int major, int minor) {
 
 /* Loads an image; the driver's JIT info and error logs and the load's wall
  * time go into the error message on failure. */
-static ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module) {
+ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module) {
     if (is_ptx) {
         int major = 0, minor = 0;
         const char *v = strstr((const char *)image, ".version ");

@@ -26,6 +26,7 @@ struct ptxkit_context {
     pthread_mutex_t error_lock;
     char error[PTXKIT_ERROR_SIZE];
     char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
+    unsigned max_block[3], max_grid[3]; /* device launch limits */
     void *tune_db;              /* owned by src/tune; NULL until loaded */
     void (*tune_db_free)(void *);
     struct context_state {      /* per-context state of kernel families */
@@ -38,6 +39,16 @@ struct ptxkit_context {
 struct ptxkit_stream {
     CUstream handle;
 };
+
+/* A loaded kernel handed to the application; owned by the context's
+ * registry. Limits read once, so a launch checks them without the driver. */
+struct ptxkit_kernel {
+    ptxkit_context *ctx;
+    CUfunction fn;
+    int max_threads;          /* per block, for this kernel's resources */
+    int max_dynamic_shared;   /* current limit, bytes */
+};
+
 
 struct ptxkit_event {
     CUevent handle;
@@ -127,8 +138,30 @@ typedef struct compile_output {
     size_t size;
     bool is_cubin;
     char *log;            /* NVRTC log, malloc'd, may be NULL */
+    char *lowered_name;   /* with a name expression: the entry's name in the image */
     double compile_ms;
 } compile_output;
+
+/* One NVRTC compilation: a source with its name, headers, defines, extra
+ * options and optionally a name expression whose lowered name is wanted.
+ * builtin_headers offers every embedded .cuh by its own name and as
+ * "ptxkit/<name without the ptxkit_ prefix>" (the user-kernel contract). */
+typedef struct compile_request {
+    const char *name;
+    const char *source;
+    const char *const *header_names;
+    const char *const *header_texts;
+    int header_count;
+    bool builtin_headers;
+    const char *const *defines;
+    int define_count;
+    const char *const *options;
+    int option_count;
+    const char *name_expression;
+} compile_request;
+
+ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
+                             compile_output *out);
 
 /* Compiles a family for arch (e.g. 90) with NVRTC, producing CUBIN when
  * want_ptx is false and NVRTC supports the arch, PTX otherwise. The family's
@@ -193,6 +226,28 @@ cache_key cache_key_for(const char *family, const char *const *defines, int defi
                         int driver_version);
 void cache_key_hex(const cache_key *key, char out[33]);
 
+/* A 128-bit hash of a program's name, source and headers, computed once per
+ * program so that a kernel lookup hashes only its defines. */
+typedef struct text_hash {
+    uint64_t lo, hi;
+} text_hash;
+text_hash text_hash_of(const char *name, const char *source, const char *const *header_names,
+                       const char *const *header_texts, int header_count);
+
+/* Key of a user kernel: the program's text hash, defines (order-insensitive),
+ * options (in order), entry or name expression, the embedded headers it may
+ * include, arch, driver, NVRTC identity and library version. */
+cache_key cache_key_for_program(text_hash program, const char *const *defines, int define_count,
+                                const char *const *options, int option_count, const char *entry, int arch,
+                                int driver_version);
+/* Key of an image the application gave (kind: "ptx", "cubin", ...). */
+cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version);
+
+/* NVRTC's version as the cache keys see it: from the identity record in the
+ * cache directory when it is current, so that a warm process never loads
+ * NVRTC; else from the library. False when NVRTC is unavailable. */
+bool nvrtc_identity_version(int *major, int *minor);
+
 /* Disk cache of compiled images. Directory NULL: the configured one. */
 typedef struct disk_cache disk_cache;
 /* Returns NULL when the cache is disabled (PTXKIT_CACHE=off) or unusable. */
@@ -214,9 +269,27 @@ bool cache_make_dirs(const char *path);
 int write_file_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync);
 
 /* ---- module registry (per context) ---- */
+/* The kernel object for fn, registered under key (created on first use);
+ * NULL (error recorded) when out of memory or the driver fails. */
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn);
 
 module_registry *module_registry_create(void);
 void module_registry_destroy(ptxkit_context *ctx, module_registry *registry);
+/* What is registered under key: a function, a module, an object handed to
+ * the application (any may be NULL). False when nothing is. */
+bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUfunction *fn, CUmodule *module, void **object);
+/* Registers a freshly loaded module under key (the context owns it from
+ * now); when another thread registered the same key first, ours is
+ * unloaded and theirs returned. */
+CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module);
+/* Registers a malloc'd object (freed with the context) under key; returns
+ * the object now registered (another thread's, ours being freed), or NULL
+ * when out of memory (ours freed). */
+void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *object);
+/* Loads an image (PTX when is_ptx: its ISA version is checked against the
+ * driver first); the driver JIT's logs and wall time go into the context's
+ * JIT log, and into the error message on failure. Context current. */
+ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module);
 
 /* Monotonic clock in milliseconds. */
 double now_ms(void);

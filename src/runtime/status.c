@@ -24,6 +24,7 @@ static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
     [PTXKIT_ERROR_IO] = "file system error",
     [PTXKIT_ERROR_NOT_FOUND] = "not found",
     [PTXKIT_ERROR_CORRUPT] = "corrupt file",
+    [PTXKIT_ERROR_CONTEXT_LOST] = "a kernel fault left the GPU context unusable",
 };
 
 const char *ptxkit_status_string(ptxkit_status status) {
@@ -76,8 +77,17 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: st = PTXKIT_ERROR_PTX_LOAD; break;
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-    case CUDA_ERROR_INVALID_CONTEXT:
-    case CUDA_ERROR_LAUNCH_FAILED: st = PTXKIT_ERROR_LAUNCH; break;
+    case CUDA_ERROR_INVALID_CONTEXT: st = PTXKIT_ERROR_LAUNCH; break;
+    /* sticky: the driver refuses every later call on the context */
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED: st = PTXKIT_ERROR_CONTEXT_LOST; break;
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE: st = PTXKIT_ERROR_NO_DEVICE; break;
     case CUDA_ERROR_STUB_LIBRARY: st = PTXKIT_ERROR_STUB_DRIVER; break;

@@ -57,10 +57,10 @@ int tune_bucket(size_t n) {
 }
 
 void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key) {
-    ptxkit_versions v;
-    ptxkit_get_versions(&v);
-    tune_db_key_make(key, ctx->info.name, ctx->info.cc_major * 10 + ctx->info.cc_minor, ctx->info.sm_count, v.driver,
-                     v.nvrtc_major, v.nvrtc_minor, PTXKIT_VERSION_STRING);
+    int major = 0, minor = 0;
+    nvrtc_identity_version(&major, &minor); /* not ptxkit_get_versions: that loads NVRTC */
+    tune_db_key_make(key, ctx->info.name, ctx->info.cc_major * 10 + ctx->info.cc_minor, ctx->info.sm_count,
+                     ctx->cu ? ctx->cu->version : 0, major, minor, PTXKIT_VERSION_STRING);
 }
 
 static void state_free(void *p) {

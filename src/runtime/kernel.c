@@ -1,0 +1,238 @@
+/* Kernels handed to the application: attributes, occupancy and launches.
+ * A launch checks its dimensions against limits read once (no driver call)
+ * and pushes the context only when it is not already current, so it costs
+ * little more than cuLaunchKernel itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
+    ptxkit_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+        return NULL;
+    }
+    k->ctx = ctx;
+    k->fn = fn;
+    if (ctx->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS)
+        k->max_threads = ctx->info.max_threads_per_block;
+    if (ctx->cu->cuFuncGetAttribute(&k->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) !=
+        CUDA_SUCCESS)
+        k->max_dynamic_shared = ctx->info.shared_per_block;
+    ptxkit_kernel *registered = registry_add_object(ctx, key, k);
+    if (!registered) record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+    return registered;
+}
+
+void *ptxkit_kernel_handle(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
+
+ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attributes *out) {
+    if (!k || !out) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_attributes_get: NULL argument");
+    memset(out, 0, sizeof *out);
+    const struct {
+        CUfunction_attribute attribute;
+        int *value;
+    } wanted[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, &out->registers},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &out->static_shared_bytes},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &out->local_bytes},
+        {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, &out->const_bytes},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &out->max_threads_per_block},
+        {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &out->max_dynamic_shared_bytes},
+        {CU_FUNC_ATTRIBUTE_PTX_VERSION, &out->ptx_version},
+        {CU_FUNC_ATTRIBUTE_BINARY_VERSION, &out->binary_version},
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        CUresult r = k->ctx->cu->cuFuncGetAttribute(wanted[i].value, wanted[i].attribute, k->fn);
+        if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncGetAttribute");
+    }
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status check_block_threads(ptxkit_kernel *k, int threads, size_t shared) {
+    if (threads < 1 || threads > k->max_threads)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%d threads per block: this kernel takes 1 to %d",
+                            threads, k->max_threads);
+    if (shared > (size_t)k->max_dynamic_shared)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "%zu bytes of dynamic shared memory exceed this kernel's limit of %d (raise it with "
+                            "ptxkit_kernel_set_max_dynamic_shared, up to %d on this GPU)",
+                            shared, k->max_dynamic_shared, k->ctx->info.shared_per_block_optin);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *k, int block_threads, size_t shared, int *blocks_per_sm) {
+    if (!k || !blocks_per_sm)
+        return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_occupancy: NULL argument");
+    ptxkit_status st = check_block_threads(k, block_threads, shared);
+    if (st != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
+    CUresult r = k->ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k->fn, block_threads, shared);
+    context_leave(k->ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(k->ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+}
+
+ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,
+                                      unsigned *grid) {
+    if (!k || !grid) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_grid_size: NULL argument");
+    ptxkit_status st = check_block_threads(k, block_threads, shared);
+    if (st != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
+    st = grid_size_for(k->ctx, k->fn, block_threads, shared, 0, max_blocks, grid);
+    context_leave(k->ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *k, size_t bytes) {
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_set_max_dynamic_shared: kernel is NULL");
+    ptxkit_kernel_attributes a;
+    ptxkit_status st = ptxkit_kernel_attributes_get(k, &a);
+    if (st != PTXKIT_SUCCESS) return st;
+    size_t limit = (size_t)k->ctx->info.shared_per_block_optin;
+    if (bytes + (size_t)a.static_shared_bytes > limit || bytes > (size_t)INT32_MAX)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "%zu bytes of dynamic shared memory plus the kernel's %d static bytes exceed this GPU's "
+                            "opt-in limit of %zu per block", bytes, a.static_shared_bytes, limit);
+    if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
+    CUresult r = k->ctx->cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+    context_leave(k->ctx);
+    if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncSetAttribute(max dynamic shared memory)");
+    k->max_dynamic_shared = (int)bytes;
+    return PTXKIT_SUCCESS;
+}
+
+/* Dimensions and shared memory against the limits, without the driver. */
+static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_dim3 *block, size_t shared) {
+    ptxkit_context *ctx = k->ctx;
+    if (!grid->y) grid->y = 1;
+    if (!grid->z) grid->z = 1;
+    if (!block->y) block->y = 1;
+    if (!block->z) block->z = 1;
+    if (!grid->x || !block->x)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "launch: grid.x and block.x must be at least 1");
+    unsigned g[3] = {grid->x, grid->y, grid->z}, b[3] = {block->x, block->y, block->z};
+    for (int i = 0; i < 3; i++) {
+        if (ctx->max_grid[i] && g[i] > ctx->max_grid[i])
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "launch: grid.%c = %u exceeds this GPU's %u", "xyz"[i],
+                                g[i], ctx->max_grid[i]);
+        if (ctx->max_block[i] && b[i] > ctx->max_block[i])
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "launch: block.%c = %u exceeds this GPU's %u", "xyz"[i],
+                                b[i], ctx->max_block[i]);
+    }
+    unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
+    if (threads > (unsigned long long)k->max_threads || shared > (size_t)k->max_dynamic_shared)
+        return check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status launch_failed(ptxkit_context *ctx, CUresult r, const ptxkit_dim3 *g, const ptxkit_dim3 *b,
+                                   size_t shared) {
+    char what[160];
+    snprintf(what, sizeof what, "launch (grid %ux%ux%u, block %ux%ux%u, %zu B dynamic shared)", g->x, g->y, g->z, b->x,
+             b->y, b->z, shared);
+    ptxkit_status st = record_cuda_error(ctx, r, what);
+    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
+}
+
+ptxkit_status ptxkit_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
+                            void **args) {
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch: kernel is NULL");
+    ptxkit_status st = check_launch(k, &grid, &block, shared);
+    if (st != PTXKIT_SUCCESS) return st;
+    ptxkit_context *ctx = k->ctx;
+    const cuda_driver *cu = ctx->cu;
+    CUcontext current = NULL;
+    bool push = cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context;
+    if (push && (st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUresult r = cu->cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shared,
+                                    stream_handle(stream), args, NULL);
+    if (push) context_leave(ctx);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
+}
+
+static CUaccessProperty access_property(ptxkit_access_property p) {
+    return p == PTXKIT_ACCESS_STREAMING    ? CU_ACCESS_PROPERTY_STREAMING
+           : p == PTXKIT_ACCESS_PERSISTING ? CU_ACCESS_PROPERTY_PERSISTING
+                                           : CU_ACCESS_PROPERTY_NORMAL;
+}
+
+static ptxkit_status check_window(ptxkit_context *ctx, const ptxkit_access_window *w) {
+    if ((unsigned)w->hit_property > PTXKIT_ACCESS_PERSISTING || (unsigned)w->miss_property > PTXKIT_ACCESS_PERSISTING)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: unknown access property");
+    if (!(w->hit_ratio >= 0.0f && w->hit_ratio <= 1.0f))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: hit ratio %g is not in [0, 1]",
+                            (double)w->hit_ratio);
+    if (w->miss_property == PTXKIT_ACCESS_PERSISTING)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: misses cannot persist");
+    int max_window = 0;
+    ctx->cu->cuDeviceGetAttribute(&max_window, CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, ctx->device);
+    if (max_window <= 0)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "access window: this GPU has no L2 access policy windows");
+    if (!w->base || !w->bytes || w->bytes > (size_t)max_window)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: %zu bytes at 0x%llx (1 to %d bytes, not NULL)",
+                            w->bytes, (unsigned long long)w->base, max_window);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                               ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *a) {
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_ex: kernel is NULL");
+    if (!a) return ptxkit_launch(k, grid, block, shared, stream, args);
+    ptxkit_context *ctx = k->ctx;
+    ptxkit_status st = check_launch(k, &grid, &block, shared);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (!ctx->cu->cuLaunchKernelEx)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver has no cuLaunchKernelEx (CUDA 12+)");
+    CUlaunchAttribute attrs[3];
+    unsigned count = 0;
+    ptxkit_dim3 c = a->cluster;
+    if (c.x || c.y || c.z) {
+        if (!c.x) c.x = 1;
+        if (!c.y) c.y = 1;
+        if (!c.z) c.z = 1;
+        if (ctx->arch < 90)
+            return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "thread-block clusters need sm_90, this GPU is sm_%d", ctx->arch);
+        if (grid.x % c.x || grid.y % c.y || grid.z % c.z)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "cluster %ux%ux%u does not divide the grid %ux%ux%u", c.x, c.y, c.z, grid.x, grid.y, grid.z);
+        attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[count].value.clusterDim.x = c.x;
+        attrs[count].value.clusterDim.y = c.y;
+        attrs[count].value.clusterDim.z = c.z;
+        count++;
+    }
+    if (a->cooperative) {
+        attrs[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[count].value.cooperative = 1;
+        count++;
+    }
+    if (a->access_window) {
+        const ptxkit_access_window *w = a->access_window;
+        if ((st = check_window(ctx, w)) != PTXKIT_SUCCESS) return st;
+        attrs[count].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+        attrs[count].value.accessPolicyWindow.base_ptr = (void *)(uintptr_t)w->base;
+        attrs[count].value.accessPolicyWindow.num_bytes = w->bytes;
+        attrs[count].value.accessPolicyWindow.hitRatio = w->hit_ratio;
+        attrs[count].value.accessPolicyWindow.hitProp = access_property(w->hit_property);
+        attrs[count].value.accessPolicyWindow.missProp = access_property(w->miss_property);
+        count++;
+    }
+    CUlaunchConfig config = {
+        .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
+        .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
+        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream),
+        .attrs = count ? attrs : NULL, .numAttrs = count,
+    };
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUresult r = ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
+    context_leave(ctx);
+    if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "cooperative launch: %u blocks cannot all be resident at once (see ptxkit_kernel_grid_size)",
+                            grid.x * grid.y * grid.z);
+    if (r == CUDA_ERROR_NOT_SUPPORTED)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver or GPU does not support these attributes");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
+}

@@ -1,0 +1,286 @@
+/* Programs: the application's CUDA C++ source, compiled per (entry,
+ * defines) through the same registry, disk cache and NVRTC path as the
+ * built-in families. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime/runtime.h"
+
+#define MAX_OPTIONS 32
+#define MAX_PROGRAM_HEADERS 48
+#define MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+struct ptxkit_program {
+    char *name;
+    char *source;
+    char **header_names, **header_texts;
+    int header_count;
+    char *options[MAX_OPTIONS];
+    int option_count;
+    text_hash hash; /* of name, source and headers */
+};
+
+ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
+    if (!p) return PTXKIT_SUCCESS;
+    for (int i = 0; i < p->header_count; i++) {
+        free(p->header_names[i]);
+        free(p->header_texts[i]);
+    }
+    for (int i = 0; i < p->option_count; i++) free(p->options[i]);
+    free(p->header_names);
+    free(p->header_texts);
+    free(p->name);
+    free(p->source);
+    free(p);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
+                                    int header_count, ptxkit_program **out) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: out is NULL");
+    *out = NULL;
+    if (!name || !*name || !source)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: %s",
+                            !source ? "source is NULL" : "the program needs a name (used in compiler messages)");
+    if (header_count < 0 || header_count > MAX_PROGRAM_HEADERS || (header_count > 0 && !headers))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: %d headers (0 to %d, not NULL)",
+                            header_count, MAX_PROGRAM_HEADERS);
+    for (int i = 0; i < header_count; i++)
+        if (!headers[i].name || !*headers[i].name || !headers[i].text)
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: header #%d has no name or text", i);
+    ptxkit_program *p = calloc(1, sizeof *p);
+    if (!p) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_create: out of host memory");
+    p->name = strdup(name);
+    p->source = strdup(source);
+    p->header_names = calloc((size_t)header_count + 1, sizeof *p->header_names);
+    p->header_texts = calloc((size_t)header_count + 1, sizeof *p->header_texts);
+    bool ok = p->name && p->source && p->header_names && p->header_texts;
+    for (int i = 0; ok && i < header_count; i++) {
+        p->header_names[i] = strdup(headers[i].name);
+        p->header_texts[i] = strdup(headers[i].text);
+        p->header_count = i + 1;
+        ok = p->header_names[i] && p->header_texts[i];
+    }
+    if (!ok) {
+        ptxkit_program_destroy(p);
+        return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_create: out of host memory");
+    }
+    p->hash = text_hash_of(p->name, p->source, (const char *const *)p->header_names,
+                           (const char *const *)p->header_texts, p->header_count);
+    *out = p;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_header *headers, int header_count,
+                                              ptxkit_program **out) {
+    if (!out || !path)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create_from_file: NULL argument");
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) return record_error(NULL, PTXKIT_ERROR_IO, "cannot read kernel source %s", path);
+    if (!S_ISREG(st.st_mode)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel source %s is not a regular file", path);
+    if ((size_t)st.st_size > MAX_SOURCE_BYTES)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel source %s is larger than %zu MiB", path,
+                            MAX_SOURCE_BYTES >> 20);
+    FILE *f = fopen(path, "rb");
+    if (!f) return record_error(NULL, PTXKIT_ERROR_IO, "cannot open kernel source %s", path);
+    size_t size = (size_t)st.st_size;
+    char *text = malloc(size + 1);
+    size_t got = text ? fread(text, 1, size, f) : 0;
+    fclose(f);
+    if (!text) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+    text[got] = 0;
+    if (got != size || strlen(text) != got) {
+        free(text);
+        return record_error(NULL, PTXKIT_ERROR_IO, "kernel source %s: short read or a NUL byte in the text", path);
+    }
+    ptxkit_status s = ptxkit_program_create(path, text, headers, header_count, out);
+    free(text);
+    return s;
+}
+
+ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *options, int count) {
+    if (!p || count < 0 || (count > 0 && !options))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: bad arguments");
+    if (p->option_count + count > MAX_OPTIONS)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: at most %d options",
+                            MAX_OPTIONS);
+    for (int i = 0; i < count; i++) {
+        const char *o = options[i];
+        if (!o || !*o)
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: option #%d is empty", i);
+        /* the architecture is the device's own: a second one would compile
+         * code the context cannot load */
+        if (strstr(o, "-arch") == o || strstr(o, "--gpu-architecture") == o || strstr(o, "-gpu-architecture") == o)
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_program_add_options: '%s': ptxkit compiles for the context's GPU", o);
+    }
+    for (int i = 0; i < count; i++) {
+        if ((p->options[p->option_count] = strdup(options[i])) == NULL)
+            return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_add_options: out of host memory");
+        p->option_count++;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines, int define_count) {
+    if (!entry || !*entry || strlen(entry) > 1024)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel entry name is empty, NULL or too long");
+    if (define_count < 0 || define_count > PTXKIT_MAX_KERNEL_DEFINES || (define_count > 0 && !defines))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%d defines (0 to %d, not NULL)", define_count,
+                            PTXKIT_MAX_KERNEL_DEFINES);
+    for (int i = 0; i < define_count; i++) {
+        const char *d = defines[i];
+        if (!d || !*d || *d == '=' || strchr(d, '\n'))
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "define #%d is not NAME or NAME=VALUE", i);
+    }
+    return PTXKIT_SUCCESS;
+}
+
+static compile_request request_for(const ptxkit_program *p, const char *entry, const char *const *defines,
+                                   int define_count) {
+    return (compile_request){
+        .name = p->name,
+        .source = p->source,
+        .header_names = (const char *const *)p->header_names,
+        .header_texts = (const char *const *)p->header_texts,
+        .header_count = p->header_count,
+        .builtin_headers = true,
+        .defines = defines,
+        .define_count = define_count,
+        .options = (const char *const *)p->options,
+        .option_count = p->option_count,
+        .name_expression = entry,
+    };
+}
+
+ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry, const char *const *defines,
+                                     int define_count, int arch, int want_ptx, ptxkit_compiled *out) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!p) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: program is NULL");
+    if (arch < 30 || arch > 1000)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: architecture %d is not sm_30..", arch);
+    ptxkit_status st = check_entry(NULL, entry, defines, define_count);
+    if (st != PTXKIT_SUCCESS) return st;
+    compile_request req = request_for(p, entry, defines, define_count);
+    compile_output o;
+    if ((st = compile_source(NULL, &req, arch, want_ptx != 0, &o)) != PTXKIT_SUCCESS) return st;
+    out->image = o.image;
+    out->size = o.size;
+    out->is_cubin = o.is_cubin;
+    out->log = o.log;
+    out->lowered_name = o.lowered_name;
+    out->compile_ms = o.compile_ms;
+    return PTXKIT_SUCCESS;
+}
+
+void ptxkit_compiled_free(ptxkit_compiled *c) {
+    if (!c) return;
+    free(c->image);
+    free(c->log);
+    free(c->lowered_name);
+    memset(c, 0, sizeof *c);
+}
+
+/* The disk cache keeps a kernel's lowered name beside its image: a C++
+ * entry's name in the CUBIN is only known from NVRTC, which a warm process
+ * must not load. */
+static cache_key lowered_name_key(const cache_key *key) {
+    return cache_key_for_bytes("lowered name", key->bytes, sizeof key->bytes, 0, 0);
+}
+
+/* The image and lowered name of a kernel: disk cache, else NVRTC (then
+ * stored). *lowered is malloc'd. */
+static ptxkit_status user_image(ptxkit_context *ctx, const ptxkit_program *p, const char *entry,
+                                const char *const *defines, int define_count, const cache_key *key, void **image,
+                                bool *is_cubin, char **lowered) {
+    disk_cache *disk = disk_cache_open(NULL);
+    size_t size = 0, name_size = 0;
+    void *name = NULL;
+    bool name_cubin;
+    cache_key name_key = lowered_name_key(key);
+    if (disk_cache_read(disk, &name_key, &name, &name_size, &name_cubin) && name_size > 0 &&
+        memchr(name, 0, name_size) == (char *)name + name_size - 1 &&
+        disk_cache_read(disk, key, image, &size, is_cubin)) {
+        disk_cache_close(disk);
+        *lowered = name;
+        return PTXKIT_SUCCESS;
+    }
+    free(name);
+    compile_request req = request_for(p, entry, defines, define_count);
+    compile_output out;
+    ptxkit_status st = compile_source(ctx, &req, ctx->arch, false, &out);
+    if (st == PTXKIT_SUCCESS) {
+        /* name first: an image without its name is a miss, never a wrong name */
+        disk_cache_write(disk, &name_key, out.lowered_name, strlen(out.lowered_name) + 1, false);
+        disk_cache_write(disk, key, out.image, out.size, out.is_cubin);
+        *image = out.image;
+        *is_cubin = out.is_cubin;
+        *lowered = out.lowered_name;
+        out.image = NULL;
+        out.lowered_name = NULL;
+        compile_output_free(&out);
+    }
+    disk_cache_close(disk);
+    return st;
+}
+
+ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
+                                int define_count, ptxkit_kernel **out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
+    if (!out || !p) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: %s is NULL", out ? "program" : "out");
+    *out = NULL;
+    ptxkit_status st = check_entry(ctx, entry, defines, define_count);
+    if (st != PTXKIT_SUCCESS) return st;
+    cache_key key = cache_key_for_program(p->hash, defines, define_count, (const char *const *)p->options,
+                                          p->option_count, entry, ctx->arch, ctx->cu->version);
+    void *object = NULL;
+    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
+        *out = object;
+        return PTXKIT_SUCCESS;
+    }
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUmodule module;
+    if (!registry_lookup(ctx, &key, NULL, &module, NULL) || !module) module = NULL;
+    void *image = NULL;
+    char *lowered = NULL;
+    bool is_cubin = false;
+    char what[1200];
+    snprintf(what, sizeof what, "%s, entry %s", p->name, entry);
+    if (!module) {
+        st = user_image(ctx, p, entry, defines, define_count, &key, &image, &is_cubin, &lowered);
+        if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, !is_cubin, &module);
+        if (st == PTXKIT_SUCCESS) module = registry_add_module(ctx, &key, module);
+    }
+    free(image);
+    if (st == PTXKIT_SUCCESS && !lowered) {
+        /* the module was registered by another thread: its name is cached */
+        cache_key name_key = lowered_name_key(&key);
+        disk_cache *disk = disk_cache_open(NULL);
+        size_t size;
+        bool cubin;
+        void *name = NULL;
+        if (disk_cache_read(disk, &name_key, &name, &size, &cubin) && size && ((char *)name)[size - 1] == 0) lowered = name;
+        else free(name);
+        disk_cache_close(disk);
+        if (!lowered) st = record_error(ctx, PTXKIT_ERROR_IO, "%s: the kernel's lowered name was lost from the cache", what);
+    }
+    CUfunction fn = NULL;
+    if (st == PTXKIT_SUCCESS) {
+        CUresult r = ctx->cu->cuModuleGetFunction(&fn, module, lowered);
+        if (r != CUDA_SUCCESS)
+            st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no kernel '%s' in the compiled module", what, lowered);
+    }
+    free(lowered);
+    if (st == PTXKIT_SUCCESS) {
+        *out = kernel_object(ctx, &key, fn);
+        if (!*out) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    }
+    context_leave(ctx);
+    return st;
+}
+
+const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }
