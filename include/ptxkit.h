@@ -504,12 +504,16 @@ typedef struct ptxkit_tune_result {
     int legal, timed, failed, wrong;   /* configurations: failed to build or launch, wrong output */
     double seconds;
     char note[192];                    /* the first failure or wrong result, if any */
+    /* Any tunable (the fields above in GB/s are 0 where it counts no bytes): */
+    double best_ms, default_ms, search_ms, exhaustive_ms; /* time per call */
+    char best_text[192];               /* the choice as "NAME=VALUE ..." */
+    char exhaustive_text[192];
 } ptxkit_tune_result;
 
 #define PTXKIT_TUNE_MAX_SIZES 64
 
 typedef struct ptxkit_tune_report {
-    char family[24];
+    char family[64];                   /* a family's name or a tunable's key */
     char variant[40];
     int size_count;
     ptxkit_tune_result sizes[PTXKIT_TUNE_MAX_SIZES];

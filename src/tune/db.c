@@ -157,11 +157,14 @@ char *tune_db_format(const tune_db *db, size_t *size) {
         const char *load = ptxkit_load_op_name(e->config.load_op);
         tb_printf(&b,
                   "entry\tdevice=%s\tcc=%d\tsms=%d\tdriver=%d\tnvrtc=%d.%d\tlib=%s\tfamily=%s\tvariant=%s\tlog2n=%d"
-                  "\tblock=%d\titems=%d\tvec=%d\tbpsm=%d\tload=%s\tgbs=%.2f\tdefault_gbs=%.2f\twhen=%lld\n",
+                  "\tblock=%d\titems=%d\tvec=%d\tbpsm=%d\tload=%s\tgbs=%.2f\tdefault_gbs=%.2f\twhen=%lld",
                   e->key.device, e->key.cc, e->key.sm_count, e->key.driver, e->key.nvrtc_major, e->key.nvrtc_minor,
                   e->key.library, e->family, e->variant, e->bucket, e->config.block_size, e->config.items_per_thread,
                   e->config.vector_bytes, e->config.blocks_per_sm, load ? load : "default", e->gbs, e->default_gbs,
                   e->when);
+        for (int p = 0; p < e->param_count && p < TUNE_DB_MAX_PARAMS; p++)
+            tb_printf(&b, "\tp.%s=%lld", e->param_names[p], e->param_values[p]);
+        tb_printf(&b, "\n");
     }
     free(order);
     if (b.failed) {
@@ -241,6 +244,26 @@ static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size
         int f = -1;
         for (int i = 0; i < F_COUNT; i++)
             if (strcmp(field, names[i]) == 0) f = i;
+        if (f < 0 && strncmp(field, "p.", 2) == 0) {
+            /* a tunable's parameter: a C identifier and an integer */
+            const char *pname = field + 2;
+            bool ident = *pname && !(*pname >= '0' && *pname <= '9');
+            for (const char *c = pname; ident && *c; c++)
+                ident = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+            char *end;
+            errno = 0;
+            long long v = strtoll(value, &end, 10);
+            bool dup = false;
+            for (int i = 0; i < e->param_count; i++) dup = dup || strcmp(e->param_names[i], pname) == 0;
+            if (!ident || strlen(pname) >= TUNE_DB_PARAM_NAME || !*value || *end || errno || dup ||
+                e->param_count == TUNE_DB_MAX_PARAMS) {
+                snprintf(why, why_size, "parameter field '%.40s' is bad, repeated or one too many", field);
+                return false;
+            }
+            strcpy(e->param_names[e->param_count], pname);
+            e->param_values[e->param_count++] = v;
+            continue;
+        }
         if (f < 0) continue; /* a field added later in this format version */
         if (seen[f]) {
             snprintf(why, why_size, "field '%s' appears twice", names[f]);

@@ -11,8 +11,11 @@
  *         nvrtc=13.0 <TAB> lib=0.1.0 <TAB> family=reduce <TAB>
  *         variant=sum.float32 <TAB> log2n=24 <TAB> block=512 <TAB> items=8 <TAB>
  *         vec=16 <TAB> bpsm=0 <TAB> load=default <TAB> gbs=2650.1 <TAB>
- *         default_gbs=2500.3 <TAB> when=1763850000
+ *         default_gbs=2500.3 <TAB> when=1763850000 [<TAB> p.NAME=VALUE ...]
  *   end <TAB> entries=N <TAB> xxh64=<16 hex digits of every byte before this line>
+ *
+ * An application's tunable is an entry whose family is its key, variant "-",
+ * the five built-in fields 0, and its parameters as p.NAME=VALUE fields.
  *
  * A file whose checksum, counts or fields do not verify is corrupt; a file of
  * another format version is foreign. Either is ignored as a whole (with a
@@ -41,12 +44,19 @@ typedef struct tune_db_key {
     char library[16];    /* "0.1.0" */
 } tune_db_key;
 
+#define TUNE_DB_MAX_PARAMS 8
+#define TUNE_DB_PARAM_NAME 32
+
 typedef struct tune_db_entry {
     tune_db_key key;
-    char family[24];
+    char family[64];     /* a built-in family, or an application tunable's key */
     char variant[40];
     int bucket;          /* floor(log2 n) */
-    tune_config config;  /* 0 fields: the op's built-in default */
+    tune_config config;  /* built-in families: 0 fields are the op's built-in default */
+    /* application tunables: their named parameters ("p.NAME=VALUE" fields) */
+    int param_count;
+    char param_names[TUNE_DB_MAX_PARAMS][TUNE_DB_PARAM_NAME];
+    long long param_values[TUNE_DB_MAX_PARAMS];
     double gbs;          /* the choice, when it was tuned */
     double default_gbs;  /* the built-in defaults, same run */
     long long when;      /* seconds since the epoch */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tune/tuner.h"
+#include "tune/lookup.h"
 
 #define AUTO_ATTEMPTS_KEPT 64
 
@@ -152,15 +152,19 @@ static double auto_budget(void) {
     return b > 0 && b < 86400 ? b : TUNE_AUTO_BUDGET_S;
 }
 
-/* Tunes one bucket for an op that missed it: the ops call tune_lookup with
- * the caller's arguments already checked, so failures here only mean the
+/* The tuner registers how a missing bucket of a built-in family is tuned
+ * (PTXKIT_TUNE=auto): lookups sit below the families and the search above
+ * them, so this layer calls up only through the hook. */
+static tune_auto_fn family_auto_hook;
+
+void tune_set_family_auto(tune_auto_fn fn) { family_auto_hook = fn; }
+
+/* Tunes one bucket that a lookup missed: failures here only mean the
  * defaults stay. The bucket is tuned once per process whatever happens: a
  * result that could not be saved must not cost the next call a tuning too. */
-static void auto_tune(ptxkit_context *ctx, const char *family, const char *variant, int bucket) {
-    size_t size = (size_t)1 << bucket;
-    ptxkit_tune_options options = {0};
-    options.budget_s = auto_budget();
-    ptxkit_tune(ctx, family, variant, size, size, &options, NULL);
+static void auto_tune(ptxkit_context *ctx, const char *family, const char *variant, int bucket, tune_auto_fn fn,
+                      void *user) {
+    fn(ctx, family, variant, (size_t)1 << bucket, auto_budget(), user);
     pthread_mutex_lock(&state_lock);
     auto_tuning = false;
     tune_state *s = state_get(ctx);
@@ -168,7 +172,8 @@ static void auto_tune(ptxkit_context *ctx, const char *family, const char *varia
     pthread_mutex_unlock(&state_lock);
 }
 
-bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out) {
+bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_auto_fn auto_fn,
+                       void *auto_user, tune_db_entry *out) {
     if (!ctx || !family || !variant || !out || tune_guard_active()) return false;
     tune_mode mode = tune_mode_from_env();
     if (mode == TUNE_MODE_OFF) return false;
@@ -178,20 +183,26 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
         pthread_mutex_lock(&state_lock);
         tune_state *s = state_get(ctx);
         const tune_db_entry *e = s ? tune_db_find(&s->mine, &s->key, family, variant, bucket, 0) : NULL;
-        bool tune_now = !e && s && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
-                        !auto_tuning && s->path[0] && !attempted_before(s, family, variant, bucket) &&
-                        tune_family_find(family);
+        bool tune_now = !e && s && auto_fn && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
+                        !auto_tuning && s->path[0] && !attempted_before(s, family, variant, bucket);
         if (!e && !tune_now && s) e = tune_db_find(&s->mine, &s->key, family, variant, bucket, TUNE_NEAREST_BUCKETS);
         if (e) {
-            *out = e->config;
+            *out = *e;
             found = true;
         }
         if (tune_now) auto_tuning = true;
         pthread_mutex_unlock(&state_lock);
         if (!tune_now) break;
-        auto_tune(ctx, family, variant, bucket);
+        auto_tune(ctx, family, variant, bucket, auto_fn, auto_user);
     }
     return found;
+}
+
+bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out) {
+    tune_db_entry e;
+    if (!out || !tune_lookup_entry(ctx, family, variant, n, family_auto_hook, NULL, &e)) return false;
+    *out = e.config;
+    return true;
 }
 
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {

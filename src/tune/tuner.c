@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "tune/family_problem.h"
 #include "tune/rig.h"
 #include "tune/tuner.h"
 
@@ -35,14 +36,13 @@
 typedef enum cand_state { C_NEW = 0, C_READY, C_FAILED, C_WRONG, C_TIMED } cand_state;
 
 typedef struct candidate {
-    tune_config cfg;
+    tune_point cfg;
     bool legal;
     unsigned char state;
     double ms;              /* median time per call */
 } candidate;
 
 typedef struct table {
-    tune_space space;
     candidate *c;
     size_t count;
     int legal, timed, failed, wrong;
@@ -52,7 +52,7 @@ typedef struct table {
 typedef struct session {
     ptxkit_context *ctx;
     ptxkit_tune_options opt;
-    tune_variant v;
+    tune_problem *pr;
     double t0, budget_ms, deadline;  /* deadline of the current bucket's search */
     double unbudgeted_ms;            /* time spent verifying, outside the budget */
     int threads;
@@ -66,6 +66,8 @@ typedef struct session {
     int prepared;
 } session;
 
+/* GB/s where the problem counts its bytes; 0 where it does not (the
+ * results then carry the times only). */
 static double gbs_of(const session *s, double ms) { return ms > 0 && isfinite(ms) ? s->bytes_moved / (ms * 1e6) : 0; }
 
 static void progress(session *s, const char *phase, int done, int total, bool force) {
@@ -74,8 +76,8 @@ static void progress(session *s, const char *phase, int done, int total, bool fo
     if (!force && now - s->last_progress < 50) return; /* a terminal line needs no more */
     s->last_progress = now;
     ptxkit_tune_progress p = {
-        .family = s->v.family->name,
-        .variant = s->v.name,
+        .family = s->pr->family,
+        .variant = s->pr->variant,
         .n = s->n,
         .size_index = s->size_index,
         .size_count = s->size_count,
@@ -96,24 +98,23 @@ static void set_text(char *dst, size_t size, const char *src) {
     dst[n] = 0;
 }
 
-static void note_failure(table *t, const tune_config *c, const char *what, const char *detail) {
+static void note_failure(const session *s, table *t, const tune_point *c, const char *what, const char *detail) {
     if (t->note[0]) return;
-    char cfg[96], text[512];
-    tune_config_format(c, cfg, sizeof cfg);
+    char cfg[160], text[512];
+    tune_point_format(s->pr, c, cfg, sizeof cfg);
     snprintf(text, sizeof text, "%s: %s%s%.200s", cfg, what, detail && *detail ? ": " : "", detail ? detail : "");
     set_text(t->note, sizeof t->note, text);
 }
 
-static ptxkit_status table_init(table *t, const tune_variant *v, const ptxkit_device_info *info) {
+static ptxkit_status table_init(table *t, const tune_problem *pr, size_t n) {
     memset(t, 0, sizeof *t);
-    tune_space_for(v, info, &t->space);
-    t->count = tune_space_size(&t->space);
-    t->c = calloc(t->count, sizeof *t->c);
+    t->count = tune_problem_size(pr);
+    t->c = calloc(t->count ? t->count : 1, sizeof *t->c);
     if (!t->c) return PTXKIT_ERROR_OUT_OF_MEMORY;
     char why[256];
     for (size_t i = 0; i < t->count; i++) {
-        tune_space_config(&t->space, i, &t->c[i].cfg);
-        t->c[i].legal = tune_config_legal(v, &t->c[i].cfg, info, why, sizeof why);
+        tune_problem_point(pr, i, &t->c[i].cfg);
+        t->c[i].legal = pr->ops->legal(pr, &t->c[i].cfg, n, why, sizeof why);
         t->legal += t->c[i].legal;
     }
     return PTXKIT_SUCCESS;
@@ -132,25 +133,24 @@ static bool out_of_budget(const session *s, const table *t) {
 /* Verifies then times one prepared candidate. */
 static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int samples) {
     if (c->state != C_READY) return;
-    ptxkit_launch_options o = tune_config_options(&c->cfg);
     bool same = false;
-    ptxkit_status st = rig_verify(r, &o, &same);
+    ptxkit_status st = rig_verify(r, &c->cfg, &same);
     if (st == PTXKIT_SUCCESS && !same) {
         c->state = C_WRONG;
         t->wrong++;
-        note_failure(t, &c->cfg, "WRONG RESULT (differs from the built-in defaults)", NULL);
+        note_failure(s, t, &c->cfg, "WRONG RESULT (the output check failed)", NULL);
         return;
     }
     double times[RIG_MAX_SAMPLES];
     int taken = 0;
     /* a candidate three times slower than the best so far cannot win */
     double cutoff = s->cut_hopeless && s->best_ms > 0 ? 3 * s->best_ms : 0;
-    if (st == PTXKIT_SUCCESS) st = rig_time(r, &o, samples, cutoff, times, &taken);
+    if (st == PTXKIT_SUCCESS) st = rig_time(r, &c->cfg, samples, cutoff, times, &taken);
     if (st == PTXKIT_SUCCESS && taken == 0) st = PTXKIT_ERROR_LAUNCH;
     if (st != PTXKIT_SUCCESS) {
         c->state = C_FAILED;
         t->failed++;
-        note_failure(t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error(s->ctx));
+        note_failure(s, t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error(s->ctx));
         return;
     }
     c->ms = median_of(times, taken);
@@ -165,7 +165,7 @@ static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int sample
 static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, size_t count, int samples,
                           const char *phase, bool budgeted) {
     size_t chunk = (size_t)(s->threads * 2 > 8 ? s->threads * 2 : 8);
-    tune_config *configs = malloc(chunk * sizeof *configs);
+    tune_point *configs = malloc(chunk * sizeof *configs);
     ptxkit_status *status = malloc(chunk * sizeof *status);
     char(*messages)[160] = calloc(chunk, sizeof *messages);
     size_t *which = malloc(chunk * sizeof *which);
@@ -198,7 +198,7 @@ static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, 
                 } else {
                     c->state = C_FAILED;
                     t->failed++;
-                    note_failure(t, &c->cfg, ptxkit_status_string(status[k]), messages[k]);
+                    note_failure(s, t, &c->cfg, ptxkit_status_string(status[k]), messages[k]);
                 }
             }
         }
@@ -239,14 +239,6 @@ static int top_candidates(const table *t, int k, const candidate **out) {
     return m;
 }
 
-/* Value of parameter p where the search starts: the family's start value
- * when the space has it, else the space's first. */
-static int start_value(const session *s, const table *t, tune_param p) {
-    int want = tune_config_get(&s->v.family->start, p);
-    for (int i = 0; i < t->space.count[p]; i++)
-        if (t->space.values[p][i] == want) return want;
-    return t->space.count[p] ? t->space.values[p][0] : 0;
-}
 
 static size_t *index_buffer(const table *t) { return malloc((t->count ? t->count : 1) * sizeof(size_t)); }
 
@@ -257,13 +249,14 @@ static bool descend(session *s, tune_rig *r, table *t, size_t current, size_t *l
     bool more = true;
     for (int pass = 0; more && pass < DESCENT_PASSES; pass++) {
         size_t before = current;
-        for (int p = 0; p < TUNE_PARAM_COUNT && more; p++) {
-            if (t->space.count[p] < 2) continue;
+        const tune_problem *pr = s->pr;
+        for (int p = 0; p < pr->param_count && more; p++) {
+            if (pr->counts[p] < 2) continue;
             size_t count = 0;
-            for (int k = 0; k < t->space.count[p]; k++) {
-                tune_config c = t->c[current].cfg;
-                tune_config_set(&c, (tune_param)p, t->space.values[p][k]);
-                size_t i = tune_space_index(&t->space, &c);
+            for (int k = 0; k < pr->counts[p]; k++) {
+                tune_point c = t->c[current].cfg;
+                c.v[p] = pr->values[p][k];
+                size_t i = tune_problem_index(pr, &c);
                 if (i != (size_t)-1 && t->c[i].legal) list[count++] = i;
             }
             more = evaluate_list(s, r, t, list, count, SEARCH_SAMPLES, "search", true);
@@ -288,15 +281,16 @@ static int descent_starts(const session *s, const table *t, const size_t *grid, 
     const candidate *top[DESCENT_STARTS];
     int k = top_candidates(t, DESCENT_STARTS, top);
     for (int i = 0; i < k; i++) out[n++] = (size_t)(top[i] - t->c);
-    size_t extra[TUNE_PARAM_COUNT * TUNE_MAX_VALUES];
+    size_t extra[TUNE_MAX_PARAMS * TUNE_MAX_VALUES];
     int m = 0;
-    for (int p = 0; p < TUNE_PARAM_COUNT; p++) {
-        if (!s->v.family->primary[p]) continue;
-        for (int v = 0; v < t->space.count[p]; v++) {
+    const tune_problem *pr = s->pr;
+    for (int p = 0; p < pr->param_count; p++) {
+        if (!pr->primary[p]) continue;
+        for (int v = 0; v < pr->counts[p]; v++) {
             size_t best = (size_t)-1;
             for (size_t g = 0; g < count; g++) {
                 const candidate *c = &t->c[grid[g]];
-                if (c->state == C_TIMED && tune_config_get(&c->cfg, (tune_param)p) == t->space.values[p][v] &&
+                if (c->state == C_TIMED && c->cfg.v[p] == pr->values[p][v] &&
                     (best == (size_t)-1 || c->ms < t->c[best].ms))
                     best = grid[g];
             }
@@ -323,15 +317,14 @@ static int descent_starts(const session *s, const table *t, const size_t *grid, 
  * while the budget lasts. */
 static void search(session *s, tune_rig *r, table *t) {
     size_t *grid = index_buffer(t), *list = index_buffer(t);
-    size_t starts[DESCENT_STARTS + TUNE_PARAM_COUNT * TUNE_MAX_VALUES];
+    size_t starts[DESCENT_STARTS + TUNE_MAX_PARAMS * TUNE_MAX_VALUES];
     if (!grid || !list) goto done;
-    const tune_family *f = s->v.family;
+    const tune_problem *pr = s->pr;
     size_t count = 0;
     for (size_t i = 0; i < t->count; i++) {
         bool on_grid = t->c[i].legal;
-        for (int p = 0; p < TUNE_PARAM_COUNT && on_grid; p++)
-            if (!f->primary[p] && tune_config_get(&t->c[i].cfg, (tune_param)p) != start_value(s, t, (tune_param)p))
-                on_grid = false;
+        for (int p = 0; p < pr->param_count && on_grid; p++)
+            if (!pr->primary[p] && t->c[i].cfg.v[p] != pr->start.v[p]) on_grid = false;
         if (on_grid) grid[count++] = i;
     }
     bool more = evaluate_list(s, r, t, grid, count, SEARCH_SAMPLES, "search", true);
@@ -354,7 +347,7 @@ static void exhaustive(session *s, tune_rig *r, table *t) {
 
 /* Times configs[0..count) in interleaved rounds (the order rotating) and
  * returns each one's median; a failure reads as +infinity. */
-static void retime(session *s, tune_rig *r, const tune_config *configs, int count, int rounds, double *medians) {
+static void retime(session *s, tune_rig *r, const tune_point *configs, int count, int rounds, double *medians) {
     double *all = calloc((size_t)count * (size_t)rounds * ROUND_SAMPLES, sizeof *all);
     int *have = calloc((size_t)count, sizeof *have);
     bool *failed = calloc((size_t)count, sizeof *failed);
@@ -366,10 +359,9 @@ static void retime(session *s, tune_rig *r, const tune_config *configs, int coun
         for (int j = 0; j < count; j++) {
             int k = (j + round) % count;
             if (failed[k]) continue;
-            ptxkit_launch_options o = tune_config_options(&configs[k]);
             double times[ROUND_SAMPLES];
             int taken = 0;
-            if (rig_time(r, &o, ROUND_SAMPLES, 0, times, &taken) != PTXKIT_SUCCESS || taken == 0) {
+            if (rig_time(r, &configs[k], ROUND_SAMPLES, 0, times, &taken) != PTXKIT_SUCCESS || taken == 0) {
                 failed[k] = true;
                 continue;
             }
@@ -386,12 +378,12 @@ done:
     free(failed);
 }
 
-/* Phase C: the top candidates against the defaults (configs[0], all zero).
- * Returns the winner's index in configs; the defaults win ties. */
-static int pick_among(session *s, tune_rig *r, const table *t, tune_config *configs, double *medians, int *count) {
+/* Phase C: the top candidates against the defaults (configs[0]). Returns
+ * the winner's index in configs; the defaults win ties. */
+static int pick_among(session *s, tune_rig *r, const table *t, tune_point *configs, double *medians, int *count) {
     const candidate *top[TOP_K];
     int k = top_candidates(t, TOP_K, top);
-    memset(&configs[0], 0, sizeof configs[0]);
+    configs[0] = s->pr->defaults;
     for (int i = 0; i < k; i++) configs[i + 1] = top[i]->cfg;
     *count = k + 1;
     retime(s, r, configs, *count, RETIME_ROUNDS, medians);
@@ -402,7 +394,7 @@ static int pick_among(session *s, tune_rig *r, const table *t, tune_config *conf
     return best;
 }
 
-static void save_result(session *s, const tune_config *choice, double gbs, double default_gbs, int bucket,
+static void save_result(session *s, const tune_point *choice, double gbs, double default_gbs, int bucket,
                         ptxkit_tune_report *report) {
     if (s->opt.no_save) return;
     char path[4096];
@@ -415,10 +407,19 @@ static void save_result(session *s, const tune_config *choice, double gbs, doubl
     tune_db_entry e;
     memset(&e, 0, sizeof e);
     tune_db_key_for(s->ctx, &e.key);
-    snprintf(e.family, sizeof e.family, "%s", s->v.family->name);
-    snprintf(e.variant, sizeof e.variant, "%s", s->v.name);
+    const tune_problem *pr = s->pr;
+    snprintf(e.family, sizeof e.family, "%s", pr->family);
+    snprintf(e.variant, sizeof e.variant, "%s", pr->variant);
     e.bucket = bucket;
-    e.config = *choice;
+    if (pr->named) {
+        e.param_count = pr->param_count;
+        for (int p = 0; p < pr->param_count; p++) {
+            snprintf(e.param_names[p], sizeof e.param_names[p], "%s", pr->names[p]);
+            e.param_values[p] = choice->v[p];
+        }
+    } else {
+        e.config = family_point_config(choice);
+    }
     e.gbs = gbs;
     e.default_gbs = default_gbs;
     e.when = (long long)time(NULL);
@@ -440,26 +441,34 @@ static void save_result(session *s, const tune_config *choice, double gbs, doubl
     }
 }
 
+/* The launch options of a built-in family's point; zeros for a tunable. */
+static ptxkit_launch_options result_options(const tune_problem *pr, const tune_point *p) {
+    if (pr->named) return (ptxkit_launch_options){0};
+    tune_config c = family_point_config(p);
+    return tune_config_options(&c);
+}
+
 /* Tunes one size. */
 static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, ptxkit_tune_report *report) {
     double t_start = now_ms();
+    tune_problem *pr = s->pr;
     memset(res, 0, sizeof *res);
     res->n = n;
     s->n = n;
-    s->bytes_moved = s->v.family->bytes_moved(&s->v, n);
+    s->bytes_moved = pr->ops->bytes ? pr->ops->bytes(pr, n) : 0;
     s->best_ms = 0;
     progress(s, "setup", 0, 1, true);
     tune_rig r;
-    ptxkit_status st = rig_open(&r, s->ctx, &s->v, n);
+    ptxkit_status st = rig_open(&r, pr, n);
     if (st != PTXKIT_SUCCESS) return st;
     table t;
-    if ((st = table_init(&t, &s->v, &s->ctx->info)) != PTXKIT_SUCCESS) {
+    if ((st = table_init(&t, pr, n)) != PTXKIT_SUCCESS) {
         rig_close(&r);
         return record_error(s->ctx, st, "tune: out of host memory");
     }
     res->legal = t.legal;
 
-    tune_config configs[TOP_K + 1];
+    tune_point configs[TOP_K + 1];
     double medians[TOP_K + 1];
     int count = 0;
     if (s->opt.exhaustive) {
@@ -471,31 +480,37 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         search(s, &r, &t);
     }
     int win = pick_among(s, &r, &t, configs, medians, &count);
-    tune_config choice = configs[win], search_pick = choice;
+    tune_point choice = configs[win], search_pick = choice;
     double choice_ms = medians[win], default_ms = medians[0], search_ms = choice_ms;
-    res->search_best = tune_config_options(&search_pick);
+    res->search_best = result_options(pr, &search_pick);
     if (s->opt.verify_exhaustive && !s->opt.exhaustive) {
         /* the verification is outside the search's budget: later buckets
          * get the search time they would have had without it */
         double verify_start = now_ms();
         exhaustive(s, &r, &t);
         int ex_win = pick_among(s, &r, &t, configs, medians, &count);
-        tune_config versus[3] = {{0}, search_pick, configs[ex_win]};
+        tune_point versus[3] = {pr->defaults, search_pick, configs[ex_win]};
         double m[3];
         retime(s, &r, versus, 3, VERIFY_ROUNDS, m);
         default_ms = m[0];
         search_ms = m[1];
-        res->exhaustive_best = tune_config_options(&versus[2]);
+        res->exhaustive_best = result_options(pr, &versus[2]);
         res->exhaustive_gbs = gbs_of(s, m[2]);
+        res->exhaustive_ms = m[2];
+        tune_point_format(pr, &versus[2], res->exhaustive_text, sizeof res->exhaustive_text);
         bool exhaustive_wins = m[2] < m[1] * (1 - NOISE);
         choice = exhaustive_wins ? versus[2] : search_pick;
         choice_ms = exhaustive_wins ? m[2] : m[1];
         s->unbudgeted_ms += now_ms() - verify_start;
     }
-    res->best = tune_config_options(&choice);
+    res->best = result_options(pr, &choice);
+    tune_point_format(pr, &choice, res->best_text, sizeof res->best_text);
     res->best_gbs = gbs_of(s, choice_ms);
     res->default_gbs = gbs_of(s, default_ms);
     res->search_gbs = gbs_of(s, search_ms);
+    res->best_ms = choice_ms;
+    res->default_ms = default_ms;
+    res->search_ms = search_ms;
     res->timed = t.timed;
     res->failed = t.failed;
     res->wrong = t.wrong;
@@ -505,8 +520,8 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     table_free(&t);
     rig_close(&r);
     if (!isfinite(choice_ms))
-        return record_error(s->ctx, PTXKIT_ERROR_LAUNCH, "tune %s %s at n=%zu: even the built-in defaults failed: %s",
-                            s->v.family->name, s->v.name, n, res->note);
+        return record_error(s->ctx, PTXKIT_ERROR_LAUNCH, "tune %s %s at n=%zu: even the defaults failed: %s", pr->family,
+                            pr->variant, n, res->note);
     /* no candidate timed (no budget left): nothing was learnt to save */
     if (res->timed > 0) save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
     res->seconds = (now_ms() - t_start) / 1e3;
@@ -528,21 +543,6 @@ static int default_threads(void) {
     return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
 }
 
-static ptxkit_status check_common(ptxkit_context *ctx, const char *where, const char *family, const char *variant,
-                                  tune_variant *v) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", where);
-    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: family is NULL (copy or reduce)", where);
-    const tune_family *f = tune_family_find(family);
-    if (!f) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no tunable family '%s' (copy or reduce)", where, family);
-    char why[256];
-    ptxkit_status st = tune_variant_parse(f, variant, v, why, sizeof why);
-    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "%s: %s", where, why);
-    if (!ptxkit_jit_available())
-        return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s: tuning compiles variants with NVRTC, which is not available",
-                            where);
-    return PTXKIT_SUCCESS;
-}
-
 static ptxkit_status check_options(ptxkit_context *ctx, const ptxkit_tune_options *o) {
     if (!(o->budget_s >= 0) || o->budget_s > 1e6 || o->max_variants < 0 || o->size_step < 0 || o->size_step > 63 ||
         o->threads < 0 || o->threads > 1024)
@@ -552,25 +552,24 @@ static ptxkit_status check_options(ptxkit_context *ctx, const ptxkit_tune_option
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
-                         int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+ptxkit_status tune_problem_run(tune_problem *pr, const size_t *sizes, int size_count, const ptxkit_tune_options *options,
+                               ptxkit_tune_report *report) {
+    ptxkit_context *ctx = pr->ctx;
     session s;
     memset(&s, 0, sizeof s);
-    ptxkit_status st = check_common(ctx, "ptxkit_tune", family, variant, &s.v);
-    if (st != PTXKIT_SUCCESS) return st;
     if (options) s.opt = *options;
     if (!sizes || size_count < 1 || size_count > PTXKIT_TUNE_MAX_SIZES)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: 1 to %d sizes, not %d",
                             PTXKIT_TUNE_MAX_SIZES, size_count);
-    if ((st = check_options(ctx, &s.opt)) != PTXKIT_SUCCESS) return st;
-    for (int i = 0; i < size_count; i++) {
-        size_t bytes;
+    ptxkit_status st = check_options(ctx, &s.opt);
+    if (st != PTXKIT_SUCCESS) return st;
+    for (int i = 0; i < size_count; i++)
         if (sizes[i] == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: a size of 0");
-        if (!mul_size(sizes[i], s.v.elem_size, &bytes) || bytes > SIZE_MAX / 4)
-            return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_tune: %zu items overflow a byte count", sizes[i]);
-    }
+    if (tune_problem_size(pr) == 0)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: %s has no parameter values", pr->family);
 
     s.ctx = ctx;
+    s.pr = pr;
     s.t0 = now_ms();
     s.cut_hopeless = true;
     s.budget_ms = (s.opt.budget_s > 0 ? s.opt.budget_s : TUNE_DEFAULT_BUDGET_S) * 1e3;
@@ -579,8 +578,8 @@ ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *va
     s.size_count = size_count;
     if (report) {
         memset(report, 0, sizeof *report);
-        set_text(report->family, sizeof report->family, s.v.family->name);
-        set_text(report->variant, sizeof report->variant, s.v.name);
+        set_text(report->family, sizeof report->family, pr->family);
+        set_text(report->variant, sizeof report->variant, pr->variant);
     }
     tune_guard_enter();
     for (int i = 0; i < size_count && st == PTXKIT_SUCCESS; i++) {
@@ -601,61 +600,111 @@ ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *va
     return st;
 }
 
-ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
-                          const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+/* The family's problem for (family, variant). */
+static ptxkit_status family_problem(ptxkit_context *ctx, const char *where, const char *family, const char *variant,
+                                    tune_variant *v, tune_problem *pr) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", where);
+    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: family is NULL", where);
+    const tune_family *f = tune_family_find(family);
+    if (!f) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no tunable family '%s'", where, family);
+    char why[256];
+    ptxkit_status st = tune_variant_parse(f, variant, v, why, sizeof why);
+    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "%s: %s", where, why);
+    if (!ptxkit_jit_available())
+        return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s: tuning compiles variants with NVRTC, which is not available",
+                            where);
+    return family_problem_init(pr, ctx, v);
+}
+
+ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+                         int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
     tune_variant v;
-    ptxkit_status st = check_common(ctx, "ptxkit_tune", family, variant, &v);
+    tune_problem pr;
+    ptxkit_status st = family_problem(ctx, "ptxkit_tune", family, variant, &v, &pr);
     if (st != PTXKIT_SUCCESS) return st;
+    for (int i = 0; sizes && i < size_count && i < PTXKIT_TUNE_MAX_SIZES; i++) {
+        size_t bytes;
+        if (!mul_size(sizes[i], v.elem_size, &bytes) || bytes > SIZE_MAX / 4) {
+            family_problem_free(&pr);
+            return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_tune: %zu items overflow a byte count", sizes[i]);
+        }
+    }
+    st = tune_problem_run(&pr, sizes, size_count, options, report);
+    family_problem_free(&pr);
+    return st;
+}
+
+ptxkit_status tune_range_sizes(ptxkit_context *ctx, size_t n_min, size_t n_max, const ptxkit_tune_options *o,
+                               size_t *sizes, int *size_count) {
     if (n_min == 0 || n_max < n_min)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: sizes [%zu, %zu] are not 1 <= n_min <= n_max",
                             n_min, n_max);
-    ptxkit_tune_options o = options ? *options : (ptxkit_tune_options){0};
-    if ((st = check_options(ctx, &o)) != PTXKIT_SUCCESS) return st;
-    int step = o.size_step ? o.size_step : 4;
+    int step = o && o->size_step > 0 ? o->size_step : 4;
     int first = tune_bucket(n_min), last = tune_bucket(n_max);
+    int count = 0;
+    for (int b = first; b <= last && count < PTXKIT_TUNE_MAX_SIZES; b += step) {
+        size_t n = (size_t)1 << b;
+        sizes[count++] = n < n_min ? n_min : n;
+    }
+    if (tune_bucket(sizes[count - 1]) != last && count < PTXKIT_TUNE_MAX_SIZES) sizes[count++] = (size_t)1 << last;
+    *size_count = count;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
+                          const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: context is NULL");
+    ptxkit_tune_options o = options ? *options : (ptxkit_tune_options){0};
+    ptxkit_status st = check_options(ctx, &o);
+    if (st != PTXKIT_SUCCESS) return st;
     size_t sizes[PTXKIT_TUNE_MAX_SIZES];
     int size_count = 0;
-    for (int b = first; b <= last && size_count < PTXKIT_TUNE_MAX_SIZES; b += step) {
-        size_t n = (size_t)1 << b;
-        sizes[size_count++] = n < n_min ? n_min : n;
-    }
-    if (tune_bucket(sizes[size_count - 1]) != last && size_count < PTXKIT_TUNE_MAX_SIZES)
-        sizes[size_count++] = (size_t)1 << last;
+    if ((st = tune_range_sizes(ctx, n_min, n_max, &o, sizes, &size_count)) != PTXKIT_SUCCESS) return st;
     return tune_sizes(ctx, family, variant, sizes, size_count, &o, report);
 }
+
+/* PTXKIT_TUNE=auto for the built-in families: the lookup layer, below the
+ * families, reaches the search only through this hook. */
+static bool family_auto(ptxkit_context *ctx, const char *family, const char *variant, size_t n, double budget_s,
+                        void *user) {
+    (void)user;
+    ptxkit_tune_options o = {.budget_s = budget_s};
+    return ptxkit_tune(ctx, family, variant, n, n, &o, NULL) == PTXKIT_SUCCESS;
+}
+
+__attribute__((constructor)) static void register_family_auto(void) { tune_set_family_auto(family_auto); }
 
 const char *ptxkit_tune_family(int index) {
     const tune_family *f = tune_family_at(index);
     return f ? f->name : NULL;
 }
 
-ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                           const tune_config *configs, int count, double *gbs, double *default_gbs,
-                           ptxkit_tune_progress_fn progress_fn, void *progress_user) {
+ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, double *gbs,
+                                   double *default_gbs, ptxkit_tune_progress_fn progress_fn, void *progress_user) {
+    ptxkit_context *ctx = pr->ctx;
+    if (n == 0 || count < 0 || (count > 0 && (!points || !gbs)))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
     session s;
     memset(&s, 0, sizeof s);
-    ptxkit_status st = check_common(ctx, "tune_measure", family, variant, &s.v);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (n == 0 || count < 0 || (count > 0 && (!configs || !gbs)))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
     s.ctx = ctx;
+    s.pr = pr;
     s.t0 = now_ms();
     s.deadline = INFINITY;
     s.threads = default_threads();
     s.size_count = 1;
     s.n = n;
-    s.bytes_moved = s.v.family->bytes_moved(&s.v, n);
+    s.bytes_moved = pr->ops->bytes ? pr->ops->bytes(pr, n) : 0;
     s.opt.progress = progress_fn;
     s.opt.progress_user = progress_user;
     tune_guard_enter();
     tune_rig r;
-    st = rig_open(&r, ctx, &s.v, n);
+    ptxkit_status st = rig_open(&r, pr, n);
     bool opened = st == PTXKIT_SUCCESS;
     table t;
     memset(&t, 0, sizeof t);
     size_t *list = NULL;
     if (st == PTXKIT_SUCCESS) {
-        /* A table of exactly the requested configurations. */
+        /* A table of exactly the requested points. */
         t.count = (size_t)count;
         t.c = calloc(t.count ? t.count : 1, sizeof *t.c);
         list = malloc((t.count ? t.count : 1) * sizeof *list);
@@ -664,16 +713,15 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
     if (st == PTXKIT_SUCCESS) {
         char why[256];
         for (int i = 0; i < count; i++) {
-            t.c[i].cfg = configs[i];
-            t.c[i].legal = tune_config_legal(&s.v, &configs[i], &ctx->info, why, sizeof why);
+            t.c[i].cfg = points[i];
+            t.c[i].legal = pr->ops->legal(pr, &points[i], n, why, sizeof why);
             list[i] = (size_t)i;
         }
         evaluate_list(&s, &r, &t, list, t.count, SEARCH_SAMPLES, "time", false);
         for (int i = 0; i < count; i++) gbs[i] = t.c[i].state == C_TIMED ? gbs_of(&s, t.c[i].ms) : 0;
         if (default_gbs) {
-            tune_config zero = {0};
             double m;
-            retime(&s, &r, &zero, 1, 1, &m);
+            retime(&s, &r, &pr->defaults, 1, 1, &m);
             *default_gbs = gbs_of(&s, m);
         }
     }
@@ -681,5 +729,24 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
     free(list);
     free(t.c);
     tune_guard_leave();
+    return st;
+}
+
+ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                           const tune_config *configs, int count, double *gbs, double *default_gbs,
+                           ptxkit_tune_progress_fn progress_fn, void *progress_user) {
+    tune_variant v;
+    tune_problem pr;
+    ptxkit_status st = family_problem(ctx, "tune_measure", family, variant, &v, &pr);
+    if (st != PTXKIT_SUCCESS) return st;
+    tune_point *points = malloc((count > 0 ? (size_t)count : 1) * sizeof *points);
+    if (!points) {
+        family_problem_free(&pr);
+        return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "tune_measure: out of host memory");
+    }
+    for (int i = 0; i < count; i++) points[i] = family_config_point(&configs[i]);
+    st = tune_problem_measure(&pr, n, points, count, gbs, default_gbs, progress_fn, progress_user);
+    free(points);
+    family_problem_free(&pr);
     return st;
 }

@@ -6,16 +6,10 @@
 
 #include "ptxkit.h"
 #include "tune/db.h"
+#include "tune/lookup.h"
 #include "tune/params.h"
 
 #define TUNE_DEFAULT_BUDGET_S 35.0
-#define TUNE_AUTO_BUDGET_S 10.0
-/* PTXKIT_TUNE=auto leaves smaller sizes alone: their time is mostly the
- * launch, whatever the configuration. */
-#define TUNE_AUTO_MIN_LOG2 16
-/* A cached entry for a neighbouring size bucket serves within this distance. */
-#define TUNE_NEAREST_BUCKETS 2
-
 /* Times each of `count` configurations of (family, variant) at size n through
  * the public op (compiled ahead in parallel, checked against the built-in
  * defaults' output). gbs[i] is 0 where configuration i is illegal on this
@@ -29,19 +23,11 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
 ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
                          int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report);
 
-/* The database key of a context's device and this build. */
-void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
-
-/* Replaces the context's in-memory database with `db` (taken over), after
- * the tuner has stored results. */
-void tune_state_update(ptxkit_context *ctx, tune_db *db);
-
-/* Forgets the context's loaded database, so the next lookup reads the file
- * (and PTXKIT_TUNE_DB) again. */
-void tune_state_reset(ptxkit_context *ctx);
-
-/* Path and load message of the context's database ("" path when none). */
-void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size);
+/* The sizes ptxkit_tune times for the range [n_min, n_max] (powers of two
+ * options->size_step apart, n_max's bucket included); sizes has room for
+ * PTXKIT_TUNE_MAX_SIZES. */
+ptxkit_status tune_range_sizes(ptxkit_context *ctx, size_t n_min, size_t n_max, const ptxkit_tune_options *options,
+                               size_t *sizes, int *size_count);
 
 /* Seconds of a budget the next of sizes_left sizes may use: what is left
  * less a floor of half an even share (budget / size_count / 2) kept for

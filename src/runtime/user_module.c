@@ -1,0 +1,127 @@
+/* Images the application gives: PTX (its plain global loads given the cache
+ * operator chosen at load), CUBIN and fatbins. Each distinct rewritten text
+ * or image is loaded once per context; what the driver JIT makes of a PTX
+ * text is kept by the driver's own compute cache, keyed by that text. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/ptx_rewrite.h"
+#include "runtime/runtime.h"
+
+struct ptxkit_module {
+    ptxkit_context *ctx;
+    CUmodule module;
+    cache_key key;
+    int rewritten, kept;
+};
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define MAX_IMAGE_BYTES ((size_t)1 << 30)
+
+typedef enum image_kind { IMAGE_PTX, IMAGE_CUBIN, IMAGE_FATBIN } image_kind;
+
+static image_kind kind_of(const unsigned char *p, size_t size) {
+    if (size >= 4 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') return IMAGE_CUBIN;
+    if (size >= 4) {
+        unsigned magic = (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24;
+        if (magic == FATBIN_MAGIC) return IMAGE_FATBIN;
+    }
+    return IMAGE_PTX;
+}
+
+static const char *kind_name(image_kind k) { return k == IMAGE_CUBIN ? "CUBIN" : k == IMAGE_FATBIN ? "fatbin" : "PTX"; }
+
+ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size, const ptxkit_module_options *options,
+                                 ptxkit_module **out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: context is NULL");
+    if (!out || !image)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: %s is NULL", out ? "image" : "out");
+    *out = NULL;
+    static const ptxkit_module_options defaults;
+    const ptxkit_module_options *o = options ? options : &defaults;
+    if ((unsigned)o->load_op >= PTXKIT_LOAD_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: unknown load operator %d", (int)o->load_op);
+    if (o->load_op == PTXKIT_LOAD_NC && !o->read_only)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_module_load: the read-only path (nc) is only correct for data no one writes while the "
+                            "kernel runs: set read_only to promise that");
+    const unsigned char *bytes = image;
+    image_kind kind = kind_of(bytes, size ? size : 4);
+    if (kind == IMAGE_PTX && !size) size = strlen(image);
+    if (!size || size > MAX_IMAGE_BYTES)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: image of %zu bytes (1 B to 1 GiB)", size);
+    if (kind != IMAGE_PTX && o->load_op != PTXKIT_LOAD_DEFAULT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_module_load: a %s is machine code: its cache operators cannot be changed (give PTX)",
+                            kind_name(kind));
+
+    char *text = NULL;
+    size_t text_size = 0;
+    ptx_rewrite_stats stats = {0};
+    if (kind == IMAGE_PTX) {
+        char why[256] = "";
+        ptxkit_status st = ptx_rewrite_loads(image, size, o->load_op, &text, &text_size, &stats, why, sizeof why);
+        if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "ptxkit_module_load: %s", why);
+    }
+    const void *loaded = kind == IMAGE_PTX ? (const void *)text : image;
+    size_t loaded_size = kind == IMAGE_PTX ? text_size : size;
+    cache_key key = cache_key_for_bytes(kind_name(kind), loaded, loaded_size, ctx->arch, ctx->cu->version);
+    void *object = NULL;
+    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
+        free(text);
+        *out = object;
+        return PTXKIT_SUCCESS;
+    }
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) {
+        free(text);
+        return st;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "application %s (load operator %s)", kind_name(kind), ptxkit_load_op_name(o->load_op));
+    CUmodule module;
+    st = load_image(ctx, what, loaded, kind == IMAGE_PTX, &module);
+    free(text);
+    if (st == PTXKIT_SUCCESS) {
+        module = registry_add_module(ctx, &key, module);
+        ptxkit_module *m = calloc(1, sizeof *m);
+        if (m) {
+            *m = (ptxkit_module){ctx, module, key, stats.rewritten, stats.kept_operator + stats.kept_ordered};
+            *out = registry_add_object(ctx, &key, m);
+        }
+        if (!*out) st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_module_load: out of host memory");
+    }
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_module_kernel(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
+    if (!m || !entry || !out)
+        return record_error(m ? m->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_kernel: NULL argument");
+    *out = NULL;
+    ptxkit_context *ctx = m->ctx;
+    cache_key key = cache_key_for_bytes(entry, m->key.bytes, sizeof m->key.bytes, 0, 0);
+    void *object = NULL;
+    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
+        *out = object;
+        return PTXKIT_SUCCESS;
+    }
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    CUresult r = ctx->cu->cuModuleGetFunction(&fn, m->module, entry);
+    if (r != CUDA_SUCCESS)
+        st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel '%s' in the module (C++ kernels have mangled names)", entry);
+    else if ((*out = kernel_object(ctx, &key, fn)) == NULL)
+        st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *m, int *rewritten, int *kept) {
+    if (!m) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_rewrite_counts: module is NULL");
+    if (rewritten) *rewritten = m->rewritten;
+    if (kept) *kept = m->kept;
+    return PTXKIT_SUCCESS;
+}

@@ -1,0 +1,48 @@
+/* Reading tuned configurations: the layer below the kernel families. The
+ * context's database (loaded on first use), lookups by family or tunable
+ * key and size bucket, and PTXKIT_TUNE=auto through a hook that the tuner,
+ * which sits above the families, registers. */
+#ifndef PTXKIT_TUNE_LOOKUP_H
+#define PTXKIT_TUNE_LOOKUP_H
+
+#include "tune/db.h"
+#include "tune/tune.h"
+
+#define TUNE_AUTO_BUDGET_S 10.0
+/* PTXKIT_TUNE=auto leaves smaller sizes alone: their time is mostly the
+ * launch, whatever the configuration. */
+#define TUNE_AUTO_MIN_LOG2 16
+/* A cached entry for a neighbouring size bucket serves within this distance. */
+#define TUNE_NEAREST_BUCKETS 2
+
+/* Tunes (family, variant) at size n within budget_s seconds and saves the
+ * result; true when something was saved. */
+typedef bool (*tune_auto_fn)(ptxkit_context *ctx, const char *family, const char *variant, size_t n, double budget_s,
+                             void *user);
+
+/* The entry for (family, variant) at n's bucket (else a neighbouring one
+ * within TUNE_NEAREST_BUCKETS); with PTXKIT_TUNE=auto and auto_fn, a
+ * missing bucket of 2^TUNE_AUTO_MIN_LOG2 or more is tuned first, once per
+ * process. False when there is none (or tuning is off, or the calling
+ * thread is inside the tuner). */
+bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_auto_fn auto_fn,
+                       void *auto_user, tune_db_entry *out);
+
+/* How the built-in families' missing buckets are tuned (set by the tuner). */
+void tune_set_family_auto(tune_auto_fn fn);
+
+/* The database key of a context's device and this build. */
+void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
+
+/* Replaces the context's in-memory database with `db` (taken over), after
+ * the tuner has stored results. */
+void tune_state_update(ptxkit_context *ctx, tune_db *db);
+
+/* Forgets the context's loaded database, so the next lookup reads the file
+ * (and PTXKIT_TUNE_DB) again. */
+void tune_state_reset(ptxkit_context *ctx);
+
+/* Path and load message of the context's database ("" path when none). */
+void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size);
+
+#endif
