@@ -228,6 +228,9 @@ static int show_database(int device, out_format format) {
         char choice[128], when[32], nvrtc[16], n[16];
         ptxkit_launch_options o = tune_config_options(&e->config);
         options_text(&o, choice, sizeof choice);
+        for (int p = 0, used = 0; p < e->param_count && used < (int)sizeof choice; p++) /* an application's tunable */
+            used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "", e->param_names[p],
+                             e->param_values[p]);
         time_t tt = (time_t)e->when;
         struct tm tmv;
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&tt, &tmv));
