@@ -585,9 +585,14 @@ ptxkit_status ptxkit_tunable_set_kernel(ptxkit_tunable *tunable, ptxkit_program 
  * synchronization: the tuner times it with events). */
 typedef ptxkit_status (*ptxkit_tune_launch_fn)(ptxkit_kernel *kernel, const ptxkit_config *config, size_t n,
                                                ptxkit_stream *stream, void *user);
-/* After one launch of config has finished: *ok nonzero when its output is
- * right. */
-typedef ptxkit_status (*ptxkit_tune_check_fn)(const ptxkit_config *config, size_t n, int *ok, void *user);
+/* Checks one configuration: runs it once (kernel as for launch) on inputs of
+ * the application's choice, with the output poisoned first so that a
+ * configuration that skips part of it is caught, waits for it, and sets
+ * *ok nonzero when the output is right. Called before a configuration is
+ * timed; a wrong one is never chosen. Without a check every configuration
+ * that launches is trusted. */
+typedef ptxkit_status (*ptxkit_tune_check_fn)(ptxkit_kernel *kernel, const ptxkit_config *config, size_t n, int *ok,
+                                              void *user);
 ptxkit_status ptxkit_tunable_set_launch(ptxkit_tunable *tunable, ptxkit_tune_launch_fn launch, void *user);
 ptxkit_status ptxkit_tunable_set_check(ptxkit_tunable *tunable, ptxkit_tune_check_fn check, void *user);
 /* Bytes one call moves at size n (for GB/s in reports); optional. */

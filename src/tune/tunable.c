@@ -182,19 +182,19 @@ static ptxkit_status tb_prepare(tune_problem *pr, const tune_point *p) {
 }
 
 static ptxkit_status tb_verify(tune_problem *pr, const tune_point *p, ptxkit_stream *stream, bool *same) {
+    (void)stream;
     ptxkit_tunable *t = pr->impl;
     *same = false;
-    ptxkit_status st = tb_launch(pr, p, stream);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(pr->ctx, stream);
-    if (st != PTXKIT_SUCCESS) return st;
     if (!t->check) {
         *same = true; /* without a check every configuration that runs is trusted */
         return PTXKIT_SUCCESS;
     }
     ptxkit_config c;
     config_of(t, p, &c);
+    ptxkit_kernel *k;
+    ptxkit_status st = kernel_for(t, &c, &k);
     int ok = 0;
-    st = t->check(&c, t->n, &ok, t->check_user);
+    if (st == PTXKIT_SUCCESS) st = t->check(k, &c, t->n, &ok, t->check_user);
     *same = ok != 0;
     return st;
 }

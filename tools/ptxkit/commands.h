@@ -18,5 +18,6 @@ int bench_banks(int argc, char **argv);
 int bench_transpose(int argc, char **argv);
 int bench_reduce(int argc, char **argv);
 int bench_blocks(int argc, char **argv);
+int bench_user_tune(int argc, char **argv);
 
 #endif
