@@ -739,6 +739,10 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
     tune_problem pr;
     ptxkit_status st = family_problem(ctx, "tune_measure", family, variant, &v, &pr);
     if (st != PTXKIT_SUCCESS) return st;
+    if (n == 0 || count < 0 || (count > 0 && (!configs || !gbs))) {
+        family_problem_free(&pr);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
+    }
     tune_point *points = malloc((count > 0 ? (size_t)count : 1) * sizeof *points);
     if (!points) {
         family_problem_free(&pr);
