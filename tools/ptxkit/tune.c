@@ -33,7 +33,9 @@ static void usage(FILE *out) {
             "  --verify-exhaustive the budgeted search, then an exhaustive one: prints both picks side by side\n"
             "  --threads N         compile threads (default: one per CPU)\n"
             "  --no-save           leave the database alone\n"
-            "  --show              list the database (entries of this GPU and build marked with *)\n",
+            "  --show              list the database (entries of this GPU and build marked with *)\n"
+            "An application's own kernels are tuned through the ptxkit_tunable API, not here: timing one needs its\n"
+            "arguments, buffers and output check, which only the application has. --show lists their entries too.\n",
             TUNE_DEFAULT_BUDGET_S);
 }
 
