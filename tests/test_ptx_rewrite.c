@@ -131,6 +131,8 @@ static const snippet snippets[] = {
      S("ld.global.cg.f32 %f1, [%rd1];\r\nld.global.cg.f32 %f2, [%rd1];\r\n"), 2, 0, 0, 0},
     {S("\t.loc\t1 5 5\n\tld.global.f32 %f1, [%rd1];"), PTXKIT_LOAD_CG,
      S("\t.loc\t1 5 5\n\tld.global.cg.f32 %f1, [%rd1];"), 1, 0, 0, 0},
+    {S("\t.loc\t1 5 5 /* a comment\nover lines */ ld.global.f32 %f1, [%rd1];"), PTXKIT_LOAD_CG,
+     S("\t.loc\t1 5 5 /* a comment\nover lines */ ld.global.cg.f32 %f1, [%rd1];"), 1, 0, 0, 0},
     {S("ld .weak .global .f32 %f1, [%rd1];"), PTXKIT_LOAD_CG, S("ld .weak .global.cg .f32 %f1, [%rd1];"), 1, 0, 0, 0},
     {S("ld .weak .global .f32 %f1, [%rd1];"), PTXKIT_LOAD_NC, S("ld  .global.nc .f32 %f1, [%rd1];"), 1, 0, 0, 0},
     {S("ld/*a*/.weak/*b*/.global.f32 %f1, [%rd1];"), PTXKIT_LOAD_NC, S("ld/*a*//*b*/.global.nc.f32 %f1, [%rd1];"), 1,
