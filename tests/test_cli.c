@@ -54,7 +54,8 @@ static void help_and_unknown(void **state) {
     run(&r, "frobnicate");
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "unknown command"));
-    const char *helps[] = {"info --help", "compile --help", "bench --help", "bench copy --help", "cache --help"};
+    const char *helps[] = {"info --help",          "compile --help",        "bench --help", "bench copy --help",
+                           "bench launch --help",  "bench startup --help",  "cache --help"};
     for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
         run(&r, helps[i]);
         if (r.code != 0) fail_msg("ptxkit %s exited %d", helps[i], r.code);
@@ -194,7 +195,7 @@ static void gpu_commands_without_gpu(void **state) {
     (void)state;
     if (have_gpu()) skip();
     static result r;
-    const char *commands[] = {"info", "bench copy"};
+    const char *commands[] = {"info", "bench copy", "bench launch", "bench startup --user", "bench startup --runs 2"};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         run(&r, commands[i]);
         assert_int_equal(r.code, 1);
