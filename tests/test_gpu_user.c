@@ -448,8 +448,8 @@ static void launch_attributes(void **state) {
     assert_ok(ctx, mix_launch(k, &c, 128, &none, 0));
     mix_check(&c, "launch_ex without attributes");
 
-    /* an L2 access policy window over x */
-    ptxkit_access_window window = {.base = c.dx, .bytes = c.n * 4, .hit_ratio = 0.6f,
+    /* an L2 access policy window over x's allocation */
+    ptxkit_access_window window = {.base = c.dx - 4, .bytes = (c.n + 2) * 4, .hit_ratio = 0.6f,
                                    .hit_property = PTXKIT_ACCESS_PERSISTING, .miss_property = PTXKIT_ACCESS_STREAMING};
     ptxkit_launch_attributes with_window = {.access_window = &window};
     mix_poison(&c);
