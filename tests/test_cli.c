@@ -3,7 +3,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -52,7 +54,8 @@ static void help_and_unknown(void **state) {
     run(&r, "frobnicate");
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "unknown command"));
-    const char *helps[] = {"info --help", "compile --help", "bench --help", "bench copy --help", "cache --help"};
+    const char *helps[] = {"info --help",          "compile --help",        "bench --help", "bench copy --help",
+                           "bench launch --help",  "bench startup --help",  "cache --help"};
     for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
         run(&r, helps[i]);
         if (r.code != 0) fail_msg("ptxkit %s exited %d", helps[i], r.code);
@@ -92,11 +95,107 @@ static void compile_errors(void **state) {
     assert_int_equal(r.code, 2);
 }
 
+/* ptxkit compile FILE.cu: the user's own source, its headers, defines and
+ * entry (a C++ name expression). */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void compile_user_file(void **state) {
+    (void)state;
+    if (!ptxkit_jit_available()) skip();
+    static result r;
+    char dir[64], source[96], header[96], broken[96], args[1024];
+    snprintf(dir, sizeof dir, "/tmp/ptxkit-cli-user.%d", (int)getpid());
+    mkdir(dir, 0700);
+    snprintf(source, sizeof source, "%s/scale.cu", dir);
+    snprintf(header, sizeof header, "%s/offset.txt", dir);
+    snprintf(broken, sizeof broken, "%s/broken.cu", dir);
+    write_text(source, "#include \"scale/offset.h\"\n"
+                       "#include <ptxkit/load.cuh>\n"
+                       "template <int BLOCK, typename T>\n"
+                       "__global__ void __launch_bounds__(BLOCK) scale(const T *in, T *out, T f, unsigned long long n) {\n"
+                       "    unsigned long long i = (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;\n"
+                       "    if (i < n) out[i] = in[i] * f + scale_offset<T>();\n"
+                       "}\n"
+                       "extern \"C\" __global__ void copy_f32(const float *in, float *out) {\n"
+                       "    out[threadIdx.x] = ld_f32(in + threadIdx.x);\n"
+                       "}\n");
+    write_text(header, "template <typename T> __device__ T scale_offset() { return T(SCALE_OFFSET); }\n");
+    write_text(broken, "extern \"C\" __global__ void k(int *o) {\n    o[0] = 1;\n    o[1] = not_declared;\n}\n");
+
+    /* a template instance by name expression: its mangled name, first */
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --entry 'scale<128, float>' --header scale/offset.h=%s -DSCALE_OFFSET=3",
+             source, header);
+    run(&r, args);
+    if (r.code != 0) fail_msg("ptxkit %s exited %d: %s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, "_Z5scaleILi128EfEvPKT0_PS0_S0_y"));
+    assert_int_equal(strncmp(r.out, "// ptxkit compile:", 18), 0);
+    assert_non_null(strstr(r.out, ".entry _Z5scaleILi128EfEvPKT0_PS0_S0_y("));
+    assert_non_null(strstr(r.out, ".maxntid 128"));
+    assert_non_null(strstr(r.out, ".target sm_90"));
+    /* --name-expression is the same option; -D reaches <ptxkit/load.cuh> */
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --name-expression copy_f32 --header scale/offset.h=%s "
+             "-DSCALE_OFFSET=3 -D LOAD_OP=3 --option -lineinfo", source, header);
+    run(&r, args);
+    if (r.code != 0) fail_msg("ptxkit %s exited %d: %s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, "ld.global.cs.f32"));
+    assert_non_null(strstr(r.out, ".loc")); /* -lineinfo */
+    /* without an entry: every extern "C" kernel */
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --header scale/offset.h=%s -DSCALE_OFFSET=3 -DLOAD_OP=2", source,
+             header);
+    run(&r, args);
+    if (r.code != 0) fail_msg("ptxkit %s exited %d: %s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, ".entry copy_f32("));
+    assert_non_null(strstr(r.out, "ld.global.cg.f32"));
+    /* resources of the instance */
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --entry 'scale<64, double>' --header scale/offset.h=%s "
+             "-DSCALE_OFFSET=3 --resources", source, header);
+    run(&r, args);
+    if (r.code != 0) fail_msg("ptxkit %s exited %d: %s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, "registers"));
+    assert_non_null(strstr(r.out, "_Z5scaleILi64EdEvPKT0_PS0_S0_y"));
+
+    /* errors: the user's file and line; a missing entry; a missing file or
+     * header; an architecture given as an option */
+    snprintf(args, sizeof args, "compile %s --arch sm_90", broken);
+    run(&r, args);
+    assert_int_equal(r.code, 1);
+    char where[128];
+    snprintf(where, sizeof where, "%s(3)", broken);
+    assert_non_null(strstr(r.err, where));
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --header scale/offset.h=%s -DSCALE_OFFSET=3 --entry no_such_kernel",
+             source, header);
+    run(&r, args);
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "not found"));
+    run(&r, "compile /nonexistent/kernel.cu --arch sm_90");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "/nonexistent/kernel.cu"));
+    snprintf(args, sizeof args, "compile %s --arch sm_90 --header scale/offset.h=/nonexistent/offset.h", source);
+    run(&r, args);
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "/nonexistent/offset.h"));
+    snprintf(args, sizeof args, "compile %s --option -arch=sm_80", source);
+    run(&r, args);
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "--arch"));
+    run(&r, "compile copy --arch sm_90 --entry ptxkit_copy_vec16");
+    assert_int_equal(r.code, 2);
+    remove(source);
+    remove(header);
+    remove(broken);
+    rmdir(dir);
+}
+
 static void gpu_commands_without_gpu(void **state) {
     (void)state;
     if (have_gpu()) skip();
     static result r;
-    const char *commands[] = {"info", "bench copy"};
+    const char *commands[] = {"info", "bench copy", "bench launch", "bench startup --user", "bench startup --runs 2"};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         run(&r, commands[i]);
         assert_int_equal(r.code, 1);
@@ -113,7 +212,8 @@ int main(int argc, char **argv) {
     exe = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
-        cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
+        cmocka_unit_test(compile_errors), cmocka_unit_test(compile_user_file),
+        cmocka_unit_test(gpu_commands_without_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,16 +257,13 @@ ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const ch
     }
     free(image);
     if (st == PTXKIT_SUCCESS && !lowered) {
-        /* the module was registered by another thread: its name is cached */
-        cache_key name_key = lowered_name_key(&key);
-        disk_cache *disk = disk_cache_open(NULL);
-        size_t size;
-        bool cubin;
-        void *name = NULL;
-        if (disk_cache_read(disk, &name_key, &name, &size, &cubin) && size && ((char *)name)[size - 1] == 0) lowered = name;
-        else free(name);
-        disk_cache_close(disk);
-        if (!lowered) st = record_error(ctx, PTXKIT_ERROR_IO, "%s: the kernel's lowered name was lost from the cache", what);
+        /* The module was registered by another thread that has not yet
+         * registered its kernel. Its lowered name is in the disk cache, or,
+         * when the cache is off or could not be written, comes from NVRTC
+         * again: never an error for a kernel that compiled. */
+        void *unused = NULL;
+        st = user_image(ctx, p, entry, defines, define_count, &key, &unused, &is_cubin, &lowered);
+        free(unused);
     }
     CUfunction fn = NULL;
     if (st == PTXKIT_SUCCESS) {

@@ -12,7 +12,8 @@ typedef struct bench_entry {
 
 static const bench_entry benches[] = {
     {"copy", bench_copy, "vectorized copy: each width and cache operator vs cuMemcpyDtoD"},
-    {"startup", bench_startup, "first launch after context open (compile or disk cache) and registry hit cost"},
+    {"startup", bench_startup, "first kernel after context open (compile or disk cache), family or --user kernel"},
+    {"launch", bench_launch, "ptxkit_launch against raw cuLaunchKernel, back to back and with synchronize"},
     {"access", bench_access, "global access patterns (offset, stride, gather, broadcast, ...) x load cache operators"},
     {"aos", bench_aos, "float3 array of structures vs structure of arrays, staged and 16-byte aligned"},
     {"banks", bench_banks, "shared-memory bank conflicts by stride for 1-, 4- and 8-byte words"},

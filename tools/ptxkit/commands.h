@@ -12,6 +12,7 @@ int cmd_tune(int argc, char **argv);
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
 int bench_startup(int argc, char **argv);
+int bench_launch(int argc, char **argv);
 int bench_access(int argc, char **argv);
 int bench_aos(int argc, char **argv);
 int bench_banks(int argc, char **argv);

@@ -12,7 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", cmd_info, "driver, NVRTC and device properties, cache directory, measured copy bandwidth"},
-    {"compile", cmd_compile, "compile a kernel family with NVRTC (no GPU needed): PTX or resource usage"},
+    {"compile", cmd_compile, "compile a kernel family or your own .cu file with NVRTC (no GPU needed): PTX or resources"},
     {"bench", cmd_bench, "benchmarks: ptxkit bench --help lists them"},
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
     {"ladder", cmd_ladder, "the reduction ladder (Harris steps 1-9) on this GPU, next to the 2007 G80 table"},

@@ -1,0 +1,636 @@
+/* The application's own kernels on a GPU: the JIT path at awkward sizes, the
+ * same kernel as user PTX with every cache operator, the registry, launch
+ * errors, attributes and occupancy, launch attributes (clusters, access
+ * window, cooperative), a kernel fault (in a fresh child process) and wrong
+ * entry names. Exact comparisons: the kernels compute in 32-bit integers. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+
+/* Plain C loads on purpose: NVRTC's PTX of mix then holds plain
+ * ld.global.u32, which ptxkit_module_load can give an operator. */
+static const char user_source[] =
+    "extern \"C\" __global__ void __launch_bounds__(BLOCK_SIZE)\n"
+    "mix(const unsigned *x, const unsigned *y, unsigned *out, unsigned long long n, unsigned k) {\n"
+    "    for (unsigned long long i = blockIdx.x * (unsigned long long)BLOCK_SIZE + threadIdx.x; i < n;\n"
+    "         i += (unsigned long long)gridDim.x * BLOCK_SIZE)\n"
+    "        out[i] = x[i] * k + (y[i] ^ (unsigned)i);\n"
+    "}\n"
+    "\n"
+    "/* another entry of the same program, for the registry test */\n"
+    "extern \"C\" __global__ void mix_b(const unsigned *x, unsigned *out) { out[threadIdx.x] = x[threadIdx.x]; }\n"
+    "\n"
+    "/* reverses each block's BLOCK_SIZE elements through static shared memory */\n"
+    "extern \"C\" __global__ void __launch_bounds__(BLOCK_SIZE) tile_reverse(const unsigned *in, unsigned *out) {\n"
+    "    __shared__ unsigned tile[BLOCK_SIZE];\n"
+    "    unsigned base = blockIdx.x * BLOCK_SIZE;\n"
+    "    tile[threadIdx.x] = in[base + threadIdx.x];\n"
+    "    __syncthreads();\n"
+    "    out[base + threadIdx.x] = tile[BLOCK_SIZE - 1 - threadIdx.x];\n"
+    "}\n"
+    "\n"
+    "/* reverses each block's `count` elements through dynamic shared memory */\n"
+    "extern \"C\" __global__ void dyn_reverse(const unsigned *in, unsigned *out, unsigned count) {\n"
+    "    extern __shared__ unsigned buf[];\n"
+    "    const unsigned *src = in + (size_t)blockIdx.x * count;\n"
+    "    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) buf[i] = src[i];\n"
+    "    __syncthreads();\n"
+    "    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) out[(size_t)blockIdx.x * count + i] = buf[count - 1 - i];\n"
+    "}\n"
+    "\n"
+    "/* each block writes the number of blocks in its cluster (1 without) */\n"
+    "extern \"C\" __global__ void cluster_size(unsigned *out) {\n"
+    "    unsigned r = 1;\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "    asm volatile(\"mov.u32 %0, %%cluster_nctarank;\" : \"=r\"(r));\n"
+    "#endif\n"
+    "    if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
+    "}\n"
+    "\n"
+    "/* writes where it is told: given a bogus address, an illegal address */\n"
+    "extern \"C\" __global__ void fault(unsigned *p) { p[threadIdx.x] = 1; }\n";
+
+static ptxkit_program *program(void) {
+    static ptxkit_program *p;
+    if (!p) assert_ok(NULL, ptxkit_program_create("user_test.cu", user_source, NULL, 0, &p));
+    return p;
+}
+
+static ptxkit_kernel *kernel(const char *entry, int block) {
+    ptxkit_context *ctx = test_gpu();
+    char define[32];
+    snprintf(define, sizeof define, "BLOCK_SIZE=%d", block);
+    const char *defines[] = {define};
+    ptxkit_kernel *k = NULL;
+    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), entry, defines, 1, &k));
+    assert_non_null(k);
+    return k;
+}
+
+static int device_arch(void) {
+    ptxkit_device_info d;
+    assert_ok(NULL, ptxkit_device_info_get(test_gpu(), &d));
+    return d.cc_major * 10 + d.cc_minor;
+}
+
+/* Inputs of mix: x and y at n random words each (device and host), out
+ * poisoned, with one guard word past its end. */
+typedef struct mix_case {
+    size_t n;
+    uint32_t *x, *y, *expect, *got;
+    unsigned k;
+    ptxkit_dptr dx, dy, dout;
+} mix_case;
+
+static void mix_setup(mix_case *c, size_t n) {
+    ptxkit_context *ctx = test_gpu();
+    static uint64_t rng;
+    if (!rng) rng = test_seed();
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    size_t bytes = (n + 1) * sizeof(uint32_t);
+    c->x = malloc(bytes);
+    c->y = malloc(bytes);
+    c->expect = malloc(bytes);
+    c->got = malloc(bytes);
+    assert_true(c->x && c->y && c->expect && c->got);
+    test_fill_random(c->x, bytes, &rng);
+    test_fill_random(c->y, bytes, &rng);
+    c->k = (unsigned)test_rand(&rng) | 1u;
+    for (size_t i = 0; i < n; i++) c->expect[i] = c->x[i] * c->k + (c->y[i] ^ (uint32_t)i);
+    /* x and y are views one word into their allocations: 4-byte aligned,
+     * not 16 */
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes + 4, &c->dx));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes + 4, &c->dy));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &c->dout));
+    c->dx += 4;
+    c->dy += 4;
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, c->dx, c->x, bytes));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, c->dy, c->y, bytes));
+}
+
+static void mix_poison(mix_case *c) {
+    assert_ok(test_gpu(), ptxkit_memset32(test_gpu(), c->dout, 0xA5A5A5A5u, c->n + 1, NULL));
+}
+
+static ptxkit_status mix_launch(ptxkit_kernel *k, mix_case *c, int block, const ptxkit_launch_attributes *attributes,
+                                unsigned grid) {
+    unsigned long long n = c->n;
+    void *args[] = {&c->dx, &c->dy, &c->dout, &n, &c->k};
+    if (!grid) {
+        size_t blocks = (c->n + (size_t)block - 1) / (size_t)block;
+        ptxkit_status st = ptxkit_kernel_grid_size(k, block, 0, blocks ? blocks : 1, &grid);
+        if (st != PTXKIT_SUCCESS) return st;
+    }
+    ptxkit_dim3 g = {grid, 1, 1}, b = {(unsigned)block, 1, 1};
+    return attributes ? ptxkit_launch_ex(k, g, b, 0, NULL, args, attributes) : ptxkit_launch(k, g, b, 0, NULL, args);
+}
+
+static void mix_check(mix_case *c, const char *what) {
+    ptxkit_context *ctx = test_gpu();
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, c->got, c->dout, (c->n + 1) * sizeof(uint32_t)));
+    for (size_t i = 0; i < c->n; i++)
+        if (c->got[i] != c->expect[i])
+            fail_msg("%s, n = %zu: out[%zu] = %08x, expected %08x", what, c->n, i, c->got[i], c->expect[i]);
+    if (c->got[c->n] != 0xA5A5A5A5u) fail_msg("%s, n = %zu: wrote past the end", what, c->n);
+}
+
+static void mix_free(mix_case *c) {
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_free(ctx, c->dx - 4);
+    ptxkit_free(ctx, c->dy - 4);
+    ptxkit_free(ctx, c->dout);
+    free(c->x);
+    free(c->y);
+    free(c->expect);
+    free(c->got);
+}
+
+static void jit_kernel_exact(void **state) {
+    (void)state;
+    const int blocks[] = {256, 96};
+    for (size_t b = 0; b < 2; b++) {
+        ptxkit_kernel *k = kernel("mix", blocks[b]);
+        for (size_t i = 0; i < test_awkward_size_count; i++) {
+            mix_case c;
+            mix_setup(&c, test_awkward_sizes[i]);
+            mix_poison(&c);
+            if (c.n) assert_ok(test_gpu(), mix_launch(k, &c, blocks[b], NULL, 0));
+            mix_check(&c, "JIT");
+            /* a grid of few blocks strides over the rest */
+            if (c.n > 1000) {
+                mix_poison(&c);
+                assert_ok(test_gpu(), mix_launch(k, &c, blocks[b], NULL, 3));
+                mix_check(&c, "JIT, grid of 3");
+            }
+            mix_free(&c);
+        }
+    }
+}
+
+/* The kernel's PTX from NVRTC, loaded by the application with each cache
+ * operator: the same results as the JIT path, every time. */
+static void user_ptx_each_operator(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    const char *defines[] = {"BLOCK_SIZE=128"};
+    ptxkit_compiled compiled;
+    assert_ok(NULL, ptxkit_program_compile(program(), "mix", defines, 1, device_arch(), 1, &compiled));
+    assert_false(compiled.is_cubin);
+    assert_non_null(strstr(compiled.image, "ld.global.u32")); /* plain loads to rewrite */
+    assert_string_equal(compiled.lowered_name, "mix");
+    const struct {
+        ptxkit_load_op op;
+        const char *load;
+    } ops[] = {{PTXKIT_LOAD_DEFAULT, NULL}, {PTXKIT_LOAD_CA, "ca"}, {PTXKIT_LOAD_CG, "cg"}, {PTXKIT_LOAD_CS, "cs"},
+               {PTXKIT_LOAD_LU, "lu"}, {PTXKIT_LOAD_CV, "cv"}, {PTXKIT_LOAD_NC, "nc"}};
+    const size_t sizes[] = {1, 97, 65537, 1000003};
+    ptxkit_module *previous = NULL;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        ptxkit_module_options options = {.load_op = ops[o].op, .read_only = ops[o].op == PTXKIT_LOAD_NC};
+        ptxkit_module *m = NULL, *again = NULL;
+        ptxkit_status st = ptxkit_module_load(ctx, compiled.image, compiled.size, &options, &m);
+        if (st == PTXKIT_ERROR_PTX_VERSION) {
+            /* NVRTC newer than the driver: this machine cannot run its PTX */
+            print_message("skipping user PTX: %s\n", ptxkit_last_error(ctx));
+            ptxkit_compiled_free(&compiled);
+            skip();
+        }
+        assert_ok(ctx, st);
+        assert_true(m != previous); /* another operator, another text, another module */
+        previous = m;
+        /* the same text and operator: the module already loaded */
+        assert_ok(ctx, ptxkit_module_load(ctx, compiled.image, compiled.size, &options, &again));
+        assert_ptr_equal(m, again);
+        int rewritten = -1, kept = -1;
+        assert_ok(ctx, ptxkit_module_rewrite_counts(m, &rewritten, &kept));
+        if (ops[o].load) {
+            if (rewritten < 2) fail_msg("%s: %d loads rewritten, expected the 2 of x and y", ops[o].load, rewritten);
+            assert_true(kept >= 0);
+        }
+        ptxkit_kernel *k = NULL;
+        assert_ok(ctx, ptxkit_module_kernel(m, compiled.lowered_name, &k));
+        ptxkit_kernel *k2 = NULL;
+        assert_ok(ctx, ptxkit_module_kernel(m, compiled.lowered_name, &k2));
+        assert_ptr_equal(k, k2);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            mix_case c;
+            mix_setup(&c, sizes[i]);
+            mix_poison(&c);
+            assert_ok(ctx, mix_launch(k, &c, 128, NULL, 0));
+            char what[64];
+            snprintf(what, sizeof what, "user PTX, load op %s", ptxkit_load_op_name(ops[o].op));
+            mix_check(&c, what);
+            mix_free(&c);
+        }
+    }
+    /* nc only with the promise; an operator on machine code is refused */
+    ptxkit_module_options nc = {.load_op = PTXKIT_LOAD_NC};
+    ptxkit_module *m = NULL;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_load(ctx, compiled.image, compiled.size, &nc, &m));
+    ptxkit_compiled_free(&compiled);
+    assert_ok(NULL, ptxkit_program_compile(program(), "mix", defines, 1, device_arch(), 0, &compiled));
+    if (compiled.is_cubin) {
+        ptxkit_module_options cg = {.load_op = PTXKIT_LOAD_CG};
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_load(ctx, compiled.image, compiled.size, &cg, &m));
+        /* as given, the CUBIN loads and runs */
+        ptxkit_kernel *k = NULL;
+        assert_ok(ctx, ptxkit_module_load(ctx, compiled.image, compiled.size, NULL, &m));
+        assert_ok(ctx, ptxkit_module_kernel(m, "mix", &k));
+        mix_case c;
+        mix_setup(&c, 4097);
+        mix_poison(&c);
+        assert_ok(ctx, mix_launch(k, &c, 128, NULL, 0));
+        mix_check(&c, "user CUBIN");
+        mix_free(&c);
+    }
+    ptxkit_compiled_free(&compiled);
+}
+
+/* A second ptxkit_kernel_get of the same kernel is a registry hit: the same
+ * object, no module load (the JIT log still names the last one), and fast. */
+static void registry_hit(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    const char *defines[] = {"BLOCK_SIZE=64", "UNUSED_FLAG"}, *reordered[] = {"UNUSED_FLAG", "BLOCK_SIZE=64"};
+    ptxkit_kernel *first = NULL, *other = NULL, *again = NULL;
+    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", defines, 2, &first));
+    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "entry mix:"));
+    /* another entry: its own module (each (entry, defines) is one) */
+    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix_b", defines, 2, &other));
+    assert_true(other != first);
+    char log[4096];
+    snprintf(log, sizeof log, "%s", ptxkit_context_jit_log(ctx));
+    assert_non_null(strstr(log, "entry mix_b:"));
+    double t0 = now_ms();
+    enum { HITS = 10000 };
+    for (int i = 0; i < HITS; i++) {
+        assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", i % 2 ? defines : reordered, 2, &again));
+        if (again != first) fail_msg("get #%d returned another kernel", i);
+    }
+    double per_get_us = (now_ms() - t0) * 1e3 / HITS;
+    print_message("registry hit: %.3f us per ptxkit_kernel_get\n", per_get_us);
+    assert_true(per_get_us < 50); /* a compile or even a CUBIN load costs milliseconds */
+    assert_string_equal(ptxkit_context_jit_log(ctx), log);
+
+    /* another program object with the same name and text: the same kernel;
+     * destroying it leaves the kernel usable */
+    ptxkit_program *twin = NULL;
+    assert_ok(NULL, ptxkit_program_create("user_test.cu", user_source, NULL, 0, &twin));
+    assert_ok(ctx, ptxkit_kernel_get(ctx, twin, "mix", reordered, 2, &again));
+    assert_ptr_equal(again, first);
+    assert_ok(NULL, ptxkit_program_destroy(twin));
+    assert_string_equal(ptxkit_context_jit_log(ctx), log);
+    mix_case c;
+    mix_setup(&c, 1000);
+    mix_poison(&c);
+    assert_ok(ctx, mix_launch(again, &c, 64, NULL, 0));
+    mix_check(&c, "after the program was destroyed");
+    mix_free(&c);
+}
+
+static void launch_errors(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_device_info d;
+    assert_ok(ctx, ptxkit_device_info_get(ctx, &d));
+    ptxkit_kernel *k = kernel("mix", 128);
+    mix_case c;
+    mix_setup(&c, 1000);
+    unsigned long long n = c.n;
+    void *args[] = {&c.dx, &c.dy, &c.dout, &n, &c.k};
+    const ptxkit_dim3 one = {1, 1, 1}, b128 = {128, 1, 1};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(NULL, one, b128, 0, NULL, args));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_ex(NULL, one, b128, 0, NULL, args, NULL));
+    const struct {
+        ptxkit_dim3 grid, block;
+        const char *message;
+    } bad[] = {
+        {{0, 1, 1}, {128, 1, 1}, "grid.x"},
+        {{1, 1, 1}, {0, 1, 1}, "block.x"},
+        {{1, 65536, 1}, {128, 1, 1}, "grid.y"},
+        {{1, 1, 65536}, {128, 1, 1}, "grid.z"},
+        {{0x80000000u, 1, 1}, {128, 1, 1}, "grid.x"},
+        {{1, 1, 1}, {2048, 1, 1}, "block.x"},
+        {{1, 1, 1}, {1, 1, 65}, "block.z"},
+        {{1, 1, 1}, {32, 32, 2}, "threads"},    /* 2048 threads in all */
+        {{1, 1, 1}, {256, 1, 1}, "1 to 128"},   /* the kernel's __launch_bounds__(128) */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ptxkit_status st = ptxkit_launch(k, bad[i].grid, bad[i].block, 0, NULL, args);
+        if (st != PTXKIT_ERROR_INVALID_ARGUMENT)
+            fail_msg("launch #%zu: %s, expected invalid argument", i, ptxkit_status_string(st));
+        if (!strstr(ptxkit_last_error(ctx), bad[i].message))
+            fail_msg("launch #%zu: '%s' does not say %s", i, ptxkit_last_error(ctx), bad[i].message);
+    }
+    /* the context is fine: a right launch runs */
+    mix_poison(&c);
+    assert_ok(ctx, mix_launch(k, &c, 128, NULL, 0));
+    mix_check(&c, "after refused launches");
+    mix_free(&c);
+
+    /* dynamic shared memory beyond the kernel's limit, then raised */
+    ptxkit_kernel *rev = kernel("dyn_reverse", 256);
+    ptxkit_kernel_attributes a;
+    assert_ok(ctx, ptxkit_kernel_attributes_get(rev, &a));
+    assert_true(a.max_dynamic_shared_bytes > 0);
+    size_t big = (size_t)(d.shared_per_block_optin - a.static_shared_bytes);
+    unsigned count = (unsigned)(big / sizeof(uint32_t)), blocks = 3;
+    size_t words = (size_t)count * blocks;
+    uint32_t *in = malloc(words * 4), *out = malloc(words * 4);
+    uint64_t rng = test_seed() + 5;
+    test_fill_random(in, words * 4, &rng);
+    ptxkit_dptr din, dout;
+    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &din));
+    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4));
+    assert_ok(ctx, ptxkit_memset8(ctx, dout, 0xA5, words * 4, NULL));
+    void *rargs[] = {&din, &dout, &count};
+    const ptxkit_dim3 grid = {blocks, 1, 1}, block = {256, 1, 1};
+    if (big > (size_t)a.max_dynamic_shared_bytes) {
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(rev, grid, block, big, NULL, rargs));
+        assert_non_null(strstr(ptxkit_last_error(ctx), "ptxkit_kernel_set_max_dynamic_shared"));
+    }
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(rev, big + 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(NULL, 1024));
+    assert_ok(ctx, ptxkit_kernel_set_max_dynamic_shared(rev, big));
+    assert_ok(ctx, ptxkit_kernel_attributes_get(rev, &a));
+    assert_int_equal(a.max_dynamic_shared_bytes, (int)big);
+    assert_ok(ctx, ptxkit_launch(rev, grid, block, big, NULL, rargs));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(rev, grid, block, big + 4, NULL, rargs));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, dout, words * 4));
+    for (size_t b = 0; b < blocks; b++)
+        for (size_t i = 0; i < count; i++)
+            if (out[b * count + i] != in[b * count + count - 1 - i])
+                fail_msg("dyn_reverse with %zu B of dynamic shared memory: block %zu, element %zu wrong", big, b, i);
+    ptxkit_free(ctx, din);
+    ptxkit_free(ctx, dout);
+    free(in);
+    free(out);
+}
+
+static void attributes_and_occupancy(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_device_info d;
+    assert_ok(ctx, ptxkit_device_info_get(ctx, &d));
+    ptxkit_kernel *k = kernel("tile_reverse", 256);
+    ptxkit_kernel_attributes a;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_attributes_get(k, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_attributes_get(NULL, &a));
+    assert_ok(ctx, ptxkit_kernel_attributes_get(k, &a));
+    print_message("tile_reverse: %d registers, %d B static shared, %d B local, max %d threads, PTX %d, binary %d\n",
+                  a.registers, a.static_shared_bytes, a.local_bytes, a.max_threads_per_block, a.ptx_version,
+                  a.binary_version);
+    assert_true(a.registers >= 1 && a.registers <= 255);
+    assert_int_equal(a.static_shared_bytes, 256 * 4);
+    assert_true(a.local_bytes >= 0 && a.local_bytes < 1024);
+    assert_true(a.max_threads_per_block >= 32 && a.max_threads_per_block <= 256); /* __launch_bounds__(256) */
+    assert_int_equal(a.binary_version, device_arch());
+    assert_true(a.ptx_version > 0 && a.ptx_version <= a.binary_version);
+    assert_true(a.max_dynamic_shared_bytes >= 0 && a.max_dynamic_shared_bytes <= d.shared_per_block_optin);
+    assert_non_null(ptxkit_kernel_handle(k));
+    assert_null(ptxkit_kernel_handle(NULL));
+
+    int per_sm = 0;
+    assert_ok(ctx, ptxkit_kernel_occupancy(k, 256, 0, &per_sm));
+    assert_true(per_sm >= 1 && per_sm <= d.max_blocks_per_sm);
+    assert_true(per_sm * 256 <= d.max_threads_per_sm);
+    assert_true(per_sm * (256 * 4) <= d.shared_per_sm);
+    int smaller = 0;
+    assert_ok(ctx, ptxkit_kernel_occupancy(k, 64, 0, &smaller));
+    assert_true(smaller >= per_sm);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 512, 0, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 0, 0, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 256, (size_t)1 << 30, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 256, 0, NULL));
+    unsigned grid = 0;
+    assert_ok(ctx, ptxkit_kernel_grid_size(k, 256, 0, 0, &grid));
+    assert_int_equal(grid, (unsigned)(per_sm * d.sm_count));
+    assert_ok(ctx, ptxkit_kernel_grid_size(k, 256, 0, 5, &grid));
+    assert_int_equal(grid, 5);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_grid_size(k, 512, 0, 0, &grid));
+
+    /* and it runs: each block's 256 elements reversed */
+    const unsigned blocks = 37;
+    size_t words = blocks * 256;
+    uint32_t *in = malloc(words * 4), *out = malloc(words * 4);
+    uint64_t rng = test_seed() + 9;
+    test_fill_random(in, words * 4, &rng);
+    ptxkit_dptr din, dout;
+    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &din));
+    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4));
+    void *args[] = {&din, &dout};
+    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){blocks, 0, 0}, (ptxkit_dim3){256, 0, 0}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, dout, words * 4));
+    for (size_t i = 0; i < words; i++)
+        if (out[i] != in[i / 256 * 256 + 255 - i % 256]) fail_msg("tile_reverse: element %zu wrong", i);
+    ptxkit_free(ctx, din);
+    ptxkit_free(ctx, dout);
+    free(in);
+    free(out);
+}
+
+static void launch_attributes(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_kernel *k = kernel("mix", 128);
+    mix_case c;
+    mix_setup(&c, 100003);
+    /* zero attributes: a plain launch */
+    ptxkit_launch_attributes none = {0};
+    mix_poison(&c);
+    assert_ok(ctx, mix_launch(k, &c, 128, &none, 0));
+    mix_check(&c, "launch_ex without attributes");
+
+    /* an L2 access policy window over x's allocation */
+    ptxkit_access_window window = {.base = c.dx - 4, .bytes = (c.n + 2) * 4, .hit_ratio = 0.6f,
+                                   .hit_property = PTXKIT_ACCESS_PERSISTING, .miss_property = PTXKIT_ACCESS_STREAMING};
+    ptxkit_launch_attributes with_window = {.access_window = &window};
+    mix_poison(&c);
+    ptxkit_status st = mix_launch(k, &c, 128, &with_window, 0);
+    if (st == PTXKIT_ERROR_UNSUPPORTED) {
+        print_message("no access policy windows: %s\n", ptxkit_last_error(ctx));
+    } else {
+        assert_ok(ctx, st);
+        mix_check(&c, "launch_ex with an access window");
+        ptxkit_access_window bad = window;
+        bad.hit_ratio = 1.5f;
+        with_window.access_window = &bad;
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, mix_launch(k, &c, 128, &with_window, 0));
+        bad = window;
+        bad.miss_property = PTXKIT_ACCESS_PERSISTING;
+        with_window.access_window = &bad;
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, mix_launch(k, &c, 128, &with_window, 0));
+        bad = window;
+        bad.bytes = 0;
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, mix_launch(k, &c, 128, &with_window, 0));
+    }
+
+    /* cooperative: every block resident at once, else refused */
+    unsigned resident = 0;
+    assert_ok(ctx, ptxkit_kernel_grid_size(k, 128, 0, 0, &resident));
+    ptxkit_launch_attributes cooperative = {.cooperative = 1};
+    mix_poison(&c);
+    assert_ok(ctx, mix_launch(k, &c, 128, &cooperative, resident));
+    mix_check(&c, "cooperative launch");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, mix_launch(k, &c, 128, &cooperative, resident * 2 + 1));
+    mix_free(&c);
+
+    /* thread-block clusters (sm_90+) */
+    ptxkit_kernel *cs = kernel("cluster_size", 32);
+    ptxkit_dptr dout;
+    const unsigned blocks = 24;
+    uint32_t got[24];
+    assert_ok(ctx, ptxkit_malloc(ctx, sizeof got, &dout));
+    void *args[] = {&dout};
+    ptxkit_launch_attributes cluster = {.cluster = {2, 1, 1}};
+    const ptxkit_dim3 grid = {blocks, 1, 1}, block = {32, 1, 1};
+    st = ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster);
+    if (device_arch() < 90) {
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, st);
+        ptxkit_free(ctx, dout);
+        return;
+    }
+    assert_ok(ctx, st);
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 2);
+    cluster.cluster = (ptxkit_dim3){4, 0, 0}; /* 0 in y and z reads as 1 */
+    assert_ok(ctx, ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 4);
+    assert_ok(ctx, ptxkit_launch(cs, grid, block, 0, NULL, args));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 1);
+    cluster.cluster = (ptxkit_dim3){5, 1, 1}; /* does not divide 24 */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster));
+    ptxkit_free(ctx, dout);
+}
+
+static void wrong_entry_names(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    const char *defines[] = {"BLOCK_SIZE=128"};
+    ptxkit_kernel *k = (ptxkit_kernel *)0x1;
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_kernel_get(ctx, program(), "no_such_kernel", defines, 1, &k));
+    assert_null(k);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "no_such_kernel"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(NULL, program(), "mix", defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, NULL, "mix", defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, program(), NULL, defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, program(), "mix", defines, 1, NULL));
+    /* in a module the application loaded */
+    ptxkit_compiled compiled;
+    assert_ok(NULL, ptxkit_program_compile(program(), "mix", defines, 1, device_arch(), 1, &compiled));
+    ptxkit_module *m = NULL;
+    ptxkit_status st = ptxkit_module_load(ctx, compiled.image, compiled.size, NULL, &m);
+    ptxkit_compiled_free(&compiled);
+    if (st == PTXKIT_ERROR_PTX_VERSION) skip();
+    assert_ok(ctx, st);
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel(m, "no_such_kernel", &k));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "no_such_kernel"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_kernel(NULL, "mix", &k));
+}
+
+/* ---- a kernel fault, in a fresh process ----------------------------------
+ * A sticky fault ruins the CUDA context for the rest of the process that
+ * owns it, and CUDA cannot be used in a child forked after it was
+ * initialized: so the test runs this binary again with --fault. */
+
+static int fault_child(void) {
+    ptxkit_context *ctx = NULL;
+    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    ptxkit_program *p = NULL;
+    ptxkit_kernel *k = NULL;
+    const char *defines[] = {"BLOCK_SIZE=32"};
+    if (ptxkit_program_create("user_test.cu", user_source, NULL, 0, &p) != PTXKIT_SUCCESS ||
+        ptxkit_kernel_get(ctx, p, "fault", defines, 1, &k) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "fault child: no kernel: %s\n", ptxkit_last_error(ctx));
+        return 1;
+    }
+    ptxkit_dptr bogus = 16; /* nothing is mapped there */
+    void *args[] = {&bogus};
+    ptxkit_status st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st != PTXKIT_ERROR_CONTEXT_LOST) {
+        fprintf(stderr, "fault child: the fault gave %s (%s), expected context lost\n", ptxkit_status_string(st),
+                ptxkit_last_error(ctx));
+        return 1;
+    }
+    if (!strstr(ptxkit_last_error(ctx), "CUDA_ERROR_ILLEGAL_ADDRESS")) {
+        fprintf(stderr, "fault child: the message does not name the driver's error: %s\n", ptxkit_last_error(ctx));
+        return 1;
+    }
+    /* sticky: the context stays unusable, and the calls say so */
+    ptxkit_dptr mem = 0;
+    if ((st = ptxkit_synchronize(ctx)) != PTXKIT_ERROR_CONTEXT_LOST ||
+        (st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args)) == PTXKIT_SUCCESS) {
+        fprintf(stderr, "fault child: a call after the fault gave %s\n", ptxkit_status_string(st));
+        return 1;
+    }
+    ptxkit_context_close(ctx);
+    /* the primary context is reset when its last user releases it: a new
+     * context works */
+    ctx = NULL;
+    if ((st = ptxkit_context_open(0, &ctx)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_kernel_get(ctx, p, "mix_b", defines, 1, &k)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_malloc(ctx, 32 * 4, &mem)) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "fault child: no fresh context after the fault: %s: %s\n", ptxkit_status_string(st),
+                ptxkit_last_error(ctx));
+        return 1;
+    }
+    uint32_t in[32], out[32];
+    for (int i = 0; i < 32; i++) in[i] = 1000u + (uint32_t)i;
+    void *copy_args[] = {&mem, &mem};
+    if ((st = ptxkit_memcpy_htod(ctx, mem, in, sizeof in)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, copy_args)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_memcpy_dtoh(ctx, out, mem, sizeof out)) != PTXKIT_SUCCESS || memcmp(in, out, sizeof in) != 0) {
+        fprintf(stderr, "fault child: the fresh context does not work: %s: %s\n", ptxkit_status_string(st),
+                ptxkit_last_error(ctx));
+        return 1;
+    }
+    ptxkit_free(ctx, mem);
+    ptxkit_program_destroy(p);
+    ptxkit_context_close(ctx);
+    return 0;
+}
+
+static void kernel_fault(void **state) {
+    (void)state;
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_gpu_user", "--fault", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) fail_msg("the fault child exited %d (its stderr says why)", WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv) {
+    /* before anything touches CUDA in this process */
+    if (argc == 2 && strcmp(argv[1], "--fault") == 0) return fault_child();
+    test_require_gpu();
+    if (!ptxkit_jit_available()) {
+        printf("skipped: NVRTC not available (user kernels come from source)\n");
+        return TEST_SKIP_EXIT;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(jit_kernel_exact),    cmocka_unit_test(user_ptx_each_operator),
+        cmocka_unit_test(registry_hit),        cmocka_unit_test(launch_errors),
+        cmocka_unit_test(attributes_and_occupancy), cmocka_unit_test(launch_attributes),
+        cmocka_unit_test(wrong_entry_names),   cmocka_unit_test(kernel_fault),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    ptxkit_program_destroy(program());
+    test_gpu_release();
+    return failed;
+}
