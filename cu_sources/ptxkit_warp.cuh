@@ -35,8 +35,9 @@ template <typename T, typename Op = Sum> __device__ __forceinline__ T warp_inclu
 }
 
 // The reduction of v over a 1-D block of BLOCK threads (a multiple of 32),
-// valid in thread 0. Uses BLOCK / 32 elements of shared memory and one
-// __syncthreads; every thread of the block must call it.
+// valid in thread 0. Uses BLOCK / 32 elements of shared memory and two
+// __syncthreads; every thread of the block must call it, and it may be
+// called again right away (the second barrier protects the partials).
 template <int BLOCK, typename T, typename Op = Sum> __device__ __forceinline__ T block_reduce(T v, Op op = Op()) {
     static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
     __shared__ T partial[BLOCK / 32];
@@ -45,6 +46,7 @@ template <int BLOCK, typename T, typename Op = Sum> __device__ __forceinline__ T
     __syncthreads();
     if (threadIdx.x == 0)  // at most 32 partials: a short loop beats a second shuffle tree
         for (int w = 1; w < BLOCK / 32; w++) v = op(v, partial[w]);
+    __syncthreads();
     return v;
 }
 

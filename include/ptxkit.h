@@ -370,8 +370,9 @@ typedef struct ptxkit_module_options {
     int read_only;
 } ptxkit_module_options;
 
-/* Loads an image the application gives: PTX text (NUL-terminated or of
- * `size` bytes), a CUBIN or a fatbin (detected by their magic numbers). The
+/* Loads an image the application gives: PTX text (of `size` bytes, or
+ * NUL-terminated with size 0), a CUBIN or a fatbin (detected by their magic
+ * numbers, with their size given). The
  * module belongs to the context, is loaded once per distinct rewritten text
  * or image, and is valid until the context closes. Errors: PTX_LOAD with the
  * driver JIT's error log, PTX_VERSION (ISA newer than the driver), INVALID_
@@ -494,7 +495,7 @@ typedef struct ptxkit_tune_options {
 
 typedef struct ptxkit_tune_result {
     size_t n;
-    ptxkit_launch_options best;        /* the choice saved; 0 fields: built-in default */
+    ptxkit_launch_options best;        /* a family's choice; 0 fields: built-in default (tunables: best_text) */
     double best_gbs;
     double default_gbs;                /* the built-in defaults, same run */
     ptxkit_launch_options search_best; /* the budgeted search's pick */
@@ -619,7 +620,9 @@ const char *ptxkit_config_name(const ptxkit_config *config, int index);
 long long ptxkit_config_value_at(const ptxkit_config *config, int index);
 /* The value of a named parameter (NOT_FOUND when the space has none). */
 ptxkit_status ptxkit_config_value(const ptxkit_config *config, const char *name, long long *value);
-/* The parameters as "NAME=VALUE" defines, for ptxkit_kernel_get. */
+/* The parameters as ptxkit_config_count "NAME=VALUE" defines, for
+ * ptxkit_kernel_get (without the fixed defines of ptxkit_tunable_set_kernel,
+ * which the application adds itself). */
 const char *const *ptxkit_config_defines(const ptxkit_config *config);
 
 #if defined(__GNUC__)

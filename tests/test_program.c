@@ -263,6 +263,28 @@ static void name_expressions(void **state) {
     ptxkit_program_destroy(p);
 }
 
+/* A compile error is COMPILE even when NVRTC's log contains the entry's name
+ * and the word "undefined" (the entry is part of the file name and of the
+ * echoed line); and name expressions that instantiate nothing are
+ * NOT_FOUND whatever NVRTC's wording. */
+static void not_found_only_for_the_name(void **state) {
+    (void)state;
+    NVRTC_OR_SKIP();
+    ptxkit_program *p = make("saxpy.cu", "extern \"C\" __global__ void saxpy(float *o) { o[0] = undefined_thing; }\n");
+    ptxkit_status st;
+    assert_null(ptx_of(p, "saxpy", NULL, 0, &st, NULL));
+    assert_status(PTXKIT_ERROR_COMPILE, st);
+    ptxkit_program_destroy(p);
+    p = make("names.cu", template_source);
+    const char *missing[] = {"ns::nosuch", "scale<256>", "plain<3>"};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        assert_null(ptx_of(p, missing[i], NULL, 0, &st, NULL));
+        if (st != PTXKIT_ERROR_NOT_FOUND)
+            fail_msg("%s gave %s: %s", missing[i], ptxkit_status_string(st), ptxkit_last_error(NULL));
+    }
+    ptxkit_program_destroy(p);
+}
+
 static void compile_errors_name_file_and_line(void **state) {
     (void)state;
     NVRTC_OR_SKIP();
@@ -465,7 +487,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_arguments), cmocka_unit_test(create_from_file),
         cmocka_unit_test(defines), cmocka_unit_test(options),
-        cmocka_unit_test(name_expressions), cmocka_unit_test(compile_errors_name_file_and_line),
+        cmocka_unit_test(name_expressions), cmocka_unit_test(not_found_only_for_the_name),
+        cmocka_unit_test(compile_errors_name_file_and_line),
         cmocka_unit_test(dump_source), cmocka_unit_test(ptxkit_headers),
         cmocka_unit_test(cache_keys),
     };

@@ -119,6 +119,27 @@ static void dump_failed_source(const compile_request *req, const char *const *op
     write_file_atomic(opath, parts, sizes, 1, false);
 }
 
+/* A name expression that names no kernel makes NVRTC fail with errors in
+ * its own "__nv_name_map" pseudo-file and nowhere else. An error in any of
+ * the program's files is a compile error, whatever words it contains (the
+ * entry's name is often part of the file name or of the line echoed). */
+static bool only_name_map_errors(const char *log) {
+    bool any = false;
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        /* error lines start at column 0 ("FILE(N): error: ...", "Command-line
+         * error: ..."); NVRTC indents the source lines it echoes */
+        bool error = len && line[0] != ' ' && memmem(line, len, "error: ", 7);
+        if (error) {
+            any = true;
+            if (strncmp(line, "__nv_name_map(", 14) != 0) return false;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return any;
+}
+
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
                              compile_output *out) {
     memset(out, 0, sizeof *out);
@@ -153,7 +174,7 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     char arch_option[48];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", cubin ? arch : target);
     const char *arch_name = strchr(arch_option, '=') + 1;
-    int option_room = 3 + req->define_count + req->option_count;
+    int option_room = 4 + req->define_count + req->option_count;
     const char **options = calloc((size_t)option_room, sizeof *options);
     char **define_options = calloc((size_t)(req->define_count ? req->define_count : 1), sizeof *define_options);
     if (!options || !define_options) {
@@ -166,6 +187,10 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     options[n++] = arch_option;
     options[n++] = "--std=c++17";
     options[n++] = "-default-device";
+    /* Headers come from the request only: NVRTC would otherwise also read
+     * files beside the program's name (a path, for programs read from a
+     * file) or in the working directory, which no cache key covers. */
+    options[n++] = "-no-source-include";
     for (int i = 0; i < req->define_count && st == PTXKIT_SUCCESS; i++) {
         size_t len = req->defines[i] ? strlen(req->defines[i]) : 0;
         if (!len || len > 4096 || req->defines[i][0] == '=' || strchr(req->defines[i], '\n')) {
@@ -202,10 +227,7 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
             for (int i = 0, used = 0; i < req->define_count && used < (int)sizeof flat - 1; i++)
                 used += snprintf(flat + used, sizeof flat - (size_t)used, " -D%s", req->defines[i]);
             dump_failed_source(req, options, n, dumped, sizeof dumped);
-            /* A name expression that names nothing fails the compile with a
-             * message about that expression: the entry does not exist. */
-            bool missing = req->name_expression && out->log && strstr(out->log, req->name_expression) &&
-                           (strstr(out->log, "undefined") || strstr(out->log, "no instance") || strstr(out->log, "not a"));
+            bool missing = req->name_expression && out->log && only_name_map_errors(out->log);
             st = record_error(ctx, missing ? PTXKIT_ERROR_NOT_FOUND : PTXKIT_ERROR_COMPILE,
                               "NVRTC failed to compile %s%s%s for %s%s: %s\n%s%s", req->name,
                               req->name_expression ? ", entry " : "", req->name_expression ? req->name_expression : "",

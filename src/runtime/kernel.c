@@ -44,11 +44,14 @@ ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attri
         {CU_FUNC_ATTRIBUTE_PTX_VERSION, &out->ptx_version},
         {CU_FUNC_ATTRIBUTE_BINARY_VERSION, &out->binary_version},
     };
-    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+    ptxkit_status st = context_enter(k->ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0] && st == PTXKIT_SUCCESS; i++) {
         CUresult r = k->ctx->cu->cuFuncGetAttribute(wanted[i].value, wanted[i].attribute, k->fn);
-        if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncGetAttribute");
+        if (r != CUDA_SUCCESS) st = record_cuda_error(k->ctx, r, "cuFuncGetAttribute");
     }
-    return PTXKIT_SUCCESS;
+    context_leave(k->ctx);
+    return st;
 }
 
 static ptxkit_status check_block_threads(ptxkit_kernel *k, int threads, size_t shared) {

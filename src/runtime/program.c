@@ -116,6 +116,12 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *o
         if (strstr(o, "-arch") == o || strstr(o, "--gpu-architecture") == o || strstr(o, "-gpu-architecture") == o)
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                                 "ptxkit_program_add_options: '%s': ptxkit compiles for the context's GPU", o);
+        /* files read from disk are not part of a kernel's cache key */
+        if (strncmp(o, "-I", 2) == 0 || strncmp(o, "--include-path", 14) == 0 || strncmp(o, "-include", 8) == 0 ||
+            strncmp(o, "--pre-include", 13) == 0)
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_program_add_options: '%s': give headers to ptxkit_program_create, whose text is "
+                                "part of the kernel's cache key", o);
     }
     for (int i = 0; i < count; i++) {
         if ((p->options[p->option_count] = strdup(options[i])) == NULL)

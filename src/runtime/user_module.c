@@ -47,8 +47,8 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
                             "ptxkit_module_load: the read-only path (nc) is only correct for data no one writes while the "
                             "kernel runs: set read_only to promise that");
     const unsigned char *bytes = image;
-    image_kind kind = kind_of(bytes, size ? size : 4);
-    if (kind == IMAGE_PTX && !size) size = strlen(image);
+    if (!size) size = strlen(image); /* size 0: NUL-terminated PTX text */
+    image_kind kind = kind_of(bytes, size);
     if (!size || size > MAX_IMAGE_BYTES)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: image of %zu bytes (1 B to 1 GiB)", size);
     if (kind != IMAGE_PTX && o->load_op != PTXKIT_LOAD_DEFAULT)
