@@ -45,7 +45,7 @@ static const struct {
     const char *name;
     void **slot;
 } optional_entries[] = {
-    ENTRY(cuLaunchKernelEx), ENTRY(cuCtxResetPersistingL2Cache), ENTRY(cuCtxGetLimit),
+    ENTRY(cuLaunchKernelEx), ENTRY(cuCtxResetPersistingL2Cache), ENTRY(cuCtxGetLimit), ENTRY(cuDevicePrimaryCtxReset),
 };
 #undef ENTRY
 

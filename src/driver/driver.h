@@ -63,6 +63,7 @@ typedef struct cuda_driver {
     CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
     CUresult (*cuCtxResetPersistingL2Cache)(void);
     CUresult (*cuCtxGetLimit)(size_t *, CUlimit);
+    CUresult (*cuDevicePrimaryCtxReset)(CUdevice);
 } cuda_driver;
 
 typedef struct nvrtc_library {

@@ -20,6 +20,7 @@ struct ptxkit_context {
     CUcontext cu_context;
     CUdevice device;
     bool owns_primary;          /* retained the primary context: release it */
+    bool lost;                  /* a sticky fault: the driver refuses the context from now on */
     int arch;                   /* compute capability as 90 */
     ptxkit_device_info info;
     module_registry *registry;

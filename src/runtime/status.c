@@ -93,7 +93,11 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     case CUDA_ERROR_STUB_LIBRARY: st = PTXKIT_ERROR_STUB_DRIVER; break;
     default: st = PTXKIT_ERROR_DRIVER; break;
     }
-    return record_error(ctx, st, "%s: %s", what, text);
+    if (st == PTXKIT_ERROR_CONTEXT_LOST && ctx) ctx->lost = true;
+    return record_error(ctx, st, "%s: %s%s", what, text,
+                        st == PTXKIT_ERROR_CONTEXT_LOST ? " (the context is unusable: close it; ptxkit_context_close "
+                                                          "then resets the device's primary context)"
+                                                        : "");
 }
 
 const char *ptxkit_last_error(const ptxkit_context *ctx) {
