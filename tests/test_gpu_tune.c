@@ -2,7 +2,9 @@
  * reduce that save to a private database, dispatch reading it (the ops'
  * results stay exact with tuned options, and a planted slow configuration
  * is really used), PTXKIT_TUNE=off|cached|auto, a corrupt database on a live
- * context, and tune_measure. Every run uses its own PTXKIT_TUNE_DB. */
+ * context, ptxkit_reduce following database changes, modes and the tuner's
+ * guard through its per-context launch cache, and tune_measure. Every run
+ * uses its own PTXKIT_TUNE_DB. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +278,70 @@ static void test_tune_reduce(void **state) {
     free(report);
 }
 
+/* ptxkit_reduce keeps what a call's options resolved to (tuned values,
+ * kernel) per context; it must still follow the database, the mode and the
+ * tuner's guard. A planted entry the op refuses (items_per_thread 32 is more
+ * than reduce takes) makes that visible without timing anything. */
+static ptxkit_status reduce_ones(ptxkit_context *ctx, ptxkit_dptr in, size_t n, bool expect_ok) {
+    int32_t got = -1;
+    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, n, &got, NULL);
+    if (expect_ok && st == PTXKIT_SUCCESS) assert_int_equal(got, (int32_t)n);
+    return st;
+}
+
+static void test_reduce_follows_database(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], msg[640];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    size_t n = (size_t)3 << 12, most = (size_t)1 << 16; /* n: bucket 13 */
+    ptxkit_dptr in;
+    assert_ok(ctx, ptxkit_malloc(ctx, most * 4, &in));
+    assert_ok(ctx, ptxkit_memset32(ctx, in, 1, most, NULL));
+    for (int rep = 0; rep < 3; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* empty database */
+
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "reduce");
+    snprintf(e.variant, sizeof e.variant, "sum.int32");
+    e.bucket = 13;
+    e.config = (tune_config){0, 32, 0, 0, PTXKIT_LOAD_DEFAULT};
+    tune_db merged;
+    tune_db_init(&merged);
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, &merged, msg, sizeof msg));
+    tune_state_update(ctx, &merged); /* as the tuner does after a run */
+    for (int rep = 0; rep < 2; rep++) assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    setenv("PTXKIT_TUNE", "off", 1);
+    for (int rep = 0; rep < 2; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    unsetenv("PTXKIT_TUNE");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    /* inside the tuner, options are used as given */
+    tune_guard_enter();
+    assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    tune_guard_leave();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    /* other buckets keep the defaults */
+    assert_ok(ctx, reduce_ones(ctx, in, most, true));
+
+    /* a new result replaces the entry: the next call uses it */
+    e.config = (tune_config){256, 2, 16, 0, PTXKIT_LOAD_CG};
+    tune_db_init(&merged);
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, &merged, msg, sizeof msg));
+    tune_state_update(ctx, &merged);
+    for (int rep = 0; rep < 2; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    /* and a forgotten database is read again */
+    e.config = (tune_config){0, 32, 0, 0, PTXKIT_LOAD_DEFAULT};
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* still the loaded copy */
+    tune_state_reset(ctx);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    fresh_db(path, sizeof path);
+    assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    ptxkit_free(ctx, in);
+}
+
 /* ---- modes and damaged files ------------------------------------------- */
 
 static void test_auto_mode(void **state) {
@@ -386,6 +452,7 @@ int main(void) {
         cmocka_unit_test(test_tune_copy),
         cmocka_unit_test(test_dispatch_uses_database),
         cmocka_unit_test(test_tune_reduce),
+        cmocka_unit_test(test_reduce_follows_database),
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_corrupt_database),
         cmocka_unit_test(test_no_save),
