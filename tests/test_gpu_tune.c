@@ -3,8 +3,8 @@
  * results stay exact with tuned options, and a planted slow configuration
  * is really used), PTXKIT_TUNE=off|cached|auto, a corrupt database on a live
  * context, ptxkit_reduce following database changes, modes and the tuner's
- * guard through its per-context launch cache, and tune_measure. Every run
- * uses its own PTXKIT_TUNE_DB. */
+ * guard through its per-context launch cache, transpose's tuning and
+ * dispatch, and tune_measure. Every run uses its own PTXKIT_TUNE_DB. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ops/memlab.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/db.h"
@@ -342,6 +343,110 @@ static void test_reduce_follows_database(void **state) {
     ptxkit_free(ctx, in);
 }
 
+/* ---- transpose --------------------------------------------------------- */
+
+/* A transpose of 4097 x 4095 float32 with default options, checked in full. */
+static void transpose_check_public(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols) {
+    size_t e = ptxkit_dtype_size(type), bytes = rows * cols * e;
+    unsigned char *host = malloc(bytes), *back = malloc(bytes);
+    uint64_t rng = test_seed() ^ 0x77;
+    test_fill_random(host, bytes, &rng);
+    ptxkit_dptr src, dst;
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, bytes));
+    assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, bytes, NULL));
+    assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, PTXKIT_TRANSPOSE_PADDED, NULL, NULL));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            if (memcmp(back + (c * rows + r) * e, host + (r * cols + c) * e, e) != 0)
+                fail_msg("transpose %zux%zu: element (%zu, %zu) wrong", rows, cols, r, c);
+    ptxkit_free(ctx, src);
+    ptxkit_free(ctx, dst);
+    free(host);
+    free(back);
+}
+
+static tune_db_entry transpose_entry(ptxkit_context *ctx, const char *variant, int bucket, tune_config config) {
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "transpose");
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    e.bucket = bucket;
+    e.config = config;
+    return e;
+}
+
+/* Dispatch: ptxkit_transpose takes a tuned entry whole, for the padded kind
+ * on the JIT path, at the power of two nearest rows x cols, only where the
+ * caller set none of block, items and vector width; an entry that is no
+ * configuration is ignored. */
+static void test_transpose_dispatch(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], msg[640];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    tune_db_entry e[3] = {transpose_entry(ctx, "float32", 24, (tune_config){1024, 4, 4, 0, 0}),
+                          transpose_entry(ctx, "float64", 24, (tune_config){512, 8, 16, 0, 0}),
+                          transpose_entry(ctx, "float32", 20, (tune_config){512, 4, 4, 0, 0})}; /* 2048: no tile */
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, e, 3, NULL, msg, sizeof msg));
+    tune_state_reset(ctx);
+    transpose_config c;
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == 64 && c.block_size == 1024 && c.vector_bytes == 4);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT64, 4096, 4096, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == 64 && c.block_size == 512 && c.vector_bytes == 16);
+    transpose_config defaults = transpose_default_config(PTXKIT_FLOAT32, true);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 1024, 1024, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* the bad entry: ignored */
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_TILED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* other kinds: not tuned */
+    ptxkit_launch_options o = {.vector_bytes = 8};
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, &o, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size && c.vector_bytes == 8);
+    setenv("PTXKIT_TUNE", "off", 1);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size);
+    unsetenv("PTXKIT_TUNE");
+    transpose_check_public(ctx, PTXKIT_FLOAT32, 4097, 4095); /* with the tuned entry */
+    transpose_check_public(ctx, PTXKIT_FLOAT64, 4096, 4096);
+}
+
+/* A small tuning run of each variant saves what dispatch then reads. */
+static void test_tune_transpose(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    ptxkit_tune_options o = {.budget_s = 8};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    static const char *const variants[] = {"float32", "float64"};
+    for (int k = 0; k < 2; k++) {
+        assert_ok(ctx, ptxkit_tune(ctx, "transpose", variants[k], 1u << 20, 1u << 20, &o, report));
+        print_message("transpose %s: %.1f s, %.1f s compiling %d variants\n", variants[k], report->seconds,
+                      report->compile_seconds, report->kernels_prepared);
+        assert_int_equal(report->size_count, 1);
+        check_result(&report->sizes[0]);
+        assert_int_equal(report->sizes[0].legal, k == 0 ? 39 : 24);
+        tune_db_entry e = saved_entry(path, "transpose", variants[k], 20);
+        tune_config want = tune_config_from_options(&report->sizes[0].best);
+        assert_true(tune_config_equal(&e.config, &want));
+        ptxkit_dtype type = k == 0 ? PTXKIT_FLOAT32 : PTXKIT_FLOAT64;
+        transpose_config c, expect;
+        char why[256];
+        assert_true(transpose_config_from(type, true, want.block_size, want.items_per_thread, want.vector_bytes, &expect,
+                                          why, sizeof why));
+        assert_ok(ctx, transpose_resolve(ctx, type, 1025, 1023, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+        assert_true(c.tile == expect.tile && c.block_size == expect.block_size && c.vector_bytes == expect.vector_bytes);
+        transpose_check_public(ctx, type, 1025, 1023);
+    }
+    free(report);
+}
+
 /* ---- modes and damaged files ------------------------------------------- */
 
 static void test_auto_mode(void **state) {
@@ -453,6 +558,8 @@ int main(void) {
         cmocka_unit_test(test_dispatch_uses_database),
         cmocka_unit_test(test_tune_reduce),
         cmocka_unit_test(test_reduce_follows_database),
+        cmocka_unit_test(test_transpose_dispatch),
+        cmocka_unit_test(test_tune_transpose),
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_corrupt_database),
         cmocka_unit_test(test_no_save),
