@@ -3,7 +3,8 @@
  * of the words they read), the four float3 layouts, the shared-memory bank
  * kernels' sums, and ptxkit_transpose for odd shapes (1x1, 1xN, Nx1, 33x17,
  * 4097x4095), both types, all three kinds and every tile configuration the
- * benchmark uses, on poisoned outputs with guard zones and misaligned views.
+ * benchmark uses, and every one the tuner may pick (named by block size and
+ * items per thread), on poisoned outputs with guard zones and misaligned views.
  * All comparisons are exact: the kernels move bits or add 2.0f, which the
  * CPU reproduces bit for bit. */
 #include <stdlib.h>
@@ -473,6 +474,42 @@ static void transpose_every_configuration(void **state) {
     }
 }
 
+/* Options name a configuration by block size and items per thread (block
+ * x items is the tile): every triple the tuner may pick runs right, on odd
+ * shapes and on shapes whose whole tiles move vectors. */
+static void transpose_options_every_tuned_configuration(void **state) {
+    (void)state;
+    static const int blocks[] = {32, 64, 128, 256, 512, 1024}, items[] = {1, 2, 4, 8, 16, 32, 64}, vecs[] = {4, 8, 16};
+    static const size_t some[][2] = {{33, 17}, {257, 130}, {196, 132}};
+    int ran = 0;
+    for (size_t t = 0; t < 2; t++)
+        for (size_t b = 0; b < 6; b++)
+            for (size_t i = 0; i < 7; i++)
+                for (size_t v = 0; v < 3; v++) {
+                    transpose_config c;
+                    char why[256];
+                    if (vecs[v] < (int)ptxkit_dtype_size(types[t]) ||
+                        !transpose_config_from(types[t], true, blocks[b], items[i], vecs[v], &c, why, sizeof why))
+                        continue;
+                    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = blocks[b],
+                                               .items_per_thread = items[i], .vector_bytes = vecs[v]};
+                    for (size_t s = 0; s < sizeof some / sizeof some[0]; s++)
+                        check_transpose(types[t], some[s][0], some[s][1], PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
+                    ran++;
+                }
+    assert_int_equal(ran, 39 + 24);
+    /* items alone keep the default tile; block x items that is no square tile is refused */
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_launch_options o = {.items_per_thread = 8};
+    check_transpose(PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
+    o = (ptxkit_launch_options){.block_size = 512, .items_per_thread = 4};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
+                                                                  PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    o = (ptxkit_launch_options){.items_per_thread = 128};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
+                                                                  PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+}
+
 static void transpose_precompiled_ptx(void **state) {
     (void)state;
     if (!embedded_find("transpose.cg.ptx")) skip();
@@ -488,6 +525,11 @@ static void transpose_precompiled_ptx(void **state) {
     ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .block_size = 512};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
                                                              PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 16};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
+                                                             PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    o.items_per_thread = 4; /* the PTX's own: 32 x 32 tile, 256 threads */
+    check_transpose(PTXKIT_FLOAT32, 33, 17, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
 }
 
 static void transpose_bad_arguments(void **state) {
@@ -536,6 +578,7 @@ int main(void) {
     const struct CMUnitTest transpose_tests[] = {
         cmocka_unit_test(transpose_public_every_shape),
         cmocka_unit_test(transpose_every_configuration),
+        cmocka_unit_test(transpose_options_every_tuned_configuration),
         cmocka_unit_test(transpose_precompiled_ptx),
         cmocka_unit_test(transpose_bad_arguments),
     };

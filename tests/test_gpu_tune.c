@@ -2,7 +2,9 @@
  * reduce that save to a private database, dispatch reading it (the ops'
  * results stay exact with tuned options, and a planted slow configuration
  * is really used), PTXKIT_TUNE=off|cached|auto, a corrupt database on a live
- * context, and tune_measure. Every run uses its own PTXKIT_TUNE_DB. */
+ * context, ptxkit_reduce following database changes, modes and the tuner's
+ * guard through its per-context launch cache, transpose's tuning and
+ * dispatch, and tune_measure. Every run uses its own PTXKIT_TUNE_DB. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ops/memlab.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/db.h"
@@ -276,6 +279,174 @@ static void test_tune_reduce(void **state) {
     free(report);
 }
 
+/* ptxkit_reduce keeps what a call's options resolved to (tuned values,
+ * kernel) per context; it must still follow the database, the mode and the
+ * tuner's guard. A planted entry the op refuses (items_per_thread 32 is more
+ * than reduce takes) makes that visible without timing anything. */
+static ptxkit_status reduce_ones(ptxkit_context *ctx, ptxkit_dptr in, size_t n, bool expect_ok) {
+    int32_t got = -1;
+    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, n, &got, NULL);
+    if (expect_ok && st == PTXKIT_SUCCESS) assert_int_equal(got, (int32_t)n);
+    return st;
+}
+
+static void test_reduce_follows_database(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], msg[640];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    size_t n = (size_t)3 << 12, most = (size_t)1 << 16; /* n: bucket 13 */
+    ptxkit_dptr in;
+    assert_ok(ctx, ptxkit_malloc(ctx, most * 4, &in));
+    assert_ok(ctx, ptxkit_memset32(ctx, in, 1, most, NULL));
+    for (int rep = 0; rep < 3; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* empty database */
+
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "reduce");
+    snprintf(e.variant, sizeof e.variant, "sum.int32");
+    e.bucket = 13;
+    e.config = (tune_config){0, 32, 0, 0, PTXKIT_LOAD_DEFAULT};
+    tune_db merged;
+    tune_db_init(&merged);
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, &merged, msg, sizeof msg));
+    tune_state_update(ctx, &merged); /* as the tuner does after a run */
+    for (int rep = 0; rep < 2; rep++) assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    setenv("PTXKIT_TUNE", "off", 1);
+    for (int rep = 0; rep < 2; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    unsetenv("PTXKIT_TUNE");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    /* inside the tuner, options are used as given */
+    tune_guard_enter();
+    assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    tune_guard_leave();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    /* other buckets keep the defaults */
+    assert_ok(ctx, reduce_ones(ctx, in, most, true));
+
+    /* a new result replaces the entry: the next call uses it */
+    e.config = (tune_config){256, 2, 16, 0, PTXKIT_LOAD_CG};
+    tune_db_init(&merged);
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, &merged, msg, sizeof msg));
+    tune_state_update(ctx, &merged);
+    for (int rep = 0; rep < 2; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    /* and a forgotten database is read again */
+    e.config = (tune_config){0, 32, 0, 0, PTXKIT_LOAD_DEFAULT};
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* still the loaded copy */
+    tune_state_reset(ctx);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
+    fresh_db(path, sizeof path);
+    assert_ok(ctx, reduce_ones(ctx, in, n, true));
+    ptxkit_free(ctx, in);
+}
+
+/* ---- transpose --------------------------------------------------------- */
+
+/* A transpose with default options (tuned where the database says), checked in full. */
+static void transpose_check_public(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols) {
+    size_t e = ptxkit_dtype_size(type), bytes = rows * cols * e;
+    unsigned char *host = malloc(bytes), *back = malloc(bytes);
+    uint64_t rng = test_seed() ^ 0x77;
+    test_fill_random(host, bytes, &rng);
+    ptxkit_dptr src, dst;
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, bytes));
+    assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, bytes, NULL));
+    assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, PTXKIT_TRANSPOSE_PADDED, NULL, NULL));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            if (memcmp(back + (c * rows + r) * e, host + (r * cols + c) * e, e) != 0)
+                fail_msg("transpose %zux%zu: element (%zu, %zu) wrong", rows, cols, r, c);
+    ptxkit_free(ctx, src);
+    ptxkit_free(ctx, dst);
+    free(host);
+    free(back);
+}
+
+static tune_db_entry transpose_entry(ptxkit_context *ctx, const char *variant, int bucket, tune_config config) {
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "transpose");
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    e.bucket = bucket;
+    e.config = config;
+    return e;
+}
+
+/* Dispatch: ptxkit_transpose takes a tuned entry whole, for the padded kind
+ * on the JIT path, at the power of two nearest rows x cols, only where the
+ * caller set none of block, items and vector width; an entry that is no
+ * configuration is ignored. */
+static void test_transpose_dispatch(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], msg[640];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    tune_db_entry e[3] = {transpose_entry(ctx, "float32", 24, (tune_config){1024, 4, 4, 0, 0}),
+                          transpose_entry(ctx, "float64", 24, (tune_config){512, 8, 16, 0, 0}),
+                          transpose_entry(ctx, "float32", 20, (tune_config){512, 4, 4, 0, 0})}; /* 2048: no tile */
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, e, 3, NULL, msg, sizeof msg));
+    tune_state_reset(ctx);
+    transpose_config c;
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == 64 && c.block_size == 1024 && c.vector_bytes == 4);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT64, 4096, 4096, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == 64 && c.block_size == 512 && c.vector_bytes == 16);
+    transpose_config defaults = transpose_default_config(PTXKIT_FLOAT32, true);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 1024, 1024, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* the bad entry: ignored */
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_TILED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* other kinds: not tuned */
+    ptxkit_launch_options o = {.vector_bytes = 8};
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, &o, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size && c.vector_bytes == 8);
+    setenv("PTXKIT_TUNE", "off", 1);
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size);
+    unsetenv("PTXKIT_TUNE");
+    transpose_check_public(ctx, PTXKIT_FLOAT32, 4097, 4095); /* with the tuned entry */
+    transpose_check_public(ctx, PTXKIT_FLOAT64, 4096, 4096);
+}
+
+/* A small tuning run of each variant saves what dispatch then reads. */
+static void test_tune_transpose(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    ptxkit_tune_options o = {.budget_s = 8};
+    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    static const char *const variants[] = {"float32", "float64"};
+    for (int k = 0; k < 2; k++) {
+        assert_ok(ctx, ptxkit_tune(ctx, "transpose", variants[k], 1u << 20, 1u << 20, &o, report));
+        print_message("transpose %s: %.1f s, %.1f s compiling %d variants\n", variants[k], report->seconds,
+                      report->compile_seconds, report->kernels_prepared);
+        assert_int_equal(report->size_count, 1);
+        check_result(&report->sizes[0]);
+        assert_int_equal(report->sizes[0].legal, k == 0 ? 39 : 24);
+        tune_db_entry e = saved_entry(path, "transpose", variants[k], 20);
+        tune_config want = tune_config_from_options(&report->sizes[0].best);
+        assert_true(tune_config_equal(&e.config, &want));
+        ptxkit_dtype type = k == 0 ? PTXKIT_FLOAT32 : PTXKIT_FLOAT64;
+        transpose_config c, expect;
+        char why[256];
+        assert_true(transpose_config_from(type, true, want.block_size, want.items_per_thread, want.vector_bytes, &expect,
+                                          why, sizeof why));
+        assert_ok(ctx, transpose_resolve(ctx, type, 1025, 1023, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+        assert_true(c.tile == expect.tile && c.block_size == expect.block_size && c.vector_bytes == expect.vector_bytes);
+        transpose_check_public(ctx, type, 1025, 1023);
+    }
+    free(report);
+}
+
 /* ---- modes and damaged files ------------------------------------------- */
 
 static void test_auto_mode(void **state) {
@@ -386,6 +557,9 @@ int main(void) {
         cmocka_unit_test(test_tune_copy),
         cmocka_unit_test(test_dispatch_uses_database),
         cmocka_unit_test(test_tune_reduce),
+        cmocka_unit_test(test_reduce_follows_database),
+        cmocka_unit_test(test_transpose_dispatch),
+        cmocka_unit_test(test_tune_transpose),
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_corrupt_database),
         cmocka_unit_test(test_no_save),

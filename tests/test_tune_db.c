@@ -12,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "ops/memlab.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/db.h"
@@ -691,6 +692,89 @@ static void test_config_helpers(void **state) {
     for (int i = 0; i < 1000; i++) assert_true(values[i] == 1.0f || values[i] == 2.0f || values[i] == 3.0f);
 }
 
+/* transpose: block x items is the tile, the vector width must map; the
+ * tuner's space is the legal triples; a matrix looks up the nearest power
+ * of two of its elements. */
+static void test_transpose_family(void **state) {
+    (void)state;
+    ptxkit_device_info info = h100_info();
+    tune_variant f32 = variant_of("transpose", NULL), f64 = variant_of("transpose", "float64");
+    assert_string_equal(f32.name, "float32");
+    assert_int_equal(f32.type, PTXKIT_FLOAT32);
+    assert_int_equal(f64.elem_size, 8);
+    char why[256];
+    tune_variant v;
+    static const char *const bad[] = {"int32", "padded", "padded.float32", "float16", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (bad[i][0]) assert_true(tune_variant_parse(tune_family_find("transpose"), bad[i], &v, why, sizeof why) != PTXKIT_SUCCESS);
+
+    transpose_config c;
+    assert_true(transpose_config_from(PTXKIT_FLOAT32, true, 0, 0, 0, &c, why, sizeof why));
+    assert_true(c.tile == 64 && c.block_size == 256 && c.vector_bytes == 4);
+    assert_true(transpose_config_from(PTXKIT_FLOAT64, true, 0, 0, 0, &c, why, sizeof why));
+    assert_true(c.tile == 32 && c.block_size == 256 && c.vector_bytes == 8);
+    assert_true(transpose_config_from(PTXKIT_FLOAT32, false, 0, 0, 0, &c, why, sizeof why)); /* the PTX's */
+    assert_true(c.tile == 32 && c.block_size == 256 && c.vector_bytes == 16);
+    assert_true(transpose_config_from(PTXKIT_FLOAT32, true, 1024, 4, 0, &c, why, sizeof why));
+    assert_true(c.tile == 64 && c.block_size == 1024 && c.vector_bytes == 4);
+    assert_true(transpose_config_from(PTXKIT_FLOAT64, true, 1024, 1, 0, &c, why, sizeof why));
+    assert_true(c.tile == 32 && c.vector_bytes == 4); /* the default width narrows to fit */
+    assert_true(transpose_config_from(PTXKIT_FLOAT32, true, 0, 8, 0, &c, why, sizeof why));
+    assert_true(c.tile == 64 && c.block_size == 512); /* items alone keep the default tile */
+    assert_true(transpose_config_from(PTXKIT_FLOAT64, true, 0, 32, 16, &c, why, sizeof why));
+    assert_true(c.tile == 32 && c.block_size == 32 && c.vector_bytes == 16);
+    assert_true(transpose_config_from(PTXKIT_FLOAT32, true, 32, 0, 0, &c, why, sizeof why));
+    assert_true(c.tile == 32 && c.block_size == 32); /* a block alone picks a tile that fits */
+    assert_false(transpose_config_from(PTXKIT_FLOAT32, true, 512, 4, 0, &c, why, sizeof why)); /* 2048: no square */
+    assert_non_null(strstr(why, "tile"));
+    assert_false(transpose_config_from(PTXKIT_FLOAT32, true, 0, 128, 0, &c, why, sizeof why));
+    assert_false(transpose_config_from(PTXKIT_FLOAT32, true, 256, 1, 16, &c, why, sizeof why)); /* 4 words > 1 item */
+    assert_false(transpose_config_check(&(transpose_config){48, 256, 4}, why, sizeof why));
+    assert_false(transpose_config_check(&(transpose_config){64, 32, 4}, why, sizeof why));
+    assert_true(transpose_config_check(&(transpose_config){16, 32, 16}, why, sizeof why));
+
+    /* the space: every legal triple, and only those, with the defaults */
+    const tune_variant *vs[2] = {&f32, &f64};
+    const int want_legal[2] = {39, 24};
+    for (int k = 0; k < 2; k++) {
+        tune_space s;
+        tune_space_for(vs[k], &info, &s);
+        assert_int_equal(s.count[TUNE_BPSM], 1);
+        assert_int_equal(s.count[TUNE_LOAD], 1);
+        int legal = 0;
+        for (size_t i = 0; i < tune_space_size(&s); i++) {
+            tune_config t;
+            tune_space_config(&s, i, &t);
+            bool ok = tune_config_legal(vs[k], &t, &info, why, sizeof why);
+            bool runs = transpose_config_from(vs[k]->type, true, t.block_size, t.items_per_thread, t.vector_bytes, &c,
+                                              why, sizeof why);
+            assert_int_equal(ok, runs);
+            if (ok) assert_int_equal(c.tile * c.tile, t.block_size * t.items_per_thread);
+            legal += ok;
+        }
+        assert_int_equal(legal, want_legal[k]);
+        assert_true(tune_config_legal(vs[k], &(tune_config){0}, &info, why, sizeof why));
+        /* the two matrices of a bucket use nearly all its n elements */
+        for (int b = 16; b <= 28; b += 2) {
+            size_t n = (size_t)1 << b;
+            double moved = vs[k]->family->bytes_moved(vs[k], n), most = 2.0 * (double)n * (double)vs[k]->elem_size;
+            assert_true(moved <= most && moved > 0.99 * most);
+        }
+        assert_true(vs[k]->family->bytes_moved(vs[k], 1) > 0);
+    }
+    assert_false(tune_config_legal(&f32, &(tune_config){512, 4, 4, 0, 0}, &info, why, sizeof why));
+    assert_true(tune_config_legal(&f32, &(tune_config){1024, 4, 16, 0, 0}, &info, why, sizeof why));
+    assert_false(tune_config_legal(&f64, &(tune_config){1024, 4, 4, 0, 0}, &info, why, sizeof why)); /* 4 < 8 bytes */
+
+    assert_int_equal(transpose_tune_size(4097, 4095), (size_t)1 << 24);
+    assert_int_equal(transpose_tune_size(8192, 8192), (size_t)1 << 26);
+    assert_int_equal(transpose_tune_size(2897, 2897), (size_t)1 << 23);
+    assert_int_equal(transpose_tune_size(1, 1), 1);
+    assert_int_equal(transpose_tune_size(3, 1), 4);
+    assert_int_equal(transpose_tune_size(0, 7), 0);
+    assert_int_equal(transpose_tune_size(SIZE_MAX, 3), 0);
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 static void test_mode_and_guard(void **state) {
@@ -747,7 +831,9 @@ static void test_lookup_and_apply(void **state) {
     e.bucket = 24;
     e.config = (tune_config){512, 8, 16, 0, PTXKIT_LOAD_NC};
     assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    unsigned generation = tune_generation();
     tune_state_reset(&ctx); /* the context loaded the empty state before */
+    assert_int_not_equal(tune_generation(), generation); /* ops keeping tuned values look again */
 
     assert_true(tune_lookup(&ctx, "reduce", "sum.float32", (1 << 24) + 5, &c));
     assert_int_equal(c.block_size, 512);
@@ -831,6 +917,7 @@ int main(void) {
         cmocka_unit_test(test_constraints),
         cmocka_unit_test(test_spaces),
         cmocka_unit_test(test_config_helpers),
+        cmocka_unit_test(test_transpose_family),
         cmocka_unit_test(test_mode_and_guard),
         cmocka_unit_test(test_lookup_and_apply),
     };

@@ -1,6 +1,8 @@
 /* reduce: the production reduction (cu_sources/reduce.cu) and the names of
  * the reduce operators (element type names are in dtype.c). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ops/reduce.h"
 #include "tune/tune.h"
@@ -79,17 +81,42 @@ ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_red
     return PTXKIT_SUCCESS;
 }
 
-/* ---- scratch slots ------------------------------------------------------
- * The kernel's partials and ticket counter live in its module, in
- * REDUCE_SLOTS copies. A stream keeps one slot while it is among the
- * REDUCE_SLOTS most recently used streams of the context, so launches that
- * share a slot are ordered by their stream, at no cost per call. When a
- * slot passes to another stream, an event recorded on the previous owner
- * at that moment (it follows all the owner's work so far, its reductions
- * with the slot included) is waited for by the new one; a stream being
- * destroyed records it first. Any number of streams may reduce at once,
- * never sharing a counter while it is in use. */
-typedef struct reduce_slots {
+/* ---- per-context state --------------------------------------------------
+ * Scratch slots: the kernel's partials and ticket counter live in its
+ * module, in REDUCE_SLOTS copies. A stream keeps one slot while it is among
+ * the REDUCE_SLOTS most recently used streams of the context, so launches
+ * that share a slot are ordered by their stream, at no cost per call. When a
+ * slot passes to another stream, an event recorded on the previous owner at
+ * that moment (it follows all the owner's work so far, its reductions with
+ * the slot included) is waited for by the new one; a stream being destroyed
+ * records it first. Any number of streams may reduce at once, never sharing
+ * a counter while it is in use. A launch of one block touches no scratch
+ * (the kernel writes its result directly), so it takes no slot.
+ *
+ * Resolved launches: what a call's options resolve to (the tuned values,
+ * the loaded kernel, its block size and the most blocks worth launching)
+ * depends only on the operator and type, the caller's options, the size
+ * bucket (through the tuning database) and the tuning state, never on the
+ * pointers or the exact size. Small reductions are bound by the host's time
+ * per call, so a repeat call finds its resolution here instead of
+ * re-checking the tuning database and hashing the kernel's key. */
+enum { LAUNCH_CACHE = 64 };
+
+typedef struct launch_key {
+    ptxkit_launch_options options; /* the caller's, validated */
+    int op, type;                  /* as called */
+    int bucket;                    /* size bucket; -1 where tuning does not apply */
+    int mode;                      /* tune_mode; TUNE_MODE_OFF inside the tuner */
+} launch_key;
+
+typedef struct resolved_launch {
+    CUfunction fn;
+    int block;
+    unsigned per_trip;  /* elements one thread covers in one unrolled trip */
+    unsigned wave;      /* most useful blocks: one wave of resident blocks, within REDUCE_MAX_GRID */
+} resolved_launch;
+
+typedef struct reduce_state {
     pthread_mutex_t lock;
     struct {
         CUstream owner;      /* valid while owned */
@@ -98,23 +125,29 @@ typedef struct reduce_slots {
         unsigned long long last_use;
     } slot[REDUCE_SLOTS];
     unsigned long long clock;
-} reduce_slots;
+    struct {
+        launch_key key;
+        unsigned generation; /* tune_generation() when it was resolved */
+        resolved_launch value;
+    } cache[LAUNCH_CACHE];
+    unsigned cache_count, cache_next, cache_last;
+} reduce_state;
 
-static void slots_destroy(ptxkit_context *ctx, void *p) {
-    reduce_slots *s = p;
+static void state_destroy(ptxkit_context *ctx, void *p) {
+    reduce_state *s = p;
     for (int i = 0; i < REDUCE_SLOTS; i++)
         if (s->slot[i].handover) ctx->cu->cuEventDestroy(s->slot[i].handover);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
-static void *slots_create(ptxkit_context *ctx) {
-    reduce_slots *s = calloc(1, sizeof *s);
+static void *state_create(ptxkit_context *ctx) {
+    reduce_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     pthread_mutex_init(&s->lock, NULL);
     for (int i = 0; i < REDUCE_SLOTS; i++)
         if (ctx->cu->cuEventCreate(&s->slot[i].handover, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-            slots_destroy(ctx, s);
+            state_destroy(ctx, s);
             return NULL;
         }
     return s;
@@ -122,8 +155,8 @@ static void *slots_create(ptxkit_context *ctx) {
 
 /* Releases the slots of a stream about to be destroyed; a later owner
  * waits for its work. */
-static void slots_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
-    reduce_slots *s = p;
+static void state_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
+    reduce_state *s = p;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < REDUCE_SLOTS; i++)
         if (s->slot[i].owned && s->slot[i].owner == stream) {
@@ -137,11 +170,11 @@ static void slots_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) 
     pthread_mutex_unlock(&s->lock);
 }
 
-static const context_state_ops reduce_slots_ops = {slots_create, slots_destroy, slots_stream_closing};
+static const context_state_ops reduce_state_ops = {state_create, state_destroy, state_stream_closing};
 
 /* Picks the slot of `stream` (lock held) and orders the stream after the
  * slot's previous owner when that was another stream. */
-static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_slots *s, CUstream stream, unsigned *slot) {
+static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_state *s, CUstream stream, unsigned *slot) {
     int pick = -1;
     for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
         if (s->slot[i].owned && s->slot[i].owner == stream) pick = i;
@@ -165,6 +198,41 @@ static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_slots *s, CUstream
     s->slot[pick].last_use = ++s->clock;
     *slot = (unsigned)pick;
     return PTXKIT_SUCCESS;
+}
+
+static bool options_equal(const ptxkit_launch_options *a, const ptxkit_launch_options *b) {
+    return a->path == b->path && a->load_op == b->load_op && a->block_size == b->block_size &&
+           a->vector_bytes == b->vector_bytes && a->items_per_thread == b->items_per_thread &&
+           a->blocks_per_sm == b->blocks_per_sm;
+}
+
+static bool key_equal(const launch_key *a, const launch_key *b) {
+    return a->op == b->op && a->type == b->type && a->bucket == b->bucket && a->mode == b->mode &&
+           options_equal(&a->options, &b->options);
+}
+
+/* The cached resolution of key at this tuning generation (lock held). */
+static bool cache_find(reduce_state *s, const launch_key *key, unsigned generation, resolved_launch *out) {
+    /* a caller repeating one reduction hits the last entry at once */
+    for (unsigned k = 0; k < s->cache_count; k++) {
+        unsigned i = (s->cache_last + k) % s->cache_count;
+        if (s->cache[i].generation == generation && key_equal(&s->cache[i].key, key)) {
+            s->cache_last = i;
+            *out = s->cache[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Remembers a resolution (lock held), replacing the oldest when full. An
+ * entry of an older generation never matches again and is replaced in turn. */
+static void cache_insert(reduce_state *s, const launch_key *key, unsigned generation, const resolved_launch *value) {
+    unsigned i = s->cache_count < LAUNCH_CACHE ? s->cache_count++ : s->cache_next++ % LAUNCH_CACHE;
+    s->cache[i].key = *key;
+    s->cache[i].generation = generation;
+    s->cache[i].value = *value;
+    s->cache_last = i;
 }
 
 /* ---- configuration ------------------------------------------------------ */
@@ -228,6 +296,18 @@ static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, CUfunc
     return family_kernel_get(ctx, &c->opt, &spec, REDUCE_DEFAULT_BLOCK, fn, block);
 }
 
+/* The slow path of a call (context current): tuned options, the kernel
+ * (compiled or loaded if needed) and the wave of resident blocks. */
+static ptxkit_status reduce_resolve(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                    const ptxkit_launch_options *options, resolved_launch *out) {
+    reduce_config c;
+    ptxkit_status st = reduce_configure(ctx, op, type, n, options, &c);
+    if (st == PTXKIT_SUCCESS) st = reduce_kernel(ctx, &c, &out->fn, &out->block);
+    if (st != PTXKIT_SUCCESS) return st;
+    out->per_trip = (unsigned)((size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type) * (size_t)c.unroll);
+    return grid_size_for(ctx, out->fn, out->block, 0, c.opt.blocks_per_sm, REDUCE_MAX_GRID, &out->wave);
+}
+
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                              const ptxkit_launch_options *options) {
     /* Arguments as a call would have them: any aligned output, no input. */
@@ -250,44 +330,58 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if (st != PTXKIT_SUCCESS) return st;
     if ((unsigned)passes > REDUCE_PASSES_TWO)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: unknown pass count %d", (int)passes);
-    reduce_config c;
-    if ((st = reduce_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    launch_key key;
+    memset(&key, 0, sizeof key);
+    if ((st = check_launch_options(ctx, options, &key.options)) != PTXKIT_SUCCESS) return st;
+    key.op = (int)op;
+    key.type = (int)type;
+    /* what tune_lookup reads, read the same way: the tuner's own calls
+     * (guarded) and PTXKIT_TUNE=off use no database, whatever the size */
+    key.mode = tune_guard_active() ? TUNE_MODE_OFF : (int)tune_mode_from_env();
+    key.bucket = key.mode == TUNE_MODE_OFF ? -1 : tune_bucket(n);
+    unsigned generation = tune_generation(); /* before resolving: a change meanwhile retires the entry */
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    int block;
-    if ((st = reduce_kernel(ctx, &c, &fn, &block)) != PTXKIT_SUCCESS) goto done;
-
-    size_t per_vector = (size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type);
-    size_t per_trip = per_vector * (size_t)c.unroll;
-    unsigned grid;
-    /* One unrolled trip per thread at most where the input is small (fewer,
-     * fuller blocks: less to combine at the end), one full wave of resident
-     * blocks where it is large. */
-    size_t needed = ((n + per_trip - 1) / per_trip + (size_t)block - 1) / (size_t)block;
-    size_t useful = needed < 1 ? 1 : needed > REDUCE_MAX_GRID ? REDUCE_MAX_GRID : needed;
-    if ((st = grid_size_for(ctx, fn, block, 0, c.opt.blocks_per_sm, useful, &grid)) != PTXKIT_SUCCESS) goto done;
-
-    reduce_slots *slots = context_state(ctx, &reduce_slots_ops);
-    if (!slots) {
+    reduce_state *s = context_state(ctx, &reduce_state_ops); /* its events need the context current */
+    if (!s) {
         st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "reduce: cannot create the per-context scratch events");
         goto done;
     }
+    resolved_launch L;
+    pthread_mutex_lock(&s->lock);
+    if (!cache_find(s, &key, generation, &L)) {
+        /* resolving may compile: other threads' reductions go on meanwhile */
+        pthread_mutex_unlock(&s->lock);
+        if ((st = reduce_resolve(ctx, op, type, n, &key.options, &L)) != PTXKIT_SUCCESS) goto done;
+        pthread_mutex_lock(&s->lock);
+        cache_insert(s, &key, generation, &L);
+    }
+    /* One unrolled trip per thread at most where the input is small (fewer,
+     * fuller blocks: less to combine at the end), one full wave of resident
+     * blocks where it is large. */
+    size_t needed = ((n + L.per_trip - 1) / L.per_trip + (size_t)L.block - 1) / (size_t)L.block;
+    unsigned grid = needed <= 1 ? 1u : needed < L.wave ? (unsigned)needed : L.wave;
     CUdeviceptr d_in = in, d_out = out;
     unsigned long long count = n;
     unsigned slot = 0;
     unsigned mode = passes == REDUCE_PASSES_TWO && grid > 1 ? 1u : 0u;
     void *args[] = {&d_in, &count, &d_out, &slot, &mode};
-    CUstream s = stream_handle(stream);
-    pthread_mutex_lock(&slots->lock);
-    st = slot_acquire(ctx, slots, s, &slot);
-    if (st == PTXKIT_SUCCESS) st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+    if (grid == 1) {
+        /* no scratch: nothing to order against other streams */
+        pthread_mutex_unlock(&s->lock);
+        st = launch_kernel(ctx, L.fn, 1, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
+        goto done;
+    }
+    /* The slot's owner must not change between its choice and the launches
+     * that use it: the lock is held across them. */
+    st = slot_acquire(ctx, s, stream_handle(stream), &slot);
+    if (st == PTXKIT_SUCCESS) st = launch_kernel(ctx, L.fn, grid, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
     if (st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
-        st = launch_kernel(ctx, fn, 1, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        st = launch_kernel(ctx, L.fn, 1, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
     }
-    pthread_mutex_unlock(&slots->lock);
+    pthread_mutex_unlock(&s->lock);
 done:
     context_leave(ctx);
     return st;

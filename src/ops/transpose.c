@@ -1,8 +1,10 @@
 /* transpose: dense row-major out-of-place transpose (cu_sources/transpose.cu). */
+#include <math.h>
 #include <stdio.h>
 
 #include "ops/memlab.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 
 /* What the precompiled PTX is generated with (transpose.cu's defaults). */
 static const transpose_config ptx_config = {.tile = 32, .block_size = 256, .vector_bytes = 16};
@@ -22,24 +24,98 @@ transpose_config transpose_default_config(ptxkit_dtype type, bool jit) {
     return (transpose_config){.tile = 64, .block_size = 256, .vector_bytes = 4};
 }
 
-static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c) {
-    if (c->tile != 16 && c->tile != 32 && c->tile != 64)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: tile %d is not 16, 32 or 64", c->tile);
-    if (c->vector_bytes != 4 && c->vector_bytes != 8 && c->vector_bytes != 16)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: vector width %d is not 4, 8 or 16",
-                            c->vector_bytes);
-    int block;
-    ptxkit_status st = check_block_size(ctx, c->block_size, 0, &block);
-    if (st != PTXKIT_SUCCESS) return st;
+bool transpose_config_check(const transpose_config *c, char *why, size_t why_size) {
+    if (c->tile != 16 && c->tile != 32 && c->tile != 64) {
+        snprintf(why, why_size, "tile %d is not 16, 32 or 64", c->tile);
+        return false;
+    }
+    if (c->vector_bytes != 4 && c->vector_bytes != 8 && c->vector_bytes != 16) {
+        snprintf(why, why_size, "vector width %d is not 4, 8 or 16", c->vector_bytes);
+        return false;
+    }
+    int b = c->block_size;
+    if (b < 32 || b > 1024 || (b & (b - 1)) != 0) {
+        snprintf(why, why_size, "block size %d is not a power of two in [32, 1024]", b);
+        return false;
+    }
     /* transpose.cu: tile <= block <= tile^2, and the 4-byte kernels' vector
      * mapping needs block * (vector_bytes / 4) <= tile^2 */
     long long square = (long long)c->tile * c->tile;
-    if (c->block_size < c->tile || c->block_size > square || (long long)c->block_size * (c->vector_bytes / 4) > square)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "transpose: %d threads cannot cover a %d x %d tile with %d-byte vectors (need a power of "
-                            "two with tile <= threads and threads x vector/4 <= tile^2)",
-                            c->block_size, c->tile, c->tile, c->vector_bytes);
-    return PTXKIT_SUCCESS;
+    if (b < c->tile || b > square || (long long)b * (c->vector_bytes / 4) > square) {
+        snprintf(why, why_size,
+                 "%d threads cannot cover a %d x %d tile with %d-byte vectors (need a power of two with tile <= "
+                 "threads and threads x vector/4 <= tile^2)", b, c->tile, c->tile, c->vector_bytes);
+        return false;
+    }
+    return true;
+}
+
+bool transpose_config_from(ptxkit_dtype type, bool jit, int block_size, int items_per_thread, int vector_bytes,
+                           transpose_config *out, char *why, size_t why_size) {
+    transpose_config d = transpose_default_config(type, jit), c = d;
+    if (vector_bytes) c.vector_bytes = vector_bytes;
+    int vec_words = c.vector_bytes / 4 > 0 ? c.vector_bytes / 4 : 1;
+    if (block_size && items_per_thread) {
+        /* each thread moves items_per_thread elements of a square tile */
+        long long area = (long long)block_size * items_per_thread;
+        c.block_size = block_size;
+        c.tile = area == 256 ? 16 : area == 1024 ? 32 : area == 4096 ? 64 : 0;
+        if (!c.tile) {
+            snprintf(why, why_size,
+                     "%d threads x %d items per thread is not a 16 x 16, 32 x 32 or 64 x 64 tile (256, 1024 or 4096 "
+                     "elements)", block_size, items_per_thread);
+            return false;
+        }
+    } else if (block_size) {
+        /* a block size the default tile cannot use picks a tile that can */
+        c.block_size = block_size;
+        while (c.tile > 16 && c.block_size < c.tile) c.tile /= 2;
+        while (c.tile < 64 && ((long long)c.block_size > (long long)c.tile * c.tile ||
+                               (long long)c.block_size * vec_words > (long long)c.tile * c.tile))
+            c.tile *= 2;
+    } else if (items_per_thread) {
+        /* the default tile if it gives a legal block, else the largest that does */
+        static const int tiles[] = {0, 64, 32, 16};
+        bool found = false;
+        for (int i = 0; i < 4 && !found; i++) {
+            int tile = i == 0 ? d.tile : tiles[i];
+            int area = tile * tile;
+            if (items_per_thread > area || area % items_per_thread) continue;
+            int b = area / items_per_thread;
+            if (b < 32 || b > 1024 || (b & (b - 1)) || b < tile) continue;
+            c.tile = tile;
+            c.block_size = b;
+            found = true;
+        }
+        if (!found) {
+            snprintf(why, why_size, "no 16, 32 or 64 square tile gives %d items per thread with 32 to 1024 threads",
+                     items_per_thread);
+            return false;
+        }
+    }
+    /* a default vector width narrows to what the block can map */
+    if (!vector_bytes)
+        while (c.vector_bytes > 4 && (long long)c.block_size * (c.vector_bytes / 4) > (long long)c.tile * c.tile)
+            c.vector_bytes /= 2;
+    *out = c;
+    return transpose_config_check(&c, why, why_size);
+}
+
+size_t transpose_tune_size(size_t rows, size_t cols) {
+    size_t count;
+    if (!mul_size(rows, cols, &count) || count == 0) return 0;
+    int b = tune_bucket(count);
+    /* the nearer power of two: 4097 x 4095 is a 2^24 matrix, not a 2^23 one */
+    if (b < 63 && (double)count > ldexp(1.0, b) * M_SQRT2) b++;
+    return (size_t)1 << b;
+}
+
+static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c) {
+    char why[256];
+    if (!transpose_config_check(c, why, sizeof why))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: %s", why);
+    int block;
+    return check_block_size(ctx, c->block_size, 0, &block); /* the device's limit */
 }
 
 static bool same_config(const transpose_config *a, const transpose_config *b) {
@@ -111,27 +187,60 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     return st;
 }
 
+/* Options to a configuration. block_size, items_per_thread (elements each
+ * thread moves: the tile is a square of block x items elements) and
+ * vector_bytes, where the caller sets any of them, are the caller's; where
+ * the caller leaves all three at 0, the padded kind on the JIT path takes
+ * the tuning database's entry for (transpose, type) at the power of two
+ * nearest rows x cols. The three only make sense together, so a tuned
+ * entry is used whole or not at all, and one that is not a configuration
+ * transpose.cu can run (a damaged or foreign file) is ignored: it costs the
+ * tuned choice, never the call. */
+ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
+                                ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                                ptxkit_launch_options *used, transpose_config *config) {
+    ptxkit_launch_options opt;
+    ptxkit_status st = check_launch_options(ctx, options, &opt);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "transpose: type %d is not float32 or float64", (int)type);
+    bool jit = options_use_jit(&opt);
+    char why[256];
+    if (!jit && ((opt.block_size && opt.block_size != ptx_config.block_size) ||
+                 (opt.vector_bytes && opt.vector_bytes != ptx_config.vector_bytes) ||
+                 (opt.items_per_thread &&
+                  opt.items_per_thread != ptx_config.tile * ptx_config.tile / ptx_config.block_size)))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "transpose: the precompiled PTX is built for %d threads, %d items per thread and %d-byte "
+                            "accesses: use the JIT path for other configurations", ptx_config.block_size,
+                            ptx_config.tile * ptx_config.tile / ptx_config.block_size, ptx_config.vector_bytes);
+    size_t n = transpose_tune_size(rows, cols);
+    if (jit && kind == PTXKIT_TRANSPOSE_PADDED && n && !opt.block_size && !opt.items_per_thread && !opt.vector_bytes) {
+        ptxkit_launch_options tuned = opt;
+        tune_apply(ctx, "transpose", ptxkit_dtype_name(type), n, &tuned);
+        transpose_config c;
+        if ((tuned.block_size || tuned.items_per_thread || tuned.vector_bytes) &&
+            transpose_config_from(type, jit, tuned.block_size, tuned.items_per_thread, tuned.vector_bytes, &c, why,
+                                  sizeof why)) {
+            opt.block_size = tuned.block_size;
+            opt.items_per_thread = tuned.items_per_thread;
+            opt.vector_bytes = tuned.vector_bytes;
+        }
+    }
+    if (!transpose_config_from(type, jit, opt.block_size, opt.items_per_thread, opt.vector_bytes, config, why,
+                               sizeof why))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: %s", why);
+    if (used) *used = opt;
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
                                size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
                                ptxkit_stream *stream) {
     ptxkit_launch_options opt;
-    ptxkit_status st = check_launch_options(ctx, options, &opt);
+    transpose_config config;
+    ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, &opt, &config);
     if (st != PTXKIT_SUCCESS) return st;
-    bool jit = options_use_jit(&opt);
-    transpose_config config = transpose_default_config(type, jit);
-    if (!jit && ((opt.block_size && opt.block_size != config.block_size) ||
-                 (opt.vector_bytes && opt.vector_bytes != config.vector_bytes)))
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
-                            "transpose: the precompiled PTX is built for %d threads and %d-byte accesses: use the JIT path "
-                            "for other configurations", config.block_size, config.vector_bytes);
-    if (opt.block_size) config.block_size = opt.block_size;
-    if (opt.vector_bytes) config.vector_bytes = opt.vector_bytes;
-    /* A block size the default tile cannot use picks a tile that can. */
-    if (opt.block_size && jit) {
-        while (config.tile > 16 && config.block_size < config.tile) config.tile /= 2;
-        while (config.tile < 64 && (config.block_size > config.tile * config.tile ||
-                                    (long long)config.block_size * (config.vector_bytes / 4) > config.tile * config.tile))
-            config.tile *= 2;
-    }
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
 }

@@ -2,6 +2,7 @@
  * a size bucket. The database is loaded on the first lookup of a context and
  * kept in ctx->tune_db; PTXKIT_TUNE=auto tunes a missing bucket there. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,15 @@ typedef struct tune_state {
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool auto_tuning;                 /* under state_lock */
 static _Thread_local int guard_depth;
+/* Bumped after every change of a context's in-memory database, so the ops
+ * may keep what tune_apply gave them without asking again (tune.h). */
+static atomic_uint generation;
+
+unsigned tune_generation(void) { return atomic_load_explicit(&generation, memory_order_acquire); }
+
+/* Under state_lock, after the change: a reader that sees the new number
+ * then takes the lock and sees the new database. */
+static void generation_bump(void) { atomic_fetch_add_explicit(&generation, 1u, memory_order_release); }
 
 void tune_guard_enter(void) { guard_depth++; }
 void tune_guard_leave(void) {
@@ -108,6 +118,7 @@ void tune_state_update(ptxkit_context *ctx, tune_db *db) {
         s->db = *db;
         tune_db_init(db);
         select_mine(s);
+        generation_bump();
     } else {
         tune_db_clear(db);
     }
@@ -120,6 +131,7 @@ void tune_state_reset(ptxkit_context *ctx) {
     if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
     ctx->tune_db = NULL;
     ctx->tune_db_free = NULL;
+    generation_bump();
     pthread_mutex_unlock(&state_lock);
 }
 

@@ -1,9 +1,11 @@
-/* Parameter spaces of the tunable families (copy, reduce) and the rules
- * that prune configurations which cannot launch or would spill, before
- * anything is compiled. */
+/* Parameter spaces of the tunable families (copy, reduce, transpose) and
+ * the rules that prune configurations which cannot launch or would spill,
+ * before anything is compiled. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/memlab.h"
 #include "ops/reduce.h"
 #include "tune/params.h"
 
@@ -206,6 +208,111 @@ static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, 
     return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
 }
 
+/* transpose: the padded kind (the production one), variant = element type,
+ * n counts elements. The tuned parameters are transpose.cu's: block size,
+ * items_per_thread (elements each thread moves: the tile is the square of
+ * block x items elements, 16 x 16 to 64 x 64) and vector width.
+ *
+ * A size bucket is timed on two matrices sharing its n elements: one with
+ * odd sides (no row is vector-aligned, the edge tiles are ragged: every
+ * access is one element, as for 4097 x 4095) and one with sides that are
+ * multiples of 4 but not of 64 (whole tiles move vectors where the
+ * configuration has them, the edge tiles are ragged). Vector width only
+ * matters to the second, so a width that would lose on aligned matrices
+ * cannot win on a tie from the first. ptxkit_transpose looks a matrix up by
+ * the power of two nearest rows x cols (transpose_tune_size). */
+typedef struct transpose_pair {
+    size_t rows[2], cols[2];
+} transpose_pair;
+
+static size_t isqrt(size_t n) {
+    size_t r = (size_t)sqrt((double)n);
+    while (r > 0 && r * r > n) r--;
+    while ((r + 1) * (r + 1) <= n) r++;
+    return r;
+}
+
+/* Room for the second matrix's 16-byte alignment, in elements. */
+static size_t transpose_slack(const tune_variant *v) { return 16 / v->elem_size; }
+
+static transpose_pair transpose_shapes(const tune_variant *v, size_t n) {
+    transpose_pair p = {{0, 0}, {0, 0}};
+    size_t half = n / 2, slack = transpose_slack(v);
+    size_t room = n > half + slack ? n - half - slack : 0;
+    size_t r = isqrt(room) & ~(size_t)3;
+    if (r % 64 == 0 && r >= 4) r -= 4;
+    size_t c = r ? (room / r) & ~(size_t)3 : 0;
+    if (c % 64 == 0 && c >= 4) c -= 4;
+    if (r >= 4 && c >= 4) {
+        p.rows[1] = r;
+        p.cols[1] = c;
+    } else {
+        half = n; /* too small for two: the odd one takes it all */
+    }
+    if (half) {
+        r = isqrt(half) | 1;
+        c = half / r;
+        if (c % 2 == 0) c--;
+        p.rows[0] = r;
+        p.cols[0] = c;
+    }
+    return p;
+}
+
+static bool fam_transpose_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
+    if (strcmp(name, "float32") != 0 && strcmp(name, "float64") != 0) {
+        snprintf(why, why_size, "transpose variants are the element types 'float32' and 'float64' (not '%s')", name);
+        return false;
+    }
+    v->family = f;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->type = name[5] == '6' ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+    v->elem_size = ptxkit_dtype_size(v->type);
+    return true;
+}
+
+static size_t fam_transpose_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+
+static double fam_transpose_moved(const tune_variant *v, size_t n) {
+    transpose_pair p = transpose_shapes(v, n);
+    double elements = (double)p.rows[0] * (double)p.cols[0] + (double)p.rows[1] * (double)p.cols[1];
+    return 2.0 * elements * (double)v->elem_size;
+}
+
+static bool fam_transpose_check(const tune_variant *v, const tune_config *c, char *why, size_t why_size) {
+    transpose_config t;
+    return transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why,
+                                 why_size);
+}
+
+/* The [TILE][TILE + 1] tile. */
+static int fam_transpose_shared(const tune_variant *v, const tune_config *c) {
+    transpose_config t;
+    char why[160];
+    if (!transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why, sizeof why))
+        return 0; /* refused by the check anyway */
+    return t.tile * (t.tile + 1) * (int)v->elem_size;
+}
+
+/* One element or vector per item in flight, plus addressing. */
+static int fam_transpose_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : 16;
+    return 24 + items * (int)v->elem_size / 4;
+}
+
+static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out,
+                                       size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    transpose_pair p = transpose_shapes(v, n);
+    ptxkit_status st = PTXKIT_SUCCESS;
+    if (p.rows[0])
+        st = ptxkit_transpose(ctx, v->type, out, in, p.rows[0], p.cols[0], PTXKIT_TRANSPOSE_PADDED, options, stream);
+    if (st != PTXKIT_SUCCESS || !p.rows[1]) return st;
+    /* the second matrix starts on a 16-byte boundary after the first's half
+     * (the buffers' slack keeps it inside n elements) */
+    ptxkit_dptr in2 = (in + n / 2 * v->elem_size + 15) & ~(ptxkit_dptr)15, out2 = out + (in2 - in);
+    return ptxkit_transpose(ctx, v->type, out2, in2, p.rows[1], p.cols[1], PTXKIT_TRANSPOSE_PADDED, options, stream);
+}
+
 #define ALL_LOADS                                                                                              \
     {PTXKIT_LOAD_DEFAULT, PTXKIT_LOAD_CA, PTXKIT_LOAD_CG, PTXKIT_LOAD_CS, PTXKIT_LOAD_LU, PTXKIT_LOAD_CV,       \
      PTXKIT_LOAD_NC, -1}
@@ -258,6 +365,29 @@ static const tune_family families[] = {
         .bytes_moved = fam_reduce_moved,
         .prepare = fam_reduce_prepare_kernel,
         .run = fam_reduce_run,
+    },
+    {
+        .name = "transpose",
+        .default_variant = "float32",
+        .unit = "elements",
+        .description = "ptxkit_transpose, padded kind: n elements as an odd-sided and a 4-aligned matrix",
+        .bench_log2 = 26,
+        .items = {1, 2, 4, 8, 16, 32, 64}, /* elements per thread: block x items is the tile */
+        .vectors = {4, 8, 16},
+        .bpsm = {0, -1},                     /* one block per tile: not a parameter */
+        .loads = {PTXKIT_LOAD_DEFAULT, -1},
+        /* a small space (39 legal for float32, 24 for float64): the grid is all of it */
+        .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_VECTOR] = true},
+        .start = {256, 16, 4, 0, PTXKIT_LOAD_DEFAULT}, /* float32's defaults: 64 x 64 tile, 4-byte accesses */
+        .registers = fam_transpose_registers,
+        .min_blocks = one_block,
+        .shared_bytes = fam_transpose_shared,
+        .check = fam_transpose_check,
+        .parse_variant = fam_transpose_parse,
+        .in_bytes = fam_transpose_bytes,
+        .out_bytes = fam_transpose_bytes,
+        .bytes_moved = fam_transpose_moved,
+        .run = fam_transpose_run,
     },
 };
 
@@ -343,6 +473,7 @@ bool tune_config_legal(const tune_variant *v, const tune_config *c, const ptxkit
         snprintf(why, why_size, "load operator %d is not one of %s's", (int)c->load_op, f->name);
         return false;
     }
+    if (f->check && !f->check(v, c, why, why_size)) return false;
     if (!info) return true;
 
     /* Limits of the SM: what cannot launch, or would only spill. */

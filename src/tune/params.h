@@ -32,7 +32,8 @@ typedef struct tune_space {
 
 struct tune_family;
 
-/* A parsed variant: copy has one ("bytes"); reduce has "<op>.<type>". */
+/* A parsed variant: copy has one ("bytes"); reduce has "<op>.<type>";
+ * transpose has the element type ("float32", "float64"). */
 typedef struct tune_variant {
     const struct tune_family *family;
     char name[40];
@@ -68,6 +69,9 @@ typedef struct tune_family {
     int max_grid;
     /* Static shared memory per block, bytes. */
     int (*shared_bytes)(const tune_variant *v, const tune_config *c);
+    /* Rules between parameters that the lists cannot say (NULL: none):
+     * false, with a reason, for a configuration the op would refuse. */
+    bool (*check)(const tune_variant *v, const tune_config *c, char *why, size_t why_size);
     /* Parses a variant name into v; false with a reason. */
     bool (*parse_variant)(const struct tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size);
     /* Device bytes of the input and the output for n items. */

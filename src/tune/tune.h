@@ -30,6 +30,13 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
  * names of ptxkit_reduce_op_name and ptxkit_dtype_name, e.g. "sum.float32". */
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt);
 
+/* A number that changes whenever a context's tuning database changes in
+ * memory (a tuning run stored results, tune_state_reset forgot it). What
+ * tune_apply gave for a size bucket stays valid while this number, the mode
+ * (tune_mode_from_env) and tune_guard_active stay the same, so an op may
+ * keep it instead of asking on every call. Cheap: one atomic load. */
+unsigned tune_generation(void);
+
 /* PTXKIT_TUNE: off (never read the database), cached (the default: use
  * what is there, or a neighbouring bucket's entry within two) or auto (also
  * tune a missing bucket of 2^16 or more on its first use, within

@@ -18,11 +18,13 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: ptxkit bench blocks FAMILY [--variant V] [--n N]... [--svg FILE] [--csv|--json] [--device N]\n"
-            "GB/s (bytes the operation must move) of the JIT-compiled FAMILY (copy or reduce) for every block size\n"
-            "from 32 to the device maximum, one column (and curve) per items-per-thread value (copy: vectors in flight\n"
-            "per thread; reduce: vector loads in flight), the other parameters at the built-in defaults; each variant\n"
-            "checked against the defaults' output. The ceiling beside it: a streaming read (reduce) or cuMemcpyDtoD\n"
-            "(copy) of the same bytes. N counts bytes for copy (default 2^30), elements for reduce (default 2^28).\n");
+            "GB/s (bytes the operation must move) of the JIT-compiled FAMILY (copy, reduce or transpose) for every block\n"
+            "size from 32 to the device maximum, one column (and curve) per items-per-thread value (copy: vectors in\n"
+            "flight per thread; reduce: vector loads in flight; transpose: elements per thread, so block x items is the\n"
+            "tile and most cells are '-'), the other parameters at the built-in defaults; each variant checked against\n"
+            "the defaults' output. The ceiling beside it: a streaming read (reduce) or cuMemcpyDtoD (copy, transpose)\n"
+            "of the same bytes. N counts bytes for copy (default 2^30), elements for reduce (default 2^28) and\n"
+            "transpose (default 2^26, as two matrices: see src/tune/params.c).\n");
 }
 
 static bool parse_n(const char *s, size_t *out) {
@@ -37,6 +39,11 @@ static bool parse_n(const char *s, size_t *out) {
     if (*end || v == 0) return false;
     *out = (size_t)v;
     return true;
+}
+
+/* Families that read and write their bytes: their ceiling is a copy. */
+static bool copies(const tune_variant *v) {
+    return strcmp(v->family->name, "copy") == 0 || strcmp(v->family->name, "transpose") == 0;
 }
 
 typedef struct curve_data {
@@ -78,7 +85,7 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
     for (int i = 0, k = 0; i < d->item_count; i++)
         for (int b = 0; b < d->block_count; b++, k++) d->gbs[i][b] = gbs[k] > 0 ? gbs[k] : NAN;
     size_t bytes = v->family->in_bytes(v, n);
-    if (strcmp(v->family->name, "copy") == 0) {
+    if (copies(v)) {
         st = measure_dtod_gbs(ctx, bytes, &d->ceiling_gbs);
     } else {
         st = measure_read_gbs(ctx, bytes, &d->ceiling_gbs);
@@ -92,7 +99,7 @@ static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_
              "%s %s, n=2^%d %s on %s: GB/s by block size (columns: items per thread; defaults %.0f GB/s; %s ceiling %.0f "
              "GB/s)",
              v->family->name, v->name, tune_bucket(d->n), v->family->unit, ctx->info.name, d->default_gbs,
-             strcmp(v->family->name, "copy") == 0 ? "cuMemcpyDtoD" : "streaming-read", d->ceiling_gbs);
+             copies(v) ? "cuMemcpyDtoD" : "streaming-read", d->ceiling_gbs);
     const char *headers[18];
     char names[16][24];
     headers[0] = "n";
@@ -120,7 +127,7 @@ static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *
     svg_reference refs[MAX_SIZES];
     char titles[MAX_SIZES][160], names[MAX_SIZES][16][32];
     double xs[MAX_SIZES][16];
-    bool copy = strcmp(v->family->name, "copy") == 0;
+    bool copy = copies(v);
     for (int s = 0; s < count; s++) {
         const curve_data *d = &data[s];
         for (int b = 0; b < d->block_count; b++) xs[s][b] = d->blocks[b];
@@ -188,7 +195,7 @@ int bench_blocks(int argc, char **argv) {
     char why[256];
     ptxkit_status st = tune_variant_parse(tune_family_find(family), variant, &v, why, sizeof why);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit bench blocks: %s\n", tune_family_find(family) ? why : "FAMILY is copy or reduce");
+        fprintf(stderr, "ptxkit bench blocks: %s\n", tune_family_find(family) ? why : "FAMILY is copy, reduce or transpose");
         return 2;
     }
     if (!size_count) sizes[size_count++] = (size_t)1 << v.family->bench_log2;

@@ -550,9 +550,10 @@ static void transpose_usage(FILE *out) {
     fprintf(out,
             "usage: ptxkit bench transpose [--shape ROWSxCOLS]... [--reps N] [--csv|--json] [--svg FILE] [--device N]\n"
             "Naive, tiled ([TILE][TILE]) and padded ([TILE][TILE+1]) transposes of float32 and float64 matrices,\n"
-            "with the classic 32x8 block and with tile / block / vector-width variants, and ptxkit_transpose's\n"
-            "defaults. GB/s counts bytes read + written; pct_dtod compares with cuMemcpyDtoD of the same bytes in\n"
-            "the same run. Default shapes: 8192x8192 and 4097x4095.\n");
+            "with the classic 32x8 block and with tile / block / vector-width variants, and ptxkit_transpose with\n"
+            "default options (the tuned configuration where the tuning database has one: `ptxkit tune transpose`;\n"
+            "PTXKIT_TUNE=off for the built-in defaults). GB/s counts bytes read + written; pct_dtod compares with\n"
+            "cuMemcpyDtoD of the same bytes in the same run. Default shapes: 8192x8192 and 4097x4095.\n");
 }
 
 int bench_transpose(int argc, char **argv) {
@@ -619,7 +620,11 @@ int bench_transpose(int argc, char **argv) {
                 st = time_median_ms(ctx, run_transpose, &a, 2, reps, &ms);
                 if (st != PTXKIT_SUCCESS) break;
                 gbs[sh][ty][c] = 2.0 * bytes / (ms * 1e-3) / 1e9;
-                transpose_config cfg = a.c->public_api ? transpose_default_config(a.type, ptxkit_jit_available()) : a.c->config;
+                /* the public call's configuration: the tuned one where the database has it */
+                transpose_config cfg = a.c->config;
+                if (a.c->public_api &&
+                    (st = transpose_resolve(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, NULL, &cfg)) != PTXKIT_SUCCESS)
+                    break;
                 table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,
                            cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty]);
