@@ -116,9 +116,10 @@ typedef struct ptxkit_device_info {
 ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out);
 /* Wraps a caller's CUcontext (passed as void*); the caller keeps ownership. */
 ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
-/* Unloads modules and releases the primary context; after a
- * PTXKIT_ERROR_CONTEXT_LOST it also resets the primary context (the driver
- * refuses it until then, for every user in the process). NULL is a no-op. */
+/* Unloads modules and releases the primary context. NULL is a no-op. After
+ * PTXKIT_ERROR_CONTEXT_LOST it still frees what it can; the driver then
+ * refuses the GPU to the whole process until it restarts (CUDA's rule for
+ * sticky faults), and a new ptxkit_context_open says so. */
 ptxkit_status ptxkit_context_close(ptxkit_context *ctx);
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
 /* The last kernel module load on this context: what, the driver JIT's wall

@@ -152,9 +152,6 @@ ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
     }
     if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
     if (ctx->owns_primary) cu->cuDevicePrimaryCtxRelease(ctx->device);
-    /* After a sticky fault the driver refuses the primary context until it
-     * is reset; it was unusable for anyone sharing it anyway. */
-    if (ctx->owns_primary && ctx->lost && cu->cuDevicePrimaryCtxReset) cu->cuDevicePrimaryCtxReset(ctx->device);
     context_free(ctx);
     return PTXKIT_SUCCESS;
 }

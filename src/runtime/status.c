@@ -95,8 +95,9 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     }
     if (st == PTXKIT_ERROR_CONTEXT_LOST && ctx) ctx->lost = true;
     return record_error(ctx, st, "%s: %s%s", what, text,
-                        st == PTXKIT_ERROR_CONTEXT_LOST ? " (the context is unusable: close it; ptxkit_context_close "
-                                                          "then resets the device's primary context)"
+                        st == PTXKIT_ERROR_CONTEXT_LOST ? " (a sticky fault: the driver refuses this context from now "
+                                                          "on, and this process cannot use the GPU again until it "
+                                                          "restarts)"
                                                         : "");
 }
 
