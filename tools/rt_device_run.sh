@@ -43,6 +43,10 @@ case " $STAGES " in *" transpose "*)
             stamp "transpose run $i (tuned database): ptxkit bench transpose --shape 4097x4095 --shape 4096x4096 --shape 8192x8192 --csv"
             timeout 60 "$P" bench transpose --shape 4097x4095 --shape 4096x4096 --shape 8192x8192 --csv
         done
+        for v in float32.unaligned float64.unaligned; do
+            stamp "ptxkit bench blocks transpose --variant $v --n 2^24 (4097 x 4095)"
+            timeout 60 "$P" bench blocks transpose --variant "$v" --n 2^24
+        done
         stamp "PTXKIT_TUNE=off ptxkit bench transpose --shape 4097x4095 --csv (built-in defaults)"
         PTXKIT_TUNE=off timeout 60 "$P" bench transpose --shape 4097x4095 --csv
     } >"$OUT/transpose.txt" 2>&1
