@@ -26,7 +26,7 @@
 // thread). Every load of a thread is issued before the first shared-memory
 // store so that all of them are in flight together.
 //
-// Injected: BLOCK_SIZE, TILE, VEC_BYTES (4, 8 or 16), LOAD_OP.
+// Injected: BLOCK_SIZE, TILE (16, 32, 64 or 128), VEC_BYTES (4, 8 or 16), LOAD_OP.
 #include "ptxkit_load.cuh"
 
 #ifndef BLOCK_SIZE
@@ -64,6 +64,16 @@ typedef u64 vec64;
 #define LD_VEC64 ld_u64
 #else
 #error "VEC_BYTES must be 4, 8 or 16"
+#endif
+
+// Tiles of up to 64 x 64 are static shared memory; a wider one needs more
+// than the 48 KB a block may have statically, so it lives in dynamic shared
+// memory, which the host sizes and opts in to at launch.
+#if TILE > 64
+extern __shared__ __align__(16) unsigned char transpose_dynamic_tile[];
+#define TILE_STORAGE(T, PAD) T(*tile)[TILE + (PAD)] = reinterpret_cast<T(*)[TILE + (PAD)]>(transpose_dynamic_tile);
+#else
+#define TILE_STORAGE(T, PAD) __shared__ T tile[TILE][TILE + (PAD)];
 #endif
 
 // Element mapping: TILE threads across a row, SCALAR_ROWS rows per pass.
@@ -119,7 +129,7 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 #define DEFINE_TILED(NAME, T, LD, V, VEC, LDV, PAD)                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)                                     \
     NAME(T *dst, const T *src, u64 rows, u64 cols, unsigned tiles_x, unsigned flags) {            \
-        __shared__ T tile[TILE][TILE + (PAD)];                                                   \
+        TILE_STORAGE(T, PAD)                                                                     \
         TILE_ORIGIN                                                                              \
         bool full = row0 + TILE <= rows && col0 + TILE <= cols;                                  \
         int vx = threadIdx.x % VEC_COLS(VEC), vy = threadIdx.x / VEC_COLS(VEC);                 \

@@ -271,11 +271,12 @@ typedef enum ptxkit_transpose_kind {
 
 /* dst (cols x rows) = transpose of src (rows x cols), both row-major and
  * dense; float32 or float64. Options: block_size threads move a square tile
- * of block_size x items_per_thread elements (256, 1024 or 4096: 16 x 16 to
- * 64 x 64); vector_bytes is the access width where whole tiles allow it.
- * Where all three are 0, the padded kind takes the tuned configuration
- * (`ptxkit tune transpose`) for the power of two nearest rows x cols, else
- * the built-in defaults. */
+ * of block_size x items_per_thread elements (256, 1024, 4096 or 16384: 16 x
+ * 16 to 128 x 128); vector_bytes is the access width where whole tiles allow
+ * it. Where all three are 0, the padded kind takes the tuned configuration
+ * (`ptxkit tune transpose`) of its type and shape class (sides of whole
+ * 16-byte vectors or not) for the power of two nearest rows x cols, else the
+ * built-in defaults. */
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);

@@ -448,7 +448,8 @@ static void transpose_every_configuration(void **state) {
     (void)state;
     static const transpose_config configs[] = {{32, 256, 4},  {32, 256, 8},  {32, 256, 16}, {32, 128, 16},
                                                {32, 32, 4},   {16, 64, 16},  {16, 256, 4},  {64, 256, 4},
-                                               {64, 256, 16}, {64, 512, 16}, {64, 1024, 16}, {64, 64, 8}};
+                                               {64, 256, 16}, {64, 512, 16}, {64, 1024, 16}, {64, 64, 8},
+                                               {128, 1024, 4}, {128, 256, 16}};
     static const size_t some[][2] = {{1, 1}, {33, 17}, {64, 64}, {100, 200}, {4097, 4095}, {4096, 4096}};
     ptxkit_launch_options jit = {.path = PTXKIT_PATH_JIT};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
@@ -497,7 +498,7 @@ static void transpose_options_every_tuned_configuration(void **state) {
                         check_transpose(types[t], some[s][0], some[s][1], PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
                     ran++;
                 }
-    assert_int_equal(ran, 39 + 24);
+    assert_int_equal(ran, 48 + 30); /* with the 128 x 128 tiles in dynamic shared memory */
     /* items alone keep the default tile; block x items that is no square tile is refused */
     ptxkit_context *ctx = test_gpu();
     ptxkit_launch_options o = {.items_per_thread = 8};

@@ -380,23 +380,26 @@ static tune_db_entry transpose_entry(ptxkit_context *ctx, const char *variant, i
 }
 
 /* Dispatch: ptxkit_transpose takes a tuned entry whole, for the padded kind
- * on the JIT path, at the power of two nearest rows x cols, only where the
- * caller set none of block, items and vector width; an entry that is no
- * configuration is ignored. */
+ * on the JIT path, of its shape class at the power of two nearest rows x
+ * cols, only where the caller set none of block, items and vector width; an
+ * entry that is no configuration is ignored. */
 static void test_transpose_dispatch(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     char path[512], msg[640];
     fresh_db(path, sizeof path);
     unsetenv("PTXKIT_TUNE");
-    tune_db_entry e[3] = {transpose_entry(ctx, "float32", 24, (tune_config){1024, 4, 4, 0, 0}),
+    tune_db_entry e[4] = {transpose_entry(ctx, "float32.unaligned", 24, (tune_config){1024, 16, 4, 0, 0}),
                           transpose_entry(ctx, "float64", 24, (tune_config){512, 8, 16, 0, 0}),
-                          transpose_entry(ctx, "float32", 20, (tune_config){512, 4, 4, 0, 0})}; /* 2048: no tile */
-    assert_status(PTXKIT_SUCCESS, tune_db_store(path, e, 3, NULL, msg, sizeof msg));
+                          transpose_entry(ctx, "float32", 20, (tune_config){512, 4, 4, 0, 0}), /* 2048: no tile */
+                          transpose_entry(ctx, "float32", 24, (tune_config){128, 8, 16, 0, 0})};
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, e, 4, NULL, msg, sizeof msg));
     tune_state_reset(ctx);
     transpose_config c;
     assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
-    assert_true(c.tile == 64 && c.block_size == 1024 && c.vector_bytes == 4);
+    assert_true(c.tile == 128 && c.block_size == 1024 && c.vector_bytes == 4); /* the unaligned class */
+    assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4096, 4096, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+    assert_true(c.tile == 32 && c.block_size == 128 && c.vector_bytes == 16); /* the aligned one */
     assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT64, 4096, 4096, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
     assert_true(c.tile == 64 && c.block_size == 512 && c.vector_bytes == 16);
     transpose_config defaults = transpose_default_config(PTXKIT_FLOAT32, true);
@@ -411,7 +414,8 @@ static void test_transpose_dispatch(void **state) {
     assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
     assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size);
     unsetenv("PTXKIT_TUNE");
-    transpose_check_public(ctx, PTXKIT_FLOAT32, 4097, 4095); /* with the tuned entry */
+    transpose_check_public(ctx, PTXKIT_FLOAT32, 4097, 4095); /* with the tuned entries */
+    transpose_check_public(ctx, PTXKIT_FLOAT32, 4096, 4096);
     transpose_check_public(ctx, PTXKIT_FLOAT64, 4096, 4096);
 }
 
@@ -424,14 +428,16 @@ static void test_tune_transpose(void **state) {
     unsetenv("PTXKIT_TUNE");
     ptxkit_tune_options o = {.budget_s = 8};
     ptxkit_tune_report *report = calloc(1, sizeof *report);
-    static const char *const variants[] = {"float32", "float64"};
+    /* one of each type and shape class, looked up by a matrix of its class */
+    static const char *const variants[] = {"float32.unaligned", "float64"};
+    static const size_t shapes[2][2] = {{1025, 1023}, {1024, 1024}};
     for (int k = 0; k < 2; k++) {
         assert_ok(ctx, ptxkit_tune(ctx, "transpose", variants[k], 1u << 20, 1u << 20, &o, report));
         print_message("transpose %s: %.1f s, %.1f s compiling %d variants\n", variants[k], report->seconds,
                       report->compile_seconds, report->kernels_prepared);
         assert_int_equal(report->size_count, 1);
         check_result(&report->sizes[0]);
-        assert_int_equal(report->sizes[0].legal, k == 0 ? 39 : 24);
+        assert_int_equal(report->sizes[0].legal, k == 0 ? 48 : 30);
         tune_db_entry e = saved_entry(path, "transpose", variants[k], 20);
         tune_config want = tune_config_from_options(&report->sizes[0].best);
         assert_true(tune_config_equal(&e.config, &want));
@@ -440,9 +446,9 @@ static void test_tune_transpose(void **state) {
         char why[256];
         assert_true(transpose_config_from(type, true, want.block_size, want.items_per_thread, want.vector_bytes, &expect,
                                           why, sizeof why));
-        assert_ok(ctx, transpose_resolve(ctx, type, 1025, 1023, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
+        assert_ok(ctx, transpose_resolve(ctx, type, shapes[k][0], shapes[k][1], PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &c));
         assert_true(c.tile == expect.tile && c.block_size == expect.block_size && c.vector_bytes == expect.vector_bytes);
-        transpose_check_public(ctx, type, 1025, 1023);
+        transpose_check_public(ctx, type, shapes[k][0], shapes[k][1]);
     }
     free(report);
 }

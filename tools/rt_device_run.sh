@@ -34,14 +34,18 @@ case " $STAGES " in *" reduce "*)
 
 case " $STAGES " in *" transpose "*)
     {
-        for v in float32 float64; do
+        for v in float32.unaligned float64.unaligned float32 float64; do
             stamp "ptxkit tune transpose --variant $v"
             timeout 90 "$P" tune transpose --variant "$v" --budget 20
         done
         "$P" tune --show
         for i in 1 2 3; do
-            stamp "transpose run $i (tuned database): ptxkit bench transpose --shape 4097x4095 --shape 8192x8192 --csv"
-            timeout 60 "$P" bench transpose --shape 4097x4095 --shape 8192x8192 --csv
+            stamp "transpose run $i (tuned database): ptxkit bench transpose --shape 4097x4095 --shape 4096x4096 --shape 8192x8192 --csv"
+            timeout 60 "$P" bench transpose --shape 4097x4095 --shape 4096x4096 --shape 8192x8192 --csv
+        done
+        for v in float32.unaligned float64.unaligned; do
+            stamp "ptxkit bench blocks transpose --variant $v --n 2^24 (4097 x 4095)"
+            timeout 60 "$P" bench blocks transpose --variant "$v" --n 2^24
         done
         stamp "PTXKIT_TUNE=off ptxkit bench transpose --shape 4097x4095 --csv (built-in defaults)"
         PTXKIT_TUNE=off timeout 60 "$P" bench transpose --shape 4097x4095 --csv
@@ -88,7 +92,7 @@ t = runs(os.path.join(out, "transpose.txt"), "transpose run") + runs(os.path.joi
 for h, block in t:
     print(h)
     for row in rows(block):
-        if row.get("kernel") in ("ptxkit_transpose", "padded 64 v16 b1024", "cuMemcpyDtoD"):
+        if row.get("kernel") in ("ptxkit_transpose", "padded 64 v4 b256", "padded 64 v16 b1024", "padded 128 v4 b1024", "cuMemcpyDtoD"):
             print("  %sx%s %s %s tile %s block %s vec %s: %s GB/s %s%%" % (row["rows"], row["cols"], row["dtype"],
                   row["kernel"], row["tile"], row["block"], row["vector_bytes"], row["GBps"], row["pct_dtod"]))
 PY

@@ -132,7 +132,7 @@ int memlab_banks_wavefronts(int word_bytes, int stride, int *ideal);
 /* ---- transpose with an explicit configuration (transpose.cu) ---- */
 
 typedef struct transpose_config {
-    int tile;             /* tile edge: 16, 32 or 64 */
+    int tile;             /* tile edge: 16, 32, 64 or 128 (dynamic shared memory) */
     int block_size;       /* threads per block: tile <= block <= tile * tile */
     int vector_bytes;     /* global access width for whole tiles: 4, 8 or 16 */
 } transpose_config;
@@ -152,6 +152,10 @@ bool transpose_config_check(const transpose_config *c, char *why, size_t why_siz
  * checks its candidates with it. */
 bool transpose_config_from(ptxkit_dtype type, bool jit, int block_size, int items_per_thread, int vector_bytes,
                            transpose_config *out, char *why, size_t why_size);
+/* Whether both sides are whole 16-byte vectors of type: the shape class
+ * whose tuned entries are the type's own ("float32"); other shapes read
+ * "<type>.unaligned". */
+bool transpose_shape_aligned(ptxkit_dtype type, size_t rows, size_t cols);
 /* The size ptxkit_transpose looks the tuning database up with: the power
  * of two nearest rows x cols (0 for an empty or overflowing matrix). */
 size_t transpose_tune_size(size_t rows, size_t cols);

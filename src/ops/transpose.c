@@ -25,8 +25,8 @@ transpose_config transpose_default_config(ptxkit_dtype type, bool jit) {
 }
 
 bool transpose_config_check(const transpose_config *c, char *why, size_t why_size) {
-    if (c->tile != 16 && c->tile != 32 && c->tile != 64) {
-        snprintf(why, why_size, "tile %d is not 16, 32 or 64", c->tile);
+    if (c->tile != 16 && c->tile != 32 && c->tile != 64 && c->tile != 128) {
+        snprintf(why, why_size, "tile %d is not 16, 32, 64 or 128", c->tile);
         return false;
     }
     if (c->vector_bytes != 4 && c->vector_bytes != 8 && c->vector_bytes != 16) {
@@ -59,11 +59,11 @@ bool transpose_config_from(ptxkit_dtype type, bool jit, int block_size, int item
         /* each thread moves items_per_thread elements of a square tile */
         long long area = (long long)block_size * items_per_thread;
         c.block_size = block_size;
-        c.tile = area == 256 ? 16 : area == 1024 ? 32 : area == 4096 ? 64 : 0;
+        c.tile = area == 256 ? 16 : area == 1024 ? 32 : area == 4096 ? 64 : area == 16384 ? 128 : 0;
         if (!c.tile) {
             snprintf(why, why_size,
-                     "%d threads x %d items per thread is not a 16 x 16, 32 x 32 or 64 x 64 tile (256, 1024 or 4096 "
-                     "elements)", block_size, items_per_thread);
+                     "%d threads x %d items per thread is not a square tile of 16, 32, 64 or 128 (256, 1024, 4096 or "
+                     "16384 elements)", block_size, items_per_thread);
             return false;
         }
     } else if (block_size) {
@@ -110,12 +110,25 @@ size_t transpose_tune_size(size_t rows, size_t cols) {
     return (size_t)1 << b;
 }
 
-static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c) {
+/* Shared memory of a kind's tile: transpose.cu's [TILE][TILE + pad]. */
+static size_t tile_bytes(const transpose_config *c, ptxkit_transpose_kind kind, size_t elem) {
+    if (kind == PTXKIT_TRANSPOSE_NAIVE) return 0;
+    return (size_t)c->tile * (size_t)(c->tile + (kind == PTXKIT_TRANSPOSE_PADDED)) * elem;
+}
+
+static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c, ptxkit_transpose_kind kind, size_t elem) {
     char why[256];
     if (!transpose_config_check(c, why, sizeof why))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: %s", why);
     int block;
-    return check_block_size(ctx, c->block_size, 0, &block); /* the device's limit */
+    ptxkit_status st = check_block_size(ctx, c->block_size, 0, &block); /* the device's limit */
+    if (st != PTXKIT_SUCCESS) return st;
+    size_t bytes = tile_bytes(c, kind, elem);
+    if (c->tile > 64 && ctx->info.shared_per_block_optin > 0 && bytes > (size_t)ctx->info.shared_per_block_optin)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "transpose: a %d x %d tile of %zu-byte elements needs %zu bytes of shared memory, more than "
+                            "this GPU's %d per block", c->tile, c->tile, elem, bytes, ctx->info.shared_per_block_optin);
+    return PTXKIT_SUCCESS;
 }
 
 static bool same_config(const transpose_config *a, const transpose_config *b) {
@@ -134,14 +147,14 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
     if (!config) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: NULL configuration");
-    if ((st = check_config(ctx, config)) != PTXKIT_SUCCESS) return st;
+    size_t elem = type == PTXKIT_FLOAT64 ? 8 : 4, count, bytes;
+    if ((st = check_config(ctx, config, kind, elem)) != PTXKIT_SUCCESS) return st;
     bool jit = options_use_jit(&opt);
     if (!jit && !same_config(config, &ptx_config))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "transpose: the precompiled PTX is built for tile %d, %d threads, %d-byte vectors; other "
                             "configurations need the JIT path", ptx_config.tile, ptx_config.block_size, ptx_config.vector_bytes);
 
-    size_t elem = type == PTXKIT_FLOAT64 ? 8 : 4, count, bytes;
     if (!mul_size(rows, cols, &count) || !mul_size(count, elem, &bytes))
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "transpose: %zu x %zu elements overflow", rows, cols);
     if (count == 0) return PTXKIT_SUCCESS;
@@ -176,26 +189,40 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     CUfunction fn;
     int block = 0;
     st = family_kernel_get(ctx, &opt, &spec, config->block_size, &fn, &block);
+    /* a tile wider than 64 is dynamic shared memory, past the static 48 KB */
+    unsigned dynamic = config->tile > 64 ? (unsigned)tile_bytes(config, kind, elem) : 0;
+    if (st == PTXKIT_SUCCESS && dynamic) {
+        CUresult r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
+        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "transpose: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    }
     if (st == PTXKIT_SUCCESS) {
         CUdeviceptr d = dst, s = src;
         unsigned long long r = rows, c = cols;
         unsigned tx = (unsigned)tiles_x;
         void *args[] = {&d, &s, &r, &c, &tx, &flags};
-        st = launch_kernel(ctx, fn, (unsigned)(tiles_x * tiles_y), 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        st = launch_kernel(ctx, fn, (unsigned)(tiles_x * tiles_y), 1, 1, (unsigned)block, 1, 1, dynamic, stream, args);
     }
     context_leave(ctx);
     return st;
+}
+
+bool transpose_shape_aligned(ptxkit_dtype type, size_t rows, size_t cols) {
+    size_t per_vector = 16 / ptxkit_dtype_size(type);
+    return rows % per_vector == 0 && cols % per_vector == 0;
 }
 
 /* Options to a configuration. block_size, items_per_thread (elements each
  * thread moves: the tile is a square of block x items elements) and
  * vector_bytes, where the caller sets any of them, are the caller's; where
  * the caller leaves all three at 0, the padded kind on the JIT path takes
- * the tuning database's entry for (transpose, type) at the power of two
- * nearest rows x cols. The three only make sense together, so a tuned
- * entry is used whole or not at all, and one that is not a configuration
- * transpose.cu can run (a damaged or foreign file) is ignored: it costs the
- * tuned choice, never the call. */
+ * the tuning database's entry for (transpose, variant) at the power of two
+ * nearest rows x cols. The variant is the type for matrices whose sides are
+ * whole 16-byte vectors ("float32"), else the type with ".unaligned": there
+ * every access is one element at an odd offset, and other tiles win. The
+ * three parameters only make sense together, so a tuned entry is used
+ * whole or not at all, and one that is not a configuration transpose.cu
+ * can run (a damaged or foreign file) is ignored: it costs the tuned
+ * choice, never the call. */
 ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
                                 ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
                                 ptxkit_launch_options *used, transpose_config *config) {
@@ -218,7 +245,10 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
     size_t n = transpose_tune_size(rows, cols);
     if (jit && kind == PTXKIT_TRANSPOSE_PADDED && n && !opt.block_size && !opt.items_per_thread && !opt.vector_bytes) {
         ptxkit_launch_options tuned = opt;
-        tune_apply(ctx, "transpose", ptxkit_dtype_name(type), n, &tuned);
+        char variant[32];
+        snprintf(variant, sizeof variant, "%s%s", ptxkit_dtype_name(type),
+                 transpose_shape_aligned(type, rows, cols) ? "" : ".unaligned");
+        tune_apply(ctx, "transpose", variant, n, &tuned);
         transpose_config c;
         if ((tuned.block_size || tuned.items_per_thread || tuned.vector_bytes) &&
             transpose_config_from(type, jit, tuned.block_size, tuned.items_per_thread, tuned.vector_bytes, &c, why,

@@ -208,22 +208,26 @@ static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, 
     return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
 }
 
-/* transpose: the padded kind (the production one), variant = element type,
- * n counts elements. The tuned parameters are transpose.cu's: block size,
- * items_per_thread (elements each thread moves: the tile is the square of
- * block x items elements, 16 x 16 to 64 x 64) and vector width.
+/* transpose: the padded kind (the production one), n counts elements. The
+ * tuned parameters are transpose.cu's: block size, items_per_thread
+ * (elements each thread moves: the tile is the square of block x items
+ * elements, 16 x 16 to 128 x 128) and vector width.
  *
- * A size bucket is timed on two matrices sharing its n elements: one with
- * odd sides (no row is vector-aligned, the edge tiles are ragged: every
- * access is one element, as for 4097 x 4095) and one with sides that are
- * multiples of 4 but not of 64 (whole tiles move vectors where the
- * configuration has them, the edge tiles are ragged). Vector width only
- * matters to the second, so a width that would lose on aligned matrices
- * cannot win on a tie from the first. ptxkit_transpose looks a matrix up by
- * the power of two nearest rows x cols (transpose_tune_size). */
-typedef struct transpose_pair {
-    size_t rows[2], cols[2];
-} transpose_pair;
+ * Variants are a type and a shape class, as ptxkit_transpose looks them up
+ * (transpose_shape_aligned): "float32" / "float64" for matrices whose sides
+ * are whole 16-byte vectors, timed at sqrt(n) x sqrt(n) rounded down to
+ * multiples of 64 (4096 x 4096 for 2^24: whole tiles move vectors);
+ * "float32.unaligned" / "float64.unaligned" for the others, timed at odd
+ * sides near sqrt(n) (4097 x 4095 for 2^24: no row starts on a vector or a
+ * sector, the edge tiles are ragged, every access is one element). The two
+ * classes want different tiles, so one entry for both would be wrong for
+ * one of them. The matrix starts on a 16-byte boundary inside the buffers
+ * where they have the room (the rig's verification view is misaligned on
+ * purpose, with a ragged tail), so the vector path is checked too. ptxkit_transpose looks a matrix up by the power of
+ * two nearest rows x cols (transpose_tune_size). */
+typedef struct transpose_shape {
+    size_t rows, cols;
+} transpose_shape;
 
 static size_t isqrt(size_t n) {
     size_t r = (size_t)sqrt((double)n);
@@ -232,41 +236,38 @@ static size_t isqrt(size_t n) {
     return r;
 }
 
-/* Room for the second matrix's 16-byte alignment, in elements. */
-static size_t transpose_slack(const tune_variant *v) { return 16 / v->elem_size; }
-
-static transpose_pair transpose_shapes(const tune_variant *v, size_t n) {
-    transpose_pair p = {{0, 0}, {0, 0}};
-    size_t half = n / 2, slack = transpose_slack(v);
-    size_t room = n > half + slack ? n - half - slack : 0;
-    size_t r = isqrt(room) & ~(size_t)3;
-    if (r % 64 == 0 && r >= 4) r -= 4;
-    size_t c = r ? (room / r) & ~(size_t)3 : 0;
-    if (c % 64 == 0 && c >= 4) c -= 4;
-    if (r >= 4 && c >= 4) {
-        p.rows[1] = r;
-        p.cols[1] = c;
-    } else {
-        half = n; /* too small for two: the odd one takes it all */
+static transpose_shape transpose_shape_for(const tune_variant *v, size_t n) {
+    size_t room = n;
+    transpose_shape s;
+    if (v->op) { /* unaligned: odd sides */
+        s.rows = isqrt(room) | 1;
+        s.cols = room / s.rows;
+        if (s.cols % 2 == 0) s.cols--;
+        return s;
     }
-    if (half) {
-        r = isqrt(half) | 1;
-        c = half / r;
-        if (c % 2 == 0) c--;
-        p.rows[0] = r;
-        p.cols[0] = c;
-    }
-    return p;
+    size_t r = isqrt(room), unit = r >= 64 ? 64 : 16 / v->elem_size;
+    s.rows = r - r % unit;
+    s.cols = s.rows ? room / s.rows : 0;
+    s.cols -= s.cols % unit;
+    if (!s.rows || !s.cols) s.rows = s.cols = 1; /* too small for a vector: one element */
+    return s;
 }
 
 static bool fam_transpose_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
-    if (strcmp(name, "float32") != 0 && strcmp(name, "float64") != 0) {
-        snprintf(why, why_size, "transpose variants are the element types 'float32' and 'float64' (not '%s')", name);
+    static const char *const names[] = {"float32", "float64", "float32.unaligned", "float64.unaligned"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) k = i;
+    if (k < 0) {
+        snprintf(why, why_size,
+                 "transpose variants are float32, float64 (sides of whole 16-byte vectors) and float32.unaligned, "
+                 "float64.unaligned (other sides), not '%s'", name);
         return false;
     }
     v->family = f;
     snprintf(v->name, sizeof v->name, "%s", name);
-    v->type = name[5] == '6' ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+    v->type = k % 2 ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+    v->op = k >= 2; /* the shape class */
     v->elem_size = ptxkit_dtype_size(v->type);
     return true;
 }
@@ -274,9 +275,8 @@ static bool fam_transpose_parse(const tune_family *f, const char *name, tune_var
 static size_t fam_transpose_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
 
 static double fam_transpose_moved(const tune_variant *v, size_t n) {
-    transpose_pair p = transpose_shapes(v, n);
-    double elements = (double)p.rows[0] * (double)p.cols[0] + (double)p.rows[1] * (double)p.cols[1];
-    return 2.0 * elements * (double)v->elem_size;
+    transpose_shape s = transpose_shape_for(v, n);
+    return 2.0 * (double)s.rows * (double)s.cols * (double)v->elem_size;
 }
 
 static bool fam_transpose_check(const tune_variant *v, const tune_config *c, char *why, size_t why_size) {
@@ -285,7 +285,7 @@ static bool fam_transpose_check(const tune_variant *v, const tune_config *c, cha
                                  why_size);
 }
 
-/* The [TILE][TILE + 1] tile. */
+/* The [TILE][TILE + 1] tile (dynamic shared memory past 64 x 64). */
 static int fam_transpose_shared(const tune_variant *v, const tune_config *c) {
     transpose_config t;
     char why[160];
@@ -302,15 +302,15 @@ static int fam_transpose_registers(const tune_variant *v, const tune_config *c) 
 
 static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out,
                                        size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    transpose_pair p = transpose_shapes(v, n);
-    ptxkit_status st = PTXKIT_SUCCESS;
-    if (p.rows[0])
-        st = ptxkit_transpose(ctx, v->type, out, in, p.rows[0], p.cols[0], PTXKIT_TRANSPOSE_PADDED, options, stream);
-    if (st != PTXKIT_SUCCESS || !p.rows[1]) return st;
-    /* the second matrix starts on a 16-byte boundary after the first's half
-     * (the buffers' slack keeps it inside n elements) */
-    ptxkit_dptr in2 = (in + n / 2 * v->elem_size + 15) & ~(ptxkit_dptr)15, out2 = out + (in2 - in);
-    return ptxkit_transpose(ctx, v->type, out2, in2, p.rows[1], p.cols[1], PTXKIT_TRANSPOSE_PADDED, options, stream);
+    transpose_shape s = transpose_shape_for(v, n);
+    /* on a 16-byte boundary where the buffers have the room (the timed ones
+     * are aligned already; the verification view has a ragged tail) */
+    ptxkit_dptr aligned = (in + 15) & ~(ptxkit_dptr)15;
+    if (s.rows * s.cols + (aligned - in) / v->elem_size <= n) {
+        out += aligned - in;
+        in = aligned;
+    }
+    return ptxkit_transpose(ctx, v->type, out, in, s.rows, s.cols, PTXKIT_TRANSPOSE_PADDED, options, stream);
 }
 
 #define ALL_LOADS                                                                                              \
@@ -370,18 +370,19 @@ static const tune_family families[] = {
         .name = "transpose",
         .default_variant = "float32",
         .unit = "elements",
-        .description = "ptxkit_transpose, padded kind: n elements as an odd-sided and a 4-aligned matrix",
+        .description = "ptxkit_transpose, padded kind, of a square-ish matrix of n elements",
         .bench_log2 = 26,
         .items = {1, 2, 4, 8, 16, 32, 64}, /* elements per thread: block x items is the tile */
         .vectors = {4, 8, 16},
         .bpsm = {0, -1},                     /* one block per tile: not a parameter */
         .loads = {PTXKIT_LOAD_DEFAULT, -1},
-        /* a small space (39 legal for float32, 24 for float64): the grid is all of it */
+        /* a small space (48 legal for float32, 30 for float64): the grid is all of it */
         .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_VECTOR] = true},
         .start = {256, 16, 4, 0, PTXKIT_LOAD_DEFAULT}, /* float32's defaults: 64 x 64 tile, 4-byte accesses */
         .registers = fam_transpose_registers,
         .min_blocks = one_block,
         .shared_bytes = fam_transpose_shared,
+        .dynamic_shared = true,
         .check = fam_transpose_check,
         .parse_variant = fam_transpose_parse,
         .in_bytes = fam_transpose_bytes,
@@ -510,8 +511,10 @@ bool tune_config_legal(const tune_variant *v, const tune_config *c, const ptxkit
         }
     }
     int shared = f->shared_bytes(v, c);
-    if (info->shared_per_block > 0 && shared > info->shared_per_block) {
-        snprintf(why, why_size, "%d bytes of shared memory exceed the block limit of %d", shared, info->shared_per_block);
+    int block_limit = f->dynamic_shared && info->shared_per_block_optin > 0 ? info->shared_per_block_optin
+                                                                            : info->shared_per_block;
+    if (block_limit > 0 && shared > block_limit) {
+        snprintf(why, why_size, "%d bytes of shared memory exceed the block limit of %d", shared, block_limit);
         return false;
     }
     if (bpsm > 0 && info->shared_per_sm > 0 && (long long)shared * bpsm > info->shared_per_sm) {

@@ -33,11 +33,12 @@ typedef struct tune_space {
 struct tune_family;
 
 /* A parsed variant: copy has one ("bytes"); reduce has "<op>.<type>";
- * transpose has the element type ("float32", "float64"). */
+ * transpose has the element type and a shape class ("float32",
+ * "float64.unaligned"). */
 typedef struct tune_variant {
     const struct tune_family *family;
     char name[40];
-    int op;              /* ptxkit_reduce_op for reduce */
+    int op;              /* ptxkit_reduce_op for reduce; transpose: 1 for the unaligned shape class */
     ptxkit_dtype type;   /* element type; copy: moves bytes, reads as UINT32 */
     size_t elem_size;    /* bytes per counted item (copy counts bytes: 1) */
 } tune_variant;
@@ -67,8 +68,10 @@ typedef struct tune_family {
     /* Most blocks one launch may have (0: no limit): blocks per SM times
      * the SM count must stay within it. */
     int max_grid;
-    /* Static shared memory per block, bytes. */
+    /* Shared memory per block, bytes: static, or with dynamic_shared set,
+     * dynamic where it must be (limited by the device's opt-in maximum). */
     int (*shared_bytes)(const tune_variant *v, const tune_config *c);
+    bool dynamic_shared;
     /* Rules between parameters that the lists cannot say (NULL: none):
      * false, with a reason, for a configuration the op would refuse. */
     bool (*check)(const tune_variant *v, const tune_config *c, char *why, size_t why_size);

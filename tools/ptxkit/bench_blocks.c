@@ -24,7 +24,7 @@ static void usage(FILE *out) {
             "tile and most cells are '-'), the other parameters at the built-in defaults; each variant checked against\n"
             "the defaults' output. The ceiling beside it: a streaming read (reduce) or cuMemcpyDtoD (copy, transpose)\n"
             "of the same bytes. N counts bytes for copy (default 2^30), elements for reduce (default 2^28) and\n"
-            "transpose (default 2^26, as two matrices: see src/tune/params.c).\n");
+            "transpose (default 2^26, one square-ish matrix of the variant's shape class: see src/tune/params.c).\n");
 }
 
 static bool parse_n(const char *s, size_t *out) {

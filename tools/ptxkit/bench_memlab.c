@@ -542,6 +542,7 @@ static const transpose_case transpose_cases[] = {
     {"padded 64 v16 b256", PTXKIT_TRANSPOSE_PADDED, {64, 256, 16}, false},
     {"padded 64 v16 b512", PTXKIT_TRANSPOSE_PADDED, {64, 512, 16}, false},
     {"padded 64 v16 b1024", PTXKIT_TRANSPOSE_PADDED, {64, 1024, 16}, false},
+    {"padded 128 v4 b1024", PTXKIT_TRANSPOSE_PADDED, {128, 1024, 4}, false},
     {"ptxkit_transpose", PTXKIT_TRANSPOSE_PADDED, {0, 0, 0}, true},
 };
 #define TRANSPOSE_CASES (sizeof transpose_cases / sizeof transpose_cases[0])
