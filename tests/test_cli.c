@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "test_util.h"
 
@@ -108,12 +112,48 @@ static void gpu_commands_without_gpu(void **state) {
     }
 }
 
+/* A tuning database whose one entry carries `when`, with a valid checksum. */
+static void write_tune_db(const char *path, const char *when) {
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "ptxkit-tune-db 1\nentry\tdevice=GPU\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0"
+                     "\tfamily=reduce\tvariant=sum.float32\tlog2n=24\tblock=256\titems=4\tvec=16\tbpsm=0\tload=nc"
+                     "\tgbs=1.5\tdefault_gbs=1.0\twhen=%s\n",
+                     when);
+    snprintf(text + n, sizeof text - (size_t)n, "end\tentries=1\txxh3_64=%016llx\n",
+             (unsigned long long)XXH3_64bits(text, (size_t)n));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A time beyond localtime_r's range crashed `tune --show` (NULL to strftime). */
+static void tune_show_far_future(void **state) {
+    (void)state;
+    static result r;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-tune.%d.db", (int)getpid());
+    setenv("PTXKIT_TUNE_DB", path, 1);
+    write_tune_db(path, "67768036191676800");
+    run(&r, "tune --show");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "ignored"));
+    write_tune_db(path, "253402300799"); /* the last accepted second */
+    run(&r, "tune --show");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "sum.float32"));
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
+        cmocka_unit_test(tune_show_far_future),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

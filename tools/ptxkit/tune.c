@@ -230,7 +230,9 @@ static int show_database(int device, out_format format) {
         options_text(&o, choice, sizeof choice);
         time_t tt = (time_t)e->when;
         struct tm tmv;
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&tt, &tmv));
+        /* the parser bounds `when`; a time localtime_r cannot represent is shown as a number */
+        if (!localtime_r(&tt, &tmv) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tmv))
+            snprintf(when, sizeof when, "%lld", e->when);
         snprintf(nvrtc, sizeof nvrtc, "%d.%d", e->key.nvrtc_major, e->key.nvrtc_minor);
         snprintf(n, sizeof n, "2^%d", e->bucket);
         table_addf(t, "%s\t%s\t%d.%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.3f\t%s",
