@@ -147,13 +147,27 @@ static void tune_show_far_future(void **state) {
     remove(path);
 }
 
+/* Out-of-range numbers are usage errors, not wrapped into range. */
+static void compile_arch_range(void **state) {
+    (void)state;
+    static result r;
+    const char *bad[] = {"sm_4294967386", "sm_4294967296", "sm_18446744073709551706", "sm_-90", "sm_", "sm_90x", "9O"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "compile copy --arch %s", bad[i]);
+        run(&r, args);
+        if (r.code != 2) fail_msg("ptxkit %s exited %d", args, r.code);
+        assert_non_null(strstr(r.err, "--arch"));
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
-        cmocka_unit_test(tune_show_far_future),
+        cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
 /* ptxkit compile FAMILY: NVRTC only, no GPU needed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,13 @@ int cmd_compile(int argc, char **argv) {
             const char *v = argv[++i];
             if (strncmp(v, "sm_", 3) == 0 || strncmp(v, "compute_", 8) == 0) v = strchr(v, '_') + 1;
             char *end;
-            arch = (int)strtol(v, &end, 10);
-            if (*end || arch < 30 || arch > 200) {
+            errno = 0;
+            long parsed = strtol(v, &end, 10); /* range-checked before the cast: sm_4294967386 is not sm_90 */
+            if (end == v || *end || errno || parsed < 30 || parsed > 200) {
                 fprintf(stderr, "ptxkit compile: --arch takes sm_XY, not '%s'\n", argv[i]);
                 return 2;
             }
+            arch = (int)parsed;
         } else if (strncmp(a, "-D", 2) == 0) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!d || !*d || define_count == PTXKIT_MAX_DEFINES) {
