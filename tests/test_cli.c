@@ -161,6 +161,28 @@ static void compile_arch_range(void **state) {
     }
 }
 
+/* A cache directory path that is a regular file is an error, not "0 kernels". */
+static void cache_dir_is_a_file(void **state) {
+    (void)state;
+    static result r;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-cachefile.%d", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fclose(f);
+    char *saved = getenv("PTXKIT_CACHE_DIR") ? strdup(getenv("PTXKIT_CACHE_DIR")) : NULL;
+    setenv("PTXKIT_CACHE_DIR", path, 1);
+    run(&r, "cache");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "not a directory"));
+    run(&r, "cache --purge");
+    assert_int_equal(r.code, 1);
+    if (saved) setenv("PTXKIT_CACHE_DIR", saved, 1);
+    else unsetenv("PTXKIT_CACHE_DIR");
+    free(saved);
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -168,6 +190,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
+        cmocka_unit_test(cache_dir_is_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ static bool identity_from_record(nvrtc_identity *id) {
     char record[4200], signature[2048], line[2048 + 8];
     identity_record_path(record, sizeof record);
     environment_signature(signature, sizeof signature);
-    FILE *f = record[0] ? fopen(record, "r") : NULL;
+    FILE *f = record[0] ? fopen_regular_file(record) : NULL; /* a FIFO would block pthread_once */
     if (!f) return false;
     bool ok = fgets(line, sizeof line, f) && strcspn(line, "\n") == strlen(signature) &&
               strncmp(line, signature, strlen(signature)) == 0 && fgets(id->path, sizeof id->path, f) &&

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "driver/driver.h"
 #include "ptxkit.h"
@@ -197,9 +198,14 @@ void cache_key_hex(const cache_key *key, char out[33]);
 typedef struct disk_cache disk_cache;
 /* Returns NULL when the cache is disabled (PTXKIT_CACHE=off) or unusable. */
 disk_cache *disk_cache_open(const char *directory);
+/* The size cap in bytes: PTXKIT_CACHE_MAX_MB (a whole number of MiB in
+ * [1, 2^32]), else 512 MiB. An invalid value is not used; *note (may be
+ * NULL) then says why, for the CLI to show (empty when all is well). */
+unsigned long long disk_cache_cap_from_env(char *note, size_t note_size);
 void disk_cache_close(disk_cache *cache);
 /* Reads a valid entry into a malloc'd buffer; false when absent or invalid
- * (an invalid file is removed so it is rebuilt). */
+ * (an invalid file, one larger than the cap, or anything not a regular file
+ * is removed so it is rebuilt). */
 bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size_t *size, bool *is_cubin);
 /* Atomically writes an entry (temporary file + rename), then trims the cache
  * to its size cap by least-recent use. */
@@ -208,6 +214,16 @@ ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const vo
 const char *disk_cache_path(const disk_cache *cache);
 /* mkdir -p; false when a component cannot be created. */
 bool cache_make_dirs(const char *path);
+/* Opens path read-only when it is a regular file, never blocking: a FIFO,
+ * socket or device is refused before it is opened (so is a symbolic link
+ * unless follow_links). The descriptor is blocking again when returned; *st
+ * describes the file. -1: an error (errno; ENOENT when missing); -2: not a
+ * regular file. */
+struct stat;
+int open_regular_file(const char *path, bool follow_links, struct stat *st);
+/* The same as a FILE (follows links); NULL for anything but a readable
+ * regular file. */
+FILE *fopen_regular_file(const char *path);
 /* Writes the concatenation of parts[0..count) to path through a temporary
  * file beside it and a rename: readers see the old file or the whole new
  * one, never a part. sync: fsync before the rename. 0, or an errno. */

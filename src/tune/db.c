@@ -573,7 +573,15 @@ static ptxkit_status read_file(const char *path, char **text, size_t *size, bool
     *text = NULL;
     *size = 0;
     *missing = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* never blocks on a FIFO (readers, --show, and the store under its lock);
+     * a FIFO, socket, device or directory is an I/O error, not a corrupt
+     * database, so a store leaves it where it is instead of renaming it */
+    struct stat st;
+    int fd = open_regular_file(path, true, &st);
+    if (fd == -2) {
+        snprintf(msg, msg_size, "%s is not a regular file", path);
+        return PTXKIT_ERROR_IO;
+    }
     if (fd < 0) {
         if (errno == ENOENT) {
             *missing = true;
@@ -582,9 +590,8 @@ static ptxkit_status read_file(const char *path, char **text, size_t *size, bool
         snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > DB_MAX_FILE) {
-        snprintf(msg, msg_size, "%s is not a regular file of at most %u MiB", path, DB_MAX_FILE >> 20);
+    if ((unsigned long long)st.st_size > DB_MAX_FILE) {
+        snprintf(msg, msg_size, "%s is larger than %u MiB", path, DB_MAX_FILE >> 20);
         close(fd);
         return PTXKIT_ERROR_CORRUPT;
     }
@@ -660,9 +667,16 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
         snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* O_NONBLOCK: a FIFO or device in the lock's place must not block the open */
+    struct stat lock_st;
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (lock < 0) {
         snprintf(msg, msg_size, "cannot open %s: %s", lock_path, strerror(errno));
+        return PTXKIT_ERROR_IO;
+    }
+    if (fstat(lock, &lock_st) != 0 || !S_ISREG(lock_st.st_mode)) {
+        snprintf(msg, msg_size, "%s is not a regular file", lock_path);
+        close(lock);
         return PTXKIT_ERROR_IO;
     }
     while (flock(lock, LOCK_EX) != 0)
