@@ -177,6 +177,16 @@ static void cache_dir_is_a_file(void **state) {
     assert_non_null(strstr(r.err, "not a directory"));
     run(&r, "cache --purge");
     assert_int_equal(r.code, 1);
+    /* an unusable cap: the default is used and the reason shown */
+    char empty[64];
+    snprintf(empty, sizeof empty, "/tmp/ptxkit-cli-cache.%d", (int)getpid());
+    setenv("PTXKIT_CACHE_DIR", empty, 1); /* missing: an empty cache */
+    setenv("PTXKIT_CACHE_MAX_MB", "17592186044416", 1);
+    run(&r, "cache");
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.err, "PTXKIT_CACHE_MAX_MB='17592186044416' ignored"));
+    assert_non_null(strstr(r.out, "cap 512 MiB"));
     if (saved) setenv("PTXKIT_CACHE_DIR", saved, 1);
     else unsetenv("PTXKIT_CACHE_DIR");
     free(saved);
