@@ -49,7 +49,7 @@ static void usage(FILE *out) {
                  "                           [--blocks-per-sm N] [--load OP] [--csv|--json] [--device N]\n"
                  "Time and GB/s (n x element size read) of ptxkit_reduce, and the share of a streaming-read\n"
                  "ceiling of the same bytes measured in the same run. --compare also runs CUB's DeviceReduce\n"
-                 "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, or $PTXKIT_CUB_BENCH; build it\n"
+                 "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, in libexec/ptxkit or $PTXKIT_CUB_BENCH; build it\n"
                  "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side.\n"
                  "Defaults: --ops sum,max --types int32,float32,float64 --log2 10,12,14,16,18,20,22,24,25,26,27,28\n"
                  "LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32 int64 uint64 float32\n"
@@ -186,6 +186,10 @@ static bool find_cub_program(char *path, size_t size) {
         int len = snprintf(path, size, places[i], self);
         if (len > 0 && (size_t)len < size && executable_file(path)) return true;
     }
+#ifdef PTXKIT_LIBEXEC_DIR /* installed: a helper, not a command, so not in bin/ */
+    int installed = snprintf(path, size, "%s/ptxkit-cub-reduce", PTXKIT_LIBEXEC_DIR);
+    if (installed > 0 && (size_t)installed < size && executable_file(path)) return true;
+#endif
     return false;
 }
 
@@ -196,7 +200,7 @@ static bool run_cub(const reduce_bench *b, int device, cub_result **results, int
     if (!find_cub_program(program, sizeof program)) {
         fprintf(stderr,
                 "ptxkit bench reduce: --compare needs the ptxkit-cub-reduce program (not found beside ptxkit, in "
-                "../bench or at $PTXKIT_CUB_BENCH); configure with -Dcub_compare=enabled where nvcc exists\n");
+                "../bench, libexec/ptxkit or at $PTXKIT_CUB_BENCH); configure with -Dcub_compare=enabled where nvcc exists\n");
         return false;
     }
     if (strchr(program, '\'')) {
