@@ -193,6 +193,31 @@ static void cache_dir_is_a_file(void **state) {
     remove(path);
 }
 
+/* Usage errors exit 2 with the usage line before any GPU is opened, so on
+ * every machine (`bench copy --size abc` said "no usable GPU"). */
+static void usage_errors_before_the_gpu(void **state) {
+    (void)state;
+    static result r;
+    static const char *const bad[] = {
+        "bench copy --size abc", "bench copy --size 0", "bench copy --size -1", "bench copy --size 1Q",
+        "bench copy --reps x", "bench copy --block 12x", "bench copy --path foo", "bench copy --device x",
+        "bench access --items x", "bench access --mib 1", "bench access --reps 0", "bench access --op bogus",
+        "bench aos --points x", "bench aos --block x", "bench banks --reps x", "bench banks --iters 0",
+        "bench transpose --reps x", "bench transpose --shape 5x5junk", "bench reduce --reps x",
+        "bench reduce --block x", "bench reduce --vector x", "bench reduce --sizes -1", "bench reduce --log2 x",
+        "bench reduce --ops bogus", "bench reduce --path bogus", "bench reduce --load bogus",
+        "bench blocks copy --n abc", "bench blocks", "bench blocks nope", "bench startup --bogus",
+        "ladder --block x", "ladder --reps x", "ladder --sizes -1", "ladder --steps 0", "ladder --op bogus",
+        "tune --budget x", "tune --sizes x", "tune --threads 0", "tune bogus", "info --device x", "info extra",
+        "compile copy -D 1X=2", "compile copy -D X", "compile copy -DX=", "compile copy -D 'X=a\tb'",
+        "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage") || strstr(r.err, "no usable GPU"))
+            fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -200,7 +225,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(gpu_commands_without_gpu),
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
-        cmocka_unit_test(cache_dir_is_a_file),
+        cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "runtime/runtime.h"
 
@@ -43,13 +44,16 @@ int cmd_compile(int argc, char **argv) {
             long parsed = strtol(v, &end, 10); /* range-checked before the cast: sm_4294967386 is not sm_90 */
             if (end == v || *end || errno || parsed < 30 || parsed > 200) {
                 fprintf(stderr, "ptxkit compile: --arch takes sm_XY, not '%s'\n", argv[i]);
+                usage(stderr);
                 return 2;
             }
             arch = (int)parsed;
         } else if (strncmp(a, "-D", 2) == 0) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!d || !*d || define_count == PTXKIT_MAX_DEFINES) {
-                fprintf(stderr, "ptxkit compile: -D needs NAME=VALUE (at most %d)\n", PTXKIT_MAX_DEFINES);
+            if (!cli_parse_define(d) || define_count == PTXKIT_MAX_DEFINES) {
+                fprintf(stderr, "ptxkit compile: -D takes NAME=VALUE (NAME an identifier, at most %d characters, %d "
+                                "defines), not '%s'\n", CLI_DEFINE_MAX, PTXKIT_MAX_DEFINES, d ? d : "");
+                usage(stderr);
                 return 2;
             }
             defines[define_count++] = d;
