@@ -246,7 +246,8 @@ static void identity_record_is_a_fifo(void **state) {
         setenv("PTXKIT_CACHE_DIR", dir, 1);
         const char *defines[] = {"N=1"};
         cache_key k = cache_key_for("copy", defines, 1, 90, 13000);
-        _exit(k.bytes[0] == k.bytes[0] ? 0 : 1);
+        (void)k;
+        _exit(0);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);

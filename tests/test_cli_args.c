@@ -11,7 +11,7 @@ static void sizes(void **state) {
     static const struct {
         const char *text;
         size_t value;
-    } good[] = {{"1", 1},          {"0", 0},           {"1048576", 1 << 20}, {"0x1000", 4096}, {"2^0", 1},
+    } good[] = {{"1", 1},          {"0", 0},           {"1048576", 1 << 20}, {"0x1000", 4096}, {"0512", 512}, {"0X1f", 31}, {"00", 0}, {"2^0", 1},
                 {"2^20", 1 << 20}, {"2^63", (size_t)1 << 63}, {"64K", 65536}, {"64k", 65536},   {"1M", 1 << 20},
                 {"3G", (size_t)3 << 30}, {"18446744073709551615", SIZE_MAX}, {"17179869183G", (size_t)17179869183 << 30}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -19,7 +19,7 @@ static void sizes(void **state) {
         if (!cli_parse_size(good[i].text, &v) || v != good[i].value) fail_msg("'%s' -> %zu", good[i].text, v);
     }
     static const char *const bad[] = {"", "abc", "-1", "+1", " 1", "1 ", "1Q", "1KB", "2^", "2^64", "2^-1", "2^x",
-                                      "18446744073709551616", "17179869184G", "0x", "1e6", "K", NULL};
+                                      "18446744073709551616", "17179869184G", "0x", "0xg", "0x-1", "1e6", "K", NULL};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t v = 7;
         if (cli_parse_size(bad[i], &v)) fail_msg("'%s' accepted as %zu", bad[i] ? bad[i] : "(null)", v);

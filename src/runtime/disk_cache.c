@@ -169,15 +169,6 @@ int open_regular_file(const char *path, bool follow_links, struct stat *st) {
     return fd;
 }
 
-FILE *fopen_regular_file(const char *path) {
-    struct stat st;
-    int fd = open_regular_file(path, true, &st);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "r");
-    if (!f) close(fd);
-    return f;
-}
-
 static int remove_visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
     (void)st;
     (void)ftw;

@@ -221,9 +221,16 @@ bool cache_make_dirs(const char *path);
  * regular file. */
 struct stat;
 int open_regular_file(const char *path, bool follow_links, struct stat *st);
-/* The same as a FILE (follows links); NULL for anything but a readable
- * regular file. */
-FILE *fopen_regular_file(const char *path);
+/* The nvrtc-identity record (identity_record.c): its text is the signature
+ * line, the shared object's path, and "size mtime major minor", each line
+ * ending in a newline, nothing after. True when `text` is exactly that for
+ * `signature`; the outputs are then set. */
+bool identity_record_parse(const char *text, size_t size, const char *signature, char *path, size_t path_size,
+                           long long *lib_size, long long *mtime, int *major, int *minor);
+/* Reads and parses the record file; false when it is missing, not a
+ * regular file, too large or not a record for `signature`. */
+bool identity_record_read(const char *record_path, const char *signature, char *path, size_t path_size,
+                          long long *lib_size, long long *mtime, int *major, int *minor);
 /* Writes the concatenation of parts[0..count) to path through a temporary
  * file beside it and a rename: readers see the old file or the whole new
  * one, never a part. sync: fsync before the rename. 0, or an errno. */

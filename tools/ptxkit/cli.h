@@ -25,7 +25,7 @@ bool cli_parse_common(int *argc, char **argv, cli_common *common);
  * error exits 2 on every machine. The whole text must be the value: no
  * sign where none is allowed, no spaces, no trailing characters. */
 bool cli_parse_long(const char *text, long lo, long hi, long *out);
-/* A size: N (decimal or 0x hex), 2^K, or N with a K, M or G suffix (2^10,
+/* A size: N (decimal, a leading 0 included, or 0x hex), 2^K, or N with a K, M or G suffix (2^10,
  * 2^20, 2^30); false when malformed or when it does not fit in size_t. */
 bool cli_parse_size(const char *text, size_t *out);
 /* A -D define for NVRTC: NAME=VALUE, NAME a C identifier, VALUE non-empty

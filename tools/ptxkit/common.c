@@ -1,4 +1,5 @@
 /* Shared pieces of the ptxkit command. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -76,7 +77,10 @@ bool cli_parse_size(const char *text, size_t *out) {
         *out = (size_t)1 << k;
         return true;
     }
-    unsigned long long v = strtoull(text, &end, 0);
+    /* base 16 only after 0x: base 0 read "0512" as octal 330 (found by fuzz_cli_args) */
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    if (hex && !isxdigit((unsigned char)text[2])) return false;
+    unsigned long long v = strtoull(text, &end, hex ? 16 : 10);
     if (errno || end == text) return false;
     int shift = 0;
     if (*end == 'K' || *end == 'k') shift = 10, end++;
