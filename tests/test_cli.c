@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "test_util.h"
 
 static const char *exe;
@@ -207,6 +210,112 @@ static void gpu_commands_without_gpu(void **state) {
     }
 }
 
+/* A tuning database whose one entry carries `when`, with a valid checksum. */
+static void write_tune_db(const char *path, const char *when) {
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "ptxkit-tune-db 1\nentry\tdevice=GPU\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0"
+                     "\tfamily=reduce\tvariant=sum.float32\tlog2n=24\tblock=256\titems=4\tvec=16\tbpsm=0\tload=nc"
+                     "\tgbs=1.5\tdefault_gbs=1.0\twhen=%s\n",
+                     when);
+    snprintf(text + n, sizeof text - (size_t)n, "end\tentries=1\txxh3_64=%016llx\n",
+             (unsigned long long)XXH3_64bits(text, (size_t)n));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A time beyond localtime_r's range crashed `tune --show` (NULL to strftime). */
+static void tune_show_far_future(void **state) {
+    (void)state;
+    static result r;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-tune.%d.db", (int)getpid());
+    setenv("PTXKIT_TUNE_DB", path, 1);
+    write_tune_db(path, "67768036191676800");
+    run(&r, "tune --show");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "ignored"));
+    write_tune_db(path, "253402300799"); /* the last accepted second */
+    run(&r, "tune --show");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "sum.float32"));
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(path);
+}
+
+/* Out-of-range numbers are usage errors, not wrapped into range. */
+static void compile_arch_range(void **state) {
+    (void)state;
+    static result r;
+    const char *bad[] = {"sm_4294967386", "sm_4294967296", "sm_18446744073709551706", "sm_-90", "sm_", "sm_90x", "9O"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "compile copy --arch %s", bad[i]);
+        run(&r, args);
+        if (r.code != 2) fail_msg("ptxkit %s exited %d", args, r.code);
+        assert_non_null(strstr(r.err, "--arch"));
+    }
+}
+
+/* A cache directory path that is a regular file is an error, not "0 kernels". */
+static void cache_dir_is_a_file(void **state) {
+    (void)state;
+    static result r;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-cachefile.%d", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fclose(f);
+    char *saved = getenv("PTXKIT_CACHE_DIR") ? strdup(getenv("PTXKIT_CACHE_DIR")) : NULL;
+    setenv("PTXKIT_CACHE_DIR", path, 1);
+    run(&r, "cache");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "not a directory"));
+    run(&r, "cache --purge");
+    assert_int_equal(r.code, 1);
+    /* an unusable cap: the default is used and the reason shown */
+    char empty[64];
+    snprintf(empty, sizeof empty, "/tmp/ptxkit-cli-cache.%d", (int)getpid());
+    setenv("PTXKIT_CACHE_DIR", empty, 1); /* missing: an empty cache */
+    setenv("PTXKIT_CACHE_MAX_MB", "17592186044416", 1);
+    run(&r, "cache");
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.err, "PTXKIT_CACHE_MAX_MB='17592186044416' ignored"));
+    assert_non_null(strstr(r.out, "cap 512 MiB"));
+    if (saved) setenv("PTXKIT_CACHE_DIR", saved, 1);
+    else unsetenv("PTXKIT_CACHE_DIR");
+    free(saved);
+    remove(path);
+}
+
+/* Usage errors exit 2 with the usage line before any GPU is opened, so on
+ * every machine (`bench copy --size abc` said "no usable GPU"). */
+static void usage_errors_before_the_gpu(void **state) {
+    (void)state;
+    static result r;
+    static const char *const bad[] = {
+        "bench copy --size abc", "bench copy --size 0", "bench copy --size -1", "bench copy --size 1Q",
+        "bench copy --reps x", "bench copy --block 12x", "bench copy --path foo", "bench copy --device x",
+        "bench access --items x", "bench access --mib 1", "bench access --reps 0", "bench access --op bogus",
+        "bench aos --points x", "bench aos --block x", "bench banks --reps x", "bench banks --iters 0",
+        "bench transpose --reps x", "bench transpose --shape 5x5junk", "bench reduce --reps x",
+        "bench reduce --block x", "bench reduce --vector x", "bench reduce --sizes -1", "bench reduce --log2 x",
+        "bench reduce --ops bogus", "bench reduce --path bogus", "bench reduce --load bogus",
+        "bench blocks copy --n abc", "bench blocks", "bench blocks nope", "bench startup --bogus",
+        "ladder --block x", "ladder --reps x", "ladder --sizes -1", "ladder --steps 0", "ladder --op bogus",
+        "tune --budget x", "tune --sizes x", "tune --threads 0", "tune bogus", "info --device x", "info extra",
+        "compile copy -D 1X=2", "compile copy -D =1", "compile copy -DX=", "compile copy -D 'X=a\tb'",
+        "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage") || strstr(r.err, "no usable GPU"))
+            fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -214,6 +323,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(compile_user_file),
         cmocka_unit_test(gpu_commands_without_gpu),
+        cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
+        cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

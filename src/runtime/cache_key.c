@@ -43,17 +43,13 @@ static void environment_signature(char *buf, size_t size) {
 }
 
 static bool identity_from_record(nvrtc_identity *id) {
-    char record[4200], signature[2048], line[2048 + 8];
+    char record[4200], signature[2048];
     identity_record_path(record, sizeof record);
     environment_signature(signature, sizeof signature);
-    FILE *f = record[0] ? fopen(record, "r") : NULL;
-    if (!f) return false;
-    bool ok = fgets(line, sizeof line, f) && strcspn(line, "\n") == strlen(signature) &&
-              strncmp(line, signature, strlen(signature)) == 0 && fgets(id->path, sizeof id->path, f) &&
-              fscanf(f, "%lld %lld %d %d", &id->size, &id->mtime, &id->major, &id->minor) == 4;
-    fclose(f);
-    if (!ok) return false;
-    id->path[strcspn(id->path, "\n")] = 0;
+    /* identity_record.c: never blocks (this runs inside pthread_once), parses strictly */
+    if (!record[0] || !identity_record_read(record, signature, id->path, sizeof id->path, &id->size, &id->mtime,
+                                            &id->major, &id->minor))
+        return false;
     struct stat st;
     return stat(id->path, &st) == 0 && st.st_size == id->size && (long long)st.st_mtime == id->mtime;
 }

@@ -4,9 +4,11 @@
  * reader sees a whole file or none; a file that fails any check is deleted
  * and rebuilt. The total size is capped by least-recent use (mtime, touched
  * on every hit). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #define CACHE_MAGIC "PTXKITC1"
 #define CACHE_FORMAT 1u
 #define CACHE_DEFAULT_CAP_MB 512
+#define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
 struct disk_cache {
     char dir[4096];
@@ -104,6 +107,24 @@ int write_file_atomic(const char *path, const void *const *parts, const size_t *
     return err;
 }
 
+unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
+    if (note && note_size) note[0] = 0;
+    const char *v = getenv("PTXKIT_CACHE_MAX_MB");
+    if (!v || !*v) return (unsigned long long)CACHE_DEFAULT_CAP_MB << 20;
+    /* digits only: strtoull would take "-1" as 2^64 - 1 and "512MB" as 512 */
+    unsigned long long mb = 0;
+    bool ok = true;
+    for (const char *p = v; *p && ok; p++) {
+        ok = isdigit((unsigned char)*p) && mb <= (CACHE_MAX_CAP_MB - (unsigned)(*p - '0')) / 10;
+        if (ok) mb = mb * 10 + (unsigned)(*p - '0');
+    }
+    if (ok && mb >= 1) return mb << 20;
+    if (note && note_size)
+        snprintf(note, note_size, "PTXKIT_CACHE_MAX_MB='%.40s%s' ignored (not a whole number of MiB in [1, %llu]): the cap is the default %d MiB",
+                 v, strlen(v) > 40 ? "..." : "", CACHE_MAX_CAP_MB, CACHE_DEFAULT_CAP_MB);
+    return (unsigned long long)CACHE_DEFAULT_CAP_MB << 20;
+}
+
 disk_cache *disk_cache_open(const char *directory) {
     if (!directory && cache_disabled()) return NULL;
     disk_cache *c = calloc(1, sizeof *c);
@@ -113,9 +134,7 @@ disk_cache *disk_cache_open(const char *directory) {
         free(c);
         return NULL;
     }
-    const char *cap = getenv("PTXKIT_CACHE_MAX_MB");
-    unsigned long long mb = cap && *cap ? strtoull(cap, NULL, 10) : CACHE_DEFAULT_CAP_MB;
-    c->cap_bytes = (mb ? mb : CACHE_DEFAULT_CAP_MB) << 20;
+    c->cap_bytes = disk_cache_cap_from_env(NULL, 0);
     return c;
 }
 
@@ -131,29 +150,78 @@ static void entry_path(const disk_cache *c, const cache_key *key, char *shard, s
     snprintf(path, path_size, "%s/%s.bin", shard, hex);
 }
 
+int open_regular_file(const char *path, bool follow_links, struct stat *st) {
+    /* stat first: a device is never opened (opening one can have effects);
+     * O_NONBLOCK: a FIFO swapped in after the check does not block the
+     * open, and it is refused by the fstat below */
+    if ((follow_links ? stat(path, st) : lstat(path, st)) != 0) return -1;
+    if (!S_ISREG(st->st_mode)) return -2;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
+    if (fd < 0) return errno == ELOOP ? -2 : -1;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        bool regular = S_ISREG(st->st_mode);
+        close(fd);
+        errno = err;
+        return regular ? -1 : -2;
+    }
+    return fd;
+}
+
+static int remove_visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes an entry of any type: a directory where an entry belongs would be
+ * a permanent miss whose rename-into-place fails forever. */
+static int remove_entry(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode)) return unlink(path);
+    return nftw(path, remove_visit, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool read_all(int fd, void *buf, size_t size) {
+    char *p = buf;
+    while (size) {
+        ssize_t r = read(fd, p, size);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        size -= (size_t)r;
+    }
+    return true;
+}
+
 bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin) {
     if (!c) return false;
     char shard[4200], path[4300];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    cache_header h;
     struct stat st;
+    int fd = open_regular_file(path, false, &st);
+    if (fd == -2) remove_entry(path); /* a FIFO, directory, link or device: never ours */
+    if (fd < 0) return false;
+    cache_header h;
     void *data = NULL;
-    bool ok = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 &&
-              h.format == CACHE_FORMAT && memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 &&
-              (uint64_t)st.st_size == sizeof h + h.size && (data = malloc(h.size + 1)) != NULL &&
-              fread(data, 1, h.size, f) == h.size && XXH3_64bits(data, h.size) == h.checksum;
-    fclose(f);
+    /* the size is bounded by the cap before anything is allocated: a sparse
+     * file with a consistent header cost seconds and gigabytes */
+    bool ok = read_all(fd, &h, sizeof h) && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.format == CACHE_FORMAT &&
+              memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 && h.size <= c->cap_bytes &&
+              (uint64_t)st.st_size == sizeof h + h.size && (data = malloc((size_t)h.size + 1)) != NULL &&
+              read_all(fd, data, (size_t)h.size) && XXH3_64bits(data, (size_t)h.size) == h.checksum;
+    close(fd);
     if (!ok) {
         free(data);
-        unlink(path); /* corrupt, truncated or foreign: rebuild */
+        unlink(path); /* corrupt, truncated, foreign or over the cap: rebuild */
         return false;
     }
     ((char *)data)[h.size] = 0;
     utimensat(AT_FDCWD, path, NULL, 0); /* least-recent-use order */
     *image = data;
-    *size = h.size;
+    *size = (size_t)h.size;
     *is_cubin = h.is_cubin != 0;
     return true;
 }
@@ -162,6 +230,7 @@ typedef struct cache_file {
     char path[4300];
     time_t mtime;
     off_t size;
+    bool regular; /* else something to remove on purge, never to count */
 } cache_file;
 
 static int by_age(const void *a, const void *b) {
@@ -169,57 +238,71 @@ static int by_age(const void *a, const void *b) {
     return (x->mtime > y->mtime) - (x->mtime < y->mtime);
 }
 
-/* Visits every entry file; returns their total size. */
-static unsigned long long scan(const char *dir, cache_file **files, size_t *count) {
-    unsigned long long total = 0;
+/* Lists every entry, with the total size of the regular ones. 0, or an
+ * errno: ENOMEM, or why the directory cannot be read (a missing directory
+ * is an empty cache). On failure the list is empty. */
+static int scan(const char *dir, cache_file **files, size_t *count, unsigned long long *total) {
     size_t cap = 0;
     *files = NULL;
     *count = 0;
+    *total = 0;
     DIR *top = opendir(dir);
-    if (!top) return 0;
+    if (!top) return errno == ENOENT ? 0 : errno;
+    int err = 0;
     struct dirent *d;
-    while ((d = readdir(top)) != NULL) {
-        if (strlen(d->d_name) != 2) continue;
+    while (!err && (d = readdir(top)) != NULL) {
+        if (strlen(d->d_name) != 2 || d->d_name[0] == '.') continue;
         char shard[4200];
         snprintf(shard, sizeof shard, "%s/%s", dir, d->d_name);
         DIR *sd = opendir(shard);
         if (!sd) continue;
         struct dirent *e;
-        while ((e = readdir(sd)) != NULL) {
+        while (!err && (e = readdir(sd)) != NULL) {
             size_t len = strlen(e->d_name);
             if (len < 5 || strcmp(e->d_name + len - 4, ".bin") != 0) continue;
             cache_file f;
             snprintf(f.path, sizeof f.path, "%s/%s", shard, e->d_name);
             struct stat st;
-            if (stat(f.path, &st) != 0) continue;
+            if (lstat(f.path, &st) != 0) continue;
             f.mtime = st.st_mtime;
-            f.size = st.st_size;
-            total += (unsigned long long)st.st_size;
-            if (files) {
-                if (*count == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    cache_file *grown = realloc(*files, cap * sizeof **files);
-                    if (!grown) continue;
-                    *files = grown;
+            f.regular = S_ISREG(st.st_mode);
+            f.size = f.regular ? st.st_size : 0;
+            if (*count == cap) {
+                /* the capacity grows only once the block has */
+                size_t grown_cap = cap ? cap * 2 : 64;
+                cache_file *grown = realloc(*files, grown_cap * sizeof **files);
+                if (!grown) {
+                    err = ENOMEM;
+                    break;
                 }
-                (*files)[(*count)++] = f;
+                *files = grown;
+                cap = grown_cap;
             }
+            (*files)[(*count)++] = f;
+            *total += (unsigned long long)f.size;
         }
         closedir(sd);
     }
     closedir(top);
-    return total;
+    if (err) {
+        free(*files);
+        *files = NULL;
+        *count = 0;
+        *total = 0;
+    }
+    return err;
 }
 
 static void trim(disk_cache *c) {
     cache_file *files;
     size_t count;
-    unsigned long long total = scan(c->dir, &files, &count);
+    unsigned long long total;
+    if (scan(c->dir, &files, &count, &total) != 0) return; /* out of memory: trim on a later write */
     if (total > c->cap_bytes) {
         qsort(files, count, sizeof *files, by_age);
         unsigned long long target = c->cap_bytes / 10 * 9;
         for (size_t i = 0; i < count && total > target; i++)
-            if (unlink(files[i].path) == 0) total -= (unsigned long long)files[i].size;
+            if (files[i].regular && unlink(files[i].path) == 0) total -= (unsigned long long)files[i].size;
     }
     free(files);
 }
@@ -235,9 +318,19 @@ ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *
     const void *parts[2] = {&h, image};
     size_t sizes[2] = {sizeof h, size};
     int err = write_file_atomic(path, parts, sizes, 2, false);
+    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) { /* a directory in the entry's place */
+        remove_entry(path);
+        err = write_file_atomic(path, parts, sizes, 2, false);
+    }
     if (err) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(err));
     trim(c);
     return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status scan_error(const char *dir, int err) {
+    if (err == ENOMEM) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel cache: out of host memory listing %s", dir);
+    return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot read %s: %s", dir,
+                        err == ENOTDIR ? "not a directory" : strerror(err));
 }
 
 ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes) {
@@ -247,11 +340,14 @@ ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes) {
     if (!c) return PTXKIT_SUCCESS;
     cache_file *list;
     size_t count;
-    *bytes = (size_t)scan(c->dir, &list, &count);
-    *files = count;
+    unsigned long long total;
+    int err = scan(c->dir, &list, &count, &total);
+    ptxkit_status st = err ? scan_error(c->dir, err) : PTXKIT_SUCCESS;
+    for (size_t i = 0; i < count; i++) *files += list[i].regular;
+    *bytes = (size_t)total;
     free(list);
     disk_cache_close(c);
-    return PTXKIT_SUCCESS;
+    return st;
 }
 
 ptxkit_status ptxkit_cache_purge(void) {
@@ -259,10 +355,11 @@ ptxkit_status ptxkit_cache_purge(void) {
     if (!c) return PTXKIT_SUCCESS;
     cache_file *list;
     size_t count;
-    scan(c->dir, &list, &count);
-    ptxkit_status st = PTXKIT_SUCCESS;
+    unsigned long long total;
+    int err = scan(c->dir, &list, &count, &total);
+    ptxkit_status st = err ? scan_error(c->dir, err) : PTXKIT_SUCCESS;
     for (size_t i = 0; i < count; i++)
-        if (unlink(list[i].path) != 0 && errno != ENOENT)
+        if (remove_entry(list[i].path) != 0 && errno != ENOENT)
             st = record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot remove %s: %s", list[i].path, strerror(errno));
     free(list);
     disk_cache_close(c);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "driver/driver.h"
 #include "ptxkit.h"
@@ -253,9 +254,14 @@ bool nvrtc_identity_version(int *major, int *minor);
 typedef struct disk_cache disk_cache;
 /* Returns NULL when the cache is disabled (PTXKIT_CACHE=off) or unusable. */
 disk_cache *disk_cache_open(const char *directory);
+/* The size cap in bytes: PTXKIT_CACHE_MAX_MB (a whole number of MiB in
+ * [1, 2^32]), else 512 MiB. An invalid value is not used; *note (may be
+ * NULL) then says why, for the CLI to show (empty when all is well). */
+unsigned long long disk_cache_cap_from_env(char *note, size_t note_size);
 void disk_cache_close(disk_cache *cache);
 /* Reads a valid entry into a malloc'd buffer; false when absent or invalid
- * (an invalid file is removed so it is rebuilt). */
+ * (an invalid file, one larger than the cap, or anything not a regular file
+ * is removed so it is rebuilt). */
 bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size_t *size, bool *is_cubin);
 /* Atomically writes an entry (temporary file + rename), then trims the cache
  * to its size cap by least-recent use. */
@@ -264,6 +270,23 @@ ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const vo
 const char *disk_cache_path(const disk_cache *cache);
 /* mkdir -p; false when a component cannot be created. */
 bool cache_make_dirs(const char *path);
+/* Opens path read-only when it is a regular file, never blocking: a FIFO,
+ * socket or device is refused before it is opened (so is a symbolic link
+ * unless follow_links). The descriptor is blocking again when returned; *st
+ * describes the file. -1: an error (errno; ENOENT when missing); -2: not a
+ * regular file. */
+struct stat;
+int open_regular_file(const char *path, bool follow_links, struct stat *st);
+/* The nvrtc-identity record (identity_record.c): its text is the signature
+ * line, the shared object's path, and "size mtime major minor", each line
+ * ending in a newline, nothing after. True when `text` is exactly that for
+ * `signature`; the outputs are then set. */
+bool identity_record_parse(const char *text, size_t size, const char *signature, char *path, size_t path_size,
+                           long long *lib_size, long long *mtime, int *major, int *minor);
+/* Reads and parses the record file; false when it is missing, not a
+ * regular file, too large or not a record for `signature`. */
+bool identity_record_read(const char *record_path, const char *signature, char *path, size_t path_size,
+                          long long *lib_size, long long *mtime, int *major, int *minor);
 /* Writes the concatenation of parts[0..count) to path through a temporary
  * file beside it and a rename: readers see the old file or the whole new
  * one, never a part. sync: fsync before the rename. 0, or an errno. */

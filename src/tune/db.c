@@ -2,6 +2,8 @@
  * for the format. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ void tune_db_init(tune_db *db) { memset(db, 0, sizeof *db); }
 
 void tune_db_clear(tune_db *db) {
     free(db->entries);
+    free(db->slots);
     memset(db, 0, sizeof *db);
 }
 
@@ -59,12 +62,70 @@ static bool same_slot(const tune_db_entry *a, const tune_db_entry *b) {
            tune_db_key_equal(&a->key, &b->key);
 }
 
+/* ---- the index by slot ------------------------------------------------- */
+
+/* A linear scan per put made loading n entries O(n^2): seconds at the
+ * 20,000-entry cap, under the process-wide lock. */
+
+static uint64_t slot_hash(const tune_db_entry *e) {
+    int numbers[6] = {e->key.cc, e->key.sm_count, e->key.driver, e->key.nvrtc_major, e->key.nvrtc_minor, e->bucket};
+    uint64_t h = XXH3_64bits(numbers, sizeof numbers);
+    h = XXH3_64bits_withSeed(e->key.device, strlen(e->key.device), h);
+    h = XXH3_64bits_withSeed(e->key.library, strlen(e->key.library), h);
+    h = XXH3_64bits_withSeed(e->family, strlen(e->family), h);
+    return XXH3_64bits_withSeed(e->variant, strlen(e->variant), h);
+}
+
+/* The index cell holding e's slot, or the empty cell where it would go. */
+static size_t *index_cell(const tune_db *db, const tune_db_entry *e) {
+    size_t mask = db->slot_count - 1;
+    for (size_t i = (size_t)slot_hash(e) & mask;; i = (i + 1) & mask) {
+        size_t *cell = &db->slots[i];
+        if (*cell == 0 || same_slot(&db->entries[*cell - 1], e)) return cell;
+    }
+}
+
+/* Rebuilds the index with room for `room` entries at most half full. */
+static bool index_rebuild(tune_db *db, size_t room) {
+    size_t n = 64;
+    while (n / 2 < room) n *= 2;
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots) return false;
+    free(db->slots);
+    db->slots = slots;
+    db->slot_count = n;
+    for (size_t i = 0; i < db->count; i++) {
+        size_t *cell = index_cell(db, &db->entries[i]);
+        if (*cell == 0) *cell = i + 1; /* a duplicate slot keeps its first entry, as a scan would */
+    }
+    return true;
+}
+
+/* After entries were reordered or cut in place. */
+static void index_drop(tune_db *db) {
+    free(db->slots);
+    db->slots = NULL;
+    db->slot_count = 0;
+}
+
+static bool reserve(tune_db *db, size_t count) {
+    if (count > db->capacity) {
+        tune_db_entry *grown = realloc(db->entries, count * sizeof *grown);
+        if (!grown) return false;
+        db->entries = grown;
+        db->capacity = count;
+    }
+    return db->slots && db->slot_count / 2 >= count ? true : index_rebuild(db, count);
+}
+
 bool tune_db_put(tune_db *db, const tune_db_entry *e) {
-    for (size_t i = 0; i < db->count; i++)
-        if (same_slot(&db->entries[i], e)) {
-            db->entries[i] = *e;
-            return true;
-        }
+    if (!db->slots || db->slot_count / 2 < db->count + 1)
+        if (!index_rebuild(db, db->count < 32 ? 32 : db->count * 2)) return false;
+    size_t *cell = index_cell(db, e);
+    if (*cell) {
+        db->entries[*cell - 1] = *e;
+        return true;
+    }
     if (db->count == db->capacity) {
         size_t cap = db->capacity ? db->capacity * 2 : 16;
         tune_db_entry *grown = realloc(db->entries, cap * sizeof *grown);
@@ -73,18 +134,41 @@ bool tune_db_put(tune_db *db, const tune_db_entry *e) {
         db->capacity = cap;
     }
     db->entries[db->count++] = *e;
+    *cell = db->count;
     return true;
 }
 
+/* Buckets are floor(log2 n) of a size_t: a search wider than this covers
+ * them all. */
+#define FIND_MAX_DISTANCE 64
+
 const tune_db_entry *tune_db_find(const tune_db *db, const tune_db_key *key, const char *family, const char *variant,
                                   int bucket, int max_distance) {
+    if (db->slots && max_distance >= 0 && max_distance <= FIND_MAX_DISTANCE) {
+        tune_db_entry probe;
+        memset(&probe, 0, sizeof probe);
+        if (strlen(family) >= sizeof probe.family || strlen(variant) >= sizeof probe.variant) return NULL;
+        probe.key = *key;
+        strcpy(probe.family, family);
+        strcpy(probe.variant, variant);
+        /* nearest first; on a tie the larger bucket */
+        for (int d = 0; d <= max_distance; d++)
+            for (int side = 0; side < (d ? 2 : 1); side++) {
+                long long b = (long long)bucket + (side ? -d : d);
+                if (b < INT_MIN || b > INT_MAX) continue;
+                probe.bucket = (int)b;
+                size_t cell = *index_cell(db, &probe);
+                if (cell) return &db->entries[cell - 1];
+            }
+        return NULL;
+    }
     const tune_db_entry *best = NULL;
-    int best_distance = max_distance + 1;
+    long long best_distance = (long long)max_distance + 1;
     for (size_t i = 0; i < db->count; i++) {
         const tune_db_entry *e = &db->entries[i];
         if (strcmp(e->family, family) != 0 || strcmp(e->variant, variant) != 0 || !tune_db_key_equal(&e->key, key))
             continue;
-        int d = abs(e->bucket - bucket);
+        long long d = llabs((long long)e->bucket - bucket);
         if (d < best_distance || (d == best_distance && best && e->bucket > best->bucket)) {
             best = e;
             best_distance = d;
@@ -136,10 +220,58 @@ static int entry_order(const void *pa, const void *pb) {
     if (a->key.cc != b->key.cc) return a->key.cc < b->key.cc ? -1 : 1;
     if (a->key.sm_count != b->key.sm_count) return a->key.sm_count < b->key.sm_count ? -1 : 1;
     if (a->key.driver != b->key.driver) return a->key.driver < b->key.driver ? -1 : 1;
+    if (a->key.nvrtc_major != b->key.nvrtc_major) return a->key.nvrtc_major < b->key.nvrtc_major ? -1 : 1;
+    if (a->key.nvrtc_minor != b->key.nvrtc_minor) return a->key.nvrtc_minor < b->key.nvrtc_minor ? -1 : 1;
     if ((c = strcmp(a->key.library, b->key.library))) return c;
     if ((c = strcmp(a->family, b->family))) return c;
     if ((c = strcmp(a->variant, b->variant))) return c;
     return (a->bucket > b->bucket) - (a->bucket < b->bucket);
+}
+
+static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size);
+
+/* The file keeps GB/s to two decimals, below 1e9. The parser rounds what it
+ * reads to the same two decimals, so parse -> format -> parse is the
+ * identity (a value of more decimals, such as 999999999.995, once parsed as
+ * itself and came back as 1000000000.00, which the parser refused). */
+#define DB_GBS_LIMIT 1e9
+
+static double gbs_two_decimals(double v) {
+    v = round(v * 100) / 100;
+    return v == 0 ? 0 : v; /* no -0.00 */
+}
+
+static double gbs_for_file(double v) {
+    if (!(v >= 0)) return 0; /* NaN, negative */
+    v = gbs_two_decimals(v);
+    return v < DB_GBS_LIMIT ? v : 999999999.99;
+}
+
+static long long when_for_file(long long when) {
+    return when < 0 ? 0 : when > TUNE_DB_MAX_WHEN ? TUNE_DB_MAX_WHEN : when;
+}
+
+/* The entry's line (with its newline) in line[], when the parser reads it
+ * back as the same entry; false for an entry the file cannot hold. */
+static bool entry_line(const tune_db_entry *e, char *line, size_t size) {
+    const char *load = ptxkit_load_op_name(e->config.load_op);
+    int n = snprintf(line, size,
+                     "entry\tdevice=%s\tcc=%d\tsms=%d\tdriver=%d\tnvrtc=%d.%d\tlib=%s\tfamily=%s\tvariant=%s\tlog2n=%d"
+                     "\tblock=%d\titems=%d\tvec=%d\tbpsm=%d\tload=%s\tgbs=%.2f\tdefault_gbs=%.2f\twhen=%lld",
+                     e->key.device, e->key.cc, e->key.sm_count, e->key.driver, e->key.nvrtc_major, e->key.nvrtc_minor,
+                     e->key.library, e->family, e->variant, e->bucket, e->config.block_size, e->config.items_per_thread,
+                     e->config.vector_bytes, e->config.blocks_per_sm, load ? load : "default", gbs_for_file(e->gbs),
+                     gbs_for_file(e->default_gbs), when_for_file(e->when));
+    /* an application tunable's named parameters */
+    for (int p = 0; n > 0 && (size_t)n < size && p < e->param_count && p < TUNE_DB_MAX_PARAMS; p++)
+        n += snprintf(line + n, size - (size_t)n, "\tp.%s=%lld", e->param_names[p], e->param_values[p]);
+    if (n > 0 && (size_t)n < size) n += snprintf(line + n, size - (size_t)n, "\n");
+    if (n <= 0 || (size_t)n >= size || (size_t)n > DB_MAX_LINE || strchr(line, '\n') != line + n - 1) return false;
+    char copy[DB_MAX_LINE + 1], why[128];
+    memcpy(copy, line, (size_t)n - 1);
+    copy[n - 1] = 0;
+    tune_db_entry back;
+    return parse_entry(copy, &back, why, sizeof why) && same_slot(&back, e) && back.param_count == e->param_count;
 }
 
 char *tune_db_format(const tune_db *db, size_t *size) {
@@ -152,19 +284,15 @@ char *tune_db_format(const tune_db *db, size_t *size) {
     tb_printf(&b, "# ptxkit tuning database (`ptxkit tune --show` lists it). Written by ptxkit %s;\n"
                   "# the last line's checksum covers everything above it: edits make the file ignored.\n",
               PTXKIT_VERSION_STRING);
+    size_t written = 0;
+    const tune_db_entry *previous = NULL;
     for (size_t i = 0; i < db->count; i++) {
-        const tune_db_entry *e = order[i];
-        const char *load = ptxkit_load_op_name(e->config.load_op);
-        tb_printf(&b,
-                  "entry\tdevice=%s\tcc=%d\tsms=%d\tdriver=%d\tnvrtc=%d.%d\tlib=%s\tfamily=%s\tvariant=%s\tlog2n=%d"
-                  "\tblock=%d\titems=%d\tvec=%d\tbpsm=%d\tload=%s\tgbs=%.2f\tdefault_gbs=%.2f\twhen=%lld",
-                  e->key.device, e->key.cc, e->key.sm_count, e->key.driver, e->key.nvrtc_major, e->key.nvrtc_minor,
-                  e->key.library, e->family, e->variant, e->bucket, e->config.block_size, e->config.items_per_thread,
-                  e->config.vector_bytes, e->config.blocks_per_sm, load ? load : "default", e->gbs, e->default_gbs,
-                  e->when);
-        for (int p = 0; p < e->param_count && p < TUNE_DB_MAX_PARAMS; p++)
-            tb_printf(&b, "\tp.%s=%lld", e->param_names[p], e->param_values[p]);
-        tb_printf(&b, "\n");
+        char line[DB_MAX_LINE + 2];
+        /* a repeated slot would read back as one entry and fail the count */
+        if ((previous && same_slot(previous, order[i])) || !entry_line(order[i], line, sizeof line)) continue;
+        tb_printf(&b, "%s", line);
+        previous = order[i];
+        written++;
     }
     free(order);
     if (b.failed) {
@@ -172,7 +300,7 @@ char *tune_db_format(const tune_db *db, size_t *size) {
         return NULL;
     }
     unsigned long long sum = (unsigned long long)XXH3_64bits(b.data, b.size);
-    tb_printf(&b, "end\tentries=%zu\txxh3_64=%016llx\n", db->count, sum);
+    tb_printf(&b, "end\tentries=%zu\txxh3_64=%016llx\n", written, sum);
     if (b.failed) {
         free(b.data);
         return NULL;
@@ -193,12 +321,15 @@ static bool parse_int(const char *s, long long lo, long long hi, int *out) {
     return true;
 }
 
-static bool parse_double(const char *s, double *out) {
+/* GB/s: read to the writer's two decimals (see gbs_for_file). */
+static bool parse_gbs(const char *s, double *out) {
     if (!*s) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end || !(v >= 0 && v < 1e9)) return false;
+    if (errno || *end || !(v >= 0 && v < DB_GBS_LIMIT)) return false;
+    v = gbs_two_decimals(v);
+    if (!(v < DB_GBS_LIMIT)) return false;
     *out = v;
     return true;
 }
@@ -218,6 +349,22 @@ static bool copy_field(char *dst, size_t size, const char *value) {
     return true;
 }
 
+/* The next tab-separated field at *cursor, NUL-terminated in place (empty
+ * fields skipped, as strtok would); *eq: its first '=', or NULL. One pass
+ * over the line, which the load at the entry cap notices. */
+static char *next_field(char **cursor, char **eq) {
+    char *p = *cursor;
+    while (*p == '\t') p++;
+    if (!*p) return NULL;
+    char *field = p;
+    *eq = NULL;
+    for (; *p && *p != '\t'; p++)
+        if (*p == '=' && !*eq) *eq = p;
+    if (*p) *p++ = 0;
+    *cursor = p;
+    return field;
+}
+
 /* One "entry" line (without its newline, NUL-terminated and writable). */
 static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size) {
     memset(e, 0, sizeof *e);
@@ -227,22 +374,23 @@ static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size
                                                "family", "variant", "log2n", "block", "items", "vec",
                                                "bpsm",   "load",  "gbs",   "default_gbs", "when"};
     bool seen[F_COUNT] = {0};
-    char *save = NULL;
-    char *field = strtok_r(line, "\t", &save);
+    int expected = 0;
+    char *cursor = line, *eq;
+    char *field = next_field(&cursor, &eq);
     if (!field || strcmp(field, "entry") != 0) {
         snprintf(why, why_size, "a line is not an entry");
         return false;
     }
-    while ((field = strtok_r(NULL, "\t", &save)) != NULL) {
-        char *eq = strchr(field, '=');
+    while ((field = next_field(&cursor, &eq)) != NULL) {
         if (!eq) {
             snprintf(why, why_size, "field '%.40s' has no value", field);
             return false;
         }
         *eq = 0;
         const char *value = eq + 1;
-        int f = -1;
-        for (int i = 0; i < F_COUNT; i++)
+        /* the writer's order first: one comparison per field at load */
+        int f = expected < F_COUNT && strcmp(field, names[expected]) == 0 ? expected : -1;
+        for (int i = 0; f < 0 && i < F_COUNT; i++)
             if (strcmp(field, names[i]) == 0) f = i;
         if (f < 0 && strncmp(field, "p.", 2) == 0) {
             /* a tunable's parameter: a C identifier and an integer */
@@ -265,6 +413,7 @@ static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size
             continue;
         }
         if (f < 0) continue; /* a field added later in this format version */
+        expected = f + 1;
         if (seen[f]) {
             snprintf(why, why_size, "field '%s' appears twice", names[f]);
             return false;
@@ -305,7 +454,7 @@ static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size
         case F_BPSM: ok = parse_int(value, 0, 64, &e->config.blocks_per_sm); break;
         case F_LOAD:
             ok = false;
-            for (int i = 0; i < PTXKIT_LOAD_OP_COUNT; i++) {
+            for (int i = 0; i < PTXKIT_LOAD_OP_COUNT && !ok; i++) {
                 const char *n = ptxkit_load_op_name((ptxkit_load_op)i);
                 if (n && strcmp(n, value) == 0) {
                     e->config.load_op = (ptxkit_load_op)i;
@@ -313,13 +462,14 @@ static bool parse_entry(char *line, tune_db_entry *e, char *why, size_t why_size
                 }
             }
             break;
-        case F_GBS: ok = parse_double(value, &e->gbs); break;
-        case F_DEFAULT_GBS: ok = parse_double(value, &e->default_gbs); break;
+        case F_GBS: ok = parse_gbs(value, &e->gbs); break;
+        case F_DEFAULT_GBS: ok = parse_gbs(value, &e->default_gbs); break;
         case F_WHEN: {
+            /* bounded: a larger time made localtime_r return NULL in --show */
             char *end;
             errno = 0;
             e->when = strtoll(value, &end, 10);
-            ok = *value && !*end && !errno && e->when >= 0;
+            ok = *value && !*end && !errno && e->when >= 0 && e->when <= TUNE_DB_MAX_WHEN;
             break;
         }
         }
@@ -395,6 +545,14 @@ ptxkit_status tune_db_parse(const char *text, size_t size, tune_db *db, char *ms
         snprintf(msg, msg_size, "checksum mismatch (damaged or edited)");
         return PTXKIT_ERROR_CORRUPT;
     }
+    if (declared > TUNE_DB_MAX_ENTRIES) {
+        snprintf(msg, msg_size, "declares %zu entries, more than the %d a database holds", declared, TUNE_DB_MAX_ENTRIES);
+        return PTXKIT_ERROR_CORRUPT;
+    }
+    if (declared && !reserve(db, declared)) {
+        snprintf(msg, msg_size, "out of host memory");
+        return PTXKIT_ERROR_OUT_OF_MEMORY;
+    }
     /* Records. */
     const char *p = first_nl + 1, *end = text + trailer;
     char line[DB_MAX_LINE];
@@ -411,6 +569,10 @@ ptxkit_status tune_db_parse(const char *text, size_t size, tune_db *db, char *ms
         if (len == 0 || line[0] == '#') continue;
         tune_db_entry e;
         if (!parse_entry(line, &e, why, sizeof why)) goto bad;
+        if (db->count >= declared) { /* also keeps the count within the cap */
+            snprintf(why, sizeof why, "more entries than the end line declares (%zu)", declared);
+            goto bad;
+        }
         if (!tune_db_put(db, &e)) {
             st = PTXKIT_ERROR_OUT_OF_MEMORY;
             snprintf(why, sizeof why, "out of host memory");
@@ -435,7 +597,15 @@ static ptxkit_status read_file(const char *path, char **text, size_t *size, bool
     *text = NULL;
     *size = 0;
     *missing = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* never blocks on a FIFO (readers, --show, and the store under its lock);
+     * a FIFO, socket, device or directory is an I/O error, not a corrupt
+     * database, so a store leaves it where it is instead of renaming it */
+    struct stat st;
+    int fd = open_regular_file(path, true, &st);
+    if (fd == -2) {
+        snprintf(msg, msg_size, "%s is not a regular file", path);
+        return PTXKIT_ERROR_IO;
+    }
     if (fd < 0) {
         if (errno == ENOENT) {
             *missing = true;
@@ -444,9 +614,8 @@ static ptxkit_status read_file(const char *path, char **text, size_t *size, bool
         snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > DB_MAX_FILE) {
-        snprintf(msg, msg_size, "%s is not a regular file of at most %u MiB", path, DB_MAX_FILE >> 20);
+    if ((unsigned long long)st.st_size > DB_MAX_FILE) {
+        snprintf(msg, msg_size, "%s is larger than %u MiB", path, DB_MAX_FILE >> 20);
         close(fd);
         return PTXKIT_ERROR_CORRUPT;
     }
@@ -522,9 +691,16 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
         snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* O_NONBLOCK: a FIFO or device in the lock's place must not block the open */
+    struct stat lock_st;
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (lock < 0) {
         snprintf(msg, msg_size, "cannot open %s: %s", lock_path, strerror(errno));
+        return PTXKIT_ERROR_IO;
+    }
+    if (fstat(lock, &lock_st) != 0 || !S_ISREG(lock_st.st_mode)) {
+        snprintf(msg, msg_size, "%s is not a regular file", lock_path);
+        close(lock);
         return PTXKIT_ERROR_IO;
     }
     while (flock(lock, LOCK_EX) != 0)
@@ -557,6 +733,7 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
     if (current.count > TUNE_DB_MAX_ENTRIES) {
         qsort(current.entries, current.count, sizeof *current.entries, newest_first);
         current.count = TUNE_DB_MAX_ENTRIES;
+        index_drop(&current);
     }
     size_t size;
     char *text = tune_db_format(&current, &size);

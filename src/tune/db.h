@@ -12,7 +12,12 @@
  *         variant=sum.float32 <TAB> log2n=24 <TAB> block=512 <TAB> items=8 <TAB>
  *         vec=16 <TAB> bpsm=0 <TAB> load=default <TAB> gbs=2650.1 <TAB>
  *         default_gbs=2500.3 <TAB> when=1763850000 [<TAB> p.NAME=VALUE ...]
- *   end <TAB> entries=N <TAB> xxh64=<16 hex digits of every byte before this line>
+ *   end <TAB> entries=N <TAB> xxh3_64=<16 hex digits of XXH3_64bits of every byte before this line>
+ *
+ * gbs and default_gbs are read to two decimals (the writer's precision), in
+ * [0, 1e9); when is in [0, TUNE_DB_MAX_WHEN]. Whatever the parser accepts,
+ * the writer writes back exactly, and the writer never writes a file its
+ * parser refuses (an entry it could not represent is left out).
  *
  * An application's tunable is an entry whose family is its key, variant "-",
  * the five built-in fields 0, and its parameters as p.NAME=VALUE fields.
@@ -34,6 +39,8 @@
 
 #define TUNE_DB_FORMAT 1
 #define TUNE_DB_MAX_ENTRIES 20000
+/* 9999-12-31 23:59:59 UTC: localtime_r represents every accepted time. */
+#define TUNE_DB_MAX_WHEN 253402300799LL
 
 typedef struct tune_db_key {
     char device[128];    /* tabs and control characters become '_' */
@@ -62,9 +69,14 @@ typedef struct tune_db_entry {
     long long when;      /* seconds since the epoch */
 } tune_db_entry;
 
+/* entries[0..count) may be read directly; change them only through
+ * tune_db_put, which keeps the index by slot (key, family, variant, bucket)
+ * that makes put and find O(1). */
 typedef struct tune_db {
     tune_db_entry *entries;
     size_t count, capacity;
+    size_t *slots;       /* open addressing: entry index + 1, 0 empty; NULL: not built */
+    size_t slot_count;   /* a power of two, at least twice count */
 } tune_db;
 
 void tune_db_init(tune_db *db);
@@ -84,10 +96,14 @@ bool tune_db_put(tune_db *db, const tune_db_entry *e);
 const tune_db_entry *tune_db_find(const tune_db *db, const tune_db_key *key, const char *family, const char *variant,
                                   int bucket, int max_distance);
 
-/* Serializes db (malloc'd, NUL-terminated; *size without the NUL). */
+/* Serializes db (malloc'd, NUL-terminated; *size without the NUL). Values
+ * out of the file's range are clamped (gbs to [0, 1e9), NaN to 0, when to
+ * [0, TUNE_DB_MAX_WHEN]); an entry the parser would still refuse (a name
+ * holding a tab or newline, a field out of range) is left out. */
 char *tune_db_format(const tune_db *db, size_t *size);
 
-/* Parses a whole file's text into db (cleared first). On failure db is
+/* Parses a whole file's text into db (cleared first) in O(n): a file of more
+ * than TUNE_DB_MAX_ENTRIES entries is corrupt. On failure db is
  * empty, the status is PTXKIT_ERROR_CORRUPT (damaged or not a database) or
  * PTXKIT_ERROR_UNSUPPORTED (another format version), and msg says why. */
 ptxkit_status tune_db_parse(const char *text, size_t size, tune_db *db, char *msg, size_t msg_size);

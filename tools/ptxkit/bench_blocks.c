@@ -27,19 +27,7 @@ static void usage(FILE *out) {
             "transpose (default 2^26, one square-ish matrix of the variant's shape class: see src/tune/params.c).\n");
 }
 
-static bool parse_n(const char *s, size_t *out) {
-    char *end;
-    if (strncmp(s, "2^", 2) == 0) {
-        long k = strtol(s + 2, &end, 10);
-        if (*end || k < 0 || k > 40) return false;
-        *out = (size_t)1 << k;
-        return true;
-    }
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end || v == 0) return false;
-    *out = (size_t)v;
-    return true;
-}
+static bool parse_n(const char *s, size_t *out) { return cli_parse_size(s, out) && *out > 0 && *out <= (size_t)1 << 40; }
 
 /* Families that read and write their bytes: their ceiling is a copy. */
 static bool copies(const tune_variant *v) {
@@ -176,6 +164,7 @@ int bench_blocks(int argc, char **argv) {
             if (size_count >= MAX_SIZES || !parse_n(argv[++i], &sizes[size_count])) {
                 fprintf(stderr, "ptxkit bench blocks: --n takes up to %d sizes as N or 2^K, not '%s'\n", MAX_SIZES,
                         argv[i]);
+                usage(stderr);
                 return 2;
             }
             size_count++;
@@ -196,6 +185,7 @@ int bench_blocks(int argc, char **argv) {
     ptxkit_status st = tune_variant_parse(tune_family_find(family), variant, &v, why, sizeof why);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit bench blocks: %s\n", tune_family_find(family) ? why : "FAMILY is copy, reduce or transpose");
+        usage(stderr);
         return 2;
     }
     if (!size_count) sizes[size_count++] = (size_t)1 << v.family->bench_log2;

@@ -36,14 +36,28 @@ int bench_copy(int argc, char **argv) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc && size_count < 16) {
-            sizes[size_count++] = strtoull(argv[++i], NULL, 0);
+            if (!cli_arg_size("bench copy", "--size", argv[++i], 1, (size_t)1 << 40, &sizes[size_count++])) {
+                usage(stderr);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
+            if (!cli_arg_int("bench copy", "--reps", argv[++i], 1, 10000, &reps)) {
+                usage(stderr);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--block") == 0 && i + 1 < argc) {
-            block = atoi(argv[++i]);
+            if (!cli_arg_int("bench copy", "--block", argv[++i], 0, 1024, &block)) {
+                usage(stderr);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--path") == 0 && i + 1 < argc) {
             const char *p = argv[++i];
             path = strcmp(p, "jit") == 0 ? PTXKIT_PATH_JIT : strcmp(p, "ptx") == 0 ? PTXKIT_PATH_PTX : PTXKIT_PATH_AUTO;
+            if (path == PTXKIT_PATH_AUTO && strcmp(p, "auto") != 0) {
+                fprintf(stderr, "ptxkit bench copy: --path takes auto, jit or ptx, not '%s'\n", p);
+                usage(stderr);
+                return 2;
+            }
         } else {
             fprintf(stderr, "ptxkit bench copy: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
@@ -55,10 +69,6 @@ int bench_copy(int argc, char **argv) {
         sizes[size_count++] = 16u << 20;
         sizes[size_count++] = 256u << 20;
         sizes[size_count++] = 1u << 30;
-    }
-    if (reps < 1 || reps > 10000) {
-        fprintf(stderr, "ptxkit bench copy: --reps must be in [1, 10000]\n");
-        return 2;
     }
     ptxkit_context *ctx = cli_open_context("bench copy", common.device);
     if (!ctx) return 1;

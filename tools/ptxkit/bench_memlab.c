@@ -41,14 +41,8 @@ static bool parse_op(const char *name, int *op) {
 /* Consumes --reps N and --op NAME; returns 1 when argv[*i] was one of them,
  * 0 when it was not, -1 on a bad value. */
 static int lab_option(const char *command, int argc, char **argv, int *i, lab_options *o) {
-    if (strcmp(argv[*i], "--reps") == 0 && *i + 1 < argc) {
-        o->reps = atoi(argv[++*i]);
-        if (o->reps < 1 || o->reps > 10000) {
-            fprintf(stderr, "ptxkit %s: --reps must be in [1, 10000]\n", command);
-            return -1;
-        }
-        return 1;
-    }
+    if (strcmp(argv[*i], "--reps") == 0 && *i + 1 < argc)
+        return cli_arg_int(command, "--reps", argv[++*i], 1, 10000, &o->reps) ? 1 : -1;
     if (strcmp(argv[*i], "--op") == 0 && *i + 1 < argc) {
         int op;
         if (!parse_op(argv[++*i], &op)) {
@@ -207,26 +201,31 @@ int bench_access(int argc, char **argv) {
     size_t mib = 1024;
     for (int i = 1; i < argc; i++) {
         int r = lab_option("bench access", argc, argv, &i, &o);
-        if (r < 0) return 2;
+        if (r < 0) {
+            access_usage(stderr);
+            return 2;
+        }
         if (r > 0) continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             access_usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--items") == 0 && i + 1 < argc) {
-            items = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--block") == 0 && i + 1 < argc) {
-            block = atoi(argv[++i]);
+        } else if ((strcmp(argv[i], "--items") == 0 || strcmp(argv[i], "--block") == 0) && i + 1 < argc) {
+            bool is_items = argv[i][2] == 'i';
+            if (!cli_arg_int("bench access", argv[i], argv[i + 1], 0, is_items ? 64 : 1024, is_items ? &items : &block)) {
+                access_usage(stderr);
+                return 2;
+            }
+            i++;
         } else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) {
-            mib = strtoull(argv[++i], NULL, 0);
+            if (!cli_arg_size("bench access", "--mib", argv[++i], 64, 1u << 16, &mib)) {
+                access_usage(stderr);
+                return 2;
+            }
         } else {
             fprintf(stderr, "ptxkit bench access: unexpected argument '%s'\n", argv[i]);
             access_usage(stderr);
             return 2;
         }
-    }
-    if (mib < 64 || mib > (1u << 16)) {
-        fprintf(stderr, "ptxkit bench access: --mib must be in [64, 65536]\n");
-        return 2;
     }
     ptxkit_context *ctx = cli_open_context("bench access", common.device);
     if (!ctx) return 1;
@@ -307,24 +306,29 @@ int bench_aos(int argc, char **argv) {
     int block = 0;
     for (int i = 1; i < argc; i++) {
         int r = lab_option("bench aos", argc, argv, &i, &o);
-        if (r < 0) return 2;
+        if (r < 0) {
+            aos_usage(stderr);
+            return 2;
+        }
         if (r > 0) continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             aos_usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--points") == 0 && i + 1 < argc) {
-            n = strtoull(argv[++i], NULL, 0);
+            if (!cli_arg_size("bench aos", "--points", argv[++i], 1024, (size_t)1 << 31, &n)) {
+                aos_usage(stderr);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--block") == 0 && i + 1 < argc) {
-            block = atoi(argv[++i]);
+            if (!cli_arg_int("bench aos", "--block", argv[++i], 0, 1024, &block)) {
+                aos_usage(stderr);
+                return 2;
+            }
         } else {
             fprintf(stderr, "ptxkit bench aos: unexpected argument '%s'\n", argv[i]);
             aos_usage(stderr);
             return 2;
         }
-    }
-    if (n < 1024 || n > ((size_t)1 << 31)) {
-        fprintf(stderr, "ptxkit bench aos: --points must be in [1024, 2^31]\n");
-        return 2;
     }
     ptxkit_context *ctx = cli_open_context("bench aos", common.device);
     if (!ctx) return 1;
@@ -426,10 +430,12 @@ int bench_banks(int argc, char **argv) {
     if (!cli_parse_common(&argc, argv, &common)) return 2;
     int reps = 7, iters = 256;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
-            iters = atoi(argv[++i]);
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc &&
+            cli_arg_int("bench banks", "--reps", argv[i + 1], 1, 101, &reps)) {
+            i++;
+        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc &&
+                   cli_arg_int("bench banks", "--iters", argv[i + 1], 1, 65536, &iters)) {
+            i++;
         } else {
             bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
             fprintf(help ? stdout : stderr,
@@ -441,10 +447,6 @@ int bench_banks(int argc, char **argv) {
                     MEMLAB_BANKS_UNROLL);
             return help ? 0 : 2;
         }
-    }
-    if (reps < 1 || reps > 101 || iters < 1 || iters > 65536) {
-        fprintf(stderr, "ptxkit bench banks: --reps must be in [1, 101], --iters in [1, 65536]\n");
-        return 2;
     }
     ptxkit_context *ctx = cli_open_context("bench banks", common.device);
     if (!ctx) return 1;
@@ -564,12 +566,16 @@ int bench_transpose(int argc, char **argv) {
     size_t shapes[8][2];
     int shape_count = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc &&
+            cli_arg_int("bench transpose", "--reps", argv[i + 1], 1, 10000, &reps)) {
+            i++;
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && shape_count < 8) {
-            unsigned long long r = 0, c = 0;
-            if (sscanf(argv[++i], "%llux%llu", &r, &c) != 2 || r == 0 || c == 0 || r > (1u << 20) || c > (1u << 20)) {
-                fprintf(stderr, "ptxkit bench transpose: --shape takes ROWSxCOLS, each in [1, 2^20]\n");
+            long r = 0, c = 0;
+            char rows[32] = "", *x = strchr(argv[++i], 'x');
+            if (x && (size_t)(x - argv[i]) < sizeof rows) memcpy(rows, argv[i], (size_t)(x - argv[i]));
+            if (!x || !cli_parse_long(rows, 1, 1 << 20, &r) || !cli_parse_long(x + 1, 1, 1 << 20, &c)) {
+                fprintf(stderr, "ptxkit bench transpose: --shape takes ROWSxCOLS, each in [1, 2^20], not '%s'\n", argv[i]);
+                transpose_usage(stderr);
                 return 2;
             }
             shapes[shape_count][0] = r;
@@ -579,10 +585,6 @@ int bench_transpose(int argc, char **argv) {
             transpose_usage(help ? stdout : stderr);
             return help ? 0 : 2;
         }
-    }
-    if (reps < 1 || reps > 10000) {
-        fprintf(stderr, "ptxkit bench transpose: --reps must be in [1, 10000]\n");
-        return 2;
     }
     if (!shape_count) {
         shapes[0][0] = shapes[0][1] = 8192;

@@ -49,7 +49,7 @@ static void usage(FILE *out) {
                  "                           [--blocks-per-sm N] [--load OP] [--csv|--json] [--device N]\n"
                  "Time and GB/s (n x element size read) of ptxkit_reduce, and the share of a streaming-read\n"
                  "ceiling of the same bytes measured in the same run. --compare also runs CUB's DeviceReduce\n"
-                 "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, or $PTXKIT_CUB_BENCH; build it\n"
+                 "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, in libexec/ptxkit or $PTXKIT_CUB_BENCH; build it\n"
                  "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side.\n"
                  "Defaults: --ops sum,max --types int32,float32,float64 --log2 10,12,14,16,18,20,22,24,25,26,27,28\n"
                  "LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32 int64 uint64 float32\n"
@@ -87,13 +87,13 @@ static bool parse_sizes(const char *list, bool log2, reduce_bench *b) {
     snprintf(buf, sizeof buf, "%s", list);
     b->size_count = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        unsigned long long v = strtoull(tok, &end, 0);
-        if (*end || b->size_count == MAX_SIZES || (log2 && v > 40) || (!log2 && v == 0)) {
+        long k = 0;
+        size_t v = 0;
+        if (b->size_count == MAX_SIZES || (log2 ? !cli_parse_long(tok, 0, 40, &k) : !cli_parse_size(tok, &v) || v == 0)) {
             fprintf(stderr, "ptxkit bench reduce: bad size '%s'\n", tok);
             return false;
         }
-        b->sizes[b->size_count++] = log2 ? (size_t)1 << v : (size_t)v;
+        b->sizes[b->size_count++] = log2 ? (size_t)1 << k : v;
     }
     return b->size_count > 0;
 }
@@ -126,28 +126,26 @@ static bool parse_args(int argc, char **argv, reduce_bench *b, int *exit_code) {
         } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
             ok = parse_sizes(v, a[2] == 'l', b);
         } else if (strcmp(a, "--reps") == 0) {
-            b->reps = atoi(v);
-            ok = b->reps >= 1 && b->reps <= 10000;
+            ok = cli_arg_int("bench reduce", a, v, 1, 10000, &b->reps);
         } else if (strcmp(a, "--warmup") == 0) {
-            b->warmup = atoi(v);
-            ok = b->warmup >= 0 && b->warmup <= 1000;
+            ok = cli_arg_int("bench reduce", a, v, 0, 1000, &b->warmup);
         } else if (strcmp(a, "--passes") == 0) {
-            int passes = atoi(v);
+            int passes = 0;
+            ok = cli_arg_int("bench reduce", a, v, 1, 2, &passes);
             b->passes = passes == 2 ? REDUCE_PASSES_TWO : REDUCE_PASSES_ONE;
-            ok = passes == 1 || passes == 2;
         } else if (strcmp(a, "--path") == 0) {
             b->options.path = strcmp(v, "jit") == 0   ? PTXKIT_PATH_JIT
                               : strcmp(v, "ptx") == 0 ? PTXKIT_PATH_PTX
                                                       : PTXKIT_PATH_AUTO;
             ok = strcmp(v, "jit") == 0 || strcmp(v, "ptx") == 0 || strcmp(v, "auto") == 0;
         } else if (strcmp(a, "--block") == 0) {
-            b->options.block_size = atoi(v);
+            ok = cli_arg_int("bench reduce", a, v, 0, 1024, &b->options.block_size);
         } else if (strcmp(a, "--items") == 0) {
-            b->options.items_per_thread = atoi(v);
+            ok = cli_arg_int("bench reduce", a, v, 0, 64, &b->options.items_per_thread);
         } else if (strcmp(a, "--vector") == 0) {
-            b->options.vector_bytes = atoi(v);
+            ok = cli_arg_int("bench reduce", a, v, 0, 16, &b->options.vector_bytes);
         } else if (strcmp(a, "--blocks-per-sm") == 0) {
-            b->options.blocks_per_sm = atoi(v);
+            ok = cli_arg_int("bench reduce", a, v, 0, 64, &b->options.blocks_per_sm);
         } else if (strcmp(a, "--load") == 0) {
             ok = ptxkit_load_op_parse(v, &b->options.load_op) == PTXKIT_SUCCESS;
         } else {
@@ -157,6 +155,7 @@ static bool parse_args(int argc, char **argv, reduce_bench *b, int *exit_code) {
         }
         if (!ok) {
             fprintf(stderr, "ptxkit bench reduce: bad or missing value for %s\n", a);
+            usage(stderr);
             return false;
         }
         i++;
@@ -186,6 +185,10 @@ static bool find_cub_program(char *path, size_t size) {
         int len = snprintf(path, size, places[i], self);
         if (len > 0 && (size_t)len < size && executable_file(path)) return true;
     }
+#ifdef PTXKIT_LIBEXEC_DIR /* installed: a helper, not a command, so not in bin/ */
+    int installed = snprintf(path, size, "%s/ptxkit-cub-reduce", PTXKIT_LIBEXEC_DIR);
+    if (installed > 0 && (size_t)installed < size && executable_file(path)) return true;
+#endif
     return false;
 }
 
@@ -196,7 +199,7 @@ static bool run_cub(const reduce_bench *b, int device, cub_result **results, int
     if (!find_cub_program(program, sizeof program)) {
         fprintf(stderr,
                 "ptxkit bench reduce: --compare needs the ptxkit-cub-reduce program (not found beside ptxkit, in "
-                "../bench or at $PTXKIT_CUB_BENCH); configure with -Dcub_compare=enabled where nvcc exists\n");
+                "../bench, libexec/ptxkit or at $PTXKIT_CUB_BENCH); configure with -Dcub_compare=enabled where nvcc exists\n");
         return false;
     }
     if (strchr(program, '\'')) {

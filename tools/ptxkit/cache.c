@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "ptxkit.h"
+#include "runtime/runtime.h"
 
 int cmd_cache(int argc, char **argv) {
     bool purge = argc > 1 && strcmp(argv[1], "--purge") == 0;
@@ -29,7 +30,14 @@ int cmd_cache(int argc, char **argv) {
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
         return 1;
     }
-    ptxkit_cache_stats(&files, &bytes);
-    printf("%s: %zu kernels, %.1f MiB\n", dir, files, bytes / 1048576.0);
+    /* an unusable size cap falls back to the default; the library keeps the reason for us to show */
+    char note[256];
+    unsigned long long cap = disk_cache_cap_from_env(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit cache: warning: %s\n", note);
+    if (ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        return 1;
+    }
+    printf("%s: %zu kernels, %.1f MiB (cap %llu MiB)\n", dir, files, bytes / 1048576.0, cap >> 20);
     return 0;
 }

@@ -3,6 +3,7 @@
 #define PTXKIT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ptxkit.h"
@@ -19,6 +20,22 @@ typedef struct cli_common {
 /* Consumes the common flags from argv (compacting it); returns false and
  * prints a one-line error on a malformed flag. */
 bool cli_parse_common(int *argc, char **argv, cli_common *common);
+
+/* Checked argument parsing, done before any GPU is opened so that a usage
+ * error exits 2 on every machine. The whole text must be the value: no
+ * sign where none is allowed, no spaces, no trailing characters. */
+bool cli_parse_long(const char *text, long lo, long hi, long *out);
+/* A size: N (decimal, a leading 0 included, or 0x hex), 2^K, or N with a K, M or G suffix (2^10,
+ * 2^20, 2^30); false when malformed or when it does not fit in size_t. */
+bool cli_parse_size(const char *text, size_t *out);
+/* A -D define for NVRTC: NAME=VALUE, NAME a C identifier, VALUE non-empty
+ * printable ASCII, the whole at most CLI_DEFINE_MAX characters. */
+#define CLI_DEFINE_MAX 76
+bool cli_parse_define(const char *text);
+/* The same, printing "ptxkit COMMAND: OPTION takes ..., not 'TEXT'" on
+ * failure (the caller then prints its usage and exits 2). */
+bool cli_arg_int(const char *command, const char *option, const char *text, long lo, long hi, int *out);
+bool cli_arg_size(const char *command, const char *option, const char *text, size_t lo, size_t hi, size_t *out);
 
 /* Opens the context for a GPU command. On failure prints one line naming
  * the reason to stderr and returns NULL; callers exit 1. */

@@ -1,5 +1,8 @@
 /* Shared pieces of the ptxkit command. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +11,12 @@
 #include "runtime/runtime.h"
 
 bool cli_is_tty(void) { return isatty(STDOUT_FILENO) != 0; }
+
+static bool common_usage_error(void) {
+    fprintf(stderr, "usage: ptxkit COMMAND [--device N] [--csv|--json] [--svg FILE] [OPTIONS]"
+                    " (ptxkit COMMAND --help describes a command's options)\n");
+    return false;
+}
 
 bool cli_parse_common(int *argc, char **argv, cli_common *common) {
     common->device = 0;
@@ -23,14 +32,14 @@ bool cli_parse_common(int *argc, char **argv, cli_common *common) {
         } else if (strcmp(a, "--device") == 0 || strcmp(a, "--svg") == 0) {
             if (i + 1 >= *argc) {
                 fprintf(stderr, "ptxkit: %s needs a value\n", a);
-                return false;
+                return common_usage_error();
             }
             if (a[2] == 'd') {
                 char *end;
                 long d = strtol(argv[++i], &end, 10);
                 if (*end || d < 0 || d > 1024) {
                     fprintf(stderr, "ptxkit: --device takes a GPU number, not '%s'\n", argv[i]);
-                    return false;
+                    return common_usage_error();
                 }
                 common->device = (int)d;
             } else {
@@ -43,6 +52,76 @@ bool cli_parse_common(int *argc, char **argv, cli_common *common) {
     *argc = out;
     argv[out] = NULL;
     return true;
+}
+
+/* ---- argument values ---- */
+
+bool cli_parse_long(const char *text, long lo, long hi, long *out) {
+    if (!text || !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))) return false;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_size(const char *text, size_t *out) {
+    if (!text || !(text[0] >= '0' && text[0] <= '9')) return false; /* strtoull takes "-1" as 2^64 - 1 */
+    char *end;
+    errno = 0;
+    if (text[0] == '2' && text[1] == '^') {
+        if (!(text[2] >= '0' && text[2] <= '9')) return false;
+        unsigned long k = strtoul(text + 2, &end, 10);
+        if (errno || *end || k >= sizeof(size_t) * 8) return false;
+        *out = (size_t)1 << k;
+        return true;
+    }
+    /* base 16 only after 0x: base 0 read "0512" as octal 330 (found by fuzz_cli_args) */
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    if (hex && !isxdigit((unsigned char)text[2])) return false;
+    unsigned long long v = strtoull(text, &end, hex ? 16 : 10);
+    if (errno || end == text) return false;
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (*end || v > (unsigned long long)SIZE_MAX >> shift) return false;
+    *out = (size_t)(v << shift);
+    return true;
+}
+
+bool cli_parse_define(const char *text) {
+    if (!text || strlen(text) > CLI_DEFINE_MAX) return false;
+    const char *p = text;
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_')) return false;
+    while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_') p++;
+    if (*p++ != '=' || !*p) return false;
+    for (; *p; p++)
+        if (*p < 0x20 || *p > 0x7e) return false;
+    return true;
+}
+
+bool cli_arg_int(const char *command, const char *option, const char *text, long lo, long hi, int *out) {
+    long v;
+    if (cli_parse_long(text, lo, hi, &v)) {
+        *out = (int)v;
+        return true;
+    }
+    fprintf(stderr, "ptxkit %s: %s takes a whole number in [%ld, %ld], not '%s'\n", command, option, lo, hi,
+            text ? text : "");
+    return false;
+}
+
+bool cli_arg_size(const char *command, const char *option, const char *text, size_t lo, size_t hi, size_t *out) {
+    size_t v;
+    if (cli_parse_size(text, &v) && v >= lo && v <= hi) {
+        *out = v;
+        return true;
+    }
+    fprintf(stderr, "ptxkit %s: %s takes a size in [%zu, %zu] as N, 2^K or N with K/M/G, not '%s'\n", command, option,
+            lo, hi, text ? text : "");
+    return false;
 }
 
 ptxkit_context *cli_open_context(const char *command, int device) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "runtime/runtime.h"
 
@@ -125,12 +126,14 @@ static int parse(int argc, char **argv, compile_args *a) {
         } else if (strcmp(arg, "--arch") == 0 && value) {
             if ((a->arch = parse_arch(value)) == 0) {
                 fprintf(stderr, "ptxkit compile: --arch takes sm_XY, not '%s'\n", value);
+                usage(stderr);
                 return 2;
             }
             i++;
         } else if ((strcmp(arg, "--entry") == 0 || strcmp(arg, "--name-expression") == 0) && value) {
             if (a->entry) {
                 fprintf(stderr, "ptxkit compile: one --entry at a time\n");
+                usage(stderr);
                 return 2;
             }
             a->entry = value;
@@ -138,6 +141,7 @@ static int parse(int argc, char **argv, compile_args *a) {
         } else if (strcmp(arg, "--header") == 0 && value) {
             if (a->header_count == MAX_HEADERS) {
                 fprintf(stderr, "ptxkit compile: at most %d --header\n", MAX_HEADERS);
+                usage(stderr);
                 return 2;
             }
             a->header_specs[a->header_count++] = value;
@@ -145,6 +149,7 @@ static int parse(int argc, char **argv, compile_args *a) {
         } else if (strcmp(arg, "--option") == 0 && value) {
             if (a->option_count == MAX_OPTIONS) {
                 fprintf(stderr, "ptxkit compile: at most %d --option\n", MAX_OPTIONS);
+                usage(stderr);
                 return 2;
             }
             a->options[a->option_count++] = value;
@@ -152,8 +157,14 @@ static int parse(int argc, char **argv, compile_args *a) {
         } else if (strncmp(arg, "-D", 2) == 0) {
             const char *d = arg[2] ? arg + 2 : value;
             if (!arg[2]) i++;
-            if (!d || !*d || a->define_count == PTXKIT_MAX_KERNEL_DEFINES) {
-                fprintf(stderr, "ptxkit compile: -D needs NAME=VALUE (at most %d)\n", PTXKIT_MAX_KERNEL_DEFINES);
+            /* NAME or NAME=VALUE with NAME an identifier: what NVRTC's -D takes */
+            size_t name = d ? strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") : 0;
+            bool ok = d && name > 0 && !(d[0] >= '0' && d[0] <= '9') &&
+                      (d[name] == 0 || (d[name] == '=' && cli_parse_define(d)));
+            if (!ok || a->define_count == PTXKIT_MAX_KERNEL_DEFINES) {
+                fprintf(stderr, "ptxkit compile: -D takes NAME or NAME=VALUE (NAME an identifier; at most %d), not '%s'\n",
+                        PTXKIT_MAX_KERNEL_DEFINES, d ? d : "");
+                usage(stderr);
                 return 2;
             }
             a->defines[a->define_count++] = d;
@@ -175,6 +186,7 @@ static int parse(int argc, char **argv, compile_args *a) {
 static int compile_embedded_family(const compile_args *a) {
     if (a->entry || a->header_count) {
         fprintf(stderr, "ptxkit compile: --entry and --header are for your own files, not family %s\n", a->target);
+        usage(stderr);
         return 2;
     }
     const char *options[MAX_OPTIONS + 1];

@@ -60,9 +60,8 @@ static bool parse_list(const char *text, int lo, int hi, int *values, int *count
     snprintf(buf, sizeof buf, "%s", text);
     *count = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long v = strtol(tok, &end, 10);
-        if (*end || v < lo || v > hi || *count == max) return false;
+        long v;
+        if (!cli_parse_long(tok, lo, hi, &v) || *count == max) return false;
         values[(*count)++] = (int)v;
     }
     return *count > 0;
@@ -74,10 +73,11 @@ static bool parse_sizes(const char *text, bool log2, size_t *sizes, int *count) 
     snprintf(buf, sizeof buf, "%s", text);
     *count = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        unsigned long long v = strtoull(tok, &end, 0);
-        if (*end || *count == MAX_SIZES || (log2 ? v > 34 : v == 0)) return false;
-        sizes[(*count)++] = log2 ? (size_t)1 << v : (size_t)v;
+        long k = 0;
+        size_t v = 0;
+        if (*count == MAX_SIZES || (log2 ? !cli_parse_long(tok, 0, 34, &k) : !cli_parse_size(tok, &v) || v == 0))
+            return false;
+        sizes[(*count)++] = log2 ? (size_t)1 << k : v;
     }
     return *count > 0;
 }
@@ -114,13 +114,11 @@ int cmd_ladder(int argc, char **argv) {
         } else if (strcmp(a, "--steps") == 0) {
             ok = parse_list(v, 1, LADDER_STEPS, steps, &step_count, LADDER_STEPS);
         } else if (strcmp(a, "--block") == 0) {
-            r.options.block_size = atoi(v);
+            ok = cli_arg_int("ladder", a, v, 0, 1024, &r.options.block_size);
         } else if (strcmp(a, "--reps") == 0) {
-            reps = atoi(v);
-            ok = reps >= 1 && reps <= 10000;
+            ok = cli_arg_int("ladder", a, v, 1, 10000, &reps);
         } else if (strcmp(a, "--warmup") == 0) {
-            warmup = atoi(v);
-            ok = warmup >= 0 && warmup <= 1000;
+            ok = cli_arg_int("ladder", a, v, 0, 1000, &warmup);
         } else if (strcmp(a, "--load") == 0) {
             ok = ptxkit_load_op_parse(v, &r.options.load_op) == PTXKIT_SUCCESS;
         } else if (strcmp(a, "--op") == 0 || strcmp(a, "--type") == 0) {
@@ -143,6 +141,7 @@ int cmd_ladder(int argc, char **argv) {
         }
         if (!ok) {
             fprintf(stderr, "ptxkit ladder: bad or missing value for %s\n", a);
+            usage(stderr);
             return 2;
         }
         i++;
@@ -150,6 +149,7 @@ int cmd_ladder(int argc, char **argv) {
     if (!reduce_supported(r.op, r.type)) {
         fprintf(stderr, "ptxkit ladder: %s of %s is not provided\n", ptxkit_reduce_op_name(r.op),
                 ptxkit_dtype_name(r.type));
+        usage(stderr);
         return 2;
     }
     ptxkit_context *ctx = cli_open_context("ladder", common.device);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ptxkit.h"
 
 typedef struct command {
     const char *name;
@@ -36,7 +37,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ptxkit %s\n", "0.1.0");
+        printf("ptxkit %s\n", PTXKIT_VERSION_STRING);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

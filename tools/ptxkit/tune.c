@@ -237,7 +237,9 @@ static int show_database(int device, out_format format) {
                              e->param_values[p]);
         time_t tt = (time_t)e->when;
         struct tm tmv;
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&tt, &tmv));
+        /* the parser bounds `when`; a time localtime_r cannot represent is shown as a number */
+        if (!localtime_r(&tt, &tmv) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tmv))
+            snprintf(when, sizeof when, "%lld", e->when);
         snprintf(nvrtc, sizeof nvrtc, "%d.%d", e->key.nvrtc_major, e->key.nvrtc_minor);
         snprintf(n, sizeof n, "2^%d", e->bucket);
         table_addf(t, "%s\t%s\t%d.%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.3f\t%s",
@@ -279,18 +281,21 @@ int cmd_tune(int argc, char **argv) {
             if (!parse_sizes(argv[++i], a.sizes, &a.size_count)) {
                 fprintf(stderr, "ptxkit tune: --sizes takes up to %d sizes as N, 2^K or N with K/M/G, not '%s'\n",
                         MAX_SIZES, argv[i]);
+                usage(stderr);
                 return 2;
             }
         } else if (strcmp(arg, "--budget") == 0 && has_value) {
             a.options.budget_s = strtod(argv[++i], &end);
             if (*end || !(a.options.budget_s > 0) || a.options.budget_s > 86400) {
                 fprintf(stderr, "ptxkit tune: --budget takes seconds in (0, 86400], not '%s'\n", argv[i]);
+                usage(stderr);
                 return 2;
             }
         } else if ((strcmp(arg, "--max-variants") == 0 || strcmp(arg, "--threads") == 0) && has_value) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 100000) {
                 fprintf(stderr, "ptxkit tune: %s takes a positive number, not '%s'\n", arg, argv[i]);
+                usage(stderr);
                 return 2;
             }
             if (arg[2] == 'm') a.options.max_variants = (int)v;
@@ -306,16 +311,19 @@ int cmd_tune(int argc, char **argv) {
     if (show) return show_database(common.device, common.format);
     if (a.options.exhaustive && a.options.verify_exhaustive) {
         fprintf(stderr, "ptxkit tune: --exhaustive and --verify-exhaustive exclude each other\n");
+        usage(stderr);
         return 2;
     }
     if (a.family && !family_known(a.family)) {
         fprintf(stderr, "ptxkit tune: no tunable family '%s' (", a.family);
         for (int i = 0; ptxkit_tune_family(i); i++) fprintf(stderr, "%s%s", i ? ", " : "", ptxkit_tune_family(i));
         fprintf(stderr, ")\n");
+        usage(stderr);
         return 2;
     }
     if (a.variant && !a.family) {
         fprintf(stderr, "ptxkit tune: --variant needs a FAMILY\n");
+        usage(stderr);
         return 2;
     }
     if (!a.size_count) {

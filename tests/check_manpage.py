@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The manual page ptxkit(1) says what the program says: every command and
+benchmark has its section, every option a --help names and every PTXKIT_*
+variable of the README's table appear in the page (options, not whole
+lines: rewording a help text does not make the page wrong). Run on the committed docs/ptxkit.1 (the
+page installed where help2man is missing) and on the page built by help2man.
+
+usage: check_manpage.py PTXKIT PAGE README.md
+"""
+import re
+import subprocess
+import sys
+
+
+def help_of(ptxkit, *args):
+    out = subprocess.run([ptxkit, *args, "--help"], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        sys.exit(f"ptxkit {' '.join(args)} --help exited {out.returncode}")
+    return out.stdout
+
+
+def listed(text, heading):
+    names, inside = [], False
+    for line in text.splitlines():
+        if line.strip() == heading + ":":
+            inside = True
+        elif inside and re.match(r"^  \S", line):
+            names.append(line.split()[0])
+        elif inside and line.strip() == "" and names:
+            break
+    return names
+
+
+def main():
+    ptxkit, page_path, readme_path = sys.argv[1:4]
+    page = open(page_path, encoding="utf-8").read()
+    # roff: \- is a minus sign, \e a backslash, \& a zero-width break
+    text = page.replace("\\-", "-").replace("\\e", "\\").replace("\\&", "")
+    missing = []
+    top = help_of(ptxkit)
+    helps = {(): top}
+    for command in listed(top, "commands"):
+        helps[(command,)] = help_of(ptxkit, command)
+        if command == "bench":
+            for bench in listed(helps[(command,)], "benchmarks"):
+                helps[(command, bench)] = help_of(ptxkit, command, bench)
+    for args, help_text in helps.items():
+        if args and f'.SS "ptxkit {" ".join(args)}"' not in page:
+            missing.append(f"no section for 'ptxkit {' '.join(args)}'")
+        for option in sorted(set(re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", help_text))):
+            if not re.search(r"(?<![\w-])" + re.escape(option) + r"(?![\w-])", text):
+                missing.append(f"'ptxkit {' '.join(args)}' takes {option}, which the page does not name")
+    readme = open(readme_path, encoding="utf-8").read()
+    for var in sorted(set(re.findall(r"^\| `(PTXKIT_[A-Z_]+)", readme, re.M))):
+        if var not in text:
+            missing.append(f"README's {var} is not in the page")
+    if missing:
+        print(f"{page_path} is out of date ({len(missing)} differences; regenerate it with "
+              "`ninja -C build update-manpage` where help2man is installed):")
+        print("\n".join(missing[:40]))
+        return 1
+    print(f"{page_path}: {len(helps)} commands and their options, README's variables: in sync")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+/* Writes the fuzz harnesses' seed corpora with the library's own writers
+ * (tune_db_format, disk_cache_write, cache_key.c's identity record).
+ * usage: fuzz_make_seeds tests/fuzz/corpus   (ninja -C build fuzz-seeds) */
+#include <errno.h>
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "tune/db.h"
+
+static const char *root;
+
+static void put(const char *harness, const char *name, const void *prefix, size_t prefix_size, const void *data,
+                size_t size) {
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s/%s", root, harness);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) exit(1);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(prefix, 1, prefix_size, f) != prefix_size || fwrite(data, 1, size, f) != size) exit(1);
+    fclose(f);
+}
+
+static char *read_all(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    *size = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    return buf;
+}
+
+static tune_db_entry entry(const char *device, int cc, const char *family, const char *variant, int bucket) {
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_make(&e.key, device, cc, 132, 13000, 13, 0, "0.1.0");
+    snprintf(e.family, sizeof e.family, "%s", family);
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    e.bucket = bucket;
+    e.config = (tune_config){.block_size = 512, .items_per_thread = 8, .vector_bytes = 16, .load_op = PTXKIT_LOAD_NC};
+    e.gbs = 2650.1;
+    e.default_gbs = 2500.25;
+    e.when = 1763850000;
+    return e;
+}
+
+/* A database file, and its body alone (for the fields harness). */
+static void tune_seed(const char *name, const tune_db_entry *entries, size_t count) {
+    tune_db db;
+    tune_db_init(&db);
+    for (size_t i = 0; i < count; i++) tune_db_put(&db, &entries[i]);
+    size_t size;
+    char *text = tune_db_format(&db, &size);
+    put("tune_db", name, "", 0, text, size);
+    char *body = strchr(text, '\n') + 1, *end = text + size - 1;
+    while (end > body && end[-1] != '\n') end--;
+    put("tune_db_fields", name, "", 0, body, (size_t)(end - body));
+    free(text);
+    tune_db_clear(&db);
+}
+
+static void tune_seeds(void) {
+    tune_seed("empty", NULL, 0);
+    tune_db_entry one = entry("NVIDIA H100 80GB HBM3", 90, "reduce", "sum.float32", 24);
+    tune_seed("one", &one, 1);
+    tune_db_entry three[3] = {entry("NVIDIA H100 80GB HBM3", 90, "copy", "bytes", 30),
+                              entry("NVIDIA GeForce RTX 4090", 89, "reduce", "max.int32", 20),
+                              entry("Ger\xc3\xa4t = x", 75, "reduce", "xor.uint64", 0)};
+    three[1].config = (tune_config){0};
+    three[2].config.load_op = PTXKIT_LOAD_CV;
+    tune_seed("three", three, 3);
+    tune_db_entry edge = entry("GPU", 120, "copy", "bytes", 63);
+    edge.gbs = 999999999.99;
+    edge.default_gbs = 0;
+    edge.when = TUNE_DB_MAX_WHEN;
+    tune_seed("edges", &edge, 1);
+}
+
+static void cache_seeds(void) {
+    char dir[] = "/tmp/ptxkit-seeds-XXXXXX";
+    if (!mkdtemp(dir)) exit(1);
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k;
+    for (int i = 0; i < 16; i++) k.bytes[i] = (unsigned char)(i * 0x11); /* fuzz_cache_entry.c's key */
+    char hex[33], path[256];
+    cache_key_hex(&k, hex);
+    snprintf(path, sizeof path, "%s/%.2s/%s.bin", dir, hex, hex);
+    static const char *const images[] = {"\x7f" "ELF cubin", "// PTX\n.version 8.0\n.target sm_90\n"};
+    for (int i = 0; i < 2; i++) {
+        if (disk_cache_write(c, &k, images[i], strlen(images[i]), i == 0) != PTXKIT_SUCCESS) exit(1);
+        size_t size = 0;
+        char *file = read_all(path, &size);
+        if (!file) exit(1);
+        char name[32];
+        for (unsigned mode = 0; mode <= 0x0f; mode += 0x0f) {
+            snprintf(name, sizeof name, "image%d-mode%02x", i, mode);
+            unsigned char m = (unsigned char)mode;
+            put("cache_entry", name, &m, 1, file, size);
+        }
+        free(file);
+    }
+    unsigned char dir_mode = 0x10, fifo_mode = 0x20;
+    put("cache_entry", "directory", &dir_mode, 1, "", 0);
+    put("cache_entry", "fifo", &fifo_mode, 1, "", 0);
+    disk_cache_close(c);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%.2s", dir, hex);
+    rmdir(path);
+    rmdir(dir);
+}
+
+static void identity_seeds(void) {
+    static const char fixed[] = "|\n/usr/local/cuda/lib64/libnvrtc.so.13.0.48\n98765432 1763850000 13 0\n";
+    unsigned char even = 0, odd = 1;
+    put("identity_record", "fixed-signature", &even, 1, fixed, strlen(fixed));
+    if (!ptxkit_jit_available()) return;
+    /* the record cache_key.c writes once it has loaded NVRTC */
+    char dir[] = "/tmp/ptxkit-seeds-XXXXXX", path[128];
+    if (!mkdtemp(dir)) exit(1);
+    setenv("PTXKIT_CACHE_DIR", dir, 1);
+    const char *d[] = {"N=1"};
+    cache_key_for("copy", d, 1, 90, 13000);
+    snprintf(path, sizeof path, "%s/nvrtc-identity", dir);
+    size_t size = 0;
+    char *record = read_all(path, &size);
+    if (record) put("identity_record", "written-by-cache-key", &odd, 1, record, size);
+    free(record);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void cli_seeds(void) {
+    static const char a[] = "--device\0" "1\0" "--csv\0" "1G";
+    static const char b[] = "BLOCK_SIZE=256\0" "2^20\0" "-5\0" "--svg\0" "out.svg\0" "--json";
+    static const char c[] = "0x1000\0" "64K\0" "LOAD_OP=6\0" "--device\0" "1025";
+    put("cli_args", "device-csv-size", "", 0, a, sizeof a - 1);
+    put("cli_args", "define-svg-json", "", 0, b, sizeof b - 1);
+    put("cli_args", "hex-suffix-bad-device", "", 0, c, sizeof c - 1);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_make_seeds CORPUS_DIR\n");
+        return 2;
+    }
+    root = argv[1];
+    tune_seeds();
+    cache_seeds();
+    identity_seeds();
+    cli_seeds();
+    return 0;
+}

@@ -1,0 +1,321 @@
+/* The kernel cache, the NVRTC identity record and the tuning database on a
+ * hostile file system: FIFOs, directories, symbolic links to devices, sparse
+ * files, a cache directory that is a file, bad PTXKIT_CACHE_MAX_MB values.
+ * Each is refused, removed or reported; nothing blocks (an alarm fails a
+ * test that would hang). Keys are made by hand: cache_key_for would compute
+ * the NVRTC identity in this process, and one test needs that fresh in a
+ * child. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "test_util.h"
+#include "tune/db.h"
+
+static char root[256], dir[512];
+
+static int make_dirs(void **state) {
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/ptxkit-hostile-XXXXXX");
+    if (!mkdtemp(root)) return -1;
+    snprintf(dir, sizeof dir, "%s/cache", root);
+    return mkdir(dir, 0755);
+}
+
+static int remove_dirs(void **state) {
+    (void)state;
+    alarm(0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A test that blocks dies by SIGALRM instead of hanging the suite. */
+static void no_hang(void) { alarm(20); }
+
+static cache_key key_n(int n) {
+    cache_key k;
+    for (int i = 0; i < 16; i++) k.bytes[i] = (unsigned char)(n * 17 + i * 31);
+    return k;
+}
+
+static void entry_of(const cache_key *k, char *shard, size_t shard_size, char *path, size_t size) {
+    char hex[33];
+    cache_key_hex(k, hex);
+    snprintf(shard, shard_size, "%s/%.2s", dir, hex);
+    snprintf(path, size, "%s/%s.bin", shard, hex);
+}
+
+/* After the damage at the entry's path: a miss, the thing removed (never
+ * followed), and a write then a read that work. */
+static void check_entry_recovers(const cache_key *k, const char *path) {
+    disk_cache *c = disk_cache_open(dir);
+    assert_non_null(c);
+    void *data = NULL;
+    size_t size;
+    bool cubin;
+    assert_false(disk_cache_read(c, k, &data, &size, &cubin));
+    struct stat st;
+    assert_int_not_equal(lstat(path, &st), 0);
+    assert_ok(NULL, disk_cache_write(c, k, "image", 5, true));
+    assert_true(disk_cache_read(c, k, &data, &size, &cubin));
+    assert_int_equal(size, 5);
+    assert_memory_equal(data, "image", 5);
+    free(data);
+    disk_cache_close(c);
+}
+
+static void entry_is_a_fifo(void **state) {
+    (void)state;
+    no_hang();
+    cache_key k = key_n(1);
+    char shard[600], path[700];
+    entry_of(&k, shard, sizeof shard, path, sizeof path);
+    assert_int_equal(mkdir(shard, 0755), 0);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    check_entry_recovers(&k, path);
+}
+
+/* A directory in an entry's place was a permanent miss whose writes failed. */
+static void entry_is_a_directory(void **state) {
+    (void)state;
+    no_hang();
+    cache_key k = key_n(2);
+    char shard[600], path[700], inner[800];
+    entry_of(&k, shard, sizeof shard, path, sizeof path);
+    assert_int_equal(mkdir(shard, 0755), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(inner, sizeof inner, "%s/file", path);
+    FILE *f = fopen(inner, "w");
+    fclose(f);
+    check_entry_recovers(&k, path);
+    /* and a directory that appears between a read and a write */
+    disk_cache *c = disk_cache_open(dir);
+    unlink(path);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_ok(NULL, disk_cache_write(c, &k, "image", 5, true));
+    disk_cache_close(c);
+}
+
+static void entry_is_a_link_to_a_device(void **state) {
+    (void)state;
+    no_hang();
+    cache_key k = key_n(3);
+    char shard[600], path[700];
+    entry_of(&k, shard, sizeof shard, path, sizeof path);
+    assert_int_equal(mkdir(shard, 0755), 0);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    check_entry_recovers(&k, path);
+    struct stat st;
+    assert_int_equal(stat("/dev/zero", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+}
+
+/* A consistent header over a sparse file larger than the cap is refused
+ * before the image is read (it cost seconds and gigabytes). */
+static void sparse_entry_over_the_cap(void **state) {
+    (void)state;
+    no_hang();
+    setenv("PTXKIT_CACHE_MAX_MB", "1", 1);
+    disk_cache *c = disk_cache_open(dir);
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    cache_key k = key_n(4);
+    assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
+    char shard[600], path[700];
+    entry_of(&k, shard, sizeof shard, path, sizeof path);
+    int fd = open(path, O_RDWR);
+    uint64_t big = (uint64_t)2 << 30; /* 2 GiB */
+    assert_int_equal(pwrite(fd, &big, sizeof big, 16), (ssize_t)sizeof big);
+    assert_int_equal(ftruncate(fd, (off_t)(48 + big)), 0);
+    close(fd);
+    void *data = NULL;
+    size_t size;
+    bool cubin;
+    assert_false(disk_cache_read(c, &k, &data, &size, &cubin));
+    assert_null(data);
+    assert_int_not_equal(access(path, F_OK), 0);
+    disk_cache_close(c);
+}
+
+/* The cap's environment variable: a value that overflowed `mb << 20`
+ * (2^44 gave a cap of 0: every write emptied the cache) or that strtoull
+ * bent into range (-1: no cap) is refused with a reason and the default
+ * used. */
+static void cache_max_mb_checked(void **state) {
+    (void)state;
+    static const char *const bad[] = {"17592186044416", "-1", "abc", "0", "512MB", " 5", "5 ", "+5", "0x10",
+                                      "18446744073709551615", "4294967297", "99999999999999999999999"};
+    char note[256];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("PTXKIT_CACHE_MAX_MB", bad[i], 1);
+        assert_int_equal(disk_cache_cap_from_env(note, sizeof note), 512ull << 20);
+        if (!strstr(note, "PTXKIT_CACHE_MAX_MB") || !strstr(note, "ignored"))
+            fail_msg("'%s': the note says '%s'", bad[i], note);
+    }
+    static const struct {
+        const char *text;
+        unsigned long long mb;
+    } good[] = {{"1", 1}, {"512", 512}, {"007", 7}, {"4294967296", 4294967296ull}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("PTXKIT_CACHE_MAX_MB", good[i].text, 1);
+        assert_int_equal(disk_cache_cap_from_env(note, sizeof note), good[i].mb << 20);
+        assert_string_equal(note, "");
+    }
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_int_equal(disk_cache_cap_from_env(note, sizeof note), 512ull << 20);
+    assert_string_equal(note, "");
+    /* the wrapped value no longer empties the cache on every write */
+    setenv("PTXKIT_CACHE_MAX_MB", "17592186044416", 1);
+    disk_cache *c = disk_cache_open(dir);
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    cache_key k = key_n(5);
+    assert_ok(NULL, disk_cache_write(c, &k, "kept", 4, true));
+    void *data;
+    size_t size;
+    bool cubin;
+    assert_true(disk_cache_read(c, &k, &data, &size, &cubin));
+    free(data);
+    disk_cache_close(c);
+}
+
+/* A cache directory that is a regular file is an error, not an empty cache. */
+static void cache_dir_is_a_file(void **state) {
+    (void)state;
+    char file[600];
+    snprintf(file, sizeof file, "%s/plain", root);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    setenv("PTXKIT_CACHE_DIR", file, 1);
+    size_t files = 7, bytes = 7;
+    assert_status(PTXKIT_ERROR_IO, ptxkit_cache_stats(&files, &bytes));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "not a directory"));
+    assert_int_equal(files, 0);
+    assert_status(PTXKIT_ERROR_IO, ptxkit_cache_purge());
+    disk_cache *c = disk_cache_open(NULL);
+    cache_key k = key_n(6);
+    assert_status(PTXKIT_ERROR_IO, disk_cache_write(c, &k, "x", 1, true));
+    disk_cache_close(c);
+    /* a missing directory is an empty cache */
+    snprintf(file, sizeof file, "%s/not-yet", root);
+    setenv("PTXKIT_CACHE_DIR", file, 1);
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_int_equal(files, 0);
+    unsetenv("PTXKIT_CACHE_DIR");
+}
+
+/* The scan took ".." for a shard: purge removed *.bin files beside the
+ * cache directory. */
+static void purge_stays_inside(void **state) {
+    (void)state;
+    char victim[600];
+    snprintf(victim, sizeof victim, "%s/mine.bin", root);
+    FILE *f = fopen(victim, "w");
+    fclose(f);
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k = key_n(7);
+    assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
+    disk_cache_close(c);
+    setenv("PTXKIT_CACHE_DIR", dir, 1);
+    size_t files, bytes;
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_int_equal(files, 1);
+    assert_ok(NULL, ptxkit_cache_purge());
+    unsetenv("PTXKIT_CACHE_DIR");
+    assert_int_equal(access(victim, F_OK), 0);
+}
+
+/* The identity record is read inside pthread_once: a FIFO there blocked the
+ * whole process. In a child, so the identity is computed afresh. */
+static void identity_record_is_a_fifo(void **state) {
+    (void)state;
+    char record[600];
+    snprintf(record, sizeof record, "%s/nvrtc-identity", dir);
+    assert_int_equal(mkfifo(record, 0644), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        setenv("PTXKIT_CACHE_DIR", dir, 1);
+        const char *defines[] = {"N=1"};
+        cache_key k = cache_key_for("copy", defines, 1, 90, 13000);
+        (void)k;
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("cache_key_for with a FIFO as the identity record: %s %d",
+                 WIFSIGNALED(status) ? "killed by signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* The tuning database (load, store under its lock, the lock itself): a
+ * FIFO or a link to a device is reported, never waited on, never renamed. */
+static void tune_db_not_a_file(void **state) {
+    (void)state;
+    no_hang();
+    char path[600], msg[640], lock[700];
+    tune_db db;
+    tune_db_init(&db);
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_make(&e.key, "GPU", 90, 132, 13000, 13, 0, "0.1.0");
+    snprintf(e.family, sizeof e.family, "copy");
+    snprintf(e.variant, sizeof e.variant, "bytes");
+    e.bucket = 20;
+
+    snprintf(path, sizeof path, "%s/fifo.db", root);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    assert_status(PTXKIT_ERROR_IO, tune_db_load(path, &db, msg, sizeof msg));
+    assert_non_null(strstr(msg, "not a regular file"));
+    assert_status(PTXKIT_ERROR_IO, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode)); /* left where it is */
+
+    snprintf(path, sizeof path, "%s/null.db", root);
+    assert_int_equal(symlink("/dev/null", path), 0);
+    assert_status(PTXKIT_ERROR_IO, tune_db_load(path, &db, msg, sizeof msg));
+    assert_status(PTXKIT_ERROR_IO, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+
+    snprintf(path, sizeof path, "%s/locked.db", root);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    assert_int_equal(mkfifo(lock, 0644), 0);
+    assert_status(PTXKIT_ERROR_IO, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    assert_non_null(strstr(msg, "not a regular file"));
+
+    /* a directory: reported, and a store does not move it aside */
+    snprintf(path, sizeof path, "%s/dir.db", root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_status(PTXKIT_ERROR_IO, tune_db_load(path, &db, msg, sizeof msg));
+    assert_status(PTXKIT_ERROR_IO, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    tune_db_clear(&db);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(identity_record_is_a_fifo, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(entry_is_a_fifo, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(entry_is_a_directory, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(entry_is_a_link_to_a_device, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(sparse_entry_over_the_cap, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(cache_max_mb_checked, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(cache_dir_is_a_file, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(purge_stays_inside, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(tune_db_not_a_file, make_dirs, remove_dirs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
