@@ -308,7 +308,8 @@ static void usage_errors_before_the_gpu(void **state) {
         "ladder --block x", "ladder --reps x", "ladder --sizes -1", "ladder --steps 0", "ladder --op bogus",
         "tune --budget x", "tune --sizes x", "tune --threads 0", "tune bogus", "info --device x", "info extra",
         "compile copy -D 1X=2", "compile copy -D =1", "compile copy -DX=", "compile copy -D 'X=a\tb'",
-        "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch"};
+        "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch", "bench user-tune --log2 x",
+        "bench user-tune --budget 0", "bench launch --bogus"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(&r, bad[i]);
         if (r.code != 2 || !strstr(r.err, "usage") || strstr(r.err, "no usable GPU"))

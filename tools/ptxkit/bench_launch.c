@@ -136,6 +136,17 @@ static bool parse_count(const char *flag, const char *text, long lo, long hi, lo
     return true;
 }
 
+static void launch_usage(FILE *out) {
+    fprintf(out, "usage: ptxkit bench launch [--launches N] [--rounds R] [--batch B] [--round-trips M] [--device N]\n"
+                 "                           [--csv|--json]\n"
+                 "Back-to-back launches of an empty user kernel: ptxkit_launch against cuLaunchKernel on the same\n"
+                 "CUfunction and stream, N launches per side and round (default 100000), R rounds alternating\n"
+                 "the order (default 5), a stream synchronize every B launches outside the timed calls (default\n"
+                 "1000); then M launch + synchronize round trips per side and round (default 10000).\n"
+                 "Reports the median over rounds of microseconds per launch, and the median of each round's\n"
+                 "difference from the raw call.\n");
+}
+
 int bench_launch(int argc, char **argv) {
     cli_common common;
     if (!cli_parse_common(&argc, argv, &common)) return 2;
@@ -144,14 +155,7 @@ int bench_launch(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = true;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: ptxkit bench launch [--launches N] [--rounds R] [--batch B] [--round-trips M] [--device N]\n"
-                   "                           [--csv|--json]\n"
-                   "Back-to-back launches of an empty user kernel: ptxkit_launch against cuLaunchKernel on the same\n"
-                   "CUfunction and stream, N launches per side and round (default 100000), R rounds alternating\n"
-                   "the order (default 5), a stream synchronize every B launches outside the timed calls (default\n"
-                   "1000); then M launch + synchronize round trips per side and round (default 10000).\n"
-                   "Reports the median over rounds of microseconds per launch, and the median of each round's\n"
-                   "difference from the raw call.\n");
+            launch_usage(stdout);
             return 0;
         } else if (strcmp(a, "--launches") == 0 && v) {
             ok = parse_count(a, argv[++i], 1, 100000000, &launches);
@@ -162,10 +166,14 @@ int bench_launch(int argc, char **argv) {
         } else if (strcmp(a, "--round-trips") == 0 && v) {
             ok = parse_count(a, argv[++i], 1, 10000000, &reps);
         } else {
-            fprintf(stderr, "ptxkit bench launch: unexpected argument '%s' (--help lists the options)\n", a);
+            fprintf(stderr, "ptxkit bench launch: unexpected argument '%s'\n", a);
+            launch_usage(stderr);
             return 2;
         }
-        if (!ok) return 2;
+        if (!ok) {
+            launch_usage(stderr);
+            return 2;
+        }
     }
     ptxkit_context *ctx = cli_open_context("bench launch", common.device);
     if (!ctx) return 1;

@@ -115,6 +115,7 @@ int bench_user_tune(int argc, char **argv) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 10 || v > 28) {
                 fprintf(stderr, "ptxkit bench user-tune: --log2 takes 10..28\n");
+                usage(stderr);
                 return 2;
             }
             log2n = (int)v;
@@ -122,6 +123,7 @@ int bench_user_tune(int argc, char **argv) {
             budget = strtod(argv[++i], &end);
             if (*end || !(budget > 0 && budget < 3600)) {
                 fprintf(stderr, "ptxkit bench user-tune: --budget takes seconds in (0, 3600)\n");
+                usage(stderr);
                 return 2;
             }
         } else {
