@@ -212,22 +212,26 @@ int main(int argc, char **argv) {
         /* A small budget: the tuner samples the space rather than timing all
          * 75 configurations; `ptxkit_tune_options.exhaustive` times them all. */
         ptxkit_tune_options options = {.budget_s = 8};
-        static ptxkit_tune_report report;
-        st = ptxkit_tunable_tune(tunable, &n_max, 1, &options, &report);
+        ptxkit_tune_report *report = NULL;
+        st = ptxkit_tune_report_create(&report);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_tune(tunable, &n_max, 1, &options, report);
         if (st == PTXKIT_ERROR_NO_NVRTC) {
             printf("skipped: %s\n", ptxkit_last_error(ctx));
             return 77;
         }
         if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_tune", st);
-        const ptxkit_tune_result *r = &report.sizes[0];
+        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
+        const char *db = ptxkit_tune_report_database(report), *note = ptxkit_tune_report_database_note(report);
         printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
-               r->n, report.seconds, r->legal, r->timed, r->failed, r->wrong, r->best_gbs, r->default_gbs);
-        printf("saved to %s%s%s\n", report.database[0] ? report.database : "(nowhere)",
-               report.database_note[0] ? ": " : "", report.database_note);
+               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->failed, r->wrong, r->best_gbs,
+               r->default_gbs);
+        printf("saved to %s%s%s\n", db[0] ? db : "(nowhere)", note[0] ? ": " : "", note);
         if (r->wrong) {
             fprintf(stderr, "saxpy_tuned: %d configurations computed a wrong result: %s\n", r->wrong, r->note);
+            ptxkit_tune_report_destroy(report);
             return 1;
         }
+        ptxkit_tune_report_destroy(report);
     }
 
     /* awkward sizes: one element, a prime, 2^k + 1, and the tuned size */

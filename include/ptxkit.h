@@ -71,6 +71,7 @@ typedef struct ptxkit_versions {
     int driver;           /* cuDriverGetVersion, e.g. 13000; 0 if no driver */
     int nvrtc_major;      /* 0 if NVRTC is unavailable */
     int nvrtc_minor;
+    int reserved[4];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_versions;
 
 /* Loads nothing it has not loaded already; never fails: missing pieces read 0. */
@@ -109,6 +110,7 @@ typedef struct ptxkit_device_info {
     int memory_clock_khz;
     double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
     size_t total_memory;
+    int reserved[8];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_device_info;
 
 /* Opens device `ordinal` on its primary context, which an application using
@@ -199,6 +201,7 @@ typedef struct ptxkit_launch_options {
     int vector_bytes;      /* 0: widest the pointers allow; else 4, 8 or 16 */
     int items_per_thread;  /* 0: tuned or default */
     int blocks_per_sm;     /* 0: from occupancy */
+    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_launch_options;
 
 typedef enum ptxkit_dtype {
@@ -350,6 +353,7 @@ typedef struct ptxkit_compiled {
     char *log;            /* NVRTC's log (with -Xptxas -v: the resource report); may be NULL */
     char *lowered_name;   /* the entry's name in the image */
     double compile_ms;
+    int reserved[4];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_compiled;
 
 /* Compiles entry with defines for sm_<arch> (e.g. 90): CUBIN, or PTX with
@@ -377,6 +381,7 @@ typedef struct ptxkit_module_options {
     /* The caller promises that no global memory the kernels load is written
      * while they run (by them or anything else): NC becomes legal. */
     int read_only;
+    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_module_options;
 
 /* Loads an image the application gives: PTX text (of `size` bytes, or
@@ -427,6 +432,7 @@ typedef struct ptxkit_access_window {
     size_t bytes;
     float hit_ratio;
     ptxkit_access_property hit_property, miss_property;
+    int reserved[2];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_access_window;
 
 /* Attributes of ptxkit_launch_ex; zero-initialize for none. */
@@ -434,6 +440,7 @@ typedef struct ptxkit_launch_attributes {
     ptxkit_dim3 cluster;           /* thread-block cluster (sm_90+); 0: none */
     int cooperative;               /* grid-wide synchronization allowed */
     const ptxkit_access_window *access_window; /* NULL: none */
+    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_launch_attributes;
 
 /* ptxkit_launch with attributes, through cuLaunchKernelEx. UNSUPPORTED where
@@ -450,6 +457,7 @@ typedef struct ptxkit_kernel_attributes {
     int max_dynamic_shared_bytes;  /* as currently set */
     int ptx_version;               /* e.g. 90 for the compute_90 PTX it came from */
     int binary_version;            /* e.g. 90 for sm_90 SASS */
+    int reserved[4];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_kernel_attributes;
 
 ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *kernel, ptxkit_kernel_attributes *out);
@@ -500,6 +508,7 @@ typedef struct ptxkit_tune_options {
     int no_save;               /* leave the tuning database alone */
     ptxkit_tune_progress_fn progress;   /* called on the calling thread */
     void *progress_user;
+    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_tune_options;
 
 typedef struct ptxkit_tune_result {
@@ -518,22 +527,29 @@ typedef struct ptxkit_tune_result {
     double best_ms, default_ms, search_ms, exhaustive_ms; /* time per call */
     char best_text[192];               /* the choice as "NAME=VALUE ..." */
     char exhaustive_text[192];
+    int reserved[8];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_tune_result;
 
 #define PTXKIT_TUNE_MAX_SIZES 64
 
-typedef struct ptxkit_tune_report {
-    char family[64];                   /* a family's name or a tunable's key */
-    char variant[40];
-    int size_count;
-    ptxkit_tune_result sizes[PTXKIT_TUNE_MAX_SIZES];
-    double seconds;                    /* the whole call */
-    double compile_seconds;            /* of which compiling (in parallel) */
-    int kernels_prepared;              /* variants compiled or loaded from the cache */
-    int threads;                       /* compile threads used */
-    char database[1024];               /* the file written; "" when none */
-    char database_note[512];           /* why not, or what was replaced */
-} ptxkit_tune_report;
+/* What a tuning call found, per size: an opaque object (it grows with the
+ * tuner), read through the accessors below. */
+typedef struct ptxkit_tune_report ptxkit_tune_report;
+
+ptxkit_status ptxkit_tune_report_create(ptxkit_tune_report **out);
+void ptxkit_tune_report_destroy(ptxkit_tune_report *report);
+/* The family's name or the tunable's key, and the variant ("-" for tunables). */
+const char *ptxkit_tune_report_family(const ptxkit_tune_report *report);
+const char *ptxkit_tune_report_variant(const ptxkit_tune_report *report);
+/* The sizes tuned, and the index-th one's result (NULL past the last). */
+int ptxkit_tune_report_size_count(const ptxkit_tune_report *report);
+const ptxkit_tune_result *ptxkit_tune_report_result(const ptxkit_tune_report *report, int index);
+/* The whole call's wall time, and the part spent compiling (in parallel). */
+double ptxkit_tune_report_seconds(const ptxkit_tune_report *report);
+double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *report);
+/* The database file written ("" when none), and why not or what was replaced. */
+const char *ptxkit_tune_report_database(const ptxkit_tune_report *report);
+const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
 
 /* Tunes `family` ("copy", "reduce") for `variant` (NULL: the family's
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the

@@ -137,17 +137,22 @@ static void tune_store_and_read_back(void **state) {
     assert_int_equal(value(c, "ITEMS"), 1);
     assert_string_equal(ptxkit_config_defines(c)[0], "BLOCK_SIZE=128");
 
-    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    ptxkit_tune_report *report = NULL;
+    assert_ok(j->ctx, ptxkit_tune_report_create(&report));
     ptxkit_tune_options o = {.exhaustive = 1};
     assert_ok(j->ctx, ptxkit_tunable_tune(t, &n, 1, &o, report));
-    const ptxkit_tune_result *r = &report->sizes[0];
+    assert_int_equal(ptxkit_tune_report_size_count(report), 1);
+    assert_string_equal(ptxkit_tune_report_family(report), "test.affine.int32");
+    assert_string_equal(ptxkit_tune_report_variant(report), "-");
+    const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
+    assert_null(ptxkit_tune_report_result(report, 1));
     /* 3 power-of-two blocks x 3 items x 2 = 18 points; 96 is never legal */
     assert_int_equal(r->legal, 18);
     assert_int_equal(j->illegal_launches, 0);
     assert_int_equal(r->wrong, 9); /* every BROKEN=1 point */
     assert_true(r->best_ms > 0 && r->best_gbs > 0);
     assert_non_null(strstr(r->best_text, "BROKEN=0"));
-    assert_true(report->database[0] != 0);
+    assert_true(ptxkit_tune_report_database(report)[0] != 0);
 
     assert_ok(j->ctx, ptxkit_tunable_config(t, n, &c, &tuned));
     assert_int_equal(tuned, 1);
@@ -180,7 +185,7 @@ static void tune_store_and_read_back(void **state) {
     ptxkit_tunable_destroy(again);
     ptxkit_tunable_destroy(t);
     ptxkit_program_destroy(p);
-    free(report);
+    ptxkit_tune_report_destroy(report);
     job_free(j);
 }
 

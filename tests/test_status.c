@@ -144,6 +144,32 @@ static void error_messages_are_per_context(void **state) {
     assert_int_equal(strlen(ptxkit_last_error(ctx)), PTXKIT_ERROR_SIZE - 1);
 }
 
+/* Fields a later header may add live in `reserved`: set ones are refused,
+ * never ignored. */
+static void reserved_fields_must_be_zero(void **state) {
+    (void)state;
+    ptxkit_context *ctx = fake_context();
+    ptxkit_launch_options o = {0};
+    o.reserved[3] = 1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    ptxkit_tune_options t = {0};
+    t.reserved[0] = 7;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &t, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    ptxkit_module_options m = {0};
+    m.reserved[1] = 1;
+    ptxkit_module *module;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_load(ctx, ".version 8.0\n", 0, &m, &module));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    ptxkit_tune_report *report = NULL;
+    assert_ok(NULL, ptxkit_tune_report_create(&report));
+    assert_int_equal(ptxkit_tune_report_size_count(report), 0);
+    assert_null(ptxkit_tune_report_result(report, 0));
+    assert_string_equal(ptxkit_tune_report_database(report), "");
+    ptxkit_tune_report_destroy(report);
+}
+
 static void dtypes(void **state) {
     (void)state;
     assert_int_equal(ptxkit_dtype_size(PTXKIT_INT32), 4);
@@ -158,6 +184,7 @@ int main(void) {
         cmocka_unit_test(null_contexts),   cmocka_unit_test(open_without_gpu_says_why),
         cmocka_unit_test(copy_arguments),  cmocka_unit_test(memory_arguments),
         cmocka_unit_test(error_messages_are_per_context), cmocka_unit_test(dtypes),
+        cmocka_unit_test(reserved_fields_must_be_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

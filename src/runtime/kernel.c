@@ -162,6 +162,7 @@ static CUaccessProperty access_property(ptxkit_access_property p) {
 }
 
 static ptxkit_status check_window(ptxkit_context *ctx, const ptxkit_access_window *w) {
+    if (!RESERVED_ZERO(w)) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: reserved fields are set");
     if ((unsigned)w->hit_property > PTXKIT_ACCESS_PERSISTING || (unsigned)w->miss_property > PTXKIT_ACCESS_PERSISTING)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: unknown access property");
     if (!(w->hit_ratio >= 0.0f && w->hit_ratio <= 1.0f))
@@ -186,6 +187,8 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
     ptxkit_context *ctx = k->ctx;
     ptxkit_status st = check_launch(k, &grid, &block, shared);
     if (st != PTXKIT_SUCCESS) return st;
+    if (!RESERVED_ZERO(a))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_ex: reserved attribute fields are set");
     if (!ctx->cu->cuLaunchKernelEx)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver has no cuLaunchKernelEx (CUDA 12+)");
     CUlaunchAttribute attrs[3];

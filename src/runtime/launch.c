@@ -104,6 +104,9 @@ ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_opti
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "context is NULL");
     static const ptxkit_launch_options defaults;
     *out = in ? *in : defaults;
+    if (!RESERVED_ZERO(out))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "launch options: reserved fields are set (a program built against a later ptxkit.h?)");
     if ((unsigned)out->path > PTXKIT_PATH_PTX)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "unknown kernel path %d", (int)out->path);
     if ((unsigned)out->load_op >= PTXKIT_LOAD_OP_COUNT)

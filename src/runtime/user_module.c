@@ -40,6 +40,8 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
     *out = NULL;
     static const ptxkit_module_options defaults;
     const ptxkit_module_options *o = options ? options : &defaults;
+    if (!RESERVED_ZERO(o))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: reserved option fields are set");
     if ((unsigned)o->load_op >= PTXKIT_LOAD_OP_COUNT)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_load: unknown load operator %d", (int)o->load_op);
     if (o->load_op == PTXKIT_LOAD_NC && !o->read_only)

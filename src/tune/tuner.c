@@ -544,6 +544,8 @@ static int default_threads(void) {
 }
 
 static ptxkit_status check_options(ptxkit_context *ctx, const ptxkit_tune_options *o) {
+    if (!RESERVED_ZERO(o))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune: reserved option fields are set");
     if (!(o->budget_s >= 0) || o->budget_s > 1e6 || o->max_variants < 0 || o->size_step < 0 || o->size_step > 63 ||
         o->threads < 0 || o->threads > 1024)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -754,3 +756,25 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
     family_problem_free(&pr);
     return st;
 }
+
+/* ---- the report's accessors -------------------------------------------- */
+
+ptxkit_status ptxkit_tune_report_create(ptxkit_tune_report **out) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_create: out is NULL");
+    *out = calloc(1, sizeof **out);
+    return *out ? PTXKIT_SUCCESS : record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_tune_report_create: out of host memory");
+}
+
+void ptxkit_tune_report_destroy(ptxkit_tune_report *r) { free(r); }
+const char *ptxkit_tune_report_family(const ptxkit_tune_report *r) { return r ? r->family : ""; }
+const char *ptxkit_tune_report_variant(const ptxkit_tune_report *r) { return r ? r->variant : ""; }
+int ptxkit_tune_report_size_count(const ptxkit_tune_report *r) { return r ? r->size_count : 0; }
+
+const ptxkit_tune_result *ptxkit_tune_report_result(const ptxkit_tune_report *r, int index) {
+    return r && index >= 0 && index < r->size_count ? &r->sizes[index] : NULL;
+}
+
+double ptxkit_tune_report_seconds(const ptxkit_tune_report *r) { return r ? r->seconds : 0; }
+double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
+const char *ptxkit_tune_report_database(const ptxkit_tune_report *r) { return r ? r->database : ""; }
+const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }

@@ -10,6 +10,21 @@
 #include "tune/params.h"
 
 #define TUNE_DEFAULT_BUDGET_S 35.0
+
+/* The report behind ptxkit_tune_report (opaque in the public header so it
+ * can grow); the command-line tool and the tests read it directly. */
+struct ptxkit_tune_report {
+    char family[64];                   /* a family's name or a tunable's key */
+    char variant[40];
+    int size_count;
+    ptxkit_tune_result sizes[PTXKIT_TUNE_MAX_SIZES];
+    double seconds;                    /* the whole call */
+    double compile_seconds;            /* of which compiling (in parallel) */
+    int kernels_prepared;              /* variants compiled or loaded from the cache */
+    int threads;                       /* compile threads used */
+    char database[1024];               /* the file written; "" when none */
+    char database_note[512];           /* why not, or what was replaced */
+};
 /* Times each of `count` configurations of (family, variant) at size n through
  * the public op (compiled ahead in parallel, checked against the built-in
  * defaults' output). gbs[i] is 0 where configuration i is illegal on this

@@ -153,9 +153,9 @@ int bench_user_tune(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, r.x, r.host_x, bytes);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, r.y, r.host_y, bytes);
     if (st == PTXKIT_SUCCESS) st = build(&r, &program, &t);
-    ptxkit_tune_report *report = calloc(1, sizeof *report);
+    ptxkit_tune_report *report = NULL;
     double ceiling = 0;
-    if (st == PTXKIT_SUCCESS && !report) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_tune_report_create(&report);
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, 3 * bytes / 2, &ceiling); /* 12 bytes moved per element */
     if (st == PTXKIT_SUCCESS) {
         ptxkit_tune_options o = {.budget_s = budget, .verify_exhaustive = 1, .no_save = 1};
@@ -164,7 +164,7 @@ int bench_user_tune(int argc, char **argv) {
     if (st != PTXKIT_SUCCESS) {
         cli_fail("bench user-tune", ctx, st);
     } else {
-        const ptxkit_tune_result *res = &report->sizes[0];
+        const ptxkit_tune_result *res = ptxkit_tune_report_result(report, 0);
         printf("user kernel z = a*x + y, n = 2^%d floats (%.0f MB moved per call), %d legal points; budget %.0f s\n",
                log2n, 12.0 * (double)r.n / 1e6, res->legal, budget);
         printf("cuMemcpyDtoD of the same bytes: %.0f GB/s\n", ceiling);
@@ -176,9 +176,9 @@ int bench_user_tune(int argc, char **argv) {
         printf("choice (%s): pick / exhaustive best time = %.3f (within 3%%: %s)\n", res->best_text,
                res->search_ms / res->exhaustive_ms, res->search_ms <= 1.03 * res->exhaustive_ms ? "yes" : "no");
         printf("wrong results: %d, failed: %d; tuning took %.1f s (%.1f s compiling)\n", res->wrong, res->failed,
-               report->seconds, report->compile_seconds);
+               ptxkit_tune_report_seconds(report), ptxkit_tune_report_compile_seconds(report));
     }
-    free(report);
+    ptxkit_tune_report_destroy(report);
     ptxkit_tunable_destroy(t);
     ptxkit_program_destroy(program);
     if (r.x) ptxkit_free(ctx, r.x);
