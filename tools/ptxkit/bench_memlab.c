@@ -217,10 +217,12 @@ int bench_access(int argc, char **argv) {
             }
             i++;
         } else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) {
-            if (!cli_arg_size("bench access", "--mib", argv[++i], 64, 1u << 16, &mib)) {
+            int m = 0;
+            if (!cli_arg_int("bench access", "--mib", argv[++i], 64, 1 << 16, &m)) {
                 access_usage(stderr);
                 return 2;
             }
+            mib = (size_t)m;
         } else {
             fprintf(stderr, "ptxkit bench access: unexpected argument '%s'\n", argv[i]);
             access_usage(stderr);
