@@ -1,4 +1,4 @@
-/* libFuzzer harness for ptx_rewrite_loads; not built by Meson.
+/* libFuzzer harness for ptx_rewrite_loads (tests/fuzz/meson.build runs it).
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
  *       -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_ptx_rewrite.c src/runtime/ptx_rewrite.c \
