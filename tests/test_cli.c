@@ -317,6 +317,41 @@ static void usage_errors_before_the_gpu(void **state) {
     }
 }
 
+/* Unusable environment values: the library keeps the default and the
+ * reason; the command prints one warning line for each. */
+static void environment_warnings(void **state) {
+    (void)state;
+    static result r;
+    static const struct { const char *name, *value, *says; } bad[] = {
+        {"PTXKIT_TUNE", "bogus", "PTXKIT_TUNE='bogus' ignored"},
+        {"PTXKIT_TUNE_BUDGET", "abc", "PTXKIT_TUNE_BUDGET='abc' ignored"},
+        {"PTXKIT_TUNE_BUDGET", "5abc", "PTXKIT_TUNE_BUDGET='5abc' ignored"},
+        {"PTXKIT_CACHE_MAX_MB", "abc", "PTXKIT_CACHE_MAX_MB='abc' ignored"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(bad[i].name, bad[i].value, 1);
+        run(&r, "cache");
+        unsetenv(bad[i].name);
+        assert_int_equal(r.code, 0);
+        char *hit = strstr(r.err, bad[i].says);
+        if (!hit) fail_msg("%s=%s: stderr:\n%s", bad[i].name, bad[i].value, r.err);
+        assert_true(strncmp(r.err, "ptxkit: warning: ", 17) == 0);
+        char *nl = strchr(r.err, '\n');
+        assert_non_null(nl);
+        assert_string_equal(nl + 1, ""); /* one line */
+    }
+    /* valid values: no warning */
+    setenv("PTXKIT_TUNE", "auto", 1);
+    setenv("PTXKIT_TUNE_BUDGET", "2.5", 1);
+    setenv("PTXKIT_CACHE_MAX_MB", "64", 1);
+    run(&r, "cache");
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_BUDGET");
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.err, "");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -326,6 +361,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_commands_without_gpu),
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
         cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
+        cmocka_unit_test(environment_warnings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

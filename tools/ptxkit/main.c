@@ -4,6 +4,8 @@
 
 #include "commands.h"
 #include "ptxkit.h"
+#include "runtime/runtime.h"
+#include "tune/tune.h"
 
 typedef struct command {
     const char *name;
@@ -27,7 +29,20 @@ static void usage(FILE *out) {
     fprintf(out, "\nptxkit COMMAND --help describes a command.\n");
 }
 
+/* The library never prints: it falls back to the default on an unusable
+ * environment value and keeps the reason, which the command shows once. */
+static void warn_environment(void) {
+    char note[256];
+    tune_mode_from_env_note(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+    tune_budget_from_env(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+    disk_cache_cap_from_env(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+}
+
 int main(int argc, char **argv) {
+    warn_environment();
     if (argc < 2) {
         usage(stderr);
         return 2;
