@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
+#include <cjson/cJSON.h>
 #include <xxhash.h>
 
 #include "test_util.h"
@@ -352,6 +353,183 @@ static void environment_warnings(void **state) {
     assert_string_equal(r.err, "");
 }
 
+static cJSON *parse_file(const char *path) {
+    static char text[1 << 16];
+    cJSON *doc = cJSON_Parse(slurp(path, text, sizeof text));
+    if (!doc) fail_msg("%s is not JSON:\n%s", path, text);
+    return doc;
+}
+
+static cJSON *member(const cJSON *o, const char *name) {
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!m) fail_msg("no field '%s'", name);
+    return m;
+}
+
+/* `ptxkit info` without a GPU prints what needs none, and exits 1. */
+static void info_without_gpu(void **state) {
+    (void)state;
+    if (have_gpu()) skip();
+    static result r;
+    run(&r, "info");
+    assert_int_equal(r.code, 1);
+    const char *lines[] = {"ptxkit            " PTXKIT_VERSION_STRING, "NVRTC ", "kernel cache ", "tuning database ",
+                           "driver            not usable: "};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (!strstr(r.out, lines[i])) fail_msg("no '%s' in:\n%s", lines[i], r.out);
+    assert_non_null(strstr(r.err, "no usable GPU"));
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-info.%d.json", (int)getpid());
+    char args[128];
+    snprintf(args, sizeof args, "info --json %s", path);
+    run(&r, args);
+    assert_int_equal(r.code, 1);
+    cJSON *doc = parse_file(path);
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-info/1");
+    assert_string_equal(member(doc, "library")->valuestring, PTXKIT_VERSION_STRING);
+    assert_true(cJSON_IsString(member(doc, "build_type")));
+    cJSON *nv = member(doc, "nvrtc");
+    assert_true(cJSON_IsBool(member(nv, "available")));
+    assert_true(cJSON_IsString(member(nv, cJSON_IsTrue(member(nv, "available")) ? "version" : "error")));
+    cJSON *kc = member(doc, "kernel_cache");
+    assert_true(cJSON_IsString(member(kc, "directory")));
+    assert_true(cJSON_IsNumber(member(kc, "kernels")) && cJSON_IsNumber(member(kc, "bytes")) &&
+                cJSON_IsNumber(member(kc, "cap_bytes")));
+    cJSON *td = member(doc, "tuning_database");
+    assert_true(cJSON_IsString(member(td, "path")) && cJSON_IsString(member(td, "message")));
+    cJSON *drv = member(doc, "driver");
+    assert_true(cJSON_IsFalse(member(drv, "usable")));
+    assert_true(cJSON_IsString(member(drv, "error")));
+    assert_true(cJSON_IsNull(member(doc, "device")));
+    cJSON_Delete(doc);
+    remove(path);
+    /* the same on standard output, the text left out */
+    run(&r, "info --json");
+    assert_int_equal(r.code, 1);
+    doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON_Delete(doc);
+    run(&r, "info --csv");
+    assert_int_equal(r.code, 2);
+}
+
+/* Checks a report's schema; returns its first table. */
+static const cJSON *check_report(const cJSON *doc) {
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-report/1");
+    cJSON *m = member(doc, "metadata");
+    assert_true(cJSON_IsString(member(m, "command")));
+    assert_string_equal(member(m, "library")->valuestring, PTXKIT_VERSION_STRING);
+    assert_true(cJSON_IsString(member(m, "build_type")));
+    assert_true(cJSON_IsString(member(m, "date")));
+    cJSON *nvrtc = member(m, "nvrtc"), *driver = member(m, "driver"), *device = member(m, "device");
+    assert_true(cJSON_IsString(nvrtc) || cJSON_IsNull(nvrtc));
+    assert_true(cJSON_IsNumber(driver) || cJSON_IsNull(driver));
+    assert_true(cJSON_IsObject(device) || cJSON_IsNull(device));
+    assert_true(cJSON_IsArray(member(m, "ceilings")));
+    cJSON *tables = member(doc, "tables");
+    assert_true(cJSON_IsArray(tables) && cJSON_GetArraySize(tables) >= 1);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tables) {
+        assert_true(cJSON_IsString(member(t, "title")));
+        cJSON *cols = member(t, "columns"), *rows = member(t, "rows"), *row, *col;
+        cJSON_ArrayForEach(row, rows) {
+            assert_int_equal(cJSON_GetArraySize(row), cJSON_GetArraySize(cols));
+            cJSON_ArrayForEach(col, cols) {
+                const char *type = member(col, "type")->valuestring;
+                cJSON *v = member(row, member(col, "name")->valuestring);
+                if (strcmp(type, "number") == 0) assert_true(cJSON_IsNumber(v) || cJSON_IsNull(v));
+                else if (strcmp(type, "string") == 0) assert_true(cJSON_IsString(v));
+                else fail_msg("column type '%s'", type);
+            }
+        }
+    }
+    return cJSON_GetArrayItem(tables, 0);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* --json FILE --csv FILE --md FILE at once: three consistent files. */
+static void report_files(void **state) {
+    (void)state;
+    static result r;
+    static char csv[1 << 14], md[1 << 14];
+    char db[64], base[64], args[512];
+    snprintf(db, sizeof db, "/tmp/ptxkit-cli-report.%d.db", (int)getpid());
+    snprintf(base, sizeof base, "/tmp/ptxkit-cli-report.%d", (int)getpid());
+    setenv("PTXKIT_TUNE_DB", db, 1);
+    write_tune_db(db, "1763850000");
+    snprintf(args, sizeof args, "tune --show --json %s.json --csv %s.csv --md %s.md", base, base, base);
+    run(&r, args);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "sum.float32")); /* the text table still on standard output */
+    char path[96];
+    snprintf(path, sizeof path, "%s.json", base);
+    cJSON *doc = parse_file(path);
+    remove(path);
+    const cJSON *t = check_report(doc);
+    cJSON *cols = member(t, "columns"), *rows = member(t, "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 1);
+    cJSON *row = cJSON_GetArrayItem(rows, 0);
+    assert_true(cJSON_IsNumber(member(row, "sms")) && member(row, "sms")->valueint == 132);
+    assert_true(cJSON_IsNumber(member(row, "GBps")));
+    assert_string_equal(member(row, "variant")->valuestring, "sum.float32");
+    /* CSV: a header row of the same columns, one line a row */
+    snprintf(path, sizeof path, "%s.csv", base);
+    slurp(path, csv, sizeof csv);
+    remove(path);
+    char header[1024] = "";
+    const cJSON *col;
+    cJSON_ArrayForEach(col, cols) {
+        if (header[0]) strcat(header, ",");
+        strcat(header, member(col, "name")->valuestring);
+    }
+    strcat(header, "\n");
+    assert_true(strncmp(csv, header, strlen(header)) == 0);
+    assert_int_equal(count_lines(csv), 1 + cJSON_GetArraySize(rows));
+    /* Markdown: the metadata, then the table with its separator row */
+    snprintf(path, sizeof path, "%s.md", base);
+    slurp(path, md, sizeof md);
+    remove(path);
+    assert_non_null(strstr(md, "- library: " PTXKIT_VERSION_STRING));
+    assert_non_null(strstr(md, "| this_gpu |"));
+    assert_non_null(strstr(md, "sum.float32"));
+    int table_lines = 0;
+    for (const char *p = md; (p = strstr(p, "\n|")); p++) table_lines++;
+    assert_int_equal(table_lines, 2 + cJSON_GetArraySize(rows));
+    cJSON_Delete(doc);
+
+    /* - is standard output, alone */
+    run(&r, "tune --show --json -");
+    assert_int_equal(r.code, 0);
+    doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    check_report(doc);
+    cJSON_Delete(doc);
+    /* the older --json: the table alone, typed */
+    run(&r, "tune --show --json");
+    assert_int_equal(r.code, 0);
+    doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    assert_true(cJSON_IsNumber(member(cJSON_GetArrayItem(member(doc, "rows"), 0), "sms")));
+    cJSON_Delete(doc);
+    run(&r, "tune --show --csv");
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    /* conflicts and missing values are usage errors */
+    const char *bad[] = {"tune --show --csv --json", "tune --show --json - --md -", "tune --show --md",
+                         "tune --show --json a.json --json b.json", "tune --show --json=", "tune --show --csv --csv"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage")) fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(db);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -361,7 +539,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_commands_without_gpu),
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
         cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
-        cmocka_unit_test(environment_warnings),
+        cmocka_unit_test(environment_warnings), cmocka_unit_test(info_without_gpu),
+        cmocka_unit_test(report_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

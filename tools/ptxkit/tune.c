@@ -227,6 +227,7 @@ static int show_database(int device, out_format format) {
     const char *headers[] = {"this_gpu", "device", "cc", "sms", "driver", "nvrtc", "lib", "family", "variant", "n",
                              "choice", "GBps", "default_GBps", "speedup", "tuned_at"};
     cli_table *t = table_new(title, 15, headers);
+    table_types(t, "sssnnssssssnnns");
     for (size_t i = 0; i < db.count; i++) {
         const tune_db_entry *e = &db.entries[i];
         char choice[128], when[32], nvrtc[16], n[16];
