@@ -530,6 +530,144 @@ static void report_files(void **state) {
     remove(db);
 }
 
+/* A database of the given entry lines, with its end line and checksum. */
+static void write_db_entries(const char *path, const char *lines, int count) {
+    static char text[1 << 14];
+    int n = snprintf(text, sizeof text, "ptxkit-tune-db 1\n%s", lines);
+    snprintf(text + n, sizeof text - (size_t)n, "end\tentries=%d\txxh3_64=%016llx\n", count,
+             (unsigned long long)XXH3_64bits(text, (size_t)n));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int compare_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The rows of `tune --show --json` without this_gpu, sorted, for comparing
+ * databases (the store keeps its own order). */
+static char *show_rows(void) {
+    static result r;
+    run(&r, "tune --show --json");
+    assert_int_equal(r.code, 0);
+    cJSON *doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    cJSON *rows = member(doc, "rows"), *row;
+    char *lines[64];
+    size_t count = 0, total = 1;
+    cJSON_ArrayForEach(row, rows) {
+        cJSON_DeleteItemFromObject(row, "this_gpu");
+        assert_true(count < 64);
+        lines[count] = cJSON_PrintUnformatted(row);
+        total += strlen(lines[count++]) + 1;
+    }
+    cJSON_Delete(doc);
+    qsort(lines, count, sizeof lines[0], compare_text);
+    char *text = calloc(1, total);
+    for (size_t i = 0; i < count; i++) {
+        strcat(text, lines[i]);
+        strcat(text, "\n");
+        free(lines[i]);
+    }
+    return text;
+}
+
+/* --export then --import into an empty database gives the same entries,
+ * an application tunable's named parameters included. */
+static void tune_export_import(void **state) {
+    (void)state;
+    static result r;
+    char db[64], db2[64], json[64], args[256];
+    snprintf(db, sizeof db, "/tmp/ptxkit-cli-export.%d.db", (int)getpid());
+    snprintf(db2, sizeof db2, "/tmp/ptxkit-cli-import.%d.db", (int)getpid());
+    snprintf(json, sizeof json, "/tmp/ptxkit-cli-export.%d.json", (int)getpid());
+    remove(db2);
+    write_db_entries(db,
+                     "entry\tdevice=GPU A\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0\tfamily=reduce"
+                     "\tvariant=sum.float32\tlog2n=24\tblock=256\titems=4\tvec=16\tbpsm=0\tload=nc\tgbs=2650.25"
+                     "\tdefault_gbs=2500.5\twhen=1763850000\n"
+                     "entry\tdevice=GPU A\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0\tfamily=myapp.stencil"
+                     "\tvariant=-\tlog2n=20\tblock=0\titems=0\tvec=0\tbpsm=0\tload=default\tgbs=900.5"
+                     "\tdefault_gbs=700\twhen=1763850001\tp.TILE=32\tp.BIG=9007199254740993\n",
+                     2);
+    setenv("PTXKIT_TUNE_DB", db, 1);
+    char *before = show_rows();
+    snprintf(args, sizeof args, "tune --export %s", json);
+    run(&r, args);
+    if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
+    cJSON *doc = parse_file(json);
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-tune-export/1");
+    assert_true(cJSON_IsObject(member(doc, "metadata")));
+    cJSON *entries = member(doc, "entries");
+    assert_int_equal(cJSON_GetArraySize(entries), 2);
+    cJSON *e;
+    cJSON_ArrayForEach(e, entries) {
+        cJSON *key = member(e, "key");
+        assert_string_equal(member(key, "device")->valuestring, "GPU A");
+        assert_int_equal(member(key, "cc")->valueint, 90);
+        assert_true(cJSON_IsNumber(member(key, "driver")) && cJSON_IsString(member(key, "library")));
+        assert_true(cJSON_IsString(member(e, "family")) && cJSON_IsString(member(e, "variant")));
+        assert_true(cJSON_IsNumber(member(e, "log2n")) && cJSON_IsNumber(member(e, "gbs")) &&
+                    cJSON_IsNumber(member(e, "when")));
+        cJSON *config = member(e, "config");
+        assert_true(cJSON_IsNumber(member(config, "block_size")) && cJSON_IsString(member(config, "load")));
+        cJSON *params = member(e, "params");
+        if (strcmp(member(e, "family")->valuestring, "myapp.stencil") == 0) {
+            assert_int_equal(member(params, "TILE")->valueint, 32);
+            /* beyond 2^53: a string, not a rounded number */
+            assert_string_equal(member(params, "BIG")->valuestring, "9007199254740993");
+        } else {
+            assert_int_equal(member(config, "block_size")->valueint, 256);
+            assert_int_equal(cJSON_GetArraySize(params), 0);
+        }
+    }
+    cJSON_Delete(doc);
+    /* into an empty database */
+    setenv("PTXKIT_TUNE_DB", db2, 1);
+    snprintf(args, sizeof args, "tune --import %s", json);
+    run(&r, args);
+    if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, "imported 2 entries"));
+    char *after = show_rows();
+    assert_string_equal(before, after);
+    free(after);
+    /* and again: a merge, not a duplicate */
+    run(&r, args);
+    assert_int_equal(r.code, 0);
+    after = show_rows();
+    assert_string_equal(before, after);
+    free(after);
+    free(before);
+    /* a damaged file imports nothing */
+    static const char *const broken[] = {
+        "not json", "{\"schema\": \"other\", \"entries\": []}",
+        "{\"schema\": \"ptxkit-tune-export/1\", \"entries\": [{\"key\": 1}]}",
+        "{\"schema\": \"ptxkit-tune-export/1\", \"entries\": [{\"key\": {\"device\": \"G\", \"cc\": 90, "
+        "\"sm_count\": 1, \"driver\": 1, \"nvrtc_major\": 13, \"nvrtc_minor\": 0, \"library\": \"0.1.0\"}, "
+        "\"family\": \"reduce\", \"variant\": \"sum.float32\", \"log2n\": 20, \"config\": {\"block_size\": 256, "
+        "\"items_per_thread\": 1, \"vector_bytes\": 16, \"blocks_per_sm\": 0, \"load\": \"bogus\"}, \"gbs\": 1, "
+        "\"default_gbs\": 1, \"when\": 1}]}"};
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        write_text(json, broken[i]);
+        run(&r, args);
+        if (r.code != 1) fail_msg("import of %s: exit %d", broken[i], r.code);
+    }
+    after = show_rows();
+    assert_non_null(strstr(after, "myapp.stencil"));
+    free(after);
+    /* usage errors */
+    const char *bad[] = {"tune --export", "tune --export a.json --import b.json", "tune --import a.json --show",
+                         "tune --export a.json reduce"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage")) fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(db);
+    remove(db2);
+    remove(json);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -540,7 +678,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
         cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
         cmocka_unit_test(environment_warnings), cmocka_unit_test(info_without_gpu),
-        cmocka_unit_test(report_files),
+        cmocka_unit_test(report_files), cmocka_unit_test(tune_export_import),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
