@@ -56,7 +56,7 @@ ptxkit_context *cli_open_context(const char *command, int device);
  * columns are numbers where the cell is a JSON number, else strings. */
 typedef struct cli_table cli_table;
 cli_table *table_new(const char *title, int columns, const char *const *headers);
-void table_types(cli_table *t, const char *types);  /* one of 'n', 's' per column */
+void table_types(cli_table *t, const char *types);  /* 'n', 's' or '-' (undeclared) per column */
 void table_add(cli_table *t, ...);          /* exactly `columns` const char * cells */
 void table_addf(cli_table *t, const char *fmt, ...); /* one row; cells separated by '\t' */
 /* Prints to out, and keeps a copy for the report files when asked for. */

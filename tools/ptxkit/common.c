@@ -188,7 +188,7 @@ struct cli_table {
 };
 
 void table_types(cli_table *t, const char *types) {
-    if (!t || !types || (int)strlen(types) != t->columns) return;
+    if (!t || !types || (int)strlen(types) != t->columns || strspn(types, "ns-") != strlen(types)) return;
     free(t->types);
     t->types = strdup(types);
 }
@@ -284,11 +284,12 @@ static bool is_json_number(const char *s) {
     return *p == 0;
 }
 
-static char column_type(const cli_table *t, int c) { return t->types ? t->types[c] : 0; }
+static char column_type(const cli_table *t, int c) { return t->types && t->types[c] != '-' ? t->types[c] : 0; }
 
 static cJSON *cell_json(const cli_table *t, int c, const char *cell) {
     char type = column_type(t, c);
     if (type == 's') return cJSON_CreateString(cell);
+    if (type == 'n' && cell[0] == '+' && cell[1] != '-') cell++; /* %+f: a signed difference */
     if (is_json_number(cell)) {
         double v = strtod(cell, NULL);
         return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();

@@ -158,6 +158,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     const char *checked[] = {"n", "default_GBps", "pick_GBps", "pick", "exhaustive_GBps", "exhaustive_best",
                              "pick_pct_of_best", "saved", "timed", "legal", "failed", "wrong", "seconds"};
     cli_table *t = verify ? table_new(title, 13, checked) : table_new(title, 10, plain);
+    table_types(t, verify ? "snnsnsnsnnnnn" : "snnnsnnnnn");
     for (int i = 0; i < done; i++) {
         const ptxkit_tune_result *r = &results[i];
         char n[32], choice[128], pick[128], best[128];
