@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
+#include <cjson/cJSON.h>
 #include <xxhash.h>
 
 #include "test_util.h"
@@ -317,6 +318,356 @@ static void usage_errors_before_the_gpu(void **state) {
     }
 }
 
+/* Unusable environment values: the library keeps the default and the
+ * reason; the command prints one warning line for each. */
+static void environment_warnings(void **state) {
+    (void)state;
+    static result r;
+    static const struct { const char *name, *value, *says; } bad[] = {
+        {"PTXKIT_TUNE", "bogus", "PTXKIT_TUNE='bogus' ignored"},
+        {"PTXKIT_TUNE_BUDGET", "abc", "PTXKIT_TUNE_BUDGET='abc' ignored"},
+        {"PTXKIT_TUNE_BUDGET", "5abc", "PTXKIT_TUNE_BUDGET='5abc' ignored"},
+        {"PTXKIT_CACHE_MAX_MB", "abc", "PTXKIT_CACHE_MAX_MB='abc' ignored"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(bad[i].name, bad[i].value, 1);
+        run(&r, "cache");
+        unsetenv(bad[i].name);
+        assert_int_equal(r.code, 0);
+        char *hit = strstr(r.err, bad[i].says);
+        if (!hit) fail_msg("%s=%s: stderr:\n%s", bad[i].name, bad[i].value, r.err);
+        assert_true(strncmp(r.err, "ptxkit: warning: ", 17) == 0);
+        char *nl = strchr(r.err, '\n');
+        assert_non_null(nl);
+        assert_string_equal(nl + 1, ""); /* one line */
+    }
+    /* valid values: no warning */
+    setenv("PTXKIT_TUNE", "auto", 1);
+    setenv("PTXKIT_TUNE_BUDGET", "2.5", 1);
+    setenv("PTXKIT_CACHE_MAX_MB", "64", 1);
+    run(&r, "cache");
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_BUDGET");
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.err, "");
+}
+
+static cJSON *parse_file(const char *path) {
+    static char text[1 << 16];
+    cJSON *doc = cJSON_Parse(slurp(path, text, sizeof text));
+    if (!doc) fail_msg("%s is not JSON:\n%s", path, text);
+    return doc;
+}
+
+static cJSON *member(const cJSON *o, const char *name) {
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!m) fail_msg("no field '%s'", name);
+    return m;
+}
+
+/* `ptxkit info` without a GPU prints what needs none, and exits 1. */
+static void info_without_gpu(void **state) {
+    (void)state;
+    if (have_gpu()) skip();
+    static result r;
+    run(&r, "info");
+    assert_int_equal(r.code, 1);
+    const char *lines[] = {"ptxkit            " PTXKIT_VERSION_STRING, "NVRTC ", "kernel cache ", "tuning database ",
+                           "driver            not usable: "};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (!strstr(r.out, lines[i])) fail_msg("no '%s' in:\n%s", lines[i], r.out);
+    assert_non_null(strstr(r.err, "no usable GPU"));
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ptxkit-cli-info.%d.json", (int)getpid());
+    char args[128];
+    snprintf(args, sizeof args, "info --json %s", path);
+    run(&r, args);
+    assert_int_equal(r.code, 1);
+    cJSON *doc = parse_file(path);
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-info/1");
+    assert_string_equal(member(doc, "library")->valuestring, PTXKIT_VERSION_STRING);
+    assert_true(cJSON_IsString(member(doc, "build_type")));
+    cJSON *nv = member(doc, "nvrtc");
+    assert_true(cJSON_IsBool(member(nv, "available")));
+    assert_true(cJSON_IsString(member(nv, cJSON_IsTrue(member(nv, "available")) ? "version" : "error")));
+    cJSON *kc = member(doc, "kernel_cache");
+    assert_true(cJSON_IsString(member(kc, "directory")));
+    assert_true(cJSON_IsNumber(member(kc, "kernels")) && cJSON_IsNumber(member(kc, "bytes")) &&
+                cJSON_IsNumber(member(kc, "cap_bytes")));
+    cJSON *td = member(doc, "tuning_database");
+    assert_true(cJSON_IsString(member(td, "path")) && cJSON_IsString(member(td, "message")));
+    cJSON *drv = member(doc, "driver");
+    assert_true(cJSON_IsFalse(member(drv, "usable")));
+    assert_true(cJSON_IsString(member(drv, "error")));
+    assert_true(cJSON_IsNull(member(doc, "device")));
+    cJSON_Delete(doc);
+    remove(path);
+    /* the same on standard output, the text left out */
+    run(&r, "info --json");
+    assert_int_equal(r.code, 1);
+    doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON_Delete(doc);
+    run(&r, "info --csv");
+    assert_int_equal(r.code, 2);
+}
+
+/* Checks a report's schema; returns its first table. */
+static const cJSON *check_report(const cJSON *doc) {
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-report/1");
+    cJSON *m = member(doc, "metadata");
+    assert_true(cJSON_IsString(member(m, "command")));
+    assert_string_equal(member(m, "library")->valuestring, PTXKIT_VERSION_STRING);
+    assert_true(cJSON_IsString(member(m, "build_type")));
+    assert_true(cJSON_IsString(member(m, "date")));
+    cJSON *nvrtc = member(m, "nvrtc"), *driver = member(m, "driver"), *device = member(m, "device");
+    assert_true(cJSON_IsString(nvrtc) || cJSON_IsNull(nvrtc));
+    assert_true(cJSON_IsNumber(driver) || cJSON_IsNull(driver));
+    assert_true(cJSON_IsObject(device) || cJSON_IsNull(device));
+    assert_true(cJSON_IsArray(member(m, "ceilings")));
+    cJSON *tables = member(doc, "tables");
+    assert_true(cJSON_IsArray(tables) && cJSON_GetArraySize(tables) >= 1);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tables) {
+        assert_true(cJSON_IsString(member(t, "title")));
+        cJSON *cols = member(t, "columns"), *rows = member(t, "rows"), *row, *col;
+        cJSON_ArrayForEach(row, rows) {
+            assert_int_equal(cJSON_GetArraySize(row), cJSON_GetArraySize(cols));
+            cJSON_ArrayForEach(col, cols) {
+                const char *type = member(col, "type")->valuestring;
+                cJSON *v = member(row, member(col, "name")->valuestring);
+                if (strcmp(type, "number") == 0) assert_true(cJSON_IsNumber(v) || cJSON_IsNull(v));
+                else if (strcmp(type, "string") == 0) assert_true(cJSON_IsString(v));
+                else fail_msg("column type '%s'", type);
+            }
+        }
+    }
+    return cJSON_GetArrayItem(tables, 0);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* --json FILE --csv FILE --md FILE at once: three consistent files. */
+static void report_files(void **state) {
+    (void)state;
+    static result r;
+    static char csv[1 << 14], md[1 << 14];
+    char db[64], base[64], args[512];
+    snprintf(db, sizeof db, "/tmp/ptxkit-cli-report.%d.db", (int)getpid());
+    snprintf(base, sizeof base, "/tmp/ptxkit-cli-report.%d", (int)getpid());
+    setenv("PTXKIT_TUNE_DB", db, 1);
+    write_tune_db(db, "1763850000");
+    snprintf(args, sizeof args, "tune --show --json %s.json --csv %s.csv --md %s.md", base, base, base);
+    run(&r, args);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "sum.float32")); /* the text table still on standard output */
+    char path[96];
+    snprintf(path, sizeof path, "%s.json", base);
+    cJSON *doc = parse_file(path);
+    remove(path);
+    const cJSON *t = check_report(doc);
+    cJSON *cols = member(t, "columns"), *rows = member(t, "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 1);
+    cJSON *row = cJSON_GetArrayItem(rows, 0);
+    assert_true(cJSON_IsNumber(member(row, "sms")) && member(row, "sms")->valueint == 132);
+    assert_true(cJSON_IsNumber(member(row, "GBps")));
+    assert_string_equal(member(row, "variant")->valuestring, "sum.float32");
+    /* CSV: a header row of the same columns, one line a row */
+    snprintf(path, sizeof path, "%s.csv", base);
+    slurp(path, csv, sizeof csv);
+    remove(path);
+    char header[1024] = "";
+    const cJSON *col;
+    cJSON_ArrayForEach(col, cols) {
+        if (header[0]) strcat(header, ",");
+        strcat(header, member(col, "name")->valuestring);
+    }
+    strcat(header, "\n");
+    assert_true(strncmp(csv, header, strlen(header)) == 0);
+    assert_int_equal(count_lines(csv), 1 + cJSON_GetArraySize(rows));
+    /* Markdown: the metadata, then the table with its separator row */
+    snprintf(path, sizeof path, "%s.md", base);
+    slurp(path, md, sizeof md);
+    remove(path);
+    assert_non_null(strstr(md, "- library: " PTXKIT_VERSION_STRING));
+    assert_non_null(strstr(md, "| this_gpu |"));
+    assert_non_null(strstr(md, "sum.float32"));
+    int table_lines = 0;
+    for (const char *p = md; (p = strstr(p, "\n|")); p++) table_lines++;
+    assert_int_equal(table_lines, 2 + cJSON_GetArraySize(rows));
+    cJSON_Delete(doc);
+
+    /* - is standard output, alone */
+    run(&r, "tune --show --json -");
+    assert_int_equal(r.code, 0);
+    doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    check_report(doc);
+    cJSON_Delete(doc);
+    /* the older --json: the table alone, typed */
+    run(&r, "tune --show --json");
+    assert_int_equal(r.code, 0);
+    doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    assert_true(cJSON_IsNumber(member(cJSON_GetArrayItem(member(doc, "rows"), 0), "sms")));
+    cJSON_Delete(doc);
+    run(&r, "tune --show --csv");
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    /* conflicts and missing values are usage errors */
+    const char *bad[] = {"tune --show --csv --json", "tune --show --json - --md -", "tune --show --md",
+                         "tune --show --json a.json --json b.json", "tune --show --json=", "tune --show --csv --csv"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage")) fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(db);
+}
+
+/* A database of the given entry lines, with its end line and checksum. */
+static void write_db_entries(const char *path, const char *lines, int count) {
+    static char text[1 << 14];
+    int n = snprintf(text, sizeof text, "ptxkit-tune-db 1\n%s", lines);
+    snprintf(text + n, sizeof text - (size_t)n, "end\tentries=%d\txxh3_64=%016llx\n", count,
+             (unsigned long long)XXH3_64bits(text, (size_t)n));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int compare_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The rows of `tune --show --json` without this_gpu, sorted, for comparing
+ * databases (the store keeps its own order). */
+static char *show_rows(void) {
+    static result r;
+    run(&r, "tune --show --json");
+    assert_int_equal(r.code, 0);
+    cJSON *doc = cJSON_Parse(r.out);
+    if (!doc) fail_msg("not JSON:\n%s", r.out);
+    cJSON *rows = member(doc, "rows"), *row;
+    char *lines[64];
+    size_t count = 0, total = 1;
+    cJSON_ArrayForEach(row, rows) {
+        cJSON_DeleteItemFromObject(row, "this_gpu");
+        assert_true(count < 64);
+        lines[count] = cJSON_PrintUnformatted(row);
+        total += strlen(lines[count++]) + 1;
+    }
+    cJSON_Delete(doc);
+    qsort(lines, count, sizeof lines[0], compare_text);
+    char *text = calloc(1, total);
+    for (size_t i = 0; i < count; i++) {
+        strcat(text, lines[i]);
+        strcat(text, "\n");
+        free(lines[i]);
+    }
+    return text;
+}
+
+/* --export then --import into an empty database gives the same entries,
+ * an application tunable's named parameters included. */
+static void tune_export_import(void **state) {
+    (void)state;
+    static result r;
+    char db[64], db2[64], json[64], args[256];
+    snprintf(db, sizeof db, "/tmp/ptxkit-cli-export.%d.db", (int)getpid());
+    snprintf(db2, sizeof db2, "/tmp/ptxkit-cli-import.%d.db", (int)getpid());
+    snprintf(json, sizeof json, "/tmp/ptxkit-cli-export.%d.json", (int)getpid());
+    remove(db2);
+    write_db_entries(db,
+                     "entry\tdevice=GPU A\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0\tfamily=reduce"
+                     "\tvariant=sum.float32\tlog2n=24\tblock=256\titems=4\tvec=16\tbpsm=0\tload=nc\tgbs=2650.25"
+                     "\tdefault_gbs=2500.5\twhen=1763850000\n"
+                     "entry\tdevice=GPU A\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0\tfamily=myapp.stencil"
+                     "\tvariant=-\tlog2n=20\tblock=0\titems=0\tvec=0\tbpsm=0\tload=default\tgbs=900.5"
+                     "\tdefault_gbs=700\twhen=1763850001\tp.TILE=32\tp.BIG=9007199254740993\n",
+                     2);
+    setenv("PTXKIT_TUNE_DB", db, 1);
+    char *before = show_rows();
+    snprintf(args, sizeof args, "tune --export %s", json);
+    run(&r, args);
+    if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
+    cJSON *doc = parse_file(json);
+    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-tune-export/1");
+    assert_true(cJSON_IsObject(member(doc, "metadata")));
+    cJSON *entries = member(doc, "entries");
+    assert_int_equal(cJSON_GetArraySize(entries), 2);
+    cJSON *e;
+    cJSON_ArrayForEach(e, entries) {
+        cJSON *key = member(e, "key");
+        assert_string_equal(member(key, "device")->valuestring, "GPU A");
+        assert_int_equal(member(key, "cc")->valueint, 90);
+        assert_true(cJSON_IsNumber(member(key, "driver")) && cJSON_IsString(member(key, "library")));
+        assert_true(cJSON_IsString(member(e, "family")) && cJSON_IsString(member(e, "variant")));
+        assert_true(cJSON_IsNumber(member(e, "log2n")) && cJSON_IsNumber(member(e, "gbs")) &&
+                    cJSON_IsNumber(member(e, "when")));
+        cJSON *config = member(e, "config");
+        assert_true(cJSON_IsNumber(member(config, "block_size")) && cJSON_IsString(member(config, "load")));
+        cJSON *params = member(e, "params");
+        if (strcmp(member(e, "family")->valuestring, "myapp.stencil") == 0) {
+            assert_int_equal(member(params, "TILE")->valueint, 32);
+            /* beyond 2^53: a string, not a rounded number */
+            assert_string_equal(member(params, "BIG")->valuestring, "9007199254740993");
+        } else {
+            assert_int_equal(member(config, "block_size")->valueint, 256);
+            assert_int_equal(cJSON_GetArraySize(params), 0);
+        }
+    }
+    cJSON_Delete(doc);
+    /* into an empty database */
+    setenv("PTXKIT_TUNE_DB", db2, 1);
+    snprintf(args, sizeof args, "tune --import %s", json);
+    run(&r, args);
+    if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
+    assert_non_null(strstr(r.out, "imported 2 entries"));
+    char *after = show_rows();
+    assert_string_equal(before, after);
+    free(after);
+    /* and again: a merge, not a duplicate */
+    run(&r, args);
+    assert_int_equal(r.code, 0);
+    after = show_rows();
+    assert_string_equal(before, after);
+    free(after);
+    free(before);
+    /* a damaged file imports nothing */
+    static const char *const broken[] = {
+        "not json", "{\"schema\": \"other\", \"entries\": []}",
+        "{\"schema\": \"ptxkit-tune-export/1\", \"entries\": [{\"key\": 1}]}",
+        "{\"schema\": \"ptxkit-tune-export/1\", \"entries\": [{\"key\": {\"device\": \"G\", \"cc\": 90, "
+        "\"sm_count\": 1, \"driver\": 1, \"nvrtc_major\": 13, \"nvrtc_minor\": 0, \"library\": \"0.1.0\"}, "
+        "\"family\": \"reduce\", \"variant\": \"sum.float32\", \"log2n\": 20, \"config\": {\"block_size\": 256, "
+        "\"items_per_thread\": 1, \"vector_bytes\": 16, \"blocks_per_sm\": 0, \"load\": \"bogus\"}, \"gbs\": 1, "
+        "\"default_gbs\": 1, \"when\": 1}]}"};
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        write_text(json, broken[i]);
+        run(&r, args);
+        if (r.code != 1) fail_msg("import of %s: exit %d", broken[i], r.code);
+    }
+    after = show_rows();
+    assert_non_null(strstr(after, "myapp.stencil"));
+    free(after);
+    /* usage errors */
+    const char *bad[] = {"tune --export", "tune --export a.json --import b.json", "tune --import a.json --show",
+                         "tune --export a.json reduce"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.code != 2 || !strstr(r.err, "usage")) fail_msg("ptxkit %s: exit %d, stderr:\n%s", bad[i], r.code, r.err);
+    }
+    unsetenv("PTXKIT_TUNE_DB");
+    remove(db);
+    remove(db2);
+    remove(json);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     exe = argv[1];
@@ -326,6 +677,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_commands_without_gpu),
         cmocka_unit_test(tune_show_far_future), cmocka_unit_test(compile_arch_range),
         cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
+        cmocka_unit_test(environment_warnings), cmocka_unit_test(info_without_gpu),
+        cmocka_unit_test(report_files), cmocka_unit_test(tune_export_import),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,10 @@
 /* The ptxkit command's checked argument parsers (tools/ptxkit/common.c):
  * sizes, bounded integers and -D defines, at their edges. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "test_util.h"
@@ -60,7 +63,58 @@ static void defines(void **state) {
         if (cli_parse_define(bad[i])) fail_msg("'%s' accepted", bad[i] ? bad[i] : "(null)");
 }
 
+/* JSON cells: strtod's inf, nan and 0x10 are no JSON numbers; a declared
+ * number column gives null for a cell that is none, a string column keeps
+ * its text, and an undeclared column takes only JSON's number grammar. */
+static void json_cells(void **state) {
+    (void)state;
+    const char *headers[] = {"num", "str", "auto"};
+    cli_table *t = table_new("t", 3, headers);
+    table_types(t, "ns");  /* wrong length: ignored */
+    table_types(t, "nsx"); /* not a type: ignored */
+    table_types(t, "ns-"); /* the last column undeclared */
+    static const struct { const char *cell; int num_kind; int auto_kind; } cases[] = {
+        /* kinds: 0 null, 1 number, 2 string */
+        {"1.5", 1, 1}, {"-2", 1, 1}, {"1e3", 1, 1}, {"+0.25", 1, 2}, {"inf", 0, 2}, {"nan", 0, 2}, {"0x10", 0, 2},
+        {"-", 0, 2}, {"2^24", 0, 2}, {" 1", 0, 2}, {"01", 0, 2}, {"1.", 0, 2}, {"1e999", 0, 0}, {"", 0, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) table_add(t, cases[i].cell, cases[i].cell, cases[i].cell);
+    cJSON *doc = table_to_json(t, true);
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    doc = cJSON_Parse(text); /* what was written parses */
+    assert_non_null(doc);
+    free(text);
+    cJSON *rows = cJSON_GetObjectItem(doc, "rows");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *row = cJSON_GetArrayItem(rows, (int)i);
+        cJSON *str = cJSON_GetObjectItem(row, "str");
+        assert_true(cJSON_IsString(str) && strcmp(str->valuestring, cases[i].cell) == 0);
+        cJSON *a = cJSON_GetObjectItem(row, "auto");
+        int kind = cJSON_IsNull(a) ? 0 : cJSON_IsNumber(a) ? 1 : 2;
+        if (kind != cases[i].auto_kind) fail_msg("undeclared '%s': kind %d", cases[i].cell, kind);
+    }
+    cJSON_Delete(doc);
+    table_free(t);
+    /* declared */
+    t = table_new("t", 3, headers);
+    table_types(t, "nsn");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) table_add(t, cases[i].cell, cases[i].cell, cases[i].cell);
+    doc = table_to_json(t, true);
+    rows = cJSON_GetObjectItem(doc, "rows");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *n = cJSON_GetObjectItem(cJSON_GetArrayItem(rows, (int)i), "num");
+        int kind = cJSON_IsNull(n) ? 0 : cJSON_IsNumber(n) ? 1 : 2;
+        if (kind != cases[i].num_kind) fail_msg("number column '%s': kind %d", cases[i].cell, kind);
+    }
+    cJSON *cols = cJSON_GetObjectItem(doc, "columns");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 0), "type")->valuestring, "number");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 1), "type")->valuestring, "string");
+    cJSON_Delete(doc);
+    table_free(t);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(sizes), cmocka_unit_test(integers), cmocka_unit_test(defines)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(sizes), cmocka_unit_test(integers), cmocka_unit_test(defines),
+                                       cmocka_unit_test(json_cells)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,12 +49,32 @@ void tune_guard_leave(void) {
 }
 bool tune_guard_active(void) { return guard_depth > 0; }
 
-tune_mode tune_mode_from_env(void) {
+tune_mode tune_mode_from_env_note(char *note, size_t note_size) {
+    if (note && note_size) note[0] = 0;
     const char *v = getenv("PTXKIT_TUNE");
-    if (!v || !*v) return TUNE_MODE_CACHED;
+    if (!v || !*v || strcmp(v, "cached") == 0) return TUNE_MODE_CACHED;
     if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return TUNE_MODE_OFF;
     if (strcmp(v, "auto") == 0) return TUNE_MODE_AUTO;
+    if (note && note_size)
+        snprintf(note, note_size, "PTXKIT_TUNE='%.40s%s' ignored (not off, cached or auto): the mode is cached", v,
+                 strlen(v) > 40 ? "..." : "");
     return TUNE_MODE_CACHED;
+}
+
+tune_mode tune_mode_from_env(void) { return tune_mode_from_env_note(NULL, 0); }
+
+double tune_budget_from_env(char *note, size_t note_size) {
+    if (note && note_size) note[0] = 0;
+    const char *v = getenv("PTXKIT_TUNE_BUDGET");
+    if (!v || !*v) return TUNE_AUTO_BUDGET_S;
+    /* the whole text a number: strtod alone takes "5abc" as 5 */
+    char *end = NULL;
+    double b = strtod(v, &end);
+    if (end != v && !*end && b > 0 && b < 86400) return b;
+    if (note && note_size)
+        snprintf(note, note_size, "PTXKIT_TUNE_BUDGET='%.40s%s' ignored (not a number of seconds in (0, 86400)): the budget is the default %.0f s",
+                 v, strlen(v) > 40 ? "..." : "", TUNE_AUTO_BUDGET_S);
+    return TUNE_AUTO_BUDGET_S;
 }
 
 int tune_bucket(size_t n) {
@@ -158,11 +178,7 @@ static void remember_attempt(tune_state *s, const char *family, const char *vari
     f->bucket = bucket;
 }
 
-static double auto_budget(void) {
-    const char *v = getenv("PTXKIT_TUNE_BUDGET");
-    double b = v && *v ? strtod(v, NULL) : 0;
-    return b > 0 && b < 86400 ? b : TUNE_AUTO_BUDGET_S;
-}
+static double auto_budget(void) { return tune_budget_from_env(NULL, 0); }
 
 /* The tuner registers how a missing bucket of a built-in family is tuned
  * (PTXKIT_TUNE=auto): lookups sit below the families and the search above

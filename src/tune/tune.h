@@ -43,6 +43,11 @@ unsigned tune_generation(void);
  * PTXKIT_TUNE_BUDGET seconds, default 10). */
 typedef enum tune_mode { TUNE_MODE_OFF = 0, TUNE_MODE_CACHED, TUNE_MODE_AUTO } tune_mode;
 tune_mode tune_mode_from_env(void);
+/* The same, and PTXKIT_TUNE_BUDGET in seconds (default 10): an unusable
+ * value means the default, and *note (when given) says so in one line for
+ * the command-line tool to show; empty when the value is fine. */
+tune_mode tune_mode_from_env_note(char *note, size_t note_size);
+double tune_budget_from_env(char *note, size_t note_size);
 
 /* Size bucket of n: floor(log2 n), 0 for n <= 1. */
 int tune_bucket(size_t n);

@@ -97,6 +97,10 @@ static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_
         headers[2 + i] = names[i];
     }
     cli_table *t = table_new(title, 2 + d->item_count, headers);
+    char types[20] = "sn"; /* n as 2^K; then GB/s per items per thread */
+    for (int i = 0; i < d->item_count; i++) types[2 + i] = 'n';
+    types[2 + d->item_count] = 0;
+    table_types(t, types);
     for (int b = 0; b < d->block_count; b++) {
         char row[1024];
         int len = snprintf(row, sizeof row, "2^%d\t%d", tune_bucket(d->n), d->blocks[b]);

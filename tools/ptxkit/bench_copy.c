@@ -78,6 +78,7 @@ int bench_copy(int argc, char **argv) {
     snprintf(title, sizeof title, "ptxkit_copy on %s (GB/s = bytes read + written per second, median of %d)", dev.name, reps);
     const char *headers[] = {"bytes", "variant", "load_op", "time_us", "GBps", "pct_of_dtod"};
     cli_table *t = table_new(title, 6, headers);
+    table_types(t, "nssnnn");
     ptxkit_status st = PTXKIT_SUCCESS;
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         copy_run r = {.bytes = sizes[s]};

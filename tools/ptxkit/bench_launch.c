@@ -220,6 +220,7 @@ int bench_launch(int argc, char **argv) {
     const char *headers[] = {"launch", "us/launch in the call", "min", "max", "minus raw (median of rounds)",
                              "us/launch with syncs"};
     cli_table *t = table_new(title, 6, headers);
+    table_types(t, "snnnnn");
     for (int s = 0; s < SIDE_COUNT; s++)
         table_addf(t, "%s\t%.3f\t%.3f\t%.3f\t%+.3f\t%.3f", side_names[s], median(host[s], n), minimum(host[s], n),
                    maximum(host[s], n), median(diff[s], n), median(wall[s], n));

@@ -258,6 +258,7 @@ int bench_access(int argc, char **argv) {
     const char *headers[] = {"pattern", "param", "load_op", "elements", "time_us", "app_GBps", "sector_GBps",
                              "sectors_per_app_byte", "pct_read_ceiling"};
     cli_table *t = table_new(title, 9, headers);
+    table_types(t, "snsnnnnnn");
     static access_case cases[ACCESS_CASES];
     static double app[ACCESS_CASES][MAX_OPS], sector[ACCESS_CASES][MAX_OPS];
     access_cases(cases);
@@ -349,6 +350,7 @@ int bench_aos(int argc, char **argv) {
     const char *headers[] = {"layout", "load_op", "time_us", "app_GBps", "sector_GBps", "sectors_per_app_byte",
                              "pct_dtod"};
     cli_table *t = table_new(title, 7, headers);
+    table_types(t, "ssnnnnn");
     static double gbs[MEMLAB_LAYOUT_COUNT][MAX_OPS];
     for (int l = 0; l < MEMLAB_LAYOUT_COUNT && st == PTXKIT_SUCCESS; l++)
         for (int j = 0; j < o.op_count && st == PTXKIT_SUCCESS; j++) {
@@ -492,6 +494,7 @@ int bench_banks(int argc, char **argv) {
     const char *headers[] = {"word_bytes", "stride", "case", "cycles_per_access", "ns_per_access", "bytes_per_cycle",
                              "conflict_measured", "wavefronts_model", "conflict_model"};
     cli_table *t = table_new(title, 9, headers);
+    table_types(t, "nnsnnnnnn");
     double base = cycles[1][1];   /* 4-byte words, stride 1: one wavefront */
     for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++)
         for (int s = 0; s < BANKS_STRIDES; s++) {
@@ -605,6 +608,7 @@ int bench_transpose(int argc, char **argv) {
     const char *headers[] = {"rows", "cols", "dtype", "kernel", "kind", "tile", "block", "vector_bytes", "time_us",
                              "GBps", "pct_dtod"};
     cli_table *t = table_new(title, 11, headers);
+    table_types(t, "nnsssnnnnnn");
     static double gbs[8][2][TRANSPOSE_CASES], dtod[8][2];
     ptxkit_status st = PTXKIT_SUCCESS;
     static const ptxkit_dtype types[2] = {PTXKIT_FLOAT32, PTXKIT_FLOAT64};

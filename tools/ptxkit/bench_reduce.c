@@ -312,6 +312,7 @@ int bench_reduce(int argc, char **argv) {
     const char *headers[] = {"op",        "type",     "n",      "time_us",  "GBps",
                              "read_GBps", "pct_read", "cub_us", "cub_GBps", "speedup"};
     cli_table *t = table_new(title, b.compare ? 10 : 7, headers);
+    table_types(t, b.compare ? "ssnnnnnnnn" : "ssnnnnn");
     ceiling_cache ceilings = {.count = 0};
     timed_reduce r = {.b = &b};
     ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &r.in);

@@ -223,6 +223,7 @@ int bench_startup(int argc, char **argv) {
     const char *headers[] = {"run", "context open ms", "to first kernel finished ms", "of which kernel call to finished ms",
                              "NVRTC loaded", "module load"};
     cli_table *t = table_new(title, 6, headers);
+    table_types(t, "nnnnss");
     double warm[1000];
     int warm_count = 0, warm_nvrtc = 0;
     for (long r = 0; r < runs; r++) {

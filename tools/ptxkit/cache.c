@@ -30,10 +30,8 @@ int cmd_cache(int argc, char **argv) {
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
         return 1;
     }
-    /* an unusable size cap falls back to the default; the library keeps the reason for us to show */
-    char note[256];
-    unsigned long long cap = disk_cache_cap_from_env(note, sizeof note);
-    if (note[0]) fprintf(stderr, "ptxkit cache: warning: %s\n", note);
+    /* an unusable size cap falls back to the default (main shows why) */
+    unsigned long long cap = disk_cache_cap_from_env(NULL, 0);
     if (ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
         return 1;

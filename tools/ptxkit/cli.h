@@ -8,17 +8,26 @@
 
 #include "ptxkit.h"
 
-typedef enum out_format { OUT_TABLE = 0, OUT_CSV, OUT_JSON } out_format;
+/* What standard output shows: the aligned text table (with any lines
+ * around it), the table alone as CSV or JSON (--csv, --json), or nothing
+ * but a report (a report file given as -). */
+typedef enum out_format { OUT_TABLE = 0, OUT_CSV, OUT_JSON, OUT_NONE } out_format;
 
-/* Options every GPU command takes: --device N, --csv, --json, --svg FILE. */
+/* Options every GPU command takes: --device N, --csv, --json, --svg FILE,
+ * and the report files --json FILE, --csv FILE, --md FILE. */
 typedef struct cli_common {
     int device;
     out_format format;
     const char *svg_path;   /* NULL unless --svg */
+    /* report files (report.h), NULL unless given; "-" is standard output */
+    const char *json_path, *csv_path, *md_path;
 } cli_common;
 
 /* Consumes the common flags from argv (compacting it); returns false and
- * prints a one-line error on a malformed flag. */
+ * prints a one-line error on a malformed flag. --json and --csv take a
+ * FILE when the next argument is - or a path (holds '.' or '/'), or as
+ * --json=FILE; alone they print the table to standard output. --md FILE
+ * always takes one. Two flags for standard output conflict. */
 bool cli_parse_common(int *argc, char **argv, cli_common *common);
 
 /* Checked argument parsing, done before any GPU is opened so that a usage
@@ -41,14 +50,27 @@ bool cli_arg_size(const char *command, const char *option, const char *text, siz
  * the reason to stderr and returns NULL; callers exit 1. */
 ptxkit_context *cli_open_context(const char *command, int device);
 
-/* A table of text cells printed as aligned text, CSV or JSON. Numeric
- * cells are emitted unquoted in JSON. */
+/* A table of text cells printed as aligned text, CSV, JSON or Markdown.
+ * A column may declare its type (table_types): 'n' a number (JSON number,
+ * null where the cell is no finite number), 's' a string. Undeclared
+ * columns are numbers where the cell is a JSON number, else strings. */
 typedef struct cli_table cli_table;
 cli_table *table_new(const char *title, int columns, const char *const *headers);
+void table_types(cli_table *t, const char *types);  /* 'n', 's' or '-' (undeclared) per column */
 void table_add(cli_table *t, ...);          /* exactly `columns` const char * cells */
 void table_addf(cli_table *t, const char *fmt, ...); /* one row; cells separated by '\t' */
+/* Prints to out, and keeps a copy for the report files when asked for. */
 void table_print(const cli_table *t, out_format format, FILE *out);
+void table_emit(const cli_table *t, out_format format, FILE *out);  /* prints only */
+void table_print_markdown(const cli_table *t, FILE *out);
+cli_table *table_copy(const cli_table *t);
 void table_free(cli_table *t);
+/* {"title", "columns": [{"name", "type"}], "rows": [{NAME: value}]}; with
+ * columns false, the older {"title", "rows"} of --json alone. A cJSON *. */
+struct cJSON;
+struct cJSON *table_to_json(const cli_table *t, bool columns);
+/* For report.c: keeps a copy of t for the report files. */
+void report_keep_table(const cli_table *t);
 
 /* Times fn with events on one stream: `warmup` untimed calls, then `reps`
  * timed calls each between its own pair of events; *median_ms receives the

@@ -7,28 +7,66 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <math.h>
+
+#include <cjson/cJSON.h>
+
 #include "cli.h"
+#include "report.h"
 #include "runtime/runtime.h"
 
 bool cli_is_tty(void) { return isatty(STDOUT_FILENO) != 0; }
 
 static bool common_usage_error(void) {
-    fprintf(stderr, "usage: ptxkit COMMAND [--device N] [--csv|--json] [--svg FILE] [OPTIONS]"
-                    " (ptxkit COMMAND --help describes a command's options)\n");
+    fprintf(stderr, "usage: ptxkit COMMAND [--device N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--svg FILE]"
+                    " [OPTIONS] (ptxkit COMMAND --help describes a command's options)\n");
     return false;
+}
+
+/* The value of --json / --csv: a FILE when the next argument is - or names a
+ * path, so that `tune --json reduce` keeps meaning the family. */
+static bool looks_like_path(const char *s) {
+    return strcmp(s, "-") == 0 || (s[0] && s[0] != '-' && strpbrk(s, "./") != NULL);
 }
 
 bool cli_parse_common(int *argc, char **argv, cli_common *common) {
     common->device = 0;
     common->format = OUT_TABLE;
     common->svg_path = NULL;
-    int out = 1;
+    common->json_path = common->csv_path = common->md_path = NULL;
+    int out = 1, stdout_users = 0;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--csv") == 0) {
-            common->format = OUT_CSV;
-        } else if (strcmp(a, "--json") == 0) {
-            common->format = OUT_JSON;
+        const char **path = strncmp(a, "--json", 6) == 0 ? &common->json_path
+                            : strncmp(a, "--csv", 5) == 0 ? &common->csv_path
+                            : strncmp(a, "--md", 4) == 0  ? &common->md_path
+                                                          : NULL;
+        const char *flag_end = path ? a + (a[2] == 'j' ? 6 : a[2] == 'c' ? 5 : 4) : NULL;
+        if (path && (*flag_end == 0 || *flag_end == '=')) {
+            const char *value = NULL;
+            if (*flag_end == '=') value = flag_end + 1;
+            else if (i + 1 < *argc && (a[2] == 'm' || looks_like_path(argv[i + 1]))) value = argv[++i];
+            if ((value && !*value) || (!value && a[2] == 'm')) {
+                fprintf(stderr, "ptxkit: %.6s needs a FILE (- for standard output)\n", a);
+                return common_usage_error();
+            }
+            bool twice = value ? *path != NULL : common->format != OUT_TABLE && common->format != OUT_NONE &&
+                                                     (common->format == OUT_CSV) == (a[2] == 'c');
+            if (twice) {
+                fprintf(stderr, "ptxkit: %.6s given twice\n", a);
+                return common_usage_error();
+            }
+            if (!value || strcmp(value, "-") == 0) stdout_users++;
+            if (stdout_users > 1) {
+                fprintf(stderr, "ptxkit: standard output can hold one of --csv, --json, --md -\n");
+                return common_usage_error();
+            }
+            if (value) {
+                *path = value;
+                if (strcmp(value, "-") == 0) common->format = OUT_NONE;
+            } else {
+                common->format = a[2] == 'c' ? OUT_CSV : OUT_JSON;
+            }
         } else if (strcmp(a, "--device") == 0 || strcmp(a, "--svg") == 0) {
             if (i + 1 >= *argc) {
                 fprintf(stderr, "ptxkit: %s needs a value\n", a);
@@ -51,6 +89,7 @@ bool cli_parse_common(int *argc, char **argv, cli_common *common) {
     }
     *argc = out;
     argv[out] = NULL;
+    report_set_paths(common->json_path, common->csv_path, common->md_path);
     return true;
 }
 
@@ -131,6 +170,7 @@ ptxkit_context *cli_open_context(const char *command, int device) {
         fprintf(stderr, "ptxkit %s: no usable GPU: %s\n", command, ptxkit_last_error(NULL));
         return NULL;
     }
+    report_note_device(ctx);
     return ctx;
 }
 
@@ -144,7 +184,33 @@ struct cli_table {
     char *title;
     int columns, rows, capacity;
     char **cells; /* rows x columns, row 0 the headers */
+    char *types;  /* NULL, or 'n' / 's' per column */
 };
+
+void table_types(cli_table *t, const char *types) {
+    if (!t || !types || (int)strlen(types) != t->columns || strspn(types, "ns-") != strlen(types)) return;
+    free(t->types);
+    t->types = strdup(types);
+}
+
+cli_table *table_copy(const cli_table *t) {
+    cli_table *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->title = strdup(t->title);
+    c->columns = t->columns;
+    c->rows = c->capacity = t->rows;
+    c->cells = calloc((size_t)t->rows * (size_t)t->columns, sizeof *c->cells);
+    c->types = t->types ? strdup(t->types) : NULL;
+    if (!c->title || !c->cells || (t->types && !c->types)) {
+        free(c->title);
+        free(c->cells);
+        free(c->types);
+        free(c);
+        return NULL;
+    }
+    for (size_t i = 0; i < (size_t)t->rows * (size_t)t->columns; i++) c->cells[i] = strdup(t->cells[i] ? t->cells[i] : "");
+    return c;
+}
 
 cli_table *table_new(const char *title, int columns, const char *const *headers) {
     cli_table *t = calloc(1, sizeof *t);
@@ -197,24 +263,97 @@ void table_addf(cli_table *t, const char *fmt, ...) {
     }
 }
 
-static bool is_number(const char *s) {
-    if (!*s) return false;
-    char *end;
-    strtod(s, &end);
-    return *end == 0;
+/* The JSON number grammar: strtod alone also takes inf, nan, 0x10, " 1". */
+static bool is_json_number(const char *s) {
+    const char *p = s;
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
+    else return false;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9')) return false;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return false;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == 0;
 }
 
-static void json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(out, "\\u%04x", *s);
-        else fputc(*s, out);
+static char column_type(const cli_table *t, int c) { return t->types && t->types[c] != '-' ? t->types[c] : 0; }
+
+static cJSON *cell_json(const cli_table *t, int c, const char *cell) {
+    char type = column_type(t, c);
+    if (type == 's') return cJSON_CreateString(cell);
+    if (type == 'n' && cell[0] == '+' && cell[1] != '-') cell++; /* %+f: a signed difference */
+    if (is_json_number(cell)) {
+        double v = strtod(cell, NULL);
+        return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
     }
-    fputc('"', out);
+    return type == 'n' ? cJSON_CreateNull() : cJSON_CreateString(cell);
+}
+
+struct cJSON *table_to_json(const cli_table *t, bool columns) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "title", t->title);
+    if (columns) {
+        cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+        for (int c = 0; c < t->columns; c++) {
+            cJSON *col = cJSON_CreateObject();
+            cJSON_AddStringToObject(col, "name", t->cells[c]);
+            bool number = column_type(t, c) == 'n';
+            if (!column_type(t, c)) { /* undeclared: a number column when every cell is one */
+                number = t->rows > 1;
+                for (int r = 1; r < t->rows && number; r++) number = is_json_number(t->cells[(size_t)r * t->columns + c]);
+            }
+            cJSON_AddStringToObject(col, "type", number ? "number" : "string");
+            cJSON_AddItemToArray(cols, col);
+        }
+    }
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (int r = 1; r < t->rows; r++) {
+        cJSON *row = cJSON_CreateObject();
+        for (int c = 0; c < t->columns; c++)
+            cJSON_AddItemToObject(row, t->cells[c], cell_json(t, c, t->cells[(size_t)r * t->columns + c]));
+        cJSON_AddItemToArray(rows, row);
+    }
+    return o;
+}
+
+void table_print_markdown(const cli_table *t, FILE *out) {
+    if (t->title[0]) fprintf(out, "## %s\n\n", t->title);
+    for (int r = 0; r < t->rows; r++) {
+        fputc('|', out);
+        for (int c = 0; c < t->columns; c++) {
+            fputc(' ', out);
+            for (const char *p = t->cells[(size_t)r * t->columns + c]; *p; p++) {
+                if (*p == '|') fputs("\\|", out);
+                else if (*p == '\n') fputc(' ', out);
+                else fputc(*p, out);
+            }
+            fputs(" |", out);
+        }
+        fputc('\n', out);
+        if (r == 0) {
+            fputc('|', out);
+            for (int c = 0; c < t->columns; c++) fputs(column_type(t, c) == 'n' ? " ---: |" : " --- |", out);
+            fputc('\n', out);
+        }
+    }
 }
 
 void table_print(const cli_table *t, out_format format, FILE *out) {
+    if (!t) return;
+    if (out == stdout) report_keep_table(t);
+    table_emit(t, format, out);
+}
+
+void table_emit(const cli_table *t, out_format format, FILE *out) {
+    if (format == OUT_NONE) return;
     if (format == OUT_CSV) {
         for (int r = 0; r < t->rows; r++)
             for (int c = 0; c < t->columns; c++) {
@@ -232,22 +371,11 @@ void table_print(const cli_table *t, out_format format, FILE *out) {
         return;
     }
     if (format == OUT_JSON) {
-        fprintf(out, "{\"title\": ");
-        json_string(out, t->title);
-        fprintf(out, ", \"rows\": [");
-        for (int r = 1; r < t->rows; r++) {
-            fprintf(out, "%s\n  {", r > 1 ? "," : "");
-            for (int c = 0; c < t->columns; c++) {
-                const char *cell = t->cells[(size_t)r * t->columns + c];
-                json_string(out, t->cells[c]);
-                fputs(": ", out);
-                if (is_number(cell)) fputs(cell, out);
-                else json_string(out, cell);
-                if (c + 1 < t->columns) fputs(", ", out);
-            }
-            fputc('}', out);
-        }
-        fprintf(out, "\n]}\n");
+        cJSON *o = table_to_json(t, false);
+        char *text = o ? cJSON_Print(o) : NULL;
+        if (text) fprintf(out, "%s\n", text);
+        free(text);
+        cJSON_Delete(o);
         return;
     }
     int width[64] = {0};
@@ -268,6 +396,7 @@ void table_free(cli_table *t) {
     if (!t) return;
     for (int i = 0; i < t->rows * t->columns; i++) free(t->cells[i]);
     free(t->cells);
+    free(t->types);
     free(t->title);
     free(t);
 }
@@ -329,6 +458,7 @@ ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
     float ms = 0;
     if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_dtod, &a, 3, 20, &ms);
     if (st == PTXKIT_SUCCESS) *gbs = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+    if (st == PTXKIT_SUCCESS) report_note_ceiling("dtod", bytes, *gbs);
     ptxkit_free(ctx, a.src);
     ptxkit_free(ctx, a.dst);
     return st;
@@ -373,6 +503,7 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
     float ms = 0;
     if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_read, &a, 3, 20, &ms);
     if (st == PTXKIT_SUCCESS) *gbs = (double)(a.count * 16) / (ms * 1e-3) / 1e9;
+    if (st == PTXKIT_SUCCESS) report_note_ceiling("read", (size_t)a.count * 16, *gbs);
     ptxkit_free(ctx, a.in);
     ptxkit_free(ctx, a.out);
     return st;

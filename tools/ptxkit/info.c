@@ -1,53 +1,175 @@
-/* ptxkit info */
+/* ptxkit info: what the library, NVRTC, the kernel cache and the tuning
+ * database are, and then the GPU. Without a usable driver it prints what
+ * needs none (as CuPy's show_config does) and still exits 1. */
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "commands.h"
+#include "driver/driver.h"
+#include "report.h"
+#include "runtime/runtime.h"
+#include "tune/db.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: ptxkit info [--device N] [--json [FILE]]\n"
+            "Prints the library, NVRTC and driver versions, the kernel cache and the tuning database, the GPU's\n"
+            "properties and the device-to-device copy bandwidth measured now (256 MiB, cuMemcpyDtoD). Without a\n"
+            "usable GPU it prints what needs none and exits 1. --json writes the same as one JSON object\n"
+            "(to FILE, or to standard output).\n");
+}
 
 int cmd_info(int argc, char **argv) {
     cli_common common;
     if (!cli_parse_common(&argc, argv, &common)) return 2;
     if (argc > 1) {
         bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: ptxkit info [--device N]\n"
-                "Prints the driver and NVRTC versions, the GPU's properties, the kernel cache directory\n"
-                "and the device-to-device copy bandwidth measured now (256 MiB, cuMemcpyDtoD and ptxkit_copy).\n");
+        if (!help) fprintf(stderr, "ptxkit info: unexpected argument '%s'\n", argv[1]);
+        usage(help ? stdout : stderr);
         return help ? 0 : 2;
     }
-    ptxkit_context *ctx = cli_open_context("info", common.device);
-    if (!ctx) return 1;
+    if (common.format == OUT_CSV || common.csv_path || common.md_path) {
+        fprintf(stderr, "ptxkit info: prints no table: --json only\n");
+        usage(stderr);
+        return 2;
+    }
+    report_set_paths(NULL, NULL, NULL); /* info writes its own JSON, not a table report */
+    const char *json_path = common.json_path ? common.json_path : common.format == OUT_JSON ? "-" : NULL;
+    bool text = !json_path || strcmp(json_path, "-") != 0;
+
+    /* what needs no GPU */
+    char nvrtc_why[512] = "";
+    bool jit = nvrtc_get(nvrtc_why, sizeof nvrtc_why) != NULL;
     ptxkit_versions v;
+    ptxkit_get_versions(&v);
+    char cache[4096] = "", cache_err[512] = "";
+    size_t files = 0, bytes = 0;
+    if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
+        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
+    else if (cache[0] && ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS)
+        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
+    unsigned long long cap = disk_cache_cap_from_env(NULL, 0);
+    char db_path[4096] = "", db_msg[640] = "";
+    size_t db_entries = 0;
+    if (!tune_db_default_path(db_path, sizeof db_path)) {
+        snprintf(db_msg, sizeof db_msg, "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
+    } else {
+        tune_db db;
+        tune_db_init(&db);
+        tune_db_load(db_path, &db, db_msg, sizeof db_msg);
+        db_entries = db.count;
+        tune_db_clear(&db);
+    }
+
+    if (text) {
+        printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());
+        if (jit) printf("NVRTC             %d.%d (JIT path available)\n", v.nvrtc_major, v.nvrtc_minor);
+        else printf("NVRTC             not found (precompiled PTX path only): %s\n", nvrtc_why);
+        if (cache_err[0]) printf("kernel cache      %s: %s\n", cache[0] ? cache : "?", cache_err);
+        else if (!cache[0]) printf("kernel cache      disabled (PTXKIT_CACHE=off)\n");
+        else printf("kernel cache      %s (%zu kernels, %.1f MiB, cap %llu MiB)\n", cache, files, bytes / 1048576.0, cap >> 20);
+        printf("tuning database   %s (%s)\n", db_path[0] ? db_path : "none", db_msg);
+        fflush(stdout);
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "ptxkit-info/1");
+    cJSON_AddStringToObject(root, "library", PTXKIT_VERSION_STRING);
+    cJSON_AddStringToObject(root, "build_type", report_build_type());
+    cJSON *nv = cJSON_AddObjectToObject(root, "nvrtc");
+    cJSON_AddBoolToObject(nv, "available", jit);
+    if (jit) {
+        char s[32];
+        snprintf(s, sizeof s, "%d.%d", v.nvrtc_major, v.nvrtc_minor);
+        cJSON_AddStringToObject(nv, "version", s);
+    } else {
+        cJSON_AddStringToObject(nv, "error", nvrtc_why);
+    }
+    cJSON *kc = cJSON_AddObjectToObject(root, "kernel_cache");
+    cJSON_AddBoolToObject(kc, "enabled", cache[0] != 0);
+    cJSON_AddStringToObject(kc, "directory", cache);
+    cJSON_AddNumberToObject(kc, "kernels", (double)files);
+    cJSON_AddNumberToObject(kc, "bytes", (double)bytes);
+    cJSON_AddNumberToObject(kc, "cap_bytes", (double)cap);
+    if (cache_err[0]) cJSON_AddStringToObject(kc, "error", cache_err);
+    cJSON *td = cJSON_AddObjectToObject(root, "tuning_database");
+    cJSON_AddStringToObject(td, "path", db_path);
+    cJSON_AddStringToObject(td, "message", db_msg);
+    cJSON_AddNumberToObject(td, "entries", (double)db_entries);
+
+    ptxkit_context *ctx = NULL;
+    ptxkit_status st = ptxkit_context_open(common.device, &ctx);
+    cJSON *drv = cJSON_AddObjectToObject(root, "driver");
+    if (st != PTXKIT_SUCCESS) {
+        const char *why = ptxkit_last_error(NULL);
+        ptxkit_get_versions(&v);
+        cJSON_AddBoolToObject(drv, "usable", false);
+        if (v.driver) cJSON_AddNumberToObject(drv, "cuda_version", v.driver);
+        else cJSON_AddNullToObject(drv, "cuda_version");
+        cJSON_AddStringToObject(drv, "error", why);
+        cJSON_AddNullToObject(root, "device");
+        if (text) printf("driver            not usable: %s\n", why);
+        fprintf(stderr, "ptxkit info: no usable GPU: %s\n", why);
+        report_write_json("info", json_path, root);
+        cJSON_Delete(root);
+        return 1;
+    }
     ptxkit_get_versions(&v);
     ptxkit_device_info d;
     ptxkit_device_info_get(ctx, &d);
-    char cache[4096];
-    ptxkit_cache_dir(cache, sizeof cache);
-    size_t files = 0, bytes = 0;
-    ptxkit_cache_stats(&files, &bytes);
-    printf("ptxkit            %d.%d.%d\n", v.library / 10000, v.library / 100 % 100, v.library % 100);
-    printf("driver            CUDA %d.%d\n", v.driver / 1000, v.driver % 1000 / 10);
-    if (v.nvrtc_major) printf("NVRTC             %d.%d (JIT path available)\n", v.nvrtc_major, v.nvrtc_minor);
-    else printf("NVRTC             not found (precompiled PTX path only)\n");
-    printf("kernel cache      %s (%zu kernels, %.1f MiB)\n", cache[0] ? cache : "disabled", files, bytes / 1048576.0);
-    printf("device %d          %s\n", d.ordinal, d.name);
-    printf("compute capability %d.%d (sm_%d%d)\n", d.cc_major, d.cc_minor, d.cc_major, d.cc_minor);
-    printf("SMs               %d\n", d.sm_count);
-    printf("global memory     %.1f GiB\n", d.total_memory / 1073741824.0);
-    printf("L2 cache          %.1f MiB (persisting max %.1f MiB)\n", d.l2_bytes / 1048576.0, d.persisting_l2_max_bytes / 1048576.0);
-    printf("shared memory     %d KiB per block (%d KiB opt-in), %d KiB per SM\n", d.shared_per_block / 1024,
-           d.shared_per_block_optin / 1024, d.shared_per_sm / 1024);
-    printf("threads           %d per block, %d per SM, %d blocks per SM\n", d.max_threads_per_block, d.max_threads_per_sm,
-           d.max_blocks_per_sm);
-    printf("registers         %d per block, %d per SM\n", d.regs_per_block, d.regs_per_sm);
-    printf("memory bus        %d bit at %d MHz: %.0f GB/s datasheet\n", d.memory_bus_bits, d.memory_clock_khz / 1000,
-           d.peak_bandwidth_gbs);
+    cJSON_AddBoolToObject(drv, "usable", true);
+    cJSON_AddNumberToObject(drv, "cuda_version", v.driver);
+    cJSON *dev = cJSON_AddObjectToObject(root, "device");
+    char ccs[16];
+    snprintf(ccs, sizeof ccs, "%d.%d", d.cc_major, d.cc_minor);
+    cJSON_AddNumberToObject(dev, "ordinal", d.ordinal);
+    cJSON_AddStringToObject(dev, "name", d.name);
+    cJSON_AddStringToObject(dev, "compute_capability", ccs);
+    cJSON_AddNumberToObject(dev, "sm_count", d.sm_count);
+    cJSON_AddNumberToObject(dev, "global_memory_bytes", (double)d.total_memory);
+    cJSON_AddNumberToObject(dev, "l2_bytes", d.l2_bytes);
+    cJSON_AddNumberToObject(dev, "persisting_l2_max_bytes", d.persisting_l2_max_bytes);
+    cJSON_AddNumberToObject(dev, "shared_per_block", d.shared_per_block);
+    cJSON_AddNumberToObject(dev, "shared_per_block_optin", d.shared_per_block_optin);
+    cJSON_AddNumberToObject(dev, "shared_per_sm", d.shared_per_sm);
+    cJSON_AddNumberToObject(dev, "max_threads_per_block", d.max_threads_per_block);
+    cJSON_AddNumberToObject(dev, "max_threads_per_sm", d.max_threads_per_sm);
+    cJSON_AddNumberToObject(dev, "max_blocks_per_sm", d.max_blocks_per_sm);
+    cJSON_AddNumberToObject(dev, "regs_per_block", d.regs_per_block);
+    cJSON_AddNumberToObject(dev, "regs_per_sm", d.regs_per_sm);
+    cJSON_AddNumberToObject(dev, "memory_bus_bits", d.memory_bus_bits);
+    cJSON_AddNumberToObject(dev, "memory_clock_khz", d.memory_clock_khz);
+    cJSON_AddNumberToObject(dev, "datasheet_gbs", d.peak_bandwidth_gbs);
+    if (text) {
+        printf("driver            CUDA %d.%d\n", v.driver / 1000, v.driver % 1000 / 10);
+        printf("device %d          %s\n", d.ordinal, d.name);
+        printf("compute capability %d.%d (sm_%d%d)\n", d.cc_major, d.cc_minor, d.cc_major, d.cc_minor);
+        printf("SMs               %d\n", d.sm_count);
+        printf("global memory     %.1f GiB\n", d.total_memory / 1073741824.0);
+        printf("L2 cache          %.1f MiB (persisting max %.1f MiB)\n", d.l2_bytes / 1048576.0,
+               d.persisting_l2_max_bytes / 1048576.0);
+        printf("shared memory     %d KiB per block (%d KiB opt-in), %d KiB per SM\n", d.shared_per_block / 1024,
+               d.shared_per_block_optin / 1024, d.shared_per_sm / 1024);
+        printf("threads           %d per block, %d per SM, %d blocks per SM\n", d.max_threads_per_block,
+               d.max_threads_per_sm, d.max_blocks_per_sm);
+        printf("registers         %d per block, %d per SM\n", d.regs_per_block, d.regs_per_sm);
+        printf("memory bus        %d bit at %d MHz: %.0f GB/s datasheet\n", d.memory_bus_bits, d.memory_clock_khz / 1000,
+               d.peak_bandwidth_gbs);
+        fflush(stdout);
+    }
     size_t size = 256u << 20;
     double dtod = 0;
-    ptxkit_status st = measure_dtod_gbs(ctx, size, &dtod);
-    if (st == PTXKIT_SUCCESS) printf("copy bandwidth    %.0f GB/s (cuMemcpyDtoD, 256 MiB, read + written)\n", dtod);
-    else cli_fail("info", ctx, st);
+    st = measure_dtod_gbs(ctx, size, &dtod);
+    if (st == PTXKIT_SUCCESS) {
+        if (text) printf("copy bandwidth    %.0f GB/s (cuMemcpyDtoD, 256 MiB, read + written)\n", dtod);
+        cJSON_AddNumberToObject(dev, "dtod_gbs", dtod);
+    } else {
+        cli_fail("info", ctx, st);
+    }
     ptxkit_context_close(ctx);
-    return st == PTXKIT_SUCCESS ? 0 : 1;
+    bool ok = report_write_json("info", json_path, root);
+    cJSON_Delete(root);
+    return st == PTXKIT_SUCCESS && ok ? 0 : 1;
 }

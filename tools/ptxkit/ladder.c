@@ -183,6 +183,7 @@ int cmd_ladder(int argc, char **argv) {
     const char *headers[] = {"n",     "kernel",      "name",    "time_us", "GBps", "step_speedup", "cumulative_speedup",
                              "check", "G80_time_us", "G80_GBps"};
     cli_table *t = table_new(title, 10, headers);
+    table_types(t, "nnsnnnnsnn");
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         r.n = sizes[s];
         double first_ms = 0, prev_ms = 0;

@@ -4,6 +4,9 @@
 
 #include "commands.h"
 #include "ptxkit.h"
+#include "report.h"
+#include "runtime/runtime.h"
+#include "tune/tune.h"
 
 typedef struct command {
     const char *name;
@@ -24,10 +27,26 @@ static void usage(FILE *out) {
     fprintf(out, "usage: ptxkit COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nptxkit COMMAND --help describes a command.\n");
+    fprintf(out, "\nptxkit COMMAND --help describes a command.\n"
+                 "Commands that print tables also write reports like nvbench's, several at once: --json FILE\n"
+                 "(metadata and typed columns), --csv FILE, --md FILE; - is standard output. --csv or --json alone\n"
+                 "prints the table to standard output.\n");
+}
+
+/* The library never prints: it falls back to the default on an unusable
+ * environment value and keeps the reason, which the command shows once. */
+static void warn_environment(void) {
+    char note[256];
+    tune_mode_from_env_note(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+    tune_budget_from_env(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+    disk_cache_cap_from_env(note, sizeof note);
+    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
 }
 
 int main(int argc, char **argv) {
+    warn_environment();
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -40,8 +59,14 @@ int main(int argc, char **argv) {
         printf("ptxkit %s\n", PTXKIT_VERSION_STRING);
         return 0;
     }
+    report_set_command(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            /* the report files, once the tables are all there */
+            if (!report_finish(argv[1], rc) && rc == 0) rc = 1;
+            return rc;
+        }
     fprintf(stderr, "ptxkit: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -13,6 +13,7 @@
 #include "runtime/runtime.h"
 #include "tune/db.h"
 #include "tune/tuner.h"
+#include "tune_exchange.h"
 
 #define MAX_SIZES 32
 
@@ -20,7 +21,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: ptxkit tune [FAMILY] [--variant V] [--sizes N,N,...] [--budget SECONDS] [--max-variants N]\n"
             "                   [--exhaustive | --verify-exhaustive] [--threads N] [--no-save] [--csv|--json] [--device N]\n"
-            "       ptxkit tune --show [--csv|--json]\n"
+            "       ptxkit tune --show [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
+            "       ptxkit tune --export FILE.json | --import FILE.json\n"
             "Times JIT variants of a kernel family (block size, items per thread, vector width, blocks per SM, load\n"
             "operator) through its public operation and saves the fastest per size bucket in the tuning database\n"
             "(PTXKIT_TUNE_DB, else <cache dir>/tune.db), which the operations then use (PTXKIT_TUNE=off|cached|auto).\n"
@@ -36,6 +38,8 @@ static void usage(FILE *out) {
             "  --threads N         compile threads (default: one per CPU)\n"
             "  --no-save           leave the database alone\n"
             "  --show              list the database (entries of this GPU and build marked with *)\n"
+            "  --export FILE       write every entry of the database, with its key, as JSON (- for standard output)\n"
+            "  --import FILE       merge the entries of such a file into the database (- for standard input)\n"
             "An application's own kernels are tuned through the ptxkit_tunable API, not here: timing one needs its\n"
             "arguments, buffers and output check, which only the application has. --show lists their entries too.\n",
             TUNE_DEFAULT_BUDGET_S);
@@ -154,6 +158,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     const char *checked[] = {"n", "default_GBps", "pick_GBps", "pick", "exhaustive_GBps", "exhaustive_best",
                              "pick_pct_of_best", "saved", "timed", "legal", "failed", "wrong", "seconds"};
     cli_table *t = verify ? table_new(title, 13, checked) : table_new(title, 10, plain);
+    table_types(t, verify ? "snnsnsnsnnnnn" : "snnnsnnnnn");
     for (int i = 0; i < done; i++) {
         const ptxkit_tune_result *r = &results[i];
         char n[32], choice[128], pick[128], best[128];
@@ -227,6 +232,7 @@ static int show_database(int device, out_format format) {
     const char *headers[] = {"this_gpu", "device", "cc", "sms", "driver", "nvrtc", "lib", "family", "variant", "n",
                              "choice", "GBps", "default_GBps", "speedup", "tuned_at"};
     cli_table *t = table_new(title, 15, headers);
+    table_types(t, "sssnnssssssnnns");
     for (size_t i = 0; i < db.count; i++) {
         const tune_db_entry *e = &db.entries[i];
         char choice[128], when[32], nvrtc[16], n[16];
@@ -260,6 +266,7 @@ int cmd_tune(int argc, char **argv) {
     if (!cli_parse_common(&argc, argv, &common)) return 2;
     tune_args a = {0};
     bool show = false;
+    const char *export_path = NULL, *import_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
@@ -269,6 +276,14 @@ int cmd_tune(int argc, char **argv) {
             return 0;
         } else if (strcmp(arg, "--show") == 0) {
             show = true;
+        } else if ((strcmp(arg, "--export") == 0 || strcmp(arg, "--import") == 0) && has_value) {
+            const char **slot = arg[2] == 'e' ? &export_path : &import_path;
+            if (*slot || !argv[i + 1][0]) {
+                fprintf(stderr, "ptxkit tune: %s takes one FILE\n", arg);
+                usage(stderr);
+                return 2;
+            }
+            *slot = argv[++i];
         } else if (strcmp(arg, "--exhaustive") == 0) {
             a.options.exhaustive = 1;
         } else if (strcmp(arg, "--verify-exhaustive") == 0) {
@@ -307,6 +322,17 @@ int cmd_tune(int argc, char **argv) {
             usage(stderr);
             return 2;
         }
+    }
+    if (export_path || import_path) {
+        bool other = show || a.family || a.variant || a.size_count || a.options.budget_s > 0 || a.options.max_variants ||
+                     a.options.threads || a.options.exhaustive || a.options.verify_exhaustive || a.options.no_save ||
+                     common.format != OUT_TABLE || common.json_path || common.csv_path || common.md_path || common.svg_path;
+        if ((export_path && import_path) || other) {
+            fprintf(stderr, "ptxkit tune: --export and --import take no other option\n");
+            usage(stderr);
+            return 2;
+        }
+        return export_path ? tune_export(export_path) : tune_import(import_path);
     }
     if (show) return show_database(common.device, common.format);
     if (a.options.exhaustive && a.options.verify_exhaustive) {

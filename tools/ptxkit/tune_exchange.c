@@ -1,0 +1,276 @@
+/* ptxkit tune --export / --import: the tuning database as JSON that other
+ * tools can read (every entry with its key), and back. Import merges
+ * through tune_db_store, under the database's lock, as a tuning run does. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "report.h"
+#include "tune/db.h"
+#include "tune_exchange.h"
+
+#define EXPORT_SCHEMA "ptxkit-tune-export/1"
+#define MAX_IMPORT_BYTES (64u << 20)
+
+/* Integers beyond 2^53 do not survive a JSON number: they go as strings. */
+static cJSON *integer_json(long long v) {
+    if (v >= -(1LL << 53) && v <= (1LL << 53)) return cJSON_CreateNumber((double)v);
+    char s[32];
+    snprintf(s, sizeof s, "%lld", v);
+    return cJSON_CreateString(s);
+}
+
+static cJSON *entry_json(const tune_db_entry *e) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *k = cJSON_AddObjectToObject(o, "key");
+    cJSON_AddStringToObject(k, "device", e->key.device);
+    cJSON_AddNumberToObject(k, "cc", e->key.cc);
+    cJSON_AddNumberToObject(k, "sm_count", e->key.sm_count);
+    cJSON_AddNumberToObject(k, "driver", e->key.driver);
+    cJSON_AddNumberToObject(k, "nvrtc_major", e->key.nvrtc_major);
+    cJSON_AddNumberToObject(k, "nvrtc_minor", e->key.nvrtc_minor);
+    cJSON_AddStringToObject(k, "library", e->key.library);
+    cJSON_AddStringToObject(o, "family", e->family);
+    cJSON_AddStringToObject(o, "variant", e->variant);
+    cJSON_AddNumberToObject(o, "log2n", e->bucket);
+    cJSON *c = cJSON_AddObjectToObject(o, "config");
+    cJSON_AddNumberToObject(c, "block_size", e->config.block_size);
+    cJSON_AddNumberToObject(c, "items_per_thread", e->config.items_per_thread);
+    cJSON_AddNumberToObject(c, "vector_bytes", e->config.vector_bytes);
+    cJSON_AddNumberToObject(c, "blocks_per_sm", e->config.blocks_per_sm);
+    const char *load = ptxkit_load_op_name(e->config.load_op);
+    cJSON_AddStringToObject(c, "load", load ? load : "default");
+    cJSON *p = cJSON_AddObjectToObject(o, "params");
+    for (int i = 0; i < e->param_count; i++) cJSON_AddItemToObject(p, e->param_names[i], integer_json(e->param_values[i]));
+    cJSON_AddNumberToObject(o, "gbs", e->gbs);
+    cJSON_AddNumberToObject(o, "default_gbs", e->default_gbs);
+    cJSON_AddNumberToObject(o, "when", (double)e->when);
+    return o;
+}
+
+int tune_export(const char *path) {
+    char db_path[4096], msg[640];
+    if (!tune_db_default_path(db_path, sizeof db_path)) {
+        fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
+        return 1;
+    }
+    tune_db db;
+    tune_db_init(&db);
+    ptxkit_status st = tune_db_load(db_path, &db, msg, sizeof msg);
+    if (st != PTXKIT_SUCCESS) { /* a damaged file: say so rather than export nothing */
+        fprintf(stderr, "ptxkit tune: %s\n", msg);
+        tune_db_clear(&db);
+        return 1;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", EXPORT_SCHEMA);
+    cJSON_AddItemToObject(doc, "metadata", report_metadata());
+    cJSON_AddStringToObject(doc, "database", db_path);
+    cJSON *entries = cJSON_AddArrayToObject(doc, "entries");
+    for (size_t i = 0; i < db.count; i++) cJSON_AddItemToArray(entries, entry_json(&db.entries[i]));
+    bool ok = report_write_json("tune", path, doc);
+    cJSON_Delete(doc);
+    if (ok && strcmp(path, "-") != 0) fprintf(stderr, "ptxkit tune: exported %zu entries of %s to %s\n", db.count, db_path, path);
+    tune_db_clear(&db);
+    return ok ? 0 : 1;
+}
+
+/* ---- import ---- */
+
+typedef struct reader {
+    char why[256];
+    size_t index;
+} reader;
+
+static bool bad(reader *r, const char *field, const char *what) {
+    snprintf(r->why, sizeof r->why, "entry %zu: %s %s", r->index, field, what);
+    return false;
+}
+
+static bool get_string(reader *r, const cJSON *o, const char *name, char *out, size_t size, bool empty_ok) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsString(v)) return bad(r, name, "is missing or not a string");
+    size_t n = strlen(v->valuestring);
+    if (n >= size || (!empty_ok && n == 0)) return bad(r, name, n ? "is too long" : "is empty");
+    for (const char *c = v->valuestring; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) return bad(r, name, "holds a control character");
+    memcpy(out, v->valuestring, n + 1);
+    return true;
+}
+
+static bool to_integer(const cJSON *v, long long lo, long long hi, long long *out) {
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) return false;
+        *out = (long long)d;
+        return true;
+    }
+    if (cJSON_IsString(v)) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(v->valuestring, &end, 10);
+        if (!v->valuestring[0] || *end || errno || x < lo || x > hi) return false;
+        *out = x;
+        return true;
+    }
+    return false;
+}
+
+static bool get_int(reader *r, const cJSON *o, const char *name, long long lo, long long hi, long long *out) {
+    if (!to_integer(cJSON_GetObjectItemCaseSensitive(o, name), lo, hi, out))
+        return bad(r, name, "is missing, not a whole number or out of range");
+    return true;
+}
+
+static bool get_small(reader *r, const cJSON *o, const char *name, int lo, int hi, int *out) {
+    long long v;
+    if (!get_int(r, o, name, lo, hi, &v)) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool get_gbs(reader *r, const cJSON *o, const char *name, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble >= 1e9)
+        return bad(r, name, "is missing or not a number in [0, 1e9)");
+    *out = v->valuedouble;
+    return true;
+}
+
+static bool read_entry(reader *r, const cJSON *o, tune_db_entry *e) {
+    memset(e, 0, sizeof *e);
+    if (!cJSON_IsObject(o)) return bad(r, "the entry", "is not an object");
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "key");
+    if (!cJSON_IsObject(k)) return bad(r, "key", "is missing or not an object");
+    char device[sizeof e->key.device], library[sizeof e->key.library];
+    int cc, sms, driver, nv_major, nv_minor;
+    if (!get_string(r, k, "device", device, sizeof device, false) || !get_small(r, k, "cc", 0, 10000, &cc) ||
+        !get_small(r, k, "sm_count", 0, 1000000, &sms) || !get_small(r, k, "driver", 0, 1000000, &driver) ||
+        !get_small(r, k, "nvrtc_major", 0, 10000, &nv_major) || !get_small(r, k, "nvrtc_minor", 0, 10000, &nv_minor) ||
+        !get_string(r, k, "library", library, sizeof library, false))
+        return false;
+    tune_db_key_make(&e->key, device, cc, sms, driver, nv_major, nv_minor, library);
+    if (!get_string(r, o, "family", e->family, sizeof e->family, false) ||
+        !get_string(r, o, "variant", e->variant, sizeof e->variant, false) ||
+        !get_small(r, o, "log2n", 0, 63, &e->bucket))
+        return false;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "config");
+    if (!cJSON_IsObject(c)) return bad(r, "config", "is missing or not an object");
+    char load[32];
+    if (!get_small(r, c, "block_size", 0, 1 << 20, &e->config.block_size) ||
+        !get_small(r, c, "items_per_thread", 0, 1 << 20, &e->config.items_per_thread) ||
+        !get_small(r, c, "vector_bytes", 0, 1 << 20, &e->config.vector_bytes) ||
+        !get_small(r, c, "blocks_per_sm", 0, 1 << 20, &e->config.blocks_per_sm) ||
+        !get_string(r, c, "load", load, sizeof load, false))
+        return false;
+    if (strcmp(load, "default") == 0) e->config.load_op = PTXKIT_LOAD_DEFAULT;
+    else if (ptxkit_load_op_parse(load, &e->config.load_op) != PTXKIT_SUCCESS) return bad(r, "config.load", "is no load operator");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "params"), *it;
+    if (p && !cJSON_IsObject(p)) return bad(r, "params", "is not an object");
+    cJSON_ArrayForEach(it, p) {
+        if (e->param_count == TUNE_DB_MAX_PARAMS) return bad(r, "params", "has too many parameters");
+        if (strlen(it->string) >= TUNE_DB_PARAM_NAME) return bad(r, "a parameter name", "is too long");
+        if (!to_integer(it, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, &e->param_values[e->param_count]))
+            return bad(r, it->string, "is not a whole number");
+        snprintf(e->param_names[e->param_count++], TUNE_DB_PARAM_NAME, "%s", it->string);
+    }
+    if (!get_gbs(r, o, "gbs", &e->gbs) || !get_gbs(r, o, "default_gbs", &e->default_gbs) ||
+        !get_int(r, o, "when", 0, TUNE_DB_MAX_WHEN, &e->when))
+        return false;
+    /* the database's own writer and parser decide what it can hold */
+    tune_db one, back;
+    tune_db_init(&one);
+    tune_db_init(&back);
+    size_t size = 0;
+    char *text = tune_db_put(&one, e) ? tune_db_format(&one, &size) : NULL;
+    char msg[256] = "";
+    bool ok = text && tune_db_parse(text, size, &back, msg, sizeof msg) == PTXKIT_SUCCESS && back.count == 1;
+    free(text);
+    tune_db_clear(&one);
+    tune_db_clear(&back);
+    return ok || bad(r, "the entry", "cannot be stored in the database (a name or parameter it cannot hold)");
+}
+
+int tune_import(const char *path) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "ptxkit tune: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap + 1);
+    while (text) {
+        if (len == cap) {
+            char *grown = cap < MAX_IMPORT_BYTES ? realloc(text, cap * 2 + 1) : NULL;
+            if (!grown) break;
+            text = grown;
+            cap *= 2;
+        }
+        size_t n = fread(text + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) break;
+    }
+    bool read_error = ferror(f) || !text || len == cap;
+    if (f != stdin) fclose(f);
+    if (read_error) {
+        fprintf(stderr, "ptxkit tune: cannot read %s (unreadable, or over %u MiB)\n", path, MAX_IMPORT_BYTES >> 20);
+        free(text);
+        return 1;
+    }
+    text[len] = 0;
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *schema = doc ? cJSON_GetObjectItemCaseSensitive(doc, "schema") : NULL;
+    const cJSON *list = doc ? cJSON_GetObjectItemCaseSensitive(doc, "entries") : NULL;
+    if (!doc || !cJSON_IsString(schema) || strcmp(schema->valuestring, EXPORT_SCHEMA) != 0 || !cJSON_IsArray(list)) {
+        fprintf(stderr, "ptxkit tune: %s is not a ptxkit tuning export (JSON with schema \"%s\" and entries)\n", path,
+                EXPORT_SCHEMA);
+        cJSON_Delete(doc);
+        return 1;
+    }
+    int count = cJSON_GetArraySize(list);
+    if (count > TUNE_DB_MAX_ENTRIES) {
+        fprintf(stderr, "ptxkit tune: %s has %d entries, more than a database holds (%d)\n", path, count, TUNE_DB_MAX_ENTRIES);
+        cJSON_Delete(doc);
+        return 1;
+    }
+    tune_db_entry *entries = calloc((size_t)(count ? count : 1), sizeof *entries);
+    reader r = {.why = ""};
+    bool ok = entries != NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        if (!ok) break;
+        ok = read_entry(&r, it, &entries[r.index]);
+        if (ok) r.index++;
+    }
+    cJSON_Delete(doc);
+    if (!ok) {
+        /* nothing is stored unless every entry reads */
+        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, entries ? r.why : "out of memory");
+        free(entries);
+        return 1;
+    }
+    char db_path[4096], msg[640] = "";
+    if (!tune_db_default_path(db_path, sizeof db_path)) {
+        fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
+        free(entries);
+        return 1;
+    }
+    tune_db merged;
+    tune_db_init(&merged);
+    ptxkit_status st = tune_db_store(db_path, entries, (size_t)count, &merged, msg, sizeof msg);
+    free(entries);
+    if (st != PTXKIT_SUCCESS) {
+        fprintf(stderr, "ptxkit tune: cannot store into %s: %s\n", db_path, msg);
+        tune_db_clear(&merged);
+        return 1;
+    }
+    printf("imported %d entries into %s (now %zu)%s%s\n", count, db_path, merged.count, msg[0] ? ": " : "", msg);
+    tune_db_clear(&merged);
+    return 0;
+}
