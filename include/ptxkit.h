@@ -191,6 +191,14 @@ ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t val
 /* ---- streams and events ------------------------------------------------ */
 
 ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out);
+/* A ptxkit_stream for an existing CUstream of this context's CUDA context
+ * (e.g. one the application's other CUDA code uses), which the caller keeps
+ * owning. ptxkit_stream_destroy on it releases only the wrapper; release the
+ * wrapper before destroying the CUstream. A CUstream of another CUDA context
+ * is INVALID_ARGUMENT. */
+ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_stream **out);
+/* Destroys a stream from ptxkit_stream_create; releases the wrapper only of
+ * one from ptxkit_stream_wrap. NULL is a no-op. */
 ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream);
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream);
 /* The CUstream behind a stream (NULL stream: the default stream). */

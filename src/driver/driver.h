@@ -30,6 +30,7 @@
     X(cuMemsetD32Async, 3020) X(cuStreamCreate, 2000)                          \
     X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                      \
     X(cuStreamSetAttribute, 11000) X(cuStreamWaitEvent, 3020)                  \
+    X(cuStreamGetCtx, 9020)                                                    \
     X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000)      \
     X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                    \
     X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000)                        \

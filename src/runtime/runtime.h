@@ -40,6 +40,7 @@ struct ptxkit_context {
 
 struct ptxkit_stream {
     CUstream handle;
+    bool wrapped;               /* the application's CUstream: destroy releases only the wrapper */
 };
 
 /* A loaded kernel handed to the application; owned by the context's
