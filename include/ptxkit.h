@@ -1,9 +1,40 @@
 /* ptxkit: run hand-written GPU kernels from plain C.
  *
- * The one public header. Every function returns a ptxkit_status; details of
- * the last failure are read with ptxkit_last_error(). Device memory is
- * addressed with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are
- * plain integer arithmetic. A NULL stream means the context's default stream.
+ * The one public header. Every function that can fail returns a
+ * ptxkit_status; details of the last failure are read with
+ * ptxkit_last_error(). The others cannot fail and return their answer
+ * directly (an invalid argument gets the neutral value documented at each:
+ * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
+ * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
+ * ptxkit_tune_family, ptxkit_config_count/_value_at), handles
+ * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
+ * ptxkit_last_error_copy, ptxkit_context_jit_log), ptxkit_get_versions,
+ * ptxkit_jit_available and ptxkit_compiled_free. Device memory is addressed
+ * with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are plain
+ * integer arithmetic. A NULL stream means the context's default stream.
+ *
+ * Threads. Calls on different contexts may run concurrently from any
+ * threads; what the contexts share (the driver and NVRTC, opened once; the
+ * kernel cache on disk, written by rename; the tuning database, under one
+ * process-wide lock) is synchronized inside. On one context, any calls may
+ * run concurrently from different threads, except that:
+ *  - ptxkit_context_close runs alone: no other call on the context may be in
+ *    flight or follow it;
+ *  - an object (stream, event, kernel's dynamic shared limit, compiled
+ *    program, configuration, device buffer) must not be destroyed or changed
+ *    while another thread uses it: ptxkit_stream_destroy, ptxkit_free,
+ *    ptxkit_kernel_set_max_dynamic_shared and the like need the caller to
+ *    order them after that object's other uses.
+ * Kernel lookups and compiles are concurrent (two threads asking for the same
+ * kernel get the same one; different kernels compile in parallel); memory,
+ * launch and synchronization calls are driver calls, which CUDA allows from
+ * any thread. Work queued on one stream from several threads runs in the
+ * order the calls reached the driver: give each thread its own stream when
+ * the order matters. The last-error message is per context (per thread
+ * outside a context): ptxkit_last_error returns the calling thread's copy of
+ * it, so it is safe to read while other threads record errors, but with
+ * several threads failing on one context it may describe another thread's
+ * failure; check the status each call returns, which is always the caller's.
  */
 #ifndef PTXKIT_H
 #define PTXKIT_H
@@ -61,8 +92,14 @@ typedef struct ptxkit_event ptxkit_event;
 /* The detailed message of the last failure on this context (driver error
  * name, NVRTC log, which argument was wrong). With ctx == NULL: the calling
  * thread's last failure outside any context (e.g. ptxkit_context_open).
- * Never NULL; "" when nothing failed. Valid until the next call. */
+ * Never NULL; "" when nothing failed. The text is the calling thread's own
+ * copy, taken under the context's lock: other threads' failures do not
+ * change it; it stays valid until this thread's next ptxkit call. */
 const char *ptxkit_last_error(const ptxkit_context *ctx);
+/* The same message copied into buf (NUL-terminated, truncated to size;
+ * nothing written when buf is NULL or size is 0). Returns the message's full
+ * length, as snprintf does, so a return >= size means it was truncated. */
+size_t ptxkit_last_error_copy(const ptxkit_context *ctx, char *buf, size_t size);
 
 /* ---- versions and environment ------------------------------------------ */
 
@@ -125,7 +162,8 @@ ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
 ptxkit_status ptxkit_context_close(ptxkit_context *ctx);
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
 /* The last kernel module load on this context: what, the driver JIT's wall
- * time and its info log (CU_JIT_INFO_LOG_BUFFER). "" before any load. */
+ * time and its info log (CU_JIT_INFO_LOG_BUFFER). "" before any load. The
+ * calling thread's copy, valid until its next call to this function. */
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_synchronize(ptxkit_context *ctx);
@@ -155,6 +193,14 @@ ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t val
 /* ---- streams and events ------------------------------------------------ */
 
 ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out);
+/* A ptxkit_stream for an existing CUstream of this context's CUDA context
+ * (e.g. one the application's other CUDA code uses), which the caller keeps
+ * owning. ptxkit_stream_destroy on it releases only the wrapper; release the
+ * wrapper before destroying the CUstream. A CUstream of another CUDA context
+ * is INVALID_ARGUMENT. */
+ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_stream **out);
+/* Destroys a stream from ptxkit_stream_create; releases the wrapper only of
+ * one from ptxkit_stream_wrap. NULL is a no-op. */
 ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream);
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream);
 /* The CUstream behind a stream (NULL stream: the default stream). */

@@ -109,6 +109,56 @@ static void streams_and_events(void **state) {
     assert_ok(ctx, ptxkit_host_free(ctx, host));
 }
 
+/* The application's own CUstream, wrapped: ptxkit's work runs on it, and
+ * releasing the wrapper leaves it usable and owned by the application. */
+static void wrapped_stream(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_stream *w = (ptxkit_stream *)1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, NULL, &w));
+    assert_null(w);
+    CUstream raw;
+    assert_ok(ctx, context_enter(ctx));
+    assert_int_equal(ctx->cu->cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    context_leave(ctx);
+    assert_ok(ctx, ptxkit_stream_wrap(ctx, raw, &w));
+    assert_ptr_equal(ptxkit_stream_handle(w), raw);
+    size_t n = 1000003; /* prime */
+    uint32_t *host = malloc(n * sizeof *host);
+    ptxkit_dptr d, sum;
+    assert_ok(ctx, ptxkit_malloc(ctx, n * sizeof *host, &d));
+    assert_ok(ctx, ptxkit_malloc(ctx, sizeof(int32_t), &sum));
+    assert_ok(ctx, ptxkit_memset32(ctx, d, 3, n, w));
+    /* a reduce gives the wrapped stream scratch memory, handed back on release */
+    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, d, n, sum, NULL, w));
+    memset(host, 0xA5, n * sizeof *host);
+    assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n * sizeof *host, w));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, w));
+    for (size_t i = 0; i < n; i++)
+        if (host[i] != 3) fail_msg("element %zu is %u, expected 3", i, host[i]);
+    int32_t total = 0;
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &total, sum, sizeof total));
+    assert_int_equal(total, 3 * (int32_t)n);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, w));
+    /* still the application's: usable, and it destroys it */
+    assert_ok(ctx, context_enter(ctx));
+    assert_int_equal(ctx->cu->cuMemsetD32Async(d, 7, n, raw), CUDA_SUCCESS);
+    assert_int_equal(ctx->cu->cuStreamSynchronize(raw), CUDA_SUCCESS);
+    assert_int_equal(ctx->cu->cuStreamDestroy(raw), CUDA_SUCCESS);
+    context_leave(ctx);
+    /* the reduce state forgot the stream: another stream takes its scratch */
+    ptxkit_stream *s;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, d, n, sum, NULL, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &total, sum, sizeof total));
+    assert_int_equal(total, 7 * (int32_t)n);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_free(ctx, d));
+    assert_ok(ctx, ptxkit_free(ctx, sum));
+    free(host);
+}
+
 static void registry_returns_loaded_kernel(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -198,7 +248,8 @@ int main(void) {
     test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_properties),          cmocka_unit_test(memory_round_trip),
-        cmocka_unit_test(streams_and_events),         cmocka_unit_test(registry_returns_loaded_kernel),
+        cmocka_unit_test(streams_and_events),         cmocka_unit_test(wrapped_stream),
+        cmocka_unit_test(registry_returns_loaded_kernel),
         cmocka_unit_test(attach_to_callers_context),  cmocka_unit_test(ptx_path_loads_every_operator),
         cmocka_unit_test(compile_errors_reach_the_caller),
     };

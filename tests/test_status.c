@@ -53,6 +53,7 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(NULL, 16, &p));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(NULL, 16, &h));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(NULL, &s));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(NULL, (void *)1, &s));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, &e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(NULL, 1, 2, 16, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_synchronize(NULL));
@@ -126,6 +127,10 @@ static void memory_arguments(void **state) {
     assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32(ctx, 4097, 0, 4, NULL));
     assert_status(PTXKIT_SUCCESS, ptxkit_memset8(ctx, 0, 0, 0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8(ctx, 0, 0, 4, NULL));
+    ptxkit_stream *s = (ptxkit_stream *)1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, NULL, &s));
+    assert_null(s);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, (void *)1, NULL));
 }
 
 static void error_messages_are_per_context(void **state) {

@@ -9,44 +9,22 @@
 /* The CUDA version whose entry-point signatures the table in driver.h uses:
  * cuGetProcAddress returns, for each name, the variant current at 12.0
  * (cuMemAlloc_v2, cuCtxPopCurrent_v2, ...), whatever newer driver is
- * installed, so the pointers match the prototypes above. */
+ * installed, so the pointers match the PFN_ types driver.h names. */
 #define DRIVER_API_VERSION 12000
 
-typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+typedef PFN_cuGetProcAddress_v12000 get_proc_v2_fn;
+typedef PFN_cuGetProcAddress_v11030 get_proc_v1_fn;
 
 static cuda_driver driver;
 static ptxkit_status driver_status = PTXKIT_ERROR_NO_DRIVER;
 static char driver_why[512];
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
-#define ENTRY(name) {#name, (void **)&driver.name}
+#define ENTRY(name, version) {#name, (void **)&driver.name},
 static const struct {
     const char *name;
     void **slot;
-} driver_entries[] = {
-    ENTRY(cuInit), ENTRY(cuDriverGetVersion), ENTRY(cuGetErrorName), ENTRY(cuGetErrorString),
-    ENTRY(cuDeviceGetCount), ENTRY(cuDeviceGet), ENTRY(cuDeviceGetName), ENTRY(cuDeviceGetAttribute),
-    ENTRY(cuDeviceTotalMem), ENTRY(cuDevicePrimaryCtxRetain), ENTRY(cuDevicePrimaryCtxRelease),
-    ENTRY(cuCtxPushCurrent), ENTRY(cuCtxPopCurrent), ENTRY(cuCtxGetCurrent), ENTRY(cuCtxGetDevice),
-    ENTRY(cuCtxSynchronize), ENTRY(cuMemAlloc), ENTRY(cuMemFree), ENTRY(cuMemAllocHost),
-    ENTRY(cuMemFreeHost), ENTRY(cuMemGetInfo), ENTRY(cuMemcpyHtoD), ENTRY(cuMemcpyDtoH),
-    ENTRY(cuMemcpyDtoD), ENTRY(cuMemcpyHtoDAsync), ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync),
-    ENTRY(cuMemsetD8Async), ENTRY(cuMemsetD32Async), ENTRY(cuStreamCreate), ENTRY(cuStreamDestroy),
-    ENTRY(cuStreamSynchronize), ENTRY(cuStreamSetAttribute), ENTRY(cuStreamWaitEvent), ENTRY(cuEventCreate), ENTRY(cuEventDestroy),
-    ENTRY(cuEventRecord), ENTRY(cuEventSynchronize), ENTRY(cuEventElapsedTime),
-    ENTRY(cuModuleLoadDataEx), ENTRY(cuModuleUnload), ENTRY(cuModuleGetFunction),
-    ENTRY(cuFuncGetAttribute), ENTRY(cuFuncSetAttribute), ENTRY(cuLaunchKernel),
-    ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuCtxSetLimit),
-};
-/* Entry points a feature needs, not the library: NULL where the driver
- * lacks them, and the feature answers UNSUPPORTED. */
-static const struct {
-    const char *name;
-    void **slot;
-} optional_entries[] = {
-    ENTRY(cuLaunchKernelEx), ENTRY(cuCtxResetPersistingL2Cache), ENTRY(cuCtxGetLimit), ENTRY(cuDevicePrimaryCtxReset),
-};
+} driver_entries[] = {DRIVER_REQUIRED_ENTRIES(ENTRY)}, optional_entries[] = {DRIVER_OPTIONAL_ENTRIES(ENTRY)};
 #undef ENTRY
 
 static void driver_fail(ptxkit_status st, const char *fmt, const char *a, const char *b) {

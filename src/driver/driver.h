@@ -5,86 +5,69 @@
 #define PTXKIT_DRIVER_H
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <nvrtc.h>
 
 #include "ptxkit.h"
 
+/* The driver entry points ptxkit uses, each with the version of its
+ * signature that cuGetProcAddress returns at DRIVER_API_VERSION (12000):
+ * the newest PFN_<name>_v<version> of cudaTypedefs.h not above 12000.
+ * cuda.h may map a name to a newer variant (CUDA 13's cuCtxSynchronize_v2);
+ * the table keeps 12.0's, whatever toolkit or driver is installed. */
+#define DRIVER_REQUIRED_ENTRIES(X)                                              \
+    X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000)        \
+    X(cuGetErrorString, 6000) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000)  \
+    X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000)                     \
+    X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)                \
+    X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxPushCurrent, 4000)              \
+    X(cuCtxPopCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000)  \
+    X(cuCtxSynchronize, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020)           \
+    X(cuMemAllocHost, 3020) X(cuMemFreeHost, 2000) X(cuMemGetInfo, 3020)       \
+    X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020)          \
+    X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020)                      \
+    X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)                        \
+    X(cuMemsetD32Async, 3020) X(cuStreamCreate, 2000)                          \
+    X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                      \
+    X(cuStreamSetAttribute, 11000) X(cuStreamWaitEvent, 3020)                  \
+    X(cuStreamGetCtx, 9020)                                                    \
+    X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000)      \
+    X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                    \
+    X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000)                        \
+    X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
+    X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010)
+/* Entry points a feature needs, not the library: NULL where the driver
+ * lacks them, and the feature answers UNSUPPORTED. */
+#define DRIVER_OPTIONAL_ENTRIES(X)                                             \
+    X(cuLaunchKernelEx, 11060) X(cuCtxResetPersistingL2Cache, 11000)           \
+    X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)
+
+/* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
+ * rename declaration and uses alike. */
+#define DRIVER_MEMBER(name, version) PFN_##name##_v##version name;
 typedef struct cuda_driver {
     int version; /* cuDriverGetVersion */
-    CUresult (*cuInit)(unsigned int);
-    CUresult (*cuDriverGetVersion)(int *);
-    CUresult (*cuGetErrorName)(CUresult, const char **);
-    CUresult (*cuGetErrorString)(CUresult, const char **);
-    CUresult (*cuDeviceGetCount)(int *);
-    CUresult (*cuDeviceGet)(CUdevice *, int);
-    CUresult (*cuDeviceGetName)(char *, int, CUdevice);
-    CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
-    CUresult (*cuCtxPushCurrent)(CUcontext);
-    CUresult (*cuCtxPopCurrent)(CUcontext *);
-    CUresult (*cuCtxGetCurrent)(CUcontext *);
-    CUresult (*cuCtxGetDevice)(CUdevice *);
-    CUresult (*cuCtxSynchronize)(void);
-    CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
-    CUresult (*cuMemFree)(CUdeviceptr);
-    CUresult (*cuMemAllocHost)(void **, size_t);
-    CUresult (*cuMemFreeHost)(void *);
-    CUresult (*cuMemGetInfo)(size_t *, size_t *);
-    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
-    CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
-    CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
-    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
-    CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
-    CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-    CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
-    CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
-    CUresult (*cuStreamCreate)(CUstream *, unsigned int);
-    CUresult (*cuStreamDestroy)(CUstream);
-    CUresult (*cuStreamSynchronize)(CUstream);
-    CUresult (*cuStreamSetAttribute)(CUstream, CUstreamAttrID, const CUstreamAttrValue *);
-    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
-    CUresult (*cuEventCreate)(CUevent *, unsigned int);
-    CUresult (*cuEventDestroy)(CUevent);
-    CUresult (*cuEventRecord)(CUevent, CUstream);
-    CUresult (*cuEventSynchronize)(CUevent);
-    CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
-    CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned int, CUjit_option *, void **);
-    CUresult (*cuModuleUnload)(CUmodule);
-    CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-    CUresult (*cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
-    CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
-    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                               unsigned, CUstream, void **, void **);
-    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
-    CUresult (*cuCtxSetLimit)(CUlimit, size_t);
-    /* optional: NULL where the driver lacks them */
-    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
-    CUresult (*cuCtxResetPersistingL2Cache)(void);
-    CUresult (*cuCtxGetLimit)(size_t *, CUlimit);
-    CUresult (*cuDevicePrimaryCtxReset)(CUdevice);
+    DRIVER_REQUIRED_ENTRIES(DRIVER_MEMBER)
+    DRIVER_OPTIONAL_ENTRIES(DRIVER_MEMBER)
 } cuda_driver;
+#undef DRIVER_MEMBER
 
+/* NVRTC's functions have one version each and nvrtc.h declares them: the
+ * pointers take their types from those declarations. */
+#define NVRTC_ENTRIES(X)                                                        \
+    X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcGetNumSupportedArchs)        \
+    X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)    \
+    X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX)                   \
+    X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize)            \
+    X(nvrtcGetProgramLog) X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
+
+#define NVRTC_MEMBER(name) __typeof__(name) *name;
 typedef struct nvrtc_library {
     int major, minor;
-    const char *(*nvrtcGetErrorString)(nvrtcResult);
-    nvrtcResult (*nvrtcVersion)(int *, int *);
-    nvrtcResult (*nvrtcGetNumSupportedArchs)(int *);
-    nvrtcResult (*nvrtcGetSupportedArchs)(int *);
-    nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *, const char *, const char *, int,
-                                      const char *const *, const char *const *);
-    nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram *);
-    nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char *const *);
-    nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram, size_t *);
-    nvrtcResult (*nvrtcGetPTX)(nvrtcProgram, char *);
-    nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *);
-    nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
-    nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t *);
-    nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *);
-    nvrtcResult (*nvrtcAddNameExpression)(nvrtcProgram, const char *);
-    nvrtcResult (*nvrtcGetLoweredName)(nvrtcProgram, const char *, const char **);
+    NVRTC_ENTRIES(NVRTC_MEMBER)
 } nvrtc_library;
+#undef NVRTC_MEMBER
 
 /* Opens libcuda.so.1 once per process and calls cuInit(0). On failure returns
  * NULL and writes a one-line reason (naming what was looked for) to why. */

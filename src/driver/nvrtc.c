@@ -19,12 +19,8 @@ static const char *const nvrtc_names[] = {
 };
 
 static bool nvrtc_bind(void *lib) {
-#define BIND(name) if (!(*(void **)&nvrtc.name = dlsym(lib, #name))) return false
-    BIND(nvrtcGetErrorString); BIND(nvrtcVersion); BIND(nvrtcGetNumSupportedArchs);
-    BIND(nvrtcGetSupportedArchs); BIND(nvrtcCreateProgram); BIND(nvrtcDestroyProgram);
-    BIND(nvrtcCompileProgram); BIND(nvrtcGetPTXSize); BIND(nvrtcGetPTX); BIND(nvrtcGetCUBINSize);
-    BIND(nvrtcGetCUBIN); BIND(nvrtcGetProgramLogSize); BIND(nvrtcGetProgramLog);
-    BIND(nvrtcAddNameExpression); BIND(nvrtcGetLoweredName);
+#define BIND(name) if (!(*(void **)&nvrtc.name = dlsym(lib, #name))) return false;
+    NVRTC_ENTRIES(BIND)
 #undef BIND
     return nvrtc.nvrtcVersion(&nvrtc.major, &nvrtc.minor) == NVRTC_SUCCESS;
 }

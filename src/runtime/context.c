@@ -181,7 +181,13 @@ ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxSynchronize");
 }
 
-const char *ptxkit_context_jit_log(const ptxkit_context *ctx) { return ctx ? ctx->jit_log : ""; }
+/* Written under error_lock by concurrent loads: the caller gets its own copy. */
+const char *ptxkit_context_jit_log(const ptxkit_context *ctx) {
+    static _Thread_local char copy[sizeof ctx->jit_log];
+    if (!ctx) return "";
+    context_text_copy(ctx, ctx->jit_log, copy, sizeof copy);
+    return copy;
+}
 
 void *context_state(ptxkit_context *ctx, const context_state_ops *ops) {
     void *value = NULL;

@@ -40,6 +40,7 @@ struct ptxkit_context {
 
 struct ptxkit_stream {
     CUstream handle;
+    bool wrapped;               /* the application's CUstream: destroy releases only the wrapper */
 };
 
 /* A loaded kernel handed to the application; owned by the context's
@@ -83,6 +84,9 @@ ptxkit_status record_error(ptxkit_context *ctx, ptxkit_status status, const char
 ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *what);
 /* Clears the context's (or thread's) last error. */
 void clear_error(ptxkit_context *ctx);
+/* Copies text (ctx->error or ctx->jit_log) into buf under ctx->error_lock,
+ * truncated to size; returns its full length. */
+size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf, size_t size);
 
 /* Checks ctx and pushes its CUDA context on the calling thread. Every public
  * entry point pairs it with context_leave. */

@@ -101,8 +101,38 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
                                                         : "");
 }
 
+/* Other threads may be recording into ctx->error while this one reads: the
+ * reader gets its own copy, taken under the writers' lock, which only its own
+ * later calls replace. */
+static _Thread_local char thread_copy[PTXKIT_ERROR_SIZE];
+
+size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf, size_t size) {
+    pthread_mutex_t *lock = (pthread_mutex_t *)&ctx->error_lock; /* the lock is not part of the value */
+    pthread_mutex_lock(lock);
+    size_t len = strlen(text);
+    if (size) {
+        size_t n = len < size - 1 ? len : size - 1;
+        memcpy(buf, text, n);
+        buf[n] = 0;
+    }
+    pthread_mutex_unlock(lock);
+    return len;
+}
+
 const char *ptxkit_last_error(const ptxkit_context *ctx) {
-    return ctx ? ctx->error : thread_error;
+    if (!ctx) return thread_error;
+    context_text_copy(ctx, ctx->error, thread_copy, sizeof thread_copy);
+    return thread_copy;
+}
+
+size_t ptxkit_last_error_copy(const ptxkit_context *ctx, char *buf, size_t size) {
+    if (!buf) size = 0;
+    if (!ctx) {
+        size_t len = strlen(thread_error);
+        if (size) snprintf(buf, size, "%s", thread_error);
+        return len;
+    }
+    return context_text_copy(ctx, ctx->error, buf, size);
 }
 
 static const char *const load_op_names[PTXKIT_LOAD_OP_COUNT] = {"default", "ca", "cg", "cs", "lu", "cv", "nc"};

@@ -23,13 +23,39 @@ ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out) {
     return PTXKIT_SUCCESS;
 }
 
+ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_stream **out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_wrap: NULL argument");
+    *out = NULL;
+    if (!cu_stream)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_stream_wrap: the CUstream is NULL (a NULL ptxkit_stream is the default stream)");
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    /* a stream of another context would fail at its first launch, far from here */
+    CUcontext owner = NULL;
+    CUresult r = ctx->cu->cuStreamGetCtx((CUstream)cu_stream, &owner);
+    context_leave(ctx);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "ptxkit_stream_wrap: cuStreamGetCtx");
+    if (owner != ctx->cu_context)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_stream_wrap: the CUstream belongs to another CUDA context than this one's");
+    ptxkit_stream *s = calloc(1, sizeof *s);
+    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_wrap: out of host memory");
+    s->handle = (CUstream)cu_stream;
+    s->wrapped = true;
+    *out = s;
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_destroy: context is NULL");
     if (!stream) return PTXKIT_SUCCESS;
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
-    context_stream_closing(ctx, stream->handle); /* e.g. scratch handed over by event */
-    CUresult r = ctx->cu->cuStreamDestroy(stream->handle);
+    /* e.g. scratch handed over by event; for a wrapped stream too, since the
+     * application may destroy its CUstream once the wrapper is gone */
+    context_stream_closing(ctx, stream->handle);
+    CUresult r = stream->wrapped ? CUDA_SUCCESS : ctx->cu->cuStreamDestroy(stream->handle);
     context_leave(ctx);
     free(stream);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamDestroy");
