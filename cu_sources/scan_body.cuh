@@ -1,0 +1,248 @@
+// Body of scan.cu for the current combination (see reduce_combo.cuh).
+//
+// Layout of a tile: warp w owns 32 x VEC_UNROLL consecutive vectors; its
+// k-th load instruction reads vectors k*32 .. k*32+31 of that run (one
+// contiguous 512-byte row for 16-byte vectors), so every load and store is
+// a whole coalesced row and no shared-memory transpose is needed. The scan
+// of a warp's run then goes row by row: each lane folds its vector, a
+// shuffle scan across the 32 lanes gives each vector's offset in its row,
+// and the row totals carry from row to row.
+//
+// Order of a float sum (for the error bound in ptxkit.h): element i of tile
+// t is (((P + W) + (C + L)) + x_0) + ... + x_i, where P is the tile's
+// exclusive prefix, W the warp's offset (a shuffle scan over the warps'
+// totals), C the rows before the vector's row, L the lanes before it in
+// its row (a shuffle scan over vector sums), and x_0 .. x_i the vector's
+// elements up to i. P is the inclusive prefix of an earlier tile plus a
+// tree sum of up to 32 tile aggregates per look-back window, so an element
+// passes through at most one addition per tile between it and the output,
+// plus about 5 (warps) + 5 (lanes) + VEC_UNROLL (rows) + 4 (vector) + 10
+// (look-back trees) inside tiles.
+#if VEC_BYTES < R_ELEM_BYTES
+#error "VEC_BYTES is smaller than the element"
+#endif
+
+#define S_VW (VEC_BYTES / R_ELEM_BYTES) /* elements per vector */
+#define S_ITEMS (VEC_UNROLL * S_VW)     /* elements per thread */
+#define S_TILE (BLOCK_SIZE * S_ITEMS)   /* elements per tile */
+
+// One vector's elements from raw little-endian words.
+static __device__ __forceinline__ void R_FN(scan_load_vector)(const rT *p, rT *x) {
+    unsigned w[SCAN_VEC_WORDS];
+    sload_words(p, w);
+#if R_ELEM_BYTES == 4
+#pragma unroll
+    for (int j = 0; j < S_VW; j++) rfrom(w[j], &x[j]);
+#else
+#pragma unroll
+    for (int j = 0; j < S_VW; j++) rfrom((unsigned long long)w[2 * j] | (unsigned long long)w[2 * j + 1] << 32, &x[j]);
+#endif
+}
+
+static __device__ __forceinline__ void R_FN(scan_store_vector)(rT *p, const rT *y) {
+    unsigned w[SCAN_VEC_WORDS];
+#pragma unroll
+    for (int j = 0; j < S_VW; j++) {
+        unsigned long long b = rbits64(y[j]);
+#if R_ELEM_BYTES == 4
+        w[j] = (unsigned)b;
+#else
+        w[2 * j] = (unsigned)b;
+        w[2 * j + 1] = (unsigned)(b >> 32);
+#endif
+    }
+    sstore_words(p, w);
+}
+
+// A tile's status word: published by one lane, read by the warps of later
+// tiles.
+static __device__ __forceinline__ void R_FN(scan_publish)(void *status, unsigned long long tile, unsigned tag, rT value) {
+#if R_ELEM_BYTES == 4
+    scan_status_store((unsigned long long *)status + tile, (unsigned long long)tag << 32 | (unsigned)rbits64(value));
+#else
+    scan_status_store2((ulonglong2 *)status + tile, rbits64(value), tag);
+#endif
+}
+
+static __device__ __forceinline__ unsigned R_FN(scan_peek)(const void *status, unsigned long long tile, rT *value) {
+#if R_ELEM_BYTES == 4
+    unsigned long long w = scan_status_load((const unsigned long long *)status + tile);
+    rfrom(w & 0xffffffffull, value);
+    return (unsigned)(w >> 32);
+#else
+    ulonglong2 w = scan_status_load2((const ulonglong2 *)status + tile);
+    rfrom(w.x, value);
+    return (unsigned)w.y;
+#endif
+}
+
+// Inclusive scan across the warp (Kogge-Stone over shuffles).
+static __device__ __forceinline__ rT R_FN(scan_warp_inclusive)(rT v, unsigned lane) {
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        rT t = __shfl_up_sync(SCAN_FULL_MASK, v, d);
+        if (lane >= (unsigned)d) v = r_combine(t, v);
+    }
+    return v;
+}
+
+// Every lane gets the warp's total (butterfly: a + b == b + a in IEEE, so
+// every lane computes the same bits).
+static __device__ __forceinline__ rT R_FN(scan_warp_total)(rT v) {
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) v = r_combine(v, __shfl_xor_sync(SCAN_FULL_MASK, v, d));
+    return v;
+}
+
+// Decoupled look-back, by one whole warp: the total of tiles 0 .. tile-1.
+// Lane i reads the status of tile (top - i); the warp waits until every
+// tile from top back to the nearest one with an inclusive prefix has at
+// least its aggregate, adds those up, and stops at the prefix; without one
+// in the window it moves 32 tiles back.
+static __device__ __forceinline__ rT R_FN(scan_look_back)(const void *status, unsigned long long tile, unsigned epoch,
+                                                          unsigned lane) {
+    rT exclusive = R_IDENTITY;
+    long long top = (long long)tile - 1;
+    for (;;) {
+        const long long mine = top - (long long)lane;
+        rT value;
+        unsigned prefixes;
+        for (;;) {
+            unsigned tag;
+            if (mine >= 0) {
+                tag = R_FN(scan_peek)(status, (unsigned long long)mine, &value);
+            } else { // before tile 0: nothing, already summed
+                tag = epoch << 2 | SCAN_STATUS_PREFIX;
+                value = R_IDENTITY;
+            }
+            const bool valid = (tag >> 2) == epoch && (tag & 3u) != 0;
+            prefixes = __ballot_sync(SCAN_FULL_MASK, valid && (tag & 3u) == SCAN_STATUS_PREFIX);
+            const unsigned missing = __ballot_sync(SCAN_FULL_MASK, !valid);
+            // lanes up to and including the nearest prefix must be valid
+            const unsigned needed = prefixes ? ((prefixes & (0u - prefixes)) << 1) - 1u : SCAN_FULL_MASK;
+            if ((missing & needed) == 0) break;
+            scan_backoff();
+        }
+        const int stop = prefixes ? __ffs((int)prefixes) - 1 : 31;
+        rT window = R_FN(scan_warp_total)((int)lane <= stop ? value : R_IDENTITY);
+        exclusive = r_combine(window, exclusive); /* the window is older than what was summed so far */
+        if (prefixes) return exclusive;
+        top -= 32;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
+R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
+                     unsigned long long ticket_base, unsigned epoch, unsigned flags) {
+    __shared__ rT warp_offsets[SCAN_WARPS];
+    __shared__ rT tile_prefix;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    // Virtual coordinates start at the VEC_BYTES boundary at or before `in`,
+    // so whole vectors are aligned; the `head` elements before `in` and
+    // everything past n are outside the data and never read or written.
+    const u64 head = ((u64)in & (VEC_BYTES - 1)) / R_ELEM_BYTES;
+    const rT *vin = in - head;
+    rT *vout = out - head;
+    const u64 end = n + head;
+
+    unsigned long long tile = blockIdx.x;
+#if SCAN_DYNAMIC_TILES
+    if (gridDim.x > 1) {
+        __shared__ unsigned long long ticket;
+        if (threadIdx.x == 0) ticket = atomicAdd(tickets, 1ull) - ticket_base;
+        __syncthreads();
+        tile = ticket;
+    }
+#endif
+    const u64 tile_start = tile * S_TILE;
+    const bool full = tile_start >= head && tile_start + S_TILE <= end;
+    const u64 run = tile_start + (u64)warp * (32 * S_ITEMS); /* this warp's first element */
+
+    rT x[VEC_UNROLL][S_VW];
+    if (full) {
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++) R_FN(scan_load_vector)(vin + run + (u64)(k * 32 + lane) * S_VW, x[k]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++) {
+            const u64 v = run + (u64)(k * 32 + lane) * S_VW;
+            if (v >= head && v + S_VW <= end) {
+                R_FN(scan_load_vector)(vin + v, x[k]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < S_VW; j++) x[k][j] = v + j >= head && v + j < end ? rload1(vin + v + j) : R_IDENTITY;
+            }
+        }
+    }
+
+    // Each vector's offset within the warp's run, and the run's total.
+    rT offset[VEC_UNROLL];
+    rT carry = R_IDENTITY;
+#pragma unroll
+    for (int k = 0; k < VEC_UNROLL; k++) {
+        rT sum = x[k][0];
+#pragma unroll
+        for (int j = 1; j < S_VW; j++) sum = r_combine(sum, x[k][j]);
+        const rT inclusive = R_FN(scan_warp_inclusive)(sum, lane);
+        const rT row_total = __shfl_sync(SCAN_FULL_MASK, inclusive, 31);
+        rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
+        if (lane == 0) before = R_IDENTITY;
+        offset[k] = k == 0 ? before : r_combine(carry, before);
+        carry = k == 0 ? row_total : r_combine(carry, row_total);
+    }
+    if (lane == 0) warp_offsets[warp] = carry;
+    __syncthreads();
+
+    if (warp == 0) {
+        const rT total = lane < SCAN_WARPS ? warp_offsets[lane] : R_IDENTITY;
+        const rT inclusive = R_FN(scan_warp_inclusive)(total, lane);
+        const rT aggregate = __shfl_sync(SCAN_FULL_MASK, inclusive, SCAN_WARPS - 1);
+        rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
+        if (lane == 0) before = R_IDENTITY;
+        if (lane < SCAN_WARPS) warp_offsets[lane] = before;
+        rT prefix = R_IDENTITY;
+        if (gridDim.x > 1) {
+            if (tile == 0) {
+                if (lane == 0) R_FN(scan_publish)(status, 0, epoch << 2 | SCAN_STATUS_PREFIX, aggregate);
+            } else {
+                if (lane == 0) R_FN(scan_publish)(status, tile, epoch << 2 | SCAN_STATUS_AGGREGATE, aggregate);
+                prefix = R_FN(scan_look_back)(status, tile, epoch, lane);
+                if (lane == 0)
+                    R_FN(scan_publish)(status, tile, epoch << 2 | SCAN_STATUS_PREFIX, r_combine(prefix, aggregate));
+            }
+        }
+        if (lane == 0) tile_prefix = prefix;
+    }
+    __syncthreads();
+
+    const rT base = tile == 0 ? warp_offsets[warp] : r_combine(tile_prefix, warp_offsets[warp]);
+    const bool exclusive = flags & SCAN_FLAG_EXCLUSIVE;
+#pragma unroll
+    for (int k = 0; k < VEC_UNROLL; k++) {
+        rT running = r_combine(base, offset[k]);
+#pragma unroll
+        for (int j = 0; j < S_VW; j++) {
+            const rT next = r_combine(running, x[k][j]);
+            x[k][j] = exclusive ? running : next;
+            running = next;
+        }
+    }
+
+    if (full && (flags & SCAN_FLAG_VECTOR_STORES)) {
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++) R_FN(scan_store_vector)(vout + run + (u64)(k * 32 + lane) * S_VW, x[k]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++) {
+            const u64 v = run + (u64)(k * 32 + lane) * S_VW;
+#pragma unroll
+            for (int j = 0; j < S_VW; j++)
+                if (v + j >= head && v + j < end) vout[v + j] = x[k][j];
+        }
+    }
+}
+
+#undef S_VW
+#undef S_ITEMS
+#undef S_TILE
