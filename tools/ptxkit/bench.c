@@ -18,6 +18,7 @@ static const bench_entry benches[] = {
     {"banks", bench_banks, "shared-memory bank conflicts by stride for 1-, 4- and 8-byte words"},
     {"transpose", bench_transpose, "naive / tiled / padded transpose vs cuMemcpyDtoD"},
     {"reduce", bench_reduce, "ptxkit_reduce by operator, type and size vs a read ceiling (--compare: vs CUB)"},
+    {"scan", bench_scan, "ptxkit_scan by operator, type, kind and size vs cuMemcpyDtoD (--compare: vs CUB)"},
     {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce)"},
 };
 
