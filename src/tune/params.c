@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/reduce.h"
+#include "ops/scan.h"
 #include "tune/params.h"
 
 /* ---- configurations ---------------------------------------------------- */
@@ -128,7 +129,7 @@ static ptxkit_status fam_copy_run(ptxkit_context *ctx, const tune_variant *v, pt
 static bool fam_reduce_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
     const char *dot = strchr(name, '.');
     if (!dot) {
-        snprintf(why, why_size, "reduce variants are '<op>.<type>', e.g. 'sum.float32' (not '%s')", name);
+        snprintf(why, why_size, "%s variants are '<op>.<type>', e.g. 'sum.float32' (not '%s')", f->name, name);
         return false;
     }
     int op = -1, type = -1;
@@ -141,12 +142,12 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
         if (s && strcmp(dot + 1, s) == 0) type = i;
     }
     if (op < 0 || type < 0) {
-        snprintf(why, why_size, "unknown reduce %s in variant '%s'", op < 0 ? "operator" : "type", name);
+        snprintf(why, why_size, "unknown %s %s in variant '%s'", f->name, op < 0 ? "operator" : "type", name);
         return false;
     }
     bool bitwise = op == PTXKIT_REDUCE_AND || op == PTXKIT_REDUCE_OR || op == PTXKIT_REDUCE_XOR;
     if (bitwise && (type == PTXKIT_FLOAT32 || type == PTXKIT_FLOAT64)) {
-        snprintf(why, why_size, "reduce variant '%s': bitwise operators take integer types", name);
+        snprintf(why, why_size, "%s variant '%s': bitwise operators take integer types", f->name, name);
         return false;
     }
     /* Tuned as the kernel that computes it, under the name reduce.c looks
@@ -154,7 +155,7 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
     ptxkit_reduce_op kernel_op;
     ptxkit_dtype kernel_type;
     if (!reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kernel_op, &kernel_type)) {
-        snprintf(why, why_size, "reduce variant '%s' is not provided by ptxkit_reduce", name);
+        snprintf(why, why_size, "%s variant '%s' is not provided by ptxkit_%s", f->name, name, f->name);
         return false;
     }
     v->family = f;
@@ -163,7 +164,7 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
     v->type = kernel_type;
     v->elem_size = ptxkit_dtype_size(kernel_type);
     if (v->elem_size == 0) {
-        snprintf(why, why_size, "reduce variant '%s': unknown element size", name);
+        snprintf(why, why_size, "%s variant '%s': unknown element size", f->name, name);
         return false;
     }
     return true;
@@ -204,6 +205,48 @@ static ptxkit_status fam_reduce_prepare_kernel(ptxkit_context *ctx, const tune_v
 static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
                                 const ptxkit_launch_options *options, ptxkit_stream *stream) {
     return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
+}
+
+/* scan: n counts elements; variants "<op>.<type>" as for reduce (and the
+ * same kernels computing them). items_per_thread is scan.cu's VEC_UNROLL
+ * (vectors per thread), vector_bytes VEC_BYTES; a launch has one block per
+ * tile, so blocks per SM is not a parameter. */
+static size_t fam_scan_out_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+static double fam_scan_moved(const tune_variant *v, size_t n) { return 2.0 * (double)n * (double)v->elem_size; }
+
+/* A thread holds its vectors, their scanned outputs and offsets. */
+static int fam_scan_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
+    if ((size_t)vec < v->elem_size) vec = (int)v->elem_size;
+    return 28 + items * vec / 4 + items * (int)v->elem_size / 4;
+}
+
+/* scan.cu: __launch_bounds__(BLOCK_SIZE, threads / BLOCK_SIZE), threads
+ * 1024, 768 or 512 as the tile's words per thread grow. */
+static int fam_scan_min_blocks(const tune_config *c) {
+    int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
+    int words = (c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL) *
+                (c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR) / 4;
+    int threads = words <= 16 ? 1024 : words <= 32 ? 768 : 512;
+    int m = threads / block;
+    return m < 1 ? 1 : m;
+}
+
+/* One offset per warp, the tile's prefix and its ticket. */
+static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
+    int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
+    return (block / 32 + 1) * (int)v->elem_size + 8;
+}
+
+static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
+                                             const ptxkit_launch_options *options) {
+    return scan_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
+}
+
+static ptxkit_status fam_scan_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
+                                  const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
 }
 
 #define ALL_LOADS                                                                                              \
@@ -258,6 +301,28 @@ static const tune_family families[] = {
         .bytes_moved = fam_reduce_moved,
         .prepare = fam_reduce_prepare_kernel,
         .run = fam_reduce_run,
+    },
+    {
+        .name = "scan",
+        .default_variant = "sum.int32",
+        .unit = "elements",
+        .description = "ptxkit_scan: prefix scan of n elements (exclusive; inclusive runs the same kernel)",
+        .bench_log2 = 28,
+        .items = {1, 2, 3, 4, 6, 8, 12, 16},
+        .vectors = {4, 8, 16},
+        .bpsm = {0, -1},
+        .loads = ALL_LOADS,
+        .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true},
+        .start = {SCAN_DEFAULT_BLOCK, SCAN_DEFAULT_UNROLL, SCAN_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
+        .registers = fam_scan_registers,
+        .min_blocks = fam_scan_min_blocks,
+        .shared_bytes = fam_scan_shared,
+        .parse_variant = fam_reduce_parse,
+        .in_bytes = fam_reduce_in_bytes,
+        .out_bytes = fam_scan_out_bytes,
+        .bytes_moved = fam_scan_moved,
+        .prepare = fam_scan_prepare_kernel,
+        .run = fam_scan_run,
     },
 };
 
