@@ -3,11 +3,13 @@
 // n), with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", NVIDIA 2016).
 //
-// Each block scans one tile of BLOCK_SIZE x VEC_UNROLL vectors of VEC_BYTES
-// (16-byte loads and stores through the caller's LOAD_OP), publishes the
-// tile's aggregate in a status word, finds the sum of everything before the
-// tile by reading its predecessors' words a warp at a time, publishes its
-// inclusive prefix, and writes the tile out.
+// Each block scans one tile: its data warps (all but the first, in blocks
+// of 64 threads or more) hold 32 x VEC_UNROLL vectors of VEC_BYTES each
+// (16-byte loads and stores through the caller's LOAD_OP); the first warp
+// publishes the tile's aggregate in a status word, finds the sum of
+// everything before the tile by reading its predecessors' words a window at
+// a time, publishes the tile's inclusive prefix, and the data warps write
+// the tile out.
 //
 // Status words: value and flag in one 64-bit word (32-bit types) or one
 // 16-byte word (64-bit types), written and read with single relaxed
@@ -27,7 +29,8 @@
 //
 // Injected: BLOCK_SIZE, LOAD_OP, VEC_BYTES (4, 8 or 16), VEC_UNROLL (vectors
 // per thread), ONLY_OP / ONLY_TYPE (reduce_ops.cuh), SCAN_DYNAMIC_TILES,
-// SCAN_SPIN_NS (back-off between polls of a not yet published tile).
+// SCAN_SPIN_NS (back-off between polls of a not yet published tile),
+// SCAN_LOOKBACK (tiles per lane per look-back step).
 // Entry points: ptxkit_scan_<op>_<type>
 //   (const T *in, u64 n, T *out, void *status, u64 *tickets, u64 ticket_base,
 //    unsigned epoch, unsigned flags)
@@ -50,6 +53,17 @@
 #ifndef SCAN_SPIN_NS
 #define SCAN_SPIN_NS 64
 #endif
+// Tiles each lane reads per look-back step: the warp sees 32 x SCAN_LOOKBACK
+// predecessors per round trip to L2. A tile's prefix arrives about one step
+// after its predecessors publish, so the tiles started per round trip can
+// not outrun 32 x SCAN_LOOKBACK: with 32 (one per lane), tiles of 4096
+// elements were bound there on an H100.
+#ifndef SCAN_LOOKBACK
+#define SCAN_LOOKBACK 4
+#endif
+#if SCAN_LOOKBACK < 1 || SCAN_LOOKBACK > 8
+#error "SCAN_LOOKBACK must be 1..8"
+#endif
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1))
 #error "BLOCK_SIZE must be a power of two in [32, 1024]"
 #endif
@@ -61,20 +75,21 @@
 // epoch of the launch that wrote it.
 #define SCAN_STATUS_AGGREGATE 1u  // the tile's own total is known
 #define SCAN_STATUS_PREFIX 2u     // the total of everything up to and including the tile
-#define SCAN_WARPS (BLOCK_SIZE / 32)
+// Blocks of 64 threads or more give their first warp to numbering the tile
+// and looking back, and the rest to the data; a 32-thread block does both
+// in its one warp.
+#define SCAN_LOOKBACK_WARP (BLOCK_SIZE >= 64)
+#define SCAN_DATA_WARPS (BLOCK_SIZE / 32 - SCAN_LOOKBACK_WARP)
 #define SCAN_FULL_MASK 0xffffffffu
 
-// Registers: a block holds its whole tile while it looks back, so ask for
-// enough registers per thread to hold it without spilling, then as many
-// threads per SM as that leaves.
-#define SCAN_LOAD_WORDS (VEC_UNROLL * VEC_BYTES / 4)
-#define SCAN_SM_THREADS (SCAN_LOAD_WORDS <= 16 ? 1024 : SCAN_LOAD_WORDS <= 32 ? 768 : 512)
-#define SCAN_RESIDENT (SCAN_SM_THREADS / BLOCK_SIZE)
-#define SCAN_MIN_BLOCKS (SCAN_RESIDENT < 1 ? 1 : SCAN_RESIDENT)
+// Registers: the compiler's choice (a thread holds its tile's words twice
+// over at its peak: about 2 x VEC_UNROLL x VEC_BYTES / 4 + 20). Squeezing
+// them for more resident blocks spilled 64-bit types; SCAN_MIN_BLOCKS
+// (blocks per SM asked of __launch_bounds__) is there to experiment.
+#ifndef SCAN_MIN_BLOCKS
+#define SCAN_MIN_BLOCKS 1
+#endif
 
-// Whole-vector stores are written as PTX: compiled from C++, NVVM split
-// some of them into scalar stores where a guarded path stored the same
-// values element by element.
 #if VEC_BYTES == 16
 __device__ __forceinline__ void sload_words(const void *p, unsigned *w) {
     uint4 v = ld_v4u32((const uint4 *)p);
@@ -119,6 +134,10 @@ __device__ __forceinline__ ulonglong2 scan_status_load2(const ulonglong2 *p) {
     asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.x), "=l"(w.y) : "l"(p) : "memory");
     return w;
 }
+
+// A block-wide barrier that the look-back warp and the data warps reach
+// from different branches: barrier.sync without .aligned.
+__device__ __forceinline__ void scan_barrier() { asm volatile("barrier.sync 0;" ::: "memory"); }
 
 __device__ __forceinline__ void scan_backoff() {
 #if SCAN_SPIN_NS > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700

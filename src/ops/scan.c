@@ -287,9 +287,19 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
     spec_define_int(&spec, &scratch, "VEC_UNROLL", c->unroll);
     if (x && x->dynamic_tiles >= 0) spec_define_int(&spec, &scratch, "SCAN_DYNAMIC_TILES", x->dynamic_tiles ? 1 : 0);
     if (x && x->spin_ns >= 0) spec_define_int(&spec, &scratch, "SCAN_SPIN_NS", x->spin_ns);
-    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0) && !options_use_jit(&c->opt))
+    if (x && x->lookback >= 0) spec_define_int(&spec, &scratch, "SCAN_LOOKBACK", x->lookback);
+    if (x && x->min_blocks >= 0) spec_define_int(&spec, &scratch, "SCAN_MIN_BLOCKS", x->min_blocks);
+    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0) &&
+        !options_use_jit(&c->opt))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: experiment switches need the JIT path");
     return family_kernel_get(ctx, &c->opt, &spec, SCAN_DEFAULT_BLOCK, fn, block);
+}
+
+/* Elements per tile, as cu_sources/scan.cu counts them: blocks of 64
+ * threads or more give one warp to the look-back. */
+static size_t tile_elements(int block, const scan_config *c) {
+    size_t data_threads = (size_t)(block >= 64 ? block - 32 : block);
+    return data_threads * (size_t)c->unroll * ((size_t)c->vector_bytes / ptxkit_dtype_size(c->kernel_type));
 }
 
 ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
@@ -319,7 +329,7 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     st = scan_kernel(ctx, &c, NULL, &fn, &block);
     context_leave(ctx);
     if (st == PTXKIT_SUCCESS)
-        *elements = (size_t)block * (size_t)c.unroll * ((size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type));
+        *elements = tile_elements(block, &c);
     return st;
 }
 
@@ -336,8 +346,8 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
     int block;
     if ((st = scan_kernel(ctx, &c, experiment, &fn, &block)) != PTXKIT_SUCCESS) goto done;
 
-    const size_t elem = ptxkit_dtype_size(c.kernel_type), per_vector = (size_t)c.vector_bytes / elem;
-    const size_t tile = (size_t)block * (size_t)c.unroll * per_vector;
+    const size_t elem = ptxkit_dtype_size(c.kernel_type);
+    const size_t tile = tile_elements(block, &c);
     /* as the kernel counts: from the vector boundary at or before `in` */
     const size_t head = (size_t)(in % (ptxkit_dptr)c.vector_bytes) / elem;
     const size_t tiles = (n - 1 + head) / tile + 1;

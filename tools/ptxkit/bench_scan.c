@@ -48,14 +48,16 @@ static void usage(FILE *out) {
             "usage: ptxkit bench scan [--ops LIST|all] [--types LIST|all] [--kinds LIST|all] [--log2 LIST | --sizes LIST]\n"
             "                         [--compare] [--reps N] [--warmup N] [--no-ceiling] [--in-place] [--offset K]\n"
             "                         [--path auto|jit|ptx] [--block N] [--items N] [--vector N] [--load OP]\n"
-            "                         [--dynamic 0|1] [--spin NS] [--csv|--json] [--device N]\n"
+            "                         [--dynamic 0|1] [--spin NS] [--lookback M] [--min-blocks N]\n"
+            "                         [--csv|--json] [--device N]\n"
             "Time and GB/s (n x element size read plus n written) of ptxkit_scan, and the share of\n"
             "cuMemcpyDtoD's bandwidth on the same bytes measured in the same run. --compare also runs CUB's\n"
             "DeviceScan (the ptxkit-cub-scan program: beside ptxkit, in ../bench, or $PTXKIT_CUB_SCAN; build it\n"
             "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side (CUB always scans\n"
             "aligned, separate buffers). --in-place scans the input onto itself; --offset K starts input and\n"
-            "output K elements past their allocations. --dynamic and --spin are experiment switches of the\n"
-            "kernel (tiles by ticket or by blockIdx.x; back-off of the look-back in ns).\n"
+            "output K elements past their allocations. --dynamic, --spin, --lookback and --min-blocks are\n"
+            "experiment switches of the kernel (tiles by ticket or by blockIdx.x; back-off of the look-back in\n"
+            "ns; tiles per lane per look-back step, 1-8; blocks per SM asked of __launch_bounds__).\n"
             "Defaults: --ops sum --types int32,float32 --kinds exclusive --log2 10,12,...,28 (every even\n"
             "exponent, and 25 and 27). LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32\n"
             "int64 uint64 float32 float64; kinds: inclusive exclusive.\n");
@@ -159,6 +161,12 @@ static bool parse_args(int argc, char **argv, scan_bench *b, int *exit_code) {
         } else if (strcmp(a, "--dynamic") == 0) {
             b->experiment.dynamic_tiles = atoi(v);
             ok = strcmp(v, "0") == 0 || strcmp(v, "1") == 0;
+        } else if (strcmp(a, "--lookback") == 0) {
+            b->experiment.lookback = atoi(v);
+            ok = b->experiment.lookback >= 1 && b->experiment.lookback <= 8;
+        } else if (strcmp(a, "--min-blocks") == 0) {
+            b->experiment.min_blocks = atoi(v);
+            ok = b->experiment.min_blocks >= 1 && b->experiment.min_blocks <= 32;
         } else if (strcmp(a, "--spin") == 0) {
             b->experiment.spin_ns = atoi(v);
             ok = b->experiment.spin_ns >= 0 && b->experiment.spin_ns <= 100000;
