@@ -226,14 +226,18 @@ static __device__ __forceinline__ void R_FN(scan_finish_run)(rT *vout, u64 run, 
 // them with each warp's offset in the tile, publishes the tile, looks back,
 // and returns the tile's exclusive prefix (valid in every lane).
 static __device__ __forceinline__ rT R_FN(scan_tile_prefix)(rT *warp_offsets, void *status, unsigned long long tile,
-                                                           unsigned epoch, unsigned lane) {
+                                                           bool single_tile, unsigned epoch, unsigned lane) {
     const rT total = lane < SCAN_DATA_WARPS ? warp_offsets[lane] : R_IDENTITY;
     const rT inclusive = R_FN(scan_warp_inclusive)(total, lane);
     const rT aggregate = __shfl_sync(SCAN_FULL_MASK, inclusive, SCAN_DATA_WARPS - 1);
     rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
     if (lane == 0) before = R_IDENTITY;
+    // With one data warp the compiler reads warp_offsets[0] in every lane
+    // (the only index the read can have): the warp's reads come before
+    // lane 0 overwrites it.
+    __syncwarp();
     if (lane < SCAN_DATA_WARPS) warp_offsets[lane] = before;
-    if (gridDim.x == 1) return R_IDENTITY;
+    if (single_tile) return R_IDENTITY;
     if (tile == 0) {
         if (lane == 0) R_FN(scan_publish)(status, 0, epoch << 2 | SCAN_STATUS_PREFIX, aggregate);
         return R_IDENTITY;
@@ -278,7 +282,7 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
         if (lane == 0) tile_index = tile;
         scan_barrier(); // 1: the tile is numbered
         scan_barrier(); // 2: the data warps' totals are in
-        const rT prefix = R_FN(scan_tile_prefix)(warp_offsets, status, tile, epoch, lane);
+        const rT prefix = R_FN(scan_tile_prefix)(warp_offsets, status, tile, gridDim.x == 1, epoch, lane);
         if (lane == 0) tile_prefix = prefix;
         scan_barrier(); // 3: offsets and prefix are out
     } else {
@@ -310,9 +314,10 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
     const bool full = tile_start >= head && tile_start + S_TILE <= end;
     rT x[VEC_UNROLL][S_VW], offset[VEC_UNROLL];
     R_FN(scan_load_run)(vin, tile_start, head, end, full, lane, x);
-    warp_offsets[0] = R_FN(scan_run_offsets)(x, offset, lane);
+    const rT run_total = R_FN(scan_run_offsets)(x, offset, lane);
+    if (lane == 0) warp_offsets[0] = run_total;
     __syncwarp();
-    const rT prefix = R_FN(scan_tile_prefix)(warp_offsets, status, tile, epoch, lane);
+    const rT prefix = R_FN(scan_tile_prefix)(warp_offsets, status, tile, gridDim.x == 1, epoch, lane);
     __syncwarp();
     const rT base = tile == 0 ? warp_offsets[0] : r_combine(prefix, warp_offsets[0]);
     R_FN(scan_finish_run)(vout, tile_start, head, end, full, lane, x, offset, base, flags);

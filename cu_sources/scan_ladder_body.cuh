@@ -166,6 +166,7 @@ R_ENTRY(ptxkit_scan_ladder4)(const rT *in, u64 n, rT *out, rT *sums, unsigned ex
         }
         rT w_before = __shfl_up_sync(0xffffffffu, w, 1);
         if (lane == 0) w_before = R_IDENTITY;
+        __syncwarp(); /* with one warp every lane may read warp_offsets[0] above */
         if (lane < BLOCK_SIZE / 32) warp_offsets[lane] = w_before;
         if (lane == 31) total = w;
     }
