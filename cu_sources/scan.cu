@@ -30,7 +30,7 @@
 // Injected: BLOCK_SIZE, LOAD_OP, VEC_BYTES (4, 8 or 16), VEC_UNROLL (vectors
 // per thread), ONLY_OP / ONLY_TYPE (reduce_ops.cuh), SCAN_DYNAMIC_TILES,
 // SCAN_SPIN_NS (back-off between polls of a not yet published tile),
-// SCAN_LOOKBACK (tiles per lane per look-back step).
+// SCAN_LOOKBACK (tiles per lane per look-back step), SCAN_MIN_BLOCKS.
 // Entry points: ptxkit_scan_<op>_<type>
 //   (const T *in, u64 n, T *out, void *status, u64 *tickets, u64 ticket_base,
 //    unsigned epoch, unsigned flags)
@@ -38,8 +38,11 @@
 // misaligned, so the output can be written with whole vectors too).
 #include "reduce_ops.cuh"
 
+// The PTX files' shape: 512 threads, 4 vectors of 16 bytes each (the JIT
+// path's default is 6 vectors, set by src/ops/scan.c; 4 keeps the PTX text,
+// and the time to assemble it, smaller).
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256
+#define BLOCK_SIZE 512
 #endif
 #ifndef VEC_BYTES
 #define VEC_BYTES 16

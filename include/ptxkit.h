@@ -283,12 +283,13 @@ const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind);
  * look-back (Merrill & Garland 2016), with per-context scratch, so any
  * number of streams may scan at the same time.
  *
- * Float sums: the array is cut into tiles of T elements (T = block size x
- * items_per_thread x elements per 16-byte vector: 4096 for float32 and 2048
- * for float64 with the defaults). Within a tile the sum is a tree of depth
- * under 32; across tiles it is sequential: a tile's prefix is an earlier
- * tile's prefix plus a tree sum of the tiles between. So out[i] differs
- * from the exact prefix sum by at most (ceil((i + 1) / T) + 48) * u *
+ * Float sums: the array is cut into tiles of T elements (T = (block size -
+ * 32, the look-back warp) x items_per_thread x elements per 16-byte vector:
+ * 11520 for float32 and 5760 for float64 with the defaults, 512 threads and
+ * 6 vectors). Within a tile the sum is a tree of depth under 48; across
+ * tiles it is sequential: a tile's prefix is an earlier tile's prefix plus
+ * a tree sum of the tiles between. So out[i] differs from the exact prefix
+ * sum by at most (ceil((i + 1) / T) + 48) * u *
  * sum_{j <= i} |in[j]|, with u = 2^-24 (float32) or 2^-53 (float64): the
  * bound of a sequential sum over tiles (typical errors are far smaller, and
  * grow like the square root of the tile count). Which earlier prefix a tile

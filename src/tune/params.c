@@ -214,23 +214,20 @@ static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, 
 static size_t fam_scan_out_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
 static double fam_scan_moved(const tune_variant *v, size_t n) { return 2.0 * (double)n * (double)v->elem_size; }
 
-/* A thread holds its vectors, their scanned outputs and offsets. */
+/* A thread holds its tile's words about twice over at its peak (the loaded
+ * vectors and the partial sums the compiler keeps for the output), plus
+ * offsets, addresses and the look-back. */
 static int fam_scan_registers(const tune_variant *v, const tune_config *c) {
     int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
     int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
     if ((size_t)vec < v->elem_size) vec = (int)v->elem_size;
-    return 28 + items * vec / 4 + items * (int)v->elem_size / 4;
+    return 20 + 2 * items * vec / 4;
 }
 
-/* scan.cu: __launch_bounds__(BLOCK_SIZE, threads / BLOCK_SIZE), threads
- * 1024, 768 or 512 as the tile's words per thread grow. */
+/* scan.cu: __launch_bounds__(BLOCK_SIZE, 1), registers left to the compiler. */
 static int fam_scan_min_blocks(const tune_config *c) {
-    int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
-    int words = (c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL) *
-                (c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR) / 4;
-    int threads = words <= 16 ? 1024 : words <= 32 ? 768 : 512;
-    int m = threads / block;
-    return m < 1 ? 1 : m;
+    (void)c;
+    return 1;
 }
 
 /* One offset per warp, the tile's prefix and its ticket. */
