@@ -229,6 +229,7 @@ typedef struct variant {
     int step;
     ptxkit_launch_options options;
     ptxkit_stream *stream;
+    const scan_experiment *experiment; /* RUN_SCAN: NULL, or experiment switches of the kernel */
 } variant;
 
 static ptxkit_dptr ladder_scratch;
@@ -239,7 +240,8 @@ static void describe(char *buf, size_t size, const variant *v, ptxkit_scan_kind 
                      ptxkit_dtype type, const layout *l, size_t n) {
     const ptxkit_launch_options *o = &v->options;
     snprintf(buf, size, "%s%s%d %s %s.%s n=%zu (%s) block %d vec %d items %d load %s path %d",
-             v->kind == RUN_SCAN ? "scan" : "ladder step ", v->kind == RUN_LADDER_PUBLIC ? "(public) " : "",
+             v->kind != RUN_SCAN ? "ladder step " : v->experiment ? "scan (experiment) " : "scan",
+             v->kind == RUN_LADDER_PUBLIC ? "(public) " : "",
              v->kind == RUN_SCAN ? 0 : v->step, ptxkit_scan_kind_name(kind), ptxkit_reduce_op_name(op),
              ptxkit_dtype_name(type), n, l->name, o->block_size, o->vector_bytes, o->items_per_thread,
              ptxkit_load_op_name(o->load_op) ? ptxkit_load_op_name(o->load_op) : "?", (int)o->path);
@@ -248,7 +250,9 @@ static void describe(char *buf, size_t size, const variant *v, ptxkit_scan_kind 
 static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                  ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out) {
     switch (v->kind) {
-    case RUN_SCAN: return ptxkit_scan(ctx, kind, op, type, in, n, out, &v->options, v->stream);
+    case RUN_SCAN:
+        return v->experiment ? scan_run(ctx, kind, op, type, in, n, out, &v->options, v->stream, v->experiment)
+                             : ptxkit_scan(ctx, kind, op, type, in, n, out, &v->options, v->stream);
     case RUN_LADDER:
         return scan_ladder_run(ctx, v->step, kind, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes,
                                &v->options, v->stream);
@@ -742,6 +746,43 @@ static void test_scan_arguments(void **state) {
                   scan_ladder_run(ctx, 1, ex, sum, PTXKIT_INT32, in, 100000, out, ladder_scratch, 16, NULL, NULL));
 }
 
+/* The benchmark's experiment switches of the kernel (tiles numbered by
+ * blockIdx.x, other look-back windows, no back-off, a register bound), and
+ * launches of the blockIdx-numbered kernel between ticket-numbered ones on
+ * the same slot (only the latter take tickets). */
+static void test_scan_experiments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    static const scan_experiment experiments[] = {
+        {0, -1, -1, -1}, {-1, -1, 1, -1}, {-1, -1, 8, -1}, {-1, 0, -1, -1}, {-1, -1, -1, 2},
+    };
+    static const size_t few[] = {1, 33, 4097, 65537, ((size_t)1 << 20) + 1, 3000017};
+    int failures = 0;
+    for (size_t e = 0; e < sizeof experiments / sizeof experiments[0]; e++)
+        for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
+            variant v = {.kind = RUN_SCAN, .experiment = &experiments[e]};
+            failures += check_case(&v, (ptxkit_scan_kind)(k % 2), PTXKIT_REDUCE_SUM, PTXKIT_INT32, few[k],
+                                   k % 2 ? &MISALIGNED_BOTH : &SEPARATE);
+            failures += check_case(&v, (ptxkit_scan_kind)((k + 1) % 2), PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, few[k],
+                                   k % 3 ? &SEPARATE : &IN_PLACE_MISALIGNED);
+        }
+    assert_int_equal(failures, 0);
+    const size_t n = ((size_t)1 << 20) + 3, stride = n * 4 + 256;
+    ptxkit_dptr outs;
+    assert_ok(ctx, ptxkit_malloc(ctx, 24 * stride, &outs));
+    for (int i = 0; i < 24; i++)
+        assert_ok(ctx, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev,
+                                n - (size_t)i * 997, outs + (ptxkit_dptr)i * stride, NULL, NULL,
+                                i % 2 ? &experiments[0] : NULL));
+    for (int i = 0; i < 24; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "alternating launch %d", i);
+        expect_scan(ctx, what, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, n - (size_t)i * 997,
+                    outs + (ptxkit_dptr)i * stride);
+    }
+    ptxkit_free(ctx, outs);
+}
+
 /* ---- the ladder ---------------------------------------------------------- */
 
 static void test_ladder_all(void **state) {
@@ -814,7 +855,8 @@ int main(void) {
         cmocka_unit_test(test_scan_sizes_int32), cmocka_unit_test(test_scan_all_combos),
         cmocka_unit_test(test_scan_shapes),     cmocka_unit_test(test_scan_ptx_path),
         cmocka_unit_test(test_scan_streams),    cmocka_unit_test(test_scan_back_to_back),
-        cmocka_unit_test(test_scan_epoch_wrap), cmocka_unit_test(test_ladder_all),
+        cmocka_unit_test(test_scan_epoch_wrap), cmocka_unit_test(test_scan_experiments),
+        cmocka_unit_test(test_ladder_all),
         cmocka_unit_test(test_ladder_load_ops), cmocka_unit_test(test_ladder_public),
     };
     int failed = cmocka_run_group_tests_name("gpu_scan", tests, setup, teardown);
