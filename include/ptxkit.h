@@ -310,6 +310,60 @@ ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduc
                                    ptxkit_dptr in, size_t n, ptxkit_dptr out,
                                    const ptxkit_launch_options *options, ptxkit_stream *stream);
 
+/* ---- scan (prefix sum) ------------------------------------------------- */
+
+typedef enum ptxkit_scan_kind {
+    PTXKIT_SCAN_INCLUSIVE = 0,  /* out[i] = in[0] op in[1] op ... op in[i] */
+    PTXKIT_SCAN_EXCLUSIVE,      /* out[0] = identity, out[i] = in[0] op ... op in[i-1] */
+    PTXKIT_SCAN_KIND_COUNT
+} ptxkit_scan_kind;
+
+/* "inclusive", "exclusive"; NULL for a value out of range. */
+const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind);
+
+/* Scans n elements at `in` into n elements at `out` on `stream`; the result
+ * stays on the device. Operators and types as ptxkit_reduce: sum, min, max
+ * of int32, uint32, float32, float64; sum of int64 and uint64; and, or, xor
+ * of the integer types (else UNSUPPORTED). The exclusive identity is 0 for
+ * sum, or and xor, all ones for and, the type's largest value (+inf) for
+ * min and its smallest (-inf) for max. Integer sums wrap modulo 2^w; float
+ * min/max ignore NaNs as fminf/fmaxf do.
+ *
+ * in and out may be any element-aligned addresses (the fastest case: the
+ * same offset from a 16-byte boundary); in == out scans in place; any other
+ * overlap is INVALID_ARGUMENT. n == 0 does nothing. One launch, one pass
+ * over the data (n read, n written): single-pass scan with decoupled
+ * look-back (Merrill & Garland 2016), with per-context scratch, so any
+ * number of streams may scan at the same time.
+ *
+ * Float sums: the array is cut into tiles of T elements (T = (block size -
+ * 32, the look-back warp) x items_per_thread x elements per 16-byte vector:
+ * 11520 for float32 and 5760 for float64 with the defaults, 512 threads and
+ * 6 vectors). Within a tile the sum is a tree of depth under 48; across
+ * tiles it is sequential: a tile's prefix is an earlier tile's prefix plus
+ * a tree sum of the tiles between. So out[i] differs from the exact prefix
+ * sum by at most (ceil((i + 1) / T) + 48) * u *
+ * sum_{j <= i} |in[j]|, with u = 2^-24 (float32) or 2^-53 (float64): the
+ * bound of a sequential sum over tiles (typical errors are far smaller, and
+ * grow like the square root of the tile count). Which earlier prefix a tile
+ * builds on depends on timing, so float sums may differ in their last bits
+ * from run to run; integer results never do. */
+ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                          ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                          ptxkit_stream *stream);
+
+/* One step of the scan ladder, for teaching and benchmarks: 1 Hillis-Steele
+ * (double-buffered, one element per thread, O(n log n) work), 2 Blelloch
+ * work-efficient up-sweep and down-sweep (two elements per thread), 3 the
+ * same with the padding that removes shared-memory bank conflicts, 4 warp
+ * shuffles (__shfl_up_sync within warps, then across warps). Arrays longer
+ * than one block are scanned as the 2007 seeds do: scan the blocks, scan
+ * their sums (recursively), add them back. JIT only. Allocates its block
+ * sums per call and waits for `stream` before returning. */
+ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                 ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                                 const ptxkit_launch_options *options, ptxkit_stream *stream);
+
 /* ---- transpose --------------------------------------------------------- */
 
 typedef enum ptxkit_transpose_kind {

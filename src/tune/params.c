@@ -7,6 +7,7 @@
 
 #include "ops/memlab.h"
 #include "ops/reduce.h"
+#include "ops/scan.h"
 #include "tune/params.h"
 
 /* ---- configurations ---------------------------------------------------- */
@@ -130,7 +131,7 @@ static ptxkit_status fam_copy_run(ptxkit_context *ctx, const tune_variant *v, pt
 static bool fam_reduce_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
     const char *dot = strchr(name, '.');
     if (!dot) {
-        snprintf(why, why_size, "reduce variants are '<op>.<type>', e.g. 'sum.float32' (not '%s')", name);
+        snprintf(why, why_size, "%s variants are '<op>.<type>', e.g. 'sum.float32' (not '%s')", f->name, name);
         return false;
     }
     int op = -1, type = -1;
@@ -143,12 +144,12 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
         if (s && strcmp(dot + 1, s) == 0) type = i;
     }
     if (op < 0 || type < 0) {
-        snprintf(why, why_size, "unknown reduce %s in variant '%s'", op < 0 ? "operator" : "type", name);
+        snprintf(why, why_size, "unknown %s %s in variant '%s'", f->name, op < 0 ? "operator" : "type", name);
         return false;
     }
     bool bitwise = op == PTXKIT_REDUCE_AND || op == PTXKIT_REDUCE_OR || op == PTXKIT_REDUCE_XOR;
     if (bitwise && (type == PTXKIT_FLOAT32 || type == PTXKIT_FLOAT64)) {
-        snprintf(why, why_size, "reduce variant '%s': bitwise operators take integer types", name);
+        snprintf(why, why_size, "%s variant '%s': bitwise operators take integer types", f->name, name);
         return false;
     }
     /* Tuned as the kernel that computes it, under the name reduce.c looks
@@ -156,7 +157,7 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
     ptxkit_reduce_op kernel_op;
     ptxkit_dtype kernel_type;
     if (!reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kernel_op, &kernel_type)) {
-        snprintf(why, why_size, "reduce variant '%s' is not provided by ptxkit_reduce", name);
+        snprintf(why, why_size, "%s variant '%s' is not provided by ptxkit_%s", f->name, name, f->name);
         return false;
     }
     v->family = f;
@@ -165,7 +166,7 @@ static bool fam_reduce_parse(const tune_family *f, const char *name, tune_varian
     v->type = kernel_type;
     v->elem_size = ptxkit_dtype_size(kernel_type);
     if (v->elem_size == 0) {
-        snprintf(why, why_size, "reduce variant '%s': unknown element size", name);
+        snprintf(why, why_size, "%s variant '%s': unknown element size", f->name, name);
         return false;
     }
     return true;
@@ -313,6 +314,45 @@ static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *
     return ptxkit_transpose(ctx, v->type, out, in, s.rows, s.cols, PTXKIT_TRANSPOSE_PADDED, options, stream);
 }
 
+/* scan: n counts elements; variants "<op>.<type>" as for reduce (and the
+ * same kernels computing them). items_per_thread is scan.cu's VEC_UNROLL
+ * (vectors per thread), vector_bytes VEC_BYTES; a launch has one block per
+ * tile, so blocks per SM is not a parameter. */
+static size_t fam_scan_out_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+static double fam_scan_moved(const tune_variant *v, size_t n) { return 2.0 * (double)n * (double)v->elem_size; }
+
+/* A thread holds its tile's words about twice over at its peak (the loaded
+ * vectors and the partial sums the compiler keeps for the output), plus
+ * offsets, addresses and the look-back. */
+static int fam_scan_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
+    if ((size_t)vec < v->elem_size) vec = (int)v->elem_size;
+    return 20 + 2 * items * vec / 4;
+}
+
+/* scan.cu: __launch_bounds__(BLOCK_SIZE, 1), registers left to the compiler. */
+static int fam_scan_min_blocks(const tune_config *c) {
+    (void)c;
+    return 1;
+}
+
+/* One offset per warp, the tile's prefix and its ticket. */
+static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
+    int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
+    return (block / 32 + 1) * (int)v->elem_size + 8;
+}
+
+static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
+                                             const ptxkit_launch_options *options) {
+    return scan_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
+}
+
+static ptxkit_status fam_scan_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
+                                  const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
+}
+
 #define ALL_LOADS                                                                                              \
     {PTXKIT_LOAD_DEFAULT, PTXKIT_LOAD_CA, PTXKIT_LOAD_CG, PTXKIT_LOAD_CS, PTXKIT_LOAD_LU, PTXKIT_LOAD_CV,       \
      PTXKIT_LOAD_NC, -1}
@@ -389,6 +429,28 @@ static const tune_family families[] = {
         .out_bytes = fam_transpose_bytes,
         .bytes_moved = fam_transpose_moved,
         .run = fam_transpose_run,
+    },
+    {
+        .name = "scan",
+        .default_variant = "sum.int32",
+        .unit = "elements",
+        .description = "ptxkit_scan: prefix scan of n elements (exclusive; inclusive runs the same kernel)",
+        .bench_log2 = 28,
+        .items = {1, 2, 3, 4, 6, 8, 12, 16},
+        .vectors = {4, 8, 16},
+        .bpsm = {0, -1},
+        .loads = ALL_LOADS,
+        .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true},
+        .start = {SCAN_DEFAULT_BLOCK, SCAN_DEFAULT_UNROLL, SCAN_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
+        .registers = fam_scan_registers,
+        .min_blocks = fam_scan_min_blocks,
+        .shared_bytes = fam_scan_shared,
+        .parse_variant = fam_reduce_parse,
+        .in_bytes = fam_reduce_in_bytes,
+        .out_bytes = fam_scan_out_bytes,
+        .bytes_moved = fam_scan_moved,
+        .prepare = fam_scan_prepare_kernel,
+        .run = fam_scan_run,
     },
 };
 

@@ -20,7 +20,8 @@ static const bench_entry benches[] = {
     {"transpose", bench_transpose, "naive / tiled / padded transpose vs cuMemcpyDtoD"},
     {"reduce", bench_reduce, "ptxkit_reduce by operator, type and size vs a read ceiling (--compare: vs CUB)"},
     {"user-tune", bench_user_tune, "the tuner on an application kernel (public API): budgeted pick vs exhaustive best"},
-    {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose)"},
+    {"scan", bench_scan, "ptxkit_scan by operator, type, kind and size vs cuMemcpyDtoD (--compare: vs CUB)"},
+    {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose, scan)"},
 };
 
 static void usage(FILE *out) {

@@ -20,13 +20,14 @@ static const command commands[] = {
     {"bench", cmd_bench, "benchmarks: ptxkit bench --help lists them"},
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
     {"ladder", cmd_ladder, "the reduction ladder (Harris steps 1-9) on this GPU, next to the 2007 G80 table"},
+    {"scan-ladder", cmd_scan_ladder, "the scan ladder (Hillis-Steele, Blelloch, shuffles) next to the 2007 table"},
     {"tune", cmd_tune, "choose block size and the other injected constants for this GPU; --show lists them"},
 };
 
 static void usage(FILE *out) {
     fprintf(out, "usage: ptxkit COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nptxkit COMMAND --help describes a command.\n"
                  "Commands that print tables also write reports like nvbench's, several at once: --json FILE\n"
                  "(metadata and typed columns), --csv FILE, --md FILE; - is standard output. --csv or --json alone\n"

@@ -1,0 +1,151 @@
+// PTXKIT_PTX_FAMILY: scan
+// Production prefix scan: one launch, one pass over the data (read n, write
+// n), with decoupled look-back (Merrill & Garland, "Single-pass Parallel
+// Prefix Scan with Decoupled Look-back", NVIDIA 2016).
+//
+// Each block scans one tile: its data warps (all but the first, in blocks
+// of 64 threads or more) hold 32 x VEC_UNROLL vectors of VEC_BYTES each
+// (16-byte loads and stores through the caller's LOAD_OP); the first warp
+// publishes the tile's aggregate in a status word, finds the sum of
+// everything before the tile by reading its predecessors' words a window at
+// a time, publishes the tile's inclusive prefix, and the data warps write
+// the tile out.
+//
+// Status words: value and flag in one 64-bit word (32-bit types) or one
+// 16-byte word (64-bit types), written and read with single relaxed
+// accesses at GPU scope, so a reader sees a value and its flag together
+// (the 16-byte case relies on aligned vector accesses being single
+// transactions, as CUB's ScanTileState does). The flag's upper 30 bits hold
+// the launch's epoch: a word left by an earlier launch on the same scratch
+// never reads as valid, so no launch is needed to clear the words between
+// calls. The host changes the epoch every launch and clears the words only
+// when the epoch wraps (every 2^30 launches).
+//
+// Tiles are numbered in the order blocks start (a ticket counter per
+// scratch slot, SCAN_DYNAMIC_TILES=1): every tile a block waits for belongs
+// to a block that has started, so the look-back cannot wait on a block that
+// is not resident. SCAN_DYNAMIC_TILES=0 numbers tiles by blockIdx.x, as CUB
+// does, relying on blocks being dispatched in order.
+//
+// Injected: BLOCK_SIZE, LOAD_OP, VEC_BYTES (4, 8 or 16), VEC_UNROLL (vectors
+// per thread), ONLY_OP / ONLY_TYPE (reduce_ops.cuh), SCAN_DYNAMIC_TILES,
+// SCAN_SPIN_NS (back-off between polls of a not yet published tile),
+// SCAN_LOOKBACK (tiles per lane per look-back step), SCAN_MIN_BLOCKS.
+// Entry points: ptxkit_scan_<op>_<type>
+//   (const T *in, u64 n, T *out, void *status, u64 *tickets, u64 ticket_base,
+//    unsigned epoch, unsigned flags)
+// flags: SCAN_FLAG_EXCLUSIVE, SCAN_FLAG_VECTOR_STORES (out and in are equally
+// misaligned, so the output can be written with whole vectors too).
+#include "reduce_ops.cuh"
+
+// The PTX files' shape: 512 threads, 4 vectors of 16 bytes each (the JIT
+// path's default is 6 vectors, set by src/ops/scan.c; 4 keeps the PTX text,
+// and the time to assemble it, smaller).
+#ifndef BLOCK_SIZE
+#define BLOCK_SIZE 512
+#endif
+#ifndef VEC_BYTES
+#define VEC_BYTES 16
+#endif
+#ifndef VEC_UNROLL
+#define VEC_UNROLL 4
+#endif
+#ifndef SCAN_DYNAMIC_TILES
+#define SCAN_DYNAMIC_TILES 1
+#endif
+#ifndef SCAN_SPIN_NS
+#define SCAN_SPIN_NS 64
+#endif
+// Tiles each lane reads per look-back step: the warp sees 32 x SCAN_LOOKBACK
+// predecessors per round trip to L2. (On an H100, 1, 4 and 8 timed within
+// 1% of each other at 2^20 to 2^28 elements: the window is not what bounds
+// the scan there. 4 costs a few registers in the look-back warp only.)
+#ifndef SCAN_LOOKBACK
+#define SCAN_LOOKBACK 4
+#endif
+#if SCAN_LOOKBACK < 1 || SCAN_LOOKBACK > 8
+#error "SCAN_LOOKBACK must be 1..8"
+#endif
+#if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1))
+#error "BLOCK_SIZE must be a power of two in [32, 1024]"
+#endif
+
+#define SCAN_FLAG_EXCLUSIVE 1u
+#define SCAN_FLAG_VECTOR_STORES 2u
+
+// Status of a tile, in the low 2 bits of its tag; the upper 30 bits are the
+// epoch of the launch that wrote it.
+#define SCAN_STATUS_AGGREGATE 1u  // the tile's own total is known
+#define SCAN_STATUS_PREFIX 2u     // the total of everything up to and including the tile
+// Blocks of 64 threads or more give their first warp to numbering the tile
+// and looking back, and the rest to the data; a 32-thread block does both
+// in its one warp.
+#define SCAN_LOOKBACK_WARP (BLOCK_SIZE >= 64)
+#define SCAN_DATA_WARPS (BLOCK_SIZE / 32 - SCAN_LOOKBACK_WARP)
+#define SCAN_FULL_MASK 0xffffffffu
+
+// Registers: the compiler's choice (a thread holds its tile's words twice
+// over at its peak: about 2 x VEC_UNROLL x VEC_BYTES / 4 + 20). Squeezing
+// them for more resident blocks spilled 64-bit types; SCAN_MIN_BLOCKS
+// (blocks per SM asked of __launch_bounds__) is there to experiment.
+#ifndef SCAN_MIN_BLOCKS
+#define SCAN_MIN_BLOCKS 1
+#endif
+
+#if VEC_BYTES == 16
+__device__ __forceinline__ void sload_words(const void *p, unsigned *w) {
+    uint4 v = ld_v4u32((const uint4 *)p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+}
+__device__ __forceinline__ void sstore_words(void *p, const unsigned *w) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+                 : "memory");
+}
+#elif VEC_BYTES == 8
+__device__ __forceinline__ void sload_words(const void *p, unsigned *w) {
+    uint2 v = ld_v2u32((const uint2 *)p);
+    w[0] = v.x, w[1] = v.y;
+}
+__device__ __forceinline__ void sstore_words(void *p, const unsigned *w) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+}
+#elif VEC_BYTES == 4
+__device__ __forceinline__ void sload_words(const void *p, unsigned *w) { w[0] = ld_u32((const unsigned *)p); }
+__device__ __forceinline__ void sstore_words(void *p, const unsigned *w) { *(unsigned *)p = w[0]; }
+#else
+#error "VEC_BYTES must be 4, 8 or 16"
+#endif
+#define SCAN_VEC_WORDS (VEC_BYTES / 4)
+
+// Status words: scratch written and read by different blocks of the same
+// launch, so relaxed GPU-scope accesses (never served from a stale L1 line,
+// never split). Not the caller's data: LOAD_OP does not apply.
+__device__ __forceinline__ void scan_status_store(unsigned long long *p, unsigned long long w) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+__device__ __forceinline__ unsigned long long scan_status_load(const unsigned long long *p) {
+    unsigned long long w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    return w;
+}
+__device__ __forceinline__ void scan_status_store2(ulonglong2 *p, unsigned long long value, unsigned long long tag) {
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(value), "l"(tag) : "memory");
+}
+__device__ __forceinline__ ulonglong2 scan_status_load2(const ulonglong2 *p) {
+    ulonglong2 w;
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.x), "=l"(w.y) : "l"(p) : "memory");
+    return w;
+}
+
+// A block-wide barrier that the look-back warp and the data warps reach
+// from different branches: barrier.sync without .aligned.
+__device__ __forceinline__ void scan_barrier() { asm volatile("barrier.sync 0;" ::: "memory"); }
+
+__device__ __forceinline__ void scan_backoff() {
+#if SCAN_SPIN_NS > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __nanosleep(SCAN_SPIN_NS);
+#endif
+}
+
+#define REDUCE_BODY "scan_body.cuh"
+#include "reduce_each.cuh"

@@ -1,0 +1,397 @@
+/* scan: the production prefix scan (cu_sources/scan.cu), single pass with
+ * decoupled look-back. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ops/reduce.h"
+#include "ops/scan.h"
+#include "tune/tune.h"
+
+const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind) {
+    static const char *const names[PTXKIT_SCAN_KIND_COUNT] = {"inclusive", "exclusive"};
+    return (unsigned)kind < PTXKIT_SCAN_KIND_COUNT ? names[kind] : NULL;
+}
+
+/* The scan kernels are the reduce combinations (reduce_each.cuh), mapped the
+ * same way: uint64 sum runs int64 sum, the bitwise operators the unsigned. */
+bool scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) { return reduce_supported(op, type); }
+
+ptxkit_status scan_check_args(ptxkit_context *ctx, const char *who, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                              ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", who);
+    if ((unsigned)kind >= PTXKIT_SCAN_KIND_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown scan kind %d", who, (int)kind);
+    if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown operator %d", who, (int)op);
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown element type %d", who, (int)type);
+    if (!scan_supported(op, type))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: %s of %s is not provided (min and max exist for int32, uint32, float32 and "
+                            "float64; the bitwise operators for integers)",
+                            who, ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
+    if (n == 0) return PTXKIT_SUCCESS;
+    size_t elem = ptxkit_dtype_size(type), bytes;
+    if (!in || !out)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: %s pointer is NULL", who, in ? "output" : "input");
+    if (in % elem || out % elem)
+        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "%s: %s 0x%llx is not %zu-byte aligned for %s", who,
+                            in % elem ? "input" : "output", (unsigned long long)(in % elem ? in : out), elem,
+                            ptxkit_dtype_name(type));
+    if (!mul_size(n, elem, &bytes) || in + bytes < in || out + bytes < out)
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "%s: %zu elements of %s overflow the address space", who, n,
+                            ptxkit_dtype_name(type));
+    /* In place is one block reading its tile before writing it; a shifted
+     * overlap would have blocks overwrite input other blocks still read. */
+    if (in != out && in < out + bytes && out < in + bytes)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "%s: input [0x%llx, +%zu) and output [0x%llx, +%zu) overlap without being the same (in "
+                            "place means in == out)",
+                            who, (unsigned long long)in, bytes, (unsigned long long)out, bytes);
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- scratch slots ------------------------------------------------------
+ * A slot is what one scan in flight needs besides its data: a ticket
+ * counter (numbers tiles in the order blocks start) and the tiles' status
+ * words, one array per word size (8 bytes for 32-bit types, 16 for 64-bit:
+ * a word is only ever read as the format that wrote it). A stream keeps its
+ * slot while it is among the SCAN_SLOTS most recently used streams, so the
+ * launches sharing a slot are ordered by their stream; a slot passing to
+ * another stream waits for an event recorded on its previous owner (as
+ * reduce's slots do), and so does a stream being destroyed. Launches never
+ * clear the words: each carries a new epoch, and a word of an older epoch
+ * reads as not yet published. The host knows every ticket a launch takes
+ * (one per block), so the counter is never reset either. */
+typedef struct scan_slot {
+    CUstream owner;   /* valid while owned */
+    CUevent handover; /* the previous owner's work, when pending */
+    bool owned, pending;
+    unsigned long long last_use;
+    bool counter_ready;              /* its ticket counter has been zeroed */
+    unsigned long long tickets_used; /* the counter's value after the slot's launches so far */
+    unsigned epoch;                  /* of the next launch; 0: clear the words first */
+    CUdeviceptr words[2];            /* status words: [0] 8-byte, [1] 16-byte */
+    size_t capacity[2];              /* tiles */
+} scan_slot;
+
+typedef struct scan_state {
+    pthread_mutex_t lock;
+    scan_slot slot[SCAN_SLOTS];
+    unsigned long long clock;
+    CUdeviceptr counters; /* SCAN_SLOTS ticket counters, 128 bytes apart */
+    /* Outgrown status arrays: launches still in flight may use them, so
+     * they are freed with the context (they total less than the live ones). */
+    CUdeviceptr *retired;
+    size_t retired_count, retired_capacity;
+} scan_state;
+
+enum { COUNTER_STRIDE = 128, MIN_STATUS_TILES = 1024 };
+
+static void state_destroy(ptxkit_context *ctx, void *p) {
+    scan_state *s = p;
+    /* launches in flight may still use the scratch */
+    ctx->cu->cuCtxSynchronize();
+    for (int i = 0; i < SCAN_SLOTS; i++) {
+        if (s->slot[i].handover) ctx->cu->cuEventDestroy(s->slot[i].handover);
+        for (int w = 0; w < 2; w++)
+            if (s->slot[i].words[w]) ctx->cu->cuMemFree(s->slot[i].words[w]);
+    }
+    for (size_t i = 0; i < s->retired_count; i++) ctx->cu->cuMemFree(s->retired[i]);
+    if (s->counters) ctx->cu->cuMemFree(s->counters);
+    free(s->retired);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static void *state_create(ptxkit_context *ctx) {
+    scan_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    bool ok = ctx->cu->cuMemAlloc(&s->counters, SCAN_SLOTS * COUNTER_STRIDE) == CUDA_SUCCESS;
+    for (int i = 0; ok && i < SCAN_SLOTS; i++)
+        ok = ctx->cu->cuEventCreate(&s->slot[i].handover, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+    if (!ok) {
+        state_destroy(ctx, s);
+        return NULL;
+    }
+    return s;
+}
+
+static void state_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
+    scan_state *s = p;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < SCAN_SLOTS; i++)
+        if (s->slot[i].owned && s->slot[i].owner == stream) {
+            /* should the record fail, waiting keeps the ordering */
+            if (ctx->cu->cuEventRecord(s->slot[i].handover, stream) == CUDA_SUCCESS) s->slot[i].pending = true;
+            else ctx->cu->cuStreamSynchronize(stream);
+            s->slot[i].owned = false;
+            s->slot[i].last_use = 0; /* free: the next new stream takes it */
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static const context_state_ops scan_state_ops = {state_create, state_destroy, state_stream_closing};
+
+/* The slot of `stream` (lock held), ordering the stream after the slot's
+ * previous owner when that was another stream. */
+static ptxkit_status slot_acquire(ptxkit_context *ctx, scan_state *s, CUstream stream, scan_slot **out) {
+    int pick = -1;
+    for (int i = 0; i < SCAN_SLOTS && pick < 0; i++)
+        if (s->slot[i].owned && s->slot[i].owner == stream) pick = i;
+    if (pick < 0) {
+        pick = 0;
+        for (int i = 1; i < SCAN_SLOTS; i++)
+            if (s->slot[i].last_use < s->slot[pick].last_use) pick = i;
+        scan_slot *p = &s->slot[pick];
+        if (p->owned) {
+            CUresult r = ctx->cu->cuEventRecord(p->handover, p->owner);
+            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuEventRecord on a slot's previous stream");
+            p->pending = true;
+        }
+        if (p->pending) {
+            CUresult r = ctx->cu->cuStreamWaitEvent(stream, p->handover, 0);
+            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuStreamWaitEvent");
+        }
+        p->owner = stream;
+        p->owned = true;
+        p->pending = false;
+    }
+    s->slot[pick].last_use = ++s->clock;
+    *out = &s->slot[pick];
+    return PTXKIT_SUCCESS;
+}
+
+/* Readies slot p (lock held, owned by `stream`) for a launch of `tiles`
+ * tiles with status words of format w: zeroes its counter on first use,
+ * grows the status array, clears the words when the epoch wraps. */
+static ptxkit_status slot_ready(ptxkit_context *ctx, scan_state *s, scan_slot *p, int w, size_t tiles,
+                                CUstream stream) {
+    const cuda_driver *cu = ctx->cu;
+    const size_t word_bytes = w ? 16 : 8;
+    CUdeviceptr counter = s->counters + (CUdeviceptr)(p - s->slot) * COUNTER_STRIDE;
+    CUresult r;
+    if (!p->counter_ready) {
+        if ((r = cu->cuMemsetD32Async(counter, 0, 2, stream)) != CUDA_SUCCESS)
+            return record_cuda_error(ctx, r, "scan: clearing a ticket counter");
+        p->counter_ready = true;
+        p->tickets_used = 0;
+    }
+    if (p->capacity[w] < tiles) {
+        size_t capacity = MIN_STATUS_TILES;
+        while (capacity < tiles) capacity *= 2;
+        if (p->words[w]) {
+            if (s->retired_count == s->retired_capacity) {
+                size_t cap = s->retired_capacity ? 2 * s->retired_capacity : 16;
+                CUdeviceptr *grown = realloc(s->retired, cap * sizeof *grown);
+                if (!grown) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: out of host memory");
+                s->retired = grown;
+                s->retired_capacity = cap;
+            }
+        }
+        CUdeviceptr words = 0;
+        if ((r = cu->cuMemAlloc(&words, capacity * word_bytes)) != CUDA_SUCCESS)
+            return record_cuda_error(ctx, r, "scan: cuMemAlloc of the tile status words");
+        /* zero: epoch 0, which no launch uses */
+        if ((r = cu->cuMemsetD32Async(words, 0, capacity * word_bytes / 4, stream)) != CUDA_SUCCESS) {
+            cu->cuMemFree(words);
+            return record_cuda_error(ctx, r, "scan: clearing the tile status words");
+        }
+        if (p->words[w]) s->retired[s->retired_count++] = p->words[w];
+        p->words[w] = words;
+        p->capacity[w] = capacity;
+    }
+    if (p->epoch == 0 || p->epoch >= SCAN_EPOCH_LIMIT) {
+        /* a wrapped epoch would meet words of its earlier use */
+        for (int k = 0; k < 2; k++)
+            if (p->words[k] && (r = cu->cuMemsetD32Async(p->words[k], 0, p->capacity[k] * (k ? 16 : 8) / 4, stream)) !=
+                                   CUDA_SUCCESS)
+                return record_cuda_error(ctx, r, "scan: clearing the tile status words");
+        p->epoch = 1;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status scan_debug_set_epoch(ptxkit_context *ctx, unsigned epoch) {
+    if (!ctx || epoch == 0 || epoch >= SCAN_EPOCH_LIMIT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_debug_set_epoch: epoch %u out of range", epoch);
+    scan_state *s = context_state(ctx, &scan_state_ops);
+    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: cannot create the per-context scratch");
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < SCAN_SLOTS; i++)
+        if (s->slot[i].epoch) s->slot[i].epoch = epoch;
+    pthread_mutex_unlock(&s->lock);
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+typedef struct scan_config {
+    ptxkit_launch_options opt; /* validated, tuned values filled in */
+    const char *suffix;
+    ptxkit_reduce_op kernel_op;
+    ptxkit_dtype kernel_type;
+    int vector_bytes;
+    int unroll; /* vectors per thread */
+} scan_config;
+
+/* Options left at 0 take the tuned value for (kernel, size) when the tuning
+ * database has one, else the built-in default. items_per_thread counts
+ * vectors per thread (VEC_UNROLL), as for reduce. The precompiled PTX is
+ * fixed at 512 threads x 4 vectors of 16 bytes. */
+static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                    const ptxkit_launch_options *options, scan_config *c) {
+    ptxkit_status st = check_launch_options(ctx, options, &c->opt);
+    if (st != PTXKIT_SUCCESS) return st;
+    c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
+    if (!c->suffix)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: %s of %s is not provided",
+                            ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
+    char variant[48];
+    snprintf(variant, sizeof variant, "%s.%s", ptxkit_reduce_op_name(c->kernel_op), ptxkit_dtype_name(c->kernel_type));
+    tune_apply(ctx, "scan", variant, n, &c->opt);
+    /* A database entry is data from disk: validate what it gave. */
+    ptxkit_launch_options checked;
+    if ((st = check_launch_options(ctx, &c->opt, &checked)) != PTXKIT_SUCCESS) return st;
+    int elem = (int)ptxkit_dtype_size(c->kernel_type);
+    c->vector_bytes = c->opt.vector_bytes ? c->opt.vector_bytes : SCAN_DEFAULT_VECTOR;
+    if (c->vector_bytes < elem)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan: %d-byte vectors are narrower than a %s element",
+                            c->vector_bytes, ptxkit_dtype_name(type));
+    const bool jit = options_use_jit(&c->opt);
+    c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
+    if (c->unroll > SCAN_MAX_UNROLL)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "scan: %d vectors per thread (items_per_thread) is more than %d", c->unroll,
+                            SCAN_MAX_UNROLL);
+    if (c->opt.blocks_per_sm)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "scan: blocks_per_sm does not apply (one block per tile, as many tiles as the data has)");
+    if (!jit && (c->vector_bytes != SCAN_DEFAULT_VECTOR || c->unroll != SCAN_PTX_UNROLL))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "scan: the precompiled PTX is built for %d-byte vectors, %d per thread; other vector "
+                            "widths and items per thread need the JIT path",
+                            SCAN_DEFAULT_VECTOR, SCAN_PTX_UNROLL);
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan_experiment *x, CUfunction *fn,
+                                 int *block) {
+    char entry[64];
+    snprintf(entry, sizeof entry, "ptxkit_scan_%s", c->suffix);
+    kernel_spec spec = {.family = "scan", .entry = entry};
+    define_scratch scratch = {0};
+    spec_define_int(&spec, &scratch, "ONLY_OP", (long long)c->kernel_op);
+    spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)c->kernel_type);
+    spec_define_int(&spec, &scratch, "VEC_BYTES", c->vector_bytes);
+    spec_define_int(&spec, &scratch, "VEC_UNROLL", c->unroll);
+    if (x && x->dynamic_tiles >= 0) spec_define_int(&spec, &scratch, "SCAN_DYNAMIC_TILES", x->dynamic_tiles ? 1 : 0);
+    if (x && x->spin_ns >= 0) spec_define_int(&spec, &scratch, "SCAN_SPIN_NS", x->spin_ns);
+    if (x && x->lookback >= 0) spec_define_int(&spec, &scratch, "SCAN_LOOKBACK", x->lookback);
+    if (x && x->min_blocks >= 0) spec_define_int(&spec, &scratch, "SCAN_MIN_BLOCKS", x->min_blocks);
+    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0) &&
+        !options_use_jit(&c->opt))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: experiment switches need the JIT path");
+    return family_kernel_get(ctx, &c->opt, &spec, SCAN_DEFAULT_BLOCK, fn, block);
+}
+
+/* Elements per tile, as cu_sources/scan.cu counts them: blocks of 64
+ * threads or more give one warp to the look-back. */
+static size_t tile_elements(int block, const scan_config *c) {
+    size_t data_threads = (size_t)(block >= 64 ? block - 32 : block);
+    return data_threads * (size_t)c->unroll * ((size_t)c->vector_bytes / ptxkit_dtype_size(c->kernel_type));
+}
+
+ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                           const ptxkit_launch_options *options) {
+    ptxkit_status st = scan_check_args(ctx, "scan_prepare", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
+    if (st != PTXKIT_SUCCESS) return st;
+    scan_config c;
+    if ((st = scan_configure(ctx, op, type, 0, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    st = scan_kernel(ctx, &c, NULL, &fn, &block);
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                 const ptxkit_launch_options *options, size_t *elements) {
+    ptxkit_status st = scan_check_args(ctx, "scan_tile_elements", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (!elements) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_tile_elements: elements is NULL");
+    scan_config c;
+    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    st = scan_kernel(ctx, &c, NULL, &fn, &block);
+    context_leave(ctx);
+    if (st == PTXKIT_SUCCESS)
+        *elements = tile_elements(block, &c);
+    return st;
+}
+
+ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                       ptxkit_stream *stream, const scan_experiment *experiment) {
+    ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
+    if (st != PTXKIT_SUCCESS) return st;
+    scan_config c;
+    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if (n == 0) return PTXKIT_SUCCESS;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    CUfunction fn;
+    int block;
+    if ((st = scan_kernel(ctx, &c, experiment, &fn, &block)) != PTXKIT_SUCCESS) goto done;
+
+    const size_t elem = ptxkit_dtype_size(c.kernel_type);
+    const size_t tile = tile_elements(block, &c);
+    /* as the kernel counts: from the vector boundary at or before `in` */
+    const size_t head = (size_t)(in % (ptxkit_dptr)c.vector_bytes) / elem;
+    const size_t tiles = (n - 1 + head) / tile + 1;
+    if (tiles > 0x7fffffffu) {
+        st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: %zu elements need %zu tiles, more blocks than a launch has",
+                          n, tiles);
+        goto done;
+    }
+    scan_state *s = context_state(ctx, &scan_state_ops);
+    if (!s) {
+        st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: cannot create the per-context scratch");
+        goto done;
+    }
+    const int w = elem == 8 ? 1 : 0;
+    CUstream cs = stream_handle(stream);
+    pthread_mutex_lock(&s->lock);
+    scan_slot *p = NULL;
+    st = slot_acquire(ctx, s, cs, &p);
+    if (st == PTXKIT_SUCCESS) st = slot_ready(ctx, s, p, w, tiles, cs);
+    if (st == PTXKIT_SUCCESS) {
+        CUdeviceptr d_in = in, d_out = out, words = p->words[w];
+        CUdeviceptr counter = s->counters + (CUdeviceptr)(p - s->slot) * COUNTER_STRIDE;
+        unsigned long long count = n, base = p->tickets_used;
+        unsigned epoch = p->epoch;
+        unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
+                         (in % (ptxkit_dptr)c.vector_bytes == out % (ptxkit_dptr)c.vector_bytes ? 2u : 0u);
+        void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
+        st = launch_kernel(ctx, fn, (unsigned)tiles, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        if (st == PTXKIT_SUCCESS) {
+            /* one ticket per block, taken only when there is more than one
+             * (and not by the blockIdx-numbered experiment) */
+            if (tiles > 1 && !(experiment && experiment->dynamic_tiles == 0)) p->tickets_used += tiles;
+            p->epoch++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+done:
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                          ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                          ptxkit_stream *stream) {
+    return scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL);
+}
