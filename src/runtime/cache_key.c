@@ -141,6 +141,20 @@ static XXH128_hash_t family_text_hash(const char *family) {
     return h;
 }
 
+/* The key of what state has hashed, with NVRTC's identity for compiled
+ * images (the compiler's build decides their code). */
+static cache_key finish_key(XXH3_state_t *state, bool with_nvrtc) {
+    if (with_nvrtc) {
+        pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+        XXH3_128bits_update(state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
+    }
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(state));
+    cache_key key;
+    memcpy(key.bytes, canon.digest, sizeof key.bytes);
+    return key;
+}
+
 cache_key cache_key_for(const char *family, const char *const *defines, int define_count, int arch, int driver_version) {
     XXH3_state_t state;
     XXH3_128bits_reset(&state);
@@ -156,13 +170,7 @@ cache_key cache_key_for(const char *family, const char *const *defines, int defi
     for (int i = 0; i < n; i++) XXH3_128bits_update(&state, sorted[i], strlen(sorted[i]) + 1);
     int numbers[2] = {arch, driver_version};
     XXH3_128bits_update(&state, numbers, sizeof numbers);
-    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
-    XXH3_128bits_update(&state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
-    cache_key key;
-    memcpy(key.bytes, canon.digest, sizeof key.bytes);
-    return key;
+    return finish_key(&state, true);
 }
 
 text_hash text_hash_of(const char *name, const char *source, const char *const *header_names,
@@ -229,13 +237,7 @@ cache_key cache_key_for_program(text_hash program, const char *const *defines, i
     hash_string(&state, 'E', entry);
     int numbers[2] = {arch, driver_version};
     XXH3_128bits_update(&state, numbers, sizeof numbers);
-    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
-    XXH3_128bits_update(&state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
-    cache_key key;
-    memcpy(key.bytes, canon.digest, sizeof key.bytes);
-    return key;
+    return finish_key(&state, true);
 }
 
 cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version) {
@@ -247,11 +249,7 @@ cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, 
     XXH3_128bits_update(&state, bytes, size);
     int numbers[2] = {arch, driver_version};
     XXH3_128bits_update(&state, numbers, sizeof numbers);
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
-    cache_key key;
-    memcpy(key.bytes, canon.digest, sizeof key.bytes);
-    return key;
+    return finish_key(&state, false);
 }
 
 void cache_key_hex(const cache_key *key, char out[33]) {
