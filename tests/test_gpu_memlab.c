@@ -513,7 +513,7 @@ static void transpose_options_every_tuned_configuration(void **state) {
 
 static void transpose_precompiled_ptx(void **state) {
     (void)state;
-    if (!embedded_find("transpose.cg.ptx")) skip();
+    if (!embedded_find("transpose.ptx")) skip();
     for (int op = PTXKIT_LOAD_CA; op < PTXKIT_LOAD_OP_COUNT; op++) {
         ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = (ptxkit_load_op)op};
         for (size_t t = 0; t < 2; t++)

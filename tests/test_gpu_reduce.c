@@ -329,7 +329,7 @@ static void *compile_worker(void *arg) {
         const compile_job *j = &jobs[i];
         ptxkit_status st = j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
                                    : reduce_prepare(ctx, j->op, j->type, &j->options);
-        /* A build without ptx/reduce.*.ptx: the PTX test reports it. */
+        /* A build without ptx/reduce.ptx: the PTX test reports it. */
         if (st == PTXKIT_ERROR_NOT_FOUND && j->options.path == PTXKIT_PATH_PTX) continue;
         if (st != PTXKIT_SUCCESS) {
             atomic_fetch_add(&job_failures, 1);

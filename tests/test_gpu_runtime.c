@@ -207,20 +207,22 @@ static void attach_to_callers_context(void **state) {
 static void ptx_path_loads_every_operator(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    const char *ops[] = {"ca", "cg", "cs", "lu", "cv", "nc"};
     assert_ok(ctx, context_enter(ctx));
-    for (int i = 0; i < 6; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "copy.%s.ptx", ops[i]);
-        CUfunction f;
-        assert_ok(ctx, ptx_kernel_get(ctx, name, "ptxkit_copy_vec16", &f));
-        assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, name, "no_such_entry", &f));
+    /* one committed text; each operator (and plain loads) is its own module */
+    CUfunction f, seen[PTXKIT_LOAD_OP_COUNT];
+    for (int op = 0; op < PTXKIT_LOAD_OP_COUNT; op++) {
+        assert_ok(ctx, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "ptxkit_copy_vec16", &seen[op]));
+        for (int k = 0; k < op; k++) assert_true(seen[k] != seen[op]);
+        assert_ok(ctx, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "ptxkit_copy_vec16", &f));
+        assert_true(f == seen[op]);
+        assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "no_such_entry", &f));
     }
     /* every PTX load keeps the driver JIT's wall time and info log */
-    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.nc.ptx"));
+    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.ptx with nc loads"));
     assert_non_null(strstr(ptxkit_context_jit_log(ctx), "driver JIT wall time"));
-    CUfunction f;
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", "ptxkit_copy_vec16", &f));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", PTXKIT_LOAD_CG, "ptxkit_copy_vec16", &f));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)PTXKIT_LOAD_OP_COUNT, "ptxkit_copy_vec16", &f));
     context_leave(ctx);
     /* explicit block sizes the PTX was not built for are refused, not run wrong */
     ptxkit_dptr a, b;
