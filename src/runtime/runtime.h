@@ -29,8 +29,6 @@ struct ptxkit_context {
     char error[PTXKIT_ERROR_SIZE];
     char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
     unsigned max_block[3], max_grid[3]; /* device launch limits */
-    void *tune_db;              /* owned by src/tune; NULL until loaded */
-    void (*tune_db_free)(void *);
     struct context_state {      /* per-context state of kernel families */
         const struct context_state_ops *ops;
         void *value;
@@ -59,8 +57,9 @@ struct ptxkit_event {
 
 /* ---- per-context state of the ops ---- */
 
-/* The state a kernel family keeps per context (e.g. events guarding scratch
- * memory): created on first use, told when one of the context's streams is
+/* The state a kernel family (or the tuning lookup) keeps per context (e.g.
+ * events guarding scratch memory, the loaded tuning database): created on
+ * first use, told when one of the context's streams is
  * about to be destroyed, released (with the context current) when the
  * context closes. The ops' address identifies the family. */
 typedef struct context_state_ops {
