@@ -15,8 +15,11 @@
  *
  * Threads. Calls on different contexts may run concurrently from any
  * threads; what the contexts share (the driver and NVRTC, opened once; the
- * kernel cache on disk, written by rename; the tuning database, under one
- * process-wide lock) is synchronized inside. On one context, any calls may
+ * kernel cache on disk, written by rename; the tuning database file, merged
+ * under a file lock and replaced by rename) is synchronized inside. Each
+ * context keeps its own copy of the tuning database under its own lock; one
+ * tuning run at a time per process (PTXKIT_TUNE=auto) tunes, since runs
+ * sharing a GPU would distort each other's timings. On one context, any calls may
  * run concurrently from different threads, except that:
  *  - ptxkit_context_close runs alone: no other call on the context may be in
  *    flight or follow it;
