@@ -52,9 +52,9 @@ static ptxkit_status launch(ptxkit_kernel *k, const ptxkit_config *c, size_t n, 
 static ptxkit_status check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     job *j = user;
     j->checks++;
-    ptxkit_status st = ptxkit_memset32(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
+    ptxkit_status st = ptxkit_memset32_async(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
     if (st == PTXKIT_SUCCESS) st = launch(k, c, n, NULL, j);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(j->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(j->ctx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(j->ctx, j->host_out, j->out, n * sizeof(int));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;

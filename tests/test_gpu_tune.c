@@ -126,9 +126,9 @@ static void copy_check_awkward(ptxkit_context *ctx) {
         for (int shift = 0; shift < 3; shift++) {
             size_t so = shift == 0 ? 0 : shift == 1 ? 4 : 3, doff = shift == 2 ? 7 : so;
             if (n + 16 > max) continue;
-            assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, max, NULL));
+            assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, max, NULL));
             assert_ok(ctx, ptxkit_copy(ctx, dst + doff, src + so, n, NULL, NULL)); /* tuned options */
-            assert_ok(ctx, ptxkit_synchronize(ctx));
+            assert_ok(ctx, ptxkit_context_synchronize(ctx));
             assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, n + doff + 8));
             assert_memory_equal(back + doff, host + so, n);
             for (size_t k = 0; k < doff; k++) assert_int_equal(back[k], 0xCD);
@@ -200,7 +200,7 @@ static void test_dispatch_uses_database(void **state) {
     ptxkit_dptr src, dst;
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32(ctx, src, 0x12345678u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0x12345678u, bytes / 4, NULL));
     ptxkit_event *start, *stop;
     assert_ok(ctx, ptxkit_event_create(ctx, &start));
     assert_ok(ctx, ptxkit_event_create(ctx, &stop));
@@ -244,8 +244,8 @@ static void reduce_check_awkward(ptxkit_context *ctx) {
             double want = 0;
             for (size_t k = 0; k < n; k++) want += host[off + k];
             float got = -1;
-            assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, in + off * sizeof(float), n,
-                                                 &got, NULL));
+            assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &got, in + off * sizeof(float),
+                                                 n, NULL));
             assert_true((double)got == want);
         }
     }
@@ -285,7 +285,7 @@ static void test_tune_reduce(void **state) {
  * than reduce takes) makes that visible without timing anything. */
 static ptxkit_status reduce_ones(ptxkit_context *ctx, ptxkit_dptr in, size_t n, bool expect_ok) {
     int32_t got = -1;
-    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, n, &got, NULL);
+    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &got, in, n, NULL);
     if (expect_ok && st == PTXKIT_SUCCESS) assert_int_equal(got, (int32_t)n);
     return st;
 }
@@ -299,7 +299,7 @@ static void test_reduce_follows_database(void **state) {
     size_t n = (size_t)3 << 12, most = (size_t)1 << 16; /* n: bucket 13 */
     ptxkit_dptr in;
     assert_ok(ctx, ptxkit_malloc(ctx, most * 4, &in));
-    assert_ok(ctx, ptxkit_memset32(ctx, in, 1, most, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, in, 1, most, NULL));
     for (int rep = 0; rep < 3; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* empty database */
 
     tune_db_entry e;
@@ -355,7 +355,7 @@ static void transpose_check_public(ptxkit_context *ctx, ptxkit_dtype type, size_
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, bytes));
-    assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, bytes, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, bytes, NULL));
     assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, PTXKIT_TRANSPOSE_PADDED, NULL, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
     for (size_t r = 0; r < rows; r++)
@@ -466,12 +466,12 @@ static void test_auto_mode(void **state) {
     ptxkit_dptr src, dst;
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
-    assert_ok(ctx, ptxkit_memset32(ctx, dst, 0, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, dst, 0, bytes / 4, NULL));
     double t0 = wall_ms();
     /* the first use tunes the bucket (the tuner's own calls must not recurse) */
     assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     double first = wall_ms() - t0;
     unsigned *back = malloc(bytes);
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
@@ -480,7 +480,7 @@ static void test_auto_mode(void **state) {
     (void)e;
     t0 = wall_ms();
     assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     double second = wall_ms() - t0;
     print_message("auto: first call (tunes) %.0f ms, second %.3f ms\n", first, second);
     assert_true(second < 500); /* found in the database: no second tuning */

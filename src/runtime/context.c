@@ -173,7 +173,7 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
+ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx) {
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxSynchronize();

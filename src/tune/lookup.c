@@ -90,7 +90,7 @@ int tune_bucket(size_t n) {
 
 void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key) {
     int major = 0, minor = 0;
-    nvrtc_identity_version(&major, &minor); /* not ptxkit_get_versions: that loads NVRTC */
+    nvrtc_identity_version(&major, &minor); /* not ptxkit_versions_get: that loads NVRTC */
     tune_db_key_make(key, ctx->info.name, ctx->info.cc_major * 10 + ctx->info.cc_minor, ctx->info.sm_count,
                      ctx->cu ? ctx->cu->version : 0, major, minor, PTXKIT_VERSION_STRING);
 }

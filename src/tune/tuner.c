@@ -676,7 +676,7 @@ static bool family_auto(ptxkit_context *ctx, const char *family, const char *var
 
 __attribute__((constructor)) static void register_family_auto(void) { tune_set_family_auto(family_auto); }
 
-const char *ptxkit_tune_family(int index) {
+const char *ptxkit_tune_family_name(int index) {
     const tune_family *f = tune_family_at(index);
     return f ? f->name : NULL;
 }

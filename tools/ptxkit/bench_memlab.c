@@ -249,7 +249,7 @@ int bench_access(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, gather_n * 4, &index);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, words * 4, 1234);
     if (st == PTXKIT_SUCCESS) st = memlab_make_index(ctx, index, gather_n, gather_bits, 99, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
 
     char title[512];
     snprintf(title, sizeof title,

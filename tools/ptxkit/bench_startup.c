@@ -57,7 +57,7 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &b);
     f->setup_ms = now_ms() - t0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_copy(ctx, b, a, bytes, &o, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
@@ -91,7 +91,7 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &kernel);
     void *args[] = {&out, &value};
     if (st == PTXKIT_SUCCESS) st = ptxkit_launch(kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));

@@ -56,9 +56,9 @@ static ptxkit_status axpy_launch(ptxkit_kernel *k, const ptxkit_config *c, size_
  * contracts a*x+y to one FMA). */
 static ptxkit_status axpy_check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     axpy_run *r = user;
-    ptxkit_status st = ptxkit_memset32(r->ctx, r->z, 0x7fc00001u, n, NULL);
+    ptxkit_status st = ptxkit_memset32_async(r->ctx, r->z, 0x7fc00001u, n, NULL);
     if (st == PTXKIT_SUCCESS) st = axpy_launch(k, c, n, NULL, r);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(r->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(r->ctx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(r->ctx, r->host_z, r->z, n * sizeof(float));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;

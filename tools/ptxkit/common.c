@@ -520,7 +520,7 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, NULL, args);
     context_leave(ctx);
-    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
 }

@@ -44,7 +44,7 @@ int cmd_info(int argc, char **argv) {
     char nvrtc_why[512] = "";
     bool jit = nvrtc_get(nvrtc_why, sizeof nvrtc_why) != NULL;
     ptxkit_versions v;
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     char cache[4096] = "", cache_err[512] = "";
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
@@ -104,7 +104,7 @@ int cmd_info(int argc, char **argv) {
     cJSON *drv = cJSON_AddObjectToObject(root, "driver");
     if (st != PTXKIT_SUCCESS) {
         const char *why = ptxkit_last_error(NULL);
-        ptxkit_get_versions(&v);
+        ptxkit_versions_get(&v);
         cJSON_AddBoolToObject(drv, "usable", false);
         if (v.driver) cJSON_AddNumberToObject(drv, "cuda_version", v.driver);
         else cJSON_AddNullToObject(drv, "cuda_version");
@@ -116,7 +116,7 @@ int cmd_info(int argc, char **argv) {
         cJSON_Delete(root);
         return 1;
     }
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     ptxkit_device_info d;
     ptxkit_device_info_get(ctx, &d);
     cJSON_AddBoolToObject(drv, "usable", true);

@@ -88,7 +88,7 @@ static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit
     unsigned char got[8] = {0}, want[8] = {0};
     size_t elem = ptxkit_dtype_size(r->type);
     *st = ptxkit_memcpy_dtoh(ctx, got, r->out, elem);
-    if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, r->in, r->n, want, NULL);
+    if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, want, r->in, r->n, NULL);
     if (*st != PTXKIT_SUCCESS) return "error";
     if (r->type == PTXKIT_FLOAT32 || r->type == PTXKIT_FLOAT64) return "-";
     return memcmp(got, want, elem) == 0 ? "ok" : "WRONG";

@@ -76,7 +76,7 @@ cJSON *report_metadata(void) {
     if (gmtime_r(&now, &tmv) && strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv)) cJSON_AddStringToObject(m, "date", date);
     else cJSON_AddNullToObject(m, "date");
     ptxkit_versions v;
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     if (v.nvrtc_major) {
         char s[32];
         snprintf(s, sizeof s, "%d.%d", v.nvrtc_major, v.nvrtc_minor);

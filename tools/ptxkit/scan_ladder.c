@@ -45,7 +45,7 @@ typedef struct ladder_run {
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
     if (r->step == PRODUCTION_STEP)
-        return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->in, r->n, r->out, NULL, s);
+        return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, NULL, s);
     return scan_ladder_run(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->in, r->n, r->out, r->scratch,
                            r->scratch_bytes, &r->options, s);
 }
@@ -285,8 +285,8 @@ int cmd_scan_ladder(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             r.step = steps[k];
             float ms = 0;
-            st = ptxkit_memset8(ctx, r.out, 0xCD, r.n * elem, NULL);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+            st = ptxkit_memset8_async(ctx, r.out, 0xCD, r.n * elem, NULL);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
             if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_step, &r, warmup, reps, &ms);
             if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_got, r.out, r.n * elem);
             if (st != PTXKIT_SUCCESS) break;

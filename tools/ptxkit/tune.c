@@ -201,8 +201,8 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
 }
 
 static bool family_known(const char *name) {
-    for (int i = 0; ptxkit_tune_family(i); i++)
-        if (strcmp(ptxkit_tune_family(i), name) == 0) return true;
+    for (int i = 0; ptxkit_tune_family_name(i); i++)
+        if (strcmp(ptxkit_tune_family_name(i), name) == 0) return true;
     return false;
 }
 
@@ -342,7 +342,7 @@ int cmd_tune(int argc, char **argv) {
     }
     if (a.family && !family_known(a.family)) {
         fprintf(stderr, "ptxkit tune: no tunable family '%s' (", a.family);
-        for (int i = 0; ptxkit_tune_family(i); i++) fprintf(stderr, "%s%s", i ? ", " : "", ptxkit_tune_family(i));
+        for (int i = 0; ptxkit_tune_family_name(i); i++) fprintf(stderr, "%s%s", i ? ", " : "", ptxkit_tune_family_name(i));
         fprintf(stderr, ")\n");
         usage(stderr);
         return 2;
@@ -360,8 +360,8 @@ int cmd_tune(int argc, char **argv) {
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
     int rc = 0;
-    for (int i = 0; ptxkit_tune_family(i); i++) {
-        const char *family = ptxkit_tune_family(i);
+    for (int i = 0; ptxkit_tune_family_name(i); i++) {
+        const char *family = ptxkit_tune_family_name(i);
         if (a.family && strcmp(a.family, family) != 0) continue;
         int r = run_family(ctx, &a, family, common.format);
         if (r) rc = r;
