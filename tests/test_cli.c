@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "test_util.h"
+#include "tune/record.h"
 
 static const char *exe;
 
@@ -89,9 +90,11 @@ static void compile_errors(void **state) {
     (void)state;
     if (!ptxkit_jit_available()) skip();
     static result r;
-    run(&r, "compile nosuchfamily --arch sm_90");
-    assert_int_equal(r.code, 1);
-    assert_non_null(strstr(r.err, "nosuchfamily"));
+    run(&r, "compile nosuchfamily --arch sm_90"); /* a usage error naming the families, not a missing source path */
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "no kernel family 'nosuchfamily'"));
+    assert_non_null(strstr(r.err, "families: copy"));
+    assert_null(strstr(r.err, "cu_sources"));
     run(&r, "compile copy --arch sm_90 -DLOAD_OP=42");
     assert_int_equal(r.code, 1);
     assert_non_null(strstr(r.err, "LOAD_OP must be 0..6"));
@@ -439,6 +442,7 @@ static const cJSON *check_report(const cJSON *doc) {
                 cJSON *v = member(row, member(col, "name")->valuestring);
                 if (strcmp(type, "number") == 0) assert_true(cJSON_IsNumber(v) || cJSON_IsNull(v));
                 else if (strcmp(type, "string") == 0) assert_true(cJSON_IsString(v));
+                else if (strcmp(type, "object") == 0) assert_true(cJSON_IsObject(v));
                 else fail_msg("column type '%s'", type);
             }
         }
@@ -462,6 +466,19 @@ static void report_files(void **state) {
     snprintf(base, sizeof base, "/tmp/ptxkit-cli-report.%d", (int)getpid());
     setenv("PTXKIT_TUNE_DB", db, 1);
     write_tune_db(db, "1763850000");
+    char record[96], msg[256];
+    snprintf(record, sizeof record, "%s.record.jsonl", base); /* beside the database */
+    remove(record);
+    tune_record_line line = {.n = 1 << 24, .param_count = 2, .outcome = TUNE_RECORD_OK, .ms = 0.0254, .gbs = 2642.5,
+                             .samples = 5, .when = 1763850000, .code = 0x1234};
+    tune_db_key_make(&line.key, "GPU", 90, 132, 13000, 13, 0, "0.1.0");
+    snprintf(line.family, sizeof line.family, "reduce");
+    snprintf(line.variant, sizeof line.variant, "sum.float32");
+    snprintf(line.names[0], sizeof line.names[0], "block");
+    snprintf(line.names[1], sizeof line.names[1], "items");
+    line.values[0] = 256;
+    line.values[1] = 4;
+    assert_int_equal(tune_record_append(record, &line, msg, sizeof msg), PTXKIT_SUCCESS);
     snprintf(args, sizeof args, "tune --show --json %s.json --csv %s.csv --md %s.md", base, base, base);
     run(&r, args);
     assert_int_equal(r.code, 0);
@@ -477,19 +494,46 @@ static void report_files(void **state) {
     assert_true(cJSON_IsNumber(member(row, "sms")) && member(row, "sms")->valueint == 132);
     assert_true(cJSON_IsNumber(member(row, "GBps")));
     assert_string_equal(member(row, "variant")->valuestring, "sum.float32");
-    /* CSV: a header row of the same columns, one line a row */
+    /* the configuration as an object of its parameters */
+    cJSON *choice = member(row, "choice");
+    assert_true(cJSON_IsObject(choice));
+    assert_int_equal(member(choice, "block")->valueint, 256);
+    assert_string_equal(member(choice, "load")->valuestring, "nc");
+    assert_null(cJSON_GetObjectItem(choice, "bpsm")); /* at its built-in default: left out */
+    /* the record's table: every configuration measured */
+    cJSON *tables = member(doc, "tables");
+    assert_int_equal(cJSON_GetArraySize(tables), 2);
+    cJSON *rec_rows = member(cJSON_GetArrayItem(tables, 1), "rows");
+    assert_int_equal(cJSON_GetArraySize(rec_rows), 1);
+    cJSON *rec = cJSON_GetArrayItem(rec_rows, 0);
+    assert_int_equal(member(member(rec, "config"), "items")->valueint, 4);
+    assert_string_equal(member(rec, "outcome")->valuestring, "ok");
+    assert_true(member(rec, "time_us")->valuedouble > 25.3 && member(rec, "time_us")->valuedouble < 25.5);
+    assert_int_equal(member(rec, "samples")->valueint, 5);
+    /* CSV: each table a header row of the same columns, one line a row, a
+     * blank line between tables */
     snprintf(path, sizeof path, "%s.csv", base);
     slurp(path, csv, sizeof csv);
     remove(path);
-    char header[1024] = "";
-    const cJSON *col;
-    cJSON_ArrayForEach(col, cols) {
-        if (header[0]) strcat(header, ",");
-        strcat(header, member(col, "name")->valuestring);
+    const char *part = csv;
+    int expected_lines = -1;
+    const cJSON *table;
+    cJSON_ArrayForEach(table, tables) {
+        char header[1024] = "";
+        const cJSON *col;
+        cJSON_ArrayForEach(col, member(table, "columns")) {
+            if (header[0]) strcat(header, ",");
+            strcat(header, member(col, "name")->valuestring);
+        }
+        strcat(header, "\n");
+        if (strncmp(part, header, strlen(header)) != 0) fail_msg("CSV table without its header:\n%s", part);
+        int rows_here = cJSON_GetArraySize(member(table, "rows"));
+        for (int k = 0; k <= rows_here; k++) part = strchr(part, '\n') + 1;
+        if (*part == '\n') part++;
+        expected_lines += 2 + rows_here;
     }
-    strcat(header, "\n");
-    assert_true(strncmp(csv, header, strlen(header)) == 0);
-    assert_int_equal(count_lines(csv), 1 + cJSON_GetArraySize(rows));
+    assert_int_equal(count_lines(csv), expected_lines);
+    (void)cols;
     /* Markdown: the metadata, then the table with its separator row */
     snprintf(path, sizeof path, "%s.md", base);
     slurp(path, md, sizeof md);
@@ -499,7 +543,7 @@ static void report_files(void **state) {
     assert_non_null(strstr(md, "sum.float32"));
     int table_lines = 0;
     for (const char *p = md; (p = strstr(p, "\n|")); p++) table_lines++;
-    assert_int_equal(table_lines, 2 + cJSON_GetArraySize(rows));
+    assert_int_equal(table_lines, 2 + cJSON_GetArraySize(rows) + 2 + 1); /* and the record's */
     cJSON_Delete(doc);
 
     /* - is standard output, alone */
@@ -516,9 +560,14 @@ static void report_files(void **state) {
     if (!doc) fail_msg("not JSON:\n%s", r.out);
     assert_true(cJSON_IsNumber(member(cJSON_GetArrayItem(member(doc, "rows"), 0), "sms")));
     cJSON_Delete(doc);
-    run(&r, "tune --show --csv");
+    run(&r, "tune --show --csv"); /* one table on standard output: the database's */
     assert_int_equal(r.code, 0);
     assert_int_equal(count_lines(r.out), 2);
+    run(&r, "tune --show --record --csv"); /* the record's */
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_non_null(strstr(r.out, "block=256 items=4"));
+    remove(record);
     /* conflicts and missing values are usage errors */
     const char *bad[] = {"tune --show --csv --json", "tune --show --json - --md -", "tune --show --md",
                          "tune --show --json a.json --json b.json", "tune --show --json=", "tune --show --csv --csv"};

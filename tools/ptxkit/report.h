@@ -18,7 +18,7 @@ const char *report_build_type(void);
 
 /* The command line, for the report's metadata. */
 void report_set_command(int argc, char **argv);
-/* Destinations (NULL: none, "-": standard output); set by cli_parse_common. */
+/* Destinations (NULL: none, "-": standard output); set by args_parse. */
 void report_set_paths(const char *json, const char *csv, const char *md);
 bool report_wanted(void);
 /* The GPU a command runs on (cli_open_context calls it). */
