@@ -88,7 +88,7 @@ static void show_record(const char *path, const tune_db_key *key, out_format for
             used += snprintf(config + used, sizeof config - (size_t)used, "%s%s=%lld", p ? " " : "", l->names[p],
                              l->values[p]);
         when_text(l->when, when, sizeof when);
-        tune_size_text(l->n, n, sizeof n);
+        snprintf(n, sizeof n, "%zu", l->n); /* the exact size: a record is of one n, not a bucket */
         if (l->outcome == TUNE_RECORD_OK) snprintf(time_us, sizeof time_us, "%.2f", l->ms * 1e3);
         if (l->outcome == TUNE_RECORD_OK && l->gbs > 0) snprintf(gbs, sizeof gbs, "%.0f", l->gbs);
         snprintf(note, sizeof note, "%s", l->note);
