@@ -606,7 +606,7 @@ typedef void (*ptxkit_tune_progress_fn)(const ptxkit_tune_progress *progress, vo
 /* Zero-initialize for defaults. */
 typedef struct ptxkit_tune_options {
     double budget_s;           /* wall-clock bound of the call, compiles included; 0: 35 s */
-    int max_variants;          /* configurations timed per size; 0: no bound */
+    int max_variants;          /* configurations per size, timed or from the tuning record; 0: no bound */
     int exhaustive;            /* time every legal configuration, no budget */
     int verify_exhaustive;     /* budgeted search, then exhaustive: both reported */
     int size_step;             /* log2 step between the sizes n_min..n_max; 0: 4 */

@@ -566,6 +566,8 @@ static void test_resume_from_record(void **state) {
         if (l->outcome == TUNE_RECORD_OK) assert_true(l->ms > 0 && l->gbs > 0 && l->samples >= 1);
     }
 
+    /* a bound of 12: the six from the record count towards it, six more are timed */
+    o.max_variants = 12;
     assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
     const ptxkit_tune_result *r2 = &second->sizes[0];
     print_message("run 2: %d timed, %d reused (%d found in the record); best %s\n", r2->timed, r2->reused,
@@ -578,6 +580,12 @@ static void test_resume_from_record(void **state) {
     for (size_t i = 0; i < r.count; i++)
         for (size_t k = 0; k < i; k++)
             assert_false(memcmp(r.lines[i].values, r.lines[k].values, sizeof r.lines[i].values) == 0);
+    /* the same bound again: the whole search comes from the record */
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
+    print_message("run 3: %d timed, %d reused\n", second->sizes[0].timed, second->sizes[0].reused);
+    assert_int_equal(second->sizes[0].timed, 0);
+    assert_int_equal(second->sizes[0].reused, (int)after_second);
+    assert_int_equal(record_lines(record, &r), after_second);
     tune_db_entry e = saved_entry(path, "reduce", "sum.int32", 20); /* the choice is saved */
     (void)e;
 
@@ -585,7 +593,7 @@ static void test_resume_from_record(void **state) {
     o.no_record = 1;
     assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
     assert_int_equal(second->sizes[0].reused, 0);
-    assert_int_equal(second->sizes[0].timed, 6);
+    assert_int_equal(second->sizes[0].timed, 12);
     assert_string_equal(second->record, "");
     o.no_record = 0;
     setenv("PTXKIT_TUNE_RECORD", "off", 1);
@@ -653,6 +661,8 @@ int main(void) {
         cmocka_unit_test(test_no_save),
         cmocka_unit_test(test_measure),
     };
+    /* PTXKIT_TEST_FILTER=test_resume* runs the matching tests only (a short GPU session) */
+    if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     test_gpu_release();
     char cmd[400];

@@ -40,6 +40,7 @@ typedef struct candidate {
     tune_point cfg;
     bool legal;
     unsigned char state;
+    bool recorded, reached; /* its state came from the tuning record; the search has come to it */
     double ms;              /* median time per call */
 } candidate;
 
@@ -48,6 +49,7 @@ typedef struct table {
     size_t count;
     int legal, timed, failed, wrong;
     int reused;             /* states taken from the tuning record, not measured */
+    int reused_reached;     /* of those, the ones the search has come to */
     char note[192];
 } table;
 
@@ -135,8 +137,10 @@ static void table_free(table *t) {
     t->c = NULL;
 }
 
+/* max_variants counts what the search has come to, timed now or taken from
+ * the record: a resumed run stops where the uninterrupted one would. */
 static bool out_of_budget(const session *s, const table *t) {
-    if (s->opt.max_variants > 0 && t->timed >= s->opt.max_variants) return true;
+    if (s->opt.max_variants > 0 && t->timed + t->reused_reached >= s->opt.max_variants) return true;
     return now_ms() > s->deadline;
 }
 
@@ -188,6 +192,7 @@ static void reuse_recorded(session *s, table *t) {
         const tune_record_line *l = tune_record_find(&s->here, s->pr, s->n, &c->cfg);
         if (!l || (l->outcome == TUNE_RECORD_OK && !(l->ms > 0))) continue;
         t->reused++;
+        c->recorded = true;
         if (l->outcome == TUNE_RECORD_OK) {
             c->state = C_TIMED;
             c->ms = l->ms;
@@ -301,7 +306,12 @@ static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, 
                 finished = false;
                 break;
             }
-            evaluate(s, r, t, &t->c[idx[i]], samples);
+            candidate *c = &t->c[idx[i]];
+            if (c->recorded && !c->reached) {
+                c->reached = true;
+                t->reused_reached++;
+            }
+            evaluate(s, r, t, c, samples);
             progress(s, phase, (int)(i + 1), (int)count, false);
         }
         if (!finished) break;
