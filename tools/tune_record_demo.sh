@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The tuning record on a GPU (BENCHMARKS.md section 10): one tuning problem
-# run uninterrupted, then run again in a fresh database and killed half-way
-# (SIGKILL: nothing is flushed at exit), then resumed; the configurations
-# each run timed come from the record files. Then --export of the resumed
-# database and --import into an empty one, compared through --show.
-# Each run has its own kernel cache, so each compiles cold.
-# Usage: tools/tune_record_demo.sh [KILL_AFTER_SECONDS]   (from the build's parent directory)
+# run uninterrupted, then run again in a fresh database and killed with
+# SIGKILL (nothing is flushed at exit) once its record holds half as many
+# configurations as the uninterrupted run's, then resumed; the
+# configurations each run timed come from the record files. Then --export
+# of the resumed database and --import into an empty one, compared through
+# --show. Each run has its own kernel cache, so each compiles cold.
+# Usage: tools/tune_record_demo.sh   (from the build's parent directory)
 set -u
 P=${P:-./build/tools/ptxkit}
-KILL_AFTER=${1:-8}
 ARGS=${ARGS:-"reduce --variant sum.float32 --sizes 2^24 --max-variants 120 --budget 300"}
 W=$(mktemp -d /tmp/ptxkit-record-demo-XXXXXX)
 now() { date +%s.%N; }
@@ -21,9 +21,13 @@ export PTXKIT_CACHE_DIR=$W/cache-u PTXKIT_TUNE_DB=$W/u/tune.db
 s=$(now); $P tune $ARGS; e=$(now)
 echo "uninterrupted: $(lines $W/u/tune.record.jsonl) configurations recorded ($(timed_in $W/u/tune.record.jsonl) timed ok) in $(awk "BEGIN{printf \"%.1f\", $e - $s}") s"
 
-echo "-- run 1, killed after $KILL_AFTER s (fresh database, record and kernel cache)"
+half=$(( $(lines $W/u/tune.record.jsonl) / 2 ))
+echo "-- run 1, killed once its record holds $half configurations (fresh database, record and kernel cache)"
 export PTXKIT_CACHE_DIR=$W/cache-r PTXKIT_TUNE_DB=$W/r/tune.db
-s=$(now); timeout -s KILL "$KILL_AFTER" $P tune $ARGS; rc=$?; e=$(now)
+s=$(now)
+$P tune $ARGS & pid=$!
+while kill -0 $pid 2>/dev/null && [ "$(lines $W/r/tune.record.jsonl)" -lt "$half" ]; do sleep 0.02; done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?; e=$(now)
 n1=$(lines $W/r/tune.record.jsonl)
 echo "run 1: exit $rc after $(awk "BEGIN{printf \"%.1f\", $e - $s}") s; $n1 configurations in the record; database: $([ -f $W/r/tune.db ] && echo written || echo none)"
 echo "-- run 2, the same command: resumes from the record"
