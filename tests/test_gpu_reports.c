@@ -1,7 +1,8 @@
 /* Every command's report on a GPU: each table command runs small, writing
  * --json, --csv and --md at once; the JSON must match tests/report_schema.json
  * (metadata, every column's type, every row) and the three files must hold
- * the same tables. `ptxkit info --json` is checked as its own document.
+ * the same tables, and the metadata must name the GPU. `ptxkit info --json`
+ * is checked as its own document. The tuning runs use a private database.
  * usage: test_gpu_reports PTXKIT SCHEMA */
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ static void every_report(void **state) {
         {"bench blocks", "bench blocks", "copy --n 1M --n 4M"},
         {"ladder", "ladder", "--log2 14 --reps 3 --warmup 1"},
         {"scan-ladder", "scan-ladder", "--log2 12,16 --reps 3 --warmup 1"},
-        {"tune", "tune", "reduce --sizes 2^16 --budget 3 --no-save"},
+        {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
         {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},
         {"tune --show", "tune", "--show"},
     };
@@ -120,6 +121,9 @@ int main(int argc, char **argv) {
     }
     snprintf(dir, sizeof dir, "/tmp/ptxkit-gpu-reports-XXXXXX");
     if (!mkdtemp(dir)) return 1;
+    char db[200];
+    snprintf(db, sizeof db, "%s/tune.db", dir); /* a private database and record */
+    setenv("PTXKIT_TUNE_DB", db, 1);
     const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];

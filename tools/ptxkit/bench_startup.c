@@ -19,6 +19,7 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "report.h"
 #include "runtime/runtime.h"
 
 static const char user_source[] =
@@ -124,6 +125,7 @@ static int measure(bool user, int device, startup_figures *f) {
     st = user ? first_user_kernel(ctx, f) : first_family_kernel(ctx, f);
     if (st != PTXKIT_SUCCESS)
         snprintf(f->error, sizeof f->error, "%s: %s", ptxkit_status_string(st), ptxkit_last_error(ctx));
+    report_note_device(ctx); /* after the measurement: the report's metadata */
     ptxkit_context_close(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
@@ -234,6 +236,9 @@ int bench_startup(int argc, char **argv) {
             warm_nvrtc += f->nvrtc_loaded;
         }
     }
+    /* the children measured; the report's metadata names their GPU, asked for
+     * now that no measurement is left to disturb */
+    report_note_device_of(common.device);
     table_print(t, common.format, stdout);
     table_free(t);
     if (warm_count) { /* the figure that counts, with its spread */
