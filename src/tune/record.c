@@ -354,40 +354,19 @@ ptxkit_status tune_record_parse_text(const char *text, size_t size, const tune_r
 ptxkit_status tune_record_load(const char *path, const tune_record_filter *filter, tune_record *out, char *msg,
                                size_t msg_size) {
     tune_record_clear(out);
-    struct stat st;
-    int fd = open_regular_file(path, true, &st);
-    if (fd == -2) {
-        snprintf(msg, msg_size, "%s is not a regular file", path);
-        return PTXKIT_ERROR_IO;
+    char *text;
+    size_t got;
+    bool missing;
+    ptxkit_status read = tune_read_file(path, TUNE_RECORD_MAX_FILE, &text, &got, &missing, msg, msg_size);
+    if (read == PTXKIT_ERROR_CORRUPT) { /* only ever too large: lines are checked one by one */
+        size_t used = strlen(msg);
+        snprintf(msg + used, msg_size - used, ": not read (delete it to start a new record)");
     }
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            snprintf(msg, msg_size, "no tuning record at %s yet", path);
-            return PTXKIT_SUCCESS;
-        }
-        snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
-        return PTXKIT_ERROR_IO;
+    if (read != PTXKIT_SUCCESS) return read;
+    if (missing) {
+        snprintf(msg, msg_size, "no tuning record at %s yet", path);
+        return PTXKIT_SUCCESS;
     }
-    if ((unsigned long long)st.st_size > TUNE_RECORD_MAX_FILE) {
-        close(fd);
-        snprintf(msg, msg_size, "%s is larger than %u MiB: not read (delete it to start a new record)", path,
-                 TUNE_RECORD_MAX_FILE >> 20);
-        return PTXKIT_ERROR_CORRUPT;
-    }
-    char *text = malloc((size_t)st.st_size + 1);
-    if (!text) {
-        close(fd);
-        snprintf(msg, msg_size, "out of host memory reading %s", path);
-        return PTXKIT_ERROR_OUT_OF_MEMORY;
-    }
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fd);
     ptxkit_status s = tune_record_parse_text(text, got, filter, out);
     free(text);
     if (s != PTXKIT_SUCCESS) {
