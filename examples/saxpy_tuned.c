@@ -222,8 +222,8 @@ int main(int argc, char **argv) {
         if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_tune", st);
         const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
         const char *db = ptxkit_tune_report_database(report), *note = ptxkit_tune_report_database_note(report);
-        printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
-               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->failed, r->wrong, r->best_gbs,
+        printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d from the tuning record, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
+               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->reused, r->failed, r->wrong, r->best_gbs,
                r->default_gbs);
         printf("saved to %s%s%s\n", db[0] ? db : "(nowhere)", note[0] ? ": " : "", note);
         if (r->wrong) {

@@ -588,7 +588,13 @@ void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
  * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
  * database: PTXKIT_TUNE_DB, else <cache dir>/tune.db. The operations use it
  * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
- * what it holds (the default), or also tune a size bucket on its first use. */
+ * what it holds (the default), or also tune a size bucket on its first use.
+ * Every configuration a tuning run measures (its parameters, time, GB/s,
+ * correctness) is also appended, as it is measured, to the tuning record
+ * beside the database (PTXKIT_TUNE_RECORD, else <database without .db>
+ * .record.jsonl; JSON lines): a later run of the same problem on the same
+ * GPU, driver, NVRTC, library and kernel code reuses those timings instead
+ * of re-timing, so an interrupted run resumes. */
 
 typedef struct ptxkit_tune_progress {
     const char *family;
@@ -606,15 +612,16 @@ typedef void (*ptxkit_tune_progress_fn)(const ptxkit_tune_progress *progress, vo
 /* Zero-initialize for defaults. */
 typedef struct ptxkit_tune_options {
     double budget_s;           /* wall-clock bound of the call, compiles included; 0: 35 s */
-    int max_variants;          /* configurations timed per size; 0: no bound */
+    int max_variants;          /* configurations per size, timed or from the tuning record; 0: no bound */
     int exhaustive;            /* time every legal configuration, no budget */
     int verify_exhaustive;     /* budgeted search, then exhaustive: both reported */
     int size_step;             /* log2 step between the sizes n_min..n_max; 0: 4 */
     int threads;               /* compile threads; 0: one per CPU, at most 32 */
-    int no_save;               /* leave the tuning database alone */
+    int no_save;               /* leave the tuning database and its record alone */
     ptxkit_tune_progress_fn progress;   /* called on the calling thread */
     void *progress_user;
-    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
+    int no_record;             /* re-time everything: neither reuse nor extend the tuning record */
+    int reserved[3];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_tune_options;
 
 typedef struct ptxkit_tune_result {
@@ -633,7 +640,8 @@ typedef struct ptxkit_tune_result {
     double best_ms, default_ms, search_ms, exhaustive_ms; /* time per call */
     char best_text[192];               /* the choice as "NAME=VALUE ..." */
     char exhaustive_text[192];
-    int reserved[8];      /* zero today: later 0.x releases fill new fields here */
+    int reused;                        /* configurations taken from the tuning record, not timed again (not in timed) */
+    int reserved[7];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_tune_result;
 
 #define PTXKIT_TUNE_MAX_SIZES 64

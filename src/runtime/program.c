@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "runtime/runtime.h"
 
 #define MAX_OPTIONS 32
@@ -287,3 +290,12 @@ ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const ch
 }
 
 const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }
+
+unsigned long long program_code_digest(const ptxkit_program *p) {
+    if (!p) return 0;
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, &p->hash, sizeof p->hash);
+    for (int i = 0; i < p->option_count; i++) XXH3_64bits_update(&state, p->options[i], strlen(p->options[i]) + 1);
+    return (unsigned long long)XXH3_64bits_digest(&state);
+}

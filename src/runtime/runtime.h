@@ -126,6 +126,9 @@ typedef struct embedded_file {
 const embedded_file *embedded_find(const char *name);
 /* All embedded files; *count receives their number. */
 const embedded_file *embedded_all(size_t *count);
+/* A hash of every embedded .cu and .cuh: the built-in kernels' code, for the
+ * tuning record (a rebuilt library with edited kernels re-times them). */
+unsigned long long embedded_sources_digest(void);
 
 /* ---- compilation and kernels ---- */
 
@@ -256,6 +259,10 @@ text_hash text_hash_of(const char *name, const char *source, const char *const *
 cache_key cache_key_for_program(text_hash program, const char *const *defines, int define_count,
                                 const char *const *options, int option_count, const char *entry, int arch,
                                 int driver_version);
+/* A hash of a program's name, source, headers and options (the tuning
+ * record's code hash of a tunable bound to it). 0 for NULL. */
+unsigned long long program_code_digest(const ptxkit_program *p);
+
 /* Key of an image the application gave (kind: "ptx", "cubin", ...). */
 cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version);
 

@@ -232,6 +232,7 @@ ptxkit_status family_problem_init(tune_problem *pr, ptxkit_context *ctx, const t
     pr->ops = &family_ops;
     snprintf(pr->family, sizeof pr->family, "%s", v->family->name);
     snprintf(pr->variant, sizeof pr->variant, "%s", v->name);
+    pr->code = embedded_sources_digest();
     tune_space space;
     tune_space_for(v, &ctx->info, &space);
     pr->param_count = TUNE_PARAM_COUNT;

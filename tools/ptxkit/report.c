@@ -49,6 +49,13 @@ void report_note_device(ptxkit_context *ctx) {
     rep.have_device = ptxkit_device_info_get(ctx, &rep.device) == PTXKIT_SUCCESS;
 }
 
+void report_note_device_of(int ordinal) {
+    ptxkit_context *ctx = NULL;
+    if (rep.have_device || !report_wanted() || ptxkit_context_open(ordinal, &ctx) != PTXKIT_SUCCESS) return;
+    report_note_device(ctx);
+    ptxkit_context_close(ctx);
+}
+
 void report_note_ceiling(const char *name, size_t bytes, double gbs) {
     if (rep.ceiling_count == MAX_CEILINGS) return;
     snprintf(rep.ceilings[rep.ceiling_count].name, sizeof rep.ceilings[0].name, "%s", name);
