@@ -462,8 +462,14 @@ typedef struct ptxkit_compiled {
     int reserved[4];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_compiled;
 
-/* Compiles entry with defines for sm_<arch> (e.g. 90): CUBIN, or PTX with
- * want_ptx. No cache is consulted. Free with ptxkit_compiled_free. */
+/* Added to an architecture number, asks for its architecture-specific
+ * feature set: 90 | PTXKIT_ARCH_SPECIFIC is sm_90a (wgmma, setmaxnreg...),
+ * whose code runs on that architecture only. sm_90 and later. */
+#define PTXKIT_ARCH_SPECIFIC 0x10000
+
+/* Compiles entry with defines for sm_<arch> (e.g. 90, or 90 |
+ * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. No cache
+ * is consulted. Free with ptxkit_compiled_free. */
 ptxkit_status ptxkit_program_compile(const ptxkit_program *program, const char *entry, const char *const *defines,
                                      int define_count, int arch, int want_ptx, ptxkit_compiled *out);
 void ptxkit_compiled_free(ptxkit_compiled *compiled);

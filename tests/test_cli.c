@@ -86,6 +86,13 @@ static void compile_prints_ptx(void **state) {
     assert_int_equal(r.code, 0);
     assert_non_null(strstr(r.out, "registers"));
     assert_non_null(strstr(r.out, "spill"));
+    /* the architecture-specific feature set */
+    run(&r, "compile copy --arch sm_90a");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, ".target sm_90a"));
+    run(&r, "compile copy --arch sm_90a --resources");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "copy for sm_90a: CUBIN"));
 }
 
 static void compile_errors(void **state) {

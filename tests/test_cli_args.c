@@ -360,6 +360,7 @@ static void each_bad_argument(void **state) {
         {"compile copy", "-DX=", "-D"},
         {"compile copy", "--define 'X=a\tb'", "--define"},
         {"compile copy", "--arch sm_90x", "--arch takes sm_XY"},
+        {"compile copy", "--arch sm_80a", "sm_XYa from sm_90a on"},
         {"compile copy", "--arch sm_", "--arch"},
         {"compile copy", "--arch 29", "--arch"},
         {"compile copy", "--arch sm_90 -D BLOCK_SIZE=33 --strict", "outside the parameter space copy declares"},

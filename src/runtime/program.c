@@ -170,8 +170,11 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: out is NULL");
     memset(out, 0, sizeof *out);
     if (!p) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: program is NULL");
-    if (arch < 30 || arch > 1000)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: architecture %d is not sm_30..", arch);
+    int base = arch & ~PTXKIT_ARCH_SPECIFIC;
+    if (base < 30 || base > 1000 || ((arch & PTXKIT_ARCH_SPECIFIC) && base < 90))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_program_compile: architecture %#x is not sm_30.. (or sm_90a.. with PTXKIT_ARCH_SPECIFIC)",
+                            (unsigned)arch);
     ptxkit_status st = check_entry(NULL, entry, defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
     compile_request req = request_for(p, entry, defines, define_count);

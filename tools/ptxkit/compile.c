@@ -17,9 +17,9 @@
 #define MAX_OPTIONS 16
 
 static const char compile_usage[] =
-    "usage: ptxkit compile FAMILY [-D NAME=VALUE]... [--option OPT]... [--arch sm_XY] [--ptx | --resources] [--strict]\n"
+    "usage: ptxkit compile FAMILY [-D NAME=VALUE]... [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources] [--strict]\n"
     "       ptxkit compile FILE.cu [-D NAME[=VALUE]]... [--entry EXPR] [--header NAME=PATH]...\n"
-    "                      [--option OPT]... [--arch sm_XY] [--ptx | --resources]\n";
+    "                      [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources]\n";
 
 static const char compile_help[] =
     "Compiles with NVRTC and prints the PTX (default, or --ptx), or with --resources compiles CUBIN and\n"
@@ -67,19 +67,28 @@ static bool is_user_file(const char *arg) {
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* sm_XY, compute_XY or XY; range-checked before the cast */
+/* sm_XY, compute_XY or XY, each with an optional "a" (the architecture-
+ * specific feature set, sm_90 on); range-checked before the cast */
 static bool parse_arch(const char *text, void *value, char *why, size_t why_size) {
     const char *v = text;
     if (strncmp(v, "sm_", 3) == 0 || strncmp(v, "compute_", 8) == 0) v = strchr(v, '_') + 1;
     char *end;
     errno = 0;
     long arch = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : 0;
-    if (arch >= 30 && arch <= 200 && !errno && !*end) {
-        *(int *)value = (int)arch;
+    bool specific = arch && !errno && *end == 'a';
+    if (specific) end++;
+    if (arch >= 30 && arch <= 200 && !errno && !*end && (!specific || arch >= 90)) {
+        *(int *)value = (int)arch | (specific ? PTXKIT_ARCH_SPECIFIC : 0);
         return true;
     }
-    snprintf(why, why_size, "takes sm_XY, compute_XY or XY (30 to 200)");
+    snprintf(why, why_size, "takes sm_XY, compute_XY or XY (30 to 200), or sm_XYa from sm_90a on");
     return false;
+}
+
+/* "90" or "90a", as the user wrote it */
+static const char *arch_text(int arch, char *buf, size_t size) {
+    snprintf(buf, size, "%d%s", arch & ~PTXKIT_ARCH_SPECIFIC, arch & PTXKIT_ARCH_SPECIFIC ? "a" : "");
+    return buf;
 }
 
 /* NAME or NAME=VALUE with NAME an identifier: what NVRTC's -D takes */
@@ -148,9 +157,10 @@ static int compile_embedded_family(const compile_args *a) {
         fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
         return 1;
     }
+    char arch[16];
     if (a->resources)
-        printf("%s for sm_%d: CUBIN of %zu bytes in %.1f ms\n%s", a->target, a->arch, out.size, out.compile_ms,
-               out.log ? out.log : "(NVRTC gave no resource report)\n");
+        printf("%s for sm_%s: CUBIN of %zu bytes in %.1f ms\n%s", a->target, arch_text(a->arch, arch, sizeof arch),
+               out.size, out.compile_ms, out.log ? out.log : "(NVRTC gave no resource report)\n");
     else
         fwrite(out.image, 1, out.size, stdout);
     compile_output_free(&out);
@@ -244,7 +254,8 @@ static int compile_user_file(const compile_args *a) {
         if (a->entry) snprintf(what, sizeof what, "%s, entry %s (%s)", a->target, a->entry, compiled.lowered_name);
         else snprintf(what, sizeof what, "%s", a->target);
         if (a->resources) {
-            printf("%s for sm_%d: %s of %zu bytes in %.1f ms\n%s", what, a->arch,
+            char arch[16];
+            printf("%s for sm_%s: %s of %zu bytes in %.1f ms\n%s", what, arch_text(a->arch, arch, sizeof arch),
                    (a->entry ? compiled.is_cubin : whole.is_cubin) ? "CUBIN" : "PTX", size,
                    a->entry ? compiled.compile_ms : whole.compile_ms, log ? log : "(NVRTC gave no resource report)\n");
         } else {
