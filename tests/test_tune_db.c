@@ -825,6 +825,7 @@ static void test_lookup_and_apply(void **state) {
     ptxkit_context ctx;
     memset(&ctx, 0, sizeof ctx);
     pthread_mutex_init(&ctx.error_lock, NULL);
+    pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info = h100_info();
     char path[512], msg[640];
     fresh_path(path, sizeof path, "tune.db");
@@ -887,6 +888,8 @@ static void test_lookup_and_apply(void **state) {
 
     tune_state_reset(&ctx);
     unsetenv("PTXKIT_TUNE_DB");
+    context_states_release(&ctx); /* what closing a context does */
+    pthread_mutex_destroy(&ctx.state_lock);
     pthread_mutex_destroy(&ctx.error_lock);
 }
 

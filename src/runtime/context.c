@@ -146,8 +146,7 @@ ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
     /* Without the context current the driver calls below fail harmlessly,
      * and the host memory is released all the same. */
     bool pushed = cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS;
-    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
-        if (ctx->states[i].ops) ctx->states[i].ops->destroy(ctx, ctx->states[i].value);
+    context_states_release(ctx);
     module_registry_destroy(ctx, ctx->registry);
     CUcontext popped;
     if (pushed) cu->cuCtxPopCurrent(&popped);
@@ -201,6 +200,15 @@ void *context_state(ptxkit_context *ctx, const context_state_ops *ops) {
     }
     pthread_mutex_unlock(&ctx->state_lock);
     return value;
+}
+
+void context_states_release(ptxkit_context *ctx) {
+    pthread_mutex_lock(&ctx->state_lock);
+    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++) {
+        if (ctx->states[i].ops) ctx->states[i].ops->destroy(ctx, ctx->states[i].value);
+        ctx->states[i] = (struct context_state){0};
+    }
+    pthread_mutex_unlock(&ctx->state_lock);
 }
 
 void context_stream_closing(ptxkit_context *ctx, CUstream stream) {

@@ -71,6 +71,10 @@ typedef struct context_state_ops {
 /* The family's state, created if needed; NULL when creation fails. */
 void *context_state(ptxkit_context *ctx, const context_state_ops *ops);
 
+/* Destroys every state (context current where the driver allows it); the
+ * context's close does this. */
+void context_states_release(ptxkit_context *ctx);
+
 /* Calls every state's stream_closing (context current). */
 void context_stream_closing(ptxkit_context *ctx, CUstream stream);
 
