@@ -396,7 +396,8 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
  * a kernel reads them as macros (BLOCK_SIZE, LOAD_OP, ...). ptxkit's device
  * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
  * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
- * loads) and <ptxkit/warp.cuh> (warp and block reductions). A kernel that
+ * loads), <ptxkit/warp.cuh> (warp and block reductions) and
+ * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies). A kernel that
  * includes load.cuh and takes LOAD_OP switches its cache operator with the
  * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
 

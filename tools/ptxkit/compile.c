@@ -24,7 +24,7 @@ static void usage(FILE *out) {
             "architecture, or sm_90 when there is no GPU.\n"
             "FAMILY is a kernel family embedded in the library (cu_sources/FAMILY.cu). FILE is your own CUDA C++:\n"
             "any argument ending in .cu or .cuh or naming a file. It may include <ptxkit/load.cuh>,\n"
-            "<ptxkit/load_hint.cuh> and <ptxkit/warp.cuh>.\n"
+            "<ptxkit/load_hint.cuh>, <ptxkit/warp.cuh> and <ptxkit/async.cuh>.\n"
             "  --entry EXPR, --name-expression EXPR\n"
             "                     the kernel to compile: an extern \"C\" name or a C++ name expression such as\n"
             "                     'scale<256, float>'; the PTX then starts with a comment giving its lowered\n"
