@@ -174,6 +174,30 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     return ctx;
 }
 
+bool cli_arg_int_list(const char *command, const char *option, const char *text, long lo, long hi, int *out, int max,
+                      int *count) {
+    char buf[256];
+    *count = 0;
+    if (strlen(text) >= sizeof buf) goto bad;
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (*count >= max || !cli_parse_long(tok, lo, hi, &v)) goto bad;
+        out[(*count)++] = (int)v;
+    }
+    if (*count > 0) return true;
+bad:
+    fprintf(stderr, "ptxkit %s: %s takes up to %d comma-separated integers in [%ld, %ld], not '%s'\n", command, option,
+            max, lo, hi, text);
+    return false;
+}
+
+ptxkit_status cli_lab_program(const char *name, ptxkit_program **out) {
+    const embedded_file *f = embedded_find(name);
+    if (!f) return PTXKIT_ERROR_NOT_FOUND;
+    return ptxkit_program_create(name, f->text, NULL, 0, out);
+}
+
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
     fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error(ctx));
 }
