@@ -79,14 +79,13 @@ static void copy_width_case(int width, int cg, size_t n, size_t offset) {
 static void test_copy_widths(void **state) {
     (void)state;
     if (device_arch() < 80) skip();
-    static const size_t sizes[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 255, 4095, 4097, 65537, 1048583};
+    static const size_t sizes[] = {0, 1, 17, 4097, 3, 4, 7, 8, 15, 16, 31, 33, 255, 4095, 65537, 1048583};
     static const struct { int width, cg; } variants[] = {{4, 0}, {8, 0}, {16, 0}, {16, 1}};
+    /* small: the first four sizes at two offsets (compute-sanitizer) */
+    size_t size_count = small ? 4 : sizeof sizes / sizeof sizes[0];
     for (size_t v = 0; v < 4; v++)
-        for (size_t off = 0; off < 4 * (size_t)variants[v].width; off += (size_t)variants[v].width)
-            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-                if (small && sizes[i] > 70000) continue;
-                copy_width_case(variants[v].width, variants[v].cg, sizes[i], off);
-            }
+        for (size_t off = 0; off < (small ? 2u : 4u) * (size_t)variants[v].width; off += (size_t)variants[v].width)
+            for (size_t i = 0; i < size_count; i++) copy_width_case(variants[v].width, variants[v].cg, sizes[i], off);
 }
 
 /* ---- multi-stage pipelines ---------------------------------------------- */
@@ -137,15 +136,15 @@ static void pipeline_case(int stages, int vec, int block, size_t n, size_t offse
 static void test_pipelines(void **state) {
     (void)state;
     if (device_arch() < 80) skip();
-    static const size_t sizes[] = {0, 1, 5, 127, 513, 4097, 65537, 1048583};
-    for (int stages = 1; stages <= 4; stages++)
+    static const size_t sizes[] = {1, 4097, 0, 5, 127, 513, 65537, 1048583};
+    /* small: 1 and 3 stages, 128 threads, the first two sizes */
+    size_t size_count = small ? 2 : sizeof sizes / sizeof sizes[0];
+    for (int stages = 1; stages <= 4; stages += small ? 2 : 1)
         for (int vec = 1; vec <= 4; vec += 3)
-            for (int block = 128; block <= 256; block *= 2)
-                for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-                    if (small && sizes[i] > 70000) continue;
+            for (int block = 128; block <= (small ? 128 : 256); block *= 2)
+                for (size_t i = 0; i < size_count; i++)
                     /* 16-byte copies need 16-byte alignment; 4-byte ones take any word */
                     pipeline_case(stages, vec, block, sizes[i], vec == 1 ? 1 : 4);
-                }
 }
 
 /* ---- mbarrier phases -------------------------------------------------- */
@@ -195,11 +194,12 @@ static void phases_case(int fill, int depth, int block, unsigned rounds) {
 static void test_barrier_phases(void **state) {
     (void)state;
     if (device_arch() < 80) skip();
-    unsigned rounds[] = {1, 2, 3, small ? 64u : 5001u};
+    unsigned rounds[] = {3, small ? 64u : 5001u, 1, 2};
+    /* small: depths 1 and 2, 128 threads, 3 and 64 rounds */
     for (int fill = 0; fill <= 2; fill++)
-        for (int depth = 1; depth <= 4; depth *= 2)
-            for (int block = 128; block <= 256; block *= 2)
-                for (size_t r = 0; r < 4; r++) phases_case(fill, depth, block, rounds[r]);
+        for (int depth = 1; depth <= (small ? 2 : 4); depth *= 2)
+            for (int block = 128; block <= (small ? 128 : 256); block *= 2)
+                for (size_t r = 0; r < (small ? 2u : 4u); r++) phases_case(fill, depth, block, rounds[r]);
 }
 
 static void test_split_arrive(void **state) {
@@ -211,7 +211,7 @@ static void test_split_arrive(void **state) {
         snprintf(b, sizeof b, "BLOCK_SIZE=%d", block);
         const char *defines[] = {b};
         ptxkit_kernel *k = kernel("split_arrive", defines, 1);
-        unsigned rounds = small ? 33 : 4001, grid = 3;
+        unsigned rounds = small ? 33 : 4001, grid = small ? 2 : 3;
         size_t words = (size_t)grid * (size_t)block + 1;
         uint32_t *got = malloc(words * 4);
         assert_non_null(got);
@@ -281,15 +281,14 @@ static void test_bulk_copies(void **state) {
         print_message("bulk copies need sm_90: skipped\n");
         skip();
     }
-    static const size_t sizes[] = {0, 16, 48, 1024, 4096, 4112, 65536 + 112, 1048576 + 48};
-    static const size_t offsets[][2] = {{0, 0}, {16, 48}, {80, 16}, {48, 112}};
-    for (int tile = 1024; tile <= 4096; tile *= 4)
-        for (int pieces = 1; pieces <= 3; pieces++)
-            for (size_t o = 0; o < 4; o++)
-                for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-                    if (small && sizes[i] > 70000) continue;
-                    bulk_case(tile, pieces, sizes[i], offsets[o][0], offsets[o][1]);
-                }
+    static const size_t sizes[] = {16, 4112, 65536 + 112, 0, 48, 1024, 4096, 1048576 + 48};
+    static const size_t offsets[][2] = {{16, 48}, {80, 16}, {0, 0}, {48, 112}};
+    /* small: 1024-byte tiles in 1 and 3 pieces, two offsets, the first three sizes */
+    size_t size_count = small ? 3 : sizeof sizes / sizeof sizes[0];
+    for (int tile = 1024; tile <= (small ? 1024 : 4096); tile *= 4)
+        for (int pieces = 1; pieces <= 3; pieces += small ? 2 : 1)
+            for (size_t o = 0; o < (small ? 2u : 4u); o++)
+                for (size_t i = 0; i < size_count; i++) bulk_case(tile, pieces, sizes[i], offsets[o][0], offsets[o][1]);
 }
 
 /* The header compiles for the GPU's architecture with what it has: a

@@ -25,5 +25,6 @@ int bench_scan(int argc, char **argv);
 int bench_async(int argc, char **argv);
 int bench_redux(int argc, char **argv);
 int bench_l2(int argc, char **argv);
+int bench_stencil(int argc, char **argv);
 
 #endif

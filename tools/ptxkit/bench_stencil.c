@@ -1,0 +1,172 @@
+/* ptxkit bench stencil: a tiled 5-point Jacobi step with its tiles staged
+ * in shared memory synchronously (loads, __syncthreads sandwich), through a
+ * cp.async ring of 1-4 stages, and warp-specialized (a producer warp's
+ * cp.async arriving on mbarriers, consumers releasing buffers), each a JIT
+ * constant of cu_sources/stencil_lab.cu, at 1 and 2 blocks per SM and at
+ * full occupancy. Every variant's output is compared exactly with the CPU
+ * (C0 and C1 are powers of two, so fused and separate multiply-adds
+ * round alike). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+enum { TX = 128, TR = 8, BLOCK = 256 };
+
+typedef struct stencil_run {
+    ptxkit_kernel *k;
+    unsigned grid, block, w, h;
+    size_t shared;
+    ptxkit_dptr in, out;
+} stencil_run;
+
+static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    (void)ctx;
+    stencil_run *r = arg;
+    void *args[] = {&r->in, &r->out, &r->w, &r->h};
+    return ptxkit_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
+}
+
+static void reference(const float *in, float *out, unsigned w, unsigned h) {
+    for (unsigned y = 0; y < h; y++)
+        for (unsigned x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            float n = y ? in[i - w] : 0.0f, s = y + 1 < h ? in[i + w] : 0.0f;
+            float west = x ? in[i - 1] : 0.0f, east = x + 1 < w ? in[i + 1] : 0.0f;
+            out[i] = 0.5f * in[i] + 0.125f * (((n + s) + west) + east);
+        }
+}
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: ptxkit bench stencil [--width W] [--height H] [--reps N] [--csv|--json] [--device N]\n"
+                 "5-point Jacobi step on a W x H float grid (default 8192 x 8192; W a multiple of %d, H of %d) by\n"
+                 "tiles of %d x %d points staged in shared memory: synchronously (__syncthreads sandwich), through\n"
+                 "cp.async rings of 1-4 stages, and warp-specialized with mbarriers (2 and 4 stages); %d compute\n"
+                 "threads per block, at 1 and 2 blocks per SM and as many as fit. GB/s counts the grid read once and\n"
+                 "written once; outputs are checked exactly against the CPU. Median of --reps runs (default 9).\n",
+            TX, TR, TR, TX, BLOCK);
+}
+
+int bench_stencil(int argc, char **argv) {
+    static const char cmd[] = "bench stencil";
+    cli_common common;
+    if (!cli_parse_common(&argc, argv, &common)) return 2;
+    int w = 8192, h = 8192, reps = 9;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        bool ok = v && ((strcmp(a, "--width") == 0 && cli_arg_int(cmd, a, v, TX, 1 << 16, &w) && w % TX == 0) ||
+                        (strcmp(a, "--height") == 0 && cli_arg_int(cmd, a, v, TR, 1 << 16, &h) && h % TR == 0) ||
+                        (strcmp(a, "--reps") == 0 && cli_arg_int(cmd, a, v, 1, 1001, &reps)));
+        if (!ok) {
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    ptxkit_context *ctx = cli_open_context(cmd, common.device);
+    if (!ctx) return 1;
+    ptxkit_device_info dev;
+    ptxkit_device_info_get(ctx, &dev);
+    if (dev.cc_major < 8) {
+        fprintf(stderr, "ptxkit %s: cp.async needs sm_80 or newer\n", cmd);
+        ptxkit_context_close(ctx);
+        return 1;
+    }
+    size_t points = (size_t)w * (size_t)h, bytes = points * 4;
+    float *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+    ptxkit_status st = in && want && got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; in && i < points; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        in[i] = (float)(x >> 40) * (1.0f / 16777216.0f);
+    }
+    if (st == PTXKIT_SUCCESS) reference(in, want, (unsigned)w, (unsigned)h);
+    ptxkit_dptr din = 0, dout = 0;
+    ptxkit_program *program = NULL;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &din);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &dout);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, din, in, bytes);
+    if (st == PTXKIT_SUCCESS) st = cli_lab_program("stencil_lab.cu", &program);
+    double dtod = 0;
+    if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, bytes, &dtod);
+
+    static const struct { int pipe, stages; const char *name; } variants[] = {
+        {0, 1, "sync (sandwich)"}, {1, 1, "cp.async"}, {1, 2, "cp.async"}, {1, 3, "cp.async"},
+        {1, 4, "cp.async"},        {2, 2, "warp-specialized"}, {2, 4, "warp-specialized"},
+    };
+    enum { NV = sizeof variants / sizeof variants[0] };
+    char title[400];
+    snprintf(title, sizeof title,
+             "5-point stencil on %s, %d x %d floats, %d x %d tiles, %d compute threads (cuMemcpyDtoD %.0f GB/s; median "
+             "of %d)", dev.name, w, h, TR, TX, BLOCK, dtod, reps);
+    const char *headers[] = {"variant", "stages", "occupancy", "blocks_per_sm", "ms", "gbs", "speedup_vs_sync", "check"};
+    cli_table *tab = table_new(title, 8, headers);
+    table_types(tab, "snsnnnns");
+    static const char *const occ_names[3] = {"1 block/SM", "2 blocks/SM", "full"};
+    double best_sync = 0, best_pipe = 0;
+    const char *best_name = "";
+    int best_stages = 0, wrong = 0;
+    for (int occ = 0; occ < 3 && st == PTXKIT_SUCCESS; occ++) {
+        double sync_ms = 0;
+        for (int v = 0; v < NV && st == PTXKIT_SUCCESS; v++) {
+            char defs[5][32];
+            snprintf(defs[0], sizeof defs[0], "BLOCK_SIZE=%d", BLOCK);
+            snprintf(defs[1], sizeof defs[1], "PIPE=%d", variants[v].pipe);
+            snprintf(defs[2], sizeof defs[2], "STAGES=%d", variants[v].stages);
+            snprintf(defs[3], sizeof defs[3], "TX=%d", TX);
+            snprintf(defs[4], sizeof defs[4], "TR=%d", TR);
+            const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4]};
+            stencil_run r = {.block = BLOCK + (variants[v].pipe == 2 ? 32 : 0), .w = (unsigned)w, .h = (unsigned)h,
+                             .in = din, .out = dout};
+            r.shared = (size_t)variants[v].stages * (TR + 2) * (TX + 2) * 4;
+            int resident = 0;
+            st = ptxkit_kernel_get(ctx, program, "stencil", defines, 5, &r.k);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy(r.k, (int)r.block, r.shared, &resident);
+            if (st != PTXKIT_SUCCESS) break;
+            int per_sm = occ == 2 ? resident : occ + 1;
+            if (per_sm > resident) per_sm = resident;
+            size_t tiles = points / (TX * TR);
+            r.grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
+            float ms = 0;
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, dout, 0x7fc00001u, points, NULL);
+            if (st == PTXKIT_SUCCESS) st = launch(ctx, NULL, &r);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, dout, bytes);
+            if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, launch, &r, 1, reps, &ms);
+            if (st != PTXKIT_SUCCESS) break;
+            bool ok = memcmp(got, want, bytes) == 0;
+            wrong += !ok;
+            if (variants[v].pipe == 0) sync_ms = ms;
+            double gbs = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+            if (variants[v].pipe == 0 && gbs > best_sync) best_sync = gbs;
+            if (variants[v].pipe != 0 && gbs > best_pipe) {
+                best_pipe = gbs;
+                best_name = variants[v].name;
+                best_stages = variants[v].stages;
+            }
+            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s", variants[v].name, variants[v].stages, occ_names[occ],
+                       per_sm, ms, gbs, sync_ms / ms, ok ? "ok" : "WRONG");
+        }
+    }
+    if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
+    table_print(tab, common.format, stdout);
+    table_free(tab);
+    if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE)
+        printf("best pipelined (%s, %d stages) over best synchronous: %.0f / %.0f GB/s = %.2fx\n", best_name, best_stages,
+               best_pipe, best_sync, best_pipe / best_sync);
+    if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
+    ptxkit_program_destroy(program);
+    ptxkit_free(ctx, din);
+    ptxkit_free(ctx, dout);
+    ptxkit_context_close(ctx);
+    free(in);
+    free(want);
+    free(got);
+    return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
+}
