@@ -8,11 +8,12 @@
 //      before and after the arithmetic (the "sandwich")
 //   1  cp.async (4 bytes, zero fill outside the grid) in a ring of STAGES
 //      buffers: STAGES - 1 tiles in flight while one is computed
-//   2  warp-specialized: one producer warp (threads BLOCK_SIZE..+31) copies
-//      tiles with cp.async into STAGES buffers and its copies arrive on
-//      full[s] (cp.async.mbarrier.arrive.noinc); the BLOCK_SIZE consumers
-//      wait on full[s], compute, and release the buffer on empty[s]
-// Injected: BLOCK_SIZE (consumer threads), PIPE, STAGES, TX, TR. W must be
+//   2  warp-specialized: PRODUCER_WARPS producer warps (threads BLOCK_SIZE
+//      on) copy tiles with cp.async into STAGES buffers and their copies
+//      arrive on full[s] (cp.async.mbarrier.arrive.noinc); the BLOCK_SIZE
+//      consumers wait on full[s], compute, and release the buffer on empty[s]
+// Injected: BLOCK_SIZE (consumer threads), PIPE, STAGES, PRODUCER_WARPS,
+// TX, TR. W must be
 // a multiple of TX and H of TR (the command sizes the grid so). Dynamic
 // shared memory: STAGES x (TR + 2) x (TX + 2) x 4 bytes.
 #include <ptxkit/async.cuh>
@@ -26,6 +27,10 @@
 #ifndef STAGES
 #define STAGES 1
 #endif
+#ifndef PRODUCER_WARPS
+#define PRODUCER_WARPS 1
+#endif
+#define PRODUCERS (PRODUCER_WARPS * 32)
 #ifndef TX
 #define TX 128
 #endif
@@ -73,7 +78,7 @@ __device__ __forceinline__ void issue(float *buf, const float *in, unsigned t, u
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE + (PIPE == 2 ? 32 : 0))
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE + (PIPE == 2 ? PRODUCERS : 0))
 stencil(const float *in, float *out, unsigned w, unsigned h) {
     extern __shared__ __align__(16) float smem[];
     const unsigned tiles_x = w / TX, tiles = tiles_x * (h / TR);
@@ -113,17 +118,17 @@ stencil(const float *in, float *out, unsigned w, unsigned h) {
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES; s++) {
-            ptxkit::mbarrier_init(&full[s], 32);
+            ptxkit::mbarrier_init(&full[s], PRODUCERS);
             ptxkit::mbarrier_init(&empty[s], BLOCK_SIZE);
         }
     __syncthreads();
-    if (threadIdx.x >= BLOCK_SIZE) {  // the producer warp
-        const unsigned lane = threadIdx.x - BLOCK_SIZE;
+    if (threadIdx.x >= BLOCK_SIZE) {  // the producer warps
+        const unsigned me = threadIdx.x - BLOCK_SIZE;
         int it = 0;
         for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x, it++) {
             const int s = it % STAGES, use = it / STAGES;
             if (use > 0) ptxkit::mbarrier_wait_parity(&empty[s], (use - 1) & 1);
-            issue(smem + s * HALO_WORDS, in, t, tiles_x, w, h, lane, 32);
+            issue(smem + s * HALO_WORDS, in, t, tiles_x, w, h, me, PRODUCERS);
             ptxkit::cp_async_mbarrier_arrive_noinc(&full[s]);
         }
         ptxkit::cp_async_wait_all();

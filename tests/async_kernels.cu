@@ -136,6 +136,20 @@ pipeline(const unsigned *in, unsigned *out, u64 n) {
 #define FILL 1
 #endif
 #define CONSUMERS (BLOCK_SIZE - PRODUCERS)
+// WAIT_TEST 1: every wait polls mbarrier.test_wait instead of the helper's
+// (try_wait on sm_90), so both spellings are exercised
+#ifndef WAIT_TEST
+#define WAIT_TEST 0
+#endif
+
+__device__ __forceinline__ void wait_phase(unsigned long long *bar, unsigned parity) {
+#if WAIT_TEST
+    while (!ptxkit::mbarrier_test_wait_parity(bar, parity)) {
+    }
+#else
+    ptxkit::mbarrier_wait_parity(bar, parity);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 phases(const unsigned *in, u64 *sums, unsigned rounds) {
@@ -152,7 +166,7 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
         for (unsigned r = 0; r < rounds; r++) {
             const unsigned s = r % DEPTH, use = r / DEPTH;
             // slot s is free once the consumers released its previous use
-            if (use > 0) ptxkit::mbarrier_wait_parity(&empty[s], (use - 1) & 1);
+            if (use > 0) wait_phase(&empty[s], (use - 1) & 1);
 #if FILL == 0
             slot[s][p] = in[(u64)r * PRODUCERS + p] + r;
             ptxkit::mbarrier_arrive(&full[s]);
@@ -171,7 +185,7 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
         u64 sum = 0;
         for (unsigned r = 0; r < rounds; r++) {
             const unsigned s = r % DEPTH, use = r / DEPTH;
-            ptxkit::mbarrier_wait_parity(&full[s], use & 1);
+            wait_phase(&full[s], use & 1);
             sum += slot[s][word];
             ptxkit::mbarrier_arrive(&empty[s]);
         }

@@ -149,16 +149,17 @@ static void test_pipelines(void **state) {
 
 /* ---- mbarrier phases -------------------------------------------------- */
 
-static void phases_case(int fill, int depth, int block, unsigned rounds) {
+static void phases_case(int fill, int wait_test, int depth, int block, unsigned rounds) {
     ptxkit_context *ctx = test_gpu();
     int producers = block / 4;
-    char f[16], dp[16], b[32], p[32];
+    char f[16], dp[16], b[32], p[32], wt[16];
+    snprintf(wt, sizeof wt, "WAIT_TEST=%d", wait_test);
     snprintf(f, sizeof f, "FILL=%d", fill);
     snprintf(dp, sizeof dp, "DEPTH=%d", depth);
     snprintf(b, sizeof b, "BLOCK_SIZE=%d", block);
     snprintf(p, sizeof p, "PRODUCERS=%d", producers);
-    const char *defines[] = {b, f, dp, p};
-    ptxkit_kernel *k = kernel("phases", defines, 4);
+    const char *defines[] = {b, f, dp, p, wt};
+    ptxkit_kernel *k = kernel("phases", defines, 5);
     int consumers = block - producers;
     size_t words = (size_t)rounds * (size_t)producers;
     uint32_t *in = malloc(words * 4 + 4);
@@ -182,8 +183,9 @@ static void phases_case(int fill, int depth, int block, unsigned rounds) {
             for (unsigned r = 0; r < rounds; r++) want += (uint32_t)(in[(size_t)r * producers + word] + (fill == 0 ? r : 0));
         }
         if (got[c] != want)
-            fail_msg("phases fill %d depth %d block %d, %u rounds: consumer %d summed %llu, want %llu", fill, depth, block,
-                     rounds, c, (unsigned long long)got[c], (unsigned long long)want);
+            fail_msg("phases fill %d wait %s depth %d block %d, %u rounds: consumer %d summed %llu, want %llu", fill,
+                     wait_test ? "test_wait" : "helper", depth, block, rounds, c, (unsigned long long)got[c],
+                     (unsigned long long)want);
     }
     ptxkit_free(ctx, din);
     ptxkit_free(ctx, dsums);
@@ -195,11 +197,17 @@ static void test_barrier_phases(void **state) {
     (void)state;
     if (device_arch() < 80) skip();
     unsigned rounds[] = {3, small ? 64u : 5001u, 1, 2};
-    /* small: depths 1 and 2, 128 threads, 3 and 64 rounds */
+    /* small: depths 1 and 2, 128 threads, 3 and 64 rounds. PTXKIT_TEST_ASYNC_FILL=F and
+     * PTXKIT_TEST_ASYNC_WAIT=helper|test keep one fill and one wait (to isolate a sanitizer's report) */
+    const char *only_fill = getenv("PTXKIT_TEST_ASYNC_FILL"), *only_wait = getenv("PTXKIT_TEST_ASYNC_WAIT");
     for (int fill = 0; fill <= 2; fill++)
-        for (int depth = 1; depth <= (small ? 2 : 4); depth *= 2)
-            for (int block = 128; block <= (small ? 128 : 256); block *= 2)
-                for (size_t r = 0; r < (small ? 2u : 4u); r++) phases_case(fill, depth, block, rounds[r]);
+        for (int wait_test = 0; wait_test <= 1; wait_test++) {
+            if (only_fill && atoi(only_fill) != fill) continue;
+            if (only_wait && (strcmp(only_wait, "test") == 0) != wait_test) continue;
+            for (int depth = 1; depth <= (small ? 2 : 4); depth *= 2)
+                for (int block = 128; block <= (small ? 128 : 256); block *= 2)
+                    for (size_t r = 0; r < (small ? 2u : 4u); r++) phases_case(fill, wait_test, depth, block, rounds[r]);
+        }
 }
 
 static void test_split_arrive(void **state) {
@@ -319,9 +327,10 @@ static void test_arch_guard(void **state) {
 int main(int argc, char **argv) {
     test_require_gpu();
     if (argc < 2) {
-        fprintf(stderr, "usage: %s tests/async_kernels.cu\n", argv[0]);
+        fprintf(stderr, "usage: %s tests/async_kernels.cu [TEST_NAME_PATTERN]\n", argv[0]);
         return 2;
     }
+    if (argc > 2) cmocka_set_test_filter(argv[2]); /* one test alone, e.g. under compute-sanitizer */
     kernels_path = argv[1];
     rng = test_seed();
     const char *env = getenv("PTXKIT_TEST_ASYNC_SMALL");

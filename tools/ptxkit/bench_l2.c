@@ -11,8 +11,8 @@
  * Producer -> consumer: the producer writes an array P while copying an
  * unrelated 2 x L2 array (which evicts P from ordinary L2); the consumer
  * sums P. P in a persisting window of the producer's launch (and of the
- * consumer's) against no window, for P half the maximum set-aside and
- * twice it. Kernels: cu_sources/l2_lab.cu through the public API. */
+ * consumer's; with the maximum set-aside, and with a set-aside of just P)
+ * against no window, for P half the maximum set-aside and twice it. Kernels: cu_sources/l2_lab.cu through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,8 +266,12 @@ int bench_l2(int argc, char **argv) {
         uint32_t p_sum = 0;
         for (unsigned long long i = 0; i < pr.p_words; i++) p_sum += mix((uint32_t)i);
         double base_consumer = 0, base_pair = 0;
-        for (int mode = 0; mode < 3 && st == PTXKIT_SUCCESS; mode++) {
-            float ratio = mode == 0 ? 0.0f : (float)fmin(1.0, (double)max / (double)p_sizes[ps]);
+        /* modes: no window; the producer's launch with P persisting, set-aside the maximum; the producer's
+         * and the consumer's; the producer's with a set-aside of just P (where P fits) */
+        for (int mode = 0; mode < 4 && st == PTXKIT_SUCCESS; mode++) {
+            if (mode == 3 && p_sizes[ps] >= max) continue;
+            size_t set_aside = mode == 0 ? 0 : mode == 3 ? p_sizes[ps] : max;
+            float ratio = mode == 0 ? 0.0f : (float)fmin(1.0, (double)set_aside / (double)p_sizes[ps]);
             ptxkit_access_window w = {.base = pr.p, .bytes = p_sizes[ps] < window_max ? p_sizes[ps] : window_max,
                                       .hit_ratio = ratio, .hit_property = PTXKIT_ACCESS_PERSISTING,
                                       .miss_property = PTXKIT_ACCESS_STREAMING};
@@ -275,7 +279,7 @@ int bench_l2(int argc, char **argv) {
             pr.produce_attr = mode >= 1 ? &with : NULL;
             pr.consume_attr = mode == 2 ? &with : NULL;
             st = ptxkit_l2_persisting_reset(ctx);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, mode ? max : 0, NULL);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, set_aside, NULL);
             if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, pr.sum, 0, 1, stream);
             pr.launches = 0;
             /* the pair from start to end, the consumer from the event between */
@@ -307,9 +311,9 @@ int bench_l2(int argc, char **argv) {
             bool ok = got == (uint32_t)((uint64_t)p_sum * (uint64_t)pr.launches);
             wrong += !ok;
             if (mode == 0) base_consumer = consumer_ms, base_pair = pair_ms;
-            static const char *const names[3] = {"none", "producer", "producer+consumer"};
+            static const char *const names[4] = {"none", "producer", "producer+consumer", "producer"};
             table_addf(ptab, "%.1f\t%s\t%.1f\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%s", p_sizes[ps] / 1048576.0, names[mode],
-                       mode ? max / 1048576.0 : 0.0, (double)ratio, consumer_ms, pair_ms, base_consumer / consumer_ms,
+                       set_aside / 1048576.0, (double)ratio, consumer_ms, pair_ms, base_consumer / consumer_ms,
                        base_pair / pair_ms, ok ? "ok" : "WRONG");
         }
     }

@@ -16,6 +16,16 @@
 
 enum { TX = 128, TR = 8, BLOCK = 256 };
 
+/* Variant numbers are what --variants takes (0 must stay the synchronous one). */
+static const struct {
+    int pipe, stages, producer_warps;
+    const char *name;
+} variants[] = {
+    {0, 1, 0, "sync (sandwich)"}, {1, 1, 0, "cp.async"},      {1, 2, 0, "cp.async"},
+    {1, 3, 0, "cp.async"},        {1, 4, 0, "cp.async"},      {2, 2, 1, "warp-spec. 1 producer warp"},
+    {2, 4, 1, "warp-spec. 1 producer warp"}, {2, 4, 4, "warp-spec. 4 producer warps"},
+};
+
 typedef struct stencil_run {
     ptxkit_kernel *k;
     unsigned grid, block, w, h;
@@ -41,20 +51,23 @@ static void reference(const float *in, float *out, unsigned w, unsigned h) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench stencil [--width W] [--height H] [--reps N] [--csv|--json] [--device N]\n"
+    fprintf(out, "usage: ptxkit bench stencil [--width W] [--height H] [--reps N] [--occupancy LIST] [--variants LIST]\n"
+                 "                            [--csv|--json] [--device N]\n"
                  "5-point Jacobi step on a W x H float grid (default 8192 x 8192; W a multiple of %d, H of %d) by\n"
                  "tiles of %d x %d points staged in shared memory: synchronously (__syncthreads sandwich), through\n"
-                 "cp.async rings of 1-4 stages, and warp-specialized with mbarriers (2 and 4 stages); %d compute\n"
-                 "threads per block, at 1 and 2 blocks per SM and as many as fit. GB/s counts the grid read once and\n"
-                 "written once; outputs are checked exactly against the CPU. Median of --reps runs (default 9).\n",
-            TX, TR, TR, TX, BLOCK);
+                 "cp.async rings of 1-4 stages, and warp-specialized with mbarriers (2 and 4 stages, 1 or 4 producer\n"
+                 "warps); %d compute threads per block. --occupancy: blocks per SM, 0 meaning as many as fit\n"
+                 "(default 1,2,0). --variants: numbers 0-%d in the order above (default all; 0 is the synchronous\n"
+                 "baseline the speedups refer to). GB/s counts the grid read once and written once; outputs are\n"
+                 "checked exactly against the CPU. Median of --reps runs (default 9).\n",
+            TX, TR, TR, TX, BLOCK, (int)(sizeof variants / sizeof variants[0]) - 1);
 }
 
 int bench_stencil(int argc, char **argv) {
     static const char cmd[] = "bench stencil";
     cli_common common;
     if (!cli_parse_common(&argc, argv, &common)) return 2;
-    int w = 8192, h = 8192, reps = 9;
+    int w = 8192, h = 8192, reps = 9, occs[4] = {1, 2, 0}, nocc = 3, pick[16], npick = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -63,7 +76,10 @@ int bench_stencil(int argc, char **argv) {
         }
         bool ok = v && ((strcmp(a, "--width") == 0 && cli_arg_int(cmd, a, v, TX, 1 << 16, &w) && w % TX == 0) ||
                         (strcmp(a, "--height") == 0 && cli_arg_int(cmd, a, v, TR, 1 << 16, &h) && h % TR == 0) ||
-                        (strcmp(a, "--reps") == 0 && cli_arg_int(cmd, a, v, 1, 1001, &reps)));
+                        (strcmp(a, "--reps") == 0 && cli_arg_int(cmd, a, v, 1, 1001, &reps)) ||
+                        (strcmp(a, "--occupancy") == 0 && cli_arg_int_list(cmd, a, v, 0, 32, occs, 4, &nocc)) ||
+                        (strcmp(a, "--variants") == 0 &&
+                         cli_arg_int_list(cmd, a, v, 0, (long)(sizeof variants / sizeof variants[0]) - 1, pick, 16, &npick)));
         if (!ok) {
             usage(stderr);
             return 2;
@@ -97,10 +113,6 @@ int bench_stencil(int argc, char **argv) {
     double dtod = 0;
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, bytes, &dtod);
 
-    static const struct { int pipe, stages; const char *name; } variants[] = {
-        {0, 1, "sync (sandwich)"}, {1, 1, "cp.async"}, {1, 2, "cp.async"}, {1, 3, "cp.async"},
-        {1, 4, "cp.async"},        {2, 2, "warp-specialized"}, {2, 4, "warp-specialized"},
-    };
     enum { NV = sizeof variants / sizeof variants[0] };
     char title[400];
     snprintf(title, sizeof title,
@@ -109,29 +121,33 @@ int bench_stencil(int argc, char **argv) {
     const char *headers[] = {"variant", "stages", "occupancy", "blocks_per_sm", "ms", "gbs", "speedup_vs_sync", "check"};
     cli_table *tab = table_new(title, 8, headers);
     table_types(tab, "snsnnnns");
-    static const char *const occ_names[3] = {"1 block/SM", "2 blocks/SM", "full"};
+    if (npick == 0)
+        for (int v = 0; v < NV; v++) pick[npick++] = v;
     double best_sync = 0, best_pipe = 0;
     const char *best_name = "";
     int best_stages = 0, wrong = 0;
-    for (int occ = 0; occ < 3 && st == PTXKIT_SUCCESS; occ++) {
-        double sync_ms = 0;
-        for (int v = 0; v < NV && st == PTXKIT_SUCCESS; v++) {
-            char defs[5][32];
+    for (int o = 0; o < nocc && st == PTXKIT_SUCCESS; o++) {
+        double sync_ms = NAN;
+        for (int pv = 0; pv < npick && st == PTXKIT_SUCCESS; pv++) {
+            int v = pick[pv];
+            char defs[6][32], occ_name[32];
             snprintf(defs[0], sizeof defs[0], "BLOCK_SIZE=%d", BLOCK);
             snprintf(defs[1], sizeof defs[1], "PIPE=%d", variants[v].pipe);
             snprintf(defs[2], sizeof defs[2], "STAGES=%d", variants[v].stages);
             snprintf(defs[3], sizeof defs[3], "TX=%d", TX);
             snprintf(defs[4], sizeof defs[4], "TR=%d", TR);
-            const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4]};
-            stencil_run r = {.block = BLOCK + (variants[v].pipe == 2 ? 32 : 0), .w = (unsigned)w, .h = (unsigned)h,
+            snprintf(defs[5], sizeof defs[5], "PRODUCER_WARPS=%d", variants[v].producer_warps ? variants[v].producer_warps : 1);
+            const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4], defs[5]};
+            stencil_run r = {.block = BLOCK + (unsigned)variants[v].producer_warps * 32, .w = (unsigned)w, .h = (unsigned)h,
                              .in = din, .out = dout};
             r.shared = (size_t)variants[v].stages * (TR + 2) * (TX + 2) * 4;
             int resident = 0;
-            st = ptxkit_kernel_get(ctx, program, "stencil", defines, 5, &r.k);
+            st = ptxkit_kernel_get(ctx, program, "stencil", defines, 6, &r.k);
             if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy(r.k, (int)r.block, r.shared, &resident);
             if (st != PTXKIT_SUCCESS) break;
-            int per_sm = occ == 2 ? resident : occ + 1;
-            if (per_sm > resident) per_sm = resident;
+            int per_sm = occs[o] == 0 || occs[o] > resident ? resident : occs[o];
+            if (occs[o] == 0) snprintf(occ_name, sizeof occ_name, "full");
+            else snprintf(occ_name, sizeof occ_name, "%d block%s/SM", occs[o], occs[o] == 1 ? "" : "s");
             size_t tiles = points / (TX * TR);
             r.grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
             float ms = 0;
@@ -150,14 +166,14 @@ int bench_stencil(int argc, char **argv) {
                 best_name = variants[v].name;
                 best_stages = variants[v].stages;
             }
-            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s", variants[v].name, variants[v].stages, occ_names[occ],
+            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s", variants[v].name, variants[v].stages, occ_name,
                        per_sm, ms, gbs, sync_ms / ms, ok ? "ok" : "WRONG");
         }
     }
     if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
     table_print(tab, common.format, stdout);
     table_free(tab);
-    if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE)
+    if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE && best_sync > 0 && best_pipe > 0)
         printf("best pipelined (%s, %d stages) over best synchronous: %.0f / %.0f GB/s = %.2fx\n", best_name, best_stages,
                best_pipe, best_sync, best_pipe / best_sync);
     if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
