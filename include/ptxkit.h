@@ -147,7 +147,7 @@ typedef struct ptxkit_device_info {
     int memory_clock_khz;
     double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
     size_t total_memory;
-    int access_window_max_bytes;   /* largest L2 access policy window (0: none); since 0.1 */
+    int access_window_max_bytes;   /* largest L2 access policy window (0: none) */
     int reserved[7];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_device_info;
 
