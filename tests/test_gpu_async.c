@@ -56,13 +56,13 @@ static void copy_width_case(int width, int cg, size_t n, size_t offset) {
     assert_ok(ctx, ptxkit_malloc(ctx, room, &dsrc));
     assert_ok(ctx, ptxkit_malloc(ctx, room, &ddst));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, dsrc, src, room));
-    assert_ok(ctx, ptxkit_memset8(ctx, ddst, POISON, room, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, ddst, POISON, room, NULL));
     ptxkit_dptr s = dsrc + offset, d = ddst + offset;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     unsigned grid = grid_for(chunks, 256, small ? 4 : 48);
     assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, ddst, room));
     for (size_t i = 0; i < room; i++) {
         unsigned want = i < offset ? POISON : i - offset < n ? src[i] : i - offset < written ? 0u : POISON;
@@ -106,14 +106,14 @@ static void pipeline_case(int stages, int vec, int block, size_t n, size_t offse
     assert_ok(ctx, ptxkit_malloc(ctx, room * 4, &din));
     assert_ok(ctx, ptxkit_malloc(ctx, room * 4, &dout));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, room * 4));
-    assert_ok(ctx, ptxkit_memset32(ctx, dout, 0xA5A5A5A5u, room, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, room, NULL));
     ptxkit_dptr s = din + offset_words * 4, d = dout + offset_words * 4;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     /* few blocks: each walks many tiles through its ring of buffers */
     unsigned grid = grid_for(n, tile * 16, small ? 2 : 8);
     assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, room * 4));
     const uint32_t *x = in + offset_words;
     for (size_t i = 0; i < room; i++) {
@@ -170,10 +170,10 @@ static void phases_case(int fill, int wait_test, int depth, int block, unsigned 
     assert_ok(ctx, ptxkit_malloc(ctx, words * 4 + 4, &din));
     assert_ok(ctx, ptxkit_malloc(ctx, ((size_t)consumers + 1) * 8, &dsums));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4 + 4));
-    assert_ok(ctx, ptxkit_memset32(ctx, dsums, 0xA5A5A5A5u, ((size_t)consumers + 1) * 2, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, dsums, 0xA5A5A5A5u, ((size_t)consumers + 1) * 2, NULL));
     void *args[] = {&din, &dsums, &rounds};
     assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dsums, ((size_t)consumers + 1) * 8));
     for (int c = 0; c <= consumers; c++) {
         uint64_t want = 0xA5A5A5A5A5A5A5A5ull;
@@ -225,10 +225,10 @@ static void test_split_arrive(void **state) {
         assert_non_null(got);
         ptxkit_dptr dout;
         assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
-        assert_ok(ctx, ptxkit_memset32(ctx, dout, 0xA5A5A5A5u, words, NULL));
+        assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, words, NULL));
         void *args[] = {&dout, &rounds};
         assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
-        assert_ok(ctx, ptxkit_synchronize(ctx));
+        assert_ok(ctx, ptxkit_context_synchronize(ctx));
         assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, words * 4));
         for (size_t i = 0; i < words; i++) {
             uint32_t want = 0xA5A5A5A5u;
@@ -262,13 +262,13 @@ static void bulk_case(int tile_bytes, int pieces, size_t n, size_t in_off, size_
     assert_ok(ctx, ptxkit_malloc(ctx, room, &din));
     assert_ok(ctx, ptxkit_malloc(ctx, room, &dout));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, room));
-    assert_ok(ctx, ptxkit_memset32(ctx, dout, 0xA5A5A5A5u, room / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, room / 4, NULL));
     ptxkit_dptr s = din + in_off, d = dout + out_off;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     unsigned grid = grid_for(n, (size_t)tile_bytes * 4, small ? 3 : 40);
     assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, room));
     for (size_t w = 0; w < room / 4; w++) {
         size_t at = w * 4;

@@ -117,11 +117,11 @@ static void stream_window(void **state) {
     ptxkit_access_window none, got, w = {.base = dx + 4096, .bytes = (size_t)4 << 20, .hit_ratio = 0.625f,
                                           .hit_property = PTXKIT_ACCESS_PERSISTING,
                                           .miss_property = PTXKIT_ACCESS_STREAMING};
-    assert_ok(ctx, ptxkit_stream_get_access_window(ctx, stream, &none));
+    assert_ok(ctx, ptxkit_stream_access_window_get(ctx, stream, &none));
     assert_int_equal(none.bytes, 0);
     assert_ok(ctx, ptxkit_l2_persisting_set(ctx, PTXKIT_L2_PERSISTING_MAX, NULL));
-    assert_ok(ctx, ptxkit_stream_set_access_window(ctx, stream, &w));
-    assert_ok(ctx, ptxkit_stream_get_access_window(ctx, stream, &got));
+    assert_ok(ctx, ptxkit_stream_access_window_set(ctx, stream, &w));
+    assert_ok(ctx, ptxkit_stream_access_window_get(ctx, stream, &got));
     if (!same_window(&w, &got))
         fail_msg("window read back as %zu bytes at 0x%llx, ratio %g, %d/%d", got.bytes, (unsigned long long)got.base,
                  (double)got.hit_ratio, got.hit_property, got.miss_property);
@@ -132,10 +132,10 @@ static void stream_window(void **state) {
     bad[1].hit_ratio = 2.0f;
     bad[2].miss_property = PTXKIT_ACCESS_PERSISTING;
     bad[3].base = 0;
-    for (int i = 0; i < 4; i++) assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_set_access_window(ctx, stream, &bad[i]));
-    assert_ok(ctx, ptxkit_stream_get_access_window(ctx, stream, &got));
+    for (int i = 0; i < 4; i++) assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(ctx, stream, &bad[i]));
+    assert_ok(ctx, ptxkit_stream_access_window_get(ctx, stream, &got));
     assert_true(same_window(&w, &got));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_set_access_window(ctx, NULL, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(ctx, NULL, &w));
 
     /* kernels on the stream with its window, and with a launch's own */
     ptxkit_program *p;
@@ -150,8 +150,8 @@ static void stream_window(void **state) {
     bump_check(k, NULL, &a, dx, host, n, 13);
 
     /* removed: reads back as none */
-    assert_ok(ctx, ptxkit_stream_set_access_window(ctx, stream, NULL));
-    assert_ok(ctx, ptxkit_stream_get_access_window(ctx, stream, &got));
+    assert_ok(ctx, ptxkit_stream_access_window_set(ctx, stream, NULL));
+    assert_ok(ctx, ptxkit_stream_access_window_get(ctx, stream, &got));
     assert_int_equal(got.bytes, 0);
     bump_check(k, stream, NULL, dx, host, n, 17);
     assert_ok(ctx, ptxkit_l2_persisting_reset(ctx));

@@ -56,7 +56,7 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(NULL, (void *)1, &s));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, &e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(NULL, 1, 2, 16, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_synchronize(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_synchronize(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
     assert_string_not_equal(ptxkit_last_error(NULL), "");
@@ -123,10 +123,10 @@ static void memory_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_htod(ctx, 0, buf, 4));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtoh(ctx, NULL, 4096, 4));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtod(ctx, 4096, 0, 4));
-    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32(ctx, 4096, 0, SIZE_MAX / 2, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32(ctx, 4097, 0, 4, NULL));
-    assert_status(PTXKIT_SUCCESS, ptxkit_memset8(ctx, 0, 0, 0, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8(ctx, 0, 0, 4, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32_async(ctx, 4096, 0, SIZE_MAX / 2, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32_async(ctx, 4097, 0, 4, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memset8_async(ctx, 0, 0, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8_async(ctx, 0, 0, 4, NULL));
     ptxkit_stream *s = (ptxkit_stream *)1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, NULL, &s));
     assert_null(s);
@@ -194,8 +194,8 @@ static void l2_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_get(NULL, &bytes, &max));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(NULL, 0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_reset(NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_set_access_window(NULL, stream, &w));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_get_access_window(NULL, stream, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(NULL, stream, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(NULL, stream, &w));
 
     ptxkit_context *ctx = fake_context();
     ctx->arch = 75; /* no set-aside, no windows: UNSUPPORTED, saying why */
@@ -203,7 +203,7 @@ static void l2_arguments(void **state) {
     assert_non_null(strstr(ptxkit_last_error(ctx), "sm_75"));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_set(ctx, 1 << 20, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_reset(ctx));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_set_access_window(ctx, stream, &w));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_access_window_set(ctx, stream, &w));
     assert_non_null(strstr(ptxkit_last_error(ctx), "access policy windows"));
 
     ctx->arch = 90;
@@ -217,10 +217,10 @@ static void l2_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(ctx, PTXKIT_L2_PERSISTING_MAX - 1, NULL));
 
     /* the default stream takes no attributes */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_set_access_window(ctx, NULL, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(ctx, NULL, &w));
     assert_non_null(strstr(ptxkit_last_error(ctx), "default stream"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_get_access_window(ctx, NULL, &w));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_get_access_window(ctx, stream, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, NULL, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, stream, NULL));
 
     /* every malformed window, each alone */
     ptxkit_access_window bad[9];
@@ -235,7 +235,7 @@ static void l2_arguments(void **state) {
     bad[7].bytes = (128u << 20) + 1;
     bad[8].reserved[1] = 1;
     for (int i = 0; i < 9; i++) {
-        if (ptxkit_stream_set_access_window(ctx, stream, &bad[i]) != PTXKIT_ERROR_INVALID_ARGUMENT)
+        if (ptxkit_stream_access_window_set(ctx, stream, &bad[i]) != PTXKIT_ERROR_INVALID_ARGUMENT)
             fail_msg("malformed window %d was not refused", i);
         assert_true(strlen(ptxkit_last_error(ctx)) > 10);
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, access_window_check(ctx, &bad[i]));

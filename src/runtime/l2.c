@@ -121,8 +121,8 @@ static ptxkit_status check_stream(ptxkit_context *ctx, ptxkit_stream *stream, co
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_stream_set_access_window(ptxkit_context *ctx, ptxkit_stream *stream, const ptxkit_access_window *w) {
-    static const char what[] = "ptxkit_stream_set_access_window";
+ptxkit_status ptxkit_stream_access_window_set(ptxkit_context *ctx, ptxkit_stream *stream, const ptxkit_access_window *w) {
+    static const char what[] = "ptxkit_stream_access_window_set";
     ptxkit_status st = check_stream(ctx, stream, what);
     if (st != PTXKIT_SUCCESS) return st;
     CUstreamAttrValue value = {0};
@@ -133,11 +133,11 @@ ptxkit_status ptxkit_stream_set_access_window(ptxkit_context *ctx, ptxkit_stream
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuStreamSetAttribute(stream->handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &value);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : l2_refused(ctx, r, "ptxkit_stream_set_access_window: cuStreamSetAttribute");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : l2_refused(ctx, r, "ptxkit_stream_access_window_set: cuStreamSetAttribute");
 }
 
-ptxkit_status ptxkit_stream_get_access_window(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_access_window *out) {
-    static const char what[] = "ptxkit_stream_get_access_window";
+ptxkit_status ptxkit_stream_access_window_get(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_access_window *out) {
+    static const char what[] = "ptxkit_stream_access_window_get";
     ptxkit_status st = check_stream(ctx, stream, what);
     if (st != PTXKIT_SUCCESS) return st;
     if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: out is NULL", what);
@@ -147,7 +147,7 @@ ptxkit_status ptxkit_stream_get_access_window(ptxkit_context *ctx, ptxkit_stream
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuStreamGetAttribute(stream->handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &value);
     context_leave(ctx);
-    if (r != CUDA_SUCCESS) return l2_refused(ctx, r, "ptxkit_stream_get_access_window: cuStreamGetAttribute");
+    if (r != CUDA_SUCCESS) return l2_refused(ctx, r, "ptxkit_stream_access_window_get: cuStreamGetAttribute");
     const CUaccessPolicyWindow *w = &value.accessPolicyWindow;
     *out = (ptxkit_access_window){
         .base = (ptxkit_dptr)(uintptr_t)w->base_ptr,

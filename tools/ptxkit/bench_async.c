@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "args.h"
 #include "svg.h"
 
 enum { MAX_LIST = 8, MAX_ROWS = 512, MAX_VARIANTS = 1 + 2 * MAX_LIST };
@@ -28,6 +29,7 @@ typedef struct row {
     variant v;
     int blocks_per_sm;
     double cycles_per_byte, gbs;
+    time_stats ts;
     bool ok, ran;
 } row;
 
@@ -48,19 +50,20 @@ static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
 
 static const char *mode_name(int mode) { return mode == 0 ? "sync" : mode == 1 ? "cp.async" : "bulk"; }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench async [--size BYTES] [--tiles LIST] [--stages LIST] [--blocks LIST] [--elems LIST]\n"
-            "                          [--reps N] [--svg FILE] [--csv|--json] [--device N]\n"
-            "Global -> shared copies of tiles of N bytes (--tiles, default 2048,8192,32768) of a BYTES array\n"
-            "(default 256M, beyond L2): synchronous (through registers), cp.async one-stage and in rings of S\n"
-            "stages (--stages, default 2,4), and on sm_90 cp.async.bulk onto an mbarrier in rings of 1 and S\n"
-            "stages; elements of 4 and 16 bytes (--elems), blocks of 128, 256 and 512 threads (--blocks), as\n"
-            "many blocks per SM as fit. Every tile is consumed by other threads than those that copied it and\n"
-            "the total is checked against the CPU. Prints clock64 cycles per byte of one block (median over\n"
-            "blocks), GB/s (median of --reps runs, default 9) and its share of a streaming read of the same\n"
-            "array, then the cases where the synchronous copy beats every asynchronous one.\n");
-}
+static const char usage_text[] =
+    "usage: ptxkit bench async [--size BYTES] [--tiles LIST] [--stages LIST] [--blocks LIST] [--elems LIST]\n"
+    "                          [--reps N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--svg FILE]\n"
+    "                          [--device N]\n";
+static const char help_text[] =
+    "Global -> shared copies of tiles of N bytes (--tiles, default 2048,8192,32768) of a BYTES array\n"
+    "(default 256M, beyond L2): synchronous (through registers), cp.async one-stage and in rings of S\n"
+    "stages (--stages, default 2,4), and on sm_90 cp.async.bulk onto an mbarrier in rings of 1 and S\n"
+    "stages; elements of 4 and 16 bytes (--elems), blocks of 128, 256 and 512 threads (--blocks), as\n"
+    "many blocks per SM as fit. Every tile is consumed by other threads than those that copied it and\n"
+    "the total is checked against the CPU. Prints clock64 cycles per byte of one block (median over\n"
+    "blocks), GB/s (median of --reps runs, default 9, with their count, fastest and slowest) and its\n"
+    "share of a streaming read of the same array, then the cases where the synchronous copy beats\n"
+    "every asynchronous one.\n";
 
 /* The consumed total of the array, as the kernels fold it (wrapping). */
 static uint32_t reference_total(const uint32_t *words, size_t count, int elem) {
@@ -96,8 +99,8 @@ static ptxkit_status measure(ptxkit_context *ctx, ptxkit_program *program, row *
     int resident = 0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy(a.k, r->block, a.shared, &resident);
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(a.k, r->block, a.shared, a.tiles, &a.grid);
-    float ms = 0;
-    if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, launch, &a, 2, reps, &ms);
+    if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &a, 2, reps, &r->ts);
+    double ms = r->ts.median_ms;
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_sums, sums, (size_t)a.grid * (size_t)r->block * 4);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_cycles, cycles, (size_t)a.grid * 8);
     if (st != PTXKIT_SUCCESS) return st;
@@ -168,45 +171,29 @@ static int write_svg(const char *path, const char *gpu, const row *rows, int cou
 
 int bench_async(int argc, char **argv) {
     static const char cmd[] = "bench async";
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     size_t bytes = (size_t)256 << 20;
     int tiles[MAX_LIST] = {2048, 8192, 32768}, stages[MAX_LIST] = {2, 4}, blocks[MAX_LIST] = {128, 256, 512},
         elems[2] = {4, 16};
     int ntiles = 3, nstages = 2, nblocks = 3, nelems = 2, reps = 9;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = v != NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--size") == 0) {
-            ok = ok && cli_arg_size(cmd, a, v, (size_t)1 << 20, (size_t)1 << 34, &bytes);
-        } else if (strcmp(a, "--tiles") == 0) {
-            ok = ok && cli_arg_int_list(cmd, a, v, 512, 98304, tiles, MAX_LIST, &ntiles);
-        } else if (strcmp(a, "--stages") == 0) {
-            ok = ok && cli_arg_int_list(cmd, a, v, 2, 8, stages, MAX_LIST, &nstages);
-        } else if (strcmp(a, "--blocks") == 0) {
-            ok = ok && cli_arg_int_list(cmd, a, v, 32, 1024, blocks, MAX_LIST, &nblocks);
-        } else if (strcmp(a, "--elems") == 0) {
-            ok = ok && cli_arg_int_list(cmd, a, v, 4, 16, elems, 2, &nelems);
-            for (int e = 0; ok && e < nelems; e++) ok = elems[e] == 4 || elems[e] == 16;
-        } else if (strcmp(a, "--reps") == 0) {
-            ok = ok && cli_arg_int(cmd, a, v, 1, 1001, &reps);
-        } else {
-            ok = false;
-        }
-        if (!ok) {
-            usage(stderr);
-            return 2;
-        }
-        i++;
-    }
+    const arg_option options[] = {
+        {.name = "size", .kind = ARG_SIZE, .value = &bytes, .lo = 1 << 20, .hi = 1LL << 34},
+        {.name = "tiles", .kind = ARG_INTS, .value = tiles, .count = &ntiles, .max = MAX_LIST, .lo = 512, .hi = 98304},
+        {.name = "stages", .kind = ARG_INTS, .value = stages, .count = &nstages, .max = MAX_LIST, .lo = 2, .hi = 8},
+        {.name = "blocks", .kind = ARG_INTS, .value = blocks, .count = &nblocks, .max = MAX_LIST, .lo = 32, .hi = 1024},
+        {.name = "elems", .kind = ARG_INTS, .value = elems, .count = &nelems, .max = 2, .lo = 4, .hi = 16},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 1001},
+        {0}};
+    const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help_text,
+                           .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    for (int e = 0; e < nelems; e++)
+        if (elems[e] != 4 && elems[e] != 16) return args_error(&spec, "--elems takes 4 and/or 16, not %d", elems[e]);
     for (int b = 0; b < nblocks; b++)
-        if (blocks[b] % 32) {
-            fprintf(stderr, "ptxkit %s: block sizes are multiples of 32\n", cmd);
-            return 2;
-        }
+        if (blocks[b] % 32) return args_error(&spec, "--blocks takes multiples of 32, not %d", blocks[b]);
+    for (int t = 0; t < ntiles; t++)
+        if (tiles[t] % 16) return args_error(&spec, "--tiles takes multiples of 16 bytes, not %d", tiles[t]);
     ptxkit_context *ctx = cli_open_context(cmd, common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -270,17 +257,18 @@ int bench_async(int argc, char **argv) {
     snprintf(title, sizeof title,
              "global -> shared copies on %s, %zu MiB array (streaming read %.0f GB/s; median of %d runs)", dev.name,
              bytes >> 20, ceiling, reps);
-    const char *headers[] = {"elem_bytes", "block", "tile_bytes", "copy",     "stages",
-                             "blocks_per_sm", "cycles_per_byte", "gbs", "pct_of_read", "check"};
-    cli_table *tab = table_new(title, 10, headers);
-    table_types(tab, "nnnsnnnnns");
+    const char *headers[] = {"elem_bytes", "block", "tile_bytes", "copy", "stages", "blocks_per_sm", "cycles_per_byte",
+                             "GBps", "pct_of_read", "check", STATS_COLUMNS};
+    cli_table *tab = table_new(title, 13, headers);
+    table_types(tab, "nnnsnnnnns" STATS_TYPES);
     int wrong = 0;
     for (int i = 0; i < count; i++) {
         const row *r = &rows[i];
         wrong += !r->ok;
-        table_addf(tab, "%d\t%d\t%d\t%s\t%d\t%d\t%.3f\t%.0f\t%.1f\t%s", r->elem, r->block, r->tile, mode_name(r->v.mode),
-                   r->v.stages, r->blocks_per_sm, r->cycles_per_byte, r->gbs, 100.0 * r->gbs / ceiling,
-                   r->ok ? "ok" : "WRONG");
+        char spread[96];
+        table_addf(tab, "%d\t%d\t%d\t%s\t%d\t%d\t%.3f\t%.0f\t%.1f\t%s%s", r->elem, r->block, r->tile,
+                   mode_name(r->v.mode), r->v.stages, r->blocks_per_sm, r->cycles_per_byte, r->gbs, 100.0 * r->gbs / ceiling,
+                   r->ok ? "ok" : "WRONG", stats_cells(&r->ts, spread, sizeof spread));
     }
     if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
     table_print(tab, common.format, stdout);
@@ -311,7 +299,7 @@ int bench_async(int argc, char **argv) {
         printf("synchronous copy fastest of all in %d of %d configurations, faster than one-stage cp.async in %d\n",
                beats_all, groups, beats_one);
     }
-    int rc = st == PTXKIT_SUCCESS ? 0 : 1;
+    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (wrong) {
         fprintf(stderr, "ptxkit %s: %d rows consumed a wrong total\n", cmd, wrong);
         rc = 1;

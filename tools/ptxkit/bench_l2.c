@@ -20,29 +20,33 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "args.h"
 #include "svg.h"
 
 enum { ITERS = 64, BLOCK = 256, MAX_POINTS = 64 };
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench l2 [--reps N] [--svg FILE] [--csv|--json] [--device N]\n"
-                 "L2 persistence (sm_80+, not in MIG or under MPS). Random atomic updates, even threads on a hot array\n"
-                 "of 0.25 x L2 in a persisting window (hit ratios 0.25, 0.5, 0.75, 1; misses streaming), odd threads\n"
-                 "on a cold array of 4 x L2, for set-asides of 0, 1/4, 1/2, 3/4 and all of the maximum, against no\n"
-                 "window; then a producer -> consumer pair where the producer's output P persists for the consumer\n"
-                 "while the producer also streams a 2 x L2 copy, for P of half and twice the maximum set-aside.\n"
-                 "Medians of --reps runs (default 9). The set-aside is restored and persisting lines reset at the end.\n");
-}
+static const char usage_text[] =
+    "usage: ptxkit bench l2 [--reps N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--svg FILE] [--device N]\n";
+static const char help_text[] =
+    "L2 persistence (sm_80+, not in MIG or under MPS). Random atomic updates, even threads on a hot array\n"
+    "of 0.25 x L2 in a persisting window (hit ratios 0.25, 0.5, 0.75, 1; misses streaming), odd threads\n"
+    "on a cold array of 4 x L2, for set-asides of 0, 1/4, 1/2, 3/4 and all of the maximum, against no\n"
+    "window; then a producer -> consumer pair where the producer's output P persists for the consumer\n"
+    "while the producer also streams a 2 x L2 copy, for P of half and twice the maximum set-aside.\n"
+    "Medians of --reps runs (default 9), with their count, fastest and slowest. The set-aside is\n"
+    "restored and persisting lines reset at the end.\n";
 
-/* Sorts the handful of values in place (insertion sort) and returns the median. */
-static float median_of(float *v, int n) {
+/* Sorts the handful of times in place (insertion sort) and gives their
+ * count, fastest, median and slowest. */
+static void stats_of(float *v, int n, time_stats *out) {
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             float t = v[j];
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
-    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+    *out = (time_stats){.samples = n, .min_ms = v[0], .max_ms = v[n - 1],
+                        .median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])};
 }
 
 /* Median time of `reps` launches of fn on one stream (whose window
@@ -50,7 +54,7 @@ static float median_of(float *v, int n) {
 typedef ptxkit_status (*launch_fn)(void *arg, ptxkit_stream *s);
 
 static ptxkit_status median_on_stream(ptxkit_context *ctx, ptxkit_stream *s, launch_fn fn, void *arg, int reps,
-                                      float *ms) {
+                                      time_stats *ts) {
     ptxkit_event *ev[2] = {NULL, NULL};
     float *times = calloc((size_t)reps, sizeof *times);
     ptxkit_status st = times ? ptxkit_event_create(ctx, &ev[0]) : PTXKIT_ERROR_OUT_OF_MEMORY;
@@ -63,7 +67,7 @@ static ptxkit_status median_on_stream(ptxkit_context *ctx, ptxkit_stream *s, lau
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, ev[1]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, ev[0], ev[1], &times[r]);
     }
-    if (st == PTXKIT_SUCCESS) *ms = median_of(times, reps);
+    if (st == PTXKIT_SUCCESS) stats_of(times, reps, ts);
     ptxkit_event_destroy(ctx, ev[0]);
     ptxkit_event_destroy(ctx, ev[1]);
     free(times);
@@ -121,7 +125,7 @@ static uint32_t mix(uint32_t x) {
 }
 
 static ptxkit_status array_total(ptxkit_context *ctx, ptxkit_dptr a, size_t words, uint32_t *total) {
-    return ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, a, words, total, NULL);
+    return ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, total, a, words, NULL);
 }
 
 static int write_svg(const char *path, const char *gpu, double setasides[5], double ratios[4], double speedup[5][4],
@@ -149,21 +153,13 @@ static int write_svg(const char *path, const char *gpu, double setasides[5], dou
 
 int bench_l2(int argc, char **argv) {
     static const char cmd[] = "bench l2";
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int reps = 9;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && cli_arg_int(cmd, "--reps", argv[i + 1], 1, 1001, &reps)) {
-            i++;
-            continue;
-        }
-        usage(stderr);
-        return 2;
-    }
+    const arg_option options[] = {{.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 1001}, {0}};
+    const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help_text,
+                           .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context(cmd, common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -183,8 +179,8 @@ int bench_l2(int argc, char **argv) {
     updates_run u = {.hot_words = hot_words, .cold_words = cold_words, .grid = (unsigned)dev.sm_count * 8};
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)hot_words * 4, &hot);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)cold_words * 4, &cold);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, hot, 0, hot_words, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, cold, 0, cold_words, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, hot, 0, hot_words, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, cold, 0, cold_words, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
     if (st == PTXKIT_SUCCESS) st = cli_lab_program("l2_lab.cu", &program);
     char iters[32];
@@ -200,9 +196,10 @@ int bench_l2(int argc, char **argv) {
              "random updates on %s: hot %.1f MiB (0.25 x L2) in the window, cold %.0f MiB (4 x L2); %.0fM atomic "
              "updates per launch; max set-aside %.1f MiB; median of %d",
              dev.name, hot_words * 4.0 / 1048576, cold_words * 4.0 / 1048576, updates / 1e6, max / 1048576.0, reps);
-    const char *headers[] = {"set_aside_mib", "hit_ratio", "window", "ms", "update_gbs", "pct_of_peak", "speedup", "check"};
-    cli_table *tab = table_new(title, 8, headers);
-    table_types(tab, "nnsnnnns");
+    const char *headers[] = {"set_aside_mib", "hit_ratio", "window", "ms", "update_GBps", "pct_of_peak", "speedup", "check",
+                             STATS_COLUMNS};
+    cli_table *tab = table_new(title, 11, headers);
+    table_types(tab, "nnsnnnns" STATS_TYPES);
     double setasides[5] = {0, max / 4.0, max / 2.0, 3.0 * max / 4.0, (double)max}, ratios[4] = {0.25, 0.5, 0.75, 1.0};
     double speedup[5][4], base_ms = 0;
     int wrong = 0;
@@ -215,12 +212,13 @@ int bench_l2(int argc, char **argv) {
                                   .miss_property = PTXKIT_ACCESS_STREAMING};
         st = ptxkit_l2_persisting_reset(ctx);
         if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, set_aside, NULL);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_stream_set_access_window(ctx, stream, c < 0 ? NULL : &w);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_stream_access_window_set(ctx, stream, c < 0 ? NULL : &w);
         uint32_t before[2] = {0, 0}, after[2] = {0, 0};
         if (st == PTXKIT_SUCCESS) st = array_total(ctx, hot, hot_words, &before[0]);
         if (st == PTXKIT_SUCCESS) st = array_total(ctx, cold, cold_words, &before[1]);
-        float ms = 0;
-        if (st == PTXKIT_SUCCESS) st = median_on_stream(ctx, stream, launch_updates, &u, reps, &ms);
+        time_stats ts = {0};
+        if (st == PTXKIT_SUCCESS) st = median_on_stream(ctx, stream, launch_updates, &u, reps, &ts);
+        double ms = ts.median_ms;
         if (st == PTXKIT_SUCCESS) st = array_total(ctx, hot, hot_words, &after[0]);
         if (st == PTXKIT_SUCCESS) st = array_total(ctx, cold, cold_words, &after[1]);
         if (st != PTXKIT_SUCCESS) break;
@@ -231,11 +229,12 @@ int bench_l2(int argc, char **argv) {
         double gbs = updates * 8.0 / (ms * 1e-3) / 1e9;
         if (c < 0) base_ms = ms;
         else speedup[s][r] = base_ms / ms;
-        table_addf(tab, "%.1f\t%.2f\t%s\t%.3f\t%.0f\t%.1f\t%.2f\t%s", set_aside / 1048576.0, c < 0 ? 0.0 : ratios[r],
+        char spread[96];
+        table_addf(tab, "%.1f\t%.2f\t%s\t%.3f\t%.0f\t%.1f\t%.2f\t%s%s", set_aside / 1048576.0, c < 0 ? 0.0 : ratios[r],
                    c < 0 ? "none" : "stream", ms, gbs, 100.0 * gbs / dev.peak_bandwidth_gbs, base_ms / ms,
-                   ok ? "ok" : "WRONG");
+                   ok ? "ok" : "WRONG", stats_cells(&ts, spread, sizeof spread));
     }
-    if (stream) ptxkit_stream_set_access_window(ctx, stream, NULL);
+    if (stream) ptxkit_stream_access_window_set(ctx, stream, NULL);
     ptxkit_free(ctx, hot);
     ptxkit_free(ctx, cold);
 
@@ -244,9 +243,9 @@ int bench_l2(int argc, char **argv) {
              "producer -> consumer on %s: the producer writes P and copies a %.0f MiB array; the consumer sums P "
              "(median of %d)", dev.name, 2.0 * l2 / 1048576, reps);
     const char *pheaders[] = {"p_mib", "windows", "set_aside_mib", "hit_ratio", "consumer_ms", "pair_ms",
-                              "consumer_speedup", "pair_speedup", "check"};
-    cli_table *ptab = table_new(title, 9, pheaders);
-    table_types(ptab, "nsnnnnnns");
+                              "consumer_speedup", "pair_speedup", "check", STATS_COLUMNS};
+    cli_table *ptab = table_new(title, 12, pheaders);
+    table_types(ptab, "nsnnnnnns" STATS_TYPES);
     pair_run pr = {.ctx = ctx, .grid = (unsigned)dev.sm_count * 8};
     pr.big_vecs = 2 * l2 / 16;
     size_t p_sizes[2] = {max / 2, 2 * max};
@@ -280,10 +279,11 @@ int bench_l2(int argc, char **argv) {
             pr.consume_attr = mode == 2 ? &with : NULL;
             st = ptxkit_l2_persisting_reset(ctx);
             if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, set_aside, NULL);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, pr.sum, 0, 1, stream);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, pr.sum, 0, 1, stream);
             pr.launches = 0;
             /* the pair from start to end, the consumer from the event between */
-            float pair_ms = 0, consumer_ms = 0;
+            double pair_ms = 0, consumer_ms = 0;
+            time_stats pair_ts = {0}, cons_ts = {0};
             float *cons = calloc((size_t)reps, sizeof *cons), *pairs = calloc((size_t)reps, sizeof *pairs);
             if (!cons || !pairs) st = PTXKIT_ERROR_OUT_OF_MEMORY;
             if (st == PTXKIT_SUCCESS) st = launch_pair(&pr, stream); /* warm-up */
@@ -299,8 +299,10 @@ int bench_l2(int argc, char **argv) {
                 ptxkit_event_destroy(ctx, end);
             }
             if (st == PTXKIT_SUCCESS) {
-                consumer_ms = median_of(cons, reps);
-                pair_ms = median_of(pairs, reps);
+                stats_of(cons, reps, &cons_ts);
+                stats_of(pairs, reps, &pair_ts);
+                consumer_ms = cons_ts.median_ms;
+                pair_ms = pair_ts.median_ms;
             }
             free(cons);
             free(pairs);
@@ -312,9 +314,10 @@ int bench_l2(int argc, char **argv) {
             wrong += !ok;
             if (mode == 0) base_consumer = consumer_ms, base_pair = pair_ms;
             static const char *const names[4] = {"none", "producer", "producer+consumer", "producer"};
-            table_addf(ptab, "%.1f\t%s\t%.1f\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%s", p_sizes[ps] / 1048576.0, names[mode],
+            char spread[96]; /* the spread of the pair's time */
+            table_addf(ptab, "%.1f\t%s\t%.1f\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%s%s", p_sizes[ps] / 1048576.0, names[mode],
                        set_aside / 1048576.0, (double)ratio, consumer_ms, pair_ms, base_consumer / consumer_ms,
-                       base_pair / pair_ms, ok ? "ok" : "WRONG");
+                       base_pair / pair_ms, ok ? "ok" : "WRONG", stats_cells(&pair_ts, spread, sizeof spread));
         }
     }
     /* leave the GPU as found */
@@ -326,7 +329,7 @@ int bench_l2(int argc, char **argv) {
     table_print(ptab, common.format, stdout);
     table_free(tab);
     table_free(ptab);
-    int rc = st == PTXKIT_SUCCESS ? 0 : 1;
+    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (wrong) {
         fprintf(stderr, "ptxkit %s: %d rows failed their check\n", cmd, wrong);
         rc = 1;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -81,33 +82,26 @@ static int cmp_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench redux [--reps N] [--csv|--json] [--device N]\n"
-                 "Warp reductions as dependent chains of N reductions per warp (default 4096): shuffle fan-in (five\n"
-                 "__shfl_xor_sync steps) against redux.sync (__reduce_add/min/max/and/or/xor_sync) on 32-bit integers,\n"
-                 "and float max / float sum through integers (order-preserving image; 16.16 fixed point) against the\n"
-                 "same in float with shuffles. One warp per SM gives the latency of a reduction (clock64 cycles per\n"
-                 "reduction, median over warps); 32 warps per SM give the SM's cycles per reduction (throughput).\n"
-                 "Every lane's result is checked against a CPU replay of the chain.\n");
-}
+static const char usage_text[] =
+    "usage: ptxkit bench redux [--reps N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n";
+static const char help_text[] =
+    "Warp reductions as dependent chains of N reductions per warp (default 4096): shuffle fan-in (five\n"
+    "__shfl_xor_sync steps) against redux.sync (__reduce_add/min/max/and/or/xor_sync) on 32-bit integers,\n"
+    "and float max / float sum through integers (order-preserving image; 16.16 fixed point) against the\n"
+    "same in float with shuffles. One warp per SM gives the latency of a reduction (clock64 cycles per\n"
+    "reduction, median over warps, with the count of warps and the fewest and most cycles); 32 warps per\n"
+    "SM give the SM's cycles per reduction (throughput). Every lane's result is checked against a CPU\n"
+    "replay of the chain.\n";
 
 int bench_redux(int argc, char **argv) {
     static const char cmd[] = "bench redux";
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int reps = 4096;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && cli_arg_int(cmd, "--reps", argv[i + 1], 32, 1 << 20, &reps)) {
-            i++;
-            continue;
-        }
-        usage(stderr);
-        return 2;
-    }
+    const arg_option options[] = {{.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 32, .hi = 1 << 20}, {0}};
+    const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help_text,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context(cmd, common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -139,9 +133,9 @@ int bench_redux(int argc, char **argv) {
     snprintf(title, sizeof title, "warp reductions on %s: dependent chains of %d per warp, clock64 (median over warps)",
              dev.name, reps);
     const char *headers[] = {"op", "way", "warps_per_sm", "cycles_per_reduction", "sm_cycles_per_reduction",
-                             "shuffle_over_this", "check"};
-    cli_table *tab = table_new(title, 7, headers);
-    table_types(tab, "ssnnnns");
+                             "shuffle_over_this", "check", "samples", "min_cycles", "max_cycles"};
+    cli_table *tab = table_new(title, 10, headers);
+    table_types(tab, "ssnnnnsnnn");
     int wrong = 0;
     for (int op = 0; op < OPS && st == PTXKIT_SUCCESS; op++)
         for (int w = 0; w < 2 && st == PTXKIT_SUCCESS; w++) {
@@ -173,8 +167,9 @@ int bench_redux(int argc, char **argv) {
                 qsort(cycles, warps, sizeof cycles[0], cmp_u64);
                 double per = (double)cycles[warps / 2] / reps;
                 if (way == 0) shuffle_cycles = per;
-                table_addf(tab, "%s\t%s\t%u\t%.1f\t%.2f\t%.2f\t%s", op_names[op], way_names[way], warps_per_sm[w], per,
-                           per / warps_per_sm[w], shuffle_cycles / per, ok ? "ok" : "WRONG");
+                table_addf(tab, "%s\t%s\t%u\t%.1f\t%.2f\t%.2f\t%s\t%zu\t%.1f\t%.1f", op_names[op], way_names[way],
+                           warps_per_sm[w], per, per / warps_per_sm[w], shuffle_cycles / per, ok ? "ok" : "WRONG", warps,
+                           (double)cycles[0] / reps, (double)cycles[warps - 1] / reps);
             }
         }
     if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);

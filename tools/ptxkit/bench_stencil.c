@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -50,42 +51,38 @@ static void reference(const float *in, float *out, unsigned w, unsigned h) {
         }
 }
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench stencil [--width W] [--height H] [--reps N] [--occupancy LIST] [--variants LIST]\n"
-                 "                            [--csv|--json] [--device N]\n"
-                 "5-point Jacobi step on a W x H float grid (default 8192 x 8192; W a multiple of %d, H of %d) by\n"
-                 "tiles of %d x %d points staged in shared memory: synchronously (__syncthreads sandwich), through\n"
-                 "cp.async rings of 1-4 stages, and warp-specialized with mbarriers (2 and 4 stages, 1 or 4 producer\n"
-                 "warps); %d compute threads per block. --occupancy: blocks per SM, 0 meaning as many as fit\n"
-                 "(default 1,2,0). --variants: numbers 0-%d in the order above (default all; 0 is the synchronous\n"
-                 "baseline the speedups refer to). GB/s counts the grid read once and written once; outputs are\n"
-                 "checked exactly against the CPU. Median of --reps runs (default 9).\n",
-            TX, TR, TR, TX, BLOCK, (int)(sizeof variants / sizeof variants[0]) - 1);
-}
+static const char usage_text[] =
+    "usage: ptxkit bench stencil [--width W] [--height H] [--reps N] [--occupancy LIST] [--variants LIST]\n"
+    "                            [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n";
 
 int bench_stencil(int argc, char **argv) {
     static const char cmd[] = "bench stencil";
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int w = 8192, h = 8192, reps = 9, occs[4] = {1, 2, 0}, nocc = 3, pick[16], npick = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        bool ok = v && ((strcmp(a, "--width") == 0 && cli_arg_int(cmd, a, v, TX, 1 << 16, &w) && w % TX == 0) ||
-                        (strcmp(a, "--height") == 0 && cli_arg_int(cmd, a, v, TR, 1 << 16, &h) && h % TR == 0) ||
-                        (strcmp(a, "--reps") == 0 && cli_arg_int(cmd, a, v, 1, 1001, &reps)) ||
-                        (strcmp(a, "--occupancy") == 0 && cli_arg_int_list(cmd, a, v, 0, 32, occs, 4, &nocc)) ||
-                        (strcmp(a, "--variants") == 0 &&
-                         cli_arg_int_list(cmd, a, v, 0, (long)(sizeof variants / sizeof variants[0]) - 1, pick, 16, &npick)));
-        if (!ok) {
-            usage(stderr);
-            return 2;
-        }
-        i++;
-    }
+    const int nvariants = (int)(sizeof variants / sizeof variants[0]);
+    const arg_option options[] = {
+        {.name = "width", .kind = ARG_INT, .value = &w, .lo = TX, .hi = 1 << 16},
+        {.name = "height", .kind = ARG_INT, .value = &h, .lo = TR, .hi = 1 << 16},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 1001},
+        {.name = "occupancy", .kind = ARG_INTS, .value = occs, .count = &nocc, .max = 4, .lo = 0, .hi = 32},
+        {.name = "variants", .kind = ARG_INTS, .value = pick, .count = &npick, .max = 16, .lo = 0, .hi = nvariants - 1},
+        {0}};
+    char help[1400];
+    snprintf(help, sizeof help,
+             "5-point Jacobi step on a W x H float grid (default 8192 x 8192; W a multiple of %d, H of %d) by\n"
+             "tiles of %d x %d points staged in shared memory: synchronously (__syncthreads sandwich), through\n"
+             "cp.async rings of 1-4 stages, and warp-specialized with mbarriers (2 and 4 stages, 1 or 4 producer\n"
+             "warps); %d compute threads per block. --occupancy: blocks per SM, 0 meaning as many as fit\n"
+             "(default 1,2,0). --variants: numbers 0-%d in the order above (default all; 0 is the synchronous\n"
+             "baseline the speedups refer to). GB/s counts the grid read once and written once; outputs are\n"
+             "checked exactly against the CPU. Median of --reps runs (default 9), with their count, fastest and\n"
+             "slowest.\n",
+             TX, TR, TR, TX, BLOCK, nvariants - 1);
+    const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (w % TX || h % TR) return args_error(&spec, "--width takes a multiple of %d and --height of %d", TX, TR);
     ptxkit_context *ctx = cli_open_context(cmd, common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -118,9 +115,10 @@ int bench_stencil(int argc, char **argv) {
     snprintf(title, sizeof title,
              "5-point stencil on %s, %d x %d floats, %d x %d tiles, %d compute threads (cuMemcpyDtoD %.0f GB/s; median "
              "of %d)", dev.name, w, h, TR, TX, BLOCK, dtod, reps);
-    const char *headers[] = {"variant", "stages", "occupancy", "blocks_per_sm", "ms", "gbs", "speedup_vs_sync", "check"};
-    cli_table *tab = table_new(title, 8, headers);
-    table_types(tab, "snsnnnns");
+    const char *headers[] = {"variant", "stages", "occupancy", "blocks_per_sm", "ms", "GBps", "speedup_vs_sync", "check",
+                             STATS_COLUMNS};
+    cli_table *tab = table_new(title, 11, headers);
+    table_types(tab, "snsnnnns" STATS_TYPES);
     if (npick == 0)
         for (int v = 0; v < NV; v++) pick[npick++] = v;
     double best_sync = 0, best_pipe = 0;
@@ -150,12 +148,13 @@ int bench_stencil(int argc, char **argv) {
             else snprintf(occ_name, sizeof occ_name, "%d block%s/SM", occs[o], occs[o] == 1 ? "" : "s");
             size_t tiles = points / (TX * TR);
             r.grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
-            float ms = 0;
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32(ctx, dout, 0x7fc00001u, points, NULL);
+            time_stats ts = {0};
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, dout, 0x7fc00001u, points, NULL);
             if (st == PTXKIT_SUCCESS) st = launch(ctx, NULL, &r);
             if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, dout, bytes);
-            if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, launch, &r, 1, reps, &ms);
+            if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &r, 1, reps, &ts);
             if (st != PTXKIT_SUCCESS) break;
+            double ms = ts.median_ms;
             bool ok = memcmp(got, want, bytes) == 0;
             wrong += !ok;
             if (variants[v].pipe == 0) sync_ms = ms;
@@ -166,8 +165,9 @@ int bench_stencil(int argc, char **argv) {
                 best_name = variants[v].name;
                 best_stages = variants[v].stages;
             }
-            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s", variants[v].name, variants[v].stages, occ_name,
-                       per_sm, ms, gbs, sync_ms / ms, ok ? "ok" : "WRONG");
+            char spread[96];
+            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s%s", variants[v].name, variants[v].stages, occ_name,
+                       per_sm, ms, gbs, sync_ms / ms, ok ? "ok" : "WRONG", stats_cells(&ts, spread, sizeof spread));
         }
     }
     if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
