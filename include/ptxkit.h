@@ -150,7 +150,8 @@ typedef struct ptxkit_device_info {
     int memory_clock_khz;
     double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
     size_t total_memory;
-    int reserved[8];      /* zero today: later 0.x releases fill new fields here */
+    int access_window_max_bytes;   /* largest L2 access policy window (0: none) */
+    int reserved[7];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_device_info;
 
 /* Opens device `ordinal` on its primary context, which an application using
@@ -402,7 +403,8 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
  * a kernel reads them as macros (BLOCK_SIZE, LOAD_OP, ...). ptxkit's device
  * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
  * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
- * loads) and <ptxkit/warp.cuh> (warp and block reductions). A kernel that
+ * loads), <ptxkit/warp.cuh> (warp and block reductions) and
+ * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies). A kernel that
  * includes load.cuh and takes LOAD_OP switches its cache operator with the
  * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
 
@@ -546,6 +548,42 @@ typedef struct ptxkit_access_window {
     ptxkit_access_property hit_property, miss_property;
     int reserved[2];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_access_window;
+
+/* ---- L2 residency -------------------------------------------------------
+ * Since sm_80 a part of L2 (the persisting set-aside, at most
+ * ptxkit_device_info.persisting_l2_max_bytes) can keep lines that accesses
+ * with the PERSISTING property touched; an access policy window says which
+ * accesses those are: [base, base + bytes) on a stream (every later
+ * launch on it) or on one launch (ptxkit_launch_attributes.access_window),
+ * hit_ratio of them PERSISTING (hit_property), the rest miss_property.
+ * Where the feature is absent the calls are UNSUPPORTED and the message
+ * says why: a GPU before sm_80 (no set-aside), a MIG instance or an MPS
+ * client (the driver refuses the limit: under MPS it is set once, by
+ * CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT when the server
+ * starts), a driver without the entry points. Windows larger than
+ * ptxkit_device_info.access_window_max_bytes, a NULL base, a hit ratio
+ * outside [0, 1] and persisting misses are INVALID_ARGUMENT. */
+
+/* The current set-aside (CU_LIMIT_PERSISTING_L2_CACHE_SIZE) and the
+ * device's maximum, in bytes; either pointer may be NULL. */
+ptxkit_status ptxkit_l2_persisting_get(ptxkit_context *ctx, size_t *bytes, size_t *max_bytes);
+/* Sets the set-aside of the context's device (a device-wide limit: it
+ * stays until changed, for every context on the GPU). More than the
+ * maximum is INVALID_ARGUMENT, except PTXKIT_L2_PERSISTING_MAX, which
+ * asks for the maximum. applied (may be NULL) receives what the driver
+ * reports afterwards (it may round). 0 gives the lines back to normal use. */
+#define PTXKIT_L2_PERSISTING_MAX ((size_t)-1)
+ptxkit_status ptxkit_l2_persisting_set(ptxkit_context *ctx, size_t bytes, size_t *applied);
+/* Demotes every persisting line in L2 to normal (cuCtxResetPersistingL2Cache):
+ * what a later kernel's persisting accesses find is then its own. */
+ptxkit_status ptxkit_l2_persisting_reset(ptxkit_context *ctx);
+/* Sets the access policy window of a created or wrapped stream (not the
+ * default stream, which takes no attributes) for the launches that follow;
+ * NULL window removes it. The window is checked as for ptxkit_launch_ex. */
+ptxkit_status ptxkit_stream_access_window_set(ptxkit_context *ctx, ptxkit_stream *stream,
+                                              const ptxkit_access_window *window);
+/* The window the driver holds for the stream (bytes 0: none). */
+ptxkit_status ptxkit_stream_access_window_get(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_access_window *out);
 
 /* Attributes of ptxkit_launch_ex; zero-initialize for none. */
 typedef struct ptxkit_launch_attributes {

@@ -83,6 +83,10 @@ static void every_report(void **state) {
         {"bench reduce", "bench reduce", "--log2 12,20 --ops sum --types int32,float32 --reps 3 --warmup 1"},
         {"bench scan", "bench scan", "--log2 12,20 --types int32 --reps 3 --warmup 1"},
         {"bench blocks", "bench blocks", "copy --n 1M --n 4M"},
+        {"bench async", "bench async", "--size 1M --tiles 2048 --blocks 128 --stages 2 --reps 2"},
+        {"bench redux", "bench redux", "--reps 64"},
+        {"bench l2", "bench l2", "--reps 2"},
+        {"bench stencil", "bench stencil", "--width 512 --height 64 --occupancy 1 --variants 0,2 --reps 2"},
         {"ladder", "ladder", "--log2 14 --reps 3 --warmup 1"},
         {"scan-ladder", "scan-ladder", "--log2 12,16 --reps 3 --warmup 1"},
         {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */

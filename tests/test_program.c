@@ -507,13 +507,102 @@ static void cache_keys(void **state) {
     assert_memory_not_equal(family.bytes, key.bytes, 16);
 }
 
+/* <ptxkit/async.cuh> compiles without the toolkit's headers: each helper
+ * becomes its instruction on sm_90, the sm_90 ones are absent on sm_80
+ * (a kernel that uses one fails to compile there, naming it), and before
+ * sm_80 only the feature macros are left. */
+static void async_header(void **state) {
+    (void)state;
+    NVRTC_OR_SKIP();
+    static const char common[] =
+        "#include <ptxkit/async.cuh>\n"
+        "extern \"C\" __global__ void k80(const unsigned *in, unsigned *out, unsigned n) {\n"
+        "    __shared__ __align__(16) unsigned s[256];\n"
+        "    __shared__ __align__(8) unsigned long long bar;\n"
+        "    if (threadIdx.x == 0) ptxkit::mbarrier_init(&bar, blockDim.x);\n"
+        "    __syncthreads();\n"
+        "    ptxkit::cp_async_ca<4>(s + threadIdx.x, in + threadIdx.x);\n"
+        "    ptxkit::cp_async_ca_zfill<8>(s + 64 + 2 * threadIdx.x % 64, in + 64, n);\n"
+        "    ptxkit::cp_async_cg16(s + 128, in + 128);\n"
+        "    ptxkit::cp_async_cg16_zfill(s + 132, in + 132, n);\n"
+        "    ptxkit::cp_async_commit();\n"
+        "    ptxkit::cp_async_wait<1>();\n"
+        "    ptxkit::cp_async_wait_all();\n"
+        "    ptxkit::cp_async_mbarrier_arrive_noinc(&bar);\n"
+        "    ptxkit::mbarrier_wait_parity(&bar, 0);\n"
+        "    ptxkit::mbarrier_arrive(&bar);\n"
+        "    ptxkit::cp_async_mbarrier_arrive(&bar);\n"
+        "    while (!ptxkit::mbarrier_test_wait_parity(&bar, 1)) {}\n"
+        "    out[threadIdx.x] = s[(threadIdx.x + 1) % 256] + PTXKIT_HAS_CP_ASYNC + PTXKIT_HAS_BULK_COPY;\n"
+        "    if (threadIdx.x == 0) ptxkit::mbarrier_inval(&bar);\n"
+        "}\n";
+    static const char bulk[] =
+        "extern \"C\" __global__ void k90(const unsigned *in, unsigned *out) {\n"
+        "    __shared__ __align__(16) unsigned s[256];\n"
+        "    __shared__ __align__(8) unsigned long long bar;\n"
+        "    if (threadIdx.x == 0) { ptxkit::mbarrier_init(&bar, 1); ptxkit::fence_mbarrier_init(); }\n"
+        "    __syncthreads();\n"
+        "    if (threadIdx.x == 0) { ptxkit::mbarrier_arrive_expect_tx(&bar, 1024); ptxkit::bulk_copy_g2s(s, in, 1024, &bar); }\n"
+        "    while (!ptxkit::mbarrier_try_wait_parity(&bar, 0)) {}\n"
+        "    s[threadIdx.x] += 1;\n"
+        "    ptxkit::fence_proxy_async_shared();\n"
+        "    __syncthreads();\n"
+        "    if (threadIdx.x == 0) { ptxkit::bulk_copy_s2g(out, s, 1024); ptxkit::bulk_commit(); ptxkit::bulk_wait_read<0>(); ptxkit::bulk_wait<0>(); }\n"
+        "}\n";
+    char source[sizeof common + sizeof bulk];
+    snprintf(source, sizeof source, "%s%s", common, bulk);
+    ptxkit_program *p = make("async.cu", source);
+    char *ptx = ptx_of(p, "k90", NULL, 0, NULL, NULL);
+    static const char *const sm90[] = {"mbarrier.arrive.expect_tx.shared::cta.b64",
+                                       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+                                       "cp.async.bulk.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                                       "cp.async.bulk.wait_group.read 0", "cp.async.bulk.wait_group 0",
+                                       "fence.proxy.async.shared::cta", "fence.mbarrier_init.release.cluster",
+                                       "mbarrier.try_wait.parity.shared::cta.b64"};
+    for (size_t i = 0; i < sizeof sm90 / sizeof sm90[0]; i++)
+        if (!strstr(ptx, sm90[i])) fail_msg("k90: no %s in\n%s", sm90[i], ptx);
+    free(ptx);
+    ptx = ptx_of(p, "k80", NULL, 0, NULL, NULL);
+    static const char *const sm80[] = {"cp.async.ca.shared.global [%r", "], 4;", "], 8, %r", "cp.async.cg.shared.global",
+                                       "], 16;", "], 16, %r", "cp.async.commit_group", "cp.async.wait_group 1",
+                                       "cp.async.wait_all", "cp.async.mbarrier.arrive.noinc.shared::cta.b64",
+                                       "cp.async.mbarrier.arrive.shared::cta.b64", "mbarrier.init.shared::cta.b64",
+                                       "mbarrier.arrive.shared::cta.b64", "mbarrier.test_wait.parity.shared::cta.b64",
+                                       "mbarrier.inval.shared::cta.b64"};
+    for (size_t i = 0; i < sizeof sm80 / sizeof sm80[0]; i++)
+        if (!strstr(ptx, sm80[i])) fail_msg("k80: no %s in\n%s", sm80[i], ptx);
+    free(ptx);
+    ptxkit_program_destroy(p);
+
+    /* sm_80: the sm_80 kernel alone compiles, waiting with test_wait; the
+     * bulk copy is an unknown name */
+    p = make("async80.cu", common);
+    ptxkit_compiled c;
+    assert_ok(NULL, ptxkit_program_compile(p, "k80", NULL, 0, 80, 1, &c));
+    assert_null(strstr(c.image, "try_wait"));
+    assert_non_null(strstr(c.image, "mbarrier.test_wait.parity"));
+    ptxkit_compiled_free(&c);
+    ptxkit_program_destroy(p);
+    p = make("async80.cu", source);
+    assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, "k90", NULL, 0, 80, 1, &c));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "bulk_copy_g2s"));
+    ptxkit_program_destroy(p);
+    /* sm_75: no helpers, the macros say so */
+    p = make("async75.cu", "#include <ptxkit/async.cuh>\n"
+                           "extern \"C\" __global__ void k(int *o) { o[0] = PTXKIT_HAS_CP_ASYNC * 2 + PTXKIT_HAS_BULK_COPY; }\n");
+    assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 75, 1, &c));
+    assert_null(strstr(c.image, "cp.async"));
+    ptxkit_compiled_free(&c);
+    ptxkit_program_destroy(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_arguments), cmocka_unit_test(architecture_specific), cmocka_unit_test(create_from_file),
         cmocka_unit_test(defines), cmocka_unit_test(options),
         cmocka_unit_test(name_expressions), cmocka_unit_test(not_found_only_for_the_name),
         cmocka_unit_test(compile_errors_name_file_and_line),
-        cmocka_unit_test(dump_source), cmocka_unit_test(ptxkit_headers),
+        cmocka_unit_test(dump_source), cmocka_unit_test(ptxkit_headers), cmocka_unit_test(async_header),
         cmocka_unit_test(cache_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

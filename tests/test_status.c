@@ -183,13 +183,75 @@ static void dtypes(void **state) {
     assert_string_equal(ptxkit_dtype_name(PTXKIT_FLOAT32), "float32");
 }
 
+/* The L2 residency calls check what they are given before the driver is
+ * asked: a fake context with a set-aside and window limit like an H100's. */
+static void l2_arguments(void **state) {
+    (void)state;
+    size_t bytes = 0, max = 0;
+    ptxkit_stream *stream = (ptxkit_stream *)&bytes; /* never dereferenced: the checks fail first */
+    ptxkit_access_window w = {.base = 0x10000, .bytes = 4096, .hit_ratio = 0.5f,
+                              .hit_property = PTXKIT_ACCESS_PERSISTING, .miss_property = PTXKIT_ACCESS_STREAMING};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_get(NULL, &bytes, &max));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(NULL, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_reset(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(NULL, stream, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(NULL, stream, &w));
+
+    ptxkit_context *ctx = fake_context();
+    ctx->arch = 75; /* no set-aside, no windows: UNSUPPORTED, saying why */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_get(ctx, &bytes, &max));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "sm_75"));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_set(ctx, 1 << 20, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_reset(ctx));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_access_window_set(ctx, stream, &w));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "access policy windows"));
+
+    ctx->arch = 90;
+    ctx->info.persisting_l2_max_bytes = 3 << 20;
+    ctx->info.access_window_max_bytes = 128 << 20;
+    /* the maximum alone answers without the driver */
+    assert_status(PTXKIT_SUCCESS, ptxkit_l2_persisting_get(ctx, NULL, &max));
+    assert_int_equal(max, 3 << 20);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(ctx, (3 << 20) + 1, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "3145728"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(ctx, PTXKIT_L2_PERSISTING_MAX - 1, NULL));
+
+    /* the default stream takes no attributes */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(ctx, NULL, &w));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "default stream"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, NULL, &w));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, stream, NULL));
+
+    /* every malformed window, each alone */
+    ptxkit_access_window bad[9];
+    for (int i = 0; i < 9; i++) bad[i] = w;
+    bad[0].hit_ratio = -0.01f;
+    bad[1].hit_ratio = 1.01f;
+    bad[2].hit_ratio = __builtin_nanf("");
+    bad[3].miss_property = PTXKIT_ACCESS_PERSISTING;
+    bad[4].hit_property = (ptxkit_access_property)3;
+    bad[5].base = 0;
+    bad[6].bytes = 0;
+    bad[7].bytes = (128u << 20) + 1;
+    bad[8].reserved[1] = 1;
+    for (int i = 0; i < 9; i++) {
+        if (ptxkit_stream_access_window_set(ctx, stream, &bad[i]) != PTXKIT_ERROR_INVALID_ARGUMENT)
+            fail_msg("malformed window %d was not refused", i);
+        assert_true(strlen(ptxkit_last_error(ctx)) > 10);
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, access_window_check(ctx, &bad[i]));
+    }
+    assert_status(PTXKIT_SUCCESS, access_window_check(ctx, &w));
+    w.bytes = 128u << 20; /* the largest window passes */
+    assert_status(PTXKIT_SUCCESS, access_window_check(ctx, &w));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(status_strings),  cmocka_unit_test(load_ops),
         cmocka_unit_test(null_contexts),   cmocka_unit_test(open_without_gpu_says_why),
         cmocka_unit_test(copy_arguments),  cmocka_unit_test(memory_arguments),
         cmocka_unit_test(error_messages_are_per_context), cmocka_unit_test(dtypes),
-        cmocka_unit_test(reserved_fields_must_be_zero),
+        cmocka_unit_test(reserved_fields_must_be_zero), cmocka_unit_test(l2_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,7 +41,8 @@
  * lacks them, and the feature answers UNSUPPORTED. */
 #define DRIVER_OPTIONAL_ENTRIES(X)                                             \
     X(cuLaunchKernelEx, 11060) X(cuCtxResetPersistingL2Cache, 11000)           \
-    X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)
+    X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)                   \
+    X(cuStreamGetAttribute, 11000)
 
 /* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
  * rename declaration and uses alike. */

@@ -36,6 +36,7 @@ static void read_device_info(ptxkit_context *ctx) {
     d->sm_count = attr(ctx, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     d->l2_bytes = attr(ctx, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     d->persisting_l2_max_bytes = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE);
+    d->access_window_max_bytes = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE);
     d->shared_per_block = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     d->shared_per_block_optin = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     d->shared_per_sm = attr(ctx, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);

@@ -155,31 +155,6 @@ ptxkit_status ptxkit_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 bloc
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
 }
 
-static CUaccessProperty access_property(ptxkit_access_property p) {
-    return p == PTXKIT_ACCESS_STREAMING    ? CU_ACCESS_PROPERTY_STREAMING
-           : p == PTXKIT_ACCESS_PERSISTING ? CU_ACCESS_PROPERTY_PERSISTING
-                                           : CU_ACCESS_PROPERTY_NORMAL;
-}
-
-static ptxkit_status check_window(ptxkit_context *ctx, const ptxkit_access_window *w) {
-    if (!RESERVED_ZERO(w)) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: reserved fields are set");
-    if ((unsigned)w->hit_property > PTXKIT_ACCESS_PERSISTING || (unsigned)w->miss_property > PTXKIT_ACCESS_PERSISTING)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: unknown access property");
-    if (!(w->hit_ratio >= 0.0f && w->hit_ratio <= 1.0f))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: hit ratio %g is not in [0, 1]",
-                            (double)w->hit_ratio);
-    if (w->miss_property == PTXKIT_ACCESS_PERSISTING)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: misses cannot persist");
-    int max_window = 0;
-    ctx->cu->cuDeviceGetAttribute(&max_window, CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, ctx->device);
-    if (max_window <= 0)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "access window: this GPU has no L2 access policy windows");
-    if (!w->base || !w->bytes || w->bytes > (size_t)max_window)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access window: %zu bytes at 0x%llx (1 to %d bytes, not NULL)",
-                            w->bytes, (unsigned long long)w->base, max_window);
-    return PTXKIT_SUCCESS;
-}
-
 ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
                                ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *a) {
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_ex: kernel is NULL");
@@ -216,13 +191,9 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
     }
     if (a->access_window) {
         const ptxkit_access_window *w = a->access_window;
-        if ((st = check_window(ctx, w)) != PTXKIT_SUCCESS) return st;
+        if ((st = access_window_check(ctx, w)) != PTXKIT_SUCCESS) return st;
         attrs[count].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
-        attrs[count].value.accessPolicyWindow.base_ptr = (void *)(uintptr_t)w->base;
-        attrs[count].value.accessPolicyWindow.num_bytes = w->bytes;
-        attrs[count].value.accessPolicyWindow.hitRatio = w->hit_ratio;
-        attrs[count].value.accessPolicyWindow.hitProp = access_property(w->hit_property);
-        attrs[count].value.accessPolicyWindow.missProp = access_property(w->miss_property);
+        access_window_to_cu(w, &attrs[count].value.accessPolicyWindow);
         count++;
     }
     CUlaunchConfig config = {

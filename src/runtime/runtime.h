@@ -105,6 +105,11 @@ void context_leave(ptxkit_context *ctx);
 
 static inline CUstream stream_handle(ptxkit_stream *s) { return s ? s->handle : NULL; }
 
+/* L2 access policy windows (l2.c), shared by ptxkit_launch_ex and streams:
+ * the checks every window gets, and its driver form. */
+ptxkit_status access_window_check(ptxkit_context *ctx, const ptxkit_access_window *w);
+void access_window_to_cu(const ptxkit_access_window *w, CUaccessPolicyWindow *out);
+
 /* Whether a public struct's reserved fields are all zero: a caller built
  * against a later header may have set fields this library cannot honour. */
 static inline bool reserved_zero(const int *reserved, int count) {

@@ -22,6 +22,10 @@ static const bench_entry benches[] = {
     {"reduce", bench_reduce, "ptxkit_reduce by operator, type and size vs a read ceiling (--compare: vs CUB)"},
     {"user-tune", bench_user_tune, "the tuner on an application kernel (public API): budgeted pick vs exhaustive best"},
     {"scan", bench_scan, "ptxkit_scan by operator, type, kind and size vs cuMemcpyDtoD (--compare: vs CUB)"},
+    {"async", bench_async, "global -> shared: synchronous vs cp.async one-stage and multi-stage vs bulk copies"},
+    {"redux", bench_redux, "warp reductions: shuffle fan-in vs redux.sync (__reduce_*_sync), cycles per reduction"},
+    {"l2", bench_l2, "L2 persistence: random updates beside a streaming array, set-aside x hit ratio; producer -> consumer"},
+    {"stencil", bench_stencil, "5-point stencil: __syncthreads sandwich vs cp.async pipelines vs warp-specialized mbarriers"},
     {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose, scan)"},
 };
 

@@ -105,6 +105,11 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 /* Fills device memory with pseudo-random 32-bit words (never zeros). */
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed);
 
+/* A kernel source embedded in the library (cu_sources/NAME) as an
+ * application's program: the labs reach their kernels through the public
+ * program / kernel / launch calls. */
+ptxkit_status cli_lab_program(const char *name, ptxkit_program **out);
+
 /* Prints "ptxkit NAME: message" and the context's last error to stderr. */
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st);
 

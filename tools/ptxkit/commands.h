@@ -22,5 +22,9 @@ int bench_reduce(int argc, char **argv);
 int bench_blocks(int argc, char **argv);
 int bench_user_tune(int argc, char **argv);
 int bench_scan(int argc, char **argv);
+int bench_async(int argc, char **argv);
+int bench_redux(int argc, char **argv);
+int bench_l2(int argc, char **argv);
+int bench_stencil(int argc, char **argv);
 
 #endif

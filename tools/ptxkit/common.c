@@ -98,6 +98,12 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     return ctx;
 }
 
+ptxkit_status cli_lab_program(const char *name, ptxkit_program **out) {
+    const embedded_file *f = embedded_find(name);
+    if (!f) return PTXKIT_ERROR_NOT_FOUND;
+    return ptxkit_program_create(name, f->text, NULL, 0, out);
+}
+
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
     fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error(ctx));
 }

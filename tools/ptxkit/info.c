@@ -140,6 +140,7 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddNumberToObject(dev, "global_memory_bytes", (double)d.total_memory);
     cJSON_AddNumberToObject(dev, "l2_bytes", d.l2_bytes);
     cJSON_AddNumberToObject(dev, "persisting_l2_max_bytes", d.persisting_l2_max_bytes);
+    cJSON_AddNumberToObject(dev, "access_window_max_bytes", d.access_window_max_bytes);
     cJSON_AddNumberToObject(dev, "shared_per_block", d.shared_per_block);
     cJSON_AddNumberToObject(dev, "shared_per_block_optin", d.shared_per_block_optin);
     cJSON_AddNumberToObject(dev, "shared_per_sm", d.shared_per_sm);
@@ -157,8 +158,8 @@ int cmd_info(int argc, char **argv) {
         printf("compute capability %d.%d (sm_%d%d)\n", d.cc_major, d.cc_minor, d.cc_major, d.cc_minor);
         printf("SMs               %d\n", d.sm_count);
         printf("global memory     %.1f GiB\n", d.total_memory / 1073741824.0);
-        printf("L2 cache          %.1f MiB (persisting max %.1f MiB)\n", d.l2_bytes / 1048576.0,
-               d.persisting_l2_max_bytes / 1048576.0);
+        printf("L2 cache          %.1f MiB (persisting max %.1f MiB, access windows up to %.1f MiB)\n",
+               d.l2_bytes / 1048576.0, d.persisting_l2_max_bytes / 1048576.0, d.access_window_max_bytes / 1048576.0);
         printf("shared memory     %d KiB per block (%d KiB opt-in), %d KiB per SM\n", d.shared_per_block / 1024,
                d.shared_per_block_optin / 1024, d.shared_per_sm / 1024);
         printf("threads           %d per block, %d per SM, %d blocks per SM\n", d.max_threads_per_block,
