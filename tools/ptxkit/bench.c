@@ -21,6 +21,7 @@ static const bench_entry benches[] = {
     {"reduce", bench_reduce, "ptxkit_reduce by operator, type and size vs a read ceiling (--compare: vs CUB)"},
     {"user-tune", bench_user_tune, "the tuner on an application kernel (public API): budgeted pick vs exhaustive best"},
     {"scan", bench_scan, "ptxkit_scan by operator, type, kind and size vs cuMemcpyDtoD (--compare: vs CUB)"},
+    {"gemm", bench_gemm, "ptxkit_gemm float32/float64 by shape in TFLOP/s and % of peak (--compare: vs cuBLAS)"},
     {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose, scan)"},
 };
 

@@ -9,6 +9,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_scan_ladder(int argc, char **argv);
+int cmd_gemm_ladder(int argc, char **argv);
 
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
@@ -22,5 +23,6 @@ int bench_reduce(int argc, char **argv);
 int bench_blocks(int argc, char **argv);
 int bench_user_tune(int argc, char **argv);
 int bench_scan(int argc, char **argv);
+int bench_gemm(int argc, char **argv);
 
 #endif

@@ -26,11 +26,15 @@ static void usage(FILE *out) {
             "Times JIT variants of a kernel family (block size, items per thread, vector width, blocks per SM, load\n"
             "operator) through its public operation and saves the fastest per size bucket in the tuning database\n"
             "(PTXKIT_TUNE_DB, else <cache dir>/tune.db), which the operations then use (PTXKIT_TUNE=off|cached|auto).\n"
-            "  FAMILY              copy (n counts bytes), reduce or transpose (n counts elements); default: each in turn\n"
+            "  FAMILY              copy (n counts bytes), reduce, transpose or scan (n counts elements), gemm (n is\n"
+            "                      m x n x k); default: each in turn\n"
             "  --variant V         reduce: <op>.<type> as sum.float32 (default); copy: bytes; transpose (padded kind):\n"
             "                      float32 (default), float64 (sides of whole 16-byte vectors), float32.unaligned,\n"
-            "                      float64.unaligned (other sides)\n"
-            "  --sizes LIST        sizes to tune, each N, 2^K or with a K/M/G suffix; default 2^20,2^24,2^28\n"
+            "                      float64.unaligned (other sides); scan as reduce; gemm: <type>.<class>, type float32\n"
+            "                      (default) or float64, class square (default), small_m, small_n or small_k (that\n"
+            "                      side below 256): each class has its own entries\n"
+            "  --sizes LIST        sizes to tune, each N, 2^K or with a K/M/G suffix; default 2^20,2^24,2^28 (gemm:\n"
+            "                      2^30,2^33,2^36, cubes of 1024, 2048 and 4096)\n"
             "  --budget SECONDS    wall-clock bound per family, compiles included (default %.0f)\n"
             "  --max-variants N    at most N configurations timed per size\n"
             "  --exhaustive        time every legal configuration (no budget)\n"
@@ -141,7 +145,14 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         cli_fail("tune", ctx, PTXKIT_ERROR_OUT_OF_MEMORY);
         return 1;
     }
-    ptxkit_status st = tune_sizes(ctx, family, a->variant, a->sizes, a->size_count, &o, report);
+    /* Default sizes: 2^20, 2^24, 2^28; gemm's n is m * n * k, so 1024^3,
+     * 2048^3 and 4096^3 there. */
+    const bool gemm = strcmp(family, "gemm") == 0;
+    static const size_t default_sizes[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28};
+    static const size_t gemm_sizes[] = {(size_t)1 << 30, (size_t)1 << 33, (size_t)1 << 36};
+    const size_t *sizes = a->size_count ? a->sizes : gemm ? gemm_sizes : default_sizes;
+    int size_count = a->size_count ? a->size_count : 3;
+    ptxkit_status st = tune_sizes(ctx, family, a->variant, sizes, size_count, &o, report);
     clear_progress(&ps);
     if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st); /* the sizes done before are still shown */
     if (!report->variant[0]) snprintf(report->variant, sizeof report->variant, "%s", a->variant ? a->variant : "(default variant)");
@@ -150,8 +161,9 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
-    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (GB/s of the bytes the operation must move; %s)", family,
-             report->variant, ctx->info.name, a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive"
+    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, report->variant, ctx->info.name,
+             gemm ? "GFLOP/s, the _GBps columns: 2 m n k per second of the shape timed at n = m n k"
+                  : "GB/s of the bytes the operation must move", a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive"
                                                                                      : "budgeted search");
     const char *plain[] = {"n", "default_GBps", "tuned_GBps", "speedup", "choice", "timed", "legal", "failed", "wrong",
                            "seconds"};
@@ -164,9 +176,11 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         char n[32], choice[128], pick[128], best[128];
         size_text(r->n, n, sizeof n);
         options_text(&r->best, choice, sizeof choice);
+        if (gemm) snprintf(choice, sizeof choice, "%s", r->best_text);
         if (verify) {
             options_text(&r->search_best, pick, sizeof pick);
             options_text(&r->exhaustive_best, best, sizeof best);
+            if (gemm) snprintf(best, sizeof best, "%s", r->exhaustive_text);
             table_addf(t, "%s\t%.0f\t%.0f\t%s\t%.0f\t%s\t%.1f\t%s\t%d\t%d\t%d\t%d\t%.1f", n, r->default_gbs, r->search_gbs,
                        pick, r->exhaustive_gbs, best, r->exhaustive_gbs > 0 ? 100.0 * r->search_gbs / r->exhaustive_gbs : 0,
                        choice, r->timed, r->legal, r->failed, r->wrong, r->seconds);
@@ -351,11 +365,6 @@ int cmd_tune(int argc, char **argv) {
         fprintf(stderr, "ptxkit tune: --variant needs a FAMILY\n");
         usage(stderr);
         return 2;
-    }
-    if (!a.size_count) {
-        a.sizes[a.size_count++] = (size_t)1 << 20;
-        a.sizes[a.size_count++] = (size_t)1 << 24;
-        a.sizes[a.size_count++] = (size_t)1 << 28;
     }
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
