@@ -27,7 +27,7 @@
 // 32 copies of a warp land in distinct banks. Edges need no branch: a copy
 // reading past M, N or K reads fewer bytes (none) and zero-fills, and the
 // epilogue checks rows and columns. Fragments are double-buffered in
-// registers across the k-steps of a tile.
+// registers across the k-steps, from one tile into the next.
 //
 // Blocks are numbered in groups of GROUP_M tile rows (as Triton does), so
 // that blocks running at the same time share their A and B panels in L2.
@@ -39,7 +39,7 @@
 // Injected: GEMM_DOUBLE (0 float, 1 double), TRANS_A, TRANS_B, VEC_A, VEC_B
 // (elements per global copy of a k-major operand: 1, or 16 bytes' worth),
 // BM, BN, BK, WM, WN, TM, TN, STAGES, MIN_BLOCKS (__launch_bounds__),
-// GROUP_M, GEMM_PARTIAL, GEMM_ENTRY.
+// GROUP_M, GEMM_PARTIAL, GEMM_ENTRY, GEMM_CROSS_PREFETCH.
 // Entry points: ptxkit_gemm_<f32|f64> (const T *A, const T *B, T *C,
 //   int M, int N, int K, long long lda, long long ldb, long long ldc,
 //   T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
@@ -95,6 +95,12 @@
 #ifndef GEMM_ENTRY
 #define GEMM_ENTRY -1
 #endif
+// 1 (the default): each tile's first fragments are loaded during the
+// previous tile's last k-step; 0: after the barrier that starts the tile
+// (the experiment switch that measures what the overlap buys).
+#ifndef GEMM_CROSS_PREFETCH
+#define GEMM_CROSS_PREFETCH 1
+#endif
 // 1: the split-K kernel, writing raw sums to the workspace (a kernel of
 // its own: a run-time choice between the two epilogues costs registers).
 #ifndef GEMM_PARTIAL
@@ -144,6 +150,7 @@ static_assert(WM % TM == 0 && WN % TN == 0, "the thread tile must divide the war
 static_assert(LANES_M * LANES_N == 32, "a warp tile holds 32 thread tiles");
 static_assert(TM % V == 0 && TN % V == 0, "thread tiles are whole 16-byte vectors");
 static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
+static_assert(BK % 2 == 0, "an even k-tile: the next tile's first fragments go to buffer 0");
 static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == V, "VEC_A is 1 or a 16-byte vector");
 static_assert(VEC_B == 1 || VEC_B == V, "VEC_B is 1 or a 16-byte vector");
@@ -246,6 +253,18 @@ typedef transposing_loader<BN, LDB_S> b_loader;
 typedef direct_loader<BN, VEC_B, LDB_S> b_loader;
 #endif
 
+// One k-tile of both operands into a stage, and both loaders on to the next
+// tile; k_load: rows of K from that tile to the end of the slice (<= 0: no
+// copies, only the group the caller commits).
+__device__ __forceinline__ void load_stage(a_loader &la, b_loader &lb, T *As, T *Bs, int stage, int k_load,
+                                           const T *A, const T *B, long long lda, long long ldb) {
+    if (k_load <= 0) return;
+    la.load(As + stage * STAGE_A, k_load, A, lda);
+    lb.load(Bs + stage * STAGE_B, k_load, B, ldb);
+    la.next(lda);
+    lb.next(ldb);
+}
+
 // ---- fragments -------------------------------------------------------------
 
 // Sub-block g of a lane's fragment starts g * LANES * V elements after its
@@ -272,6 +291,14 @@ __device__ __forceinline__ void load_fragments(const T *as, const T *bs, int k, 
     for (int g = 0; g < TM / V; g++) vector_to(&a[g * V], *(const TV *)&as[k * LDA_S + g * LANES_M * V]);
 #pragma unroll
     for (int g = 0; g < TN / V; g++) vector_to(&b[g * V], *(const TV *)&bs[k * LDB_S + g * LANES_N * V]);
+}
+
+// The outer product of one k-step's fragments into the accumulators.
+__device__ __forceinline__ void fma_step(T (&acc)[TM][TN], const T *a, const T *b) {
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
 }
 
 // ---- epilogue ----------------------------------------------------------------
@@ -374,12 +401,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     int k_load = k_end - k_begin;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (k_load > 0) {
-            la.load(As + s * STAGE_A, k_load, A, lda);
-            lb.load(Bs + s * STAGE_B, k_load, B, ldb);
-            la.next(lda);
-            lb.next(ldb);
-        }
+        load_stage(la, lb, As, Bs, s, k_load, A, B, lda, ldb);
         async_commit();
         k_load -= BK;
     }
@@ -396,6 +418,46 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0;
 
+#if GEMM_CROSS_PREFETCH
+    // Tile 0 has landed; the last stage takes tile STAGES - 1.
+    async_wait<STAGES - 2>();
+    __syncthreads();
+    load_stage(la, lb, As, Bs, (STAGES - 1), k_load, A, B, lda, ldb);
+    async_commit();
+    k_load -= BK;
+
+    // The fragments of a tile's first k are loaded during the previous
+    // tile's last k: the barrier between two tiles sits there, before that
+    // k's FMAs, which then cover the shared-memory latency of the next
+    // tile's first loads (CUTLASS's pipelined main loop).
+    const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+    int stage = 0; // the tile computed; refilled with tile + STAGES once done
+    T a[2][TM], b[2][TN];
+    if (k_tiles > 0) load_fragments(As + a_off, Bs + b_off, 0, a[0], b[0]);
+    for (int left = k_tiles; left > 0; left--) {
+        const T *as = As + a_off + stage * STAGE_A, *bs = Bs + b_off + stage * STAGE_B;
+        const int next = stage + 1 == STAGES ? 0 : stage + 1;
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            if (k + 1 < BK) {
+                load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
+            } else if (left > 1) {
+                // The next tile has landed (this thread's copies, then
+                // everyone's), and every warp has loaded its last fragments
+                // of this one, whose buffer is refilled now.
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                load_stage(la, lb, As, Bs, stage, k_load, A, B, lda, ldb);
+                async_commit();
+                k_load -= BK;
+                load_fragments(As + a_off + next * STAGE_A, Bs + b_off + next * STAGE_B, 0, a[(k + 1) & 1],
+                               b[(k + 1) & 1]);
+            }
+            fma_step(acc, a[k & 1], b[k & 1]);
+        }
+        stage = next;
+    }
+#else
     // One counter runs the loop: k_load passes -(STAGES - 1) * BK exactly
     // when the last tile has been computed.
     int stage = 0; // read from; the one before it is refilled
@@ -404,13 +466,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         // every warp is done with the previous one, whose buffer is refilled now.
         async_wait<STAGES - 2>();
         __syncthreads();
-        if (k_load > 0) {
-            int refill = stage == 0 ? STAGES - 1 : stage - 1;
-            la.load(As + refill * STAGE_A, k_load, A, lda);
-            lb.load(Bs + refill * STAGE_B, k_load, B, ldb);
-            la.next(lda);
-            lb.next(ldb);
-        }
+        load_stage(la, lb, As, Bs, stage == 0 ? STAGES - 1 : stage - 1, k_load, A, B, lda, ldb);
         async_commit();
         k_load -= BK;
 
@@ -420,13 +476,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int k = 0; k < BK; k++) {
             if (k + 1 < BK) load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fma(a[k & 1][i], b[k & 1][j], acc[i][j]);
+            fma_step(acc, a[k & 1], b[k & 1]);
         }
         stage = stage + 1 == STAGES ? 0 : stage + 1;
     }
+
+#endif
 
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0, (int)ldw);

@@ -150,52 +150,15 @@ __device__ __forceinline__ void ladder_store(const float (&acc)[LTM][LTN], float
             *(float4 *)&C[(u64)r * N + c] = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
         }
 }
-#endif
 
-#if LADDER_ENTRY == 5
-extern "C" __global__ void __launch_bounds__(LTHREADS)
-    gemm_ladder_vector(const float *A, const float *B, float *C, int M, int N, int K) {
+// Steps 5 and 6 differ only in which rows and columns a thread owns: rows
+// ar + {0..3} and ar + a_step + {0..3} of the block tile, columns likewise
+// from bc with b_step. The loop is the same.
+__device__ __forceinline__ void ladder_vector_body(const float *A, const float *B, float *C, int N, int K, int ar,
+                                                   int a_step, int bc, int b_step) {
     __shared__ __align__(16) float As[LBK][LBM];
     __shared__ __align__(16) float Bs[LBK][LBN];
-    const int tid = threadIdx.x;
     const int m0 = blockIdx.y * LBM, n0 = blockIdx.x * LBN;
-    // thread (tr, tc): rows tr * 4 + {0..3, 64..67}, columns tc * 4 + {0..3, 64..67}
-    const int tr = tid / 16, tc = tid % 16;
-    float acc[LTM][LTN] = {};
-    for (int k0 = 0; k0 < K; k0 += LBK) {
-        ladder_load_tile(A, B, N, K, m0, n0, k0, As, Bs);
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < LBK; k++) {
-            float a[LTM], b[LTN];
-            ld4(&a[0], &As[k][tr * 4]);
-            ld4(&a[4], &As[k][tr * 4 + 64]);
-            ld4(&b[0], &Bs[k][tc * 4]);
-            ld4(&b[4], &Bs[k][tc * 4 + 64]);
-#pragma unroll
-            for (int i = 0; i < LTM; i++)
-#pragma unroll
-                for (int j = 0; j < LTN; j++) acc[i][j] += a[i] * b[j];
-        }
-        __syncthreads();
-    }
-    ladder_store(acc, C, N, m0 + tr * 4, n0 + tc * 4, 64, 64);
-}
-#endif
-
-#if LADDER_ENTRY == 6
-// 8 warps as 4 (M) x 2 (N) warp tiles of 32 x 64; a warp's lanes as 4 x 8,
-// lane (lr, lc) owning rows lr * 4 + {0..3, 16..19} and columns lc * 4 +
-// {0..3, 32..35} of the warp tile.
-extern "C" __global__ void __launch_bounds__(LTHREADS)
-    gemm_ladder_warptile(const float *A, const float *B, float *C, int M, int N, int K) {
-    __shared__ __align__(16) float As[LBK][LBM];
-    __shared__ __align__(16) float Bs[LBK][LBN];
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int m0 = blockIdx.y * LBM, n0 = blockIdx.x * LBN;
-    const int wr = (warp / 2) * 32, wc = (warp % 2) * 64;
-    const int lr = lane / 8, lc = lane % 8;
-    const int ar = wr + lr * 4, bc = wc + lc * 4;
     float acc[LTM][LTN] = {};
     for (int k0 = 0; k0 < K; k0 += LBK) {
         ladder_load_tile(A, B, N, K, m0, n0, k0, As, Bs);
@@ -204,9 +167,9 @@ extern "C" __global__ void __launch_bounds__(LTHREADS)
         for (int k = 0; k < LBK; k++) {
             float a[LTM], b[LTN];
             ld4(&a[0], &As[k][ar]);
-            ld4(&a[4], &As[k][ar + 16]);
+            ld4(&a[4], &As[k][ar + a_step]);
             ld4(&b[0], &Bs[k][bc]);
-            ld4(&b[4], &Bs[k][bc + 32]);
+            ld4(&b[4], &Bs[k][bc + b_step]);
 #pragma unroll
             for (int i = 0; i < LTM; i++)
 #pragma unroll
@@ -214,6 +177,31 @@ extern "C" __global__ void __launch_bounds__(LTHREADS)
         }
         __syncthreads();
     }
-    ladder_store(acc, C, N, m0 + ar, n0 + bc, 16, 32);
+    ladder_store(acc, C, N, m0 + ar, n0 + bc, a_step, b_step);
+}
+#endif
+
+#if LADDER_ENTRY == 5
+// Thread (tr, tc) of a 16 x 16 grid: rows tr * 4 + {0..3, 64..67}, columns
+// tc * 4 + {0..3, 64..67}. A warp's 32 threads read 2 rows x 16 columns of
+// vectors: 16-byte loads, but spread over the whole tile.
+extern "C" __global__ void __launch_bounds__(LTHREADS)
+    gemm_ladder_vector(const float *A, const float *B, float *C, int M, int N, int K) {
+    const int tid = threadIdx.x, tr = tid / 16, tc = tid % 16;
+    ladder_vector_body(A, B, C, N, K, tr * 4, 64, tc * 4, 64);
+}
+#endif
+
+#if LADDER_ENTRY == 6
+// 8 warps as 4 (M) x 2 (N) warp tiles of 32 x 64; a warp's lanes as 4 x 8,
+// lane (lr, lc) owning rows lr * 4 + {0..3, 16..19} and columns lc * 4 +
+// {0..3, 32..35} of the warp tile: a warp's fragment loads are 4 and 8
+// neighbouring vectors.
+extern "C" __global__ void __launch_bounds__(LTHREADS)
+    gemm_ladder_warptile(const float *A, const float *B, float *C, int M, int N, int K) {
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wr = (warp / 2) * 32, wc = (warp % 2) * 64;
+    const int lr = lane / 8, lc = lane % 8;
+    ladder_vector_body(A, B, C, N, K, wr + lr * 4, 16, wc + lc * 4, 32);
 }
 #endif

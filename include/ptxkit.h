@@ -473,7 +473,8 @@ ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t
  * a kernel reads them as macros (BLOCK_SIZE, LOAD_OP, ...). ptxkit's device
  * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
  * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
- * loads) and <ptxkit/warp.cuh> (warp and block reductions). A kernel that
+ * loads), <ptxkit/warp.cuh> (warp and block reductions) and
+ * <ptxkit/async.cuh> (cp.async copies into shared memory). A kernel that
  * includes load.cuh and takes LOAD_OP switches its cache operator with the
  * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
 
@@ -732,7 +733,10 @@ const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the
  * sizes 2^k from n_min to n_max in steps of options->size_step (n counts
  * bytes for copy, elements for reduce), and saves each size's result as it
- * comes. options and report may be NULL. */
+ * comes. options and report may be NULL. "gemm" tunes ptxkit_gemm's tile
+ * configuration: variant "<type>.<class>" ("float32.square", "float64.small_m",
+ * classes as ptxkit_gemm describes), n = m * n * k; its results are named
+ * parameters (best_text) and its "GB/s" are GFLOP/s. */
 ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
                           const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Name of the index-th tunable family; NULL past the last. */

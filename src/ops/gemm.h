@@ -81,6 +81,12 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                 size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles);
 
+/* Experiment switch for the benchmark: 0 compiles the main loop that loads
+ * a k-tile's first fragments after the barrier starting it, 1 during the
+ * previous tile's last k-step (gemm.cu's default), -1 the default again.
+ * Process-wide; kernels compiled before keep theirs. */
+void gemm_set_cross_prefetch(int on);
+
 /* Tiles from a configuration, and back. */
 ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c);
 gemm_config gemm_config_of(const ptxkit_gemm_tiles *t);

@@ -23,7 +23,7 @@ typedef struct gemm_bench {
     ptxkit_gemm_tiles tiles[MAX_TILES]; /* all zero: the tuned or built-in configuration */
     int tile_count;
     bool sweep; /* also gemm_sweep_configs of each type */
-    bool compare, check;
+    bool compare, check, pedantic_f64, no_cross_prefetch;
 } gemm_bench;
 
 static const char *const op_names[MAX_OPS] = {"nn", "nt", "tn", "tt"};
@@ -31,7 +31,9 @@ static const char *const op_names[MAX_OPS] = {"nn", "nt", "tn", "tt"};
 static void usage(FILE *out) {
     fprintf(out,
             "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
-            "                         [--reps N] [--warmup N] [--check] [--csv|--json] [--device N]\n"
+            "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
+            "                         [--no-cross-prefetch]\n"
+            "                         [--csv|--json] [--device N]\n"
             "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
             "C = A B with beta 0, A, B and C dense, row-major and 16-byte aligned, inputs uniform in [-1, 1), and\n"
             "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 and 64 FP64 lanes on\n"
@@ -39,7 +41,9 @@ static void usage(FILE *out) {
             "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm in the default math mode, through dlopen\n"
             "of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12, libcublas.so (without it the columns say so);\n"
             "pct_cublas is cuBLAS's time over ptxkit's in percent. --check compares ptxkit's C with cuBLAS's\n"
-            "(max |difference| over max |C|).\n"
+            "(max |difference| over max |C|). --cublas-f64 pedantic runs cublasDgemm in CUBLAS_PEDANTIC_MATH too.\n"
+            "--no-cross-prefetch is an experiment switch: the main loop loads a k-tile's first fragments after\n"
+            "the barrier that starts it rather than during the previous tile's last k-step.\n"
             "  --types LIST   float32, float64 (default both)\n"
             "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
             "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
@@ -141,6 +145,9 @@ static bool parse_args(int argc, char **argv, gemm_bench *b, int *code) {
         } else if (strcmp(a, "--check") == 0) {
             b->check = true;
             continue;
+        } else if (strcmp(a, "--no-cross-prefetch") == 0) {
+            b->no_cross_prefetch = true;
+            continue;
         } else if (!v) {
             ok = false;
         } else if (strcmp(a, "--types") == 0) {
@@ -151,6 +158,9 @@ static bool parse_args(int argc, char **argv, gemm_bench *b, int *code) {
             ok = parse_shapes(v, b);
         } else if (strcmp(a, "--tiles") == 0) {
             ok = parse_tiles(v, b);
+        } else if (strcmp(a, "--cublas-f64") == 0) {
+            b->pedantic_f64 = strcmp(v, "pedantic") == 0;
+            ok = b->pedantic_f64 || strcmp(v, "default") == 0;
         } else if (strcmp(a, "--reps") == 0) {
             ok = cli_arg_int("bench gemm", a, v, 1, 10000, &b->reps);
         } else if (strcmp(a, "--warmup") == 0) {
@@ -222,11 +232,13 @@ int bench_gemm(int argc, char **argv) {
     if (!parse_args(argc, argv, &b, &code)) return code;
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
+    if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
 
     char why[512] = "";
     cublas_lib *cublas = b.compare || b.check ? cublas_open(ctx, why, sizeof why) : NULL;
     if ((b.compare || b.check) && !cublas)
         fprintf(stderr, "ptxkit bench gemm: no cuBLAS comparison: %s\n", why);
+    cublas_pedantic_f64(cublas, b.pedantic_f64);
 
     /* buffers for the largest shape of the widest type */
     size_t max_a = 1, max_b = 1, max_c = 1, elem = b.types[1] ? 8 : 4;
@@ -270,10 +282,11 @@ int bench_gemm(int argc, char **argv) {
     char title[768];
     snprintf(title, sizeof title,
              "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
-             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s)",
+             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s)",
              ctx->info.name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
-             cublas ? cublas_path(cublas) : "");
+             cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
+             b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "");
     const char *headers[] = {"type",      "ops",     "m",           "n",           "k",          "tiles",
                              "time_us",   "TFLOPs",  "pct_peak",    "cublas_us",   "cublas_TFLOPs", "pct_cublas",
                              "check"};

@@ -120,6 +120,7 @@ struct cublas_lib {
     char path[256];
     cublas_handle_t handle;
     ptxkit_context *ctx;
+    bool pedantic_f64;
     cublas_status_t (*create)(cublas_handle_t *);
     cublas_status_t (*destroy)(cublas_handle_t);
     cublas_status_t (*set_stream)(cublas_handle_t, void *);
@@ -185,6 +186,10 @@ void cublas_close(cublas_lib *lib) {
 
 const char *cublas_path(const cublas_lib *lib) { return lib ? lib->path : ""; }
 
+void cublas_pedantic_f64(cublas_lib *lib, bool pedantic) {
+    if (lib) lib->pedantic_f64 = pedantic;
+}
+
 ptxkit_status cublas_gemm(cublas_lib *lib, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
                           double beta, ptxkit_dptr c, size_t ldc, ptxkit_stream *stream) {
@@ -199,7 +204,7 @@ ptxkit_status cublas_gemm(cublas_lib *lib, ptxkit_dtype type, ptxkit_gemm_op op_
             r = lib->sgemm(lib->handle, ta, tb, (int)n, (int)m, (int)k, &al, (const float *)(uintptr_t)b, (int)ldb,
                            (const float *)(uintptr_t)a, (int)lda, &be, (float *)(uintptr_t)c, (int)ldc);
     } else if (r == 0) {
-        r = lib->set_math_mode(lib->handle, CUBLAS_DEFAULT_MATH_);
+        r = lib->set_math_mode(lib->handle, lib->pedantic_f64 ? CUBLAS_PEDANTIC_MATH_ : CUBLAS_DEFAULT_MATH_);
         if (r == 0)
             r = lib->dgemm(lib->handle, ta, tb, (int)n, (int)m, (int)k, &alpha, (const double *)(uintptr_t)b, (int)ldb,
                            (const double *)(uintptr_t)a, (int)lda, &beta, (double *)(uintptr_t)c, (int)ldc);

@@ -35,8 +35,10 @@ ptxkit_status gemm_prepare_all(ptxkit_context *ctx, const gemm_job *jobs, int co
 
 /* cuBLAS through dlopen: $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,
  * libcublas.so. FP32 in CUBLAS_PEDANTIC_MATH (no tensor cores, no TF32),
- * FP64 in the default math mode. */
+ * FP64 in the default math mode (which may use FP64 tensor cores) unless
+ * cublas_pedantic_f64 is set. */
 typedef struct cublas_lib cublas_lib;
+void cublas_pedantic_f64(cublas_lib *lib, bool pedantic);
 /* NULL with *why set when the library or a symbol is missing. */
 cublas_lib *cublas_open(ptxkit_context *ctx, char *why, size_t why_size);
 void cublas_close(cublas_lib *lib);
