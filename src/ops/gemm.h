@@ -58,7 +58,8 @@ gemm_config gemm_default_config(ptxkit_dtype type, gemm_class c);
 const gemm_config *gemm_sweep_configs(ptxkit_dtype type, int *count);
 
 /* K slices for a shape when c->split_k is 0: enough blocks for two per SM
- * where the tiles alone leave SMs idle and K is long enough to share. */
+ * where the tiles alone leave SMs idle, each slice at least 64 k and four
+ * k-tiles long. */
 int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count);
 
 /* The configuration ptxkit_gemm runs for a call: the caller's tiles when
