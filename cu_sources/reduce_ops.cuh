@@ -26,7 +26,7 @@
 
 // ONLY_OP / ONLY_TYPE (-1: all) restrict a compile to one combination: the
 // runtime loads one module per entry point, so a JIT compile holds only the
-// entry it needs. The PTX files are generated with the defaults (all).
+// entry it needs. The PTX is generated with the defaults (all).
 #ifndef ONLY_OP
 #define ONLY_OP -1
 #endif

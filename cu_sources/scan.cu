@@ -38,7 +38,7 @@
 // misaligned, so the output can be written with whole vectors too).
 #include "reduce_ops.cuh"
 
-// The PTX files' shape: 512 threads, 4 vectors of 16 bytes each (the JIT
+// The PTX's shape: 512 threads, 4 vectors of 16 bytes each (the JIT
 // path's default is 6 vectors, set by src/ops/scan.c; 4 keeps the PTX text,
 // and the time to assemble it, smaller).
 #ifndef BLOCK_SIZE

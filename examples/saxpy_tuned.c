@@ -51,7 +51,7 @@ typedef struct saxpy_problem {
 /* Poisons the output (all bits set: a NaN) so that a result can only pass
  * the check if the last launch wrote it. */
 static ptxkit_status poison_output(saxpy_problem *p, size_t n) {
-    return ptxkit_memset32(p->ctx, p->out, 0xFFFFFFFFu, n, NULL);
+    return ptxkit_memset32_async(p->ctx, p->out, 0xFFFFFFFFu, n, NULL);
 }
 
 /* The tuner calls this for each configuration it times; main calls it too,
@@ -103,7 +103,7 @@ static ptxkit_status check_saxpy(ptxkit_kernel *kernel, const ptxkit_config *con
     }
     ptxkit_status st = poison_output(p, n);
     if (st == PTXKIT_SUCCESS) st = launch_saxpy(kernel, config, n, NULL, p);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(p->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(p->ctx);
     return st == PTXKIT_SUCCESS ? compare_output(p, n, ok) : st;
 }
 
@@ -222,8 +222,8 @@ int main(int argc, char **argv) {
         if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_tune", st);
         const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
         const char *db = ptxkit_tune_report_database(report), *note = ptxkit_tune_report_database_note(report);
-        printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
-               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->failed, r->wrong, r->best_gbs,
+        printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d from the tuning record, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
+               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->reused, r->failed, r->wrong, r->best_gbs,
                r->default_gbs);
         printf("saved to %s%s%s\n", db[0] ? db : "(nowhere)", note[0] ? ": " : "", note);
         if (r->wrong) {

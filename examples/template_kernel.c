@@ -67,7 +67,7 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes + 1, &d_in);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes + 1, &d_out);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_in, host_in, bytes);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset8(ctx, d_out, 0xFF, bytes + 1, NULL); /* poison: NaNs */
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memset8_async(ctx, d_out, 0xFF, bytes + 1, NULL); /* poison: NaNs */
     unsigned long long n64 = n;
     float factor32 = (float)in->factor;
     double factor64 = in->factor;

@@ -142,7 +142,7 @@ int main(void) {
         /* poison, launch, compare every element */
         unsigned grid = (n + 255) / 256, count = n;
         void *args[] = {&d_x, &d_idx, &d_y, &d_out, &count};
-        st = ptxkit_memset32(ctx, d_out, 0xFFFFFFFFu, n, NULL);
+        st = ptxkit_memset32_async(ctx, d_out, 0xFFFFFFFFu, n, NULL);
         if (st == PTXKIT_SUCCESS)
             st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args);
         if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, out, d_out, n * sizeof *out);

@@ -6,17 +6,20 @@
  * directly (an invalid argument gets the neutral value documented at each:
  * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
- * ptxkit_tune_family, ptxkit_config_count/_value_at), handles
+ * ptxkit_tune_family_name, ptxkit_config_count/_value_at), handles
  * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
- * ptxkit_last_error_copy, ptxkit_context_jit_log), ptxkit_get_versions,
+ * ptxkit_last_error_copy, ptxkit_context_jit_log), ptxkit_versions_get,
  * ptxkit_jit_available and ptxkit_compiled_free. Device memory is addressed
  * with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are plain
  * integer arithmetic. A NULL stream means the context's default stream.
  *
  * Threads. Calls on different contexts may run concurrently from any
  * threads; what the contexts share (the driver and NVRTC, opened once; the
- * kernel cache on disk, written by rename; the tuning database, under one
- * process-wide lock) is synchronized inside. On one context, any calls may
+ * kernel cache on disk, written by rename; the tuning database file, merged
+ * under a file lock and replaced by rename) is synchronized inside. Each
+ * context keeps its own copy of the tuning database under its own lock; one
+ * tuning run at a time per process (PTXKIT_TUNE=auto) tunes, since runs
+ * sharing a GPU would distort each other's timings. On one context, any calls may
  * run concurrently from different threads, except that:
  *  - ptxkit_context_close runs alone: no other call on the context may be in
  *    flight or follow it;
@@ -53,9 +56,9 @@ extern "C" {
 #endif
 
 #define PTXKIT_VERSION_MAJOR 0
-#define PTXKIT_VERSION_MINOR 1
+#define PTXKIT_VERSION_MINOR 2
 #define PTXKIT_VERSION_PATCH 0
-#define PTXKIT_VERSION_STRING "0.1.0"
+#define PTXKIT_VERSION_STRING "0.2.0"
 
 typedef enum ptxkit_status {
     PTXKIT_SUCCESS = 0,
@@ -112,7 +115,7 @@ typedef struct ptxkit_versions {
 } ptxkit_versions;
 
 /* Loads nothing it has not loaded already; never fails: missing pieces read 0. */
-void ptxkit_get_versions(ptxkit_versions *out);
+void ptxkit_versions_get(ptxkit_versions *out);
 
 /* Whether NVRTC could be opened (the JIT path). */
 int ptxkit_jit_available(void);
@@ -166,7 +169,7 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
  * calling thread's copy, valid until its next call to this function. */
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
-ptxkit_status ptxkit_synchronize(ptxkit_context *ctx);
+ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx);
 /* Number of GPUs the driver sees (0 with no driver: status says why). */
 ptxkit_status ptxkit_device_count(int *count);
 
@@ -177,7 +180,7 @@ ptxkit_status ptxkit_free(ptxkit_context *ctx, ptxkit_dptr ptr);
 /* Page-locked host memory: needed for copies that overlap with kernels. */
 ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out);
 ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr);
-ptxkit_status ptxkit_memory_info(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes);
+ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes);
 
 ptxkit_status ptxkit_memcpy_htod(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes);
 ptxkit_status ptxkit_memcpy_dtoh(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes);
@@ -185,10 +188,15 @@ ptxkit_status ptxkit_memcpy_dtod(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dp
 ptxkit_status ptxkit_memcpy_htod_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes, ptxkit_stream *stream);
 ptxkit_status ptxkit_memcpy_dtoh_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
 ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
+/* Naming: functions are ptxkit_<object>_<verb>; those ending in _async
+ * queue work on `stream` and return before it has run (the kernel families
+ * -- copy, reduce, scan, transpose -- take a stream and are asynchronous
+ * too, unless their comment says they wait). Device-side outputs come
+ * first: (dst, src) as in memcpy, (out, in, n) for reduce and scan. */
 /* Sets `count` bytes to `value`. */
-ptxkit_status ptxkit_memset8(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream);
+ptxkit_status ptxkit_memset8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream);
 /* Sets `count` 32-bit words to `value`; dst must be 4-byte aligned. */
-ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count, ptxkit_stream *stream);
+ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count, ptxkit_stream *stream);
 
 /* ---- streams and events ------------------------------------------------ */
 
@@ -294,21 +302,19 @@ const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
  * ignore NaNs as fminf/fmaxf do. One launch; any number of streams may
  * reduce at the same time. options->items_per_thread counts 16-byte (or
  * vector_bytes) loads in flight per thread. */
-ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                            ptxkit_dptr in, size_t n, ptxkit_dptr out,
-                            const ptxkit_launch_options *options, ptxkit_stream *stream);
+ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
+                            ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream);
 /* Same, and waits for the result: `result` points to one element of `type`.
  * Runs on the default stream and allocates a small result buffer per call. */
-ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                                    ptxkit_dptr in, size_t n, void *result,
-                                    const ptxkit_launch_options *options);
+ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
+                                    ptxkit_dptr in, size_t n, const ptxkit_launch_options *options);
 /* One step of Mark Harris's ladder (1..9), for teaching and benchmarks: the
  * step is launched on its own partials until one value is left. JIT only;
  * step 9 (redux.sync) needs sm_80 and a 32-bit integer type. Allocates its
  * partials per call and waits for `stream` before returning. */
 ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   ptxkit_dptr in, size_t n, ptxkit_dptr out,
-                                   const ptxkit_launch_options *options, ptxkit_stream *stream);
+                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                                   ptxkit_stream *stream);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -349,7 +355,7 @@ const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind);
  * builds on depends on timing, so float sums may differ in their last bits
  * from run to run; integer results never do. */
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                          ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                           ptxkit_stream *stream);
 
 /* One step of the scan ladder, for teaching and benchmarks: 1 Hillis-Steele
@@ -361,7 +367,7 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
  * their sums (recursively), add them back. JIT only. Allocates its block
  * sums per call and waits for `stream` before returning. */
 ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                                 ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                                 ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
                                  const ptxkit_launch_options *options, ptxkit_stream *stream);
 
 /* ---- transpose --------------------------------------------------------- */
@@ -445,7 +451,7 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
 /* The configuration ptxkit_gemm runs for (type, m, n, k) with tiles NULL
  * (split_k as the call would choose it); *tuned (may be NULL) receives
  * whether it came from the tuning database. */
-ptxkit_status ptxkit_gemm_config(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
+ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
                                  ptxkit_gemm_tiles *out, int *tuned);
 
 /* One step of the matrix-multiply ladder, float32 C = A * B with dense
@@ -534,8 +540,14 @@ typedef struct ptxkit_compiled {
     int reserved[4];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_compiled;
 
-/* Compiles entry with defines for sm_<arch> (e.g. 90): CUBIN, or PTX with
- * want_ptx. No cache is consulted. Free with ptxkit_compiled_free. */
+/* Added to an architecture number, asks for its architecture-specific
+ * feature set: 90 | PTXKIT_ARCH_SPECIFIC is sm_90a (wgmma, setmaxnreg...),
+ * whose code runs on that architecture only. sm_90 and later. */
+#define PTXKIT_ARCH_SPECIFIC 0x10000
+
+/* Compiles entry with defines for sm_<arch> (e.g. 90, or 90 |
+ * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. No cache
+ * is consulted. Free with ptxkit_compiled_free. */
 ptxkit_status ptxkit_program_compile(const ptxkit_program *program, const char *entry, const char *const *defines,
                                      int define_count, int arch, int want_ptx, ptxkit_compiled *out);
 void ptxkit_compiled_free(ptxkit_compiled *compiled);
@@ -660,7 +672,13 @@ void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
  * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
  * database: PTXKIT_TUNE_DB, else <cache dir>/tune.db. The operations use it
  * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
- * what it holds (the default), or also tune a size bucket on its first use. */
+ * what it holds (the default), or also tune a size bucket on its first use.
+ * Every configuration a tuning run measures (its parameters, time, GB/s,
+ * correctness) is also appended, as it is measured, to the tuning record
+ * beside the database (PTXKIT_TUNE_RECORD, else <database without .db>
+ * .record.jsonl; JSON lines): a later run of the same problem on the same
+ * GPU, driver, NVRTC, library and kernel code reuses those timings instead
+ * of re-timing, so an interrupted run resumes. */
 
 typedef struct ptxkit_tune_progress {
     const char *family;
@@ -678,15 +696,16 @@ typedef void (*ptxkit_tune_progress_fn)(const ptxkit_tune_progress *progress, vo
 /* Zero-initialize for defaults. */
 typedef struct ptxkit_tune_options {
     double budget_s;           /* wall-clock bound of the call, compiles included; 0: 35 s */
-    int max_variants;          /* configurations timed per size; 0: no bound */
+    int max_variants;          /* configurations per size, timed or from the tuning record; 0: no bound */
     int exhaustive;            /* time every legal configuration, no budget */
     int verify_exhaustive;     /* budgeted search, then exhaustive: both reported */
     int size_step;             /* log2 step between the sizes n_min..n_max; 0: 4 */
     int threads;               /* compile threads; 0: one per CPU, at most 32 */
-    int no_save;               /* leave the tuning database alone */
+    int no_save;               /* leave the tuning database and its record alone */
     ptxkit_tune_progress_fn progress;   /* called on the calling thread */
     void *progress_user;
-    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
+    int no_record;             /* re-time everything: neither reuse nor extend the tuning record */
+    int reserved[3];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_tune_options;
 
 typedef struct ptxkit_tune_result {
@@ -705,7 +724,8 @@ typedef struct ptxkit_tune_result {
     double best_ms, default_ms, search_ms, exhaustive_ms; /* time per call */
     char best_text[192];               /* the choice as "NAME=VALUE ..." */
     char exhaustive_text[192];
-    int reserved[8];      /* zero today: later 0.x releases fill new fields here */
+    int reused;                        /* configurations taken from the tuning record, not timed again (not in timed) */
+    int reserved[7];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_tune_result;
 
 #define PTXKIT_TUNE_MAX_SIZES 64
@@ -740,7 +760,7 @@ const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
 ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
                           const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Name of the index-th tunable family; NULL past the last. */
-const char *ptxkit_tune_family(int index);
+const char *ptxkit_tune_family_name(int index);
 
 /* ---- tuning the application's kernels ----------------------------------
  *

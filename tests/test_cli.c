@@ -11,9 +11,12 @@
 #include <cjson/cJSON.h>
 #include <xxhash.h>
 
+#include "report_schema.h"
 #include "test_util.h"
+#include "tune/record.h"
 
 static const char *exe;
+static cJSON *schema; /* tests/report_schema.json */
 
 typedef struct result {
     int code;
@@ -83,15 +86,24 @@ static void compile_prints_ptx(void **state) {
     assert_int_equal(r.code, 0);
     assert_non_null(strstr(r.out, "registers"));
     assert_non_null(strstr(r.out, "spill"));
+    /* the architecture-specific feature set */
+    run(&r, "compile copy --arch sm_90a");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, ".target sm_90a"));
+    run(&r, "compile copy --arch sm_90a --resources");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "copy for sm_90a: CUBIN"));
 }
 
 static void compile_errors(void **state) {
     (void)state;
     if (!ptxkit_jit_available()) skip();
     static result r;
-    run(&r, "compile nosuchfamily --arch sm_90");
-    assert_int_equal(r.code, 1);
-    assert_non_null(strstr(r.err, "nosuchfamily"));
+    run(&r, "compile nosuchfamily --arch sm_90"); /* a usage error naming the families, not a missing source path */
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "no kernel family 'nosuchfamily'"));
+    assert_non_null(strstr(r.err, "families: copy"));
+    assert_null(strstr(r.err, "cu_sources"));
     run(&r, "compile copy --arch sm_90 -DLOAD_OP=42");
     assert_int_equal(r.code, 1);
     assert_non_null(strstr(r.err, "LOAD_OP must be 0..6"));
@@ -386,6 +398,8 @@ static void info_without_gpu(void **state) {
     assert_int_equal(r.code, 1);
     cJSON *doc = parse_file(path);
     assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-info/1");
+    char why[512];
+    if (!report_schema_check_document(schema, "info", doc, why, sizeof why)) fail_msg("%s", why);
     assert_string_equal(member(doc, "library")->valuestring, PTXKIT_VERSION_STRING);
     assert_true(cJSON_IsString(member(doc, "build_type")));
     cJSON *nv = member(doc, "nvrtc");
@@ -413,37 +427,46 @@ static void info_without_gpu(void **state) {
     assert_int_equal(r.code, 2);
 }
 
-/* Checks a report's schema; returns its first table. */
-static const cJSON *check_report(const cJSON *doc) {
-    assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-report/1");
-    cJSON *m = member(doc, "metadata");
-    assert_true(cJSON_IsString(member(m, "command")));
-    assert_string_equal(member(m, "library")->valuestring, PTXKIT_VERSION_STRING);
-    assert_true(cJSON_IsString(member(m, "build_type")));
-    assert_true(cJSON_IsString(member(m, "date")));
-    cJSON *nvrtc = member(m, "nvrtc"), *driver = member(m, "driver"), *device = member(m, "device");
-    assert_true(cJSON_IsString(nvrtc) || cJSON_IsNull(nvrtc));
-    assert_true(cJSON_IsNumber(driver) || cJSON_IsNull(driver));
-    assert_true(cJSON_IsObject(device) || cJSON_IsNull(device));
-    assert_true(cJSON_IsArray(member(m, "ceilings")));
-    cJSON *tables = member(doc, "tables");
-    assert_true(cJSON_IsArray(tables) && cJSON_GetArraySize(tables) >= 1);
-    const cJSON *t;
-    cJSON_ArrayForEach(t, tables) {
-        assert_true(cJSON_IsString(member(t, "title")));
-        cJSON *cols = member(t, "columns"), *rows = member(t, "rows"), *row, *col;
-        cJSON_ArrayForEach(row, rows) {
-            assert_int_equal(cJSON_GetArraySize(row), cJSON_GetArraySize(cols));
-            cJSON_ArrayForEach(col, cols) {
-                const char *type = member(col, "type")->valuestring;
-                cJSON *v = member(row, member(col, "name")->valuestring);
-                if (strcmp(type, "number") == 0) assert_true(cJSON_IsNumber(v) || cJSON_IsNull(v));
-                else if (strcmp(type, "string") == 0) assert_true(cJSON_IsString(v));
-                else fail_msg("column type '%s'", type);
-            }
+/* Checks a report against the schema; returns its first table. */
+static const cJSON *check_report(const cJSON *doc, const char *command) {
+    char why[512];
+    if (!report_schema_check(schema, command, doc, why, sizeof why)) fail_msg("%s report: %s", command, why);
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "tables"), 0);
+}
+
+/* Every command that prints tables has its report in the schema, and the
+ * schema names no command that does not exist. */
+static void schema_covers_every_command(void **state) {
+    (void)state;
+    static result r;
+    static const char *const no_tables[] = {"info", "compile", "cache", "bench user-tune", NULL};
+    const char *const lists[] = {"--help", "bench --help"};
+    int listed = 0;
+    for (int l = 0; l < 2; l++) {
+        run(&r, lists[l]);
+        char *p = strstr(r.out, l ? "benchmarks:\n" : "commands:\n");
+        assert_non_null(p);
+        for (p = strchr(p, '\n') + 1; p[0] == ' ' && p[1] == ' ' && p[2] != ' '; p = strchr(p, '\n') + 1) {
+            char name[64], command[80];
+            if (sscanf(p, " %63s", name) != 1 || name[0] == '-') break;
+            if (!l && !strcmp(name, "bench")) continue;
+            snprintf(command, sizeof command, "%s%s", l ? "bench " : "", name);
+            bool tables = true;
+            for (int k = 0; no_tables[k]; k++) tables = tables && strcmp(no_tables[k], command);
+            const cJSON *reports = cJSON_GetObjectItemCaseSensitive(schema, "reports");
+            if (tables && !cJSON_GetObjectItemCaseSensitive(reports, command))
+                fail_msg("'ptxkit %s' prints tables; tests/report_schema.json has no report for it", command);
+            listed++;
         }
     }
-    return cJSON_GetArrayItem(tables, 0);
+    assert_true(listed >= 17);
+    const cJSON *report;
+    cJSON_ArrayForEach(report, cJSON_GetObjectItemCaseSensitive(schema, "reports")) {
+        char args[128];
+        snprintf(args, sizeof args, "%s --help", report->string); /* "tune --show --help" is tune's help */
+        run(&r, args);
+        if (r.code != 0) fail_msg("the schema's '%s' is no command", report->string);
+    }
 }
 
 static int count_lines(const char *s) {
@@ -462,6 +485,19 @@ static void report_files(void **state) {
     snprintf(base, sizeof base, "/tmp/ptxkit-cli-report.%d", (int)getpid());
     setenv("PTXKIT_TUNE_DB", db, 1);
     write_tune_db(db, "1763850000");
+    char record[96], msg[256];
+    snprintf(record, sizeof record, "%s.record.jsonl", base); /* beside the database */
+    remove(record);
+    tune_record_line line = {.n = 1 << 24, .param_count = 2, .outcome = TUNE_RECORD_OK, .ms = 0.0254, .gbs = 2642.5,
+                             .samples = 5, .when = 1763850000, .code = 0x1234};
+    tune_db_key_make(&line.key, "GPU", 90, 132, 13000, 13, 0, "0.1.0");
+    snprintf(line.family, sizeof line.family, "reduce");
+    snprintf(line.variant, sizeof line.variant, "sum.float32");
+    snprintf(line.names[0], sizeof line.names[0], "block");
+    snprintf(line.names[1], sizeof line.names[1], "items");
+    line.values[0] = 256;
+    line.values[1] = 4;
+    assert_int_equal(tune_record_append(record, &line, msg, sizeof msg), PTXKIT_SUCCESS);
     snprintf(args, sizeof args, "tune --show --json %s.json --csv %s.csv --md %s.md", base, base, base);
     run(&r, args);
     assert_int_equal(r.code, 0);
@@ -470,36 +506,59 @@ static void report_files(void **state) {
     snprintf(path, sizeof path, "%s.json", base);
     cJSON *doc = parse_file(path);
     remove(path);
-    const cJSON *t = check_report(doc);
+    const cJSON *t = check_report(doc, "tune --show");
+    /* the checker is no rubber stamp: a cell of the wrong type, a column
+     * missing, a column the schema does not know, or metadata without its
+     * date fails it */
+    char why[512];
+    for (int damage = 0; damage < 4; damage++) {
+        cJSON *copy = cJSON_Duplicate(doc, 1);
+        cJSON *table0 = cJSON_GetArrayItem(member(copy, "tables"), 0);
+        cJSON *row0 = cJSON_GetArrayItem(member(table0, "rows"), 0), *cols0 = member(table0, "columns");
+        if (damage == 0) cJSON_ReplaceItemInObject(row0, "sms", cJSON_CreateString("132"));
+        if (damage == 1) {
+            cJSON_DeleteItemFromArray(cols0, 11); /* GBps */
+            cJSON_DeleteItemFromObject(row0, "GBps");
+        }
+        if (damage == 2) cJSON_AddStringToObject(cJSON_GetArrayItem(cols0, 0), "name2", "x"),
+                         cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cols0, 0), "name", cJSON_CreateString("bogus"));
+        if (damage == 3) cJSON_DeleteItemFromObject(member(copy, "metadata"), "date");
+        if (report_schema_check(schema, "tune --show", copy, why, sizeof why)) fail_msg("damage %d passed the check", damage);
+        cJSON_Delete(copy);
+    }
     cJSON *cols = member(t, "columns"), *rows = member(t, "rows");
     assert_int_equal(cJSON_GetArraySize(rows), 1);
     cJSON *row = cJSON_GetArrayItem(rows, 0);
     assert_true(cJSON_IsNumber(member(row, "sms")) && member(row, "sms")->valueint == 132);
     assert_true(cJSON_IsNumber(member(row, "GBps")));
     assert_string_equal(member(row, "variant")->valuestring, "sum.float32");
-    /* CSV: a header row of the same columns, one line a row */
+    /* the configuration as an object of its parameters */
+    cJSON *choice = member(row, "choice");
+    assert_true(cJSON_IsObject(choice));
+    assert_int_equal(member(choice, "block")->valueint, 256);
+    assert_string_equal(member(choice, "load")->valuestring, "nc");
+    assert_null(cJSON_GetObjectItem(choice, "bpsm")); /* at its built-in default: left out */
+    /* the record's table: every configuration measured */
+    cJSON *tables = member(doc, "tables");
+    assert_int_equal(cJSON_GetArraySize(tables), 2);
+    cJSON *rec_rows = member(cJSON_GetArrayItem(tables, 1), "rows");
+    assert_int_equal(cJSON_GetArraySize(rec_rows), 1);
+    cJSON *rec = cJSON_GetArrayItem(rec_rows, 0);
+    assert_int_equal(member(member(rec, "config"), "items")->valueint, 4);
+    assert_string_equal(member(rec, "outcome")->valuestring, "ok");
+    assert_true(member(rec, "time_us")->valuedouble > 25.3 && member(rec, "time_us")->valuedouble < 25.5);
+    assert_int_equal(member(rec, "samples")->valueint, 5);
+    /* CSV and Markdown: the same tables, a header row and a line a row */
     snprintf(path, sizeof path, "%s.csv", base);
     slurp(path, csv, sizeof csv);
     remove(path);
-    char header[1024] = "";
-    const cJSON *col;
-    cJSON_ArrayForEach(col, cols) {
-        if (header[0]) strcat(header, ",");
-        strcat(header, member(col, "name")->valuestring);
-    }
-    strcat(header, "\n");
-    assert_true(strncmp(csv, header, strlen(header)) == 0);
-    assert_int_equal(count_lines(csv), 1 + cJSON_GetArraySize(rows));
-    /* Markdown: the metadata, then the table with its separator row */
     snprintf(path, sizeof path, "%s.md", base);
     slurp(path, md, sizeof md);
     remove(path);
-    assert_non_null(strstr(md, "- library: " PTXKIT_VERSION_STRING));
+    if (!report_files_consistent(doc, csv, md, why, sizeof why)) fail_msg("%s\nCSV:\n%s\nMarkdown:\n%s", why, csv, md);
     assert_non_null(strstr(md, "| this_gpu |"));
     assert_non_null(strstr(md, "sum.float32"));
-    int table_lines = 0;
-    for (const char *p = md; (p = strstr(p, "\n|")); p++) table_lines++;
-    assert_int_equal(table_lines, 2 + cJSON_GetArraySize(rows));
+    (void)cols;
     cJSON_Delete(doc);
 
     /* - is standard output, alone */
@@ -507,7 +566,7 @@ static void report_files(void **state) {
     assert_int_equal(r.code, 0);
     doc = cJSON_Parse(r.out);
     if (!doc) fail_msg("not JSON:\n%s", r.out);
-    check_report(doc);
+    check_report(doc, "tune --show");
     cJSON_Delete(doc);
     /* the older --json: the table alone, typed */
     run(&r, "tune --show --json");
@@ -516,9 +575,14 @@ static void report_files(void **state) {
     if (!doc) fail_msg("not JSON:\n%s", r.out);
     assert_true(cJSON_IsNumber(member(cJSON_GetArrayItem(member(doc, "rows"), 0), "sms")));
     cJSON_Delete(doc);
-    run(&r, "tune --show --csv");
+    run(&r, "tune --show --csv"); /* one table on standard output: the database's */
     assert_int_equal(r.code, 0);
     assert_int_equal(count_lines(r.out), 2);
+    run(&r, "tune --show --record --csv"); /* the record's */
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_non_null(strstr(r.out, "block=256 items=4"));
+    remove(record);
     /* conflicts and missing values are usage errors */
     const char *bad[] = {"tune --show --csv --json", "tune --show --json - --md -", "tune --show --md",
                          "tune --show --json a.json --json b.json", "tune --show --json=", "tune --show --csv --csv"};
@@ -597,6 +661,8 @@ static void tune_export_import(void **state) {
     if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
     cJSON *doc = parse_file(json);
     assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-tune-export/1");
+    char why[512];
+    if (!report_schema_check_document(schema, "tune --export", doc, why, sizeof why)) fail_msg("%s", why);
     assert_true(cJSON_IsObject(member(doc, "metadata")));
     cJSON *entries = member(doc, "entries");
     assert_int_equal(cJSON_GetArraySize(entries), 2);
@@ -669,8 +735,13 @@ static void tune_export_import(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) return 2;
+    if (argc != 3) return 2;
     exe = argv[1];
+    char why[256];
+    if (!(schema = report_schema_load(argv[2], why, sizeof why))) {
+        fprintf(stderr, "%s\n", why);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(compile_user_file),
@@ -679,6 +750,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(cache_dir_is_a_file), cmocka_unit_test(usage_errors_before_the_gpu),
         cmocka_unit_test(environment_warnings), cmocka_unit_test(info_without_gpu),
         cmocka_unit_test(report_files), cmocka_unit_test(tune_export_import),
+        cmocka_unit_test(schema_covers_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

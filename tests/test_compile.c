@@ -75,7 +75,7 @@ static void embedded_sources_present(void **state) {
     assert_non_null(f);
     assert_int_equal(strlen(f->text), f->size);
     assert_non_null(embedded_find("ptxkit_load.cuh"));
-    assert_non_null(embedded_find("copy.cg.ptx"));
+    assert_non_null(embedded_find("copy.ptx"));
     assert_null(embedded_find("nothing.cu"));
 }
 

@@ -44,7 +44,7 @@ static int teardown(void **state) {
 static void check_copy(size_t so, size_t dof, size_t n, const ptxkit_launch_options *o) {
     ptxkit_context *ctx = test_gpu();
     size_t span = n + 2 * GUARD;
-    assert_ok(ctx, ptxkit_memset8(ctx, buf.dst + dof, POISON, span, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, buf.dst + dof, POISON, span, NULL));
     assert_ok(ctx, ptxkit_copy(ctx, buf.dst + dof + GUARD, buf.src + so, n, o, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, buf.host_dst, buf.dst + dof, span));
     for (size_t i = 0; i < GUARD; i++)

@@ -393,7 +393,7 @@ static void test_gemm_streams(void **state) {
         for (int s = 0; s < STREAMS; s++)
             assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, (double)(s + 1), a, k,
                                        b, n, 0.0, c[s], n, &tiles, streams[s]));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     int failures = 0;
     for (int s = 0; s < STREAMS; s++) {
         assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c[s], m * n * elem));
@@ -488,9 +488,9 @@ static void test_gemm_arguments(void **state) {
     /* the configuration a call would run */
     ptxkit_gemm_tiles used;
     int tuned = -1;
-    assert_ok(ctx, ptxkit_gemm_config(ctx, F, 64, 4096, 4096, &used, &tuned));
+    assert_ok(ctx, ptxkit_gemm_config_get(ctx, F, 64, 4096, 4096, &used, &tuned));
     assert_true(used.bm > 0 && used.split_k >= 1 && (tuned == 0 || tuned == 1));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config_get(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
     ptxkit_free(ctx, buf);
 }
 
@@ -518,7 +518,7 @@ static void test_gemm_ladder(void **state) {
                 assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
                 continue;
             }
-            assert_ok(ctx, ptxkit_memset32(ctx, c, 0x7fc00000u, m * n, NULL));
+            assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
             assert_ok(ctx, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
             assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
             for (size_t i = 0; i < m && failures < 5; i++)

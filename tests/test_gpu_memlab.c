@@ -70,7 +70,7 @@ static void check_access(memlab_access a, size_t in_words) {
     size_t outs = memlab_access_output_words(&a);
     assert_true(outs + 2 * GUARD_WORDS <= OUT_WORDS);
     assert_true(memlab_access_input_words(&a) + in_words <= IN_WORDS);
-    assert_ok(ctx, ptxkit_memset32(ctx, lab.out, POISON_WORD, outs + 2 * GUARD_WORDS, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, outs + 2 * GUARD_WORDS, NULL));
     assert_ok(ctx, memlab_access_run(ctx, &a, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, lab.host_out, lab.out, (outs + 2 * GUARD_WORDS) * 4));
     memlab_access_reference(&a, lab.host_in + in_words, lab.host_index, lab.expect);
@@ -256,7 +256,7 @@ static void check_layout(memlab_layout layout, int op, int block, size_t n) {
         memcpy(&lab.host_in[i], &f, 4);
     }
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, lab.in, lab.host_in, words * 4 + 4));
-    assert_ok(ctx, ptxkit_memset32(ctx, lab.out, POISON_WORD, words + 2 * GUARD_WORDS, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, words + 2 * GUARD_WORDS, NULL));
     memlab_aos a = {.layout = layout, .load_op = op, .block_size = block, .n = n, .in = lab.in,
                     .out = lab.out + 4 * GUARD_WORDS};
     assert_ok(ctx, memlab_aos_run(ctx, &a, NULL));
@@ -314,7 +314,7 @@ static void bank_kernels_read_what_they_should(void **state) {
             for (int iters = 1; iters <= 3; iters += 2) {
                 memlab_banks b = {.word_bytes = sizes[w], .stride = strides[s], .iters = iters, .blocks = BLOCKS,
                                   .cycles = cycles_d, .sink = sink_d};
-                assert_ok(ctx, ptxkit_memset32(ctx, lab.out, POISON_WORD, 1024 + 2 * BLOCKS * MEMLAB_BANKS_BLOCK, NULL));
+                assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, 1024 + 2 * BLOCKS * MEMLAB_BANKS_BLOCK, NULL));
                 assert_ok(ctx, memlab_banks_run(ctx, &b, NULL));
                 assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, sink, sink_d, sizeof sink));
                 assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, cycles, cycles_d, sizeof cycles));
@@ -404,7 +404,7 @@ static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_
     size_t e = ptxkit_dtype_size(type), bytes = rows * cols * e;
     size_t lead = TGUARD + dst_elems * e, span = lead + bytes + TGUARD;
     assert_true(span <= tb.capacity && src_elems * e + bytes <= tb.capacity);
-    assert_ok(ctx, ptxkit_memset8(ctx, tb.dst, TPOISON, span, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, tb.dst, TPOISON, span, NULL));
     ptxkit_dptr dst = tb.dst + lead, src = tb.src + src_elems * e;
     if (config) assert_ok(ctx, transpose_run(ctx, type, dst, src, rows, cols, kind, config, o, NULL));
     else assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, kind, o, NULL));
@@ -513,7 +513,7 @@ static void transpose_options_every_tuned_configuration(void **state) {
 
 static void transpose_precompiled_ptx(void **state) {
     (void)state;
-    if (!embedded_find("transpose.cg.ptx")) skip();
+    if (!embedded_find("transpose.ptx")) skip();
     for (int op = PTXKIT_LOAD_CA; op < PTXKIT_LOAD_OP_COUNT; op++) {
         ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = (ptxkit_load_op)op};
         for (size_t t = 0; t < 2; t++)

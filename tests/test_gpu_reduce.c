@@ -224,7 +224,8 @@ static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_r
     case RUN_LADDER:
         return reduce_ladder_run(ctx, v->step, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes, &v->options,
                                  v->stream);
-    default: return ptxkit_reduce_ladder(ctx, v->step, op, type, in, n, out, &v->options, v->stream);
+    default:
+        return ptxkit_reduce_ladder(ctx, v->step, op, type, out, in, n, &v->options, v->stream);
     }
 }
 
@@ -267,13 +268,13 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
     char label[256], why[256];
     describe(label, sizeof label, v, op, type);
     int failures = 0;
-    assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, CASE_COUNT * GROUP_BYTES, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, CASE_COUNT * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     ptxkit_status launched[CASE_COUNT];
     for (size_t k = 0; k < CASE_COUNT; k++)
         launched[k] = run_variant(ctx, v, op, type, in->dev + cases[k].offset * elem, cases[k].n,
                                   outputs + k * GROUP_BYTES + elem);
-    ptxkit_status st = v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_synchronize(ctx);
+    ptxkit_status st = v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_SUCCESS) fail_msg("%s: %s: %s", label, ptxkit_status_string(st), ptxkit_last_error(ctx));
     unsigned char host[CASE_COUNT * GROUP_BYTES];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
@@ -329,7 +330,7 @@ static void *compile_worker(void *arg) {
         const compile_job *j = &jobs[i];
         ptxkit_status st = j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
                                    : reduce_prepare(ctx, j->op, j->type, &j->options);
-        /* A build without ptx/reduce.*.ptx: the PTX test reports it. */
+        /* A build without ptx/reduce.ptx: the PTX test reports it. */
         if (st == PTXKIT_ERROR_NOT_FOUND && j->options.path == PTXKIT_PATH_PTX) continue;
         if (st != PTXKIT_SUCCESS) {
             atomic_fetch_add(&job_failures, 1);
@@ -498,15 +499,15 @@ static void test_reduce_streams(void **state) {
     for (int round = 0; round < 2; round++) {
         ptxkit_dtype type = types[round];
         size_t elem = ptxkit_dtype_size(type);
-        assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
-        assert_ok(ctx, ptxkit_synchronize(ctx));
+        assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+        assert_ok(ctx, ptxkit_context_synchronize(ctx));
         /* Each stream reduces the largest view four times, then its own. */
         for (int rep = 0; rep < 5; rep++)
             for (int s = 0; s < STREAMS; s++) {
                 size_t k = rep < 4 ? 7 /* MAX_N */ : (size_t)s % CASE_COUNT;
-                assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type,
-                                             inputs[input_class(type)].dev + cases[k].offset * elem, cases[k].n,
-                                             outputs + (size_t)s * GROUP_BYTES + elem, NULL, streams[s]));
+                assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, outputs + (size_t)s * GROUP_BYTES + elem,
+                                             inputs[input_class(type)].dev + cases[k].offset * elem, cases[k].n, NULL,
+                                             streams[s]));
             }
         for (int s = 0; s < STREAMS; s++)
             assert_ok(ctx, ptxkit_stream_synchronize(ctx, streams[s]));
@@ -524,24 +525,25 @@ static void test_reduce_streams(void **state) {
      * own, and is destroyed at once. */
     ptxkit_dtype type = PTXKIT_INT32;
     size_t elem = ptxkit_dtype_size(type);
-    assert_ok(ctx, ptxkit_memset8(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     for (int s = 0; s < STREAMS; s++) {
         ptxkit_stream *brief;
         assert_ok(ctx, ptxkit_stream_create(ctx, &brief));
         size_t mine = (size_t)s % CASE_COUNT;
         ptxkit_dptr out = outputs + (size_t)s * GROUP_BYTES + elem;
-        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[7].offset * elem,
-                                     cases[7].n, out, NULL, brief));
-        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[mine].offset * elem,
-                                     cases[mine].n, out, NULL, brief));
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, out,
+                                     inputs[input_class(type)].dev + cases[7].offset * elem, cases[7].n, NULL, brief));
+        assert_ok(ctx,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, out,
+                                inputs[input_class(type)].dev + cases[mine].offset * elem, cases[mine].n, NULL, brief));
         assert_ok(ctx, ptxkit_stream_destroy(ctx, brief));
         /* a long-lived stream takes a slot too, in between */
-        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, inputs[input_class(type)].dev + cases[7].offset * elem,
-                                     cases[7].n, outputs + (size_t)((s + 1) % STREAMS) * GROUP_BYTES, NULL,
-                                     streams[s]));
+        assert_ok(ctx,
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, outputs + (size_t)((s + 1) % STREAMS) * GROUP_BYTES,
+                                inputs[input_class(type)].dev + cases[7].offset * elem, cases[7].n, NULL, streams[s]));
     }
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     unsigned char host[STREAMS * GROUP_BYTES];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
     for (int s = 0; s < STREAMS; s++) {
@@ -568,8 +570,8 @@ static void test_reduce_back_to_back(void **state) {
     const input *in = &inputs[input_class(PTXKIT_UINT32)];
     for (int i = 0; i < RUNS; i++) {
         size_t k = 4 + (size_t)i % 7; /* cases 4..10: 1000 elements and more */
-        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, in->dev + cases[k].offset * 4, cases[k].n,
-                                     outs + (size_t)i * 8, NULL, NULL));
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, outs + (size_t)i * 8,
+                                     in->dev + cases[k].offset * 4, cases[k].n, NULL, NULL));
     }
     uint32_t host[RUNS * 2];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outs, sizeof host));
@@ -591,9 +593,9 @@ static void test_reduce_to_host(void **state) {
             for (size_t k = 0; k < CASE_COUNT; k += 3) {
                 unsigned char got[8];
                 char why[256];
-                assert_ok(ctx,
-                          ptxkit_reduce_to_host(ctx, op, type, inputs[input_class(type)].dev + cases[k].offset * elem,
-                                                cases[k].n, got, NULL));
+                assert_ok(ctx, ptxkit_reduce_to_host(ctx, op, type, got,
+                                                     inputs[input_class(type)].dev + cases[k].offset * elem, cases[k].n,
+                                                     NULL));
                 if (!result_matches(type, op, got, &refs[op][type][k], why, sizeof why))
                     fail_msg("to_host %s.%s n=%zu: %s", ptxkit_reduce_op_name(op), ptxkit_dtype_name(type), cases[k].n,
                              why);
@@ -606,69 +608,69 @@ static void test_reduce_arguments(void **state) {
     ptxkit_context *ctx = test_gpu();
     ptxkit_dptr in = inputs[0].dev, out = outputs;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(NULL, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce(NULL, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, (ptxkit_reduce_op)99, PTXKIT_INT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, (ptxkit_reduce_op)99, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, (ptxkit_dtype)-1, in, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, (ptxkit_dtype)-1, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT64, in, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT64, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_FLOAT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_XOR, PTXKIT_FLOAT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, 0, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out + 2, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out + 2, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in + 1, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in + 1, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, in + 4, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, out, in + 4, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, 10, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, 0, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_OVERFLOW,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, SIZE_MAX / 2, out, NULL, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, SIZE_MAX / 2, NULL, NULL));
     ptxkit_launch_options o = {.block_size = 48};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.vector_bytes = 4};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, in, 10, out, &o, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.items_per_thread = 17};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   reduce_run(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL, (reduce_passes)7));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, NULL, NULL));
+                  ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, NULL, in, 10, NULL));
 
     /* n = 0 writes the identity, and needs no input. */
     int32_t got = 5;
-    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT32, 0, 0, &got, NULL));
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT32, &got, 0, 0, NULL));
     assert_int_equal(got, INT32_MAX);
     double dgot = 1;
-    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, 0, &dgot, NULL));
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, &dgot, 0, 0, NULL));
     assert_true(isinf(dgot) && dgot < 0);
     uint64_t ugot = 0;
-    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_AND, PTXKIT_UINT64, 0, 0, &ugot, NULL));
+    assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_AND, PTXKIT_UINT64, &ugot, 0, 0, NULL));
     assert_true(ugot == ~0ull);
 
     /* The ladder: steps 1..9, JIT only, step 9 for 32-bit integers. */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 10, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 10, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, in, 10, out, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT64, in, 10, out, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT64, out, in, 10, NULL, NULL));
     o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX};
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.items_per_thread = 2};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, &o, NULL));
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
     assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in + 3, 10, out, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in + 3, 10, NULL, NULL));
     /* A ladder run whose scratch is too small is refused, not overrun. */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ladder_run(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 100000,
                                                                    out, ladder_scratch, 16, NULL, NULL));

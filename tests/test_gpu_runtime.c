@@ -42,20 +42,20 @@ static void memory_round_trip(void **state) {
     assert_ok(ctx, ptxkit_memcpy_dtod(ctx, d2, d1, n));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
     assert_memory_equal(a, b, n);
-    assert_ok(ctx, ptxkit_memset8(ctx, d2 + 1, 0x5A, n - 2, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, d2 + 1, 0x5A, n - 2, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
     assert_int_equal(b[0], a[0]);
     assert_int_equal(b[1], 0x5A);
     assert_int_equal(b[n - 2], 0x5A);
     assert_int_equal(b[n - 1], a[n - 1]);
-    assert_ok(ctx, ptxkit_memset32(ctx, d2 + 4, 0xDEADBEEF, 10, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, d2 + 4, 0xDEADBEEF, 10, NULL));
     uint32_t words[12];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, words, d2, sizeof words));
     assert_int_equal(words[1], 0xDEADBEEF);
     assert_int_equal(words[10], 0xDEADBEEF);
     assert_int_equal(words[11], 0x5A5A5A5A);
     size_t free_bytes, total;
-    assert_ok(ctx, ptxkit_memory_info(ctx, &free_bytes, &total));
+    assert_ok(ctx, ptxkit_memory_info_get(ctx, &free_bytes, &total));
     assert_true(free_bytes > 0 && total >= free_bytes);
     ptxkit_dptr huge;
     assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, ptxkit_malloc(ctx, (size_t)1 << 50, &huge));
@@ -84,7 +84,7 @@ static void streams_and_events(void **state) {
     assert_ok(ctx, ptxkit_malloc(ctx, n, &d));
     assert_ok(ctx, ptxkit_event_record(ctx, e0, s));
     assert_ok(ctx, ptxkit_memcpy_htod_async(ctx, d, host, n, s));
-    assert_ok(ctx, ptxkit_memset8(ctx, d, 0x11, 4096, s));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, d, 0x11, 4096, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s)); /* the host buffer is in use until then */
     memset(host, 0, n);
     assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n, s));
@@ -128,9 +128,9 @@ static void wrapped_stream(void **state) {
     ptxkit_dptr d, sum;
     assert_ok(ctx, ptxkit_malloc(ctx, n * sizeof *host, &d));
     assert_ok(ctx, ptxkit_malloc(ctx, sizeof(int32_t), &sum));
-    assert_ok(ctx, ptxkit_memset32(ctx, d, 3, n, w));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, d, 3, n, w));
     /* a reduce gives the wrapped stream scratch memory, handed back on release */
-    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, d, n, sum, NULL, w));
+    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, sum, d, n, NULL, w));
     memset(host, 0xA5, n * sizeof *host);
     assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n * sizeof *host, w));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, w));
@@ -149,7 +149,7 @@ static void wrapped_stream(void **state) {
     /* the reduce state forgot the stream: another stream takes its scratch */
     ptxkit_stream *s;
     assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, d, n, sum, NULL, s));
+    assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, sum, d, n, NULL, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &total, sum, sizeof total));
     assert_int_equal(total, 7 * (int32_t)n);
@@ -207,20 +207,22 @@ static void attach_to_callers_context(void **state) {
 static void ptx_path_loads_every_operator(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    const char *ops[] = {"ca", "cg", "cs", "lu", "cv", "nc"};
     assert_ok(ctx, context_enter(ctx));
-    for (int i = 0; i < 6; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "copy.%s.ptx", ops[i]);
-        CUfunction f;
-        assert_ok(ctx, ptx_kernel_get(ctx, name, "ptxkit_copy_vec16", &f));
-        assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, name, "no_such_entry", &f));
+    /* one committed text; each operator (and plain loads) is its own module */
+    CUfunction f, seen[PTXKIT_LOAD_OP_COUNT];
+    for (int op = 0; op < PTXKIT_LOAD_OP_COUNT; op++) {
+        assert_ok(ctx, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "ptxkit_copy_vec16", &seen[op]));
+        for (int k = 0; k < op; k++) assert_true(seen[k] != seen[op]);
+        assert_ok(ctx, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "ptxkit_copy_vec16", &f));
+        assert_true(f == seen[op]);
+        assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "no_such_entry", &f));
     }
     /* every PTX load keeps the driver JIT's wall time and info log */
-    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.nc.ptx"));
+    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.ptx with nc loads"));
     assert_non_null(strstr(ptxkit_context_jit_log(ctx), "driver JIT wall time"));
-    CUfunction f;
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", "ptxkit_copy_vec16", &f));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", PTXKIT_LOAD_CG, "ptxkit_copy_vec16", &f));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)PTXKIT_LOAD_OP_COUNT, "ptxkit_copy_vec16", &f));
     context_leave(ctx);
     /* explicit block sizes the PTX was not built for are refused, not run wrong */
     ptxkit_dptr a, b;

@@ -252,11 +252,12 @@ static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_s
     switch (v->kind) {
     case RUN_SCAN:
         return v->experiment ? scan_run(ctx, kind, op, type, in, n, out, &v->options, v->stream, v->experiment)
-                             : ptxkit_scan(ctx, kind, op, type, in, n, out, &v->options, v->stream);
+                             : ptxkit_scan(ctx, kind, op, type, out, in, n, &v->options, v->stream);
     case RUN_LADDER:
         return scan_ladder_run(ctx, v->step, kind, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes,
                                &v->options, v->stream);
-    default: return ptxkit_scan_ladder(ctx, v->step, kind, op, type, in, n, out, &v->options, v->stream);
+    default:
+        return ptxkit_scan_ladder(ctx, v->step, kind, op, type, out, in, n, &v->options, v->stream);
     }
 }
 
@@ -276,7 +277,7 @@ static int check_case(const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op 
     const size_t span = n * elem + 2 * GUARD;
     ptxkit_dptr out_view = work + GUARD + (ptxkit_dptr)l->out_offset * elem;
     ptxkit_dptr in_view = src->dev + (ptxkit_dptr)l->in_offset * elem;
-    assert_ok(ctx, ptxkit_memset8(ctx, work + (ptxkit_dptr)l->out_offset * elem, POISON, span, v->stream));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, work + (ptxkit_dptr)l->out_offset * elem, POISON, span, v->stream));
     if (l->in_place) {
         if (n) assert_ok(ctx, ptxkit_memcpy_dtod_async(ctx, out_view, in_view, n * elem, v->stream));
         in_view = out_view;
@@ -286,7 +287,7 @@ static int check_case(const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op 
         if (failures_printed++ < 40) printf("FAIL %s: %s: %s\n", label, ptxkit_status_string(st), ptxkit_last_error(ctx));
         return 1;
     }
-    assert_ok(ctx, v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_synchronize(ctx));
+    assert_ok(ctx, v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host_out, work + (ptxkit_dptr)l->out_offset * elem, span));
     bool ok = true;
     for (size_t b = 0; ok && b < GUARD; b++)
@@ -573,11 +574,11 @@ static void test_scan_streams(void **state) {
     for (int rep = 0; rep < 3; rep++)
         for (int s = 0; s < STREAMS; s++) {
             ptxkit_dptr out = outs + (ptxkit_dptr)s * stride;
-            assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev + 4 * (size_t)(s % 3),
-                                       n_big - (size_t)s, out, NULL, streams[s]));
+            assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out,
+                                       inputs[0].dev + 4 * (size_t)(s % 3), n_big - (size_t)s, NULL, streams[s]));
             if (rep == 1)
-                assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, inputs[3].dev,
-                                           n_big / 2, out, NULL, streams[s]));
+                assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, out,
+                                           inputs[3].dev, n_big / 2, NULL, streams[s]));
         }
     for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_stream_synchronize(ctx, streams[s]));
     for (int s = 0; s < STREAMS; s++) {
@@ -589,8 +590,8 @@ static void test_scan_streams(void **state) {
     for (int s = 0; s < STREAMS; s++) {
         ptxkit_dptr out = outs + (ptxkit_dptr)s * stride;
         size_t n = 1000 + (size_t)s * 7919;
-        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT64, inputs[1].dev + 8, n, out,
-                                   NULL, streams[s]));
+        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT64, out, inputs[1].dev + 8,
+                                   n, NULL, streams[s]));
     }
     for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_stream_synchronize(ctx, streams[s]));
     for (int s = 0; s < STREAMS; s++) {
@@ -605,16 +606,16 @@ static void test_scan_streams(void **state) {
         ptxkit_stream *brief;
         assert_ok(ctx, ptxkit_stream_create(ctx, &brief));
         ptxkit_dptr out = outs + (ptxkit_dptr)s * stride;
-        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev, n_big, out,
-                                   NULL, brief));
-        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, inputs[0].dev + 4,
-                                   n_big - 1, out, NULL, brief));
+        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, inputs[0].dev,
+                                   n_big, NULL, brief));
+        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, out, inputs[0].dev + 4,
+                                   n_big - 1, NULL, brief));
         assert_ok(ctx, ptxkit_stream_destroy(ctx, brief));
         ptxkit_dptr other = outs + (ptxkit_dptr)((s + 1) % STREAMS) * stride + stride / 2;
-        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev, 100000,
-                                   other, NULL, streams[s]));
+        assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, other, inputs[0].dev,
+                                   100000, NULL, streams[s]));
     }
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     for (int s = 0; s < STREAMS; s++) {
         char what[64];
         snprintf(what, sizeof what, "destroyed stream %d", s);
@@ -645,7 +646,7 @@ static void test_scan_back_to_back(void **state) {
             size_t n = run_sizes[(size_t)(i + round) % cycle];
             ptxkit_dtype type = (i + round) % 2 ? PTXKIT_INT64 : PTXKIT_UINT32;
             assert_ok(ctx, ptxkit_scan(ctx, (ptxkit_scan_kind)(i % 2), PTXKIT_REDUCE_SUM, type,
-                                       inputs[input_class(type)].dev, n, outs + (ptxkit_dptr)i * stride, NULL, NULL));
+                                       outs + (ptxkit_dptr)i * stride, inputs[input_class(type)].dev, n, NULL, NULL));
         }
         for (int i = 0; i < RUNS / 4; i++) {
             size_t n = run_sizes[(size_t)(i + round) % cycle];
@@ -671,8 +672,8 @@ static void test_scan_epoch_wrap(void **state) {
         for (int i = 0; i < 5; i++) {
             ptxkit_dtype type = i % 2 ? PTXKIT_FLOAT64 : PTXKIT_INT32;
             ptxkit_reduce_op op = i % 2 ? PTXKIT_REDUCE_MAX : PTXKIT_REDUCE_SUM;
-            assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, op, type, inputs[input_class(type)].dev, n - (size_t)i,
-                                       out, NULL, NULL));
+            assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, op, type, out, inputs[input_class(type)].dev,
+                                       n - (size_t)i, NULL, NULL));
             char what[64];
             snprintf(what, sizeof what, "round %d, launch %d around the wrap", round, i);
             expect_scan(ctx, what, PTXKIT_SCAN_INCLUSIVE, op, type, 0, n - (size_t)i, out);
@@ -688,37 +689,41 @@ static void test_scan_arguments(void **state) {
     ptxkit_dptr in = inputs[0].dev, out = work;
     const ptxkit_scan_kind ex = PTXKIT_SCAN_EXCLUSIVE;
     const ptxkit_reduce_op sum = PTXKIT_REDUCE_SUM;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(NULL, ex, sum, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(NULL, ex, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan(ctx, (ptxkit_scan_kind)2, sum, PTXKIT_INT32, in, 10, out, NULL, NULL));
+                  ptxkit_scan(ctx, (ptxkit_scan_kind)2, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan(ctx, ex, (ptxkit_reduce_op)99, PTXKIT_INT32, in, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, (ptxkit_dtype)-1, in, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MIN, PTXKIT_INT64, in, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_AND, PTXKIT_FLOAT64, in, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 10, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, 0, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in + 2, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 10, out + 1, NULL, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, in + 4, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, SIZE_MAX / 2, out, NULL, NULL));
+                  ptxkit_scan(ctx, ex, (ptxkit_reduce_op)99, PTXKIT_INT32, out, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, (ptxkit_dtype)-1, out, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MIN, PTXKIT_INT64, out, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_scan(ctx, ex, PTXKIT_REDUCE_AND, PTXKIT_FLOAT64, out, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, 0, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, 0, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in + 2, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out + 1, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, out, in + 4, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, SIZE_MAX / 2, NULL, NULL));
     /* overlapping views other than in place */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, 100, out + 4, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out + 40, 100, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out + 4, out, 100, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, out + 40, 100, NULL, NULL));
     ptxkit_launch_options o = {.block_size = 48};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.vector_bytes = 4};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.items_per_thread = 17};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.blocks_per_sm = 2};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
     assert_null(ptxkit_scan_kind_name(PTXKIT_SCAN_KIND_COUNT));
     assert_string_equal(ptxkit_scan_kind_name(PTXKIT_SCAN_EXCLUSIVE), "exclusive");
 
     /* n = 0 writes nothing and needs no pointers */
-    assert_ok(ctx, ptxkit_memset8(ctx, work, POISON, 64, NULL));
-    assert_ok(ctx, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, in, 0, work, NULL, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, work, POISON, 64, NULL));
+    assert_ok(ctx, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, work, in, 0, NULL, NULL));
     assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, 0, 0, NULL, NULL));
     unsigned char host[64];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, work, sizeof host));
@@ -726,22 +731,26 @@ static void test_scan_arguments(void **state) {
 
     /* exclusive identities: min of int32 starts at INT32_MAX, max of float32 at -inf */
     int32_t first_i = 0;
-    assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MIN, PTXKIT_INT32, in, 5, work, NULL, NULL));
+    assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MIN, PTXKIT_INT32, work, in, 5, NULL, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first_i, work, 4));
     assert_int_equal(first_i, INT32_MAX);
     float first_f = 0;
-    assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT32, inputs[2].dev, 5, work, NULL, NULL));
+    assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT32, work, inputs[2].dev, 5, NULL, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first_f, work, 4));
     assert_true(isinf(first_f) && first_f < 0);
 
     /* the ladder: steps 1..4, JIT only, fixed loads */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder(ctx, 0, ex, sum, PTXKIT_INT32, in, 10, out, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder(ctx, 5, ex, sum, PTXKIT_INT32, in, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_ladder(ctx, 0, ex, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_ladder(ctx, 5, ex, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
     o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX};
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, in, 10, out, &o, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
     o = (ptxkit_launch_options){.items_per_thread = 2};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, in, 10, out, &o, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_scan_ladder(ctx, 3, ex, sum, PTXKIT_INT32, in + 3, 10, out, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED,
+                  ptxkit_scan_ladder(ctx, 3, ex, sum, PTXKIT_INT32, out, in + 3, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   scan_ladder_run(ctx, 1, ex, sum, PTXKIT_INT32, in, 100000, out, ladder_scratch, 16, NULL, NULL));
 }

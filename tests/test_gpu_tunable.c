@@ -52,9 +52,9 @@ static ptxkit_status launch(ptxkit_kernel *k, const ptxkit_config *c, size_t n, 
 static ptxkit_status check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     job *j = user;
     j->checks++;
-    ptxkit_status st = ptxkit_memset32(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
+    ptxkit_status st = ptxkit_memset32_async(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
     if (st == PTXKIT_SUCCESS) st = launch(k, c, n, NULL, j);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(j->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(j->ctx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(j->ctx, j->host_out, j->out, n * sizeof(int));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;
@@ -118,6 +118,9 @@ static void use_private_database(const char *name) {
              name, (int)getpid());
     unlink(path);
     setenv("PTXKIT_TUNE_DB", path, 1);
+    char record[300];
+    snprintf(record, sizeof record, "%.*s.record.jsonl", (int)strlen(path) - 3, path);
+    unlink(record); /* the tuning record beside it */
 }
 
 static void tune_store_and_read_back(void **state) {
@@ -189,6 +192,66 @@ static void tune_store_and_read_back(void **state) {
     job_free(j);
 }
 
+/* The tuning record: a second tuning of the same kernel takes every
+ * configuration the first measured (timings and wrong results) from it,
+ * checks and times none of them, and chooses the same; an edited kernel
+ * (its source, or a fixed define) is measured afresh. */
+static int tune_exhaustive(job *j, ptxkit_program *p, const char *const *fixed, int fixed_count, size_t n,
+                           ptxkit_tune_result *out) {
+    ptxkit_tunable *t = declare(j, p, "test.affine.record");
+    if (fixed_count) assert_ok(j->ctx, ptxkit_tunable_set_kernel(t, p, "affine", fixed, fixed_count));
+    ptxkit_tune_report *report = NULL;
+    assert_ok(j->ctx, ptxkit_tune_report_create(&report));
+    ptxkit_tune_options o = {.exhaustive = 1};
+    j->checks = 0;
+    assert_ok(j->ctx, ptxkit_tunable_tune(t, &n, 1, &o, report));
+    *out = *ptxkit_tune_report_result(report, 0);
+    print_message("record: %d timed, %d reused, %d wrong, %d checks; %s\n", out->timed, out->reused, out->wrong,
+                  j->checks, out->best_text);
+    ptxkit_tune_report_destroy(report);
+    ptxkit_tunable_destroy(t);
+    return j->checks;
+}
+
+static void record_follows_the_code(void **state) {
+    (void)state;
+    use_private_database("record");
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_RECORD");
+    size_t n = (size_t)1 << 16;
+    job *j = job_new(n);
+    ptxkit_program *p = program();
+    ptxkit_tune_result first, second, edited, defined;
+    tune_exhaustive(j, p, NULL, 0, n, &first);
+    assert_int_equal(first.reused, 0);
+    assert_int_equal(first.timed + first.wrong, first.legal);
+    assert_int_equal(tune_exhaustive(j, p, NULL, 0, n, &second), 0); /* nothing checked again */
+    assert_int_equal(second.reused, first.legal);
+    assert_int_equal(second.timed, 0);
+    assert_int_equal(second.wrong, first.wrong);
+    assert_non_null(strstr(second.best_text, "BROKEN=0"));
+
+    /* the same kernel with a comment more: its own code, measured again */
+    char *changed = malloc(strlen(source) + 64);
+    sprintf(changed, "// edited\n%s", source);
+    ptxkit_program *q;
+    assert_ok(NULL, ptxkit_program_create("affine.cu", changed, NULL, 0, &q));
+    assert_true(tune_exhaustive(j, q, NULL, 0, n, &edited) > 0);
+    assert_int_equal(edited.reused, 0);
+    assert_int_equal(edited.timed + edited.wrong, edited.legal);
+    const char *fixed[] = {"UNUSED_FLAG=1"};
+    tune_exhaustive(j, p, fixed, 1, n, &defined);
+    assert_int_equal(defined.reused, 0);
+    /* and another size is another problem */
+    ptxkit_tune_result other;
+    tune_exhaustive(j, p, NULL, 0, n / 2, &other);
+    assert_int_equal(other.reused, 0);
+    free(changed);
+    ptxkit_program_destroy(q);
+    ptxkit_program_destroy(p);
+    job_free(j);
+}
+
 static void auto_tunes_on_first_use(void **state) {
     (void)state;
     /* the context keeps the database it loaded first (the previous test's) */
@@ -240,6 +303,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_declarations),
         cmocka_unit_test(tune_store_and_read_back),
+        cmocka_unit_test(record_follows_the_code),
         cmocka_unit_test(auto_tunes_on_first_use),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

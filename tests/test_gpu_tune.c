@@ -16,6 +16,7 @@
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/db.h"
+#include "tune/record.h"
 #include "tune/tuner.h"
 
 static char db_dir[256];
@@ -126,9 +127,9 @@ static void copy_check_awkward(ptxkit_context *ctx) {
         for (int shift = 0; shift < 3; shift++) {
             size_t so = shift == 0 ? 0 : shift == 1 ? 4 : 3, doff = shift == 2 ? 7 : so;
             if (n + 16 > max) continue;
-            assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, max, NULL));
+            assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, max, NULL));
             assert_ok(ctx, ptxkit_copy(ctx, dst + doff, src + so, n, NULL, NULL)); /* tuned options */
-            assert_ok(ctx, ptxkit_synchronize(ctx));
+            assert_ok(ctx, ptxkit_context_synchronize(ctx));
             assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, n + doff + 8));
             assert_memory_equal(back + doff, host + so, n);
             for (size_t k = 0; k < doff; k++) assert_int_equal(back[k], 0xCD);
@@ -200,7 +201,7 @@ static void test_dispatch_uses_database(void **state) {
     ptxkit_dptr src, dst;
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32(ctx, src, 0x12345678u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0x12345678u, bytes / 4, NULL));
     ptxkit_event *start, *stop;
     assert_ok(ctx, ptxkit_event_create(ctx, &start));
     assert_ok(ctx, ptxkit_event_create(ctx, &stop));
@@ -244,8 +245,8 @@ static void reduce_check_awkward(ptxkit_context *ctx) {
             double want = 0;
             for (size_t k = 0; k < n; k++) want += host[off + k];
             float got = -1;
-            assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, in + off * sizeof(float), n,
-                                                 &got, NULL));
+            assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &got, in + off * sizeof(float),
+                                                 n, NULL));
             assert_true((double)got == want);
         }
     }
@@ -285,7 +286,7 @@ static void test_tune_reduce(void **state) {
  * than reduce takes) makes that visible without timing anything. */
 static ptxkit_status reduce_ones(ptxkit_context *ctx, ptxkit_dptr in, size_t n, bool expect_ok) {
     int32_t got = -1;
-    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, n, &got, NULL);
+    ptxkit_status st = ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &got, in, n, NULL);
     if (expect_ok && st == PTXKIT_SUCCESS) assert_int_equal(got, (int32_t)n);
     return st;
 }
@@ -299,7 +300,7 @@ static void test_reduce_follows_database(void **state) {
     size_t n = (size_t)3 << 12, most = (size_t)1 << 16; /* n: bucket 13 */
     ptxkit_dptr in;
     assert_ok(ctx, ptxkit_malloc(ctx, most * 4, &in));
-    assert_ok(ctx, ptxkit_memset32(ctx, in, 1, most, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, in, 1, most, NULL));
     for (int rep = 0; rep < 3; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* empty database */
 
     tune_db_entry e;
@@ -355,7 +356,7 @@ static void transpose_check_public(ptxkit_context *ctx, ptxkit_dtype type, size_
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, bytes));
-    assert_ok(ctx, ptxkit_memset8(ctx, dst, 0xCD, bytes, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, bytes, NULL));
     assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, PTXKIT_TRANSPOSE_PADDED, NULL, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
     for (size_t r = 0; r < rows; r++)
@@ -466,12 +467,12 @@ static void test_auto_mode(void **state) {
     ptxkit_dptr src, dst;
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
     assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
-    assert_ok(ctx, ptxkit_memset32(ctx, dst, 0, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memset32_async(ctx, dst, 0, bytes / 4, NULL));
     double t0 = wall_ms();
     /* the first use tunes the bucket (the tuner's own calls must not recurse) */
     assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     double first = wall_ms() - t0;
     unsigned *back = malloc(bytes);
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
@@ -480,7 +481,7 @@ static void test_auto_mode(void **state) {
     (void)e;
     t0 = wall_ms();
     assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
-    assert_ok(ctx, ptxkit_synchronize(ctx));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
     double second = wall_ms() - t0;
     print_message("auto: first call (tunes) %.0f ms, second %.3f ms\n", first, second);
     assert_true(second < 500); /* found in the database: no second tuning */
@@ -521,6 +522,90 @@ static void test_corrupt_database(void **state) {
     free(report);
 }
 
+/* A run cut short (a bound on variants) and run again resumes from the
+ * tuning record: the first run's configurations are reused, not timed
+ * again, and the second times others; no_record and PTXKIT_TUNE_RECORD=off
+ * measure afresh and leave the record alone. */
+static size_t record_lines(const char *path, tune_record *r) {
+    char msg[512];
+    assert_int_equal(tune_record_load(path, NULL, r, msg, sizeof msg), PTXKIT_SUCCESS);
+    assert_int_equal(r->ignored, 0);
+    return r->count;
+}
+
+static void test_resume_from_record(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    char path[512], record[600];
+    fresh_db(path, sizeof path);
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_RECORD");
+    assert_true(tune_record_default_path(record, sizeof record));
+    assert_non_null(strstr(record, "/tune.record.jsonl"));
+    size_t n = (size_t)1 << 20;
+    ptxkit_tune_options o = {.budget_s = 60, .max_variants = 6};
+    ptxkit_tune_report *first = calloc(1, sizeof *first), *second = calloc(1, sizeof *second);
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, first));
+    const ptxkit_tune_result *r1 = &first->sizes[0];
+    print_message("run 1: %d timed, %d reused, %d failed; record %s (%d appended)\n", r1->timed, r1->reused, r1->failed,
+                  first->record, first->record_appended);
+    assert_int_equal(r1->reused, 0);
+    assert_int_equal(r1->timed, 6);
+    assert_string_equal(first->record, record);
+    tune_record r;
+    tune_record_init(&r);
+    size_t after_first = record_lines(record, &r);
+    assert_int_equal(after_first, (size_t)first->record_appended);
+    assert_true(after_first >= 6);
+    for (size_t i = 0; i < r.count; i++) {
+        const tune_record_line *l = &r.lines[i];
+        assert_string_equal(l->family, "reduce");
+        assert_string_equal(l->variant, "sum.int32");
+        assert_int_equal(l->n, n);
+        assert_int_equal(l->param_count, 5);
+        if (l->outcome == TUNE_RECORD_OK) assert_true(l->ms > 0 && l->gbs > 0 && l->samples >= 1);
+    }
+
+    /* a bound of 12: the six from the record count towards it, six more are timed */
+    o.max_variants = 12;
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
+    const ptxkit_tune_result *r2 = &second->sizes[0];
+    print_message("run 2: %d timed, %d reused (%d found in the record); best %s\n", r2->timed, r2->reused,
+                  second->record_loaded, r2->best_text);
+    assert_int_equal(r2->reused, (int)after_first);
+    assert_int_equal(second->record_loaded, (int)after_first);
+    assert_int_equal(r2->timed, 6); /* six more, none of them again */
+    size_t after_second = record_lines(record, &r);
+    assert_int_equal(after_second, after_first + (size_t)second->record_appended);
+    for (size_t i = 0; i < r.count; i++)
+        for (size_t k = 0; k < i; k++)
+            assert_false(memcmp(r.lines[i].values, r.lines[k].values, sizeof r.lines[i].values) == 0);
+    /* the same bound again: the whole search comes from the record */
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
+    print_message("run 3: %d timed, %d reused\n", second->sizes[0].timed, second->sizes[0].reused);
+    assert_int_equal(second->sizes[0].timed, 0);
+    assert_int_equal(second->sizes[0].reused, (int)after_second);
+    assert_int_equal(record_lines(record, &r), after_second);
+    tune_db_entry e = saved_entry(path, "reduce", "sum.int32", 20); /* the choice is saved */
+    (void)e;
+
+    /* measured afresh, record untouched */
+    o.no_record = 1;
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
+    assert_int_equal(second->sizes[0].reused, 0);
+    assert_int_equal(second->sizes[0].timed, 12);
+    assert_string_equal(second->record, "");
+    o.no_record = 0;
+    setenv("PTXKIT_TUNE_RECORD", "off", 1);
+    assert_ok(ctx, ptxkit_tune(ctx, "reduce", "sum.int32", n, n, &o, second));
+    unsetenv("PTXKIT_TUNE_RECORD");
+    assert_int_equal(second->sizes[0].reused, 0);
+    assert_int_equal(record_lines(record, &r), after_second);
+    tune_record_clear(&r);
+    free(first);
+    free(second);
+}
+
 static void test_no_save(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -530,8 +615,12 @@ static void test_no_save(void **state) {
     ptxkit_tune_report *report = calloc(1, sizeof *report);
     assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1u << 12, 1u << 12, &o, report));
     assert_string_equal(report->database, "");
+    assert_string_equal(report->record, "");
     struct stat sb;
     assert_int_not_equal(stat(path, &sb), 0);
+    char record[600];
+    assert_true(tune_record_default_path(record, sizeof record));
+    assert_int_not_equal(stat(record, &sb), 0); /* no_save: the record is left alone too */
     assert_ok(ctx, ptxkit_tune(ctx, "copy", NULL, 1, 1, &o, NULL)); /* n = 1, and no report */
     free(report);
 }
@@ -568,9 +657,12 @@ int main(void) {
         cmocka_unit_test(test_tune_transpose),
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_corrupt_database),
+        cmocka_unit_test(test_resume_from_record),
         cmocka_unit_test(test_no_save),
         cmocka_unit_test(test_measure),
     };
+    /* PTXKIT_TEST_FILTER=test_resume* runs the matching tests only (a short GPU session) */
+    if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     test_gpu_release();
     char cmd[400];

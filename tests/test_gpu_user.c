@@ -114,7 +114,7 @@ static void mix_setup(mix_case *c, size_t n) {
 }
 
 static void mix_poison(mix_case *c) {
-    assert_ok(test_gpu(), ptxkit_memset32(test_gpu(), c->dout, 0xA5A5A5A5u, c->n + 1, NULL));
+    assert_ok(test_gpu(), ptxkit_memset32_async(test_gpu(), c->dout, 0xA5A5A5A5u, c->n + 1, NULL));
 }
 
 static ptxkit_status mix_launch(ptxkit_kernel *k, mix_case *c, int block, const ptxkit_launch_attributes *attributes,
@@ -348,7 +348,7 @@ static void launch_errors(void **state) {
     assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &din));
     assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4));
-    assert_ok(ctx, ptxkit_memset8(ctx, dout, 0xA5, words * 4, NULL));
+    assert_ok(ctx, ptxkit_memset8_async(ctx, dout, 0xA5, words * 4, NULL));
     void *rargs[] = {&din, &dout, &count};
     const ptxkit_dim3 grid = {blocks, 1, 1}, block = {256, 1, 1};
     if (big > (size_t)a.max_dynamic_shared_bytes) {
@@ -556,7 +556,7 @@ static int fault_child(void) {
     ptxkit_dptr bogus = 16; /* nothing is mapped there */
     void *args[] = {&bogus};
     ptxkit_status st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_ERROR_CONTEXT_LOST) {
         fprintf(stderr, "fault child: the fault gave %s (%s), expected context lost\n", ptxkit_status_string(st),
                 ptxkit_last_error(ctx));
@@ -567,7 +567,7 @@ static int fault_child(void) {
         return 1;
     }
     /* sticky: the context stays unusable, and the calls say so */
-    if ((st = ptxkit_synchronize(ctx)) != PTXKIT_ERROR_CONTEXT_LOST ||
+    if ((st = ptxkit_context_synchronize(ctx)) != PTXKIT_ERROR_CONTEXT_LOST ||
         (st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args)) == PTXKIT_SUCCESS) {
         fprintf(stderr, "fault child: a call after the fault gave %s\n", ptxkit_status_string(st));
         return 1;
@@ -580,7 +580,7 @@ static int fault_child(void) {
     if (st == PTXKIT_SUCCESS) {
         /* a driver that recovered: then the new context must work */
         ptxkit_dptr mem = 0;
-        if ((st = ptxkit_malloc(ctx, 64, &mem)) != PTXKIT_SUCCESS || (st = ptxkit_synchronize(ctx)) != PTXKIT_SUCCESS) {
+        if ((st = ptxkit_malloc(ctx, 64, &mem)) != PTXKIT_SUCCESS || (st = ptxkit_context_synchronize(ctx)) != PTXKIT_SUCCESS) {
             fprintf(stderr, "fault child: a reopened context does not work: %s\n", ptxkit_status_string(st));
             return 1;
         }

@@ -102,7 +102,31 @@ static void create_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, long_entry, NULL, 0, 90, 1, &c));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, "k", NULL, 0, 29, 1, &c));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, "k", NULL, 0, 1001, 1, &c));
+    /* architecture-specific feature sets begin with sm_90a */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_program_compile(p, "k", NULL, 0, 80 | PTXKIT_ARCH_SPECIFIC, 1, &c));
     assert_null(c.image);
+    ptxkit_program_destroy(p);
+}
+
+/* sm_90a: the PTX and the CUBIN target the architecture-specific set,
+ * which a kernel can test with __CUDA_ARCH_FEAT_SM90_ALL. */
+static void architecture_specific(void **state) {
+    (void)state;
+    ptxkit_program *p = make("feat.cu", "extern \"C\" __global__ void k(int *o) {\n"
+                                        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n  *o = 9042;\n#else\n  *o = 9000;\n#endif\n}\n");
+    ptxkit_compiled c;
+    assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90 | PTXKIT_ARCH_SPECIFIC, 1, &c));
+    assert_non_null(strstr(c.image, ".target sm_90a"));
+    assert_non_null(strstr(c.image, "9042"));
+    ptxkit_compiled_free(&c);
+    assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c));
+    assert_null(strstr(c.image, "sm_90a"));
+    assert_non_null(strstr(c.image, "9000"));
+    ptxkit_compiled_free(&c);
+    assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90 | PTXKIT_ARCH_SPECIFIC, 0, &c));
+    assert_true(c.is_cubin);
+    ptxkit_compiled_free(&c);
     ptxkit_program_destroy(p);
 }
 
@@ -485,7 +509,7 @@ static void cache_keys(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(create_arguments), cmocka_unit_test(create_from_file),
+        cmocka_unit_test(create_arguments), cmocka_unit_test(architecture_specific), cmocka_unit_test(create_from_file),
         cmocka_unit_test(defines), cmocka_unit_test(options),
         cmocka_unit_test(name_expressions), cmocka_unit_test(not_found_only_for_the_name),
         cmocka_unit_test(compile_errors_name_file_and_line),

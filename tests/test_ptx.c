@@ -1,10 +1,12 @@
-/* The committed ptx/ is fresh, each variant's global loads carry exactly its
- * operator, and every file assembles for sm_75, sm_80 and sm_90.
+/* The committed ptx/ is fresh, its global loads carry no operator, each
+ * operator the runtime gives them at load reaches every one of them, and
+ * every family with every operator assembles for sm_75, sm_80 and sm_90.
  * usage: test_ptx PTX_DIR GENPTX PTXAS */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/ptx_rewrite.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 
@@ -34,10 +36,14 @@ static void list_ptx(const char *dir, char *out, size_t size) {
     }
 }
 
-static int regenerate(void **state) {
+static int make_scratch(void **state) {
     (void)state;
     snprintf(fresh_dir, sizeof fresh_dir, "/tmp/ptxkit-ptx-XXXXXX");
-    if (!mkdtemp(fresh_dir)) return -1;
+    return mkdtemp(fresh_dir) ? 0 : -1;
+}
+
+static int regenerate(void **state) {
+    if (make_scratch(state) != 0) return -1;
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "'%s' '%s' >/dev/null", genptx, fresh_dir);
     return system(cmd) == 0 ? 0 : -1;
@@ -77,6 +83,26 @@ static void committed_ptx_is_fresh(void **state) {
     }
 }
 
+/* The committed text rewritten with op (DEFAULT: as committed), as the
+ * runtime loads it; NULL-terminated, malloc'd. */
+static char *loaded_text(const char *name, ptxkit_load_op op) {
+    char path[1024], why[160];
+    snprintf(path, sizeof path, "%s/%s", ptx_dir, name);
+    size_t n, size;
+    char *text = test_read_file(path, &n), *out = NULL;
+    assert_non_null(text);
+    ptx_rewrite_stats stats;
+    assert_int_equal(ptx_rewrite_loads(text, n, op, &out, &size, &stats, why, sizeof why), PTXKIT_SUCCESS);
+    /* every load of a family goes through the rewrite: none is left alone */
+    assert_int_equal(stats.kept_operator, 0);
+    assert_int_equal(stats.unrecognized, 0);
+    assert_true(stats.plain > 0);
+    free(text);
+    return out;
+}
+
+/* The committed files carry no operator; rewritten with each one, every
+ * global load of every family carries exactly that one. */
 static void loads_carry_their_operator(void **state) {
     (void)state;
     static char files[16384];
@@ -84,37 +110,31 @@ static void loads_carry_their_operator(void **state) {
     static const char *const ops[] = {"ca", "cg", "cs", "lu", "cv", "nc"};
     int checked = 0;
     char *list_save = NULL;
-    for (char *name = strtok_r(files, "\n", &list_save); name; name = strtok_r(NULL, "\n", &list_save)) {
-        const char *dot = strchr(name, '.');
-        assert_non_null(dot);
-        char op[8];
-        snprintf(op, sizeof op, "%.2s", dot + 1);
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", ptx_dir, name);
-        char *text = test_read_file(path, NULL);
-        assert_non_null(text);
-        int loads = 0;
-        char *save = NULL;
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-            char *ld = strstr(line, "ld.global");
-            if (!ld) continue;
-            loads++;
-            char want[24];
-            snprintf(want, sizeof want, "ld.global.%s", op);
-            if (strncmp(ld, want, strlen(want)) != 0) fail_msg("%s: load without its operator: %s", name, line);
-            for (size_t o = 0; o < 6; o++) {
-                char other[24];
-                snprintf(other, sizeof other, ".%s.", ops[o]);
-                if (strcmp(ops[o], op) != 0 && strstr(ld, other)) fail_msg("%s: load with another operator: %s", name, line);
+    for (char *name = strtok_r(files, "\n", &list_save); name; name = strtok_r(NULL, "\n", &list_save))
+        for (int op = PTXKIT_LOAD_DEFAULT; op < PTXKIT_LOAD_OP_COUNT; op++) {
+            char *text = loaded_text(name, (ptxkit_load_op)op);
+            int loads = 0;
+            char *save = NULL;
+            for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *ld = strstr(line, "ld.global");
+                if (!ld) continue;
+                loads++;
+                for (int o = 0; o < 6; o++) {
+                    char with[24];
+                    snprintf(with, sizeof with, "ld.global.%s.", ops[o]);
+                    bool has = strncmp(ld, with, strlen(with)) == 0;
+                    if (has != (op == o + 1))
+                        fail_msg("%s rewritten with %s: %s", name, op ? ops[op - 1] : "no operator", line);
+                }
             }
+            if (loads == 0) fail_msg("%s has no global loads", name);
+            free(text);
+            checked++;
         }
-        if (loads == 0) fail_msg("%s has no global loads", name);
-        free(text);
-        checked++;
-    }
-    assert_true(checked >= 6);
+    assert_true(checked >= 7);
 }
 
+/* Each family with each operator, as the runtime loads it, assembles. */
 static void assembles_for_each_arch(void **state) {
     (void)state;
     if (!ptxas || !*ptxas) skip();
@@ -122,10 +142,19 @@ static void assembles_for_each_arch(void **state) {
     list_ptx(ptx_dir, files, sizeof files);
     static const char *const archs[] = {"sm_75", "sm_80", "sm_90"};
     for (char *name = strtok(files, "\n"); name; name = strtok(NULL, "\n"))
-        for (int a = 0; a < 3; a++) {
-            char cmd[2048];
-            snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s/%s'", ptxas, archs[a], ptx_dir, name);
-            if (system(cmd) != 0) fail_msg("ptxas -arch=%s rejects ptx/%s", archs[a], name);
+        for (int op = PTXKIT_LOAD_DEFAULT; op < PTXKIT_LOAD_OP_COUNT; op++) {
+            char *text = loaded_text(name, (ptxkit_load_op)op);
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s.%s", fresh_dir, ptxkit_load_op_name((ptxkit_load_op)op), name);
+            assert_true(test_write_file(path, text, strlen(text)));
+            free(text);
+            for (int a = 0; a < 3; a++) {
+                char cmd[2048];
+                snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s'", ptxas, archs[a], path);
+                if (system(cmd) != 0)
+                    fail_msg("ptxas -arch=%s rejects ptx/%s with %s loads", archs[a], name,
+                             ptxkit_load_op_name((ptxkit_load_op)op));
+            }
         }
 }
 
@@ -144,7 +173,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(committed_ptx_is_fresh, regenerate, cleanup),
         cmocka_unit_test(loads_carry_their_operator),
-        cmocka_unit_test(assembles_for_each_arch),
+        cmocka_unit_test_setup_teardown(assembles_for_each_arch, make_scratch, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,7 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(NULL, (void *)1, &s));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, &e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(NULL, 1, 2, 16, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_synchronize(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_synchronize(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
     assert_string_not_equal(ptxkit_last_error(NULL), "");
@@ -123,10 +123,10 @@ static void memory_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_htod(ctx, 0, buf, 4));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtoh(ctx, NULL, 4096, 4));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtod(ctx, 4096, 0, 4));
-    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32(ctx, 4096, 0, SIZE_MAX / 2, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32(ctx, 4097, 0, 4, NULL));
-    assert_status(PTXKIT_SUCCESS, ptxkit_memset8(ctx, 0, 0, 0, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8(ctx, 0, 0, 4, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32_async(ctx, 4096, 0, SIZE_MAX / 2, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32_async(ctx, 4097, 0, 4, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memset8_async(ctx, 0, 0, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8_async(ctx, 0, 0, 4, NULL));
     ptxkit_stream *s = (ptxkit_stream *)1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, NULL, &s));
     assert_null(s);

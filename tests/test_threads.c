@@ -34,7 +34,7 @@ static void *writer(void *arg) {
         text[len] = 0;
         record_error(&ctx, PTXKIT_ERROR_IO, "%s", text);
         if (ptxkit_malloc(&ctx, 0, &p) == PTXKIT_SUCCESS) return (void *)1;
-        if (ptxkit_memset32(&ctx, 4097, 0, 4, NULL) != PTXKIT_ERROR_MISALIGNED) return (void *)1;
+        if (ptxkit_memset32_async(&ctx, 4097, 0, 4, NULL) != PTXKIT_ERROR_MISALIGNED) return (void *)1;
         /* outside a context: each thread has its own message */
         record_error(NULL, PTXKIT_ERROR_IO, "thread %d round %d", id, i);
         char expect[64];

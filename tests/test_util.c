@@ -77,3 +77,10 @@ char *test_read_file(const char *path, size_t *size) {
     if (buf && size) *size = (size_t)n;
     return buf;
 }
+
+bool test_write_file(const char *path, const void *data, size_t size) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(data, 1, size, f) == size;
+    return fclose(f) == 0 && ok;
+}

@@ -4,6 +4,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ void test_gpu_release(void);
  * replayed with PTXKIT_TEST_SEED. */
 /* The whole file, NUL-terminated (size without the NUL); NULL if unreadable. */
 char *test_read_file(const char *path, size_t *size);
+/* Writes size bytes to path (created or truncated); false on any failure. */
+bool test_write_file(const char *path, const void *data, size_t size);
 
 uint64_t test_seed(void);
 uint64_t test_rand(uint64_t *state);

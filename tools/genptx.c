@@ -1,13 +1,53 @@
 /* Regenerates ptx/ from the embedded cu_sources through NVRTC: for every
- * family marked PTXKIT_PTX_FAMILY, one file per load cache operator
- * (<family>.<op>.ptx), compiled for compute_75 so the same text assembles for
- * every GPU from Turing on. usage: ptxkit-genptx OUTPUT_DIR */
+ * family marked PTXKIT_PTX_FAMILY, one file <family>.ptx whose global loads
+ * carry no cache operator, compiled for compute_75 so the same text
+ * assembles for every GPU from Turing on. The runtime gives those loads the
+ * caller's operator at load time (runtime/ptx_rewrite.c), so the six
+ * operators cost one text in the library, not six.
+ *
+ * The text is made by compiling the family with LOAD_OP=ca and with
+ * LOAD_OP=cg and erasing the operator; the two results must agree byte for
+ * byte, which proves that the operator reaches exactly the loads the rewrite
+ * gives one to and changes nothing else. usage: ptxkit-genptx OUTPUT_DIR */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
 
 enum { PTX_ARCH = 75 };
+
+/* The family's PTX with op, every "ld.global.<op>." made "ld.global." in place. */
+static char *plain_ptx(const char *family, ptxkit_load_op op) {
+    char define[32], from[32];
+    snprintf(define, sizeof define, "LOAD_OP=%s", load_op_define(op));
+    const char *defines[] = {define};
+    compile_output out;
+    if (compile_family(NULL, family, defines, 1, PTX_ARCH, true, NULL, 0, &out) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "ptxkit-genptx: %s\n", ptxkit_last_error(NULL));
+        return NULL;
+    }
+    char *text = malloc(out.size + 1);
+    if (!text) {
+        compile_output_free(&out);
+        return NULL;
+    }
+    snprintf(from, sizeof from, "ld.global.%s.", ptxkit_load_op_name(op));
+    size_t m = strlen(from), o = 0;
+    const char *p = out.image, *end = p + out.size;
+    while (p < end && *p) {
+        if ((size_t)(end - p) >= m && memcmp(p, from, m) == 0) {
+            memcpy(text + o, "ld.global.", 10);
+            o += 10;
+            p += m;
+        } else {
+            text[o++] = *p++;
+        }
+    }
+    text[o] = 0;
+    compile_output_free(&out);
+    return text;
+}
 
 int main(int argc, char **argv) {
     if (argc != 2 || argv[1][0] == '-') {
@@ -25,27 +65,32 @@ int main(int argc, char **argv) {
         char line[256];
         snprintf(line, sizeof line, "%.*s", (int)(first_line < 255 ? first_line : 255), files[i].text);
         if (!strstr(line, "PTXKIT_PTX_FAMILY")) continue;
-        char family[96];
+        char family[96], path[4096];
         snprintf(family, sizeof family, "%.*s", (int)(len - 3), files[i].name);
-        for (int op = PTXKIT_LOAD_CA; op < PTXKIT_LOAD_OP_COUNT; op++) {
-            char define[32], path[4096];
-            snprintf(define, sizeof define, "LOAD_OP=%s", load_op_define((ptxkit_load_op)op));
-            const char *defines[] = {define};
-            compile_output out;
-            ptxkit_status st = compile_family(NULL, family, defines, 1, PTX_ARCH, true, NULL, 0, &out);
-            if (st != PTXKIT_SUCCESS) {
-                fprintf(stderr, "ptxkit-genptx: %s\n", ptxkit_last_error(NULL));
-                return 1;
-            }
-            snprintf(path, sizeof path, "%s/%s.%s.ptx", argv[1], family, ptxkit_load_op_name((ptxkit_load_op)op));
-            FILE *f = fopen(path, "wb");
-            if (!f || fwrite(out.image, 1, out.size, f) != out.size || fclose(f) != 0) {
-                fprintf(stderr, "ptxkit-genptx: cannot write %s\n", path);
-                return 1;
-            }
-            compile_output_free(&out);
-            written++;
+        char *ca = plain_ptx(family, PTXKIT_LOAD_CA), *cg = ca ? plain_ptx(family, PTXKIT_LOAD_CG) : NULL;
+        if (!ca || !cg) {
+            free(ca);
+            return 1;
         }
+        if (strcmp(ca, cg) != 0) {
+            fprintf(stderr, "ptxkit-genptx: %s compiled with LOAD_OP=ca and LOAD_OP=cg differs in more than the load "
+                            "operator: its PTX cannot be one text rewritten at load\n", family);
+            free(ca);
+            free(cg);
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s/%s.ptx", argv[1], family);
+        size_t size = strlen(ca);
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(ca, 1, size, f) == size;
+        if (f && fclose(f) != 0) ok = false;
+        free(ca);
+        free(cg);
+        if (!ok) {
+            fprintf(stderr, "ptxkit-genptx: cannot write %s\n", path);
+            return 1;
+        }
+        written++;
     }
     printf("ptxkit-genptx: wrote %d PTX files to %s\n", written, argv[1]);
     return 0;

@@ -510,14 +510,14 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t m, siz
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_gemm_config(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
+ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
                                  ptxkit_gemm_tiles *out, int *tuned) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config: context is NULL");
-    if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config: out is NULL");
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: context is NULL");
+    if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: out is NULL");
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
         return record_error(ctx,
                             (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_gemm_config: type %d is not float32 or float64", (int)type);
+                            "ptxkit_gemm_config_get: type %d is not float32 or float64", (int)type);
     gemm_config c;
     bool from_db;
     ptxkit_status st = gemm_resolve(ctx, type, m, n, k, NULL, &c, &from_db);

@@ -387,15 +387,15 @@ done:
     return st;
 }
 
-ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
-                            ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
+                            ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
     return reduce_run(ctx, op, type, in, n, out, options, stream, REDUCE_PASSES_AUTO);
 }
 
 /* Synchronous convenience: a small device buffer per call takes the result
  * (a call that waits for its result can afford the allocation). */
-ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
-                                    size_t n, void *result, const ptxkit_launch_options *options) {
+ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
+                                    ptxkit_dptr in, size_t n, const ptxkit_launch_options *options) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: context is NULL");
     if (!result) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: result is NULL");
     /* Check the arguments before allocating (a dummy aligned output). */

@@ -13,7 +13,7 @@
 #define REDUCE_MAX_GRID 2048
 
 enum {
-    REDUCE_DEFAULT_BLOCK = 1024, /* also the block size of the PTX files; best at 2^28 on an H100 */
+    REDUCE_DEFAULT_BLOCK = 1024, /* also the block size of the PTX; best at 2^28 on an H100 */
     REDUCE_DEFAULT_VECTOR = 16, /* bytes per load */
     REDUCE_DEFAULT_UNROLL = 4,  /* vector loads in flight per thread (items_per_thread) */
     REDUCE_MAX_UNROLL = 16,

@@ -182,7 +182,7 @@ done:
  * finished, so it waits for the stream: a teaching and testing entry point.
  * The benchmark keeps its scratch and calls reduce_ladder_run. */
 ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                                    ptxkit_stream *stream) {
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder", op, type, in, n, out);
     ptxkit_launch_options o;

@@ -391,7 +391,7 @@ done:
 }
 
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                          ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                           ptxkit_stream *stream) {
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL);
 }

@@ -12,10 +12,10 @@
 #define SCAN_SLOTS 16
 
 enum {
-    SCAN_DEFAULT_BLOCK = 512,  /* also the block size of the PTX files: fastest on an H100, 2^20 .. 2^28 */
+    SCAN_DEFAULT_BLOCK = 512,  /* also the block size of the PTX: fastest on an H100, 2^20 .. 2^28 */
     SCAN_DEFAULT_VECTOR = 16,  /* bytes per load and store */
     SCAN_DEFAULT_UNROLL = 6,   /* vectors per thread (items_per_thread), JIT path */
-    SCAN_PTX_UNROLL = 4,       /* vectors per thread of the PTX files */
+    SCAN_PTX_UNROLL = 4,       /* vectors per thread of the PTX file */
     SCAN_MAX_UNROLL = 16,
     SCAN_LADDER_STEPS = 4,
     SCAN_LADDER_DEFAULT_BLOCK = 256,

@@ -184,7 +184,7 @@ done:
  * finished, so it waits for the stream: a teaching and testing entry point.
  * The benchmark keeps its scratch and calls scan_ladder_run. */
 ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                                 ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                                 ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
                                  const ptxkit_launch_options *options, ptxkit_stream *stream) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan_ladder", kind, op, type, in, n, out);
     ptxkit_launch_options o;

@@ -165,14 +165,20 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
         headers += builtin_headers(header_text + headers, header_names + headers, aliases + headers,
                                    MAX_HEADERS - headers);
 
-    bool exact = false;
+    /* sm_90a and the like: that architecture exactly, never a lower one */
+    bool specific = (arch & PTXKIT_ARCH_SPECIFIC) != 0, exact = false;
+    arch &= ~PTXKIT_ARCH_SPECIFIC;
     int target = nvrtc_cubin_arch(rtc, arch, &exact);
     bool cubin = !want_ptx && exact;
     if (!target) return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "compile: NVRTC %d.%d supports no architecture <= sm_%d",
                                      rtc->major, rtc->minor, arch);
+    if (specific && (!exact || arch < 90))
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "compile: NVRTC %d.%d has no sm_%da (architecture-specific "
+                            "features exist from sm_90 on, for architectures NVRTC supports)", rtc->major, rtc->minor, arch);
 
     char arch_option[48];
-    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", cubin ? arch : target);
+    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d%s", cubin ? "sm" : "compute", cubin ? arch : target,
+             specific ? "a" : "");
     const char *arch_name = strchr(arch_option, '=') + 1;
     int option_room = 4 + req->define_count + req->option_count;
     const char **options = calloc((size_t)option_room, sizeof *options);

@@ -143,14 +143,14 @@ ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out) {
 ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
     if (!ctx) return PTXKIT_SUCCESS;
     const cuda_driver *cu = ctx->cu;
-    if (cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS) {
-        for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
-            if (ctx->states[i].ops) ctx->states[i].ops->destroy(ctx, ctx->states[i].value);
-        module_registry_destroy(ctx, ctx->registry);
-        CUcontext popped;
-        cu->cuCtxPopCurrent(&popped);
-    }
-    if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
+    /* Without the context current the driver calls below fail harmlessly,
+     * and the host memory is released all the same. */
+    bool pushed = cu->cuCtxPushCurrent(ctx->cu_context) == CUDA_SUCCESS;
+    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++)
+        if (ctx->states[i].ops) ctx->states[i].ops->destroy(ctx, ctx->states[i].value);
+    module_registry_destroy(ctx, ctx->registry);
+    CUcontext popped;
+    if (pushed) cu->cuCtxPopCurrent(&popped);
     if (ctx->owns_primary) cu->cuDevicePrimaryCtxRelease(ctx->device);
     context_free(ctx);
     return PTXKIT_SUCCESS;
@@ -173,7 +173,7 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_synchronize(ptxkit_context *ctx) {
+ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx) {
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxSynchronize();

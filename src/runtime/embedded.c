@@ -1,5 +1,9 @@
 /* Lookup of the kernel text that tools/embed.c compiled into the library. */
+#include <pthread.h>
 #include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "runtime/runtime.h"
 
@@ -17,4 +21,26 @@ const embedded_file *embedded_find(const char *name) {
 const embedded_file *embedded_all(size_t *count) {
     if (count) *count = ptxkit_embedded_count;
     return ptxkit_embedded_files;
+}
+
+static unsigned long long sources_digest;
+static pthread_once_t sources_once = PTHREAD_ONCE_INIT;
+
+static void digest_sources(void) {
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    for (size_t i = 0; i < ptxkit_embedded_count; i++) {
+        const char *name = ptxkit_embedded_files[i].name;
+        size_t len = strlen(name);
+        if (!(len > 3 && strcmp(name + len - 3, ".cu") == 0) && !(len > 4 && strcmp(name + len - 4, ".cuh") == 0))
+            continue; /* the PTX files are generated from these */
+        XXH3_64bits_update(&state, name, len + 1);
+        XXH3_64bits_update(&state, ptxkit_embedded_files[i].text, ptxkit_embedded_files[i].size);
+    }
+    sources_digest = (unsigned long long)XXH3_64bits_digest(&state);
+}
+
+unsigned long long embedded_sources_digest(void) {
+    pthread_once(&sources_once, digest_sources);
+    return sources_digest;
 }

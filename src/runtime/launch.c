@@ -150,11 +150,11 @@ ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options
         *block_used = block;
         return jit_kernel(ctx, o, spec, block, out);
     }
-    /* PTX files exist for the six explicit operators; "default" reads as ca. */
-    ptxkit_load_op op = o->load_op == PTXKIT_LOAD_DEFAULT ? PTXKIT_LOAD_CA : o->load_op;
+    /* "default" leaves the loads plain, as LOAD_OP=0 does on the JIT path
+     * (for ptxas a plain global load is .ca). */
     char name[96];
-    snprintf(name, sizeof name, "%s.%s.ptx", spec->family, ptxkit_load_op_name(op));
-    st = ptx_kernel_get(ctx, name, spec->entry, out);
+    snprintf(name, sizeof name, "%s.ptx", spec->family);
+    st = ptx_kernel_get(ctx, name, o->load_op, spec->entry, out);
     if (st == PTXKIT_ERROR_PTX_VERSION && o->path == PTXKIT_PATH_AUTO && nvrtc_get(NULL, 0)) {
         *block_used = block;
         return jit_kernel(ctx, o, spec, block, out);

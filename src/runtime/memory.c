@@ -54,8 +54,8 @@ ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr) {
     WITH_CONTEXT(ctx, "ptxkit_host_free", ctx->cu->cuMemFreeHost(ptr));
 }
 
-ptxkit_status ptxkit_memory_info(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes) {
-    REQUIRE(ctx, ctx && free_bytes && total_bytes, "ptxkit_memory_info: NULL argument");
+ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes) {
+    REQUIRE(ctx, ctx && free_bytes && total_bytes, "ptxkit_memory_info_get: NULL argument");
     WITH_CONTEXT(ctx, "cuMemGetInfo", ctx->cu->cuMemGetInfo(free_bytes, total_bytes));
 }
 
@@ -98,21 +98,21 @@ ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptx
     WITH_CONTEXT(ctx, "cuMemcpyDtoDAsync", ctx->cu->cuMemcpyDtoDAsync(dst, src, bytes, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memset8(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream) {
-    REQUIRE(ctx, ctx, "ptxkit_memset8: context is NULL");
+ptxkit_status ptxkit_memset8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream) {
+    REQUIRE(ctx, ctx, "ptxkit_memset8_async: context is NULL");
     if (count == 0) return PTXKIT_SUCCESS;
-    REQUIRE(ctx, dst, "ptxkit_memset8: NULL destination");
+    REQUIRE(ctx, dst, "ptxkit_memset8_async: NULL destination");
     WITH_CONTEXT(ctx, "cuMemsetD8Async", ctx->cu->cuMemsetD8Async(dst, value, count, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memset32(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count,
+ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count,
                               ptxkit_stream *stream) {
-    REQUIRE(ctx, ctx, "ptxkit_memset32: context is NULL");
+    REQUIRE(ctx, ctx, "ptxkit_memset32_async: context is NULL");
     if (count == 0) return PTXKIT_SUCCESS;
-    REQUIRE(ctx, dst, "ptxkit_memset32: NULL destination");
+    REQUIRE(ctx, dst, "ptxkit_memset32_async: NULL destination");
     size_t bytes;
-    if (!mul_size(count, 4, &bytes)) return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_memset32: %zu words overflow", count);
-    if (dst & 3) return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_memset32: destination 0x%llx is not 4-byte aligned",
+    if (!mul_size(count, 4, &bytes)) return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_memset32_async: %zu words overflow", count);
+    if (dst & 3) return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_memset32_async: destination 0x%llx is not 4-byte aligned",
                                      (unsigned long long)dst);
     WITH_CONTEXT(ctx, "cuMemsetD32Async", ctx->cu->cuMemsetD32Async(dst, value, count, stream_handle(stream)));
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/ptx_rewrite.h"
 #include "runtime/runtime.h"
 
 /* A key maps either to a loaded module (the image of a family compiled with
@@ -281,9 +282,12 @@ ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, CUfunctio
     return st;
 }
 
-ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, const char *entry, CUfunction *out) {
-    const char *parts[2] = {ptx_name, entry};
-    cache_key fn_key = cache_key_for("\x02ptx", parts, 2, ctx->arch, ctx->cu->version);
+ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, ptxkit_load_op op, const char *entry,
+                             CUfunction *out) {
+    const char *op_name = ptxkit_load_op_name(op);
+    if (!op_name) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "unknown load operator %d", (int)op);
+    const char *parts[3] = {ptx_name, op_name, entry};
+    cache_key fn_key = cache_key_for("\x02ptx", parts, 3, ctx->arch, ctx->cu->version);
     registry_entry e;
     if (registry_find(ctx->registry, &fn_key, &e)) {
         *out = e.fn;
@@ -291,14 +295,20 @@ ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, const ch
     }
     const embedded_file *file = embedded_find(ptx_name);
     if (!file) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no precompiled PTX file %s in this build", ptx_name);
-    cache_key module_key = cache_key_for("\x02ptx", parts, 1, ctx->arch, ctx->cu->version);
+    cache_key module_key = cache_key_for("\x02ptx", parts, 2, ctx->arch, ctx->cu->version);
     char what[160];
-    snprintf(what, sizeof what, "precompiled %s", ptx_name);
+    snprintf(what, sizeof what, "precompiled %s with %s loads", ptx_name, op_name);
     CUmodule module;
     if (registry_find(ctx->registry, &module_key, &e)) {
         module = e.module;
     } else {
-        ptxkit_status st = load_image(ctx, what, file->text, true, &module);
+        /* The committed text's loads carry no operator: give them op. */
+        char *text = NULL, why[160];
+        size_t size = 0;
+        ptxkit_status st = ptx_rewrite_loads(file->text, file->size, op, &text, &size, NULL, why, sizeof why);
+        if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "%s: %s", what, why);
+        st = load_image(ctx, what, text, true, &module);
+        free(text);
         if (st != PTXKIT_SUCCESS) return st;
         module = registry_add_module(ctx, &module_key, module);
     }

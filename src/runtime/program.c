@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "runtime/runtime.h"
 
 #define MAX_OPTIONS 32
@@ -167,8 +170,11 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: out is NULL");
     memset(out, 0, sizeof *out);
     if (!p) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: program is NULL");
-    if (arch < 30 || arch > 1000)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_compile: architecture %d is not sm_30..", arch);
+    int base = arch & ~PTXKIT_ARCH_SPECIFIC;
+    if (base < 30 || base > 1000 || ((arch & PTXKIT_ARCH_SPECIFIC) && base < 90))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_program_compile: architecture %#x is not sm_30.. (or sm_90a.. with PTXKIT_ARCH_SPECIFIC)",
+                            (unsigned)arch);
     ptxkit_status st = check_entry(NULL, entry, defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
     compile_request req = request_for(p, entry, defines, define_count);
@@ -287,3 +293,12 @@ ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const ch
 }
 
 const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }
+
+unsigned long long program_code_digest(const ptxkit_program *p) {
+    if (!p) return 0;
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, &p->hash, sizeof p->hash);
+    for (int i = 0; i < p->option_count; i++) XXH3_64bits_update(&state, p->options[i], strlen(p->options[i]) + 1);
+    return (unsigned long long)XXH3_64bits_digest(&state);
+}

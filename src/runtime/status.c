@@ -157,7 +157,7 @@ const char *load_op_define(ptxkit_load_op op) {
     return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? values[op] : NULL;
 }
 
-void ptxkit_get_versions(ptxkit_versions *out) {
+void ptxkit_versions_get(ptxkit_versions *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     out->library = PTXKIT_VERSION_MAJOR * 10000 + PTXKIT_VERSION_MINOR * 100 + PTXKIT_VERSION_PATCH;

@@ -593,7 +593,8 @@ bad:
 
 /* ---- files ------------------------------------------------------------- */
 
-static ptxkit_status read_file(const char *path, char **text, size_t *size, bool *missing, char *msg, size_t msg_size) {
+ptxkit_status tune_read_file(const char *path, size_t max_bytes, char **text, size_t *size, bool *missing, char *msg,
+                             size_t msg_size) {
     *text = NULL;
     *size = 0;
     *missing = false;
@@ -614,8 +615,8 @@ static ptxkit_status read_file(const char *path, char **text, size_t *size, bool
         snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    if ((unsigned long long)st.st_size > DB_MAX_FILE) {
-        snprintf(msg, msg_size, "%s is larger than %u MiB", path, DB_MAX_FILE >> 20);
+    if ((unsigned long long)st.st_size > max_bytes) {
+        snprintf(msg, msg_size, "%s is larger than %zu MiB", path, max_bytes >> 20);
         close(fd);
         return PTXKIT_ERROR_CORRUPT;
     }
@@ -644,7 +645,7 @@ ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_
     char *text;
     size_t size;
     bool missing;
-    ptxkit_status st = read_file(path, &text, &size, &missing, msg, msg_size);
+    ptxkit_status st = tune_read_file(path, DB_MAX_FILE, &text, &size, &missing, msg, msg_size);
     if (st != PTXKIT_SUCCESS) return st;
     if (missing) {
         snprintf(msg, msg_size, "no tuning database at %s yet", path);

@@ -119,6 +119,14 @@ ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_
 ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size_t count, tune_db *merged, char *msg,
                             size_t msg_size);
 
+/* Reads a whole regular file (at most max_bytes) into a malloc'd,
+ * NUL-terminated buffer, never blocking on a FIFO. A missing file is
+ * SUCCESS with *missing set; anything not a regular file is
+ * PTXKIT_ERROR_IO, a larger file PTXKIT_ERROR_CORRUPT; msg says why. Shared
+ * by the database and the tuning record. */
+ptxkit_status tune_read_file(const char *path, size_t max_bytes, char **text, size_t *size, bool *missing, char *msg,
+                             size_t msg_size);
+
 /* The database's path: PTXKIT_TUNE_DB, else <cache dir>/tune.db. False
  * (and an empty path) when neither is available. */
 bool tune_db_default_path(char *buf, size_t size);

@@ -82,7 +82,7 @@ static ptxkit_status choose_sets(tune_problem *pr, size_t working, size_t verify
     size_t sets = working >= target ? 1 : (target + working - 1) / working;
     if (sets > MAX_SETS) sets = MAX_SETS;
     size_t free_bytes = 0, total = 0;
-    if (ptxkit_memory_info(pr->ctx, &free_bytes, &total) == PTXKIT_SUCCESS && free_bytes) {
+    if (ptxkit_memory_info_get(pr->ctx, &free_bytes, &total) == PTXKIT_SUCCESS && free_bytes) {
         size_t usable = free_bytes / 10 * 8;
         while (sets > 1 && (sets * working + verify_bytes > usable)) sets--;
         if (working + verify_bytes > usable)
@@ -115,7 +115,7 @@ static ptxkit_status verify_on(tune_problem *pr, const tune_point *p, ptxkit_str
     ptxkit_launch_options o = options_of(p);
     ptxkit_dptr in = f->verify_in + f->verify_offset, out = f->verify_out + f->verify_offset;
     /* A poisoned output: a variant that skips part of it is caught. */
-    ptxkit_status st = ptxkit_memset8(pr->ctx, f->verify_out, 0xA5, f->verify_out_bytes + f->verify_offset, stream);
+    ptxkit_status st = ptxkit_memset8_async(pr->ctx, f->verify_out, 0xA5, f->verify_out_bytes + f->verify_offset, stream);
     if (st == PTXKIT_SUCCESS) st = fam->run(pr->ctx, &f->v, in, out, f->verify_n, &o, stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(pr->ctx, stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(pr->ctx, f->scratch, out, f->verify_out_bytes);
@@ -172,7 +172,7 @@ static ptxkit_status fam_open(tune_problem *pr, size_t n) {
     for (int i = 1; i < f->sets && st == PTXKIT_SUCCESS; i++)
         st = ptxkit_memcpy_dtod(ctx, f->in[i], f->in[0], in_bytes);
     /* Device-to-device copies are not ordered with the rig's non-blocking stream. */
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     /* The reference: the built-in defaults on the verification view. */
     bool same;
     if (st == PTXKIT_SUCCESS) st = verify_on(pr, &pr->defaults, NULL, &same);
@@ -232,6 +232,7 @@ ptxkit_status family_problem_init(tune_problem *pr, ptxkit_context *ctx, const t
     pr->ops = &family_ops;
     snprintf(pr->family, sizeof pr->family, "%s", v->family->name);
     snprintf(pr->variant, sizeof pr->variant, "%s", v->name);
+    pr->code = embedded_sources_digest();
     tune_space space;
     tune_space_for(v, &ctx->info, &space);
     pr->param_count = TUNE_PARAM_COUNT;

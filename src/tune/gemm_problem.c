@@ -248,6 +248,7 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     pr->impl = g;
     pr->ops = &gemm_ops;
     pr->named = true;
+    pr->code = embedded_sources_digest(); /* the tuning record's timings are of this code */
     snprintf(pr->family, sizeof pr->family, "gemm");
     snprintf(pr->variant, sizeof pr->variant, "%s.%s", ptxkit_dtype_name(type), gemm_class_name(cls));
     bool f64 = type == PTXKIT_FLOAT64;

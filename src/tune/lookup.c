@@ -1,6 +1,7 @@
 /* Dispatch side of tuning: the ops ask tune_lookup for the configuration of
  * a size bucket. The database is loaded on the first lookup of a context and
- * kept in ctx->tune_db; PTXKIT_TUNE=auto tunes a missing bucket there. */
+ * kept in the context's state (context_state, as the families keep theirs),
+ * under the state's own lock; PTXKIT_TUNE=auto tunes a missing bucket there. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ typedef struct auto_attempt {
 } auto_attempt;
 
 typedef struct tune_state {
+    pthread_mutex_t lock;    /* guards everything below */
     tune_db db;
     tune_db mine;            /* the entries of this context's key: what lookups scan */
     tune_db_key key;
@@ -28,10 +30,10 @@ typedef struct tune_state {
     int attempt_count;
 } tune_state;
 
-/* One lock for every context's state: lookups are short, and the tuner
- * holds it only to swap in a stored database. */
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool auto_tuning;                 /* under state_lock */
+/* One tuning at a time in the process, whatever the context: runs that
+ * share a GPU would distort each other's timings, and a lookup that finds a
+ * run in progress takes the nearest bucket instead of waiting. */
+static atomic_bool auto_tuning;
 static _Thread_local int guard_depth;
 /* Bumped after every change of a context's in-memory database, so the ops
  * may keep what tune_apply gave them without asking again (tune.h). */
@@ -39,8 +41,8 @@ static atomic_uint generation;
 
 unsigned tune_generation(void) { return atomic_load_explicit(&generation, memory_order_acquire); }
 
-/* Under state_lock, after the change: a reader that sees the new number
- * then takes the lock and sees the new database. */
+/* Under the state's lock, after the change: a reader that sees the new
+ * number then takes the lock and sees the new database. */
 static void generation_bump(void) { atomic_fetch_add_explicit(&generation, 1u, memory_order_release); }
 
 void tune_guard_enter(void) { guard_depth++; }
@@ -88,17 +90,9 @@ int tune_bucket(size_t n) {
 
 void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key) {
     int major = 0, minor = 0;
-    nvrtc_identity_version(&major, &minor); /* not ptxkit_get_versions: that loads NVRTC */
+    nvrtc_identity_version(&major, &minor); /* not ptxkit_versions_get: that loads NVRTC */
     tune_db_key_make(key, ctx->info.name, ctx->info.cc_major * 10 + ctx->info.cc_minor, ctx->info.sm_count,
                      ctx->cu ? ctx->cu->version : 0, major, minor, PTXKIT_VERSION_STRING);
-}
-
-static void state_free(void *p) {
-    tune_state *s = p;
-    if (!s) return;
-    tune_db_clear(&s->db);
-    tune_db_clear(&s->mine);
-    free(s);
 }
 
 /* A file may hold other GPUs' and builds' entries; an op's lookup should
@@ -109,30 +103,59 @@ static void select_mine(tune_state *s) {
         if (tune_db_key_equal(&s->db.entries[i].key, &s->key) && !tune_db_put(&s->mine, &s->db.entries[i])) break;
 }
 
-/* Under state_lock. NULL only when out of memory. */
-static tune_state *state_get(ptxkit_context *ctx) {
-    if (ctx->tune_db) return ctx->tune_db;
-    tune_state *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    tune_db_init(&s->db);
-    tune_db_key_for(ctx, &s->key);
+/* (Re)reads the database file into s. A damaged or foreign file costs the
+ * tuned choices, never the call: the message is kept for `ptxkit tune --show`. */
+static void state_load(tune_state *s) {
+    tune_db_clear(&s->db);
+    tune_db_clear(&s->mine);
+    s->attempt_count = 0;
     if (!tune_db_default_path(s->path, sizeof s->path)) {
         snprintf(s->message, sizeof s->message,
                  "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
-    } else {
-        /* A damaged or foreign file costs the tuned choices, never the call:
-         * the message is kept for `ptxkit tune --show`. */
-        tune_db_load(s->path, &s->db, s->message, sizeof s->message);
-        select_mine(s);
+        return;
     }
-    ctx->tune_db = s;
-    ctx->tune_db_free = state_free;
+    tune_db_load(s->path, &s->db, s->message, sizeof s->message);
+    select_mine(s);
+}
+
+static void *state_create(ptxkit_context *ctx) {
+    tune_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    tune_db_init(&s->db);
+    tune_db_init(&s->mine);
+    tune_db_key_for(ctx, &s->key);
+    state_load(s);
     return s;
 }
 
+static void state_destroy(ptxkit_context *ctx, void *value) {
+    (void)ctx;
+    tune_state *s = value;
+    tune_db_clear(&s->db);
+    tune_db_clear(&s->mine);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static const context_state_ops tune_state_ops = {state_create, state_destroy, NULL};
+
+/* The context's state, locked; NULL (unlocked) only when out of memory. */
+static tune_state *state_lock(ptxkit_context *ctx) {
+    tune_state *s = context_state(ctx, &tune_state_ops);
+    if (s) pthread_mutex_lock(&s->lock);
+    return s;
+}
+
+static void state_unlock(tune_state *s) {
+    if (s) pthread_mutex_unlock(&s->lock);
+}
+
 void tune_state_update(ptxkit_context *ctx, tune_db *db) {
-    pthread_mutex_lock(&state_lock);
-    tune_state *s = state_get(ctx);
+    tune_state *s = state_lock(ctx);
     if (s) {
         tune_db_clear(&s->db);
         s->db = *db;
@@ -142,25 +165,22 @@ void tune_state_update(ptxkit_context *ctx, tune_db *db) {
     } else {
         tune_db_clear(db);
     }
-    pthread_mutex_unlock(&state_lock);
+    state_unlock(s);
 }
 
 void tune_state_reset(ptxkit_context *ctx) {
     if (!ctx) return;
-    pthread_mutex_lock(&state_lock);
-    if (ctx->tune_db && ctx->tune_db_free) ctx->tune_db_free(ctx->tune_db);
-    ctx->tune_db = NULL;
-    ctx->tune_db_free = NULL;
+    tune_state *s = state_lock(ctx);
+    if (s) state_load(s);
     generation_bump();
-    pthread_mutex_unlock(&state_lock);
+    state_unlock(s);
 }
 
 void tune_state_describe(ptxkit_context *ctx, char *path, size_t path_size, char *msg, size_t msg_size) {
-    pthread_mutex_lock(&state_lock);
-    tune_state *s = state_get(ctx);
+    tune_state *s = state_lock(ctx);
     snprintf(path, path_size, "%s", s ? s->path : "");
     snprintf(msg, msg_size, "%s", s ? s->message : "out of host memory");
-    pthread_mutex_unlock(&state_lock);
+    state_unlock(s);
 }
 
 static bool attempted_before(const tune_state *s, const char *family, const char *variant, int bucket) {
@@ -193,11 +213,10 @@ void tune_set_family_auto(tune_auto_fn fn) { family_auto_hook = fn; }
 static void auto_tune(ptxkit_context *ctx, const char *family, const char *variant, int bucket, tune_auto_fn fn,
                       void *user) {
     fn(ctx, family, variant, (size_t)1 << bucket, auto_budget(), user);
-    pthread_mutex_lock(&state_lock);
-    auto_tuning = false;
-    tune_state *s = state_get(ctx);
+    tune_state *s = state_lock(ctx);
     if (s) remember_attempt(s, family, variant, bucket);
-    pthread_mutex_unlock(&state_lock);
+    state_unlock(s);
+    atomic_store(&auto_tuning, false);
 }
 
 bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_auto_fn auto_fn,
@@ -208,18 +227,18 @@ bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *vari
     int bucket = tune_bucket(n);
     bool found = false;
     for (int attempt = 0; attempt < 2 && !found; attempt++) {
-        pthread_mutex_lock(&state_lock);
-        tune_state *s = state_get(ctx);
+        tune_state *s = state_lock(ctx);
         const tune_db_entry *e = s ? tune_db_find(&s->mine, &s->key, family, variant, bucket, 0) : NULL;
+        bool idle = false;
         bool tune_now = !e && s && auto_fn && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
-                        !auto_tuning && s->path[0] && !attempted_before(s, family, variant, bucket);
+                        s->path[0] && !attempted_before(s, family, variant, bucket) &&
+                        atomic_compare_exchange_strong(&auto_tuning, &idle, true);
         if (!e && !tune_now && s) e = tune_db_find(&s->mine, &s->key, family, variant, bucket, TUNE_NEAREST_BUCKETS);
         if (e) {
             *out = *e;
             found = true;
         }
-        if (tune_now) auto_tuning = true;
-        pthread_mutex_unlock(&state_lock);
+        state_unlock(s);
         if (!tune_now) break;
         auto_tune(ctx, family, variant, bucket, auto_fn, auto_user);
     }

@@ -206,7 +206,7 @@ static ptxkit_status fam_reduce_prepare_kernel(ptxkit_context *ctx, const tune_v
 
 static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
                                 const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
+    return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
 }
 
 /* transpose: the padded kind (the production one), n counts elements. The
@@ -350,7 +350,7 @@ static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_var
 
 static ptxkit_status fam_scan_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
                                   const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream);
+    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
 }
 
 #define ALL_LOADS                                                                                              \

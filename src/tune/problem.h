@@ -53,6 +53,7 @@ typedef struct tune_problem {
     tune_point start;      /* where the search starts */
     tune_point defaults;   /* what runs untuned: the reference and the point to beat */
     bool named;            /* stored as named parameters (tunables), not launch options */
+    unsigned long long code; /* hash of the kernel code: the tuning record's timings are of this code */
     const tune_problem_ops *ops;
     void *impl;            /* the problem's own state */
 } tune_problem;

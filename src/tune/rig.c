@@ -156,7 +156,7 @@ void rig_prepare(tune_rig *r, const tune_point *points, int count, int threads, 
     prepare_worker(&job); /* the calling thread works too */
     for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
     pthread_mutex_destroy(&job.lock);
-    ptxkit_synchronize(r->ctx);
+    ptxkit_context_synchronize(r->ctx);
     r->compile_ms += now_ms() - t0;
     r->prepared += count;
 }

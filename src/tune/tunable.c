@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "runtime/runtime.h"
 #include "tune/lookup.h"
 #include "tune/problem.h"
@@ -366,6 +369,20 @@ ptxkit_status ptxkit_tunable_set_bytes(ptxkit_tunable *t, double (*bytes)(size_t
     return PTXKIT_SUCCESS;
 }
 
+/* The code the record's timings are of: the program, its entry and fixed
+ * defines. Unbound (launch compiles what it needs), the tunable's key
+ * alone names it: 0. */
+static unsigned long long code_digest(const ptxkit_tunable *t) {
+    if (!t->program) return 0;
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    unsigned long long program = program_code_digest(t->program);
+    XXH3_64bits_update(&state, &program, sizeof program);
+    XXH3_64bits_update(&state, t->entry, strlen(t->entry) + 1);
+    for (int i = 0; i < t->fixed_count; i++) XXH3_64bits_update(&state, t->fixed[i], strlen(t->fixed[i]) + 1);
+    return (unsigned long long)XXH3_64bits_digest(&state);
+}
+
 ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *t, const size_t *sizes, int size_count,
                                   const ptxkit_tune_options *options, ptxkit_tune_report *report) {
     if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_tune: tunable is NULL");
@@ -373,6 +390,7 @@ ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *t, const size_t *sizes, int si
     if (!t->pr.param_count || !t->launch)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_tune: %s has no %s", t->pr.family,
                             t->pr.param_count ? "launch callback" : "parameters");
+    t->pr.code = code_digest(t);
     return tune_problem_run(&t->pr, sizes, size_count, options, report);
 }
 

@@ -31,7 +31,7 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt);
 
 /* A number that changes whenever a context's tuning database changes in
- * memory (a tuning run stored results, tune_state_reset forgot it). What
+ * memory (a tuning run stored results, tune_state_reset re-read the file). What
  * tune_apply gave for a size bucket stays valid while this number, the mode
  * (tune_mode_from_env) and tune_guard_active stay the same, so an op may
  * keep it instead of asking on every call. Cheap: one atomic load. */

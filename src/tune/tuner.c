@@ -19,6 +19,7 @@
 
 #include "runtime/runtime.h"
 #include "tune/family_problem.h"
+#include "tune/record.h"
 #include "tune/rig.h"
 #include "tune/gemm_problem.h"
 #include "tune/tuner.h"
@@ -40,6 +41,7 @@ typedef struct candidate {
     tune_point cfg;
     bool legal;
     unsigned char state;
+    bool recorded, reached; /* its state came from the tuning record; the search has come to it */
     double ms;              /* median time per call */
 } candidate;
 
@@ -47,6 +49,8 @@ typedef struct table {
     candidate *c;
     size_t count;
     int legal, timed, failed, wrong;
+    int reused;             /* states taken from the tuning record, not measured */
+    int reused_reached;     /* of those, the ones the search has come to */
     char note[192];
 } table;
 
@@ -65,6 +69,14 @@ typedef struct session {
     double last_progress;
     double compile_ms;
     int prepared;
+    /* The tuning record (record.h): this problem's lines from earlier runs,
+     * those of the size being tuned, and where this run appends. */
+    bool record_on;
+    char record_path[4096];
+    tune_db_key key;
+    tune_record record, here;
+    int appended;
+    char record_note[256];
 } session;
 
 /* GB/s where the problem counts its bytes; 0 where it does not (the
@@ -126,9 +138,92 @@ static void table_free(table *t) {
     t->c = NULL;
 }
 
+/* max_variants counts what the search has come to, timed now or taken from
+ * the record: a resumed run stops where the uninterrupted one would. */
 static bool out_of_budget(const session *s, const table *t) {
-    if (s->opt.max_variants > 0 && t->timed >= s->opt.max_variants) return true;
+    if (s->opt.max_variants > 0 && t->timed + t->reused_reached >= s->opt.max_variants) return true;
     return now_ms() > s->deadline;
+}
+
+/* Failures that say something about the configuration, not about the
+ * moment (memory, a lost context, I/O): only these are recorded. */
+static bool lasting_failure(ptxkit_status st) {
+    return st == PTXKIT_ERROR_COMPILE || st == PTXKIT_ERROR_PTX_LOAD || st == PTXKIT_ERROR_UNSUPPORTED ||
+           st == PTXKIT_ERROR_INVALID_ARGUMENT || st == PTXKIT_ERROR_LAUNCH;
+}
+
+/* Appends what was just learnt about c to the record, as it comes: an
+ * interrupted run keeps it. A failing append costs the record, not the run. */
+static void record_result(session *s, const candidate *c, tune_record_outcome outcome, int samples, const char *note) {
+    if (!s->record_on) return;
+    tune_record_line l;
+    memset(&l, 0, sizeof l);
+    l.key = s->key;
+    const tune_problem *pr = s->pr;
+    set_text(l.family, sizeof l.family, pr->family);
+    set_text(l.variant, sizeof l.variant, pr->variant);
+    l.code = pr->code;
+    l.n = s->n;
+    l.param_count = pr->param_count;
+    for (int p = 0; p < pr->param_count; p++) {
+        memcpy(l.names[p], pr->names[p], TUNE_PARAM_NAME);
+        l.values[p] = c->cfg.v[p];
+    }
+    l.outcome = outcome;
+    l.ms = outcome == TUNE_RECORD_OK ? c->ms : 0;
+    l.gbs = outcome == TUNE_RECORD_OK ? gbs_of(s, c->ms) : 0;
+    l.samples = samples;
+    l.when = (long long)time(NULL);
+    set_text(l.note, sizeof l.note, note ? note : "");
+    char msg[512];
+    if (tune_record_append(s->record_path, &l, msg, sizeof msg) == PTXKIT_SUCCESS) {
+        s->appended++;
+    } else {
+        if (!s->record_note[0]) set_text(s->record_note, sizeof s->record_note, msg);
+        s->record_on = false; /* one message, not one per configuration */
+    }
+}
+
+/* Takes the states the record holds for this size's legal candidates:
+ * those are not compiled or timed again. */
+static void reuse_recorded(session *s, table *t) {
+    for (size_t i = 0; i < t->count && s->here.count; i++) {
+        candidate *c = &t->c[i];
+        if (!c->legal) continue;
+        const tune_record_line *l = tune_record_find(&s->here, s->pr, s->n, &c->cfg);
+        if (!l || (l->outcome == TUNE_RECORD_OK && !(l->ms > 0))) continue;
+        t->reused++;
+        c->recorded = true;
+        if (l->outcome == TUNE_RECORD_OK) {
+            c->state = C_TIMED;
+            c->ms = l->ms;
+            if (s->best_ms <= 0 || c->ms < s->best_ms) s->best_ms = c->ms;
+        } else if (l->outcome == TUNE_RECORD_WRONG) {
+            c->state = C_WRONG;
+            t->wrong++;
+            note_failure(s, t, &c->cfg, "WRONG RESULT (the output check failed; from the tuning record)", NULL);
+        } else {
+            c->state = C_FAILED;
+            t->failed++;
+            note_failure(s, t, &c->cfg, "failed (from the tuning record)", l->note);
+        }
+    }
+}
+
+/* This size's lines of the problem's record. */
+static void select_size(session *s, size_t n) {
+    s->here.count = 0;
+    for (size_t i = 0; i < s->record.count; i++) {
+        if (s->record.lines[i].n != n) continue;
+        if (s->here.count == s->here.capacity) {
+            size_t cap = s->here.capacity ? s->here.capacity * 2 : 64;
+            tune_record_line *grown = realloc(s->here.lines, cap * sizeof *grown);
+            if (!grown) return; /* fewer reused: measured again */
+            s->here.lines = grown;
+            s->here.capacity = cap;
+        }
+        s->here.lines[s->here.count++] = s->record.lines[i];
+    }
 }
 
 /* Verifies then times one prepared candidate. */
@@ -140,6 +235,7 @@ static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int sample
         c->state = C_WRONG;
         t->wrong++;
         note_failure(s, t, &c->cfg, "WRONG RESULT (the output check failed)", NULL);
+        record_result(s, c, TUNE_RECORD_WRONG, 0, "the output check failed");
         return;
     }
     double times[RIG_MAX_SAMPLES];
@@ -152,11 +248,13 @@ static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int sample
         c->state = C_FAILED;
         t->failed++;
         note_failure(s, t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error(s->ctx));
+        if (lasting_failure(st)) record_result(s, c, TUNE_RECORD_FAILED, 0, ptxkit_last_error(s->ctx));
         return;
     }
     c->ms = median_of(times, taken);
     c->state = C_TIMED;
     t->timed++;
+    record_result(s, c, TUNE_RECORD_OK, taken, NULL);
     if (s->best_ms <= 0 || c->ms < s->best_ms) s->best_ms = c->ms;
 }
 
@@ -200,6 +298,7 @@ static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, 
                     c->state = C_FAILED;
                     t->failed++;
                     note_failure(s, t, &c->cfg, ptxkit_status_string(status[k]), messages[k]);
+                    if (lasting_failure(status[k])) record_result(s, c, TUNE_RECORD_FAILED, 0, messages[k]);
                 }
             }
         }
@@ -208,7 +307,12 @@ static bool evaluate_list(session *s, tune_rig *r, table *t, const size_t *idx, 
                 finished = false;
                 break;
             }
-            evaluate(s, r, t, &t->c[idx[i]], samples);
+            candidate *c = &t->c[idx[i]];
+            if (c->recorded && !c->reached) {
+                c->reached = true;
+                t->reused_reached++;
+            }
+            evaluate(s, r, t, c, samples);
             progress(s, phase, (int)(i + 1), (int)count, false);
         }
         if (!finished) break;
@@ -468,6 +572,8 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         return record_error(s->ctx, st, "tune: out of host memory");
     }
     res->legal = t.legal;
+    select_size(s, n);
+    reuse_recorded(s, &t);
 
     tune_point configs[TOP_K + 1];
     double medians[TOP_K + 1];
@@ -513,9 +619,12 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     res->default_ms = default_ms;
     res->search_ms = search_ms;
     res->timed = t.timed;
+    res->reused = t.reused;
     res->failed = t.failed;
     res->wrong = t.wrong;
     set_text(res->note, sizeof res->note, t.note);
+    int known = 0; /* timed now or earlier: something to choose from */
+    for (size_t i = 0; i < t.count; i++) known += t.c[i].state == C_TIMED;
     s->compile_ms += r.compile_ms;
     s->prepared += r.prepared;
     table_free(&t);
@@ -524,7 +633,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         return record_error(s->ctx, PTXKIT_ERROR_LAUNCH, "tune %s %s at n=%zu: even the defaults failed: %s", pr->family,
                             pr->variant, n, res->note);
     /* no candidate timed (no budget left): nothing was learnt to save */
-    if (res->timed > 0) save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
+    if (known > 0) save_result(s, &choice, res->best_gbs, res->default_gbs, tune_bucket(n), report);
     res->seconds = (now_ms() - t_start) / 1e3;
     return PTXKIT_SUCCESS;
 }
@@ -537,6 +646,25 @@ double tune_size_budget(double budget_s, double left_s, int sizes_left, int size
     double mine = left_s - (sizes_left - 1) * floor_s;
     double least = left_s < floor_s ? left_s : floor_s;
     return mine > least ? mine : least;
+}
+
+/* Loads this problem's lines of the record, unless the run leaves the
+ * database alone (no_save: nothing is read or written) or asks for a fresh
+ * measurement (no_record). A record that cannot be read is not written
+ * either: the next run re-times, nothing worse. */
+static void open_record(session *s) {
+    if (s->opt.no_save || s->opt.no_record || !tune_record_default_path(s->record_path, sizeof s->record_path)) {
+        s->record_path[0] = 0;
+        return;
+    }
+    tune_db_key_for(s->ctx, &s->key);
+    tune_record_filter f = {.key = &s->key, .family = s->pr->family, .variant = s->pr->variant, .code = s->pr->code};
+    char msg[512];
+    if (tune_record_load(s->record_path, &f, &s->record, msg, sizeof msg) != PTXKIT_SUCCESS) {
+        set_text(s->record_note, sizeof s->record_note, msg);
+        return;
+    }
+    s->record_on = true;
 }
 
 static int default_threads(void) {
@@ -584,6 +712,7 @@ ptxkit_status tune_problem_run(tune_problem *pr, const size_t *sizes, int size_c
         set_text(report->family, sizeof report->family, pr->family);
         set_text(report->variant, sizeof report->variant, pr->variant);
     }
+    open_record(&s);
     tune_guard_enter();
     for (int i = 0; i < size_count && st == PTXKIT_SUCCESS; i++) {
         s.size_index = i;
@@ -599,7 +728,13 @@ ptxkit_status tune_problem_run(tune_problem *pr, const size_t *sizes, int size_c
         report->compile_seconds = s.compile_ms / 1e3;
         report->kernels_prepared = s.prepared;
         report->threads = s.threads;
+        report->record_loaded = (int)s.record.count;
+        report->record_appended = s.appended;
+        if (s.record_path[0] && (s.record.count || s.appended)) set_text(report->record, sizeof report->record, s.record_path);
+        set_text(report->record_note, sizeof report->record_note, s.record_note);
     }
+    tune_record_clear(&s.record);
+    tune_record_clear(&s.here);
     return st;
 }
 
@@ -693,7 +828,7 @@ static bool family_auto(ptxkit_context *ctx, const char *family, const char *var
 
 __attribute__((constructor)) static void register_family_auto(void) { tune_set_family_auto(family_auto); }
 
-const char *ptxkit_tune_family(int index) {
+const char *ptxkit_tune_family_name(int index) {
     const tune_family *f = tune_family_at(index);
     if (f) return f->name;
     return index == tune_family_count() ? GEMM_TUNE_FAMILY : NULL;

@@ -24,6 +24,10 @@ struct ptxkit_tune_report {
     int threads;                       /* compile threads used */
     char database[1024];               /* the file written; "" when none */
     char database_note[512];           /* why not, or what was replaced */
+    char record[1024];                 /* the tuning record read or appended to; "" when none */
+    char record_note[512];             /* why it was not read or written */
+    int record_loaded;                 /* this problem's configurations found in it */
+    int record_appended;               /* configurations this call appended */
 };
 /* Times each of `count` configurations of (family, variant) at size n through
  * the public op (compiled ahead in parallel, checked against the built-in

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ptxkit.h"
 
 typedef struct bench_entry {
     const char *name;
@@ -26,16 +27,22 @@ static const bench_entry benches[] = {
 };
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench NAME [--csv|--json] [--svg FILE] [--device N] [OPTIONS]\n\nbenchmarks:\n");
+    fprintf(out, "usage: ptxkit bench NAME [--device N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [OPTIONS]\n"
+                 "\nbenchmarks:\n");
     for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
         fprintf(out, "  %-10s %s\n", benches[i].name, benches[i].summary);
-    fprintf(out, "\nptxkit bench NAME --help describes its options.\n");
+    fprintf(out, "\nptxkit bench NAME --help describes its options; --svg FILE draws a chart where a benchmark says so.\n");
 }
 
 int cmd_bench(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (argc < 2) fprintf(stderr, "ptxkit bench: needs the NAME of a benchmark\n");
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ptxkit %s\n", PTXKIT_VERSION_STRING);
+        return 0;
     }
     for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
         if (strcmp(argv[1], benches[i].name) == 0) return benches[i].run(argc - 1, argv + 1);

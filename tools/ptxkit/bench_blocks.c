@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "runtime/runtime.h"
@@ -15,19 +16,25 @@
 
 #define MAX_SIZES 8
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench blocks FAMILY [--variant V] [--n N]... [--svg FILE] [--csv|--json] [--device N]\n"
-            "GB/s (bytes the operation must move) of the JIT-compiled FAMILY (copy, reduce or transpose) for every block\n"
-            "size from 32 to the device maximum, one column (and curve) per items-per-thread value (copy: vectors in\n"
-            "flight per thread; reduce: vector loads in flight; transpose: elements per thread, so block x items is the\n"
-            "tile and most cells are '-'), the other parameters at the built-in defaults; each variant checked against\n"
-            "the defaults' output. The ceiling beside it: a streaming read (reduce) or cuMemcpyDtoD (copy, transpose)\n"
-            "of the same bytes. N counts bytes for copy (default 2^30), elements for reduce (default 2^28) and\n"
-            "transpose (default 2^26, one square-ish matrix of the variant's shape class: see src/tune/params.c).\n");
-}
+static const char blocks_usage[] =
+    "usage: ptxkit bench blocks FAMILY [--variant V] [--n N]... [--svg FILE] [--csv|--json] [--json FILE] [--csv FILE]\n"
+    "                          [--md FILE] [--device N]\n";
 
-static bool parse_n(const char *s, size_t *out) { return cli_parse_size(s, out) && *out > 0 && *out <= (size_t)1 << 40; }
+static const char blocks_help[] =
+    "GB/s (bytes the operation must move) of the JIT-compiled FAMILY for every block size from 32 to the\n"
+    "device maximum, one column (and curve) per items-per-thread value (copy: vectors in flight per thread;\n"
+    "reduce and scan: vector loads in flight; transpose: elements per thread, so block x items is the tile and\n"
+    "most cells are '-'), the other parameters at the built-in defaults; each variant checked against the\n"
+    "defaults' output. The ceiling beside it: a streaming read (reduce, scan) or cuMemcpyDtoD (copy, transpose)\n"
+    "of the same bytes. N counts bytes for copy (default 2^30), elements for the others (reduce and scan\n"
+    "default 2^28; transpose 2^26, one square-ish matrix of the variant's shape class: see src/tune/params.c).\n"
+    "Each cell is the median of the tuner's timed batches (no spread per cell).\n";
+
+static void list_families(FILE *out) {
+    fprintf(out, "families:");
+    for (int i = 0; tune_family_at(i); i++) fprintf(out, " %s", tune_family_at(i)->name);
+    fputc('\n', out);
+}
 
 /* Families that read and write their bytes: their ceiling is a copy. */
 static bool copies(const tune_variant *v) {
@@ -153,49 +160,36 @@ static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *
 }
 
 int bench_blocks(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
-    const char *family = NULL, *variant = NULL;
+    const char *variant = NULL;
     size_t sizes[MAX_SIZES];
     int size_count = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc) {
-            variant = argv[++i];
-        } else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-            if (size_count >= MAX_SIZES || !parse_n(argv[++i], &sizes[size_count])) {
-                fprintf(stderr, "ptxkit bench blocks: --n takes up to %d sizes as N or 2^K, not '%s'\n", MAX_SIZES,
-                        argv[i]);
-                usage(stderr);
-                return 2;
-            }
-            size_count++;
-        } else if (argv[i][0] != '-' && !family) {
-            family = argv[i];
-        } else {
-            fprintf(stderr, "ptxkit bench blocks: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!family) {
-        usage(stderr);
-        return 2;
+    const arg_option options[] = {
+        {.name = "variant", .kind = ARG_TEXT, .value = &variant},
+        {.name = "n", .kind = ARG_SIZE, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 1, .hi = 1LL << 40},
+        {0}};
+    const arg_spec spec = {.command = "bench blocks", .usage = blocks_usage, .help = blocks_help,
+                           .more_help = list_families, .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+                           .options = options, .operands = "a FAMILY", .min_operands = 1, .max_operands = 1};
+    cli_common common;
+    char **operands;
+    int rc = args_parse(&spec, argc, argv, &common, &operands, NULL);
+    if (rc >= 0) return rc;
+    const char *family = operands[0];
+    const tune_family *f = tune_family_find(family);
+    if (!f) {
+        char names[256] = "";
+        for (int i = 0; tune_family_at(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tune_family_at(i)->name);
+        return args_error(&spec, "no tunable family '%s' (families: %s)", family, names);
     }
     tune_variant v;
     char why[256];
-    ptxkit_status st = tune_variant_parse(tune_family_find(family), variant, &v, why, sizeof why);
-    if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit bench blocks: %s\n", tune_family_find(family) ? why : "FAMILY is copy, reduce or transpose");
-        usage(stderr);
-        return 2;
-    }
+    if (tune_variant_parse(f, variant, &v, why, sizeof why) != PTXKIT_SUCCESS) return args_error(&spec, "%s", why);
     if (!size_count) sizes[size_count++] = (size_t)1 << v.family->bench_log2;
     ptxkit_context *ctx = cli_open_context("bench blocks", common.device);
     if (!ctx) return 1;
     curve_data *data = calloc(MAX_SIZES, sizeof *data);
+    ptxkit_status st = PTXKIT_SUCCESS;
     int done = 0;
     bool progress = cli_is_tty() && common.format == OUT_TABLE;
     if (!data) st = PTXKIT_ERROR_OUT_OF_MEMORY;
@@ -203,7 +197,7 @@ int bench_blocks(int argc, char **argv) {
         st = measure(ctx, &v, sizes[s], progress, &data[s]);
         if (st == PTXKIT_SUCCESS) print_table(ctx, &v, &data[done++], common.format);
     }
-    int rc = st == PTXKIT_SUCCESS ? 0 : 1;
+    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (st != PTXKIT_SUCCESS) cli_fail("bench blocks", ctx, st);
     if (common.svg_path && done) rc |= write_svg(common.svg_path, ctx, &v, data, done);
     free(data);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
@@ -26,34 +27,37 @@ typedef struct gemm_bench {
     bool compare, check, pedantic_f64, no_cross_prefetch;
 } gemm_bench;
 
-static const char *const op_names[MAX_OPS] = {"nn", "nt", "tn", "tt"};
+static const char *const op_names[MAX_OPS + 1] = {"nn", "nt", "tn", "tt", NULL};
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
-            "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
-            "                         [--no-cross-prefetch]\n"
-            "                         [--csv|--json] [--device N]\n"
-            "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
-            "C = A B with beta 0, A, B and C dense, row-major and 16-byte aligned, inputs uniform in [-1, 1), and\n"
-            "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 and 64 FP64 lanes on\n"
-            "sm_90). --compare also times cuBLAS on the same buffers, in the same run: cublasSgemm in\n"
-            "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm in the default math mode, through dlopen\n"
-            "of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12, libcublas.so (without it the columns say so);\n"
-            "pct_cublas is cuBLAS's time over ptxkit's in percent. --check compares ptxkit's C with cuBLAS's\n"
-            "(max |difference| over max |C|). --cublas-f64 pedantic runs cublasDgemm in CUBLAS_PEDANTIC_MATH too.\n"
-            "--no-cross-prefetch is an experiment switch: the main loop loads a k-tile's first fragments after\n"
-            "the barrier that starts it rather than during the previous tile's last k-step.\n"
-            "  --types LIST   float32, float64 (default both)\n"
-            "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
-            "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
-            "                 4096x64x4096,4096x4096x64,1000x1x1000\n"
-            "  --tiles LIST   configurations to time, each BMxBNxBK:TMxTN:WARPS_M:STAGES[:SPLIT_K], auto (the\n"
-            "                 tuned or built-in one, the default) or sweep (the candidates the defaults were chosen\n"
-            "                 from), separated by commas\n");
-}
+static const char gemm_usage[] =
+    "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
+    "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
+    "                         [--no-cross-prefetch] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
+    "                         [--device N]\n";
 
-static bool parse_shapes(const char *text, gemm_bench *b) {
+static const char gemm_help[] =
+    "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
+    "C = A B with beta 0, A, B and C dense, row-major and 16-byte aligned, inputs uniform in [-1, 1), and\n"
+    "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 and 64 FP64 lanes on\n"
+    "sm_90); each row with the count of timed runs and the fastest and slowest. --compare also times cuBLAS\n"
+    "on the same buffers, in the same run: cublasSgemm in CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and\n"
+    "cublasDgemm in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
+    "libcublas.so (without it the columns say so); pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
+    "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
+    "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
+    "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
+    "tile's last k-step.\n"
+    "  --types LIST   float32, float64 (default both)\n"
+    "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
+    "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
+    "                 4096x64x4096,4096x4096x64,1000x1x1000\n"
+    "  --tiles LIST   configurations to time, each BMxBNxBK:TMxTN:WARPS_M:STAGES[:SPLIT_K], auto (the\n"
+    "                 tuned or built-in one, the default) or sweep (the candidates the defaults were chosen\n"
+    "                 from), separated by commas\n";
+
+static bool parse_shapes(const char *text, void *value, char *why, size_t why_size) {
+    gemm_bench *b = value;
+    snprintf(why, why_size, "takes MxNxK or N (a cube), each side 1 to 2^20, comma-separated");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", text);
     b->shape_count = 0;
@@ -74,7 +78,9 @@ static bool parse_shapes(const char *text, gemm_bench *b) {
     return b->shape_count > 0;
 }
 
-static bool parse_tiles(const char *text, gemm_bench *b) {
+static bool parse_tiles(const char *text, void *value, char *why, size_t why_size) {
+    gemm_bench *b = value;
+    snprintf(why, why_size, "takes BMxBNxBK:TMxTN:WARPS_M:STAGES[:SPLIT_K], auto or sweep, comma-separated");
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", text);
     b->tile_count = 0;
@@ -107,77 +113,37 @@ static int tiles_for(const gemm_bench *b, ptxkit_dtype type, ptxkit_gemm_tiles *
     return count;
 }
 
-static bool parse_flags(const char *text, const char *const *names, int count, bool *flags) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    memset(flags, 0, (size_t)count * sizeof *flags);
-    bool any = false;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = -1;
-        for (int i = 0; i < count; i++)
-            if (strcmp(tok, names[i]) == 0) k = i;
-        if (k < 0) return false;
-        flags[k] = any = true;
-    }
-    return any;
-}
+static const char *const type_names[] = {"float32", "float64", NULL};
 
-static bool parse_args(int argc, char **argv, gemm_bench *b, int *code) {
-    static const char *const type_names[2] = {"float32", "float64"};
+/* Returns -1 to run, else the exit status. */
+static int parse_args(int argc, char **argv, gemm_bench *b, cli_common *common) {
     memset(b, 0, sizeof *b);
     b->types[0] = b->types[1] = true;
     b->ops[0] = true;
     b->reps = 20;
     b->warmup = 3;
     b->tile_count = 1; /* auto */
-    parse_shapes("256,512,1024,2048,4096,8192,64x4096x4096,4096x64x4096,4096x4096x64,1000x1x1000", b);
-    *code = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            *code = 0;
-            return false;
-        } else if (strcmp(a, "--compare") == 0) {
-            b->compare = true;
-            continue;
-        } else if (strcmp(a, "--check") == 0) {
-            b->check = true;
-            continue;
-        } else if (strcmp(a, "--no-cross-prefetch") == 0) {
-            b->no_cross_prefetch = true;
-            continue;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--types") == 0) {
-            ok = parse_flags(v, type_names, 2, b->types);
-        } else if (strcmp(a, "--ops") == 0) {
-            ok = parse_flags(v, op_names, MAX_OPS, b->ops);
-        } else if (strcmp(a, "--shapes") == 0) {
-            ok = parse_shapes(v, b);
-        } else if (strcmp(a, "--tiles") == 0) {
-            ok = parse_tiles(v, b);
-        } else if (strcmp(a, "--cublas-f64") == 0) {
-            b->pedantic_f64 = strcmp(v, "pedantic") == 0;
-            ok = b->pedantic_f64 || strcmp(v, "default") == 0;
-        } else if (strcmp(a, "--reps") == 0) {
-            ok = cli_arg_int("bench gemm", a, v, 1, 10000, &b->reps);
-        } else if (strcmp(a, "--warmup") == 0) {
-            ok = cli_arg_int("bench gemm", a, v, 0, 1000, &b->warmup);
-        } else {
-            fprintf(stderr, "ptxkit bench gemm: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return false;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit bench gemm: bad or missing value for %s\n", a);
-            usage(stderr);
-            return false;
-        }
-        i++;
-    }
-    return true;
+    char why[160];
+    parse_shapes("256,512,1024,2048,4096,8192,64x4096x4096,4096x64x4096,4096x4096x64,1000x1x1000", b, why, sizeof why);
+    int cublas_f64 = 0;
+    static const char *const f64_modes[] = {"default", "pedantic", NULL};
+    const arg_option options[] = {
+        {.name = "types", .kind = ARG_CHOICES, .value = b->types, .names = type_names},
+        {.name = "ops", .kind = ARG_CHOICES, .value = b->ops, .names = op_names},
+        {.name = "shapes", .kind = ARG_PARSE, .value = b, .parse = parse_shapes},
+        {.name = "tiles", .kind = ARG_PARSE, .value = b, .parse = parse_tiles},
+        {.name = "reps", .kind = ARG_INT, .value = &b->reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &b->warmup, .lo = 0, .hi = 1000},
+        {.name = "compare", .kind = ARG_FLAG, .value = &b->compare},
+        {.name = "check", .kind = ARG_FLAG, .value = &b->check},
+        {.name = "cublas-f64", .kind = ARG_CHOICE, .value = &cublas_f64, .names = f64_modes},
+        {.name = "no-cross-prefetch", .kind = ARG_FLAG, .value = &b->no_cross_prefetch},
+        {0}};
+    const arg_spec spec = {.command = "bench gemm", .usage = gemm_usage, .help = gemm_help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
+    b->pedantic_f64 = cublas_f64 == 1;
+    return rc;
 }
 
 typedef struct timed_gemm {
@@ -226,10 +192,9 @@ static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
 
 int bench_gemm(int argc, char **argv) {
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     gemm_bench b;
-    int code;
-    if (!parse_args(argc, argv, &b, &code)) return code;
+    int rc = parse_args(argc, argv, &b, &common);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
     if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
@@ -269,7 +234,7 @@ int bench_gemm(int argc, char **argv) {
                     j->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->tiles = list[t][i];
                     gemm_config cfg = gemm_config_of(&list[t][i]);
-                    if (!cfg.bm) ptxkit_gemm_config(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
+                    if (!cfg.bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
                     else {
                         cfg.split_k = gemm_split_for(&cfg, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], ctx->info.sm_count);
                         j->tiles = gemm_tiles_of(&cfg);
@@ -287,11 +252,11 @@ int bench_gemm(int argc, char **argv) {
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
              b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "");
-    const char *headers[] = {"type",      "ops",     "m",           "n",           "k",          "tiles",
-                             "time_us",   "TFLOPs",  "pct_peak",    "cublas_us",   "cublas_TFLOPs", "pct_cublas",
-                             "check"};
-    cli_table *tab = table_new(title, 13, headers);
-    table_types(tab, "ssnnnsnnnnnnn");
+    const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
+                             "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
+                             "check",     STATS_COLUMNS};
+    cli_table *tab = table_new(title, 16, headers);
+    table_types(tab, "ssnnnsnnnnnnn" STATS_TYPES);
     timed_gemm g = {.a = a, .b = bm, .c = c, .cublas = cublas};
     for (int t = 0; st == PTXKIT_SUCCESS && t < 2; t++)
         for (int o = 0; b.types[t] && o < MAX_OPS && st == PTXKIT_SUCCESS; o++)
@@ -323,20 +288,24 @@ int bench_gemm(int argc, char **argv) {
                     if (!cfg.bm) {
                         ptxkit_gemm_tiles used;
                         int tuned = 0;
-                        ptxkit_gemm_config(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
+                        ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
                         cfg = gemm_config_of(&used);
                     } else {
                         cfg.split_k = gemm_split_for(&cfg, g.m, g.n, g.k, ctx->info.sm_count);
                     }
                     char tiles[64];
                     gemm_config_format(&cfg, tiles, sizeof tiles);
-                    float ms = 0;
-                    ptxkit_status run = time_median_ms(ctx, run_ptxkit, &g, b.warmup, b.reps, &ms);
+                    time_stats ts = {0};
+                    ptxkit_status run = time_stats_ms(ctx, run_ptxkit, &g, b.warmup, b.reps, &ts);
+                    double ms = ts.median_ms;
+                    char spread[96];
                     if (run != PTXKIT_SUCCESS) {
                         /* a configuration this GPU cannot run is a row, not the end of the sweep */
                         if (run == PTXKIT_ERROR_CONTEXT_LOST) st = run;
-                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t%s", ptxkit_dtype_name(g.type),
-                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, ptxkit_status_string(run));
+                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t-%s", ptxkit_dtype_name(g.type),
+                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread));
+                        fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g.type),
+                                op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error(ctx));
                         continue;
                     }
                     double tf = flops / (ms * 1e-3) / 1e12;
@@ -344,9 +313,10 @@ int bench_gemm(int argc, char **argv) {
                     if (cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * cublas_ms / ms);
                     if (b.check && cublas)
                         snprintf(check, sizeof check, "%.2e", relative_difference(ctx, g.type, c, c_ref, g.m * g.n));
-                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s", ptxkit_dtype_name(g.type),
+                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s%s", ptxkit_dtype_name(g.type),
                                op_names[o], g.m, g.n, g.k, tiles, ms * 1e3, tf,
-                               peak[t].tflops > 0 ? 100.0 * tf / peak[t].tflops : 0, cub_us, cub_tf, pct_cub, check);
+                               peak[t].tflops > 0 ? 100.0 * tf / peak[t].tflops : 0, cub_us, cub_tf, pct_cub, check,
+                               stats_cells(&ts, spread, sizeof spread));
                 }
             }
     if (st != PTXKIT_SUCCESS) cli_fail("bench gemm", ctx, st);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "runtime/runtime.h"
@@ -125,56 +126,30 @@ static double maximum(const double *v, int n) {
     return m;
 }
 
-static bool parse_count(const char *flag, const char *text, long lo, long hi, long *out) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || end == text || v < lo || v > hi) {
-        fprintf(stderr, "ptxkit bench launch: %s takes a number in [%ld, %ld], not '%s'\n", flag, lo, hi, text);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static void launch_usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench launch [--launches N] [--rounds R] [--batch B] [--round-trips M] [--device N]\n"
-                 "                           [--csv|--json]\n"
-                 "Back-to-back launches of an empty user kernel: ptxkit_launch against cuLaunchKernel on the same\n"
-                 "CUfunction and stream, N launches per side and round (default 100000), R rounds alternating\n"
-                 "the order (default 5), a stream synchronize every B launches outside the timed calls (default\n"
-                 "1000); then M launch + synchronize round trips per side and round (default 10000).\n"
-                 "Reports the median over rounds of microseconds per launch, and the median of each round's\n"
-                 "difference from the raw call.\n");
-}
-
 int bench_launch(int argc, char **argv) {
+    int launches = 100000, rounds = 5, batch = 1000, reps = 10000;
+    const arg_option options[] = {
+        {.name = "launches", .kind = ARG_INT, .value = &launches, .lo = 1, .hi = 100000000},
+        {.name = "rounds", .kind = ARG_INT, .value = &rounds, .lo = 1, .hi = 64},
+        {.name = "batch", .kind = ARG_INT, .value = &batch, .lo = 1, .hi = 100000000},
+        {.name = "round-trips", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000000},
+        {0}};
+    const arg_spec spec = {
+        .command = "bench launch",
+        .usage = "usage: ptxkit bench launch [--launches N] [--rounds R] [--batch B] [--round-trips M] [--device N]\n"
+                 "                           [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n",
+        .help = "Back-to-back launches of an empty user kernel: ptxkit_launch against cuLaunchKernel on the same\n"
+                "CUfunction and stream, N launches per side and round (default 100000), R rounds alternating\n"
+                "the order (default 5), a stream synchronize every B launches outside the timed calls (default\n"
+                "1000); then M launch + synchronize round trips per side and round (default 10000).\n"
+                "Reports the median over rounds of microseconds per launch (samples: the rounds; min and max\n"
+                "of them), and the median of each round's difference from the raw call.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES,
+        .options = options,
+    };
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
-    long launches = 100000, rounds = 5, batch = 1000, reps = 10000;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            launch_usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--launches") == 0 && v) {
-            ok = parse_count(a, argv[++i], 1, 100000000, &launches);
-        } else if (strcmp(a, "--rounds") == 0 && v) {
-            ok = parse_count(a, argv[++i], 1, 64, &rounds);
-        } else if (strcmp(a, "--batch") == 0 && v) {
-            ok = parse_count(a, argv[++i], 1, 100000000, &batch);
-        } else if (strcmp(a, "--round-trips") == 0 && v) {
-            ok = parse_count(a, argv[++i], 1, 10000000, &reps);
-        } else {
-            fprintf(stderr, "ptxkit bench launch: unexpected argument '%s'\n", a);
-            launch_usage(stderr);
-            return 2;
-        }
-        if (!ok) {
-            launch_usage(stderr);
-            return 2;
-        }
-    }
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context("bench launch", common.device);
     if (!ctx) return 1;
     launch_bench b = {.ctx = ctx};
@@ -214,22 +189,23 @@ int bench_launch(int argc, char **argv) {
     ptxkit_device_info_get(ctx, &d);
     char title[512];
     snprintf(title, sizeof title,
-             "launch cost on %s: %ld back-to-back launches per side and round, %d rounds, synchronized every %ld "
+             "launch cost on %s: %d back-to-back launches per side and round, %d rounds, synchronized every %d "
              "(microseconds per launch, median of rounds)",
              d.name, launches, n, batch);
+    /* min and max are the spread over the rounds, the samples of the median */
     const char *headers[] = {"launch", "us/launch in the call", "min", "max", "minus raw (median of rounds)",
-                             "us/launch with syncs"};
-    cli_table *t = table_new(title, 6, headers);
-    table_types(t, "snnnnn");
+                             "us/launch with syncs", "samples"};
+    cli_table *t = table_new(title, 7, headers);
+    table_types(t, "snnnnnn");
     for (int s = 0; s < SIDE_COUNT; s++)
-        table_addf(t, "%s\t%.3f\t%.3f\t%.3f\t%+.3f\t%.3f", side_names[s], median(host[s], n), minimum(host[s], n),
-                   maximum(host[s], n), median(diff[s], n), median(wall[s], n));
+        table_addf(t, "%s\t%.3f\t%.3f\t%.3f\t%+.3f\t%.3f\t%d", side_names[s], median(host[s], n), minimum(host[s], n),
+                   maximum(host[s], n), median(diff[s], n), median(wall[s], n), n);
     double trip_diff[64];
     for (int r = 0; r < n; r++) trip_diff[r] = trip[1][r] - trip[0][r];
-    table_addf(t, "round trip: cuLaunchKernel + cuStreamSynchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t", median(trip[0], n),
-               minimum(trip[0], n), maximum(trip[0], n), 0.0);
-    table_addf(t, "round trip: ptxkit_launch + ptxkit_stream_synchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t", median(trip[1], n),
-               minimum(trip[1], n), maximum(trip[1], n), median(trip_diff, n));
+    table_addf(t, "round trip: cuLaunchKernel + cuStreamSynchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t-\t%d", median(trip[0], n),
+               minimum(trip[0], n), maximum(trip[0], n), 0.0, n);
+    table_addf(t, "round trip: ptxkit_launch + ptxkit_stream_synchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t-\t%d",
+               median(trip[1], n), minimum(trip[1], n), maximum(trip[1], n), median(trip_diff, n), n);
     table_print(t, common.format, stdout);
     table_free(t);
     if (common.format == OUT_TABLE)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "ops/memlab.h"
@@ -38,22 +39,28 @@ static bool parse_op(const char *name, int *op) {
     return false;
 }
 
-/* Consumes --reps N and --op NAME; returns 1 when argv[*i] was one of them,
- * 0 when it was not, -1 on a bad value. */
-static int lab_option(const char *command, int argc, char **argv, int *i, lab_options *o) {
-    if (strcmp(argv[*i], "--reps") == 0 && *i + 1 < argc)
-        return cli_arg_int(command, "--reps", argv[++*i], 1, 10000, &o->reps) ? 1 : -1;
-    if (strcmp(argv[*i], "--op") == 0 && *i + 1 < argc) {
-        int op;
-        if (!parse_op(argv[++*i], &op)) {
-            fprintf(stderr, "ptxkit %s: unknown load operator '%s' (default, ca, cg, cs, lu, cv, nc, "
-                            "L2:evict_first, L2:evict_last)\n", command, argv[*i]);
-            return -1;
-        }
-        if (o->op_count < MAX_OPS) o->ops[o->op_count++] = op;
-        return 1;
-    }
-    return 0;
+/* --op NAME, repeatable: checked as it is read, turned into operators after. */
+static bool check_op(const char *text, void *value, char *why, size_t why_size) {
+    (void)value;
+    int op;
+    if (parse_op(text, &op)) return true;
+    snprintf(why, why_size, "takes a load operator: default, ca, cg, cs, lu, cv, nc, L2::evict_first or L2::evict_last");
+    return false;
+}
+
+typedef struct lab_args {
+    lab_options o;
+    const char *op_names[MAX_OPS];
+    int op_name_count;
+} lab_args;
+
+#define LAB_OPTIONS(a)                                                                                            \
+    {.name = "reps", .kind = ARG_INT, .value = &(a).o.reps, .lo = 1, .hi = 10000},                                 \
+    {.name = "op", .kind = ARG_TEXTS, .value = (a).op_names, .count = &(a).op_name_count, .max = MAX_OPS,           \
+     .parse = check_op}
+
+static void lab_take_ops(lab_args *a) {
+    for (int i = 0; i < a->op_name_count; i++) parse_op(a->op_names[i], &a->o.ops[a->o.op_count++]);
 }
 
 /* The operators to run: those asked for, else all the GPU supports. */
@@ -182,53 +189,33 @@ static int access_svg(const char *path, const char *gpu, const lab_options *o, d
     return save_svg("bench access", path, title, subtitle, charts, 3);
 }
 
-static void access_usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench access [--op NAME]... [--items N] [--block N] [--mib N] [--reps N]\n"
-            "                           [--csv|--json] [--svg FILE] [--device N]\n"
-            "Global-memory access patterns (coalesced 4/8/16-byte, misaligned by 0..32 words, strided by 1..64\n"
-            "words, random gather through a permutation, broadcast, a 9-word window) under every load cache\n"
-            "operator (default, ca, cg, cs, lu, cv, nc and, on sm_80+, L2:evict_first / L2:evict_last).\n"
-            "app_GBps counts the bytes the threads asked for; sector_GBps the 32-byte sectors their warp requests\n"
-            "touch. Default buffer: 1024 MiB.\n");
-}
-
 int bench_access(int argc, char **argv) {
+    lab_args la = {.o = {.reps = 10}};
+    int items = 0, block = 0, mib_value = 1024;
+    const arg_option options[] = {
+        LAB_OPTIONS(la),
+        {.name = "items", .kind = ARG_INT, .value = &items, .lo = 0, .hi = 64},
+        {.name = "block", .kind = ARG_PARSE, .value = &block, .parse = args_block_size},
+        {.name = "mib", .kind = ARG_INT, .value = &mib_value, .lo = 64, .hi = 1 << 16},
+        {0}};
+    const arg_spec spec = {
+        .command = "bench access",
+        .usage = "usage: ptxkit bench access [--op NAME]... [--items N] [--block N] [--mib N] [--reps N]\n"
+                 "                           [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--svg FILE] [--device N]\n",
+        .help = "Global-memory access patterns (coalesced 4/8/16-byte, misaligned by 0..32 words, strided by 1..64\n"
+                "words, random gather through a permutation, broadcast, a 9-word window) under every load cache\n"
+                "operator (default, ca, cg, cs, lu, cv, nc and, on sm_80+, L2:evict_first / L2:evict_last).\n"
+                "app_GBps counts the bytes the threads asked for; sector_GBps the 32-byte sectors their warp requests\n"
+                "touch. Default buffer: 1024 MiB. Each row: the median of --reps runs, their count, fastest and slowest.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+        .options = options,
+    };
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
-    lab_options o = {.reps = 10};
-    int items = 0, block = 0;
-    size_t mib = 1024;
-    for (int i = 1; i < argc; i++) {
-        int r = lab_option("bench access", argc, argv, &i, &o);
-        if (r < 0) {
-            access_usage(stderr);
-            return 2;
-        }
-        if (r > 0) continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            access_usage(stdout);
-            return 0;
-        } else if ((strcmp(argv[i], "--items") == 0 || strcmp(argv[i], "--block") == 0) && i + 1 < argc) {
-            bool is_items = argv[i][2] == 'i';
-            if (!cli_arg_int("bench access", argv[i], argv[i + 1], 0, is_items ? 64 : 1024, is_items ? &items : &block)) {
-                access_usage(stderr);
-                return 2;
-            }
-            i++;
-        } else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) {
-            int m = 0;
-            if (!cli_arg_int("bench access", "--mib", argv[++i], 64, 1 << 16, &m)) {
-                access_usage(stderr);
-                return 2;
-            }
-            mib = (size_t)m;
-        } else {
-            fprintf(stderr, "ptxkit bench access: unexpected argument '%s'\n", argv[i]);
-            access_usage(stderr);
-            return 2;
-        }
-    }
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    lab_take_ops(&la);
+    lab_options o = la.o;
+    size_t mib = (size_t)mib_value;
     ptxkit_context *ctx = cli_open_context("bench access", common.device);
     if (!ctx) return 1;
     lab_ops(ctx, &o);
@@ -249,16 +236,16 @@ int bench_access(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, gather_n * 4, &index);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, words * 4, 1234);
     if (st == PTXKIT_SUCCESS) st = memlab_make_index(ctx, index, gather_n, gather_bits, 99, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
 
     char title[512];
     snprintf(title, sizeof title,
              "access patterns on %s (median of %d; read ceiling %.0f GB/s, cuMemcpyDtoD %.0f GB/s, buffer %zu MiB)",
              dev.name, o.reps, read_gbs, dtod_gbs, mib);
     const char *headers[] = {"pattern", "param", "load_op", "elements", "time_us", "app_GBps", "sector_GBps",
-                             "sectors_per_app_byte", "pct_read_ceiling"};
-    cli_table *t = table_new(title, 9, headers);
-    table_types(t, "snsnnnnnn");
+                             "sectors_per_app_byte", "pct_read_ceiling", STATS_COLUMNS};
+    cli_table *t = table_new(title, 12, headers);
+    table_types(t, "snsnnnnnn" STATS_TYPES);
     static access_case cases[ACCESS_CASES];
     static double app[ACCESS_CASES][MAX_OPS], sector[ACCESS_CASES][MAX_OPS];
     access_cases(cases);
@@ -267,17 +254,18 @@ int bench_access(int argc, char **argv) {
             memlab_access a = {.pattern = cases[c].pattern, .param = cases[c].param, .load_op = o.ops[j],
                                .items = items, .block_size = block, .out = out, .in = in, .index = index,
                                .n = access_count(cases[c].pattern, cases[c].param, words, gather_n)};
-            float ms = 0;
-            st = time_median_ms(ctx, run_access, &a, 2, o.reps, &ms);
+            time_stats ts;
+            st = time_stats_ms(ctx, run_access, &a, 2, o.reps, &ts);
             if (st != PTXKIT_SUCCESS) break;
-            double app_bytes, sector_bytes;
+            double ms = ts.median_ms, app_bytes, sector_bytes;
             memlab_access_traffic(&a, &app_bytes, &sector_bytes);
             app[c][j] = app_bytes / (ms * 1e-3) / 1e9;
             sector[c][j] = sector_bytes / (ms * 1e-3) / 1e9;
-            char label[64];
-            table_addf(t, "%s\t%llu\t%s\t%zu\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f", access_label(&cases[c], label, sizeof label),
+            char label[64], spread[64];
+            table_addf(t, "%s\t%llu\t%s\t%zu\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f%s", access_label(&cases[c], label, sizeof label),
                        (unsigned long long)cases[c].param, memlab_load_op_name(o.ops[j]), a.n, ms * 1e3, app[c][j],
-                       sector[c][j], sector_bytes / app_bytes, 100.0 * app[c][j] / read_gbs);
+                       sector[c][j], sector_bytes / app_bytes, 100.0 * app[c][j] / read_gbs,
+                       stats_cells(&ts, spread, sizeof spread));
         }
     ptxkit_free(ctx, in);
     ptxkit_free(ctx, out);
@@ -285,7 +273,7 @@ int bench_access(int argc, char **argv) {
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path)
         svg_failed = access_svg(common.svg_path, dev.name, &o, app, sector, read_gbs, o.reps);
-    int rc = finish("bench access", ctx, st, t, &common);
+    rc = finish("bench access", ctx, st, t, &common);
     return rc ? rc : svg_failed;
 }
 
@@ -293,46 +281,30 @@ int bench_access(int argc, char **argv) {
 
 static ptxkit_status run_aos(ptxkit_context *ctx, ptxkit_stream *s, void *arg) { return memlab_aos_run(ctx, arg, s); }
 
-static void aos_usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench aos [--points N] [--op NAME]... [--block N] [--reps N] [--csv|--json] [--svg FILE]\n"
-            "p' = p + (2, 2, 2) over N float3 points (default 2^25) stored four ways: array of 12-byte structures\n"
-            "read naively, structure of arrays, the array of structures staged through shared memory, and a\n"
-            "16-byte aligned {x, y, z, pad}. app_GBps counts 24 bytes per point (12 read, 12 written).\n");
-}
-
 int bench_aos(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
-    lab_options o = {.reps = 10};
+    lab_args la = {.o = {.reps = 10}};
     size_t n = (size_t)1 << 25;
     int block = 0;
-    for (int i = 1; i < argc; i++) {
-        int r = lab_option("bench aos", argc, argv, &i, &o);
-        if (r < 0) {
-            aos_usage(stderr);
-            return 2;
-        }
-        if (r > 0) continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            aos_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--points") == 0 && i + 1 < argc) {
-            if (!cli_arg_size("bench aos", "--points", argv[++i], 1024, (size_t)1 << 31, &n)) {
-                aos_usage(stderr);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--block") == 0 && i + 1 < argc) {
-            if (!cli_arg_int("bench aos", "--block", argv[++i], 0, 1024, &block)) {
-                aos_usage(stderr);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "ptxkit bench aos: unexpected argument '%s'\n", argv[i]);
-            aos_usage(stderr);
-            return 2;
-        }
-    }
+    const arg_option options[] = {
+        LAB_OPTIONS(la),
+        {.name = "points", .kind = ARG_SIZE, .value = &n, .lo = 1024, .hi = 1LL << 31},
+        {.name = "block", .kind = ARG_PARSE, .value = &block, .parse = args_block_size},
+        {0}};
+    const arg_spec spec = {
+        .command = "bench aos",
+        .usage = "usage: ptxkit bench aos [--points N] [--op NAME]... [--block N] [--reps N] [--csv|--json] [--json FILE]\n"
+                 "                        [--csv FILE] [--md FILE] [--svg FILE] [--device N]\n",
+        .help = "p' = p + (2, 2, 2) over N float3 points (default 2^25) stored four ways: array of 12-byte structures\n"
+                "read naively, structure of arrays, the array of structures staged through shared memory, and a\n"
+                "16-byte aligned {x, y, z, pad}. app_GBps counts 24 bytes per point (12 read, 12 written).\n",
+        .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    lab_take_ops(&la);
+    lab_options o = la.o;
     ptxkit_context *ctx = cli_open_context("bench aos", common.device);
     if (!ctx) return 1;
     lab_ops(ctx, &o);
@@ -348,23 +320,24 @@ int bench_aos(int argc, char **argv) {
     snprintf(title, sizeof title, "float3 layouts on %s, %zu points (median of %d; cuMemcpyDtoD of 12n bytes: %.0f GB/s)",
              dev.name, n, o.reps, dtod);
     const char *headers[] = {"layout", "load_op", "time_us", "app_GBps", "sector_GBps", "sectors_per_app_byte",
-                             "pct_dtod"};
-    cli_table *t = table_new(title, 7, headers);
-    table_types(t, "ssnnnnn");
+                             "pct_dtod", STATS_COLUMNS};
+    cli_table *t = table_new(title, 10, headers);
+    table_types(t, "ssnnnnn" STATS_TYPES);
     static double gbs[MEMLAB_LAYOUT_COUNT][MAX_OPS];
     for (int l = 0; l < MEMLAB_LAYOUT_COUNT && st == PTXKIT_SUCCESS; l++)
         for (int j = 0; j < o.op_count && st == PTXKIT_SUCCESS; j++) {
             memlab_aos a = {.layout = (memlab_layout)l, .load_op = o.ops[j], .block_size = block, .n = n, .in = in,
                             .out = out};
-            float ms = 0;
-            st = time_median_ms(ctx, run_aos, &a, 2, o.reps, &ms);
+            time_stats ts;
+            st = time_stats_ms(ctx, run_aos, &a, 2, o.reps, &ts);
             if (st != PTXKIT_SUCCESS) break;
-            double app_bytes, sector_bytes;
+            double ms = ts.median_ms, app_bytes, sector_bytes;
             memlab_aos_traffic(&a, &app_bytes, &sector_bytes);
             gbs[l][j] = app_bytes / (ms * 1e-3) / 1e9;
-            table_addf(t, "%s\t%s\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f", memlab_layout_name((memlab_layout)l),
+            char spread[64];
+            table_addf(t, "%s\t%s\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f%s", memlab_layout_name((memlab_layout)l),
                        memlab_load_op_name(o.ops[j]), ms * 1e3, gbs[l][j], sector_bytes / (ms * 1e-3) / 1e9,
-                       sector_bytes / app_bytes, 100.0 * gbs[l][j] / dtod);
+                       sector_bytes / app_bytes, 100.0 * gbs[l][j] / dtod, stats_cells(&ts, spread, sizeof spread));
         }
     ptxkit_free(ctx, in);
     ptxkit_free(ctx, out);
@@ -390,7 +363,7 @@ int bench_aos(int argc, char **argv) {
         snprintf(sub, sizeof sub, "%zu points, median of %d runs", n, o.reps);
         svg_failed = save_svg("bench aos", common.svg_path, fig, sub, &chart, 1);
     }
-    int rc = finish("bench aos", ctx, st, t, &common);
+    rc = finish("bench aos", ctx, st, t, &common);
     return rc ? rc : svg_failed;
 }
 
@@ -430,28 +403,29 @@ static int median_u64(const void *a, const void *b) {
 }
 
 int bench_banks(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int reps = 7, iters = 256;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc &&
-            cli_arg_int("bench banks", "--reps", argv[i + 1], 1, 101, &reps)) {
-            i++;
-        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc &&
-                   cli_arg_int("bench banks", "--iters", argv[i + 1], 1, 65536, &iters)) {
-            i++;
-        } else {
-            bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-            fprintf(help ? stdout : stderr,
-                    "usage: ptxkit bench banks [--reps N] [--iters N] [--csv|--json] [--svg FILE] [--device N]\n"
-                    "Shared-memory bank conflicts: lane l of each of 32 warps reads element l x stride of a shared\n"
-                    "array of 1-, 4- or 8-byte words, %d x iters times; stride 0 is the broadcast. Reports clock64()\n"
-                    "cycles per warp-wide access, the conflict degree measured (against the 4-byte stride-1 access)\n"
-                    "and predicted by the 32-bank model, and the time per access at the GPU's rated clock.\n",
-                    MEMLAB_BANKS_UNROLL);
-            return help ? 0 : 2;
-        }
-    }
+    const arg_option options[] = {{.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 101},
+                                  {.name = "iters", .kind = ARG_INT, .value = &iters, .lo = 1, .hi = 65536},
+                                  {0}};
+    char help[1024];
+    snprintf(help, sizeof help,
+             "Shared-memory bank conflicts: lane l of each of 32 warps reads element l x stride of a shared\n"
+             "array of 1-, 4- or 8-byte words, %d x iters times; stride 0 is the broadcast. Reports clock64()\n"
+             "cycles per warp-wide access (the median of --reps blocks, with their count, fewest and most), the\n"
+             "conflict degree measured (against the 4-byte stride-1 access) and predicted by the 32-bank model, and\n"
+             "the time per access at the GPU's rated clock.\n",
+             MEMLAB_BANKS_UNROLL);
+    const arg_spec spec = {
+        .command = "bench banks",
+        .usage = "usage: ptxkit bench banks [--reps N] [--iters N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
+                 "                          [--svg FILE] [--device N]\n",
+        .help = help,
+        .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context("bench banks", common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -467,7 +441,7 @@ int bench_banks(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)reps * 8, &cycles_d);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)MEMLAB_BANKS_BLOCK * 8, &sink);
     static const int sizes[3] = {1, 4, 8};
-    static double cycles[3][BANKS_STRIDES];
+    static double cycles[3][BANKS_STRIDES], fewest[3][BANKS_STRIDES], most[3][BANKS_STRIDES];
     static int wavefronts[3 * BANKS_STRIDES], ideal[3 * BANKS_STRIDES];
     uint64_t measured[101];
     /* One block per launch, so that no other block shares its SM. */
@@ -483,6 +457,8 @@ int bench_banks(int argc, char **argv) {
             qsort(measured, (size_t)reps, sizeof measured[0], median_u64);
             double accesses = (double)(MEMLAB_BANKS_BLOCK / 32) * iters * MEMLAB_BANKS_UNROLL;
             cycles[w][s] = (double)measured[reps / 2] / accesses;
+            fewest[w][s] = (double)measured[0] / accesses;
+            most[w][s] = (double)measured[reps - 1] / accesses;
             wavefronts[w * BANKS_STRIDES + s] = memlab_banks_wavefronts(sizes[w], s, &ideal[w * BANKS_STRIDES + s]);
         }
     ptxkit_free(ctx, cycles_d);
@@ -492,22 +468,23 @@ int bench_banks(int argc, char **argv) {
              "shared-memory banks on %s (clock64, 32 warps, median of %d blocks; ns at the rated %d MHz)", dev.name, reps,
              clock_khz / 1000);
     const char *headers[] = {"word_bytes", "stride", "case", "cycles_per_access", "ns_per_access", "bytes_per_cycle",
-                             "conflict_measured", "wavefronts_model", "conflict_model"};
-    cli_table *t = table_new(title, 9, headers);
-    table_types(t, "nnsnnnnnn");
+                             "conflict_measured", "wavefronts_model", "conflict_model", "samples", "min_cycles",
+                             "max_cycles"};
+    cli_table *t = table_new(title, 12, headers);
+    table_types(t, "nnsnnnnnnnnn");
     double base = cycles[1][1];   /* 4-byte words, stride 1: one wavefront */
     for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++)
         for (int s = 0; s < BANKS_STRIDES; s++) {
             const char *what = s == 0 ? "broadcast" : s == 32 ? "column of [32][32]" : s == 33 ? "column of [32][33]" : "stride";
             int i = w * BANKS_STRIDES + s;
             double ns = clock_khz > 0 ? cycles[w][s] / (clock_khz * 1e-6) : NAN;
-            table_addf(t, "%d\t%d\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t%d\t%.1f", sizes[w], s, what, cycles[w][s], ns,
-                       32.0 * sizes[w] / cycles[w][s], cycles[w][s] / (base * ideal[i]),
-                       wavefronts[i], (double)wavefronts[i] / ideal[i]);
+            table_addf(t, "%d\t%d\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t%d\t%.1f\t%d\t%.2f\t%.2f", sizes[w], s, what, cycles[w][s],
+                       ns, 32.0 * sizes[w] / cycles[w][s], cycles[w][s] / (base * ideal[i]), wavefronts[i],
+                       (double)wavefronts[i] / ideal[i], reps, fewest[w][s], most[w][s]);
         }
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path) svg_failed = banks_svg(common.svg_path, dev.name, cycles, wavefronts, base, reps, iters);
-    int rc = finish("bench banks", ctx, st, t, &common);
+    rc = finish("bench banks", ctx, st, t, &common);
     return rc ? rc : svg_failed;
 }
 
@@ -554,42 +531,45 @@ static const transpose_case transpose_cases[] = {
 };
 #define TRANSPOSE_CASES (sizeof transpose_cases / sizeof transpose_cases[0])
 
-static void transpose_usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench transpose [--shape ROWSxCOLS]... [--reps N] [--csv|--json] [--svg FILE] [--device N]\n"
-            "Naive, tiled ([TILE][TILE]) and padded ([TILE][TILE+1]) transposes of float32 and float64 matrices,\n"
-            "with the classic 32x8 block and with tile / block / vector-width variants, and ptxkit_transpose with\n"
-            "default options (the tuned configuration where the tuning database has one: `ptxkit tune transpose`;\n"
-            "PTXKIT_TUNE=off for the built-in defaults). GB/s counts bytes read + written; pct_dtod compares with\n"
-            "cuMemcpyDtoD of the same bytes in the same run. Default shapes: 8192x8192 and 4097x4095.\n");
+/* ROWSxCOLS, each in [1, 2^20] */
+static bool check_shape(const char *text, void *value, char *why, size_t why_size) {
+    (void)value;
+    long r = 0, c = 0;
+    char rows[32] = "";
+    const char *x = strchr(text, 'x');
+    if (x && (size_t)(x - text) < sizeof rows) memcpy(rows, text, (size_t)(x - text));
+    if (x && cli_parse_long(rows, 1, 1 << 20, &r) && cli_parse_long(x + 1, 1, 1 << 20, &c)) return true;
+    snprintf(why, why_size, "takes ROWSxCOLS, each in [1, 2^20]");
+    return false;
 }
 
 int bench_transpose(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int reps = 20;
-    size_t shapes[8][2];
+    const char *shape_texts[8];
     int shape_count = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc &&
-            cli_arg_int("bench transpose", "--reps", argv[i + 1], 1, 10000, &reps)) {
-            i++;
-        } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && shape_count < 8) {
-            long r = 0, c = 0;
-            char rows[32] = "", *x = strchr(argv[++i], 'x');
-            if (x && (size_t)(x - argv[i]) < sizeof rows) memcpy(rows, argv[i], (size_t)(x - argv[i]));
-            if (!x || !cli_parse_long(rows, 1, 1 << 20, &r) || !cli_parse_long(x + 1, 1, 1 << 20, &c)) {
-                fprintf(stderr, "ptxkit bench transpose: --shape takes ROWSxCOLS, each in [1, 2^20], not '%s'\n", argv[i]);
-                transpose_usage(stderr);
-                return 2;
-            }
-            shapes[shape_count][0] = r;
-            shapes[shape_count++][1] = c;
-        } else {
-            bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-            transpose_usage(help ? stdout : stderr);
-            return help ? 0 : 2;
-        }
+    const arg_option options[] = {
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
+        {.name = "shape", .kind = ARG_TEXTS, .value = shape_texts, .count = &shape_count, .max = 8, .parse = check_shape},
+        {0}};
+    const arg_spec spec = {
+        .command = "bench transpose",
+        .usage = "usage: ptxkit bench transpose [--shape ROWSxCOLS]... [--reps N] [--csv|--json] [--json FILE] [--csv FILE]\n"
+                 "                              [--md FILE] [--svg FILE] [--device N]\n",
+        .help = "Naive, tiled ([TILE][TILE]) and padded ([TILE][TILE+1]) transposes of float32 and float64 matrices,\n"
+                "with the classic 32x8 block and with tile / block / vector-width variants, and ptxkit_transpose with\n"
+                "default options (the tuned configuration where the tuning database has one: `ptxkit tune transpose`;\n"
+                "PTXKIT_TUNE=off for the built-in defaults). GB/s counts bytes read + written; pct_dtod compares with\n"
+                "cuMemcpyDtoD of the same bytes in the same run. Default shapes: 8192x8192 and 4097x4095.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    size_t shapes[8][2];
+    for (int i = 0; i < shape_count; i++) {
+        shapes[i][0] = strtoul(shape_texts[i], NULL, 10);
+        shapes[i][1] = strtoul(strchr(shape_texts[i], 'x') + 1, NULL, 10);
     }
     if (!shape_count) {
         shapes[0][0] = shapes[0][1] = 8192;
@@ -606,9 +586,9 @@ int bench_transpose(int argc, char **argv) {
              "transpose on %s (GB/s = bytes read + written, median of %d; target: padded float32 8192x8192 >= 90%% of "
              "cuMemcpyDtoD)", dev.name, reps);
     const char *headers[] = {"rows", "cols", "dtype", "kernel", "kind", "tile", "block", "vector_bytes", "time_us",
-                             "GBps", "pct_dtod"};
-    cli_table *t = table_new(title, 11, headers);
-    table_types(t, "nnsssnnnnnn");
+                             "GBps", "pct_dtod", STATS_COLUMNS};
+    cli_table *t = table_new(title, 14, headers);
+    table_types(t, "nnsssnnnnnn" STATS_TYPES);
     static double gbs[8][2][TRANSPOSE_CASES], dtod[8][2];
     ptxkit_status st = PTXKIT_SUCCESS;
     static const ptxkit_dtype types[2] = {PTXKIT_FLOAT32, PTXKIT_FLOAT64};
@@ -616,27 +596,31 @@ int bench_transpose(int argc, char **argv) {
         for (int ty = 0; ty < 2 && st == PTXKIT_SUCCESS; ty++) {
             transpose_args a = {.type = types[ty], .rows = shapes[sh][0], .cols = shapes[sh][1]};
             size_t bytes = a.rows * a.cols * ptxkit_dtype_size(a.type);
-            st = measure_dtod_gbs(ctx, bytes, &dtod[sh][ty]);
+            time_stats ts;
+            char spread[64];
+            st = measure_dtod_stats(ctx, bytes, &dtod[sh][ty], &ts);
             if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.src);
             if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.dst);
             if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 5);
             if (st == PTXKIT_SUCCESS)
-                table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0", a.rows, a.cols,
-                           ptxkit_dtype_name(a.type), 2.0 * bytes / (dtod[sh][ty] * 1e9) * 1e6, dtod[sh][ty]);
+                table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0%s", a.rows, a.cols,
+                           ptxkit_dtype_name(a.type), ts.median_ms * 1e3, dtod[sh][ty],
+                           stats_cells(&ts, spread, sizeof spread));
             for (size_t c = 0; c < TRANSPOSE_CASES && st == PTXKIT_SUCCESS; c++) {
                 a.c = &transpose_cases[c];
-                float ms = 0;
-                st = time_median_ms(ctx, run_transpose, &a, 2, reps, &ms);
+                st = time_stats_ms(ctx, run_transpose, &a, 2, reps, &ts);
                 if (st != PTXKIT_SUCCESS) break;
+                double ms = ts.median_ms;
                 gbs[sh][ty][c] = 2.0 * bytes / (ms * 1e-3) / 1e9;
                 /* the public call's configuration: the tuned one where the database has it */
                 transpose_config cfg = a.c->config;
                 if (a.c->public_api &&
                     (st = transpose_resolve(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, NULL, &cfg)) != PTXKIT_SUCCESS)
                     break;
-                table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f", a.rows, a.cols,
+                table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,
-                           cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty]);
+                           cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty],
+                           stats_cells(&ts, spread, sizeof spread));
             }
             ptxkit_free(ctx, a.src);
             ptxkit_free(ctx, a.dst);
@@ -671,6 +655,6 @@ int bench_transpose(int argc, char **argv) {
         svg_failed = save_svg("bench transpose", common.svg_path, fig, "median of the timed runs; dashed: ceilings measured in the same run",
                               charts, (size_t)shape_count);
     }
-    int rc = finish("bench transpose", ctx, st, t, &common);
+    rc = finish("bench transpose", ctx, st, t, &common);
     return rc ? rc : svg_failed;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "ops/reduce.h"
@@ -42,125 +43,60 @@ static ptxkit_status run_reduce(ptxkit_context *ctx, ptxkit_stream *s, void *arg
     return reduce_run(ctx, r->op, r->type, r->in, r->n, r->out, &r->b->options, s, r->b->passes);
 }
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench reduce [--ops LIST|all] [--types LIST|all] [--log2 LIST | --sizes LIST]\n"
-                 "                           [--compare] [--reps N] [--warmup N] [--passes 1|2] [--no-ceiling]\n"
-                 "                           [--path auto|jit|ptx] [--block N] [--items N] [--vector N]\n"
-                 "                           [--blocks-per-sm N] [--load OP] [--csv|--json] [--device N]\n"
-                 "Time and GB/s (n x element size read) of ptxkit_reduce, and the share of a streaming-read\n"
-                 "ceiling of the same bytes measured in the same run. --compare also runs CUB's DeviceReduce\n"
-                 "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, in libexec/ptxkit or $PTXKIT_CUB_BENCH; build it\n"
-                 "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side.\n"
-                 "Defaults: --ops sum,max --types int32,float32,float64 --log2 10,12,14,16,18,20,22,24,25,26,27,28\n"
-                 "LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32 int64 uint64 float32\n"
-                 "float64; --log2 takes exponents, --sizes element counts.\n");
-}
-
-/* Parses "a,b,c" of names into flags; "all" sets every one. */
-static bool parse_names(const char *list, const char *(*name_of)(int), int count, bool *flags) {
-    memset(flags, 0, (size_t)count * sizeof *flags);
-    if (strcmp(list, "all") == 0) {
-        for (int i = 0; i < count; i++)
-            flags[i] = true;
-        return true;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = -1;
-        for (int i = 0; i < count; i++)
-            if (strcmp(tok, name_of(i)) == 0) k = i;
-        if (k < 0) {
-            fprintf(stderr, "ptxkit bench reduce: unknown name '%s'\n", tok);
-            return false;
-        }
-        flags[k] = true;
-    }
-    return true;
-}
-
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
 static const char *type_name_at(int i) { return ptxkit_dtype_name((ptxkit_dtype)i); }
 
-static bool parse_sizes(const char *list, bool log2, reduce_bench *b) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", list);
-    b->size_count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long k = 0;
-        size_t v = 0;
-        if (b->size_count == MAX_SIZES || (log2 ? !cli_parse_long(tok, 0, 40, &k) : !cli_parse_size(tok, &v) || v == 0)) {
-            fprintf(stderr, "ptxkit bench reduce: bad size '%s'\n", tok);
-            return false;
-        }
-        b->sizes[b->size_count++] = log2 ? (size_t)1 << k : v;
-    }
-    return b->size_count > 0;
-}
+static const char reduce_usage[] =
+    "usage: ptxkit bench reduce [--ops LIST|all] [--types LIST|all] [--log2 LIST | --sizes LIST]\n"
+    "                           [--compare] [--reps N] [--warmup N] [--passes 1|2] [--no-ceiling]\n"
+    "                           [--path auto|jit|ptx] [--block N] [--items N] [--vector N]\n"
+    "                           [--blocks-per-sm N] [--load OP] [--csv|--json] [--json FILE] [--csv FILE]\n"
+    "                           [--md FILE] [--device N]\n";
 
-static bool parse_args(int argc, char **argv, reduce_bench *b, int *exit_code) {
+static const char reduce_help[] =
+    "Time and GB/s (n x element size read) of ptxkit_reduce, and the share of a streaming-read\n"
+    "ceiling of the same bytes measured in the same run; each row with the count of timed runs and the\n"
+    "fastest and slowest. --compare also runs CUB's DeviceReduce\n"
+    "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, in libexec/ptxkit or $PTXKIT_CUB_BENCH; build it\n"
+    "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side.\n"
+    "Defaults: --ops sum,max --types int32,float32,float64 --log2 10,12,14,16,18,20,22,24,25,26,27,28\n"
+    "LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32 int64 uint64 float32\n"
+    "float64; --log2 takes exponents, --sizes element counts (N, 2^K, or N with a K, M or G suffix).\n";
+
+/* Returns -1 to run, else the exit status. */
+static int parse_args(int argc, char **argv, reduce_bench *b, cli_common *common) {
     *b = (reduce_bench){.reps = 30, .warmup = 5, .ceiling = true};
-    parse_names("sum,max", op_name_at, PTXKIT_REDUCE_OP_COUNT, b->ops);
-    parse_names("int32,float32,float64", type_name_at, PTXKIT_DTYPE_COUNT, b->types);
-    parse_sizes("10,12,14,16,18,20,22,24,25,26,27,28", true, b);
-    *exit_code = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            *exit_code = 0;
-            return false;
-        } else if (strcmp(a, "--compare") == 0) {
-            b->compare = true;
-            continue;
-        } else if (strcmp(a, "--no-ceiling") == 0) {
-            b->ceiling = false;
-            continue;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--ops") == 0) {
-            ok = parse_names(v, op_name_at, PTXKIT_REDUCE_OP_COUNT, b->ops);
-        } else if (strcmp(a, "--types") == 0) {
-            ok = parse_names(v, type_name_at, PTXKIT_DTYPE_COUNT, b->types);
-        } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
-            ok = parse_sizes(v, a[2] == 'l', b);
-        } else if (strcmp(a, "--reps") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 1, 10000, &b->reps);
-        } else if (strcmp(a, "--warmup") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 0, 1000, &b->warmup);
-        } else if (strcmp(a, "--passes") == 0) {
-            int passes = 0;
-            ok = cli_arg_int("bench reduce", a, v, 1, 2, &passes);
-            b->passes = passes == 2 ? REDUCE_PASSES_TWO : REDUCE_PASSES_ONE;
-        } else if (strcmp(a, "--path") == 0) {
-            b->options.path = strcmp(v, "jit") == 0   ? PTXKIT_PATH_JIT
-                              : strcmp(v, "ptx") == 0 ? PTXKIT_PATH_PTX
-                                                      : PTXKIT_PATH_AUTO;
-            ok = strcmp(v, "jit") == 0 || strcmp(v, "ptx") == 0 || strcmp(v, "auto") == 0;
-        } else if (strcmp(a, "--block") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 0, 1024, &b->options.block_size);
-        } else if (strcmp(a, "--items") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 0, 64, &b->options.items_per_thread);
-        } else if (strcmp(a, "--vector") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 0, 16, &b->options.vector_bytes);
-        } else if (strcmp(a, "--blocks-per-sm") == 0) {
-            ok = cli_arg_int("bench reduce", a, v, 0, 64, &b->options.blocks_per_sm);
-        } else if (strcmp(a, "--load") == 0) {
-            ok = ptxkit_load_op_parse(v, &b->options.load_op) == PTXKIT_SUCCESS;
-        } else {
-            fprintf(stderr, "ptxkit bench reduce: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return false;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit bench reduce: bad or missing value for %s\n", a);
-            usage(stderr);
-            return false;
-        }
-        i++;
-    }
-    return true;
+    b->ops[PTXKIT_REDUCE_SUM] = b->ops[PTXKIT_REDUCE_MAX] = true;
+    b->types[PTXKIT_INT32] = b->types[PTXKIT_FLOAT32] = b->types[PTXKIT_FLOAT64] = true;
+    static const int log2s[] = {10, 12, 14, 16, 18, 20, 22, 24, 25, 26, 27, 28};
+    for (size_t i = 0; i < sizeof log2s / sizeof log2s[0]; i++) b->sizes[b->size_count++] = (size_t)1 << log2s[i];
+    int passes = 1;
+    bool no_ceiling = false;
+    const arg_option options[] = {
+        {.name = "ops", .kind = ARG_CHOICES, .value = b->ops, .name_of = op_name_at, .name_count = PTXKIT_REDUCE_OP_COUNT},
+        {.name = "types", .kind = ARG_CHOICES, .value = b->types, .name_of = type_name_at, .name_count = PTXKIT_DTYPE_COUNT},
+        {.name = "log2", .kind = ARG_LOG2S, .value = b->sizes, .count = &b->size_count, .max = MAX_SIZES, .lo = 0, .hi = 40},
+        {.name = "sizes", .kind = ARG_SIZES, .value = b->sizes, .count = &b->size_count, .max = MAX_SIZES, .lo = 1,
+         .hi = 1LL << 40},
+        {.name = "compare", .kind = ARG_FLAG, .value = &b->compare},
+        {.name = "no-ceiling", .kind = ARG_FLAG, .value = &no_ceiling},
+        {.name = "reps", .kind = ARG_INT, .value = &b->reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &b->warmup, .lo = 0, .hi = 1000},
+        {.name = "passes", .kind = ARG_INT, .value = &passes, .lo = 1, .hi = 2},
+        {.name = "path", .kind = ARG_PARSE, .value = &b->options.path, .parse = args_path},
+        {.name = "block", .kind = ARG_PARSE, .value = &b->options.block_size, .parse = args_block_size},
+        {.name = "items", .kind = ARG_INT, .value = &b->options.items_per_thread, .lo = 0, .hi = 64},
+        {.name = "vector", .kind = ARG_PARSE, .value = &b->options.vector_bytes, .parse = args_vector_bytes},
+        {.name = "blocks-per-sm", .kind = ARG_INT, .value = &b->options.blocks_per_sm, .lo = 0, .hi = 64},
+        {.name = "load", .kind = ARG_PARSE, .value = &b->options.load_op, .parse = args_load_op},
+        {0}};
+    static const char *const exclusive[] = {"log2,sizes", NULL};
+    const arg_spec spec = {.command = "bench reduce", .usage = reduce_usage, .help = reduce_help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options, .exclusive = exclusive};
+    int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
+    b->passes = passes == 2 ? REDUCE_PASSES_TWO : REDUCE_PASSES_ONE;
+    b->ceiling = !no_ceiling;
+    return rc;
 }
 
 /* ---- CUB --------------------------------------------------------------- */
@@ -281,10 +217,9 @@ static ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t b
 
 int bench_reduce(int argc, char **argv) {
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     reduce_bench b;
-    int code;
-    if (!parse_args(argc, argv, &b, &code)) return code;
+    int rc = parse_args(argc, argv, &b, &common);
+    if (rc >= 0) return rc;
 
     cub_result *cub = NULL;
     int cub_count = 0;
@@ -309,10 +244,12 @@ int bench_reduce(int argc, char **argv) {
              "ptxkit_reduce on %s (GB/s = n x element bytes read per second; read_GBps: streaming-read ceiling of the "
              "same bytes, this run; median of %d%s)",
              dev.name, b.reps, b.compare ? "; speedup = CUB time / ptxkit time" : "");
-    const char *headers[] = {"op",        "type",     "n",      "time_us",  "GBps",
-                             "read_GBps", "pct_read", "cub_us", "cub_GBps", "speedup"};
-    cli_table *t = table_new(title, b.compare ? 10 : 7, headers);
-    table_types(t, b.compare ? "ssnnnnnnnn" : "ssnnnnn");
+    /* the spread columns last, after the CUB ones when there are any */
+    const char *headers[] = {"op",       "type",   "n",        "time_us", "GBps", "read_GBps", "pct_read",
+                             "cub_us",   "cub_GBps", "speedup", STATS_COLUMNS};
+    const char *plain[] = {"op", "type", "n", "time_us", "GBps", "read_GBps", "pct_read", STATS_COLUMNS};
+    cli_table *t = b.compare ? table_new(title, 13, headers) : table_new(title, 10, plain);
+    table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES : "ssnnnnn" STATS_TYPES);
     ceiling_cache ceilings = {.count = 0};
     timed_reduce r = {.b = &b};
     ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &r.in);
@@ -326,9 +263,9 @@ int bench_reduce(int argc, char **argv) {
             size_t elem = ptxkit_dtype_size(r.type);
             for (int s = 0; s < b.size_count && st == PTXKIT_SUCCESS; s++) {
                 r.n = b.sizes[s];
-                float ms = 0;
-                st = time_median_ms(ctx, run_reduce, &r, b.warmup, b.reps, &ms);
-                double ceiling = 0;
+                time_stats ts;
+                st = time_stats_ms(ctx, run_reduce, &r, b.warmup, b.reps, &ts);
+                double ms = ts.median_ms, ceiling = 0;
                 if (st == PTXKIT_SUCCESS && b.ceiling) st = ceiling_for(ctx, &ceilings, r.n * elem, &ceiling);
                 if (st != PTXKIT_SUCCESS) break;
                 double bytes = (double)r.n * (double)elem, gbs = bytes / (ms * 1e-3) / 1e9;
@@ -343,8 +280,10 @@ int bench_reduce(int argc, char **argv) {
                     snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (c->ms * 1e-3) / 1e9);
                     snprintf(speedup, sizeof speedup, "%.3f", c->ms / ms);
                 }
-                table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s", op_name_at(op), type_name_at(type), r.n,
-                           ms * 1e3, gbs, ceil_text, pct_text, cub_us, cub_gbs, speedup);
+                char spread[64], cub_cells[128] = "";
+                if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
+                table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s", op_name_at(op), type_name_at(type), r.n, ms * 1e3,
+                           gbs, ceil_text, pct_text, cub_cells, stats_cells(&ts, spread, sizeof spread));
             }
         }
     if (st != PTXKIT_SUCCESS) cli_fail("bench reduce", ctx, st);

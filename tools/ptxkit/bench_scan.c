@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "ops/scan.h"
@@ -43,145 +44,72 @@ static ptxkit_status run_scan(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     return scan_run(ctx, r->kind, r->op, r->type, r->in, r->n, r->out, &r->b->options, s, &r->b->experiment);
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit bench scan [--ops LIST|all] [--types LIST|all] [--kinds LIST|all] [--log2 LIST | --sizes LIST]\n"
-            "                         [--compare] [--reps N] [--warmup N] [--no-ceiling] [--in-place] [--offset K]\n"
-            "                         [--path auto|jit|ptx] [--block N] [--items N] [--vector N] [--load OP]\n"
-            "                         [--dynamic 0|1] [--spin NS] [--lookback M] [--min-blocks N]\n"
-            "                         [--csv|--json] [--device N]\n"
-            "Time and GB/s (n x element size read plus n written) of ptxkit_scan, and the share of\n"
-            "cuMemcpyDtoD's bandwidth on the same bytes measured in the same run. --compare also runs CUB's\n"
-            "DeviceScan (the ptxkit-cub-scan program: beside ptxkit, in ../bench, or $PTXKIT_CUB_SCAN; build it\n"
-            "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side (CUB always scans\n"
-            "aligned, separate buffers). --in-place scans the input onto itself; --offset K starts input and\n"
-            "output K elements past their allocations. --dynamic, --spin, --lookback and --min-blocks are\n"
-            "experiment switches of the kernel (tiles by ticket or by blockIdx.x; back-off of the look-back in\n"
-            "ns; tiles per lane per look-back step, 1-8; blocks per SM asked of __launch_bounds__).\n"
-            "Defaults: --ops sum --types int32,float32 --kinds exclusive --log2 10,12,...,28 (every even\n"
-            "exponent, and 25 and 27). LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32\n"
-            "int64 uint64 float32 float64; kinds: inclusive exclusive.\n");
-}
-
-/* Parses "a,b,c" of names into flags; "all" sets every one. */
-static bool parse_names(const char *list, const char *(*name_of)(int), int count, bool *flags) {
-    memset(flags, 0, (size_t)count * sizeof *flags);
-    if (strcmp(list, "all") == 0) {
-        for (int i = 0; i < count; i++) flags[i] = true;
-        return true;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = -1;
-        for (int i = 0; i < count; i++)
-            if (strcmp(tok, name_of(i)) == 0) k = i;
-        if (k < 0) {
-            fprintf(stderr, "ptxkit bench scan: unknown name '%s'\n", tok);
-            return false;
-        }
-        flags[k] = true;
-    }
-    return true;
-}
-
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
 static const char *type_name_at(int i) { return ptxkit_dtype_name((ptxkit_dtype)i); }
 static const char *kind_name_at(int i) { return ptxkit_scan_kind_name((ptxkit_scan_kind)i); }
 
-static bool parse_sizes(const char *list, bool log2, scan_bench *b) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", list);
-    b->size_count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        unsigned long long v = strtoull(tok, &end, 0);
-        if (*end || b->size_count == MAX_SIZES || (log2 && v > 40) || (!log2 && v == 0)) {
-            fprintf(stderr, "ptxkit bench scan: bad size '%s'\n", tok);
-            return false;
-        }
-        b->sizes[b->size_count++] = log2 ? (size_t)1 << v : (size_t)v;
-    }
-    return b->size_count > 0;
-}
+static const char scan_usage[] =
+    "usage: ptxkit bench scan [--ops LIST|all] [--types LIST|all] [--kinds LIST|all] [--log2 LIST | --sizes LIST]\n"
+    "                         [--compare] [--reps N] [--warmup N] [--no-ceiling] [--in-place] [--offset K]\n"
+    "                         [--path auto|jit|ptx] [--block N] [--items N] [--vector N] [--load OP]\n"
+    "                         [--dynamic 0|1] [--spin NS] [--lookback M] [--min-blocks N]\n"
+    "                         [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n";
 
-static bool parse_args(int argc, char **argv, scan_bench *b, int *exit_code) {
+static const char scan_help[] =
+    "Time and GB/s (n x element size read plus n written) of ptxkit_scan, and the share of\n"
+    "cuMemcpyDtoD's bandwidth on the same bytes measured in the same run; each row with the count of\n"
+    "timed runs and the fastest and slowest. --compare also runs CUB's\n"
+    "DeviceScan (the ptxkit-cub-scan program: beside ptxkit, in ../bench, or $PTXKIT_CUB_SCAN; build it\n"
+    "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side (CUB always scans\n"
+    "aligned, separate buffers). --in-place scans the input onto itself; --offset K starts input and\n"
+    "output K elements past their allocations. --dynamic, --spin, --lookback and --min-blocks are\n"
+    "experiment switches of the kernel (tiles by ticket or by blockIdx.x; back-off of the look-back in\n"
+    "ns; tiles per lane per look-back step, 1-8; blocks per SM asked of __launch_bounds__).\n"
+    "Defaults: --ops sum --types int32,float32 --kinds exclusive --log2 10,12,...,28 (every even\n"
+    "exponent, and 25 and 27). LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32\n"
+    "int64 uint64 float32 float64; kinds: inclusive exclusive; --sizes takes N, 2^K, or N with K/M/G.\n";
+
+/* Returns -1 to run, else the exit status. */
+static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) {
     *b = (scan_bench){.reps = 30, .warmup = 5, .ceiling = true, .experiment = SCAN_EXPERIMENT_NONE};
-    parse_names("sum", op_name_at, PTXKIT_REDUCE_OP_COUNT, b->ops);
-    parse_names("int32,float32", type_name_at, PTXKIT_DTYPE_COUNT, b->types);
-    parse_names("exclusive", kind_name_at, PTXKIT_SCAN_KIND_COUNT, b->kinds);
-    parse_sizes("10,12,14,16,18,20,22,24,25,26,27,28", true, b);
-    *exit_code = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            *exit_code = 0;
-            return false;
-        } else if (strcmp(a, "--compare") == 0) {
-            b->compare = true;
-            continue;
-        } else if (strcmp(a, "--no-ceiling") == 0) {
-            b->ceiling = false;
-            continue;
-        } else if (strcmp(a, "--in-place") == 0) {
-            b->in_place = true;
-            continue;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--ops") == 0) {
-            ok = parse_names(v, op_name_at, PTXKIT_REDUCE_OP_COUNT, b->ops);
-        } else if (strcmp(a, "--types") == 0) {
-            ok = parse_names(v, type_name_at, PTXKIT_DTYPE_COUNT, b->types);
-        } else if (strcmp(a, "--kinds") == 0) {
-            ok = parse_names(v, kind_name_at, PTXKIT_SCAN_KIND_COUNT, b->kinds);
-        } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
-            ok = parse_sizes(v, a[2] == 'l', b);
-        } else if (strcmp(a, "--reps") == 0) {
-            b->reps = atoi(v);
-            ok = b->reps >= 1 && b->reps <= 10000;
-        } else if (strcmp(a, "--warmup") == 0) {
-            b->warmup = atoi(v);
-            ok = b->warmup >= 0 && b->warmup <= 1000;
-        } else if (strcmp(a, "--offset") == 0) {
-            b->offset = atoi(v);
-            ok = b->offset >= 0 && b->offset <= 64;
-        } else if (strcmp(a, "--path") == 0) {
-            b->options.path = strcmp(v, "jit") == 0 ? PTXKIT_PATH_JIT : strcmp(v, "ptx") == 0 ? PTXKIT_PATH_PTX : PTXKIT_PATH_AUTO;
-            ok = strcmp(v, "jit") == 0 || strcmp(v, "ptx") == 0 || strcmp(v, "auto") == 0;
-        } else if (strcmp(a, "--block") == 0) {
-            b->options.block_size = atoi(v);
-        } else if (strcmp(a, "--items") == 0) {
-            b->options.items_per_thread = atoi(v);
-        } else if (strcmp(a, "--vector") == 0) {
-            b->options.vector_bytes = atoi(v);
-        } else if (strcmp(a, "--load") == 0) {
-            ok = ptxkit_load_op_parse(v, &b->options.load_op) == PTXKIT_SUCCESS;
-        } else if (strcmp(a, "--dynamic") == 0) {
-            b->experiment.dynamic_tiles = atoi(v);
-            ok = strcmp(v, "0") == 0 || strcmp(v, "1") == 0;
-        } else if (strcmp(a, "--lookback") == 0) {
-            b->experiment.lookback = atoi(v);
-            ok = b->experiment.lookback >= 1 && b->experiment.lookback <= 8;
-        } else if (strcmp(a, "--min-blocks") == 0) {
-            b->experiment.min_blocks = atoi(v);
-            ok = b->experiment.min_blocks >= 1 && b->experiment.min_blocks <= 32;
-        } else if (strcmp(a, "--spin") == 0) {
-            b->experiment.spin_ns = atoi(v);
-            ok = b->experiment.spin_ns >= 0 && b->experiment.spin_ns <= 100000;
-        } else {
-            fprintf(stderr, "ptxkit bench scan: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return false;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit bench scan: bad or missing value for %s\n", a);
-            return false;
-        }
-        i++;
-    }
-    return true;
+    b->ops[PTXKIT_REDUCE_SUM] = true;
+    b->types[PTXKIT_INT32] = b->types[PTXKIT_FLOAT32] = true;
+    b->kinds[PTXKIT_SCAN_EXCLUSIVE] = true;
+    static const int log2s[] = {10, 12, 14, 16, 18, 20, 22, 24, 25, 26, 27, 28};
+    for (size_t i = 0; i < sizeof log2s / sizeof log2s[0]; i++) b->sizes[b->size_count++] = (size_t)1 << log2s[i];
+    bool no_ceiling = false;
+    int dynamic = b->experiment.dynamic_tiles;
+    const arg_option options[] = {
+        {.name = "ops", .kind = ARG_CHOICES, .value = b->ops, .name_of = op_name_at, .name_count = PTXKIT_REDUCE_OP_COUNT},
+        {.name = "types", .kind = ARG_CHOICES, .value = b->types, .name_of = type_name_at, .name_count = PTXKIT_DTYPE_COUNT},
+        {.name = "kinds", .kind = ARG_CHOICES, .value = b->kinds, .name_of = kind_name_at,
+         .name_count = PTXKIT_SCAN_KIND_COUNT},
+        {.name = "log2", .kind = ARG_LOG2S, .value = b->sizes, .count = &b->size_count, .max = MAX_SIZES, .lo = 0, .hi = 40},
+        {.name = "sizes", .kind = ARG_SIZES, .value = b->sizes, .count = &b->size_count, .max = MAX_SIZES, .lo = 1,
+         .hi = 1LL << 40},
+        {.name = "compare", .kind = ARG_FLAG, .value = &b->compare},
+        {.name = "no-ceiling", .kind = ARG_FLAG, .value = &no_ceiling},
+        {.name = "in-place", .kind = ARG_FLAG, .value = &b->in_place},
+        {.name = "reps", .kind = ARG_INT, .value = &b->reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &b->warmup, .lo = 0, .hi = 1000},
+        {.name = "offset", .kind = ARG_INT, .value = &b->offset, .lo = 0, .hi = 64},
+        {.name = "path", .kind = ARG_PARSE, .value = &b->options.path, .parse = args_path},
+        {.name = "block", .kind = ARG_PARSE, .value = &b->options.block_size, .parse = args_block_size},
+        {.name = "items", .kind = ARG_INT, .value = &b->options.items_per_thread, .lo = 0, .hi = 64},
+        {.name = "vector", .kind = ARG_PARSE, .value = &b->options.vector_bytes, .parse = args_vector_bytes},
+        {.name = "load", .kind = ARG_PARSE, .value = &b->options.load_op, .parse = args_load_op},
+        {.name = "dynamic", .kind = ARG_INT, .value = &dynamic, .lo = 0, .hi = 1},
+        {.name = "lookback", .kind = ARG_INT, .value = &b->experiment.lookback, .lo = 1, .hi = 8},
+        {.name = "min-blocks", .kind = ARG_INT, .value = &b->experiment.min_blocks, .lo = 1, .hi = 32},
+        {.name = "spin", .kind = ARG_INT, .value = &b->experiment.spin_ns, .lo = 0, .hi = 100000},
+        {0}};
+    static const char *const exclusive[] = {"log2,sizes", NULL};
+    const arg_spec spec = {.command = "bench scan", .usage = scan_usage, .help = scan_help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options, .exclusive = exclusive};
+    int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
+    b->ceiling = !no_ceiling;
+    b->experiment.dynamic_tiles = dynamic;
+    return rc;
 }
 
 /* ---- CUB --------------------------------------------------------------- */
@@ -302,10 +230,9 @@ static ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t b
 
 int bench_scan(int argc, char **argv) {
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     scan_bench b;
-    int code;
-    if (!parse_args(argc, argv, &b, &code)) return code;
+    int rc = parse_args(argc, argv, &b, &common);
+    if (rc >= 0) return rc;
 
     cub_result *cub = NULL;
     int cub_count = 0;
@@ -332,9 +259,11 @@ int bench_scan(int argc, char **argv) {
              "the same bytes, this run; median of %d%s%s%s)",
              dev.name, b.reps, b.in_place ? "; in place" : "", b.offset ? "; offset inputs" : "",
              b.compare ? "; speedup = CUB time / ptxkit time" : "");
-    const char *headers[] = {"op",        "type",     "kind",   "n",        "time_us", "GBps",
-                             "dtod_GBps", "pct_dtod", "cub_us", "cub_GBps", "speedup"};
-    cli_table *t = table_new(title, b.compare ? 11 : 8, headers);
+    const char *headers[] = {"op",       "type",     "kind",   "n",       "time_us",   "GBps", "dtod_GBps",
+                             "pct_dtod", "cub_us", "cub_GBps", "speedup", STATS_COLUMNS};
+    const char *plain[] = {"op", "type", "kind", "n", "time_us", "GBps", "dtod_GBps", "pct_dtod", STATS_COLUMNS};
+    cli_table *t = b.compare ? table_new(title, 14, headers) : table_new(title, 11, plain);
+    table_types(t, b.compare ? "sssnnnnnnnn" STATS_TYPES : "sssnnnnn" STATS_TYPES);
     ceiling_cache ceilings = {.count = 0};
     timed_scan r = {.b = &b};
     ptxkit_dptr in_alloc = 0, out_alloc = 0;
@@ -354,9 +283,9 @@ int bench_scan(int argc, char **argv) {
                 r.out = (b.in_place ? in_alloc : out_alloc) + (ptxkit_dptr)b.offset * elem;
                 for (int s = 0; s < b.size_count && st == PTXKIT_SUCCESS; s++) {
                     r.n = b.sizes[s];
-                    float ms = 0;
-                    st = time_median_ms(ctx, run_scan, &r, b.warmup, b.reps, &ms);
-                    double ceiling = 0;
+                    time_stats ts;
+                    st = time_stats_ms(ctx, run_scan, &r, b.warmup, b.reps, &ts);
+                    double ms = ts.median_ms, ceiling = 0;
                     if (st == PTXKIT_SUCCESS && b.ceiling) st = ceiling_for(ctx, &ceilings, r.n * elem, &ceiling);
                     /* in place, the timed runs scanned scans: fresh random words for the next size */
                     if (st == PTXKIT_SUCCESS && b.in_place) st = fill_random_words(ctx, in_alloc, max_bytes, 11);
@@ -373,8 +302,11 @@ int bench_scan(int argc, char **argv) {
                         snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (c->ms * 1e-3) / 1e9);
                         snprintf(speedup, sizeof speedup, "%.3f", c->ms / ms);
                     }
-                    table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s", op_name_at(op), type_name_at(type),
-                               kind_name_at(kind), r.n, ms * 1e3, gbs, ceil_text, pct_text, cub_us, cub_gbs, speedup);
+                    char spread[64], cub_cells[128] = "";
+                    if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
+                    table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s", op_name_at(op), type_name_at(type),
+                               kind_name_at(kind), r.n, ms * 1e3, gbs, ceil_text, pct_text, cub_cells,
+                               stats_cells(&ts, spread, sizeof spread));
                 }
             }
     if (st != PTXKIT_SUCCESS) cli_fail("bench scan", ctx, st);

@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "report.h"
 #include "runtime/runtime.h"
 
 static const char user_source[] =
@@ -57,7 +59,7 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &b);
     f->setup_ms = now_ms() - t0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_copy(ctx, b, a, bytes, &o, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
@@ -91,7 +93,7 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &kernel);
     void *args[] = {&out, &value};
     if (st == PTXKIT_SUCCESS) st = ptxkit_launch(kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
@@ -123,6 +125,7 @@ static int measure(bool user, int device, startup_figures *f) {
     st = user ? first_user_kernel(ctx, f) : first_family_kernel(ctx, f);
     if (st != PTXKIT_SUCCESS)
         snprintf(f->error, sizeof f->error, "%s: %s", ptxkit_status_string(st), ptxkit_last_error(ctx));
+    report_note_device(ctx); /* after the measurement: the report's metadata */
     ptxkit_context_close(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
@@ -163,35 +166,28 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 int bench_startup(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     bool user = false;
-    long runs = 0;
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (strcmp(argv[i], "--user") == 0) {
-            user = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            runs = strtol(argv[++i], &end, 10);
-            if (runs >= 1 && runs <= 1000 && !*end) continue;
-            fprintf(stderr, "ptxkit bench startup: --runs takes 1 to 1000, not '%s'\n", argv[i]);
-            return 2;
-        }
-        {
-            bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-            fprintf(help ? stdout : stderr,
-                    "usage: ptxkit bench startup [--user] [--runs K] [--device N] [--csv|--json]\n"
-                    "From context open (excluded) to the first kernel finished, in a fresh process: a built-in\n"
-                    "family (ptxkit_copy), or with --user an application's kernel (program, kernel_get, launch,\n"
-                    "synchronize); and whether NVRTC was loaded. --runs K measures K fresh processes in turn.\n"
-                    "The figure that counts is a fresh process with a warm disk cache:\n"
-                    "  ptxkit cache --purge && ptxkit bench startup --runs 6          (run 1 compiles)\n"
-                    "  ptxkit cache --purge && ptxkit bench startup --user --runs 6\n");
-            return help ? 0 : 2;
-        }
-    }
+    int runs = 0;
+    const arg_option options[] = {{.name = "user", .kind = ARG_FLAG, .value = &user},
+                                  {.name = "runs", .kind = ARG_INT, .value = &runs, .lo = 1, .hi = 1000},
+                                  {0}};
+    const arg_spec spec = {
+        .command = "bench startup",
+        .usage = "usage: ptxkit bench startup [--user] [--runs K] [--device N] [--csv|--json] [--json FILE] [--csv FILE]\n"
+                 "                            [--md FILE]\n",
+        .help = "From context open (excluded) to the first kernel finished, in a fresh process: a built-in\n"
+                "family (ptxkit_copy), or with --user an application's kernel (program, kernel_get, launch,\n"
+                "synchronize); and whether NVRTC was loaded. --runs K measures K fresh processes in turn (a table,\n"
+                "and the median, fastest and slowest of runs 2..K). The figure that counts is a fresh process\n"
+                "with a warm disk cache:\n"
+                "  ptxkit cache --purge && ptxkit bench startup --runs 6          (run 1 compiles)\n"
+                "  ptxkit cache --purge && ptxkit bench startup --user --runs 6\n",
+        .common = ARGS_DEVICE | ARGS_TABLES,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     const char *what = user ? "user kernel (program + kernel_get + launch + synchronize)"
                             : "built-in family (ptxkit_copy, JIT path)";
     if (!runs) {
@@ -219,34 +215,44 @@ int bench_startup(int argc, char **argv) {
     }
     static startup_figures figures[1000];
     char title[256];
-    snprintf(title, sizeof title, "first kernel of a fresh process: %s, %ld processes in turn", what, runs);
+    snprintf(title, sizeof title, "first kernel of a fresh process: %s, %d processes in turn", what, runs);
     const char *headers[] = {"run", "context open ms", "to first kernel finished ms", "of which kernel call to finished ms",
                              "NVRTC loaded", "module load"};
     cli_table *t = table_new(title, 6, headers);
     table_types(t, "nnnnss");
     double warm[1000];
     int warm_count = 0, warm_nvrtc = 0;
-    for (long r = 0; r < runs; r++) {
+    for (int r = 0; r < runs; r++) {
         startup_figures *f = &figures[r];
         if (measure_in_child(user, common.device, f) != 0) {
-            fprintf(stderr, "ptxkit bench startup: run %ld: %s\n", r + 1, f->error);
+            fprintf(stderr, "ptxkit bench startup: run %d: %s\n", r + 1, f->error);
             table_free(t);
             return 1;
         }
-        table_addf(t, "%ld\t%.2f\t%.3f\t%.3f\t%s\t%s", r + 1, f->open_ms, f->first_ms, f->first_ms - f->setup_ms,
+        table_addf(t, "%d\t%.2f\t%.3f\t%.3f\t%s\t%s", r + 1, f->open_ms, f->first_ms, f->first_ms - f->setup_ms,
                    f->nvrtc_loaded ? "yes" : "no", f->module_load);
         if (r > 0) {
             warm[warm_count++] = f->first_ms;
             warm_nvrtc += f->nvrtc_loaded;
         }
     }
+    /* the children measured; the report's metadata names their GPU, asked for
+     * now that no measurement is left to disturb */
+    report_note_device_of(common.device);
     table_print(t, common.format, stdout);
     table_free(t);
-    if (warm_count && common.format == OUT_TABLE) {
+    if (warm_count) { /* the figure that counts, with its spread */
         qsort(warm, (size_t)warm_count, sizeof *warm, compare_doubles);
-        printf("runs 2..%ld (the disk cache filled by then): median %.3f ms (min %.3f, max %.3f) from context open to "
-               "first kernel finished; NVRTC loaded in %d of %d\n",
-               runs, warm[warm_count / 2], warm[0], warm[warm_count - 1], warm_nvrtc, warm_count);
+        double median = warm_count % 2 ? warm[warm_count / 2] : (warm[warm_count / 2 - 1] + warm[warm_count / 2]) / 2;
+        snprintf(title, sizeof title,
+                 "runs 2..%d (the disk cache filled by then): context open to first kernel finished, ms", runs);
+        const char *summary_headers[] = {"runs", "samples", "median_ms", "min_ms", "max_ms", "nvrtc_loaded_runs"};
+        cli_table *w = table_new(title, 6, summary_headers);
+        table_types(w, "snnnnn");
+        table_addf(w, "2..%d\t%d\t%.3f\t%.3f\t%.3f\t%d", runs, warm_count, median, warm[0], warm[warm_count - 1],
+                   warm_nvrtc);
+        table_print(w, common.format, stdout);
+        table_free(w);
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -56,9 +57,9 @@ static ptxkit_status axpy_launch(ptxkit_kernel *k, const ptxkit_config *c, size_
  * contracts a*x+y to one FMA). */
 static ptxkit_status axpy_check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     axpy_run *r = user;
-    ptxkit_status st = ptxkit_memset32(r->ctx, r->z, 0x7fc00001u, n, NULL);
+    ptxkit_status st = ptxkit_memset32_async(r->ctx, r->z, 0x7fc00001u, n, NULL);
     if (st == PTXKIT_SUCCESS) st = axpy_launch(k, c, n, NULL, r);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(r->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(r->ctx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(r->ctx, r->host_z, r->z, n * sizeof(float));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;
@@ -70,14 +71,6 @@ static ptxkit_status axpy_check(ptxkit_kernel *k, const ptxkit_config *c, size_t
 static double axpy_bytes(size_t n, void *user) {
     (void)user;
     return 12.0 * (double)n;
-}
-
-static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit bench user-tune [--log2 K] [--budget S] [--device N]\n"
-                 "Tunes an application kernel (z = a*x + y, BLOCK_SIZE x ITEMS_PER_THREAD x LOAD_OP, 210 points) at\n"
-                 "n = 2^K floats (default 24) through the public tunable API within S seconds (default 15), then\n"
-                 "searches every point, and prints the budgeted pick against the exhaustive best, re-timed together.\n"
-                 "Saves nothing to the tuning database.\n");
 }
 
 static ptxkit_status build(axpy_run *r, ptxkit_program **program, ptxkit_tunable **t) {
@@ -102,35 +95,24 @@ static ptxkit_status build(axpy_run *r, ptxkit_program **program, ptxkit_tunable
 }
 
 int bench_user_tune(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     int log2n = 24;
     double budget = 15;
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--log2") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 10 || v > 28) {
-                fprintf(stderr, "ptxkit bench user-tune: --log2 takes 10..28\n");
-                usage(stderr);
-                return 2;
-            }
-            log2n = (int)v;
-        } else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
-            budget = strtod(argv[++i], &end);
-            if (*end || !(budget > 0 && budget < 3600)) {
-                fprintf(stderr, "ptxkit bench user-tune: --budget takes seconds in (0, 3600)\n");
-                usage(stderr);
-                return 2;
-            }
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
+    const arg_option options[] = {{.name = "log2", .kind = ARG_INT, .value = &log2n, .lo = 10, .hi = 28},
+                                  {.name = "budget", .kind = ARG_SECONDS, .value = &budget, .lo = 0, .hi = 3600},
+                                  {0}};
+    const arg_spec spec = {
+        .command = "bench user-tune",
+        .usage = "usage: ptxkit bench user-tune [--log2 K] [--budget S] [--device N]\n",
+        .help = "Tunes an application kernel (z = a*x + y, BLOCK_SIZE x ITEMS_PER_THREAD x LOAD_OP, 210 points) at\n"
+                "n = 2^K floats (default 24) through the public tunable API within S seconds (default 15), then\n"
+                "searches every point, and prints the budgeted pick against the exhaustive best, re-timed together.\n"
+                "Saves nothing to the tuning database or its record.\n",
+        .common = ARGS_DEVICE,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     ptxkit_context *ctx = cli_open_context("bench user-tune", common.device);
     if (!ctx) return 1;
     axpy_run r = {.ctx = ctx, .n = (size_t)1 << log2n, .a = 1.5f};

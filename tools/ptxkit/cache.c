@@ -1,21 +1,24 @@
 /* ptxkit cache [--purge] */
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "ptxkit.h"
 #include "runtime/runtime.h"
 
 int cmd_cache(int argc, char **argv) {
-    bool purge = argc > 1 && strcmp(argv[1], "--purge") == 0;
-    if (argc > 2 || (argc == 2 && !purge)) {
-        bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: ptxkit cache [--purge]\nShows the kernel cache directory, its entries and size; --purge empties it.\n"
-                "PTXKIT_CACHE_DIR moves it, PTXKIT_CACHE=off disables it, PTXKIT_CACHE_MAX_MB caps it (default 512).\n");
-        return help ? 0 : 2;
-    }
+    bool purge = false;
+    const arg_option options[] = {{.name = "purge", .kind = ARG_FLAG, .value = &purge}, {0}};
+    const arg_spec spec = {
+        .command = "cache",
+        .usage = "usage: ptxkit cache [--purge]\n",
+        .help = "Shows the kernel cache directory, its entries and size; --purge empties it.\n"
+                "PTXKIT_CACHE_DIR moves it, PTXKIT_CACHE=off disables it, PTXKIT_CACHE_MAX_MB caps it (default 512).\n",
+        .options = options,
+    };
+    int rc = args_parse(&spec, argc, argv, NULL, NULL, NULL);
+    if (rc >= 0) return rc;
     char dir[4096];
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS) {

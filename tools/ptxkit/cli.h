@@ -23,12 +23,10 @@ typedef struct cli_common {
     const char *json_path, *csv_path, *md_path;
 } cli_common;
 
-/* Consumes the common flags from argv (compacting it); returns false and
- * prints a one-line error on a malformed flag. --json and --csv take a
- * FILE when the next argument is - or a path (holds '.' or '/'), or as
- * --json=FILE; alone they print the table to standard output. --md FILE
- * always takes one. Two flags for standard output conflict. */
-bool cli_parse_common(int *argc, char **argv, cli_common *common);
+/* Filled by args_parse (args.h): --json and --csv take a FILE when the next
+ * argument is - or a path (holds '.' or '/'), or as --json=FILE; alone they
+ * print the table to standard output. --md FILE always takes one. Two
+ * flags for standard output conflict. */
 
 /* Checked argument parsing, done before any GPU is opened so that a usage
  * error exits 2 on every machine. The whole text must be the value: no
@@ -52,11 +50,13 @@ ptxkit_context *cli_open_context(const char *command, int device);
 
 /* A table of text cells printed as aligned text, CSV, JSON or Markdown.
  * A column may declare its type (table_types): 'n' a number (JSON number,
- * null where the cell is no finite number), 's' a string. Undeclared
- * columns are numbers where the cell is a JSON number, else strings. */
+ * null where the cell is no finite number), 's' a string, 'c' a
+ * configuration "NAME=VALUE ..." (a JSON object of its parameters, numbers
+ * where they are; a parameter at "-" left out). Undeclared columns are
+ * numbers where the cell is a JSON number, else strings. */
 typedef struct cli_table cli_table;
 cli_table *table_new(const char *title, int columns, const char *const *headers);
-void table_types(cli_table *t, const char *types);  /* 'n', 's' or '-' (undeclared) per column */
+void table_types(cli_table *t, const char *types);  /* 'n', 's', 'c' or '-' (undeclared) per column */
 void table_add(cli_table *t, ...);          /* exactly `columns` const char * cells */
 void table_addf(cli_table *t, const char *fmt, ...); /* one row; cells separated by '\t' */
 /* Prints to out, and keeps a copy for the report files when asked for. */
@@ -72,17 +72,34 @@ struct cJSON *table_to_json(const cli_table *t, bool columns);
 /* For report.c: keeps a copy of t for the report files. */
 void report_keep_table(const cli_table *t);
 
+/* What a timed row reports beside its median: how many timed runs, and the
+ * fastest and the slowest (nvbench's samples and spread). */
+typedef struct time_stats {
+    int samples;
+    double min_ms, median_ms, max_ms;
+} time_stats;
+
+/* The spread columns every benchmark table ends with, typed "nnn", and
+ * their cells for table_addf ("\t<samples>\t<min_us>\t<max_us>"; "\t-\t-\t-"
+ * for a row that is not timed, such as an unsupported step). */
+#define STATS_COLUMNS "samples", "min_us", "max_us"
+#define STATS_TYPES "nnn"
+const char *stats_cells(const time_stats *s, char *buf, size_t size);
+
 /* Times fn with events on one stream: `warmup` untimed calls, then `reps`
  * timed calls each between its own pair of events; *median_ms receives the
- * median. fn returns a status; a failure stops timing and is returned. */
+ * median (and *stats, when given, the count, fastest and slowest). fn
+ * returns a status; a failure stops timing and is returned. */
 typedef ptxkit_status (*timed_fn)(ptxkit_context *ctx, ptxkit_stream *stream, void *arg);
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps,
                              float *median_ms);
+ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats);
 
 /* Ceilings measured in the same run, counting bytes moved:
  * cuMemcpyDtoD of `bytes` (read + written), and a streaming int4 read of
- * `bytes` whose result is written out (read only). */
+ * `bytes` whose result is written out (read only). stats may be NULL. */
 ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
+ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats);
 ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 
 /* Fills device memory with pseudo-random 32-bit words (never zeros). */

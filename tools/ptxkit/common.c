@@ -17,82 +17,6 @@
 
 bool cli_is_tty(void) { return isatty(STDOUT_FILENO) != 0; }
 
-static bool common_usage_error(void) {
-    fprintf(stderr, "usage: ptxkit COMMAND [--device N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--svg FILE]"
-                    " [OPTIONS] (ptxkit COMMAND --help describes a command's options)\n");
-    return false;
-}
-
-/* The value of --json / --csv: a FILE when the next argument is - or names a
- * path, so that `tune --json reduce` keeps meaning the family. */
-static bool looks_like_path(const char *s) {
-    return strcmp(s, "-") == 0 || (s[0] && s[0] != '-' && strpbrk(s, "./") != NULL);
-}
-
-bool cli_parse_common(int *argc, char **argv, cli_common *common) {
-    common->device = 0;
-    common->format = OUT_TABLE;
-    common->svg_path = NULL;
-    common->json_path = common->csv_path = common->md_path = NULL;
-    int out = 1, stdout_users = 0;
-    for (int i = 1; i < *argc; i++) {
-        const char *a = argv[i];
-        const char **path = strncmp(a, "--json", 6) == 0 ? &common->json_path
-                            : strncmp(a, "--csv", 5) == 0 ? &common->csv_path
-                            : strncmp(a, "--md", 4) == 0  ? &common->md_path
-                                                          : NULL;
-        const char *flag_end = path ? a + (a[2] == 'j' ? 6 : a[2] == 'c' ? 5 : 4) : NULL;
-        if (path && (*flag_end == 0 || *flag_end == '=')) {
-            const char *value = NULL;
-            if (*flag_end == '=') value = flag_end + 1;
-            else if (i + 1 < *argc && (a[2] == 'm' || looks_like_path(argv[i + 1]))) value = argv[++i];
-            if ((value && !*value) || (!value && a[2] == 'm')) {
-                fprintf(stderr, "ptxkit: %.6s needs a FILE (- for standard output)\n", a);
-                return common_usage_error();
-            }
-            bool twice = value ? *path != NULL : common->format != OUT_TABLE && common->format != OUT_NONE &&
-                                                     (common->format == OUT_CSV) == (a[2] == 'c');
-            if (twice) {
-                fprintf(stderr, "ptxkit: %.6s given twice\n", a);
-                return common_usage_error();
-            }
-            if (!value || strcmp(value, "-") == 0) stdout_users++;
-            if (stdout_users > 1) {
-                fprintf(stderr, "ptxkit: standard output can hold one of --csv, --json, --md -\n");
-                return common_usage_error();
-            }
-            if (value) {
-                *path = value;
-                if (strcmp(value, "-") == 0) common->format = OUT_NONE;
-            } else {
-                common->format = a[2] == 'c' ? OUT_CSV : OUT_JSON;
-            }
-        } else if (strcmp(a, "--device") == 0 || strcmp(a, "--svg") == 0) {
-            if (i + 1 >= *argc) {
-                fprintf(stderr, "ptxkit: %s needs a value\n", a);
-                return common_usage_error();
-            }
-            if (a[2] == 'd') {
-                char *end;
-                long d = strtol(argv[++i], &end, 10);
-                if (*end || d < 0 || d > 1024) {
-                    fprintf(stderr, "ptxkit: --device takes a GPU number, not '%s'\n", argv[i]);
-                    return common_usage_error();
-                }
-                common->device = (int)d;
-            } else {
-                common->svg_path = argv[++i];
-            }
-        } else {
-            argv[out++] = argv[i];
-        }
-    }
-    *argc = out;
-    argv[out] = NULL;
-    report_set_paths(common->json_path, common->csv_path, common->md_path);
-    return true;
-}
-
 /* ---- argument values ---- */
 
 bool cli_parse_long(const char *text, long lo, long hi, long *out) {
@@ -188,7 +112,7 @@ struct cli_table {
 };
 
 void table_types(cli_table *t, const char *types) {
-    if (!t || !types || (int)strlen(types) != t->columns || strspn(types, "ns-") != strlen(types)) return;
+    if (!t || !types || (int)strlen(types) != t->columns || strspn(types, "nsc-") != strlen(types)) return;
     free(t->types);
     t->types = strdup(types);
 }
@@ -286,9 +210,28 @@ static bool is_json_number(const char *s) {
 
 static char column_type(const cli_table *t, int c) { return t->types && t->types[c] != '-' ? t->types[c] : 0; }
 
+/* "block=512 items=8 vec=- load=nc" as {"block": 512, "items": 8, "load": "nc"}:
+ * a parameter at "-" (the built-in default) is left out, so "built-in
+ * defaults", which names none, is {}. */
+static cJSON *config_json(const char *cell) {
+    cJSON *o = cJSON_CreateObject();
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", cell);
+    for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || strcmp(eq + 1, "-") == 0 || cJSON_GetObjectItemCaseSensitive(o, tok)) continue;
+        *eq = 0;
+        const char *v = eq + 1;
+        double x = is_json_number(v) ? strtod(v, NULL) : NAN;
+        cJSON_AddItemToObject(o, tok, isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateString(v));
+    }
+    return o;
+}
+
 static cJSON *cell_json(const cli_table *t, int c, const char *cell) {
     char type = column_type(t, c);
     if (type == 's') return cJSON_CreateString(cell);
+    if (type == 'c') return config_json(cell);
     if (type == 'n' && cell[0] == '+' && cell[1] != '-') cell++; /* %+f: a signed difference */
     if (is_json_number(cell)) {
         double v = strtod(cell, NULL);
@@ -310,7 +253,7 @@ struct cJSON *table_to_json(const cli_table *t, bool columns) {
                 number = t->rows > 1;
                 for (int r = 1; r < t->rows && number; r++) number = is_json_number(t->cells[(size_t)r * t->columns + c]);
             }
-            cJSON_AddStringToObject(col, "type", number ? "number" : "string");
+            cJSON_AddStringToObject(col, "type", column_type(t, c) == 'c' ? "object" : number ? "number" : "string");
             cJSON_AddItemToArray(cols, col);
         }
     }
@@ -408,7 +351,20 @@ static int compare_float(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+const char *stats_cells(const time_stats *s, char *buf, size_t size) {
+    if (!s || s->samples < 1) snprintf(buf, size, "\t-\t-\t-");
+    else snprintf(buf, size, "\t%d\t%.2f\t%.2f", s->samples, s->min_ms * 1e3, s->max_ms * 1e3);
+    return buf;
+}
+
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *median_ms) {
+    time_stats s;
+    ptxkit_status st = time_stats_ms(ctx, fn, arg, warmup, reps, &s);
+    if (st == PTXKIT_SUCCESS) *median_ms = (float)s.median_ms;
+    return st;
+}
+
+ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats) {
     if (reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
     ptxkit_stream *stream = NULL;
     ptxkit_status st = ptxkit_stream_create(ctx, &stream);
@@ -429,7 +385,10 @@ ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int wa
     for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) st = ptxkit_event_elapsed_ms(ctx, events[i], events[i + 1], &times[i]);
     if (st == PTXKIT_SUCCESS) {
         qsort(times, (size_t)reps, sizeof *times, compare_float);
-        *median_ms = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);
+        stats->samples = reps;
+        stats->min_ms = times[0];
+        stats->max_ms = times[reps - 1];
+        stats->median_ms = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);
     }
     for (int i = 0; events && i <= reps; i++) ptxkit_event_destroy(ctx, events[i]);
     free(events);
@@ -451,13 +410,18 @@ static ptxkit_status run_dtod(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
 }
 
 ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
+    return measure_dtod_stats(ctx, bytes, gbs, NULL);
+}
+
+ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats) {
     copy_arg a = {0, 0, bytes};
     ptxkit_status st = ptxkit_malloc(ctx, bytes, &a.src);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.dst);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 7);
-    float ms = 0;
-    if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_dtod, &a, 3, 20, &ms);
-    if (st == PTXKIT_SUCCESS) *gbs = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+    time_stats s = {0};
+    if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_dtod, &a, 3, 20, &s);
+    if (st == PTXKIT_SUCCESS) *gbs = 2.0 * (double)bytes / (s.median_ms * 1e-3) / 1e9;
+    if (st == PTXKIT_SUCCESS && stats) *stats = s;
     if (st == PTXKIT_SUCCESS) report_note_ceiling("dtod", bytes, *gbs);
     ptxkit_free(ctx, a.src);
     ptxkit_free(ctx, a.dst);
@@ -520,7 +484,7 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, NULL, args);
     context_leave(ctx);
-    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
+    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
 }

@@ -7,32 +7,41 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "compile_space.h"
 #include "runtime/runtime.h"
 
 #define MAX_HEADERS 32
 #define MAX_OPTIONS 16
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit compile FAMILY [-D NAME=VALUE]... [--option OPT]... [--arch sm_XY] [--ptx | --resources]\n"
-            "       ptxkit compile FILE.cu [-D NAME[=VALUE]]... [--entry EXPR] [--header NAME=PATH]...\n"
-            "                      [--option OPT]... [--arch sm_XY] [--ptx | --resources]\n"
-            "Compiles with NVRTC and prints the PTX (default, or --ptx), or with --resources compiles CUBIN and\n"
-            "prints each kernel's registers, shared memory and spills. --arch defaults to the GPU's own\n"
-            "architecture, or sm_90 when there is no GPU.\n"
-            "FAMILY is a kernel family embedded in the library (cu_sources/FAMILY.cu). FILE is your own CUDA C++:\n"
-            "any argument ending in .cu or .cuh or naming a file. It may include <ptxkit/load.cuh>,\n"
-            "<ptxkit/load_hint.cuh> and <ptxkit/warp.cuh>.\n"
-            "  --entry EXPR, --name-expression EXPR\n"
-            "                     the kernel to compile: an extern \"C\" name or a C++ name expression such as\n"
-            "                     'scale<256, float>'; the PTX then starts with a comment giving its lowered\n"
-            "                     name. Without it, every extern \"C\" kernel of the file.\n"
-            "  --header NAME=PATH the file PATH is the header the source includes as \"NAME\" (PATH alone:\n"
-            "                     NAME is its file name)\n"
-            "  --option OPT       an NVRTC option (-use_fast_math, -lineinfo, -maxrregcount=64)\n"
-            "families:");
+static const char compile_usage[] =
+    "usage: ptxkit compile FAMILY [-D NAME=VALUE]... [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources] [--strict]\n"
+    "       ptxkit compile FILE.cu [-D NAME[=VALUE]]... [--entry EXPR] [--header NAME=PATH]...\n"
+    "                      [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources]\n";
+
+static const char compile_help[] =
+    "Compiles with NVRTC and prints the PTX (default, or --ptx), or with --resources compiles CUBIN and\n"
+    "prints each kernel's registers, shared memory and spills. --arch defaults to the GPU's own\n"
+    "architecture, or sm_90 when there is no GPU.\n"
+    "FAMILY is a kernel family embedded in the library (listed below). FILE is your own CUDA C++:\n"
+    "any argument ending in .cu or .cuh or naming a file. It may include <ptxkit/load.cuh>,\n"
+    "<ptxkit/load_hint.cuh> and <ptxkit/warp.cuh>.\n"
+    "  -D NAME=VALUE      a define; for a FAMILY, one its source never reads, or a value outside the\n"
+    "                     parameter space it declares for the tuner (BLOCK_SIZE, UNROLL, VEC_UNROLL,\n"
+    "                     VEC_BYTES, LOAD_OP), is a warning\n"
+    "  --strict           makes those warnings usage errors (exit 2)\n"
+    "  --entry EXPR, --name-expression EXPR\n"
+    "                     the kernel to compile: an extern \"C\" name or a C++ name expression such as\n"
+    "                     'scale<256, float>'; the PTX then starts with a comment giving its lowered\n"
+    "                     name. Without it, every extern \"C\" kernel of the file.\n"
+    "  --header NAME=PATH the file PATH is the header the source includes as \"NAME\" (PATH alone:\n"
+    "                     NAME is its file name)\n"
+    "  --option OPT       an NVRTC option (-use_fast_math, -lineinfo, -maxrregcount=64)\n";
+
+static void list_families(FILE *out) {
+    fprintf(out, "families:");
     size_t count;
     const embedded_file *files = embedded_all(&count);
     for (size_t i = 0; i < count; i++) {
@@ -58,14 +67,39 @@ static bool is_user_file(const char *arg) {
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* sm_XY, compute_XY or XY; range-checked before the cast */
-static int parse_arch(const char *text) {
+/* sm_XY, compute_XY or XY, each with an optional "a" (the architecture-
+ * specific feature set, sm_90 on); range-checked before the cast */
+static bool parse_arch(const char *text, void *value, char *why, size_t why_size) {
     const char *v = text;
     if (strncmp(v, "sm_", 3) == 0 || strncmp(v, "compute_", 8) == 0) v = strchr(v, '_') + 1;
     char *end;
     errno = 0;
-    long arch = strtol(v, &end, 10);
-    return end == v || *end || errno || arch < 30 || arch > 200 ? 0 : (int)arch;
+    long arch = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : 0;
+    bool specific = arch && !errno && *end == 'a';
+    if (specific) end++;
+    if (arch >= 30 && arch <= 200 && !errno && !*end && (!specific || arch >= 90)) {
+        *(int *)value = (int)arch | (specific ? PTXKIT_ARCH_SPECIFIC : 0);
+        return true;
+    }
+    snprintf(why, why_size, "takes sm_XY, compute_XY or XY (30 to 200), or sm_XYa from sm_90a on");
+    return false;
+}
+
+/* "90" or "90a", as the user wrote it */
+static const char *arch_text(int arch, char *buf, size_t size) {
+    snprintf(buf, size, "%d%s", arch & ~PTXKIT_ARCH_SPECIFIC, arch & PTXKIT_ARCH_SPECIFIC ? "a" : "");
+    return buf;
+}
+
+/* NAME or NAME=VALUE with NAME an identifier: what NVRTC's -D takes */
+static bool check_define(const char *d, void *value, char *why, size_t why_size) {
+    (void)value;
+    size_t name = strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+    if (name > 0 && !(d[0] >= '0' && d[0] <= '9') && (d[name] == 0 || (d[name] == '=' && cli_parse_define(d))))
+        return true;
+    snprintf(why, why_size, "takes NAME or NAME=VALUE (NAME an identifier, VALUE printable, at most %d characters)",
+             CLI_DEFINE_MAX);
+    return false;
 }
 
 static int default_arch(void) {
@@ -111,84 +145,7 @@ typedef struct compile_args {
     bool resources;
 } compile_args;
 
-/* 0 when parsed, else the exit code (0 after --help is 'done'; -1). */
-static int parse(int argc, char **argv, compile_args *a) {
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return -1;
-        } else if (strcmp(arg, "--ptx") == 0) {
-            a->resources = false;
-        } else if (strcmp(arg, "--resources") == 0) {
-            a->resources = true;
-        } else if (strcmp(arg, "--arch") == 0 && value) {
-            if ((a->arch = parse_arch(value)) == 0) {
-                fprintf(stderr, "ptxkit compile: --arch takes sm_XY, not '%s'\n", value);
-                usage(stderr);
-                return 2;
-            }
-            i++;
-        } else if ((strcmp(arg, "--entry") == 0 || strcmp(arg, "--name-expression") == 0) && value) {
-            if (a->entry) {
-                fprintf(stderr, "ptxkit compile: one --entry at a time\n");
-                usage(stderr);
-                return 2;
-            }
-            a->entry = value;
-            i++;
-        } else if (strcmp(arg, "--header") == 0 && value) {
-            if (a->header_count == MAX_HEADERS) {
-                fprintf(stderr, "ptxkit compile: at most %d --header\n", MAX_HEADERS);
-                usage(stderr);
-                return 2;
-            }
-            a->header_specs[a->header_count++] = value;
-            i++;
-        } else if (strcmp(arg, "--option") == 0 && value) {
-            if (a->option_count == MAX_OPTIONS) {
-                fprintf(stderr, "ptxkit compile: at most %d --option\n", MAX_OPTIONS);
-                usage(stderr);
-                return 2;
-            }
-            a->options[a->option_count++] = value;
-            i++;
-        } else if (strncmp(arg, "-D", 2) == 0) {
-            const char *d = arg[2] ? arg + 2 : value;
-            if (!arg[2]) i++;
-            /* NAME or NAME=VALUE with NAME an identifier: what NVRTC's -D takes */
-            size_t name = d ? strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") : 0;
-            bool ok = d && name > 0 && !(d[0] >= '0' && d[0] <= '9') &&
-                      (d[name] == 0 || (d[name] == '=' && cli_parse_define(d)));
-            if (!ok || a->define_count == PTXKIT_MAX_KERNEL_DEFINES) {
-                fprintf(stderr, "ptxkit compile: -D takes NAME or NAME=VALUE (NAME an identifier; at most %d), not '%s'\n",
-                        PTXKIT_MAX_KERNEL_DEFINES, d ? d : "");
-                usage(stderr);
-                return 2;
-            }
-            a->defines[a->define_count++] = d;
-        } else if (arg[0] != '-' && !a->target) {
-            a->target = arg;
-        } else {
-            fprintf(stderr, "ptxkit compile: unexpected argument '%s'\n", arg);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!a->target) {
-        usage(stderr);
-        return 2;
-    }
-    return 0;
-}
-
 static int compile_embedded_family(const compile_args *a) {
-    if (a->entry || a->header_count) {
-        fprintf(stderr, "ptxkit compile: --entry and --header are for your own files, not family %s\n", a->target);
-        usage(stderr);
-        return 2;
-    }
     const char *options[MAX_OPTIONS + 1];
     int count = 0;
     for (int i = 0; i < a->option_count; i++) options[count++] = a->options[i];
@@ -200,9 +157,10 @@ static int compile_embedded_family(const compile_args *a) {
         fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
         return 1;
     }
+    char arch[16];
     if (a->resources)
-        printf("%s for sm_%d: CUBIN of %zu bytes in %.1f ms\n%s", a->target, a->arch, out.size, out.compile_ms,
-               out.log ? out.log : "(NVRTC gave no resource report)\n");
+        printf("%s for sm_%s: CUBIN of %zu bytes in %.1f ms\n%s", a->target, arch_text(a->arch, arch, sizeof arch),
+               out.size, out.compile_ms, out.log ? out.log : "(NVRTC gave no resource report)\n");
     else
         fwrite(out.image, 1, out.size, stdout);
     compile_output_free(&out);
@@ -257,7 +215,7 @@ static int compile_user_file(const compile_args *a) {
         const char *slash = strrchr(path, '/');
         int len = eq ? (int)(eq - spec) : (int)strlen(slash ? slash + 1 : path);
         if (len <= 0 || len >= (int)sizeof names[i] || !*path) {
-            fprintf(stderr, "ptxkit compile: --header takes NAME=PATH or PATH, not '%s'\n", spec);
+            fprintf(stderr, "ptxkit compile: --header takes NAME=PATH or PATH, not '%s'\n%s", spec, compile_usage);
             code = 2;
             break;
         }
@@ -278,7 +236,7 @@ static int compile_user_file(const compile_args *a) {
     /* options the library refuses (an architecture) are usage errors */
     if (!code && st == PTXKIT_SUCCESS &&
         (st = ptxkit_program_add_options(program, options, option_count)) == PTXKIT_ERROR_INVALID_ARGUMENT) {
-        fprintf(stderr, "ptxkit compile: %s (use --arch)\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit compile: %s (use --arch)\n%s", ptxkit_last_error(NULL), compile_usage);
         code = 2;
     }
     if (!code && st == PTXKIT_SUCCESS)
@@ -296,7 +254,8 @@ static int compile_user_file(const compile_args *a) {
         if (a->entry) snprintf(what, sizeof what, "%s, entry %s (%s)", a->target, a->entry, compiled.lowered_name);
         else snprintf(what, sizeof what, "%s", a->target);
         if (a->resources) {
-            printf("%s for sm_%d: %s of %zu bytes in %.1f ms\n%s", what, a->arch,
+            char arch[16];
+            printf("%s for sm_%s: %s of %zu bytes in %.1f ms\n%s", what, arch_text(a->arch, arch, sizeof arch),
                    (a->entry ? compiled.is_cubin : whole.is_cubin) ? "CUBIN" : "PTX", size,
                    a->entry ? compiled.compile_ms : whole.compile_ms, log ? log : "(NVRTC gave no resource report)\n");
         } else {
@@ -315,8 +274,52 @@ static int compile_user_file(const compile_args *a) {
 int cmd_compile(int argc, char **argv) {
     static compile_args a;
     memset(&a, 0, sizeof a);
-    int code = parse(argc, argv, &a);
-    if (code) return code < 0 ? 0 : code;
+    const char *name_expression = NULL;
+    bool ptx = false, strict = false;
+    const arg_option options[] = {
+        {.name = "define", .short_name = 'D', .kind = ARG_TEXTS, .value = a.defines, .count = &a.define_count,
+         .max = PTXKIT_MAX_KERNEL_DEFINES, .parse = check_define},
+        {.name = "option", .kind = ARG_TEXTS, .value = a.options, .count = &a.option_count, .max = MAX_OPTIONS},
+        {.name = "header", .kind = ARG_TEXTS, .value = a.header_specs, .count = &a.header_count, .max = MAX_HEADERS},
+        {.name = "entry", .kind = ARG_TEXT, .value = &a.entry},
+        {.name = "name-expression", .kind = ARG_TEXT, .value = &name_expression},
+        {.name = "arch", .kind = ARG_PARSE, .value = &a.arch, .parse = parse_arch},
+        {.name = "ptx", .kind = ARG_FLAG, .value = &ptx},
+        {.name = "resources", .kind = ARG_FLAG, .value = &a.resources},
+        {.name = "strict", .kind = ARG_FLAG, .value = &strict},
+        {0}};
+    static const char *const exclusive[] = {"ptx,resources", "entry,name-expression", NULL};
+    const arg_spec spec = {.command = "compile", .usage = compile_usage, .help = compile_help,
+                           .more_help = list_families, .options = options, .operands = "a FAMILY or a FILE.cu",
+                           .min_operands = 1, .max_operands = 1, .exclusive = exclusive};
+    char **operands;
+    int rc = args_parse(&spec, argc, argv, NULL, &operands, NULL);
+    if (rc >= 0) return rc;
+    a.target = operands[0];
+    if (name_expression) a.entry = name_expression;
+    if (is_user_file(a.target)) {
+        if (strict) return args_error(&spec, "--strict checks a FAMILY's defines, not your own file's");
+        if (!a.arch) a.arch = default_arch();
+        return compile_user_file(&a);
+    }
+    char source[256];
+    snprintf(source, sizeof source, "%s.cu", a.target);
+    if (!embedded_find(source)) {
+        char names[1024] = "";
+        size_t count;
+        const embedded_file *files = embedded_all(&count);
+        for (size_t i = 0; i < count; i++) {
+            size_t len = strlen(files[i].name);
+            if (len > 3 && strcmp(files[i].name + len - 3, ".cu") == 0 && strlen(names) + len < sizeof names)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.*s", names[0] ? ", " : "",
+                         (int)(len - 3), files[i].name);
+        }
+        return args_error(&spec, "no kernel family '%s' and no file of that name (families: %s)", a.target, names);
+    }
+    if (a.entry || a.header_count)
+        return args_error(&spec, "--entry and --header are for your own files, not family %s", a.target);
+    if (!compile_check_defines(a.target, a.defines, a.define_count, strict))
+        return args_error(&spec, "--strict: the defines above are not in family %s's space", a.target);
     if (!a.arch) a.arch = default_arch();
-    return is_user_file(a.target) ? compile_user_file(&a) : compile_embedded_family(&a);
+    return compile_embedded_family(&a);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
@@ -36,33 +37,21 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     return ptxkit_gemm_ladder(ctx, r->step, r->n, r->n, r->n, r->a, r->b, r->c, s);
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit gemm-ladder [--size N] [--steps LIST] [--reps N] [--warmup N] [--csv|--json] [--device N]\n"
-            "The matrix-multiply ladder on this GPU, float32 C = A B of N x N matrices (default 4096; steps 4-8\n"
-            "need a multiple of 128): 1 naive (one thread per element of C), 2 and 3 shared-memory tiles of\n"
-            "TILE_WIDTH 16 and 32, 4 register blocking (8 x 8 per thread of a 128 x 128 block tile), 5 the same\n"
-            "with 16-byte loads and A transposed in shared memory, 6 warp tiling, 7 cp.async double buffering,\n"
-            "8 ptxkit_gemm (tuned or built-in configuration). Each step: time (median of --reps, default 5 for\n"
-            "steps 1-3 and 20 after), TFLOP/s, speedup over step 1 and over the step before, the global bytes it\n"
-            "reads per FMA (the lecture's G80 arithmetic: the naive kernel 8, a TILE_WIDTH tile 8 / TILE_WIDTH,\n"
-            "a 128 x 128 block tile 1/16) and the bandwidth that takes at its FMA rate, next to this GPU's\n"
-            "memory bandwidth; its largest difference from ptxkit_gemm's C (relative to max |C|); and the\n"
-            "GPU's FP32 peak (SM clock x SMs x 128 FP32 lanes x 2).\n");
-}
+static const char ladder_usage[] =
+    "usage: ptxkit gemm-ladder [--size N] [--steps LIST] [--reps N] [--warmup N] [--csv|--json] [--json FILE]\n"
+    "                          [--csv FILE] [--md FILE] [--device N]\n";
 
-static bool parse_steps(const char *text, bool *steps) {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", text);
-    memset(steps, 0, (PRODUCTION_STEP + 1) * sizeof *steps);
-    bool any = false;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (!cli_parse_long(tok, 1, PRODUCTION_STEP, &v)) return false;
-        steps[v] = any = true;
-    }
-    return any;
-}
+static const char ladder_help[] =
+    "The matrix-multiply ladder on this GPU, float32 C = A B of N x N matrices (default 4096; steps 4-8\n"
+    "need a multiple of 128): 1 naive (one thread per element of C), 2 and 3 shared-memory tiles of\n"
+    "TILE_WIDTH 16 and 32, 4 register blocking (8 x 8 per thread of a 128 x 128 block tile), 5 the same\n"
+    "with 16-byte loads and A transposed in shared memory, 6 warp tiling, 7 cp.async double buffering,\n"
+    "8 ptxkit_gemm (tuned or built-in configuration). Each step: time (median of --reps, default 5 for\n"
+    "steps 1-3 and 20 after), TFLOP/s, speedup over step 1 and over the step before, the global bytes it\n"
+    "reads per FMA (the lecture's G80 arithmetic: the naive kernel 8, a TILE_WIDTH tile 8 / TILE_WIDTH,\n"
+    "a 128 x 128 block tile 1/16) and the bandwidth that takes at its FMA rate, next to this GPU's\n"
+    "memory bandwidth; its largest difference from ptxkit_gemm's C (relative to max |C|); the count of\n"
+    "timed runs and the fastest and slowest; and the GPU's FP32 peak (SM clock x SMs x 128 FP32 lanes x 2).\n";
 
 static double max_difference(const float *x, const float *y, size_t count) {
     double diff = 0, scale = 0;
@@ -75,40 +64,23 @@ static double max_difference(const float *x, const float *y, size_t count) {
 }
 
 int cmd_gemm_ladder(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     size_t n = 4096;
-    int reps = 0, warmup = 2;
+    int reps = 0, warmup = 2, step_list[PRODUCTION_STEP], step_count = 0;
+    const arg_option options[] = {
+        {.name = "size", .kind = ARG_SIZE, .value = &n, .lo = 1, .hi = 1 << 16},
+        {.name = "steps", .kind = ARG_INTS, .value = step_list, .count = &step_count, .max = PRODUCTION_STEP, .lo = 1,
+         .hi = PRODUCTION_STEP},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
+        {0}};
+    const arg_spec spec = {.command = "gemm-ladder", .usage = ladder_usage, .help = ladder_help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     bool steps[PRODUCTION_STEP + 1];
-    for (int s = 0; s <= PRODUCTION_STEP; s++) steps[s] = s > 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--size") == 0) {
-            ok = cli_arg_size("gemm-ladder", a, v, 1, (size_t)1 << 16, &n);
-        } else if (strcmp(a, "--steps") == 0) {
-            ok = parse_steps(v, steps);
-        } else if (strcmp(a, "--reps") == 0) {
-            ok = cli_arg_int("gemm-ladder", a, v, 1, 10000, &reps);
-        } else if (strcmp(a, "--warmup") == 0) {
-            ok = cli_arg_int("gemm-ladder", a, v, 0, 1000, &warmup);
-        } else {
-            fprintf(stderr, "ptxkit gemm-ladder: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit gemm-ladder: bad or missing value for %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-        i++;
-    }
+    for (int s = 0; s <= PRODUCTION_STEP; s++) steps[s] = s > 0 && step_count == 0;
+    for (int i = 0; i < step_count; i++) steps[step_list[i]] = true;
     ptxkit_context *ctx = cli_open_context("gemm-ladder", common.device);
     if (!ctx) return 1;
     size_t count = n * n, bytes = count * 4;
@@ -138,22 +110,26 @@ int cmd_gemm_ladder(int argc, char **argv) {
              "memory %.0f GB/s; G80: %.1f GB/s / 8 bytes per FMA = %.1f GFLOPS for the naive kernel, measured ~%.0f)",
              ctx->info.name, n, n, n, peak.clock_khz / 1e3, peak.sm_count, peak.tflops, dram, G80_GBPS,
              2 * G80_GBPS / 8, G80_NAIVE_MEASURED_GFLOPS);
-    const char *headers[] = {"step", "kernel", "time_ms", "TFLOPs", "pct_peak", "speedup_vs_1", "speedup_vs_prev",
-                             "bytes_per_fma", "needs_GBps", "needs_pct_dram", "max_diff"};
-    cli_table *t = table_new(title, 11, headers);
-    table_types(t, "nsnnnnnnnnn");
+    const char *headers[] = {"step",          "kernel",     "time_ms",        "TFLOPs",   "pct_peak",
+                             "speedup_vs_1",  "speedup_vs_prev", "bytes_per_fma", "needs_GBps", "needs_pct_dram",
+                             "max_diff",      STATS_COLUMNS};
+    cli_table *t = table_new(title, 14, headers);
+    table_types(t, "nsnnnnnnnnn" STATS_TYPES);
     double first_ms = 0, prev_ms = 0;
     for (int s = 1; st == PTXKIT_SUCCESS && s <= PRODUCTION_STEP; s++) {
         if (!steps[s]) continue;
         const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : gemm_ladder_step_name(s);
         if (s >= 4 && n % 128) {
-            table_addf(t, "%d\t%s\t-\t-\t-\t-\t-\t-\t-\t-\tneeds N a multiple of 128", s, name);
+            fprintf(stderr, "ptxkit gemm-ladder: step %d needs N a multiple of 128 (N is %zu)\n", s, n);
+            char none[32];
+            table_addf(t, "%d\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-%s", s, name, stats_cells(NULL, none, sizeof none));
             continue;
         }
         r.step = s;
-        float ms = 0;
-        st = ptxkit_memset32(ctx, r.c, 0x7fc00000u, count, NULL); /* NaN: a skipped element shows */
-        if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_step, &r, warmup, reps ? reps : s <= 3 ? 5 : 20, &ms);
+        time_stats ts = {0};
+        st = ptxkit_memset32_async(ctx, r.c, 0x7fc00000u, count, NULL); /* NaN: a skipped element shows */
+        if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_step, &r, warmup, reps ? reps : s <= 3 ? 5 : 20, &ts);
+        double ms = ts.median_ms;
         if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_c, r.c, bytes);
         if (st != PTXKIT_SUCCESS) break;
         double tf = 2.0 * (double)n * n * n / (ms * 1e-3) / 1e12;
@@ -167,9 +143,11 @@ int cmd_gemm_ladder(int argc, char **argv) {
             snprintf(need, sizeof need, "%.0f", needs);
             if (dram > 0) snprintf(need_pct, sizeof need_pct, "%.0f", 100.0 * needs / dram);
         }
-        table_addf(t, "%d\t%s\t%.3f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%.2e", s, name, ms, tf,
+        char spread[96];
+        table_addf(t, "%d\t%s\t%.3f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%.2e%s", s, name, ms, tf,
                    peak.tflops > 0 ? 100.0 * tf / peak.tflops : 0, first_ms / ms,
-                   vs_prev, per, need, need_pct, max_difference(host_c, host_ref, count));
+                   vs_prev, per, need, need_pct, max_difference(host_c, host_ref, count),
+                   stats_cells(&ts, spread, sizeof spread));
         prev_ms = ms;
     }
     if (st != PTXKIT_SUCCESS) cli_fail("gemm-ladder", ctx, st);

@@ -6,36 +6,29 @@
 
 #include <cjson/cJSON.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "driver/driver.h"
 #include "report.h"
 #include "runtime/runtime.h"
 #include "tune/db.h"
+#include "tune/record.h"
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit info [--device N] [--json [FILE]]\n"
-            "Prints the library, NVRTC and driver versions, the kernel cache and the tuning database, the GPU's\n"
-            "properties and the device-to-device copy bandwidth measured now (256 MiB, cuMemcpyDtoD). Without a\n"
-            "usable GPU it prints what needs none and exits 1. --json writes the same as one JSON object\n"
-            "(to FILE, or to standard output).\n");
-}
+static const arg_spec spec = {
+    .command = "info",
+    .usage = "usage: ptxkit info [--device N] [--json [FILE]]\n",
+    .help = "Prints the library, NVRTC and driver versions, the kernel cache, the tuning database and its record,\n"
+            "the GPU's properties and the device-to-device copy bandwidth measured now (256 MiB, cuMemcpyDtoD).\n"
+            "Without a usable GPU it prints what needs none and exits 1. --json writes the same as one JSON object\n"
+            "(to FILE, or to standard output).\n",
+    .common = ARGS_DEVICE | ARGS_JSON_ONLY,
+};
 
 int cmd_info(int argc, char **argv) {
     cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
-    if (argc > 1) {
-        bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        if (!help) fprintf(stderr, "ptxkit info: unexpected argument '%s'\n", argv[1]);
-        usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
-    if (common.format == OUT_CSV || common.csv_path || common.md_path) {
-        fprintf(stderr, "ptxkit info: prints no table: --json only\n");
-        usage(stderr);
-        return 2;
-    }
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
     report_set_paths(NULL, NULL, NULL); /* info writes its own JSON, not a table report */
     const char *json_path = common.json_path ? common.json_path : common.format == OUT_JSON ? "-" : NULL;
     bool text = !json_path || strcmp(json_path, "-") != 0;
@@ -44,7 +37,7 @@ int cmd_info(int argc, char **argv) {
     char nvrtc_why[512] = "";
     bool jit = nvrtc_get(nvrtc_why, sizeof nvrtc_why) != NULL;
     ptxkit_versions v;
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     char cache[4096] = "", cache_err[512] = "";
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
@@ -63,6 +56,17 @@ int cmd_info(int argc, char **argv) {
         db_entries = db.count;
         tune_db_clear(&db);
     }
+    char record_path[4096] = "", record_msg[640] = "";
+    size_t record_lines = 0;
+    if (!tune_record_default_path(record_path, sizeof record_path)) {
+        snprintf(record_msg, sizeof record_msg, "no tuning record: PTXKIT_TUNE_RECORD=off, or no database path");
+    } else {
+        tune_record r;
+        tune_record_init(&r);
+        tune_record_load(record_path, NULL, &r, record_msg, sizeof record_msg);
+        record_lines = r.count;
+        tune_record_clear(&r);
+    }
 
     if (text) {
         printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());
@@ -72,6 +76,7 @@ int cmd_info(int argc, char **argv) {
         else if (!cache[0]) printf("kernel cache      disabled (PTXKIT_CACHE=off)\n");
         else printf("kernel cache      %s (%zu kernels, %.1f MiB, cap %llu MiB)\n", cache, files, bytes / 1048576.0, cap >> 20);
         printf("tuning database   %s (%s)\n", db_path[0] ? db_path : "none", db_msg);
+        printf("tuning record     %s\n", record_msg);
         fflush(stdout);
     }
     cJSON *root = cJSON_CreateObject();
@@ -98,13 +103,17 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddStringToObject(td, "path", db_path);
     cJSON_AddStringToObject(td, "message", db_msg);
     cJSON_AddNumberToObject(td, "entries", (double)db_entries);
+    cJSON *tr = cJSON_AddObjectToObject(root, "tuning_record");
+    cJSON_AddStringToObject(tr, "path", record_path);
+    cJSON_AddStringToObject(tr, "message", record_msg);
+    cJSON_AddNumberToObject(tr, "configurations", (double)record_lines);
 
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(common.device, &ctx);
     cJSON *drv = cJSON_AddObjectToObject(root, "driver");
     if (st != PTXKIT_SUCCESS) {
         const char *why = ptxkit_last_error(NULL);
-        ptxkit_get_versions(&v);
+        ptxkit_versions_get(&v);
         cJSON_AddBoolToObject(drv, "usable", false);
         if (v.driver) cJSON_AddNumberToObject(drv, "cuda_version", v.driver);
         else cJSON_AddNullToObject(drv, "cuda_version");
@@ -116,7 +125,7 @@ int cmd_info(int argc, char **argv) {
         cJSON_Delete(root);
         return 1;
     }
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     ptxkit_device_info d;
     ptxkit_device_info_get(ctx, &d);
     cJSON_AddBoolToObject(drv, "usable", true);

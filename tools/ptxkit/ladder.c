@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "ops/reduce.h"
@@ -44,43 +45,8 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
                              &r->options, s);
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit ladder [--log2 LIST | --sizes LIST] [--block N] [--op OP] [--type TYPE] [--steps LIST]\n"
-            "                     [--load OP] [--reps N] [--warmup N] [--csv|--json] [--device N]\n"
-            "Mark Harris's reduction steps 1-9 (1-7 from the 2007 lecture, 8 warp shuffles, 9 redux.sync)\n"
-            "timed on this GPU: time, GB/s (n x element bytes read), speedup over the previous step and\n"
-            "over step 1, a check of the result against ptxkit_reduce, and the lecture's G80 figures\n"
-            "beside the 2^22 int32 sum rows. Defaults: --log2 22,25 --block 128 (the lecture's) --op sum\n"
-            "--type int32 --steps 1,2,3,4,5,6,7,8,9. --log2 takes exponents, --sizes element counts.\n");
-}
-
-static bool parse_list(const char *text, int lo, int hi, int *values, int *count, int max) {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", text);
-    *count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (!cli_parse_long(tok, lo, hi, &v) || *count == max) return false;
-        values[(*count)++] = (int)v;
-    }
-    return *count > 0;
-}
-
-/* "a,b,c": exponents of two (log2) or element counts. */
-static bool parse_sizes(const char *text, bool log2, size_t *sizes, int *count) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    *count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long k = 0;
-        size_t v = 0;
-        if (*count == MAX_SIZES || (log2 ? !cli_parse_long(tok, 0, 34, &k) : !cli_parse_size(tok, &v) || v == 0))
-            return false;
-        sizes[(*count)++] = log2 ? (size_t)1 << k : v;
-    }
-    return *count > 0;
-}
+static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
+static const char *type_name_at(int i) { return ptxkit_dtype_name((ptxkit_dtype)i); }
 
 /* Whether the ladder's result matches ptxkit_reduce's (exactly for the
  * integer types; floats are summed in another order, so only reported). */
@@ -88,70 +54,53 @@ static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit
     unsigned char got[8] = {0}, want[8] = {0};
     size_t elem = ptxkit_dtype_size(r->type);
     *st = ptxkit_memcpy_dtoh(ctx, got, r->out, elem);
-    if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, r->in, r->n, want, NULL);
+    if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, want, r->in, r->n, NULL);
     if (*st != PTXKIT_SUCCESS) return "error";
     if (r->type == PTXKIT_FLOAT32 || r->type == PTXKIT_FLOAT64) return "-";
     return memcmp(got, want, elem) == 0 ? "ok" : "WRONG";
 }
 
 int cmd_ladder(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     size_t sizes[MAX_SIZES] = {(size_t)1 << 22, (size_t)1 << 25};
     int size_count = 2, steps[LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    int step_count = LADDER_STEPS, reps = 20, warmup = 3;
-    ladder_run r = {.op = PTXKIT_REDUCE_SUM, .type = PTXKIT_INT32, .options = {.block_size = 128}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = v != NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
-            ok = parse_sizes(v, a[2] == 'l', sizes, &size_count);
-        } else if (strcmp(a, "--steps") == 0) {
-            ok = parse_list(v, 1, LADDER_STEPS, steps, &step_count, LADDER_STEPS);
-        } else if (strcmp(a, "--block") == 0) {
-            ok = cli_arg_int("ladder", a, v, 0, 1024, &r.options.block_size);
-        } else if (strcmp(a, "--reps") == 0) {
-            ok = cli_arg_int("ladder", a, v, 1, 10000, &reps);
-        } else if (strcmp(a, "--warmup") == 0) {
-            ok = cli_arg_int("ladder", a, v, 0, 1000, &warmup);
-        } else if (strcmp(a, "--load") == 0) {
-            ok = ptxkit_load_op_parse(v, &r.options.load_op) == PTXKIT_SUCCESS;
-        } else if (strcmp(a, "--op") == 0 || strcmp(a, "--type") == 0) {
-            ok = false;
-            for (int k = 0; k < (a[2] == 'o' ? PTXKIT_REDUCE_OP_COUNT : PTXKIT_DTYPE_COUNT); k++) {
-                const char *name =
-                    a[2] == 'o' ? ptxkit_reduce_op_name((ptxkit_reduce_op)k) : ptxkit_dtype_name((ptxkit_dtype)k);
-                if (strcmp(v, name) == 0) {
-                    if (a[2] == 'o')
-                        r.op = (ptxkit_reduce_op)k;
-                    else
-                        r.type = (ptxkit_dtype)k;
-                    ok = true;
-                }
-            }
-        } else {
-            fprintf(stderr, "ptxkit ladder: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit ladder: bad or missing value for %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-        i++;
-    }
-    if (!reduce_supported(r.op, r.type)) {
-        fprintf(stderr, "ptxkit ladder: %s of %s is not provided\n", ptxkit_reduce_op_name(r.op),
-                ptxkit_dtype_name(r.type));
-        usage(stderr);
-        return 2;
-    }
+    int step_count = LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
+    ladder_run r = {.options = {.block_size = 128}};
+    const arg_option options[] = {
+        {.name = "log2", .kind = ARG_LOG2S, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 0, .hi = 34},
+        {.name = "sizes", .kind = ARG_SIZES, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 1,
+         .hi = 1LL << 34},
+        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = LADDER_STEPS, .lo = 1,
+         .hi = LADDER_STEPS},
+        {.name = "block", .kind = ARG_PARSE, .value = &r.options.block_size, .parse = args_block_size},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
+        {.name = "load", .kind = ARG_PARSE, .value = &r.options.load_op, .parse = args_load_op},
+        {.name = "op", .kind = ARG_CHOICE, .value = &op, .name_of = op_name_at, .name_count = PTXKIT_REDUCE_OP_COUNT},
+        {.name = "type", .kind = ARG_CHOICE, .value = &type, .name_of = type_name_at, .name_count = PTXKIT_DTYPE_COUNT},
+        {0}};
+    static const char *const exclusive[] = {"log2,sizes", NULL};
+    const arg_spec spec = {
+        .command = "ladder",
+        .usage = "usage: ptxkit ladder [--log2 LIST | --sizes LIST] [--block N] [--op OP] [--type TYPE] [--steps LIST]\n"
+                 "                     [--load OP] [--reps N] [--warmup N] [--csv|--json] [--json FILE] [--csv FILE]\n"
+                 "                     [--md FILE] [--device N]\n",
+        .help = "Mark Harris's reduction steps 1-9 (1-7 from the 2007 lecture, 8 warp shuffles, 9 redux.sync)\n"
+                "timed on this GPU: time, GB/s (n x element bytes read), speedup over the previous step and\n"
+                "over step 1, a check of the result against ptxkit_reduce, and the lecture's G80 figures\n"
+                "beside the 2^22 int32 sum rows; each row with the count of timed runs and the fastest and\n"
+                "slowest. Defaults: --log2 22,25 --block 128 (the lecture's) --op sum --type int32\n"
+                "--steps 1,2,3,4,5,6,7,8,9. --log2 takes exponents, --sizes element counts.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES,
+        .options = options,
+        .exclusive = exclusive,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    r.op = (ptxkit_reduce_op)op;
+    r.type = (ptxkit_dtype)type;
+    if (!reduce_supported(r.op, r.type))
+        return args_error(&spec, "%s of %s is not provided", ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type));
     ptxkit_context *ctx = cli_open_context("ladder", common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -180,10 +129,10 @@ int cmd_ladder(int argc, char **argv) {
              "Reduction ladder on %s: %s of %s, %d threads per block, median of %d (G80: the 2007 lecture, 2^22 "
              "ints, 128 threads)",
              dev.name, ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type), r.options.block_size, reps);
-    const char *headers[] = {"n",     "kernel",      "name",    "time_us", "GBps", "step_speedup", "cumulative_speedup",
-                             "check", "G80_time_us", "G80_GBps"};
-    cli_table *t = table_new(title, 10, headers);
-    table_types(t, "nnsnnnnsnn");
+    const char *headers[] = {"n",     "kernel",      "name",     "time_us", "GBps", "step_speedup", "cumulative_speedup",
+                             "check", "G80_time_us", "G80_GBps", STATS_COLUMNS};
+    cli_table *t = table_new(title, 13, headers);
+    table_types(t, "nnsnnnnsnn" STATS_TYPES);
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         r.n = sizes[s];
         double first_ms = 0, prev_ms = 0;
@@ -191,12 +140,13 @@ int cmd_ladder(int argc, char **argv) {
             r.step = steps[k];
             ptxkit_status support;
             if (!reduce_ladder_supported(ctx, r.step, r.op, r.type, &support)) {
-                table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-", r.n, r.step, step_names[r.step]);
+                table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-\t-\t-\t-", r.n, r.step, step_names[r.step]);
                 continue;
             }
-            float ms = 0;
-            st = time_median_ms(ctx, run_step, &r, warmup, reps, &ms);
+            time_stats ts;
+            st = time_stats_ms(ctx, run_step, &r, warmup, reps, &ts);
             if (st != PTXKIT_SUCCESS) break;
+            double ms = ts.median_ms;
             const char *check = check_result(ctx, &r, &st);
             if (st != PTXKIT_SUCCESS) break;
             if (!first_ms) first_ms = ms;
@@ -207,8 +157,10 @@ int cmd_ladder(int argc, char **argv) {
                 snprintf(g80_time, sizeof g80_time, "%.0f", g80_ms[r.step] * 1e3);
                 snprintf(g80_bw, sizeof g80_bw, "%.3f", g80_gbs[r.step]);
             }
-            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%s\t%.2f\t%s\t%s\t%s", r.n, r.step, step_names[r.step], ms * 1e3,
-                       (double)r.n * elem / (ms * 1e-3) / 1e9, step_speedup, first_ms / ms, check, g80_time, g80_bw);
+            char spread[64];
+            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%s\t%.2f\t%s\t%s\t%s%s", r.n, r.step, step_names[r.step], ms * 1e3,
+                       (double)r.n * elem / (ms * 1e-3) / 1e9, step_speedup, first_ms / ms, check, g80_time, g80_bw,
+                       stats_cells(&ts, spread, sizeof spread));
             prev_ms = ms;
         }
     }

@@ -1,4 +1,6 @@
-/* ptxkit: command-line tool over the library. */
+/* ptxkit: command-line tool over the library. A command is a line of the
+ * table below and a function that parses its arguments with args_parse
+ * (args.h) before it touches a GPU. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,10 +28,13 @@ static const command commands[] = {
 };
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit COMMAND [OPTIONS]\n\ncommands:\n");
+    fprintf(out, "usage: ptxkit COMMAND [OPTIONS]\n       ptxkit --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nptxkit COMMAND --help describes a command.\n"
+    fprintf(out, "\n  --help      this text (ptxkit COMMAND --help: a command's)\n"
+                 "  --version   the version, as every command's --version prints it\n");
+    fprintf(out, "\nptxkit COMMAND --help describes a command; every command takes --help and --version, and a\n"
+                 "usage error exits 2 with the command's usage lines before any GPU is opened.\n"
                  "Commands that print tables also write reports like nvbench's, several at once: --json FILE\n"
                  "(metadata and typed columns), --csv FILE, --md FILE; - is standard output. --csv or --json alone\n"
                  "prints the table to standard output.\n");
@@ -57,7 +62,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("ptxkit %s\n", PTXKIT_VERSION_STRING);
         return 0;
     }
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
             if (!report_finish(argv[1], rc) && rc == 0) rc = 1;
             return rc;
         }
-    fprintf(stderr, "ptxkit: unknown command '%s'\n", argv[1]);
+    fprintf(stderr, "ptxkit: unknown %s '%s'\n", argv[1][0] == '-' ? "option" : "command", argv[1]);
     usage(stderr);
     return 2;
 }

@@ -49,6 +49,13 @@ void report_note_device(ptxkit_context *ctx) {
     rep.have_device = ptxkit_device_info_get(ctx, &rep.device) == PTXKIT_SUCCESS;
 }
 
+void report_note_device_of(int ordinal) {
+    ptxkit_context *ctx = NULL;
+    if (rep.have_device || !report_wanted() || ptxkit_context_open(ordinal, &ctx) != PTXKIT_SUCCESS) return;
+    report_note_device(ctx);
+    ptxkit_context_close(ctx);
+}
+
 void report_note_ceiling(const char *name, size_t bytes, double gbs) {
     if (rep.ceiling_count == MAX_CEILINGS) return;
     snprintf(rep.ceilings[rep.ceiling_count].name, sizeof rep.ceilings[0].name, "%s", name);
@@ -76,7 +83,7 @@ cJSON *report_metadata(void) {
     if (gmtime_r(&now, &tmv) && strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv)) cJSON_AddStringToObject(m, "date", date);
     else cJSON_AddNullToObject(m, "date");
     ptxkit_versions v;
-    ptxkit_get_versions(&v);
+    ptxkit_versions_get(&v);
     if (v.nvrtc_major) {
         char s[32];
         snprintf(s, sizeof s, "%d.%d", v.nvrtc_major, v.nvrtc_minor);

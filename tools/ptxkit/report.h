@@ -18,11 +18,14 @@ const char *report_build_type(void);
 
 /* The command line, for the report's metadata. */
 void report_set_command(int argc, char **argv);
-/* Destinations (NULL: none, "-": standard output); set by cli_parse_common. */
+/* Destinations (NULL: none, "-": standard output); set by args_parse. */
 void report_set_paths(const char *json, const char *csv, const char *md);
 bool report_wanted(void);
 /* The GPU a command runs on (cli_open_context calls it). */
 void report_note_device(ptxkit_context *ctx);
+/* The same for a command whose measurements ran in other processes: opens
+ * the GPU briefly (nothing noted when it cannot). */
+void report_note_device_of(int ordinal);
 /* A ceiling measured in this run: name ("dtod", "read"), bytes, GB/s. */
 void report_note_ceiling(const char *name, size_t bytes, double gbs);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "cli.h"
 #include "commands.h"
 #include "ops/scan.h"
@@ -45,52 +46,14 @@ typedef struct ladder_run {
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
     if (r->step == PRODUCTION_STEP)
-        return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->in, r->n, r->out, NULL, s);
+        return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, NULL, s);
     return scan_ladder_run(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->in, r->n, r->out, r->scratch,
                            r->scratch_bytes, &r->options, s);
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ptxkit scan-ladder [--log2 LIST | --sizes LIST] [--block N] [--type int32|uint32|int64|uint64]\n"
-            "                          [--kind exclusive|inclusive] [--steps LIST] [--load OP] [--reps N]\n"
-            "                          [--warmup N] [--csv|--json|--svg FILE] [--device N]\n"
-            "The scan ladder on this GPU, sum of 32- or 64-bit integers: 1 Hillis-Steele, 2 Blelloch\n"
-            "up/down-sweep, 3 Blelloch with conflict-free padding (the 2007 seed's kernel), 4 warp shuffles,\n"
-            "5 ptxkit_scan (single pass, decoupled look-back). Steps 1-4 scan arrays longer than a block the\n"
-            "seeds' way (block sums scanned and added back). Each size starts with a sequential scan on this\n"
-            "machine's CPU (row 'cpu'); each step gives its time, GB/s (n read + n written), speedup over that\n"
-            "CPU scan and over the previous step, and a check against the CPU result. The seed's 2007 figures\n"
-            "(8800 GTX vs one core of a 2.93 GHz Core 2 Duo) sit beside the cpu and step-3 rows.\n"
-            "Defaults: the seed's sizes (1024, 32768, 65536, ... 16777216) --block 256 --type int32\n"
-            "--kind exclusive --steps 1,2,3,4,5. --log2 takes exponents, --sizes element counts.\n");
-}
-
-static bool parse_list(const char *text, int lo, int hi, int *values, int *count, int max) {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", text);
-    *count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long v = strtol(tok, &end, 10);
-        if (*end || v < lo || v > hi || *count == max) return false;
-        values[(*count)++] = (int)v;
-    }
-    return *count > 0;
-}
-
-static bool parse_sizes(const char *text, bool log2, size_t *sizes, int *count) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
-    *count = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        unsigned long long v = strtoull(tok, &end, 0);
-        if (*end || *count == MAX_SIZES || (log2 ? v > 31 : v == 0)) return false;
-        sizes[(*count)++] = log2 ? (size_t)1 << v : (size_t)v;
-    }
-    return *count > 0;
-}
+static const char *const int_type_names[] = {"int32", "uint32", "int64", "uint64", NULL};
+static const ptxkit_dtype int_types[] = {PTXKIT_INT32, PTXKIT_UINT32, PTXKIT_INT64, PTXKIT_UINT64};
+static const char *const kind_names[] = {"exclusive", "inclusive", NULL};
 
 static double now_s(void) {
     struct timespec ts;
@@ -105,7 +68,7 @@ static int compare_double(const void *a, const void *b) {
 
 /* The sequential scan the seed timed, in C: one pass, one add per element.
  * Integer sums wrap (done unsigned). Median of several runs, in ms. */
-static double cpu_scan_ms(const void *in, void *out, size_t n, size_t elem, bool exclusive) {
+static double cpu_scan_ms(const void *in, void *out, size_t n, size_t elem, bool exclusive, time_stats *stats) {
     enum { RUNS = 9 };
     double t[RUNS];
     for (int r = 0; r < RUNS; r++) {
@@ -132,6 +95,7 @@ static double cpu_scan_ms(const void *in, void *out, size_t n, size_t elem, bool
         __asm__ volatile("" ::"r"(out) : "memory");
     }
     qsort(t, RUNS, sizeof t[0], compare_double);
+    *stats = (time_stats){.samples = RUNS, .min_ms = t[0], .median_ms = t[RUNS / 2], .max_ms = t[RUNS - 1]};
     return t[RUNS / 2];
 }
 
@@ -181,58 +145,51 @@ static int write_svg(const char *path, const char *gpu, const ladder_run *r, con
 }
 
 int cmd_scan_ladder(int argc, char **argv) {
-    cli_common common;
-    if (!cli_parse_common(&argc, argv, &common)) return 2;
     size_t sizes[MAX_SIZES];
     int size_count = 0;
     for (size_t i = 0; i < SEED_ROWS; i++) sizes[size_count++] = seed[i].n;
     int steps[PRODUCTION_STEP] = {1, 2, 3, 4, 5};
-    int step_count = PRODUCTION_STEP, reps = 20, warmup = 3;
-    ladder_run r = {.kind = PTXKIT_SCAN_EXCLUSIVE, .type = PTXKIT_INT32, .options = {.block_size = 256}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = v != NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (!v) {
-            ok = false;
-        } else if (strcmp(a, "--log2") == 0 || strcmp(a, "--sizes") == 0) {
-            ok = parse_sizes(v, a[2] == 'l', sizes, &size_count);
-        } else if (strcmp(a, "--steps") == 0) {
-            ok = parse_list(v, 1, PRODUCTION_STEP, steps, &step_count, PRODUCTION_STEP);
-        } else if (strcmp(a, "--block") == 0) {
-            r.options.block_size = atoi(v);
-        } else if (strcmp(a, "--reps") == 0) {
-            reps = atoi(v);
-            ok = reps >= 1 && reps <= 10000;
-        } else if (strcmp(a, "--warmup") == 0) {
-            warmup = atoi(v);
-            ok = warmup >= 0 && warmup <= 1000;
-        } else if (strcmp(a, "--load") == 0) {
-            ok = ptxkit_load_op_parse(v, &r.options.load_op) == PTXKIT_SUCCESS;
-        } else if (strcmp(a, "--kind") == 0) {
-            ok = strcmp(v, "exclusive") == 0 || strcmp(v, "inclusive") == 0;
-            r.kind = strcmp(v, "inclusive") == 0 ? PTXKIT_SCAN_INCLUSIVE : PTXKIT_SCAN_EXCLUSIVE;
-        } else if (strcmp(a, "--type") == 0) {
-            ok = false;
-            static const ptxkit_dtype ints[] = {PTXKIT_INT32, PTXKIT_UINT32, PTXKIT_INT64, PTXKIT_UINT64};
-            for (int k = 0; k < 4; k++)
-                if (strcmp(v, ptxkit_dtype_name(ints[k])) == 0) {
-                    r.type = ints[k];
-                    ok = true;
-                }
-        } else {
-            fprintf(stderr, "ptxkit scan-ladder: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "ptxkit scan-ladder: bad or missing value for %s\n", a);
-            return 2;
-        }
-        i++;
-    }
+    int step_count = PRODUCTION_STEP, reps = 20, warmup = 3, type = 0, kind = 0;
+    ladder_run r = {.options = {.block_size = 256}};
+    const arg_option options[] = {
+        {.name = "log2", .kind = ARG_LOG2S, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 0, .hi = 31},
+        {.name = "sizes", .kind = ARG_SIZES, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 1,
+         .hi = 1LL << 31},
+        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = PRODUCTION_STEP, .lo = 1,
+         .hi = PRODUCTION_STEP},
+        {.name = "block", .kind = ARG_PARSE, .value = &r.options.block_size, .parse = args_block_size},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
+        {.name = "load", .kind = ARG_PARSE, .value = &r.options.load_op, .parse = args_load_op},
+        {.name = "kind", .kind = ARG_CHOICE, .value = &kind, .names = kind_names},
+        {.name = "type", .kind = ARG_CHOICE, .value = &type, .names = int_type_names},
+        {0}};
+    static const char *const exclusive[] = {"log2,sizes", NULL};
+    const arg_spec spec = {
+        .command = "scan-ladder",
+        .usage = "usage: ptxkit scan-ladder [--log2 LIST | --sizes LIST] [--block N] [--type int32|uint32|int64|uint64]\n"
+                 "                          [--kind exclusive|inclusive] [--steps LIST] [--load OP] [--reps N]\n"
+                 "                          [--warmup N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
+                 "                          [--svg FILE] [--device N]\n",
+        .help = "The scan ladder on this GPU, sum of 32- or 64-bit integers: 1 Hillis-Steele, 2 Blelloch\n"
+                "up/down-sweep, 3 Blelloch with conflict-free padding (the 2007 seed's kernel), 4 warp shuffles,\n"
+                "5 ptxkit_scan (single pass, decoupled look-back). Steps 1-4 scan arrays longer than a block the\n"
+                "seeds' way (block sums scanned and added back). Each size starts with a sequential scan on this\n"
+                "machine's CPU (row 'cpu'); each step gives its time, GB/s (n read + n written), speedup over that\n"
+                "CPU scan and over the previous step, and a check against the CPU result, with the count of timed\n"
+                "runs and the fastest and slowest. The seed's 2007 figures (8800 GTX vs one core of a 2.93 GHz\n"
+                "Core 2 Duo) sit beside the cpu and step-3 rows.\n"
+                "Defaults: the seed's sizes (1024, 32768, 65536, ... 16777216) --block 256 --type int32\n"
+                "--kind exclusive --steps 1,2,3,4,5. --log2 takes exponents, --sizes element counts.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES | ARGS_SVG,
+        .options = options,
+        .exclusive = exclusive,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    r.type = int_types[type];
+    r.kind = kind == 1 ? PTXKIT_SCAN_INCLUSIVE : PTXKIT_SCAN_EXCLUSIVE;
     ptxkit_context *ctx = cli_open_context("scan-ladder", common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
@@ -264,9 +221,10 @@ int cmd_scan_ladder(int argc, char **argv) {
              "machine, median of 9 (seed: Harris 2007, 8800 GTX vs one 2.93 GHz Core 2 core, work-efficient "
              "conflict-free scan = step 3)",
              dev.name, ptxkit_scan_kind_name(r.kind), ptxkit_dtype_name(r.type), r.options.block_size, reps);
-    const char *headers[] = {"n",       "step",         "name",  "time_us",     "GBps",        "vs_cpu",
-                             "vs_prev", "check",        "seed_time_us", "seed_vs_cpu"};
-    cli_table *t = table_new(title, 10, headers);
+    const char *headers[] = {"n",       "step",  "name",         "time_us",     "GBps",        "vs_cpu",
+                             "vs_prev", "check", "seed_time_us", "seed_vs_cpu", STATS_COLUMNS};
+    cli_table *t = table_new(title, 13, headers);
+    table_types(t, "nssnnnnsnn" STATS_TYPES); /* step: 1..5 or cpu */
     static double times[PRODUCTION_STEP + 1][MAX_SIZES];
     for (int k = 0; k <= PRODUCTION_STEP; k++)
         for (int s = 0; s < MAX_SIZES; s++) times[k][s] = NAN;
@@ -275,19 +233,22 @@ int cmd_scan_ladder(int argc, char **argv) {
         int seed_row = -1;
         for (size_t i = 0; i < SEED_ROWS; i++)
             if (seed[i].n == r.n) seed_row = (int)i;
-        double cpu_ms = cpu_scan_ms(host_in, host_ref, r.n, elem, r.kind == PTXKIT_SCAN_EXCLUSIVE);
+        time_stats cpu;
+        double cpu_ms = cpu_scan_ms(host_in, host_ref, r.n, elem, r.kind == PTXKIT_SCAN_EXCLUSIVE, &cpu);
         times[0][s] = cpu_ms * 1e3;
         char seed_cpu[32] = "-";
         if (seed_row >= 0) snprintf(seed_cpu, sizeof seed_cpu, "%.1f", seed[seed_row].cpu_ms * 1e3);
-        table_addf(t, "%zu\tcpu\tsequential scan, this machine\t%.2f\t%.1f\t1.00\t-\t-\t%s\t1.00", r.n, cpu_ms * 1e3,
-                   2.0 * (double)r.n * (double)elem / (cpu_ms * 1e-3) / 1e9, seed_cpu);
+        table_addf(t, "%zu\tcpu\tsequential scan, this machine\t%.2f\t%.1f\t1.00\t-\t-\t%s\t1.00\t%d\t%.2f\t%.2f", r.n,
+                   cpu_ms * 1e3, 2.0 * (double)r.n * (double)elem / (cpu_ms * 1e-3) / 1e9, seed_cpu, cpu.samples,
+                   cpu.min_ms * 1e3, cpu.max_ms * 1e3);
         double prev_ms = 0;
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             r.step = steps[k];
-            float ms = 0;
-            st = ptxkit_memset8(ctx, r.out, 0xCD, r.n * elem, NULL);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_synchronize(ctx);
-            if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_step, &r, warmup, reps, &ms);
+            time_stats ts = {0};
+            st = ptxkit_memset8_async(ctx, r.out, 0xCD, r.n * elem, NULL);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
+            if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_step, &r, warmup, reps, &ts);
+            double ms = ts.median_ms;
             if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_got, r.out, r.n * elem);
             if (st != PTXKIT_SUCCESS) break;
             const char *check = memcmp(host_got, host_ref, r.n * elem) == 0 ? "ok" : "WRONG";
@@ -298,9 +259,10 @@ int cmd_scan_ladder(int argc, char **argv) {
                 snprintf(seed_speedup, sizeof seed_speedup, "%.2f", seed[seed_row].speedup);
             }
             const char *name = r.step == PRODUCTION_STEP ? "ptxkit_scan, decoupled look-back" : scan_ladder_step_name(r.step);
-            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%.2f\t%s\t%s\t%s\t%s", r.n, r.step, name, ms * 1e3,
+            char spread[64];
+            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%.2f\t%s\t%s\t%s\t%s%s", r.n, r.step, name, ms * 1e3,
                        2.0 * (double)r.n * (double)elem / (ms * 1e-3) / 1e9, cpu_ms / ms, vs_prev, check, seed_time,
-                       seed_speedup);
+                       seed_speedup, stats_cells(&ts, spread, sizeof spread));
             prev_ms = ms;
             times[r.step][s] = ms * 1e3;
         }
@@ -308,7 +270,7 @@ int cmd_scan_ladder(int argc, char **argv) {
     if (st != PTXKIT_SUCCESS) cli_fail("scan-ladder", ctx, st);
     table_print(t, common.format, stdout);
     table_free(t);
-    int rc = st == PTXKIT_SUCCESS ? 0 : 1;
+    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (common.svg_path && st == PTXKIT_SUCCESS)
         rc |= write_svg(common.svg_path, dev.name, &r, sizes, size_count, times, steps, step_count);
     free(host_in);

@@ -1,8 +1,23 @@
-/* ptxkit tune --export FILE / --import FILE (- for standard output / input). */
+/* ptxkit tune's tuning data: --export FILE / --import FILE (- for standard
+ * output / input) and --show (the database and the tuning record). */
 #ifndef PTXKIT_TUNE_EXCHANGE_H
 #define PTXKIT_TUNE_EXCHANGE_H
 
+#include <stddef.h>
+
+#include "cli.h"
+
 int tune_export(const char *path);
 int tune_import(const char *path);
+
+/* Prints the tuning database's entries and the tuning record's
+ * configurations as two tables (entries of this GPU and build marked *):
+ * which 0 both, 1 the database's, 2 the record's. */
+int tune_show(int device, out_format format, int which);
+
+/* "2^24" for powers of two, else the number. */
+void tune_size_text(size_t n, char *buf, size_t size);
+/* A family's launch options as "block=512 items=8 ...", or "built-in defaults". */
+void tune_options_text(const ptxkit_launch_options *o, char *buf, size_t size);
 
 #endif

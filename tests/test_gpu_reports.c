@@ -1,0 +1,136 @@
+/* Every command's report on a GPU: each table command runs small, writing
+ * --json, --csv and --md at once; the JSON must match tests/report_schema.json
+ * (metadata, every column's type, every row) and the three files must hold
+ * the same tables, and the metadata must name the GPU. `ptxkit info --json`
+ * is checked as its own document. The tuning runs use a private database.
+ * usage: test_gpu_reports PTXKIT SCHEMA */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report_schema.h"
+#include "test_util.h"
+
+static const char *exe;
+static cJSON *schema;
+static char dir[128];
+
+static char *slurp(const char *path) {
+    size_t size;
+    char *text = test_read_file(path, &size);
+    if (!text) fail_msg("%s was not written", path);
+    return text;
+}
+
+static int run(const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s >%s/out.txt 2>%s/err.txt", exe, args, dir, dir);
+    int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void check_command(const char *key, const char *command, const char *args) {
+    char line[1024], json[256], csv[256], md[256], why[512];
+    snprintf(json, sizeof json, "%s/r.json", dir);
+    snprintf(csv, sizeof csv, "%s/r.csv", dir);
+    snprintf(md, sizeof md, "%s/r.md", dir);
+    snprintf(line, sizeof line, "%s %s --json %s --csv %s --md %s", command, args, json, csv, md);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = run(line);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != 0) {
+        char err[300];
+        snprintf(err, sizeof err, "%s/err.txt", dir);
+        char *text = slurp(err);
+        fail_msg("ptxkit %s: exit %d\n%s", line, rc, text);
+    }
+    char *json_text = slurp(json), *csv_text = slurp(csv), *md_text = slurp(md);
+    cJSON *doc = cJSON_Parse(json_text);
+    if (!doc) fail_msg("ptxkit %s: the report is not JSON", line);
+    if (!report_schema_check(schema, key, doc, why, sizeof why)) fail_msg("ptxkit %s: %s", line, why);
+    if (!report_files_consistent(doc, csv_text, md_text, why, sizeof why)) fail_msg("ptxkit %s: %s", line, why);
+    const cJSON *device = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "device");
+    if (!cJSON_IsObject(device)) fail_msg("ptxkit %s: the metadata names no device", line);
+    int rows = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "tables")) rows += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "rows"));
+    print_message("ptxkit %s: %d tables, %d rows, %.1f s\n", command, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "tables")),
+                  rows, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (rows == 0) fail_msg("ptxkit %s: no rows", line);
+    cJSON_Delete(doc);
+    free(json_text);
+    free(csv_text);
+    free(md_text);
+    remove(json);
+    remove(csv);
+    remove(md);
+}
+
+static void every_report(void **state) {
+    (void)state;
+    static const struct { const char *key, *command, *args; } cases[] = {
+        {"bench copy", "bench copy", "--size 1M --size 3M --reps 3"},
+        {"bench startup", "bench startup", "--runs 2"},
+        {"bench launch", "bench launch", "--launches 2000 --rounds 2 --batch 500 --round-trips 200"},
+        {"bench access", "bench access", "--mib 64 --reps 2 --op default --op cg"},
+        {"bench aos", "bench aos", "--points 1M --reps 2 --op default"},
+        {"bench banks", "bench banks", "--reps 3 --iters 4"},
+        {"bench transpose", "bench transpose", "--shape 256x320 --reps 3"},
+        {"bench reduce", "bench reduce", "--log2 12,20 --ops sum --types int32,float32 --reps 3 --warmup 1"},
+        {"bench scan", "bench scan", "--log2 12,20 --types int32 --reps 3 --warmup 1"},
+        {"bench blocks", "bench blocks", "copy --n 1M --n 4M"},
+        {"ladder", "ladder", "--log2 14 --reps 3 --warmup 1"},
+        {"scan-ladder", "scan-ladder", "--log2 12,16 --reps 3 --warmup 1"},
+        {"bench gemm", "bench gemm", "--shapes 256,100x30x70 --reps 3 --warmup 1 --compare --check"},
+        {"gemm-ladder", "gemm-ladder", "--size 256 --reps 2 --warmup 1"},
+        {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
+        {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},
+        {"tune --show", "tune", "--show"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_command(cases[i].key, cases[i].command, cases[i].args);
+}
+
+static void info_document(void **state) {
+    (void)state;
+    char args[256], path[200], why[512];
+    snprintf(path, sizeof path, "%s/info.json", dir);
+    snprintf(args, sizeof args, "info --json %s", path);
+    assert_int_equal(run(args), 0);
+    char *text = slurp(path);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    if (!report_schema_check_document(schema, "info", doc, why, sizeof why)) fail_msg("%s", why);
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "device")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "driver"), "usable")));
+    cJSON_Delete(doc);
+    free(text);
+    remove(path);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    test_require_gpu();
+    test_gpu_release(); /* the commands open the GPU in their own processes */
+    exe = argv[1];
+    char why[256];
+    if (!(schema = report_schema_load(argv[2], why, sizeof why))) {
+        fprintf(stderr, "%s\n", why);
+        return 1;
+    }
+    snprintf(dir, sizeof dir, "/tmp/ptxkit-gpu-reports-XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    char db[200];
+    snprintf(db, sizeof db, "%s/tune.db", dir); /* a private database and record */
+    setenv("PTXKIT_TUNE_DB", db, 1);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report)};
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    cJSON_Delete(schema);
+    return failed;
+}
