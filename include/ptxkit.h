@@ -391,6 +391,83 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);
 
+/* ---- matrix multiply (GEMM) --------------------------------------------- */
+
+/* op(X): the matrix as stored, or its transpose. */
+typedef enum ptxkit_gemm_op {
+    PTXKIT_GEMM_N = 0,  /* op(X) = X */
+    PTXKIT_GEMM_T,      /* op(X) = X^T */
+    PTXKIT_GEMM_OP_COUNT
+} ptxkit_gemm_op;
+
+/* "n", "t"; NULL for a value out of range. */
+const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
+
+/* A tile configuration of the GEMM kernel (cu_sources/gemm.cu): a block of
+ * (bm / tm) x (bn / tn) threads computes a bm x bn tile of C, k in steps of
+ * bk through a ring of `stages` shared-memory buffers fed by cp.async; each
+ * thread holds a tm x tn tile of C in registers; the block's warps are
+ * warps_m along M. split_k cuts K into that many slices, computed by
+ * separate blocks and summed by a second kernel (0: chosen by shape, 1:
+ * none). Zero-initialize for the tuned or built-in configuration. */
+typedef struct ptxkit_gemm_tiles {
+    int bm, bn, bk;
+    int tm, tn;
+    int warps_m;
+    int stages;
+    int split_k;
+    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
+} ptxkit_gemm_tiles;
+
+/* C = alpha * op(A) * op(B) + beta * C on `stream`, float32 or float64
+ * (else UNSUPPORTED), all matrices row-major: op(A) is m x k, op(B) k x n,
+ * C m x n. A is stored m x k (op_a N, lda >= k) or k x m (op_a T, lda >=
+ * m); B k x n (op_b N, ldb >= n) or n x k (op_b T, ldb >= k); ldc >= n;
+ * every leading dimension at least 1. Pointers are element-aligned (the
+ * fastest case: 16-byte aligned with leading dimensions of whole 16-byte
+ * vectors). Any m, n, k up to 2^31 - 1; m or n == 0 does nothing; k == 0
+ * or alpha == 0 reads neither A nor B (C = beta * C). beta == 0 never reads
+ * C, so C may hold NaNs. C must not overlap A or B (INVALID_ARGUMENT).
+ *
+ * FMA on the CUDA cores, no tensor cores: results compare with cuBLAS in
+ * its pedantic FP32 mode. Each element of C is one sequential chain of
+ * fused multiply-adds over k (in k order), except with split-K, where the
+ * slices' chains are added in slice order; so |C - exact| <= (k + 2) * u *
+ * (|alpha| * sum_k |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or
+ * 2^-53 (float64). Results do not change from run to run.
+ *
+ * tiles: NULL or all zero for the tuned configuration (`ptxkit tune gemm`)
+ * of the call's type and shape class (small m, small n, small k or none,
+ * a side being small below 256) at the size bucket floor(log2(m n k)),
+ * else the built-in one; else a whole configuration (bm .. stages all set;
+ * split_k optional), INVALID_ARGUMENT when gemm.cu cannot run it. JIT only:
+ * NO_NVRTC where NVRTC is missing and the kernel is not in the disk cache.
+ * Split-K uses per-context scratch: calls on different streams stay
+ * correct, ordered through it. */
+ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
+                          size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
+                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                          ptxkit_stream *stream);
+
+/* The configuration ptxkit_gemm runs for (type, m, n, k) with tiles NULL
+ * (split_k as the call would choose it); *tuned (may be NULL) receives
+ * whether it came from the tuning database. */
+ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
+                                 ptxkit_gemm_tiles *out, int *tuned);
+
+/* One step of the matrix-multiply ladder, float32 C = A * B with dense
+ * row-major A (m x k), B (k x n) and C (m x n), for teaching and
+ * benchmarks: 1 naive (one thread per element of C, every operand from
+ * global memory), 2 and 3 shared-memory tiles of TILE_WIDTH 16 and 32, 4
+ * register blocking (each thread an 8 x 8 tile of C), 5 the same with
+ * 16-byte loads and A transposed in shared memory, 6 warp tiling, 7
+ * shared memory double-buffered by cp.async (sm_80 and later: else
+ * UNSUPPORTED). Steps 1-3 take any sizes; steps 4-7 need m, n and k to be
+ * multiples of 128 and 16-byte aligned pointers (else UNSUPPORTED). JIT
+ * only. Asynchronous on `stream`. */
+ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t n, size_t k, ptxkit_dptr a,
+                                 ptxkit_dptr b, ptxkit_dptr c, ptxkit_stream *stream);
+
 /* ---- the application's own kernels: programs ----------------------------
  *
  * A program is CUDA C++ source text with a name (used in compiler messages
@@ -713,7 +790,10 @@ const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the
  * sizes 2^k from n_min to n_max in steps of options->size_step (n counts
  * bytes for copy, elements for reduce), and saves each size's result as it
- * comes. options and report may be NULL. */
+ * comes. options and report may be NULL. "gemm" tunes ptxkit_gemm's tile
+ * configuration: variant "<type>.<class>" ("float32.square", "float64.small_m",
+ * classes as ptxkit_gemm describes), n = m * n * k; its results are named
+ * parameters (best_text) and its "GB/s" are GFLOP/s. */
 ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *variant, size_t n_min, size_t n_max,
                           const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Name of the index-th tunable family; NULL past the last. */

@@ -252,6 +252,10 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
     return true;
 }
 
+bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_db_entry *out) {
+    return tune_lookup_entry(ctx, family, variant, n, family_auto_hook, NULL, out);
+}
+
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {
     if (!opt) return;
     bool jit = options_use_jit(opt);

@@ -28,6 +28,11 @@ typedef bool (*tune_auto_fn)(ptxkit_context *ctx, const char *family, const char
 bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_auto_fn auto_fn,
                        void *auto_user, tune_db_entry *out);
 
+/* tune_lookup_entry with the built-in families' auto-tuning hook: for a
+ * family whose parameters are named (gemm), read from the entry's
+ * p.NAME=VALUE fields. */
+bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_db_entry *out);
+
 /* How the built-in families' missing buckets are tuned (set by the tuner). */
 void tune_set_family_auto(tune_auto_fn fn);
 

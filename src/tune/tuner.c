@@ -21,6 +21,7 @@
 #include "tune/family_problem.h"
 #include "tune/record.h"
 #include "tune/rig.h"
+#include "tune/gemm_problem.h"
 #include "tune/tuner.h"
 
 #define NOISE 0.01          /* relative difference below which timings tie */
@@ -753,8 +754,24 @@ static ptxkit_status family_problem(ptxkit_context *ctx, const char *where, cons
     return family_problem_init(pr, ctx, v);
 }
 
+/* gemm is a problem of its own (tune/gemm_problem.c), not a tune_family:
+ * its parameters are a tile configuration and its size three sides. */
+static ptxkit_status gemm_sizes(ptxkit_context *ctx, const char *variant, const size_t *sizes, int size_count,
+                                const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    if (!ptxkit_jit_available())
+        return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "ptxkit_tune: tuning compiles variants with NVRTC, which is not available");
+    tune_problem pr;
+    ptxkit_status st = gemm_problem_init(&pr, ctx, variant);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = tune_problem_run(&pr, sizes, size_count, options, report);
+    gemm_problem_free(&pr);
+    return st;
+}
+
 ptxkit_status tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
                          int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    if (ctx && family && strcmp(family, GEMM_TUNE_FAMILY) == 0)
+        return gemm_sizes(ctx, variant, sizes, size_count, options, report);
     tune_variant v;
     tune_problem pr;
     ptxkit_status st = family_problem(ctx, "ptxkit_tune", family, variant, &v, &pr);
@@ -813,7 +830,8 @@ __attribute__((constructor)) static void register_family_auto(void) { tune_set_f
 
 const char *ptxkit_tune_family_name(int index) {
     const tune_family *f = tune_family_at(index);
-    return f ? f->name : NULL;
+    if (f) return f->name;
+    return index == tune_family_count() ? GEMM_TUNE_FAMILY : NULL;
 }
 
 ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, double *gbs,

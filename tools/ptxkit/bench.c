@@ -26,6 +26,7 @@ static const bench_entry benches[] = {
     {"redux", bench_redux, "warp reductions: shuffle fan-in vs redux.sync (__reduce_*_sync), cycles per reduction"},
     {"l2", bench_l2, "L2 persistence: random updates beside a streaming array, set-aside x hit ratio; producer -> consumer"},
     {"stencil", bench_stencil, "5-point stencil: __syncthreads sandwich vs cp.async pipelines vs warp-specialized mbarriers"},
+    {"gemm", bench_gemm, "ptxkit_gemm float32/float64 by shape in TFLOP/s and % of peak (--compare: vs cuBLAS)"},
     {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose, scan)"},
 };
 

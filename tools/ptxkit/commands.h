@@ -9,6 +9,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_scan_ladder(int argc, char **argv);
+int cmd_gemm_ladder(int argc, char **argv);
 
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
@@ -26,5 +27,6 @@ int bench_async(int argc, char **argv);
 int bench_redux(int argc, char **argv);
 int bench_l2(int argc, char **argv);
 int bench_stencil(int argc, char **argv);
+int bench_gemm(int argc, char **argv);
 
 #endif

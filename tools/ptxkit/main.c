@@ -23,6 +23,7 @@ static const command commands[] = {
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
     {"ladder", cmd_ladder, "the reduction ladder (Harris steps 1-9) on this GPU, next to the 2007 G80 table"},
     {"scan-ladder", cmd_scan_ladder, "the scan ladder (Hillis-Steele, Blelloch, shuffles) next to the 2007 table"},
+    {"gemm-ladder", cmd_gemm_ladder, "the matrix-multiply ladder (naive to cp.async pipelines) with the G80 arithmetic"},
     {"tune", cmd_tune, "choose block size and the other injected constants for this GPU; --show lists them"},
 };
 

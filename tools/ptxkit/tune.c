@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "runtime/runtime.h"
 #include "tune/db.h"
+#include "tune/gemm_problem.h"
 #include "tune/record.h"
 #include "tune/tuner.h"
 #include "tune_exchange.h"
@@ -67,7 +68,14 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         cli_fail("tune", ctx, PTXKIT_ERROR_OUT_OF_MEMORY);
         return 1;
     }
-    ptxkit_status st = tune_sizes(ctx, family, a->variant, a->sizes, a->size_count, &o, report);
+    /* Default sizes: 2^20, 2^24, 2^28; gemm's n is m * n * k, so 1024^3,
+     * 2048^3 and 4096^3 there. */
+    const bool gemm = strcmp(family, GEMM_TUNE_FAMILY) == 0;
+    static const size_t default_sizes[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28};
+    static const size_t gemm_sizes[] = {(size_t)1 << 30, (size_t)1 << 33, (size_t)1 << 36};
+    const size_t *sizes = a->size_count ? a->sizes : gemm ? gemm_sizes : default_sizes;
+    int size_count = a->size_count ? a->size_count : 3;
+    ptxkit_status st = tune_sizes(ctx, family, a->variant, sizes, size_count, &o, report);
     clear_progress(&ps);
     if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st); /* the sizes done before are still shown */
     if (!report->variant[0]) snprintf(report->variant, sizeof report->variant, "%s", a->variant ? a->variant : "(default variant)");
@@ -76,9 +84,10 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
-    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (GB/s of the bytes the operation must move; %s)", family,
-             report->variant, ctx->info.name, a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive"
-                                                                                     : "budgeted search");
+    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, report->variant, ctx->info.name,
+             gemm ? "GFLOP/s, the _GBps columns: 2 m n k per second of the shape timed at n = m n k"
+                  : "GB/s of the bytes the operation must move",
+             a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive" : "budgeted search");
     /* timed: measured in this run; reused: taken from the tuning record */
     const char *plain[] = {"n", "default_GBps", "tuned_GBps", "speedup", "choice", "timed", "reused", "legal", "failed",
                            "wrong", "seconds"};
@@ -91,9 +100,11 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         char n[32], choice[128], pick[128], best[128];
         tune_size_text(r->n, n, sizeof n);
         tune_options_text(&r->best, choice, sizeof choice);
+        if (gemm) snprintf(choice, sizeof choice, "%s", r->best_text); /* named parameters */
         if (verify) {
             tune_options_text(&r->search_best, pick, sizeof pick);
             tune_options_text(&r->exhaustive_best, best, sizeof best);
+            if (gemm) snprintf(best, sizeof best, "%s", r->exhaustive_text);
             table_addf(t, "%s\t%.0f\t%.0f\t%s\t%.0f\t%s\t%.1f\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f", n, r->default_gbs,
                        r->search_gbs, pick, r->exhaustive_gbs, best,
                        r->exhaustive_gbs > 0 ? 100.0 * r->search_gbs / r->exhaustive_gbs : 0, choice, r->timed, r->reused,
@@ -149,11 +160,14 @@ static const char tune_help[] =
     "(PTXKIT_TUNE_RECORD, else tune.record.jsonl; JSON lines): a later run of the same family, variant and size\n"
     "on the same GPU, driver, NVRTC, library and kernel code takes those timings from it instead of timing\n"
     "them again (column reused), so an interrupted run resumes where it stopped.\n"
-    "  FAMILY              a tunable family (see below; copy counts bytes, the others elements); default: each\n"
+    "  FAMILY              a tunable family (see below; copy counts bytes, gemm m x n x k, the others\n"
+    "                      elements); default: each\n"
     "  --variant V         reduce, scan: <op>.<type> as sum.float32; copy: bytes; transpose (padded kind):\n"
     "                      float32 (default), float64 (sides of whole 16-byte vectors), float32.unaligned,\n"
-    "                      float64.unaligned (other sides)\n"
-    "  --sizes LIST        sizes to tune, each N, 2^K or with a K/M/G suffix; default 2^20,2^24,2^28\n"
+    "                      float64.unaligned (other sides); gemm: <type>.<class>, float32 (default) or float64,\n"
+    "                      and square (default), small_m, small_n or small_k (that side below 256)\n"
+    "  --sizes LIST        sizes to tune, each N, 2^K or with a K/M/G suffix; default 2^20,2^24,2^28 (gemm:\n"
+    "                      2^30,2^33,2^36, cubes of 1024, 2048 and 4096)\n"
     "  --budget SECONDS    wall-clock bound per family, compiles included (default 35)\n"
     "  --max-variants N    at most N configurations per size, timed now or taken from the record (a resumed\n"
     "                      run stops where the uninterrupted one would)\n"
@@ -226,23 +240,25 @@ int cmd_tune(int argc, char **argv) {
         int which = record ? 2 : common.format == OUT_CSV || common.format == OUT_JSON ? 1 : 0;
         return tune_show(common.device, common.format, which);
     }
-    if (a.family && !tune_family_find(a.family)) {
+    const bool gemm_family = a.family && strcmp(a.family, GEMM_TUNE_FAMILY) == 0;
+    if (a.family && !gemm_family && !tune_family_find(a.family)) {
         char names[256] = "";
         for (int i = 0; ptxkit_tune_family_name(i); i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", ptxkit_tune_family_name(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", a.family, names);
     }
     if (a.variant && !a.family) return args_error(&spec, "--variant needs a FAMILY");
-    if (a.variant) { /* checked here, before any GPU is opened */
+    if (a.variant && gemm_family) { /* checked here, before any GPU is opened */
+        ptxkit_dtype type;
+        gemm_class cls;
+        if (!gemm_variant_parse(a.variant, &type, &cls))
+            return args_error(&spec, "gemm variants are <type>.<class>: float32 or float64, and square, small_m, "
+                                     "small_n or small_k (not '%s')", a.variant);
+    } else if (a.variant) {
         tune_variant v;
         char why[256];
         if (tune_variant_parse(tune_family_find(a.family), a.variant, &v, why, sizeof why) != PTXKIT_SUCCESS)
             return args_error(&spec, "%s", why);
-    }
-    if (!a.size_count) {
-        a.sizes[a.size_count++] = (size_t)1 << 20;
-        a.sizes[a.size_count++] = (size_t)1 << 24;
-        a.sizes[a.size_count++] = (size_t)1 << 28;
     }
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;

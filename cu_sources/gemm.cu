@@ -1,0 +1,514 @@
+// Production GEMM (float32 and float64, FMA on the CUDA cores, no tensor
+// cores): C = alpha * op(A) * op(B) + beta * C, row-major with leading
+// dimensions, op(X) = X or X^T. op(A) is M x K, op(B) K x N, C M x N.
+//
+// Storage, row-major:
+//   TRANS_A 0: A is M x K, element (m, k) at A[m * lda + k]
+//   TRANS_A 1: A is K x M, element (m, k) of op(A) at A[k * lda + m]
+//   TRANS_B 0: B is K x N, element (k, n) at B[k * ldb + n]
+//   TRANS_B 1: B is N x K, element (k, n) of op(B) at B[n * ldb + k]
+//
+// Structure (the CUTLASS SIMT shape): a block computes a BM x BN tile of C;
+// its warps each own a WM x WN warp tile, and each lane a TM x TN micro-tile
+// held in registers, made of (TM / V) x (TN / V) sub-blocks of V x V, V the
+// elements of one 16-byte vector (4 floats, 2 doubles), spread so that the
+// lanes of a warp read neighbouring vectors of shared memory. Both operand
+// tiles sit in shared memory k-major (As[k][m], Bs[k][n]), so a lane reads
+// its fragment of A and of B for one k as TM / V + TN / V 16-byte loads and
+// then does TM x TN FMAs: 8 x 8 floats is 64 FMAs per 4 shared loads.
+//
+// Shared memory is a ring of STAGES buffers filled by cp.async
+// (gemm_copy.cuh): while the block computes on one k-tile, the next
+// STAGES - 1 are in flight. An operand stored k-major (A transposed, B not)
+// is copied in 16-byte vectors (VEC_A / VEC_B elements each, where the
+// host found the matrix aligned for it) straight into its rows; one stored
+// with k contiguous (A not transposed, B transposed) is transposed on the
+// way in, one element per copy, into a row padded by one vector so that the
+// 32 copies of a warp land in distinct banks. Edges need no branch: a copy
+// reading past M, N or K reads fewer bytes (none) and zero-fills, and the
+// epilogue checks rows and columns. Fragments are double-buffered in
+// registers across the k-steps, from one tile into the next.
+//
+// Blocks are numbered in groups of GROUP_M tile rows (as Triton does), so
+// that blocks running at the same time share their A and B panels in L2.
+// blockIdx.z is the K slice: slice z covers K from z * k_per_split. With
+// split-K (GEMM_PARTIAL 1) slice z writes its raw sums to workspace slice z
+// (M x ldw), and ptxkit_gemm_splitk_* then adds the slices in order and
+// applies alpha and beta.
+//
+// Injected: GEMM_DOUBLE (0 float, 1 double), TRANS_A, TRANS_B, VEC_A, VEC_B
+// (elements per global copy of a k-major operand: 1, or 16 bytes' worth),
+// BM, BN, BK, WM, WN, TM, TN, STAGES, MIN_BLOCKS (__launch_bounds__),
+// GROUP_M, GEMM_PARTIAL, GEMM_ENTRY, GEMM_CROSS_PREFETCH.
+// Entry points: ptxkit_gemm_<f32|f64> (const T *A, const T *B, T *C,
+//   int M, int N, int K, long long lda, long long ldb, long long ldc,
+//   T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
+//   long long ldw)
+// and ptxkit_gemm_splitk_<f32|f64> (const T *workspace, int splits,
+//   long long ldw, T *C, int M, int N, long long ldc, T alpha, T beta,
+//   unsigned flags).
+// flags: GEMM_FLAG_BETA (beta != 0: C is read), GEMM_FLAG_VECTOR_C (C and
+// ldc allow 16-byte accesses).
+#include "gemm_copy.cuh"
+
+#ifndef GEMM_DOUBLE
+#define GEMM_DOUBLE 0
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef WM
+#define WM 32
+#endif
+#ifndef WN
+#define WN 64
+#endif
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+// Which entry points a compile holds: -1 both (`ptxkit compile gemm`), 0 the
+// GEMM kernel, 1 the split-K sum (the runtime compiles one at a time).
+#ifndef GEMM_ENTRY
+#define GEMM_ENTRY -1
+#endif
+// 1 (the default): each tile's first fragments are loaded during the
+// previous tile's last k-step; 0: after the barrier that starts the tile
+// (the experiment switch that measures what the overlap buys).
+#ifndef GEMM_CROSS_PREFETCH
+#define GEMM_CROSS_PREFETCH 1
+#endif
+// 1: the split-K kernel, writing raw sums to the workspace (a kernel of
+// its own: a run-time choice between the two epilogues costs registers).
+#ifndef GEMM_PARTIAL
+#define GEMM_PARTIAL 0
+#endif
+
+// V: elements per 16-byte vector.
+#if GEMM_DOUBLE
+typedef double T;
+typedef double2 TV;
+#define V 2
+#define GEMM_SUFFIX f64
+#else
+typedef float T;
+typedef float4 TV;
+#define V 4
+#define GEMM_SUFFIX f32
+#endif
+
+#ifndef VEC_A
+#define VEC_A V
+#endif
+#ifndef VEC_B
+#define VEC_B V
+#endif
+
+#define GEMM_FLAG_BETA 1u
+#define GEMM_FLAG_VECTOR_C 2u
+
+#define WARPS_M (BM / WM)
+#define WARPS_N (BN / WN)
+#define THREADS (WARPS_M * WARPS_N * 32)
+#define LANES_M (WM / TM)
+#define LANES_N (WN / TN)
+
+// Rows of the k-major tiles: an operand transposed on the way in gets one
+// vector of padding (its copies write down a column of the tile).
+#define PAD_A (TRANS_A ? 0 : V)
+#define PAD_B (TRANS_B ? V : 0)
+#define LDA_S (BM + PAD_A)
+#define LDB_S (BN + PAD_B)
+#define STAGE_A (BK * LDA_S)
+#define STAGE_B (BK * LDB_S)
+
+static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+static_assert(WM % TM == 0 && WN % TN == 0, "the thread tile must divide the warp tile");
+static_assert(LANES_M * LANES_N == 32, "a warp tile holds 32 thread tiles");
+static_assert(TM % V == 0 && TN % V == 0, "thread tiles are whole 16-byte vectors");
+static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
+static_assert(BK % 2 == 0, "an even k-tile: the next tile's first fragments go to buffer 0");
+static_assert(THREADS <= 1024, "at most 1024 threads");
+static_assert(VEC_A == 1 || VEC_A == V, "VEC_A is 1 or a 16-byte vector");
+static_assert(VEC_B == 1 || VEC_B == V, "VEC_B is 1 or a 16-byte vector");
+
+#define CAT3_(a, b, c) a##b##c
+#define CAT3(a, b, c) CAT3_(a, b, c)
+
+// ---- operand loaders ------------------------------------------------------
+// Each thread issues a fixed set of copies per k-tile, laid out once: what
+// changes from tile to tile is only the source pointer (advanced by one
+// k-tile) and which copies fall past K.
+
+// A k-major operand (A transposed, B not): ROWS x COLS tile of rows k, COLS
+// (BM or BN) contiguous elements per row, VEC elements per copy. Source row
+// stride ld. Thread t copies vector (t % (COLS/VEC)) of rows t / (COLS/VEC)
+// + i * (THREADS / (COLS/VEC)).
+template <int COLS, int VEC, int LDS_> struct direct_loader {
+    static constexpr int PER_ROW = COLS / VEC;                   // copies per k row
+    static constexpr int ROW_STEP = THREADS / PER_ROW;           // k rows per pass of the block
+    static constexpr int COPIES = ROW_STEP >= BK ? 1 : BK / ROW_STEP;
+    static_assert(COLS % VEC == 0 && THREADS % PER_ROW == 0, "the block's copies must cover whole rows");
+    static_assert(ROW_STEP >= BK || BK % ROW_STEP == 0, "the block's copies must cover the k-tile evenly");
+    const T *src;      // this thread's first copy, at the current k-tile
+    int k0;            // k row of the first copy within the tile
+    unsigned bytes;    // bytes in range along M or N (VEC elements at most; 0 past the edge)
+    int dst;           // element offset of the first copy in a stage
+
+    // The source row stride `ld` is passed again to load and next rather
+    // than kept: it is a kernel parameter, free to read, and registers are
+    // what the accumulators need.
+    __device__ __forceinline__ void init(const T *base, long long ld, int first_col, int limit_cols, int tid) {
+        int col = (tid % PER_ROW) * VEC;
+        k0 = tid / PER_ROW;
+        int left = limit_cols - (first_col + col);
+        bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
+        src = base + (long long)k0 * ld + first_col + col;
+        dst = k0 * LDS_ + col;
+    }
+    // k_left: rows of K left from this tile's first row on. Every copy
+    // writes its whole slot, zeros past the edges: a tile at an edge must
+    // not keep an earlier tile's values.
+    __device__ __forceinline__ void load(T *stage, int k_left, const T *base, long long ld) const {
+        // threads past the tile's last row (only when one pass covers more
+        // rows than the tile has) copy nothing
+        if (ROW_STEP > BK && k0 >= BK) return;
+#pragma unroll
+        for (int i = 0; i < COPIES; i++) {
+            unsigned size = k0 + i * ROW_STEP < k_left ? bytes : 0u;
+            async_copy<VEC * sizeof(T)>(stage + dst + i * ROW_STEP * LDS_,
+                                        size ? (const void *)(src + i * ROW_STEP * ld) : base, size);
+        }
+    }
+    __device__ __forceinline__ void next(long long ld) { src += BK * ld; }
+};
+
+// An operand with k contiguous (A not transposed, B transposed): the tile's
+// COLS lines (rows of A, columns of op(B)) each hold BK contiguous k; copies
+// are single elements written down the columns of the k-major tile. Thread t
+// copies k = t % BK of lines t / BK + i * (THREADS / BK).
+template <int COLS, int LDS_> struct transposing_loader {
+    static constexpr int LINE_STEP = THREADS / BK;
+    static constexpr int COPIES = COLS / LINE_STEP;
+    static_assert(THREADS % BK == 0 && COLS % LINE_STEP == 0, "the block's copies must cover the tile evenly");
+    static_assert(COPIES <= 32, "one bit per copy");
+    const T *src;
+    int kk;            // this thread's k within the tile
+    unsigned in_range; // bit i: line of copy i is inside M or N
+    int dst;
+
+    __device__ __forceinline__ void init(const T *base, long long ld, int first_line, int limit_lines, int tid) {
+        kk = tid % BK;
+        int line = tid / BK;
+        in_range = 0;
+#pragma unroll
+        for (int i = 0; i < COPIES; i++)
+            if (first_line + line + i * LINE_STEP < limit_lines) in_range |= 1u << i;
+        src = base + (long long)(first_line + line) * ld + kk;
+        dst = kk * LDS_ + line;
+    }
+    __device__ __forceinline__ void load(T *stage, int k_left, const T *base, long long ld) const {
+        bool k_in = kk < k_left;
+#pragma unroll
+        for (int i = 0; i < COPIES; i++) {
+            bool in = k_in && ((in_range >> i) & 1u);
+            async_copy<sizeof(T)>(stage + dst + i * LINE_STEP, in ? (const void *)(src + i * LINE_STEP * ld) : base,
+                                  in ? (unsigned)sizeof(T) : 0u);
+        }
+    }
+    __device__ __forceinline__ void next(long long) { src += BK; }
+};
+
+#if TRANS_A
+typedef direct_loader<BM, VEC_A, LDA_S> a_loader;
+#else
+typedef transposing_loader<BM, LDA_S> a_loader;
+#endif
+#if TRANS_B
+typedef transposing_loader<BN, LDB_S> b_loader;
+#else
+typedef direct_loader<BN, VEC_B, LDB_S> b_loader;
+#endif
+
+// One k-tile of both operands into a stage, and both loaders on to the next
+// tile; k_load: rows of K from that tile to the end of the slice (<= 0: no
+// copies, only the group the caller commits).
+__device__ __forceinline__ void load_stage(a_loader &la, b_loader &lb, T *As, T *Bs, int stage, int k_load,
+                                           const T *A, const T *B, long long lda, long long ldb) {
+    if (k_load <= 0) return;
+    la.load(As + stage * STAGE_A, k_load, A, lda);
+    lb.load(Bs + stage * STAGE_B, k_load, B, ldb);
+    la.next(lda);
+    lb.next(ldb);
+}
+
+// ---- fragments -------------------------------------------------------------
+
+// Sub-block g of a lane's fragment starts g * LANES * V elements after its
+// first: the lanes of a warp read LANES neighbouring vectors.
+__device__ __forceinline__ void vector_to(T *r, TV v) {
+#if GEMM_DOUBLE
+    r[0] = v.x, r[1] = v.y;
+#else
+    r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+#endif
+}
+
+__device__ __forceinline__ TV vector_of(const T *r) {
+#if GEMM_DOUBLE
+    return make_double2(r[0], r[1]);
+#else
+    return make_float4(r[0], r[1], r[2], r[3]);
+#endif
+}
+
+// as, bs: the stage's tiles at this lane's first row and column.
+__device__ __forceinline__ void load_fragments(const T *as, const T *bs, int k, T *a, T *b) {
+#pragma unroll
+    for (int g = 0; g < TM / V; g++) vector_to(&a[g * V], *(const TV *)&as[k * LDA_S + g * LANES_M * V]);
+#pragma unroll
+    for (int g = 0; g < TN / V; g++) vector_to(&b[g * V], *(const TV *)&bs[k * LDB_S + g * LANES_N * V]);
+}
+
+// The outer product of one k-step's fragments into the accumulators.
+__device__ __forceinline__ void fma_step(T (&acc)[TM][TN], const T *a, const T *b) {
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+}
+
+// ---- epilogue ----------------------------------------------------------------
+
+__device__ __forceinline__ T gemm_out(T acc, T alpha, T beta, const T *c, bool read_c) {
+    return read_c ? alpha * acc + beta * *c : alpha * acc;
+}
+
+__device__ __forceinline__ void store_tile(T (&acc)[TM][TN], T *C, long long ldc, int M, int N, int row0, int col0,
+                                           T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+#pragma unroll
+    for (int gi = 0; gi < TM / V; gi++)
+#pragma unroll
+        for (int i = 0; i < V; i++) {
+            int row = row0 + gi * LANES_M * V + i;
+            if (row >= M) continue;
+            T *crow = C + (long long)row * ldc;
+#pragma unroll
+            for (int gj = 0; gj < TN / V; gj++) {
+                int col = col0 + gj * LANES_N * V;
+                T *c = crow + col;
+                T *r = &acc[gi * V + i][gj * V];
+                if (vector_c && col + V <= N) {
+                    T old[V];
+                    if (read_c) vector_to(old, *(const TV *)c);
+                    T out[V];
+#pragma unroll
+                    for (int j = 0; j < V; j++) out[j] = read_c ? alpha * r[j] + beta * old[j] : alpha * r[j];
+                    *(TV *)c = vector_of(out);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        if (col + j < N) c[j] = gemm_out(r[j], alpha, beta, c + j, read_c);
+                }
+            }
+        }
+}
+
+// Split-K: the raw sums of slice z, whole vectors (ldw is a multiple of V;
+// columns past N hold zeros and are never read back).
+__device__ __forceinline__ void store_partial(T (&acc)[TM][TN], T *W, long long ldw, int M, int row0, int col0,
+                                              int ldw_cols) {
+#pragma unroll
+    for (int gi = 0; gi < TM / V; gi++)
+#pragma unroll
+        for (int i = 0; i < V; i++) {
+            int row = row0 + gi * LANES_M * V + i;
+            if (row >= M) continue;
+#pragma unroll
+            for (int gj = 0; gj < TN / V; gj++) {
+                int col = col0 + gj * LANES_N * V;
+                if (col < ldw_cols) *(TV *)&W[(long long)row * ldw + col] = vector_of(&acc[gi * V + i][gj * V]);
+            }
+        }
+}
+
+#if GEMM_ENTRY != 1
+// ---- the kernel --------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    CAT3(ptxkit_gemm_, GEMM_SUFFIX, )(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K,
+                                      long long lda, long long ldb, long long ldc, T alpha, T beta, unsigned flags,
+                                      int k_per_split, T *workspace, long long ldw) {
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    T *As = (T *)gemm_smem;
+    T *Bs = As + STAGES * STAGE_A;
+
+    // The tile of this block, GROUP_M tile rows at a time.
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int per_group = GROUP_M * tiles_n;
+    const int first_m = pid / per_group * GROUP_M;
+    const int group_rows = min(tiles_m - first_m, GROUP_M);
+    const int tile_m = first_m + (pid % per_group) % group_rows;
+    const int tile_n = (pid % per_group) / group_rows;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+    // The K slice.
+    const int k_begin = blockIdx.z * k_per_split;
+    const int k_end = min(K, k_begin + k_per_split);
+
+    const int tid = threadIdx.x;
+    a_loader la;
+    b_loader lb;
+#if TRANS_A
+    la.init(A + (long long)k_begin * lda, lda, m0, M, tid);
+#else
+    la.init(A + k_begin, lda, m0, M, tid);
+#endif
+#if TRANS_B
+    lb.init(B + k_begin, ldb, n0, N, tid);
+#else
+    lb.init(B + (long long)k_begin * ldb, ldb, n0, N, tid);
+#endif
+
+    // Prologue: the first STAGES - 1 k-tiles in flight, one group each
+    // (empty groups past the last tile keep the count uniform). k_load:
+    // rows of K from the next tile to load to the end of the slice.
+    int k_load = k_end - k_begin;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        load_stage(la, lb, As, Bs, s, k_load, A, B, lda, ldb);
+        async_commit();
+        k_load -= BK;
+    }
+
+    const int warp = tid / 32, lane = tid % 32;
+    const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+    const int lane_m = lane / LANES_N, lane_n = lane % LANES_N;
+    const int a_off = warp_m * WM + lane_m * V, b_off = warp_n * WN + lane_n * V;
+
+    const int row0 = m0 + a_off, col0 = n0 + b_off;
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = 0;
+
+#if GEMM_CROSS_PREFETCH
+    // Tile 0 has landed; the last stage takes tile STAGES - 1.
+    async_wait<STAGES - 2>();
+    __syncthreads();
+    load_stage(la, lb, As, Bs, (STAGES - 1), k_load, A, B, lda, ldb);
+    async_commit();
+    k_load -= BK;
+
+    // The fragments of a tile's first k are loaded during the previous
+    // tile's last k: the barrier between two tiles sits there, before that
+    // k's FMAs, which then cover the shared-memory latency of the next
+    // tile's first loads (CUTLASS's pipelined main loop).
+    const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+    int stage = 0; // the tile computed; refilled with tile + STAGES once done
+    T a[2][TM], b[2][TN];
+    if (k_tiles > 0) load_fragments(As + a_off, Bs + b_off, 0, a[0], b[0]);
+    for (int left = k_tiles; left > 0; left--) {
+        const T *as = As + a_off + stage * STAGE_A, *bs = Bs + b_off + stage * STAGE_B;
+        const int next = stage + 1 == STAGES ? 0 : stage + 1;
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            if (k + 1 < BK) {
+                load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
+            } else if (left > 1) {
+                // The next tile has landed (this thread's copies, then
+                // everyone's), and every warp has loaded its last fragments
+                // of this one, whose buffer is refilled now.
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                load_stage(la, lb, As, Bs, stage, k_load, A, B, lda, ldb);
+                async_commit();
+                k_load -= BK;
+                load_fragments(As + a_off + next * STAGE_A, Bs + b_off + next * STAGE_B, 0, a[(k + 1) & 1],
+                               b[(k + 1) & 1]);
+            }
+            fma_step(acc, a[k & 1], b[k & 1]);
+        }
+        stage = next;
+    }
+#else
+    // One counter runs the loop: k_load passes -(STAGES - 1) * BK exactly
+    // when the last tile has been computed.
+    int stage = 0; // read from; the one before it is refilled
+    while (k_load > -(STAGES - 1) * BK) {
+        // This tile has landed (this thread's copies, then everyone's), and
+        // every warp is done with the previous one, whose buffer is refilled now.
+        async_wait<STAGES - 2>();
+        __syncthreads();
+        load_stage(la, lb, As, Bs, stage == 0 ? STAGES - 1 : stage - 1, k_load, A, B, lda, ldb);
+        async_commit();
+        k_load -= BK;
+
+        const T *as = As + a_off + stage * STAGE_A, *bs = Bs + b_off + stage * STAGE_B;
+        T a[2][TM], b[2][TN];
+        load_fragments(as, bs, 0, a[0], b[0]);
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            if (k + 1 < BK) load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
+            fma_step(acc, a[k & 1], b[k & 1]);
+        }
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+    }
+
+#endif
+
+#if GEMM_PARTIAL
+    store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0, (int)ldw);
+#else
+    store_tile(acc, C, ldc, M, N, row0, col0, alpha, beta, flags);
+#endif
+}
+
+#endif
+
+#if GEMM_ENTRY != 0
+// Split-K's second pass: C = alpha * (sum of the slices, in slice order) +
+// beta * C, one element per thread, grid-stride.
+extern "C" __global__ void __launch_bounds__(256)
+    CAT3(ptxkit_gemm_splitk_, GEMM_SUFFIX, )(const T *__restrict__ W, int splits, long long ldw, T *C, int M, int N,
+                                             long long ldc, T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA;
+    const long long total = (long long)M * N;
+    const long long slice = (long long)M * ldw;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        long long row = e / N, col = e % N;
+        const T *w = W + row * ldw + col;
+        T sum = 0;
+        for (int z = 0; z < splits; z++) sum += w[z * slice];
+        T *c = C + row * ldc + col;
+        *c = gemm_out(sum, alpha, beta, c, read_c);
+    }
+}
+#endif

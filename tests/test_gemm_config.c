@@ -1,0 +1,152 @@
+/* CPU tests of the GEMM family's rules (no GPU): which tile configurations
+ * gemm.cu compiles, shape classes, the split-K choice, the tuner's shapes
+ * and variants, and the argument checks that need no context. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/gemm.h"
+#include "test_util.h"
+#include "tune/gemm_problem.h"
+
+static bool legal(int elem, gemm_config c) {
+    char why[256];
+    return gemm_config_check(elem, &c, NULL, why, sizeof why);
+}
+
+/* Every built-in and sweep configuration is legal; its derived warp tile
+ * holds 32 thread tiles. */
+static void test_builtin_configs(void **state) {
+    (void)state;
+    for (int t = 0; t < 2; t++) {
+        ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+        int elem = t ? 8 : 4, n;
+        const gemm_config *list = gemm_sweep_configs(type, &n);
+        assert_true(n > 0);
+        for (int i = 0; i < n; i++) {
+            gemm_shape sh;
+            char why[256];
+            assert_true(gemm_config_check(elem, &list[i], &sh, why, sizeof why));
+            assert_int_equal(sh.lanes_m * sh.lanes_n, 32);
+            assert_int_equal(sh.threads, sh.warps * 32);
+            assert_true(gemm_min_blocks(elem, &list[i], NULL) >= 1);
+        }
+        for (int c = 0; c < GEMM_CLASS_COUNT; c++) assert_true(legal(elem, gemm_default_config(type, (gemm_class)c)));
+    }
+}
+
+static void test_illegal_configs(void **state) {
+    (void)state;
+    gemm_config good = {128, 128, 8, 8, 8, 4, 4, 0};
+    assert_true(legal(4, good));
+    gemm_config c = good;
+    c.bm = 96; /* not a power of two */
+    assert_false(legal(4, c));
+    c = good, c.bk = 12;
+    assert_false(legal(4, c));
+    c = good, c.tm = 6; /* not whole vectors */
+    assert_false(legal(4, c));
+    c = good, c.tn = 2; /* a float vector is 4 */
+    assert_false(legal(4, c));
+    c = good, c.warps_m = 3;
+    assert_false(legal(4, c));
+    c = good, c.warps_m = 8; /* warp tile 16 x 128: 2 x 16 lanes of 8 x 8, odd but whole */
+    assert_true(legal(4, c));
+    c = good, c.warps_m = 16; /* more than the 8 warps */
+    assert_false(legal(4, c));
+    c = good, c.stages = 1;
+    assert_false(legal(4, c));
+    c = good, c.split_k = GEMM_MAX_SPLIT_K + 1;
+    assert_false(legal(4, c));
+    c = (gemm_config){512, 512, 8, 4, 4, 8, 2, 0}; /* 16384 threads */
+    assert_false(legal(4, c));
+    c = (gemm_config){32, 32, 32, 4, 4, 1, 2, 0}; /* 64 threads: small, but every copy pattern fits */
+    assert_true(legal(4, c));
+    c = (gemm_config){32, 32, 32, 4, 4, 2, 2, 0}; /* warp tile 16 x 32: 4 x 8 lanes of 4 x 4, 32 lanes */
+    assert_true(legal(4, c));
+    c = (gemm_config){16, 256, 8, 4, 4, 1, 2, 0}; /* 256 threads, 32 lines per pass: more than 16 rows of A */
+    assert_false(legal(4, c));
+}
+
+static void test_classes(void **state) {
+    (void)state;
+    assert_int_equal(gemm_class_of(4096, 4096, 4096), GEMM_SQUARE);
+    assert_int_equal(gemm_class_of(64, 4096, 4096), GEMM_SMALL_M);
+    assert_int_equal(gemm_class_of(4096, 64, 4096), GEMM_SMALL_N);
+    assert_int_equal(gemm_class_of(4096, 4096, 64), GEMM_SMALL_K);
+    assert_int_equal(gemm_class_of(1000, 1, 1000), GEMM_SMALL_N);
+    assert_int_equal(gemm_class_of(1, 1, 1), GEMM_SMALL_M);
+    assert_int_equal(gemm_class_of(200, 100, 5000), GEMM_SMALL_N); /* the smaller small side */
+    assert_string_equal(gemm_class_name(GEMM_SMALL_K), "small_k");
+    assert_null(gemm_class_name((gemm_class)9));
+}
+
+static void test_split(void **state) {
+    (void)state;
+    gemm_config c = {64, 128, 8, 8, 8, 2, 4, 0};
+    /* 32 tiles on 132 SMs, K long: split to about two blocks per SM */
+    int s = gemm_split_for(&c, 64, 4096, 4096, 132);
+    assert_true(s >= 8 && s <= 9);
+    /* enough tiles: no split */
+    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 1);
+    /* K too short to share */
+    assert_int_equal(gemm_split_for(&c, 64, 128, 100, 132), 1);
+    /* the caller's choice stands */
+    c.split_k = 5;
+    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 5);
+}
+
+static void test_tuner_shapes(void **state) {
+    (void)state;
+    size_t m, n, k;
+    gemm_problem_shape(GEMM_SQUARE, (size_t)1 << 36, &m, &n, &k);
+    assert_true(m == 4096 && n == 4096 && k == 4096);
+    gemm_problem_shape(GEMM_SMALL_M, (size_t)1 << 30, &m, &n, &k);
+    assert_true(m == 64 && n == 4096 && k == 4096);
+    gemm_problem_shape(GEMM_SMALL_K, (size_t)1 << 30, &m, &n, &k);
+    assert_true(m == 4096 && n == 4096 && k == 64);
+    gemm_problem_shape(GEMM_SQUARE, 1, &m, &n, &k);
+    assert_true(m == 64 && n == 64 && k == 64);
+    ptxkit_dtype type;
+    gemm_class cls;
+    assert_true(gemm_variant_parse("float64.small_n", &type, &cls));
+    assert_true(type == PTXKIT_FLOAT64 && cls == GEMM_SMALL_N);
+    assert_true(gemm_variant_parse(NULL, &type, &cls));
+    assert_true(type == PTXKIT_FLOAT32 && cls == GEMM_SQUARE);
+    assert_false(gemm_variant_parse("float32", &type, &cls));
+    assert_false(gemm_variant_parse("int32.square", &type, &cls));
+    assert_false(gemm_variant_parse("float32.square.x", &type, &cls));
+}
+
+static void test_shared_bytes(void **state) {
+    (void)state;
+    gemm_config c = {128, 128, 8, 8, 8, 4, 4, 0};
+    /* 4 stages x 8 rows x (128 + 4 padding + 128) floats */
+    assert_int_equal(gemm_shared_bytes(4, &c, false, false), 4 * 8 * (132 + 128) * 4);
+    assert_int_equal(gemm_shared_bytes(4, &c, true, false), 4 * 8 * (128 + 128) * 4);
+    assert_int_equal(gemm_shared_bytes(8, &c, false, true), 4 * 8 * (130 + 130) * 8);
+}
+
+static void test_no_context(void **state) {
+    (void)state;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(NULL, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 1, 1, 1,
+                                                             1, 256, 1, 512, 1, 0, 768, 1, NULL, NULL));
+    assert_true(strlen(ptxkit_last_error(NULL)) > 0);
+    ptxkit_gemm_tiles t;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_config_get(NULL, PTXKIT_FLOAT32, 1, 1, 1, &t, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_ladder(NULL, 1, 1, 1, 1, 256, 512, 768, NULL));
+    assert_string_equal(ptxkit_gemm_op_name(PTXKIT_GEMM_T), "t");
+    assert_null(ptxkit_gemm_op_name((ptxkit_gemm_op)2));
+    assert_string_equal(gemm_ladder_step_name(1), "naive");
+    assert_null(gemm_ladder_step_name(GEMM_LADDER_STEPS + 1));
+    assert_true(gemm_ladder_bytes_per_fma(1) == 8.0 && gemm_ladder_bytes_per_fma(3) == 0.25);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_configs), cmocka_unit_test(test_illegal_configs),
+        cmocka_unit_test(test_classes),         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_tuner_shapes),    cmocka_unit_test(test_shared_bytes),
+        cmocka_unit_test(test_no_context),
+    };
+    return cmocka_run_group_tests_name("gemm_config", tests, NULL, NULL);
+}

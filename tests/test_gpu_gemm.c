@@ -1,0 +1,578 @@
+/* GPU tests of the GEMM family: ptxkit_gemm (float32 and float64, every
+ * op(A) x op(B), alpha/beta combinations, leading dimensions longer than a
+ * row, aligned and not, the shapes 1x1x1, 17x33x65, 128x128x128,
+ * 4097x4095x127, 64x4096x4096 and 1000x1x1000, forced split-K, every
+ * configuration of the benchmark's sweep, several streams at once, k == 0
+ * and alpha == 0), its argument checks, and the ladder's steps.
+ *
+ * Reference: float64 on the CPU (long double sums would change nothing at
+ * these sizes). An element passes when
+ *   |C - ref| <= 2 (k + 2) u (|alpha| sum_k |a_ik b_kj| + |beta c_ij|)
+ * with u = 2^-24 (float32) or 2^-53 (float64): twice the first-order bound
+ * ptxkit.h documents for a sequential chain of k fused multiply-adds and
+ * the alpha/beta epilogue (and for split-K, whose slices' chains are added
+ * in order). Where both terms are zero the result must be exactly zero.
+ * The largest shapes are checked on sampled rows (their first and last,
+ * and rows on both sides of tile boundaries), every other element of C
+ * must be finite, and C's padding columns and a guard after it must be
+ * untouched. With beta == 0 C starts as NaN: an element that reads C, or is
+ * never written, fails.
+ *
+ * PTXKIT_TEST_GEMM_SMALL=1 keeps only the small shapes and the first three
+ * configurations of the sweep, and PTXKIT_TEST_GEMM_ONLY=NAME,... only the
+ * tests whose names hold one of the NAMEs (for runs under
+ * compute-sanitizer). */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops/gemm.h"
+#include "test_util.h"
+
+#define GUARD_ELEMS 64
+
+static bool small_only;
+static uint64_t rng;
+
+typedef struct gemm_case {
+    ptxkit_dtype type;
+    ptxkit_gemm_op op_a, op_b;
+    size_t m, n, k;
+    double alpha, beta;
+    size_t pad_a, pad_b, pad_c; /* leading dimension = stored row length + pad */
+    ptxkit_gemm_tiles tiles;    /* all zero: tuned or built-in */
+    ptxkit_stream *stream;
+} gemm_case;
+
+static size_t stored_rows(const gemm_case *c, int which) {
+    if (which == 0) return c->op_a == PTXKIT_GEMM_T ? c->k : c->m;
+    if (which == 1) return c->op_b == PTXKIT_GEMM_T ? c->n : c->k;
+    return c->m;
+}
+static size_t stored_cols(const gemm_case *c, int which) {
+    if (which == 0) return c->op_a == PTXKIT_GEMM_T ? c->m : c->k;
+    if (which == 1) return c->op_b == PTXKIT_GEMM_T ? c->k : c->n;
+    return c->n;
+}
+static size_t ld_of(const gemm_case *c, int which) {
+    size_t pad = which == 0 ? c->pad_a : which == 1 ? c->pad_b : c->pad_c;
+    size_t cols = stored_cols(c, which);
+    return (cols ? cols : 1) + pad;
+}
+
+static double unit_roundoff(ptxkit_dtype type) { return type == PTXKIT_FLOAT64 ? ldexp(1.0, -53) : ldexp(1.0, -24); }
+
+static double uniform(void) { return (double)(test_rand(&rng) >> 11) / (double)(1ull << 53) * 2.0 - 1.0; }
+
+/* Host matrices in double (the values the device gets, exactly). */
+typedef struct host_matrix {
+    double *v;     /* rows x ld */
+    size_t rows, ld;
+} host_matrix;
+
+static void make_matrix(host_matrix *h, size_t rows, size_t ld, ptxkit_dtype type, bool nan) {
+    h->rows = rows;
+    h->ld = ld;
+    h->v = malloc((rows * ld + GUARD_ELEMS) * sizeof *h->v);
+    assert_non_null(h->v);
+    for (size_t i = 0; i < rows * ld + GUARD_ELEMS; i++) {
+        double x = nan ? NAN : uniform();
+        h->v[i] = type == PTXKIT_FLOAT32 ? (double)(float)x : x;
+    }
+}
+
+static ptxkit_status upload(ptxkit_context *ctx, const host_matrix *h, ptxkit_dtype type, ptxkit_dptr *dev) {
+    size_t count = h->rows * h->ld + GUARD_ELEMS, elem = ptxkit_dtype_size(type);
+    void *buf = malloc(count * elem);
+    if (!buf) return PTXKIT_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < count; i++) {
+        if (elem == 8) ((double *)buf)[i] = h->v[i];
+        else ((float *)buf)[i] = (float)h->v[i];
+    }
+    ptxkit_status st = ptxkit_malloc(ctx, count * elem, dev);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, *dev, buf, count * elem);
+    free(buf);
+    return st;
+}
+
+static double element(const gemm_case *c, const host_matrix *h, int which, size_t i, size_t j) {
+    /* (i, j) of op(X) */
+    bool trans = which == 0 ? c->op_a == PTXKIT_GEMM_T : c->op_b == PTXKIT_GEMM_T;
+    return trans ? h->v[j * h->ld + i] : h->v[i * h->ld + j];
+}
+
+/* Rows of C checked against the reference: all of them for small shapes,
+ * else a sample around tile boundaries. */
+static size_t pick_rows(const gemm_case *c, size_t *rows, size_t max) {
+    size_t m = c->m, work = m * c->n * (c->k ? c->k : 1), count = 0;
+    if (work <= ((size_t)1 << 26) || m <= 16) {
+        for (size_t i = 0; i < m && count < max; i++) rows[count++] = i;
+        return count;
+    }
+    size_t want = ((size_t)1 << 26) / (c->n * (c->k ? c->k : 1));
+    if (want < 8) want = 8;
+    if (want > max) want = max;
+    const size_t fixed[] = {0, 1, 63, 64, 127, 128, 255, 256, m / 2, m - 2, m - 1};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (fixed[i] < m && (count == 0 || rows[count - 1] != fixed[i])) rows[count++] = fixed[i];
+    while (count < want) rows[count++] = (size_t)(test_rand(&rng) % m);
+    return count;
+}
+
+/* Runs one case and checks it; returns the number of failures (printed). */
+static int check_case(const gemm_case *c) {
+    ptxkit_context *ctx = test_gpu();
+    size_t elem = ptxkit_dtype_size(c->type);
+    host_matrix ha, hb, hc;
+    make_matrix(&ha, stored_rows(c, 0), ld_of(c, 0), c->type, false);
+    make_matrix(&hb, stored_rows(c, 1), ld_of(c, 1), c->type, false);
+    make_matrix(&hc, stored_rows(c, 2), ld_of(c, 2), c->type, c->beta == 0);
+    ptxkit_dptr a = 0, b = 0, d = 0;
+    assert_ok(ctx, upload(ctx, &ha, c->type, &a));
+    assert_ok(ctx, upload(ctx, &hb, c->type, &b));
+    assert_ok(ctx, upload(ctx, &hc, c->type, &d));
+    const ptxkit_gemm_tiles *tiles = c->tiles.bm || c->tiles.split_k ? &c->tiles : NULL;
+    assert_ok(ctx, ptxkit_gemm(ctx, c->type, c->op_a, c->op_b, c->m, c->n, c->k, c->alpha, a, ha.ld, b, hb.ld, c->beta,
+                               d, hc.ld, tiles, c->stream));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, c->stream));
+    size_t count = hc.rows * hc.ld + GUARD_ELEMS;
+    unsigned char *out = malloc(count * elem);
+    assert_non_null(out);
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, d, count * elem));
+
+    int failures = 0;
+    const double u = unit_roundoff(c->type);
+    size_t *rows = malloc((c->m + 16) * sizeof *rows);
+    double *sum = malloc((c->n + 1) * sizeof *sum), *mag = malloc((c->n + 1) * sizeof *mag);
+    assert_true(rows && sum && mag);
+    bool *checked = calloc(c->m + 1, 1);
+    /* op(B) as a dense k x n array: the reference walks its rows */
+    double *bop = malloc((c->k * c->n + 1) * sizeof *bop);
+    assert_true(checked && bop);
+    for (size_t p = 0; p < c->k; p++)
+        for (size_t j = 0; j < c->n; j++) bop[p * c->n + j] = element(c, &hb, 1, p, j);
+    size_t row_count = pick_rows(c, rows, c->m + 16);
+    for (size_t r = 0; r < row_count && failures < 5; r++) {
+        size_t i = rows[r];
+        checked[i] = true;
+        for (size_t j = 0; j < c->n; j++) sum[j] = mag[j] = 0;
+        if (c->alpha != 0)
+            for (size_t p = 0; p < c->k; p++) {
+                double aip = element(c, &ha, 0, i, p);
+                const double *brow = bop + p * c->n;
+                for (size_t j = 0; j < c->n; j++) {
+                    double t = aip * brow[j];
+                    sum[j] += t;
+                    mag[j] += fabs(t);
+                }
+            }
+        for (size_t j = 0; j < c->n && failures < 5; j++) {
+            double c0 = hc.v[i * hc.ld + j];
+            double ref = c->alpha * sum[j] + (c->beta != 0 ? c->beta * c0 : 0);
+            double bound = 2.0 * (double)(c->k + 2) * u * (fabs(c->alpha) * mag[j] + (c->beta != 0 ? fabs(c->beta * c0) : 0));
+            size_t at = i * hc.ld + j;
+            double got = elem == 8 ? ((double *)out)[at] : ((float *)out)[at];
+            if (!(fabs(got - ref) <= bound)) {
+                print_error("%s %s%s %zux%zux%zu alpha %g beta %g ld %zu/%zu/%zu: C[%zu][%zu] = %.17g, reference %.17g, "
+                            "bound %.3g\n",
+                            ptxkit_dtype_name(c->type), ptxkit_gemm_op_name(c->op_a), ptxkit_gemm_op_name(c->op_b), c->m,
+                            c->n, c->k, c->alpha, c->beta, ha.ld, hb.ld, hc.ld, i, j, got, ref, bound);
+                failures++;
+            }
+        }
+    }
+    /* every element finite; padding and guard untouched */
+    for (size_t i = 0; i < hc.rows && failures < 5; i++)
+        for (size_t j = 0; j < hc.ld && failures < 5; j++) {
+            size_t at = i * hc.ld + j;
+            double got = elem == 8 ? ((double *)out)[at] : ((float *)out)[at];
+            bool ok = j < c->n ? (checked[i] || isfinite(got)) : memcmp(&got, &hc.v[at], sizeof got) == 0 ||
+                                                                     (isnan(got) && isnan(hc.v[at]));
+            if (!ok) {
+                print_error("%s %zux%zux%zu: C[%zu][%zu] = %g %s\n", ptxkit_dtype_name(c->type), c->m, c->n, c->k, i, j,
+                            got, j < c->n ? "is not finite" : "(padding) was written");
+                failures++;
+            }
+        }
+    for (size_t g = 0; g < GUARD_ELEMS && failures < 5; g++) {
+        size_t at = hc.rows * hc.ld + g;
+        double got = elem == 8 ? ((double *)out)[at] : ((float *)out)[at];
+        if (!(got == hc.v[at] || (isnan(got) && isnan(hc.v[at])))) {
+            print_error("%zux%zux%zu: the guard after C was written\n", c->m, c->n, c->k);
+            failures++;
+        }
+    }
+    free(rows);
+    free(sum);
+    free(mag);
+    free(checked);
+    free(bop);
+    free(out);
+    free(ha.v);
+    free(hb.v);
+    free(hc.v);
+    ptxkit_free(ctx, a);
+    ptxkit_free(ctx, b);
+    ptxkit_free(ctx, d);
+    return failures;
+}
+
+/* ---- compiling ahead --------------------------------------------------------
+ * Every case's kernels, from several threads at once, so that the cases
+ * then run on loaded modules (compiles dominate a cold run otherwise).
+ * Device memory from ptxkit_malloc is 256-byte aligned, so a case's kernel
+ * depends on its leading dimensions only: fake aligned addresses stand in. */
+typedef struct warm_job {
+    const gemm_case *cases;
+    int count, next, failures;
+    pthread_mutex_t lock;
+} warm_job;
+
+static void *warm_worker(void *arg) {
+    warm_job *w = arg;
+    ptxkit_context *ctx = test_gpu();
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int i = w->next < w->count ? w->next++ : -1;
+        pthread_mutex_unlock(&w->lock);
+        if (i < 0) return NULL;
+        const gemm_case *c = &w->cases[i];
+        const ptxkit_gemm_tiles *tiles = c->tiles.bm || c->tiles.split_k ? &c->tiles : NULL;
+        ptxkit_status st = gemm_prepare_call(ctx, c->type, c->op_a, c->op_b, c->m, c->n, c->k, c->alpha,
+                                             (ptxkit_dptr)1 << 40, ld_of(c, 0), (ptxkit_dptr)2 << 40, ld_of(c, 1),
+                                             c->beta, (ptxkit_dptr)3 << 40, ld_of(c, 2), tiles);
+        if (st != PTXKIT_SUCCESS) {
+            pthread_mutex_lock(&w->lock);
+            w->failures++;
+            print_error("compiling ahead: %s\n", ptxkit_last_error(ctx));
+            pthread_mutex_unlock(&w->lock);
+        }
+    }
+}
+
+static void warm(const gemm_case *cases, int count) {
+    warm_job w = {.cases = cases, .count = count};
+    pthread_mutex_init(&w.lock, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+    pthread_t tids[16];
+    int started = 0;
+    for (; started < threads - 1; started++)
+        if (pthread_create(&tids[started], NULL, warm_worker, &w) != 0) break;
+    warm_worker(&w);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&w.lock);
+    assert_int_equal(w.failures, 0);
+}
+
+static int run_cases(const gemm_case *cases, int count) {
+    warm(cases, count);
+    int failures = 0;
+    for (int i = 0; i < count; i++) failures += check_case(&cases[i]);
+    return failures;
+}
+
+/* ---- the shapes ------------------------------------------------------ */
+
+static const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {128, 128, 128}, {4097, 4095, 127}, {64, 4096, 4096},
+                                   {1000, 1, 1000}};
+#define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
+static const double alpha_beta[][2] = {{1, 0}, {1.5, -0.5}, {0, 2}, {-1, 1}};
+
+static bool big_shape(const size_t *s) { return s[0] * s[1] * s[2] > ((size_t)1 << 24); }
+
+static void test_gemm_shapes(void **state) {
+    (void)state;
+    gemm_case *cases = calloc(2 * SHAPE_COUNT * 4 * 4, sizeof *cases);
+    assert_non_null(cases);
+    int count = 0;
+    for (int t = 0; t < 2; t++)
+        for (size_t s = 0; s < SHAPE_COUNT; s++) {
+            bool big = big_shape(shapes[s]);
+            if (big && small_only) continue;
+            for (int ops = 0; ops < 4; ops++)
+                for (int ab = 0; ab < (big ? 2 : 4); ab++) {
+                    gemm_case *c = &cases[count++];
+                    c->type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+                    c->op_a = ops & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                    c->op_b = ops & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                    c->m = shapes[s][0], c->n = shapes[s][1], c->k = shapes[s][2];
+                    c->alpha = alpha_beta[ab][0], c->beta = alpha_beta[ab][1];
+                    /* leading dimensions: dense, one past (unaligned rows), a vector past */
+                    static const size_t pads[] = {0, 1, 4, 3};
+                    c->pad_a = pads[(ops + ab) % 4];
+                    c->pad_b = pads[(ops + ab + 1) % 4];
+                    c->pad_c = pads[(ops + ab + 2) % 4];
+                }
+        }
+    int failures = run_cases(cases, count);
+    free(cases);
+    assert_int_equal(failures, 0);
+}
+
+/* Split-K forced and by shape, with beta read and not. */
+static void test_gemm_split_k(void **state) {
+    (void)state;
+    static const size_t split_shapes[][3] = {{100, 150, 1000}, {33, 70, 517}, {7, 300, 2048}};
+    static const int splits[] = {2, 3, 7, 0};
+    gemm_case cases[2 * 3 * 4];
+    int count = 0;
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 3; s++)
+            for (int p = 0; p < 4; p++) {
+                gemm_case *c = &cases[count++];
+                memset(c, 0, sizeof *c);
+                c->type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+                c->op_a = p & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                c->op_b = p & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                c->m = split_shapes[s][0], c->n = split_shapes[s][1], c->k = split_shapes[s][2];
+                c->alpha = 0.75;
+                c->beta = p % 2 ? 0.0 : 1.25;
+                c->pad_a = (size_t)p;
+                if (splits[p]) {
+                    gemm_config d = gemm_default_config(c->type, GEMM_SMALL_M);
+                    d.split_k = splits[p];
+                    c->tiles = gemm_tiles_of(&d);
+                }
+            }
+    assert_int_equal(run_cases(cases, count), 0);
+}
+
+/* Every configuration of the benchmark's sweep, on ragged shapes: aligned
+ * nn (the sweep's own kernels) and unaligned tt. */
+static void test_gemm_configs(void **state) {
+    (void)state;
+    gemm_case cases[2 * 64];
+    int count = 0;
+    for (int t = 0; t < 2; t++) {
+        ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+        int n;
+        const gemm_config *list = gemm_sweep_configs(type, &n);
+        if (small_only && n > 3) n = 3; /* under a sanitizer: the first few */
+        for (int i = 0; i < n && count + 2 <= 2 * 64; i++)
+            for (int v = 0; v < 2; v++) {
+                gemm_case *c = &cases[count++];
+                memset(c, 0, sizeof *c);
+                c->type = type;
+                c->op_a = c->op_b = v ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                c->m = 257 + (size_t)i, c->n = 263, c->k = 129 + 8 * (size_t)v;
+                c->alpha = 1, c->beta = v ? 0.5 : 0;
+                c->pad_a = c->pad_b = c->pad_c = v ? 1 : 0;
+                if (!v) c->m = 256, c->n = 384, c->k = 136; /* whole vectors: the 16-byte copies */
+                c->tiles = gemm_tiles_of(&list[i]);
+            }
+    }
+    assert_int_equal(run_cases(cases, count), 0);
+}
+
+/* Split-K calls on several streams at once share one scratch: each must
+ * still get its own result. */
+static void test_gemm_streams(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { STREAMS = 4 };
+    ptxkit_stream *streams[STREAMS];
+    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, &streams[i]));
+    const size_t m = 64, n = 200, k = 3000, elem = 4;
+    ptxkit_dptr a, b, c[STREAMS];
+    float *ha = malloc(m * k * elem), *hb = malloc(k * n * elem), *hc = malloc(m * n * elem);
+    assert_true(ha && hb && hc);
+    for (size_t i = 0; i < m * k; i++) ha[i] = (float)(int)(test_rand(&rng) % 5) - 2;
+    for (size_t i = 0; i < k * n; i++) hb[i] = (float)(int)(test_rand(&rng) % 5) - 2;
+    assert_ok(ctx, ptxkit_malloc(ctx, m * k * elem, &a));
+    assert_ok(ctx, ptxkit_malloc(ctx, k * n * elem, &b));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * elem));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * elem));
+    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_malloc(ctx, m * n * elem, &c[s]));
+    ptxkit_gemm_tiles tiles = {64, 128, 8, 8, 8, 2, 4, 6, {0}};
+    /* alpha differs per stream: a result computed on another stream's
+     * scratch shows */
+    for (int round = 0; round < 8; round++)
+        for (int s = 0; s < STREAMS; s++)
+            assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, (double)(s + 1), a, k,
+                                       b, n, 0.0, c[s], n, &tiles, streams[s]));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
+    int failures = 0;
+    for (int s = 0; s < STREAMS; s++) {
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c[s], m * n * elem));
+        for (size_t i = 0; i < m && failures < 5; i++)
+            for (size_t j = 0; j < n && failures < 5; j++) {
+                double ref = 0;
+                for (size_t p = 0; p < k; p++) ref += (double)ha[i * k + p] * hb[p * n + j];
+                ref *= s + 1;
+                if (hc[i * n + j] != (float)ref) { /* small integers: exact */
+                    print_error("stream %d: C[%zu][%zu] = %g, expected %g\n", s, i, j, hc[i * n + j], ref);
+                    failures++;
+                }
+            }
+        ptxkit_free(ctx, c[s]);
+    }
+    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[i]));
+    ptxkit_free(ctx, a);
+    ptxkit_free(ctx, b);
+    free(ha);
+    free(hb);
+    free(hc);
+    assert_int_equal(failures, 0);
+}
+
+/* k == 0 and alpha == 0: C = beta * C, and A and B are never read (NULL). */
+static void test_gemm_degenerate(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    const size_t m = 37, n = 41;
+    float hc[37 * 41], out[37 * 41];
+    for (size_t i = 0; i < m * n; i++) hc[i] = (float)uniform();
+    ptxkit_dptr c;
+    assert_ok(ctx, ptxkit_malloc(ctx, sizeof hc, &c));
+    for (int which = 0; which < 3; which++) {
+        assert_ok(ctx, ptxkit_memcpy_htod(ctx, c, hc, sizeof hc));
+        size_t k = which == 0 ? 0 : 19;
+        double alpha = which == 0 ? 1.0 : 0.0, beta = which == 2 ? 0.0 : -2.0;
+        assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, m, n, k, alpha, 0, k ? k : 1, 0,
+                                   k ? k : 1, beta, c, n, NULL, NULL));
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, c, sizeof out));
+        for (size_t i = 0; i < m * n; i++) assert_true(out[i] == (float)(beta * hc[i]));
+    }
+    /* m == 0 or n == 0: nothing at all, not even C */
+    assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT64, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 0, 5, 5, 1, 0, 5, 0, 5, 1, 0, 5, NULL,
+                               NULL));
+    ptxkit_free(ctx, c);
+}
+
+static void test_gemm_arguments(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_dptr buf;
+    assert_ok(ctx, ptxkit_malloc(ctx, 1 << 20, &buf));
+    ptxkit_dptr a = buf, b = buf + (256 << 10), c = buf + (512 << 10);
+#define GEMM(type, oa, ob, m, n, k, a, lda, b, ldb, c, ldc, tiles)                                                    \
+    ptxkit_gemm(ctx, type, oa, ob, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc, tiles, NULL)
+    const ptxkit_gemm_op N = PTXKIT_GEMM_N, T = PTXKIT_GEMM_T;
+    const ptxkit_dtype F = PTXKIT_FLOAT32;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_gemm(NULL, F, N, N, 8, 8, 8, 1, a, 8, b, 8, 0, c, 8, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, GEMM(PTXKIT_INT32, N, N, 8, 8, 8, a, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM((ptxkit_dtype)99, N, N, 8, 8, 8, a, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, (ptxkit_gemm_op)2, N, 8, 8, 8, a, 8, b, 8, c, 8, NULL));
+    /* leading dimensions shorter than a row as stored */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 9, a, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, T, N, 9, 8, 8, a, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 9, 8, a, 8, b, 9, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, T, 8, 8, 9, a, 9, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 0, b, 8, c, 8, NULL));
+    /* NULL, misaligned, overflowing, overlapping */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, 0, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, 0, 8, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, GEMM(F, N, N, 8, 8, 8, a + 2, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, GEMM(PTXKIT_FLOAT64, N, N, 8, 8, 8, a, 8, b + 4, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, GEMM(F, N, N, 8, 8, 8, a, SIZE_MAX / 2, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, GEMM(F, N, N, 8, 8, 8, ~(ptxkit_dptr)0 - 63, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, GEMM(F, N, N, (size_t)1 << 31, 8, 8, a, 8, b, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, a + 32, 8, NULL));
+    /* tiles: partial, illegal, reserved fields */
+    ptxkit_gemm_tiles t = {.bm = 128};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
+    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 3, 4, 0, {0}}; /* 8 warps are not 3 along M */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
+    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 4, 4, 0, {1, 0, 0, 0}};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
+    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 4, 4, GEMM_MAX_SPLIT_K + 1, {0}};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
+    /* k == 0 reads neither A nor B: NULL is fine there, C is still checked */
+    assert_ok(ctx, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, c, 8, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, 0, 8, NULL));
+#undef GEMM
+    /* the configuration a call would run */
+    ptxkit_gemm_tiles used;
+    int tuned = -1;
+    assert_ok(ctx, ptxkit_gemm_config_get(ctx, F, 64, 4096, 4096, &used, &tuned));
+    assert_true(used.bm > 0 && used.split_k >= 1 && (tuned == 0 || tuned == 1));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config_get(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
+    ptxkit_free(ctx, buf);
+}
+
+/* Every ladder step against the float64 reference (float32 sums in any
+ * order: the same bound). */
+static void test_gemm_ladder(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    static const size_t sizes[][3] = {{37, 45, 51}, {256, 384, 128}};
+    int failures = 0;
+    for (int s = 0; s < 2; s++) {
+        size_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+        float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
+        assert_true(ha && hb && hc);
+        for (size_t i = 0; i < m * k; i++) ha[i] = (float)uniform();
+        for (size_t i = 0; i < k * n; i++) hb[i] = (float)uniform();
+        ptxkit_dptr a, b, c;
+        assert_ok(ctx, ptxkit_malloc(ctx, m * k * 4, &a));
+        assert_ok(ctx, ptxkit_malloc(ctx, k * n * 4, &b));
+        assert_ok(ctx, ptxkit_malloc(ctx, m * n * 4, &c));
+        assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * 4));
+        assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * 4));
+        for (int step = 1; step <= GEMM_LADDER_STEPS; step++) {
+            if (step >= 4 && (m % 128 || n % 128 || k % 128)) {
+                assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
+                continue;
+            }
+            assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
+            assert_ok(ctx, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
+            assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
+            for (size_t i = 0; i < m && failures < 5; i++)
+                for (size_t j = 0; j < n && failures < 5; j++) {
+                    double ref = 0, mag = 0;
+                    for (size_t p = 0; p < k; p++) {
+                        double t = (double)ha[i * k + p] * hb[p * n + j];
+                        ref += t;
+                        mag += fabs(t);
+                    }
+                    if (!(fabs(hc[i * n + j] - ref) <= 2.0 * (double)(k + 2) * ldexp(1.0, -24) * mag)) {
+                        print_error("ladder step %d, %zux%zux%zu: C[%zu][%zu] = %g, reference %g\n", step, m, n, k, i, j,
+                                    hc[i * n + j], ref);
+                        failures++;
+                    }
+                }
+        }
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_ladder(ctx, 0, m, n, k, a, b, c, NULL));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_ladder(ctx, GEMM_LADDER_STEPS + 1, m, n, k, a, b, c, NULL));
+        ptxkit_free(ctx, a);
+        ptxkit_free(ctx, b);
+        ptxkit_free(ctx, c);
+        free(ha);
+        free(hb);
+        free(hc);
+    }
+    assert_int_equal(failures, 0);
+}
+
+int main(void) {
+    test_require_gpu();
+    const char *env = getenv("PTXKIT_TEST_GEMM_SMALL");
+    small_only = env && *env && strcmp(env, "0") != 0;
+    rng = test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
+        cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_split_k),
+        cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
+        cmocka_unit_test(test_gemm_ladder),
+    };
+    /* PTXKIT_TEST_GEMM_ONLY=NAME,...: only the tests whose names hold one
+     * of them (a sanitizer's run picks the tests it can afford) */
+    const char *only = getenv("PTXKIT_TEST_GEMM_ONLY");
+    struct CMUnitTest chosen[sizeof tests / sizeof tests[0]];
+    size_t count = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        bool keep = !only || !*only;
+        char list[256];
+        snprintf(list, sizeof list, "%s", only ? only : "");
+        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && !keep; tok = strtok_r(NULL, ",", &save))
+            keep = strstr(tests[i].name, tok) != NULL;
+        if (keep) chosen[count++] = tests[i];
+    }
+    int failed = _cmocka_run_group_tests("gpu_gemm", chosen, count, NULL, NULL);
+    test_gpu_release();
+    return failed;
+}

@@ -1,0 +1,332 @@
+/* ptxkit bench gemm: ptxkit_gemm by type, operand layout and shape, in
+ * TFLOP/s and as a share of the GPU's peak from its clock, and with
+ * --compare next to cuBLAS (dlopen'ed here, FP32 in pedantic mode) on the
+ * same buffers in the same run. --tiles times given configurations instead
+ * of the tuned or built-in one (the sweep that chose the defaults). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+#include "commands.h"
+#include "gemm_common.h"
+#include "ops/gemm.h"
+
+enum { MAX_SHAPES = 32, MAX_TILES = 48, MAX_OPS = 4 };
+
+typedef struct gemm_bench {
+    bool types[2]; /* float32, float64 */
+    bool ops[MAX_OPS]; /* nn, nt, tn, tt */
+    size_t shapes[MAX_SHAPES][3];
+    int shape_count, reps, warmup;
+    ptxkit_gemm_tiles tiles[MAX_TILES]; /* all zero: the tuned or built-in configuration */
+    int tile_count;
+    bool sweep; /* also gemm_sweep_configs of each type */
+    bool compare, check, pedantic_f64, no_cross_prefetch;
+} gemm_bench;
+
+static const char *const op_names[MAX_OPS + 1] = {"nn", "nt", "tn", "tt", NULL};
+
+static const char gemm_usage[] =
+    "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
+    "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
+    "                         [--no-cross-prefetch] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
+    "                         [--device N]\n";
+
+static const char gemm_help[] =
+    "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
+    "C = A B with beta 0, A, B and C dense, row-major and 16-byte aligned, inputs uniform in [-1, 1), and\n"
+    "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 and 64 FP64 lanes on\n"
+    "sm_90); each row with the count of timed runs and the fastest and slowest. --compare also times cuBLAS\n"
+    "on the same buffers, in the same run: cublasSgemm in CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and\n"
+    "cublasDgemm in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
+    "libcublas.so (without it the columns say so); pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
+    "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
+    "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
+    "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
+    "tile's last k-step.\n"
+    "  --types LIST   float32, float64 (default both)\n"
+    "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
+    "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
+    "                 4096x64x4096,4096x4096x64,1000x1x1000\n"
+    "  --tiles LIST   configurations to time, each BMxBNxBK:TMxTN:WARPS_M:STAGES[:SPLIT_K], auto (the\n"
+    "                 tuned or built-in one, the default) or sweep (the candidates the defaults were chosen\n"
+    "                 from), separated by commas\n";
+
+static bool parse_shapes(const char *text, void *value, char *why, size_t why_size) {
+    gemm_bench *b = value;
+    snprintf(why, why_size, "takes MxNxK or N (a cube), each side 1 to 2^20, comma-separated");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    b->shape_count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned long long m, n, k;
+        char extra;
+        if (b->shape_count == MAX_SHAPES) return false;
+        if (sscanf(tok, "%llux%llux%llu%c", &m, &n, &k, &extra) == 3) {
+        } else if (sscanf(tok, "%llu%c", &m, &extra) == 1) {
+            n = k = m;
+        } else {
+            return false;
+        }
+        if (!m || !n || !k || m > (1u << 20) || n > (1u << 20) || k > (1u << 20)) return false;
+        size_t *s = b->shapes[b->shape_count++];
+        s[0] = (size_t)m, s[1] = (size_t)n, s[2] = (size_t)k;
+    }
+    return b->shape_count > 0;
+}
+
+static bool parse_tiles(const char *text, void *value, char *why, size_t why_size) {
+    gemm_bench *b = value;
+    snprintf(why, why_size, "takes BMxBNxBK:TMxTN:WARPS_M:STAGES[:SPLIT_K], auto or sweep, comma-separated");
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", text);
+    b->tile_count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (b->tile_count == MAX_TILES) return false;
+        if (strcmp(tok, "sweep") == 0) {
+            b->sweep = true;
+            continue;
+        }
+        ptxkit_gemm_tiles *t = &b->tiles[b->tile_count++];
+        memset(t, 0, sizeof *t);
+        if (strcmp(tok, "auto") == 0) continue;
+        char extra;
+        int got = sscanf(tok, "%dx%dx%d:%dx%d:%d:%d:%d%c", &t->bm, &t->bn, &t->bk, &t->tm, &t->tn, &t->warps_m,
+                         &t->stages, &t->split_k, &extra);
+        if (got != 7 && got != 8) return false;
+    }
+    return b->tile_count > 0 || b->sweep;
+}
+
+/* The configurations timed for a type: the listed ones, then the sweep's. */
+static int tiles_for(const gemm_bench *b, ptxkit_dtype type, ptxkit_gemm_tiles *out) {
+    int count = 0;
+    for (int i = 0; i < b->tile_count; i++) out[count++] = b->tiles[i];
+    if (b->sweep) {
+        int n;
+        const gemm_config *list = gemm_sweep_configs(type, &n);
+        for (int i = 0; i < n && count < 2 * MAX_TILES; i++) out[count++] = gemm_tiles_of(&list[i]);
+    }
+    return count;
+}
+
+static const char *const type_names[] = {"float32", "float64", NULL};
+
+/* Returns -1 to run, else the exit status. */
+static int parse_args(int argc, char **argv, gemm_bench *b, cli_common *common) {
+    memset(b, 0, sizeof *b);
+    b->types[0] = b->types[1] = true;
+    b->ops[0] = true;
+    b->reps = 20;
+    b->warmup = 3;
+    b->tile_count = 1; /* auto */
+    char why[160];
+    parse_shapes("256,512,1024,2048,4096,8192,64x4096x4096,4096x64x4096,4096x4096x64,1000x1x1000", b, why, sizeof why);
+    int cublas_f64 = 0;
+    static const char *const f64_modes[] = {"default", "pedantic", NULL};
+    const arg_option options[] = {
+        {.name = "types", .kind = ARG_CHOICES, .value = b->types, .names = type_names},
+        {.name = "ops", .kind = ARG_CHOICES, .value = b->ops, .names = op_names},
+        {.name = "shapes", .kind = ARG_PARSE, .value = b, .parse = parse_shapes},
+        {.name = "tiles", .kind = ARG_PARSE, .value = b, .parse = parse_tiles},
+        {.name = "reps", .kind = ARG_INT, .value = &b->reps, .lo = 1, .hi = 10000},
+        {.name = "warmup", .kind = ARG_INT, .value = &b->warmup, .lo = 0, .hi = 1000},
+        {.name = "compare", .kind = ARG_FLAG, .value = &b->compare},
+        {.name = "check", .kind = ARG_FLAG, .value = &b->check},
+        {.name = "cublas-f64", .kind = ARG_CHOICE, .value = &cublas_f64, .names = f64_modes},
+        {.name = "no-cross-prefetch", .kind = ARG_FLAG, .value = &b->no_cross_prefetch},
+        {0}};
+    const arg_spec spec = {.command = "bench gemm", .usage = gemm_usage, .help = gemm_help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
+    b->pedantic_f64 = cublas_f64 == 1;
+    return rc;
+}
+
+typedef struct timed_gemm {
+    ptxkit_dtype type;
+    ptxkit_gemm_op op_a, op_b;
+    size_t m, n, k, lda, ldb;
+    ptxkit_dptr a, b, c;
+    const ptxkit_gemm_tiles *tiles;
+    cublas_lib *cublas;
+} timed_gemm;
+
+static ptxkit_status run_ptxkit(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    timed_gemm *g = arg;
+    return ptxkit_gemm(ctx, g->type, g->op_a, g->op_b, g->m, g->n, g->k, 1.0, g->a, g->lda, g->b, g->ldb, 0.0, g->c,
+                       g->n, g->tiles, s);
+}
+
+static ptxkit_status run_cublas(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    (void)ctx;
+    timed_gemm *g = arg;
+    return cublas_gemm(g->cublas, g->type, g->op_a, g->op_b, g->m, g->n, g->k, 1.0, g->a, g->lda, g->b, g->ldb, 0.0,
+                       g->c, g->n, s);
+}
+
+/* max |x - y| / max |y| over count elements of both device buffers. */
+static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr x, ptxkit_dptr y, size_t count) {
+    size_t elem = ptxkit_dtype_size(type);
+    unsigned char *hx = malloc(count * elem), *hy = malloc(count * elem);
+    double diff = -1, scale = 0;
+    if (hx && hy && ptxkit_memcpy_dtoh(ctx, hx, x, count * elem) == PTXKIT_SUCCESS &&
+        ptxkit_memcpy_dtoh(ctx, hy, y, count * elem) == PTXKIT_SUCCESS) {
+        diff = 0;
+        for (size_t i = 0; i < count; i++) {
+            double vx = elem == 8 ? ((double *)hx)[i] : ((float *)hx)[i];
+            double vy = elem == 8 ? ((double *)hy)[i] : ((float *)hy)[i];
+            double d = fabs(vx - vy);
+            if (!(d <= diff)) diff = d; /* NaN sticks */
+            if (fabs(vy) > scale) scale = fabs(vy);
+        }
+        diff = scale > 0 ? diff / scale : diff;
+    }
+    free(hx);
+    free(hy);
+    return diff;
+}
+
+int bench_gemm(int argc, char **argv) {
+    cli_common common;
+    gemm_bench b;
+    int rc = parse_args(argc, argv, &b, &common);
+    if (rc >= 0) return rc;
+    ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
+    if (!ctx) return 1;
+    if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
+
+    char why[512] = "";
+    cublas_lib *cublas = b.compare || b.check ? cublas_open(ctx, why, sizeof why) : NULL;
+    if ((b.compare || b.check) && !cublas)
+        fprintf(stderr, "ptxkit bench gemm: no cuBLAS comparison: %s\n", why);
+    cublas_pedantic_f64(cublas, b.pedantic_f64);
+
+    /* buffers for the largest shape of the widest type */
+    size_t max_a = 1, max_b = 1, max_c = 1, elem = b.types[1] ? 8 : 4;
+    for (int s = 0; s < b.shape_count; s++) {
+        size_t m = b.shapes[s][0], n = b.shapes[s][1], k = b.shapes[s][2];
+        if (m * k > max_a) max_a = m * k;
+        if (k * n > max_b) max_b = k * n;
+        if (m * n > max_c) max_c = m * n;
+    }
+    ptxkit_dptr a = 0, bm = 0, c = 0, c_ref = 0;
+    ptxkit_status st = ptxkit_malloc(ctx, max_a * elem, &a);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_b * elem, &bm);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_c * elem, &c);
+    if (st == PTXKIT_SUCCESS && cublas) st = ptxkit_malloc(ctx, max_c * elem, &c_ref);
+
+    /* every kernel the run needs, compiled ahead in parallel */
+    ptxkit_gemm_tiles list[2][2 * MAX_TILES];
+    int list_count[2] = {tiles_for(&b, PTXKIT_FLOAT32, list[0]), tiles_for(&b, PTXKIT_FLOAT64, list[1])};
+    gemm_job *jobs = calloc((size_t)4 * MAX_OPS * (size_t)b.shape_count * MAX_TILES + 1, sizeof *jobs);
+    int job_count = 0;
+    for (int t = 0; jobs && st == PTXKIT_SUCCESS && t < 2; t++)
+        for (int o = 0; b.types[t] && o < MAX_OPS; o++)
+            for (int s = 0; b.ops[o] && s < b.shape_count; s++)
+                for (int i = 0; i < list_count[t]; i++) {
+                    gemm_job *j = &jobs[job_count++];
+                    j->type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+                    j->op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                    j->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                    j->tiles = list[t][i];
+                    gemm_config cfg = gemm_config_of(&list[t][i]);
+                    if (!cfg.bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
+                    else {
+                        cfg.split_k = gemm_split_for(&cfg, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], ctx->info.sm_count);
+                        j->tiles = gemm_tiles_of(&cfg);
+                    }
+                }
+    if (st == PTXKIT_SUCCESS && jobs) gemm_prepare_all(ctx, jobs, job_count, 0); /* failures show in the rows */
+    free(jobs);
+
+    gemm_peak peak[2] = {gemm_peak_of(ctx, PTXKIT_FLOAT32), gemm_peak_of(ctx, PTXKIT_FLOAT64)};
+    char title[768];
+    snprintf(title, sizeof title,
+             "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
+             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s)",
+             ctx->info.name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
+             peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
+             cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
+             b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "");
+    const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
+                             "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
+                             "check",     STATS_COLUMNS};
+    cli_table *tab = table_new(title, 16, headers);
+    table_types(tab, "ssnnnsnnnnnnn" STATS_TYPES);
+    timed_gemm g = {.a = a, .b = bm, .c = c, .cublas = cublas};
+    for (int t = 0; st == PTXKIT_SUCCESS && t < 2; t++)
+        for (int o = 0; b.types[t] && o < MAX_OPS && st == PTXKIT_SUCCESS; o++)
+            for (int s = 0; b.ops[o] && s < b.shape_count && st == PTXKIT_SUCCESS; s++) {
+                g.type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+                g.op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                g.op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                g.m = b.shapes[s][0], g.n = b.shapes[s][1], g.k = b.shapes[s][2];
+                g.lda = g.op_a == PTXKIT_GEMM_T ? g.m : g.k;
+                g.ldb = g.op_b == PTXKIT_GEMM_T ? g.k : g.n;
+                st = gemm_fill_uniform(ctx, g.type, a, g.m * g.k, 1);
+                if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, g.type, bm, g.k * g.n, 2);
+                double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
+                float cublas_ms = 0;
+                char cub_us[32] = "-", cub_tf[32] = "-";
+                if (st == PTXKIT_SUCCESS && cublas) {
+                    g.c = c_ref;
+                    if (time_median_ms(ctx, run_cublas, &g, b.warmup, b.reps, &cublas_ms) == PTXKIT_SUCCESS) {
+                        snprintf(cub_us, sizeof cub_us, "%.1f", cublas_ms * 1e3);
+                        snprintf(cub_tf, sizeof cub_tf, "%.2f", flops / (cublas_ms * 1e-3) / 1e12);
+                    } else {
+                        cublas_ms = 0;
+                    }
+                    g.c = c;
+                }
+                for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
+                    g.tiles = &list[t][i];
+                    gemm_config cfg = gemm_config_of(&list[t][i]);
+                    if (!cfg.bm) {
+                        ptxkit_gemm_tiles used;
+                        int tuned = 0;
+                        ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
+                        cfg = gemm_config_of(&used);
+                    } else {
+                        cfg.split_k = gemm_split_for(&cfg, g.m, g.n, g.k, ctx->info.sm_count);
+                    }
+                    char tiles[64];
+                    gemm_config_format(&cfg, tiles, sizeof tiles);
+                    time_stats ts = {0};
+                    ptxkit_status run = time_stats_ms(ctx, run_ptxkit, &g, b.warmup, b.reps, &ts);
+                    double ms = ts.median_ms;
+                    char spread[96];
+                    if (run != PTXKIT_SUCCESS) {
+                        /* a configuration this GPU cannot run is a row, not the end of the sweep */
+                        if (run == PTXKIT_ERROR_CONTEXT_LOST) st = run;
+                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t-%s", ptxkit_dtype_name(g.type),
+                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread));
+                        fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g.type),
+                                op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error(ctx));
+                        continue;
+                    }
+                    double tf = flops / (ms * 1e-3) / 1e12;
+                    char pct_cub[32] = "-", check[32] = "-";
+                    if (cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * cublas_ms / ms);
+                    if (b.check && cublas)
+                        snprintf(check, sizeof check, "%.2e", relative_difference(ctx, g.type, c, c_ref, g.m * g.n));
+                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s%s", ptxkit_dtype_name(g.type),
+                               op_names[o], g.m, g.n, g.k, tiles, ms * 1e3, tf,
+                               peak[t].tflops > 0 ? 100.0 * tf / peak[t].tflops : 0, cub_us, cub_tf, pct_cub, check,
+                               stats_cells(&ts, spread, sizeof spread));
+                }
+            }
+    if (st != PTXKIT_SUCCESS) cli_fail("bench gemm", ctx, st);
+    table_print(tab, common.format, stdout);
+    table_free(tab);
+    cublas_close(cublas);
+    ptxkit_free(ctx, a);
+    ptxkit_free(ctx, bm);
+    ptxkit_free(ctx, c);
+    if (c_ref) ptxkit_free(ctx, c_ref);
+    ptxkit_context_close(ctx);
+    return st == PTXKIT_SUCCESS ? 0 : 1;
+}
