@@ -133,15 +133,16 @@ struct cublas_lib {
 
 cublas_lib *cublas_open(ptxkit_context *ctx, char *why, size_t why_size) {
     const char *env = getenv("PTXKIT_CUBLAS");
-    const char *names[] = {env && *env ? env : NULL, "libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    const char *names[] = {env && *env ? env : NULL, "libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                           PTXKIT_TOOLKIT_CUBLAS};
     cublas_lib *lib = calloc(1, sizeof *lib);
     if (!lib) return snprintf(why, why_size, "out of memory"), NULL;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib->so; i++)
         if (names[i] && (lib->so = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)) != NULL)
             snprintf(lib->path, sizeof lib->path, "%s", names[i]);
     if (!lib->so) {
-        snprintf(why, why_size, "no libcublas (tried %s%slibcublas.so.13, .so.12, libcublas.so): %s", env && *env ? env : "",
-                 env && *env ? ", " : "", dlerror());
+        snprintf(why, why_size, "no libcublas (tried %s%slibcublas.so.13, .so.12, libcublas.so, %s): %s",
+                 env && *env ? env : "", env && *env ? ", " : "", PTXKIT_TOOLKIT_CUBLAS, dlerror());
         free(lib);
         return NULL;
     }
