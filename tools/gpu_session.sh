@@ -3,7 +3,10 @@
 # the user-kernel suites, and the benchmarks whose figures BENCHMARKS.md
 # quotes (each in several fresh processes, default settings). Logs go to
 # $OUT (default ./gpu-out); a summary is printed last.
-# Usage: tools/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all)
+# Usage: tools/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all),
+# plus "gemm" (bench gemm against cuBLAS, two processes) and "exchange"
+# (tune --export / --import round trip); CUB=disabled builds without the
+# CUB comparison helpers.
 set -u
 STAGES=${1:-"build tests sanitize bench"}
 OUT=${OUT:-./gpu-out}
@@ -18,7 +21,7 @@ has() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
 if has build; then
     stamp build
     rm -rf build
-    { meson setup build -Dcub_compare=enabled && ninja -C build; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    { meson setup build -Dcub_compare=${CUB:-enabled} && ninja -C build; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 if has tests; then
     stamp tests
@@ -31,7 +34,7 @@ if has sanitize; then
     for t in ${SANITIZE:-test_gpu_user test_gpu_tunable}; do
         for tool in memcheck racecheck; do
             echo "-- $tool $t"
-            compute-sanitizer --tool $tool --target-processes application-only ./build/tests/$t 2>&1 | tail -3
+            timeout ${SANITIZE_TIMEOUT:-600} compute-sanitizer --tool $tool --target-processes application-only ./build/tests/$t 2>&1 | tail -3
         done
     done >"$OUT/sanitize.log" 2>&1
     for e in ${SANITIZE_EXAMPLES-template_kernel user_ptx saxpy_tuned}; do
@@ -60,7 +63,29 @@ if has bench; then
         for i in 1 2; do stamp "transpose run $i"; $P bench transpose --shape 4097x4095 --shape 8192x8192; done
     } >"$OUT/bench-families.txt" 2>&1
 fi
+if has gemm; then
+    stamp gemm
+    for i in 1 2; do stamp "bench gemm run $i"; timeout 60 $P bench gemm --types float32 --shapes 2048,4096,8192 --compare; done \
+        >"$OUT/bench-gemm.txt" 2>&1
+fi
+if has exchange; then
+    stamp exchange
+    W=$(mktemp -d)
+    {
+        export PTXKIT_TUNE_DB=$W/a/tune.db
+        $P tune copy --sizes 2^20,2^24,2^28 --budget 10
+        $P tune transpose --variant float32.unaligned --sizes 2^20,2^24 --budget 10
+        $P tune --export $W/a.json && $P tune --show --csv >$W/before.csv
+        PTXKIT_TUNE_DB=$W/b/tune.db $P tune --import $W/a.json
+        PTXKIT_TUNE_DB=$W/b/tune.db $P tune --show --csv >$W/after.csv
+        cat $W/before.csv
+        diff $W/before.csv $W/after.csv && echo "imported database: tune --show identical, $(($(wc -l <$W/after.csv) - 1)) entries"
+        unset PTXKIT_TUNE_DB
+    } >"$OUT/exchange.txt" 2>&1
+    rm -rf "$W"
+fi
 stamp done
 cat "$OUT/tests-summary.txt" 2>/dev/null
 grep -E "^-- |ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize.log" 2>/dev/null
 grep -E "median|NVRTC loaded|over cuLaunchKernel|within 3%|budgeted search pick" "$OUT/bench-user.txt" 2>/dev/null
+grep -E "identical" "$OUT/exchange.txt" 2>/dev/null
