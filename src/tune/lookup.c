@@ -21,6 +21,7 @@ typedef struct auto_attempt {
 
 typedef struct tune_state {
     pthread_mutex_t lock;    /* guards everything below */
+    bool stale;              /* tune_state_reset: read the file again on next use */
     tune_db db;
     tune_db mine;            /* the entries of this context's key: what lookups scan */
     tune_db_key key;
@@ -143,10 +144,16 @@ static void state_destroy(ptxkit_context *ctx, void *value) {
 
 static const context_state_ops tune_state_ops = {state_create, state_destroy, NULL};
 
-/* The context's state, locked; NULL (unlocked) only when out of memory. */
+/* The context's state, locked and loaded; NULL (unlocked) only when out of
+ * memory. */
 static tune_state *state_lock(ptxkit_context *ctx) {
     tune_state *s = context_state(ctx, &tune_state_ops);
-    if (s) pthread_mutex_lock(&s->lock);
+    if (!s) return NULL;
+    pthread_mutex_lock(&s->lock);
+    if (s->stale) {
+        state_load(s);
+        s->stale = false;
+    }
     return s;
 }
 
@@ -171,7 +178,7 @@ void tune_state_update(ptxkit_context *ctx, tune_db *db) {
 void tune_state_reset(ptxkit_context *ctx) {
     if (!ctx) return;
     tune_state *s = state_lock(ctx);
-    if (s) state_load(s);
+    if (s) s->stale = true; /* read at the next use, so a file written in between counts */
     generation_bump();
     state_unlock(s);
 }

@@ -43,9 +43,9 @@ void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
  * the tuner has stored results. */
 void tune_state_update(ptxkit_context *ctx, tune_db *db);
 
-/* Reads the context's database file again (PTXKIT_TUNE_DB and the cache
- * directory looked up anew), forgetting what was loaded and which buckets
- * were auto-tuned. */
+/* Forgets the context's loaded database and which buckets were auto-tuned:
+ * the next use reads the file again (PTXKIT_TUNE_DB and the cache directory
+ * looked up anew). */
 void tune_state_reset(ptxkit_context *ctx);
 
 /* Path and load message of the context's database ("" path when none). */

@@ -10,6 +10,7 @@
 #include "tune/record.h"
 #include "tune/tuner.h"
 #include "tune_exchange.h"
+#include "report.h"
 
 void tune_size_text(size_t n, char *buf, size_t size) {
     if (n && (n & (n - 1)) == 0)
@@ -114,6 +115,7 @@ int tune_show(int device, out_format format, int which) {
     if (ptxkit_device_count(&count) == PTXKIT_SUCCESS && device < count && ptxkit_context_open(device, &ctx) == PTXKIT_SUCCESS) {
         tune_db_key_for(ctx, &key);
         have_key = true;
+        report_note_device(ctx); /* the report's metadata names the GPU whose entries are marked */
         ptxkit_context_close(ctx);
     }
     if (which != 2) {
