@@ -193,7 +193,8 @@ ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptx
  * queue work on `stream` and return before it has run (the kernel families
  * -- copy, reduce, scan, transpose -- take a stream and are asynchronous
  * too, unless their comment says they wait). Device-side outputs come
- * first: (dst, src) as in memcpy, (out, in, n) for reduce and scan. */
+ * first: (dst, src) as in memcpy, (out, in, n) for reduce and scan;
+ * ptxkit_gemm keeps BLAS's order (C last), since it reads C too. */
 /* Sets `count` bytes to `value`. */
 ptxkit_status ptxkit_memset8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream);
 /* Sets `count` 32-bit words to `value`; dst must be 4-byte aligned. */
