@@ -59,7 +59,7 @@ static void test_arguments(void **state) {
     o = (ptxkit_tune_options){.max_variants = -1};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &o, NULL));
     tune_config c = {256, 4, 16, 0, 0};
-    double g;
+    tune_measured g;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, tune_measure(ctx, "copy", NULL, 0, &c, 1, &g, NULL, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, tune_measure(ctx, "copy", NULL, 1024, NULL, 1, &g, NULL, NULL, NULL));
     assert_status(PTXKIT_ERROR_NOT_FOUND, tune_measure(ctx, "nope", NULL, 1024, &c, 1, &g, NULL, NULL, NULL));
@@ -635,12 +635,15 @@ static void test_measure(void **state) {
         {128, 2, 8, 2, PTXKIT_LOAD_NC},
         {1024, 16, 16, 0, PTXKIT_LOAD_CS},
     };
-    double gbs[5], defaults = 0;
-    assert_ok(ctx, tune_measure(ctx, "reduce", "sum.float32", 1u << 22, configs, 5, gbs, &defaults, NULL, NULL));
-    print_message("measure: %.0f %.0f %.0f %.0f %.0f, defaults %.0f GB/s\n", gbs[0], gbs[1], gbs[2], gbs[3], gbs[4],
-                  defaults);
-    assert_true(gbs[0] > 0 && gbs[3] > 0 && gbs[4] > 0 && defaults > 0);
-    assert_true(gbs[1] == 0 && gbs[2] == 0);
+    tune_measured m[5];
+    double defaults = 0;
+    assert_ok(ctx, tune_measure(ctx, "reduce", "sum.float32", 1u << 22, configs, 5, m, &defaults, NULL, NULL));
+    print_message("measure: %.0f %.0f %.0f %.0f %.0f, defaults %.0f GB/s\n", m[0].gbs, m[1].gbs, m[2].gbs, m[3].gbs,
+                  m[4].gbs, defaults);
+    assert_true(m[0].gbs > 0 && m[3].gbs > 0 && m[4].gbs > 0 && defaults > 0);
+    assert_true(m[1].gbs == 0 && m[2].gbs == 0 && m[1].samples == 0);
+    for (int i = 0; i < 5; i += 3) /* the spread brackets the median */
+        assert_true(m[i].samples > 0 && m[i].min_ms > 0 && m[i].min_ms <= m[i].ms && m[i].ms <= m[i].max_ms);
 }
 
 int main(void) {

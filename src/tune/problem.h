@@ -74,10 +74,17 @@ size_t tune_problem_index(const tune_problem *pr, const tune_point *p);
 ptxkit_status tune_problem_run(tune_problem *pr, const size_t *sizes, int size_count, const ptxkit_tune_options *options,
                                ptxkit_tune_report *report);
 
-/* Times each of points[0..count) at size n (compiled ahead, verified):
- * gbs[i] 0 where a point is illegal, fails or is wrong; *default_gbs the
- * defaults. */
-ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, double *gbs,
+/* One point's timing: the median time per call and its GB/s, the fastest
+ * and slowest of the timed batches and how many there were. All zero where
+ * the point is illegal, fails or gives a wrong result. */
+typedef struct tune_measured {
+    double gbs, ms, min_ms, max_ms;
+    int samples;
+} tune_measured;
+
+/* Times each of points[0..count) at size n (compiled ahead, verified) into
+ * out[0..count); *default_gbs the defaults. */
+ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, tune_measured *out,
                                    double *default_gbs, ptxkit_tune_progress_fn progress, void *progress_user);
 
 #endif

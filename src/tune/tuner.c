@@ -43,6 +43,8 @@ typedef struct candidate {
     unsigned char state;
     bool recorded, reached; /* its state came from the tuning record; the search has come to it */
     double ms;              /* median time per call */
+    double min_ms, max_ms;  /* over the timed batches (ms where the record gave the time) */
+    int samples;            /* timed batches (0 where the record gave the time) */
 } candidate;
 
 typedef struct table {
@@ -196,7 +198,7 @@ static void reuse_recorded(session *s, table *t) {
         c->recorded = true;
         if (l->outcome == TUNE_RECORD_OK) {
             c->state = C_TIMED;
-            c->ms = l->ms;
+            c->ms = c->min_ms = c->max_ms = l->ms;
             if (s->best_ms <= 0 || c->ms < s->best_ms) s->best_ms = c->ms;
         } else if (l->outcome == TUNE_RECORD_WRONG) {
             c->state = C_WRONG;
@@ -252,6 +254,12 @@ static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int sample
         return;
     }
     c->ms = median_of(times, taken);
+    c->min_ms = c->max_ms = times[0];
+    for (int i = 1; i < taken; i++) {
+        if (times[i] < c->min_ms) c->min_ms = times[i];
+        if (times[i] > c->max_ms) c->max_ms = times[i];
+    }
+    c->samples = taken;
     c->state = C_TIMED;
     t->timed++;
     record_result(s, c, TUNE_RECORD_OK, taken, NULL);
@@ -834,10 +842,10 @@ const char *ptxkit_tune_family_name(int index) {
     return index == tune_family_count() ? GEMM_TUNE_FAMILY : NULL;
 }
 
-ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, double *gbs,
+ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point *points, int count, tune_measured *out,
                                    double *default_gbs, ptxkit_tune_progress_fn progress_fn, void *progress_user) {
     ptxkit_context *ctx = pr->ctx;
-    if (n == 0 || count < 0 || (count > 0 && (!points || !gbs)))
+    if (n == 0 || count < 0 || (count > 0 && (!points || !out)))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
     session s;
     memset(&s, 0, sizeof s);
@@ -873,7 +881,11 @@ ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point 
             list[i] = (size_t)i;
         }
         evaluate_list(&s, &r, &t, list, t.count, SEARCH_SAMPLES, "time", false);
-        for (int i = 0; i < count; i++) gbs[i] = t.c[i].state == C_TIMED ? gbs_of(&s, t.c[i].ms) : 0;
+        for (int i = 0; i < count; i++) {
+            const candidate *c = &t.c[i];
+            out[i] = c->state == C_TIMED ? (tune_measured){gbs_of(&s, c->ms), c->ms, c->min_ms, c->max_ms, c->samples}
+                                         : (tune_measured){0};
+        }
         if (default_gbs) {
             double m;
             retime(&s, &r, &pr->defaults, 1, 1, &m);
@@ -888,13 +900,13 @@ ptxkit_status tune_problem_measure(tune_problem *pr, size_t n, const tune_point 
 }
 
 ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                           const tune_config *configs, int count, double *gbs, double *default_gbs,
+                           const tune_config *configs, int count, tune_measured *out, double *default_gbs,
                            ptxkit_tune_progress_fn progress_fn, void *progress_user) {
     tune_variant v;
     tune_problem pr;
     ptxkit_status st = family_problem(ctx, "tune_measure", family, variant, &v, &pr);
     if (st != PTXKIT_SUCCESS) return st;
-    if (n == 0 || count < 0 || (count > 0 && (!configs || !gbs))) {
+    if (n == 0 || count < 0 || (count > 0 && (!configs || !out))) {
         family_problem_free(&pr);
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "tune_measure: bad arguments");
     }
@@ -904,7 +916,7 @@ ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *
         return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "tune_measure: out of host memory");
     }
     for (int i = 0; i < count; i++) points[i] = family_config_point(&configs[i]);
-    st = tune_problem_measure(&pr, n, points, count, gbs, default_gbs, progress_fn, progress_user);
+    st = tune_problem_measure(&pr, n, points, count, out, default_gbs, progress_fn, progress_user);
     free(points);
     family_problem_free(&pr);
     return st;

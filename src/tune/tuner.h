@@ -8,6 +8,7 @@
 #include "tune/db.h"
 #include "tune/lookup.h"
 #include "tune/params.h"
+#include "tune/problem.h"
 
 #define TUNE_DEFAULT_BUDGET_S 35.0
 
@@ -31,10 +32,11 @@ struct ptxkit_tune_report {
 };
 /* Times each of `count` configurations of (family, variant) at size n through
  * the public op (compiled ahead in parallel, checked against the built-in
- * defaults' output). gbs[i] is 0 where configuration i is illegal on this
- * device, fails or gives a wrong result. *default_gbs: the built-in defaults. */
+ * defaults' output) into out[0..count) (problem.h's tune_measured: all zero
+ * where configuration i is illegal on this device, fails or gives a wrong
+ * result). *default_gbs: the built-in defaults. */
 ptxkit_status tune_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                           const tune_config *configs, int count, double *gbs, double *default_gbs,
+                           const tune_config *configs, int count, tune_measured *out, double *default_gbs,
                            ptxkit_tune_progress_fn progress, void *progress_user);
 
 /* ptxkit_tune over an arbitrary list of sizes (the CLI's --sizes): one

@@ -22,13 +22,14 @@ static const char blocks_usage[] =
 
 static const char blocks_help[] =
     "GB/s (bytes the operation must move) of the JIT-compiled FAMILY for every block size from 32 to the\n"
-    "device maximum, one column (and curve) per items-per-thread value (copy: vectors in flight per thread;\n"
-    "reduce and scan: vector loads in flight; transpose: elements per thread, so block x items is the tile and\n"
-    "most cells are '-'), the other parameters at the built-in defaults; each variant checked against the\n"
+    "device maximum, one curve per items-per-thread value (copy: vectors in flight per thread;\n"
+    "reduce and scan: vector loads in flight; transpose: elements per thread, so block x items is the tile, and\n"
+    "only square tiles exist), the other parameters at the built-in defaults; each variant checked against the\n"
     "defaults' output. The ceiling beside it: a streaming read (reduce, scan) or cuMemcpyDtoD (copy, transpose)\n"
     "of the same bytes. N counts bytes for copy (default 2^30), elements for the others (reduce and scan\n"
     "default 2^28; transpose 2^26, one square-ish matrix of the variant's shape class: see src/tune/params.c).\n"
-    "Each cell is the median of the tuner's timed batches (no spread per cell).\n";
+    "One row per block size and items-per-thread value that can run: GB/s from the median of the tuner's timed\n"
+    "batches of back-to-back calls, with the batch count and the fastest and slowest batch's time per call.\n";
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
@@ -45,6 +46,7 @@ typedef struct curve_data {
     int blocks[16], block_count;
     int items[16], item_count;
     double gbs[16][16];    /* [item][block], NaN where illegal or failed */
+    tune_measured m[16][16];
     double default_gbs, ceiling_gbs;
     size_t n;
 } curve_data;
@@ -65,12 +67,12 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
     d->item_count = space.count[TUNE_ITEMS];
     memcpy(d->items, space.values[TUNE_ITEMS], sizeof d->items);
     tune_config configs[256];
-    double gbs[256];
+    tune_measured measured[256];
     int count = 0;
     for (int i = 0; i < d->item_count; i++)
         for (int b = 0; b < d->block_count; b++)
             configs[count++] = (tune_config){d->blocks[b], d->items[i], 0, 0, PTXKIT_LOAD_DEFAULT};
-    ptxkit_status st = tune_measure(ctx, v->family->name, v->name, n, configs, count, gbs, &d->default_gbs,
+    ptxkit_status st = tune_measure(ctx, v->family->name, v->name, n, configs, count, measured, &d->default_gbs,
                                     progress ? on_progress : NULL, NULL);
     if (progress) {
         printf("\r\033[K");
@@ -78,7 +80,10 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
     }
     if (st != PTXKIT_SUCCESS) return st;
     for (int i = 0, k = 0; i < d->item_count; i++)
-        for (int b = 0; b < d->block_count; b++, k++) d->gbs[i][b] = gbs[k] > 0 ? gbs[k] : NAN;
+        for (int b = 0; b < d->block_count; b++, k++) {
+            d->m[i][b] = measured[k];
+            d->gbs[i][b] = measured[k].gbs > 0 ? measured[k].gbs : NAN;
+        }
     size_t bytes = v->family->in_bytes(v, n);
     if (copies(v)) {
         st = measure_dtod_gbs(ctx, bytes, &d->ceiling_gbs);
@@ -88,34 +93,28 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
     return st;
 }
 
+/* One row per (block, items) cell, nvbench-style: GB/s, its share of the
+ * defaults and the ceiling, and the spread of the timed batches; cells that
+ * cannot exist (illegal or failed) are left out. */
 static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_data *d, out_format format) {
     char title[600];
     snprintf(title, sizeof title,
-             "%s %s, n=2^%d %s on %s: GB/s by block size (columns: items per thread; defaults %.0f GB/s; %s ceiling %.0f "
+             "%s %s, n=2^%d %s on %s: GB/s by block size and items per thread (defaults %.0f GB/s; %s ceiling %.0f "
              "GB/s)",
              v->family->name, v->name, tune_bucket(d->n), v->family->unit, ctx->info.name, d->default_gbs,
              copies(v) ? "cuMemcpyDtoD" : "streaming-read", d->ceiling_gbs);
-    const char *headers[18];
-    char names[16][24];
-    headers[0] = "n";
-    headers[1] = "block";
-    for (int i = 0; i < d->item_count; i++) {
-        snprintf(names[i], sizeof names[i], "items_%d", d->items[i]);
-        headers[2 + i] = names[i];
-    }
-    cli_table *t = table_new(title, 2 + d->item_count, headers);
-    char types[20] = "sn"; /* n as 2^K; then GB/s per items per thread */
-    for (int i = 0; i < d->item_count; i++) types[2 + i] = 'n';
-    types[2 + d->item_count] = 0;
-    table_types(t, types);
-    for (int b = 0; b < d->block_count; b++) {
-        char row[1024];
-        int len = snprintf(row, sizeof row, "2^%d\t%d", tune_bucket(d->n), d->blocks[b]);
-        for (int i = 0; i < d->item_count && len < (int)sizeof row; i++)
-            len += isnan(d->gbs[i][b]) ? snprintf(row + len, sizeof row - (size_t)len, "\t-")
-                                       : snprintf(row + len, sizeof row - (size_t)len, "\t%.0f", d->gbs[i][b]);
-        table_addf(t, "%s", row);
-    }
+    const char *headers[] = {"n", "block", "items", "GBps", "pct_defaults", "pct_ceiling", STATS_COLUMNS};
+    cli_table *t = table_new(title, 9, headers);
+    table_types(t, "snnnnnnnn"); /* n as 2^K */
+    for (int b = 0; b < d->block_count; b++)
+        for (int i = 0; i < d->item_count; i++) {
+            const tune_measured *m = &d->m[i][b];
+            if (m->gbs <= 0) continue;
+            table_addf(t, "2^%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%d\t%.2f\t%.2f", tune_bucket(d->n), d->blocks[b],
+                       d->items[i], m->gbs, d->default_gbs > 0 ? 100 * m->gbs / d->default_gbs : 0,
+                       d->ceiling_gbs > 0 ? 100 * m->gbs / d->ceiling_gbs : 0, m->samples, 1e3 * m->min_ms,
+                       1e3 * m->max_ms);
+        }
     table_print(t, format, stdout);
     table_free(t);
 }
