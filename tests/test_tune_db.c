@@ -353,10 +353,7 @@ static void test_foreign(void **state) {
 }
 
 static void write_text(const char *path, const char *text, size_t size) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, size, f), size);
-    fclose(f);
+    assert_true(test_write_file(path, text, size));
 }
 
 /* A damaged or foreign file is reported on load, kept aside as .bad, and

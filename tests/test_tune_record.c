@@ -148,10 +148,7 @@ static void damaged_lines(void **state) {
 }
 
 static void write_text(const char *path, const char *text, size_t size) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, size, f), size);
-    fclose(f);
+    assert_true(test_write_file(path, text, size));
 }
 
 /* A file of good lines, a damaged one, a blank one and a torn tail. */
