@@ -11,6 +11,7 @@
 
 #include "runtime/runtime.h"
 #include "tune/db.h"
+#include "tune/record.h"
 
 static const char *root;
 
@@ -145,6 +146,34 @@ static void cli_seeds(void) {
     put("cli_args", "hex-suffix-bad-device", "", 0, c, sizeof c - 1);
 }
 
+/* Tuning-record files as tune_record_format writes them: every outcome, a
+ * tunable's named parameters, a torn last line. */
+static void record_seeds(void) {
+    tune_record_line l;
+    memset(&l, 0, sizeof l);
+    tune_db_key_make(&l.key, "NVIDIA H100 80GB HBM3", 90, 132, 13000, 13, 0, "0.2.0");
+    snprintf(l.family, sizeof l.family, "reduce");
+    snprintf(l.variant, sizeof l.variant, "sum.float32");
+    l.code = 0x0123456789abcdefull;
+    l.n = (size_t)1 << 24;
+    l.param_count = 3;
+    snprintf(l.names[0], sizeof l.names[0], "BLOCK_SIZE");
+    snprintf(l.names[1], sizeof l.names[1], "ITEMS");
+    snprintf(l.names[2], sizeof l.names[2], "LOAD_OP");
+    l.values[0] = 512, l.values[1] = 8, l.values[2] = 6;
+    l.ms = 0.0251, l.gbs = 2671.5, l.samples = 5, l.when = 1763850000;
+    char text[3 * TUNE_RECORD_MAX_LINE];
+    size_t n = tune_record_format(&l, text, sizeof text);
+    l.outcome = TUNE_RECORD_WRONG, l.ms = l.gbs = 0, l.samples = 0;
+    snprintf(l.note, sizeof l.note, "the output check failed");
+    n += tune_record_format(&l, text + n, sizeof text - n);
+    l.outcome = TUNE_RECORD_FAILED;
+    snprintf(l.note, sizeof l.note, "ptxas: \"too many resources\"\tline 3");
+    n += tune_record_format(&l, text + n, sizeof text - n);
+    put("tune_record", "three", "", 0, text, n);
+    put("tune_record", "torn", "", 0, text, n - 7);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: fuzz_make_seeds CORPUS_DIR\n");
@@ -155,5 +184,6 @@ int main(int argc, char **argv) {
     cache_seeds();
     identity_seeds();
     cli_seeds();
+    record_seeds();
     return 0;
 }
