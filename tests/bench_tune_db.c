@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tune/db.h"
+#include "tuned/db.h"
 
 static double now_ms_here(void) {
     struct timespec ts;

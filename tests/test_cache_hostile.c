@@ -17,7 +17,7 @@
 
 #include "runtime/runtime.h"
 #include "test_util.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 
 static char root[256], dir[512];
 

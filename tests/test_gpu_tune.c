@@ -15,7 +15,7 @@
 #include "ops/memlab.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/record.h"
 #include "tune/tuner.h"
 

@@ -15,9 +15,9 @@
 #include "ops/memlab.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/params.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 #include "tune/tuner.h"
 
 static char tmp_root[256];

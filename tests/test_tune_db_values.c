@@ -15,7 +15,7 @@
 
 #include "runtime/runtime.h"
 #include "test_util.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 
 #define FIELDS_BEFORE_GBS                                                                                \
     "device=GPU\tcc=90\tsms=132\tdriver=13000\tnvrtc=13.0\tlib=0.1.0\tfamily=reduce\tvariant=sum.float32" \

@@ -1,6 +1,6 @@
 /* copy: vectorized device-to-device copy (cu_sources/copy.cu). */
 #include "runtime/runtime.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 /* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
  * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays near

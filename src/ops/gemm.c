@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ops/gemm.h"
-#include "tune/lookup.h"
+#include "tuned/lookup.h"
 
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op) {
     static const char *const names[PTXKIT_GEMM_OP_COUNT] = {"n", "t"};

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ops/reduce.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op) {
     static const char *const names[PTXKIT_REDUCE_OP_COUNT] = {"sum", "min", "max", "and", "or", "xor"};

@@ -5,7 +5,7 @@
 
 #include "ops/reduce.h"
 #include "ops/scan.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind) {
     static const char *const names[PTXKIT_SCAN_KIND_COUNT] = {"inclusive", "exclusive"};

@@ -4,7 +4,7 @@
 
 #include "ops/memlab.h"
 #include "runtime/runtime.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 /* What the precompiled PTX is generated with (transpose.cu's defaults). */
 static const transpose_config ptx_config = {.tile = 32, .block_size = 256, .vector_bytes = 16};

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "ptxkit.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 typedef enum tune_param {
     TUNE_BLOCK = 0,     /* threads per block (BLOCK_SIZE) */

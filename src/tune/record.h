@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/problem.h"
 
 #define TUNE_RECORD_FORMAT 1

@@ -6,7 +6,7 @@
 
 #include "runtime/runtime.h"
 #include "tune/rig.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 #define SAMPLE_TARGET_MS 1.0
 #define MAX_BATCH 512

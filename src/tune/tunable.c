@@ -10,7 +10,7 @@
 #include <xxhash.h>
 
 #include "runtime/runtime.h"
-#include "tune/lookup.h"
+#include "tuned/lookup.h"
 #include "tune/problem.h"
 #include "tune/tuner.h"
 

@@ -5,8 +5,8 @@
 #define PTXKIT_TUNE_TUNER_H
 
 #include "ptxkit.h"
-#include "tune/db.h"
-#include "tune/lookup.h"
+#include "tuned/db.h"
+#include "tuned/lookup.h"
 #include "tune/params.h"
 #include "tune/problem.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/record.h"
 
 static const char *root;

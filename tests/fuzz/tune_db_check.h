@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "fuzz.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 
 static void check_round_trip(const tune_db *db) {
     size_t size;

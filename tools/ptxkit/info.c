@@ -12,7 +12,7 @@
 #include "driver/driver.h"
 #include "report.h"
 #include "runtime/runtime.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/record.h"
 
 static const arg_spec spec = {

@@ -8,7 +8,7 @@
 #include "ptxkit.h"
 #include "report.h"
 #include "runtime/runtime.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 typedef struct command {
     const char *name;

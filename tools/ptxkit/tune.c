@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "runtime/runtime.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/gemm_problem.h"
 #include "tune/record.h"
 #include "tune/tuner.h"

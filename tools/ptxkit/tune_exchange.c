@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "report.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune_exchange.h"
 
 #define EXPORT_SCHEMA "ptxkit-tune-export/1"

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "runtime/runtime.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 #include "tune/record.h"
 #include "tune/tuner.h"
 #include "tune_exchange.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tune/lookup.h"
+#include "tuned/lookup.h"
 
 #define AUTO_ATTEMPTS_KEPT 64
 

@@ -16,7 +16,7 @@
 #include <xxhash.h>
 
 #include "runtime/runtime.h"
-#include "tune/db.h"
+#include "tuned/db.h"
 
 #define DB_MAGIC "ptxkit-tune-db "
 #define DB_MAX_LINE 2048

@@ -1,7 +1,12 @@
 /* Tuned launch parameters, read by the ops when the caller leaves an
- * option at 0. Implemented in src/tune/. */
-#ifndef PTXKIT_TUNE_H
-#define PTXKIT_TUNE_H
+ * option at 0. src/tuned/ sits below the families (src/ops) and holds only
+ * what reading a tuned configuration needs: the database file (db.h) and
+ * the per-context lookup (lookup.h, implemented in lookup.c). The search
+ * that writes the database (src/tune/) sits above the families and drives
+ * them through their calls; it reaches back down only through the hook of
+ * lookup.h (tune_set_family_auto), so no two layers include each other. */
+#ifndef PTXKIT_TUNED_H
+#define PTXKIT_TUNED_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -35,7 +35,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
-#include "tune/tune.h"
+#include "tuned/tuned.h"
 
 #define TUNE_DB_FORMAT 1
 #define TUNE_DB_MAX_ENTRIES 20000

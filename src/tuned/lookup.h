@@ -5,8 +5,8 @@
 #ifndef PTXKIT_TUNE_LOOKUP_H
 #define PTXKIT_TUNE_LOOKUP_H
 
-#include "tune/db.h"
-#include "tune/tune.h"
+#include "tuned/db.h"
+#include "tuned/tuned.h"
 
 #define TUNE_AUTO_BUDGET_S 10.0
 /* PTXKIT_TUNE=auto leaves smaller sizes alone: their time is mostly the
