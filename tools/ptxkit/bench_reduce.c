@@ -101,38 +101,11 @@ static int parse_args(int argc, char **argv, reduce_bench *b, cli_common *common
 
 /* ---- CUB --------------------------------------------------------------- */
 
-static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }
-
-static bool find_cub_program(char *path, size_t size) {
-    const char *env = getenv("PTXKIT_CUB_BENCH");
-    if (env && env[0]) {
-        snprintf(path, size, "%s", env);
-        return executable_file(path);
-    }
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return false;
-    self[len] = 0;
-    char *slash = strrchr(self, '/');
-    if (!slash) return false;
-    *slash = 0;
-    static const char *const places[] = {"%s/ptxkit-cub-reduce", "%s/../bench/ptxkit-cub-reduce"};
-    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
-        int len = snprintf(path, size, places[i], self);
-        if (len > 0 && (size_t)len < size && executable_file(path)) return true;
-    }
-#ifdef PTXKIT_LIBEXEC_DIR /* installed: a helper, not a command, so not in bin/ */
-    int installed = snprintf(path, size, "%s/ptxkit-cub-reduce", PTXKIT_LIBEXEC_DIR);
-    if (installed > 0 && (size_t)installed < size && executable_file(path)) return true;
-#endif
-    return false;
-}
-
 /* Runs the CUB program on the same combinations and sizes; *results gets
  * one entry per line it printed. */
 static bool run_cub(const reduce_bench *b, int device, cub_result **results, int *count) {
     char program[PATH_MAX];
-    if (!find_cub_program(program, sizeof program)) {
+    if (!cli_find_helper("ptxkit-cub-reduce", "PTXKIT_CUB_BENCH", program, sizeof program)) {
         fprintf(stderr,
                 "ptxkit bench reduce: --compare needs the ptxkit-cub-reduce program (not found beside ptxkit, in "
                 "../bench, libexec/ptxkit or at $PTXKIT_CUB_BENCH); configure with -Dcub_compare=enabled where nvcc exists\n");
@@ -142,12 +115,9 @@ static bool run_cub(const reduce_bench *b, int device, cub_result **results, int
         fprintf(stderr, "ptxkit bench reduce: cannot run a program whose path has a quote: %s\n", program);
         return false;
     }
-    char ops[128] = "", types[128] = "", sizes[MAX_SIZES * 24] = "";
-    for (int i = 0; i < PTXKIT_REDUCE_OP_COUNT; i++)
-        if (b->ops[i]) snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "," : "", op_name_at(i));
-    for (int i = 0; i < PTXKIT_DTYPE_COUNT; i++)
-        if (b->types[i])
-            snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s", types[0] ? "," : "", type_name_at(i));
+    char ops[128], types[128], sizes[MAX_SIZES * 24] = "";
+    cli_join_names(ops, sizeof ops, b->ops, PTXKIT_REDUCE_OP_COUNT, op_name_at);
+    cli_join_names(types, sizeof types, b->types, PTXKIT_DTYPE_COUNT, type_name_at);
     for (int i = 0; i < b->size_count; i++)
         snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%zu", i ? "," : "", b->sizes[i]);
     char command[PATH_MAX + sizeof sizes + 512];

@@ -114,42 +114,14 @@ static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) 
 
 /* ---- CUB --------------------------------------------------------------- */
 
-static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }
-
-static bool find_cub_program(char *path, size_t size) {
-    const char *env = getenv("PTXKIT_CUB_SCAN");
-    if (env && env[0]) {
-        snprintf(path, size, "%s", env);
-        return executable_file(path);
-    }
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return false;
-    self[len] = 0;
-    char *slash = strrchr(self, '/');
-    if (!slash) return false;
-    *slash = 0;
-    static const char *const places[] = {"%s/ptxkit-cub-scan", "%s/../bench/ptxkit-cub-scan"};
-    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
-        int n = snprintf(path, size, places[i], self);
-        if (n > 0 && (size_t)n < size && executable_file(path)) return true;
-    }
-    return false;
-}
-
-static void join_names(char *out, size_t size, const bool *flags, int count, const char *(*name_of)(int)) {
-    out[0] = 0;
-    for (int i = 0; i < count; i++)
-        if (flags[i]) snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? "," : "", name_of(i));
-}
-
 /* Runs the CUB program on the same combinations and sizes; *results gets
  * one entry per line it printed. */
 static bool run_cub(const scan_bench *b, int device, cub_result **results, int *count) {
     char program[PATH_MAX];
-    if (!find_cub_program(program, sizeof program)) {
+    if (!cli_find_helper("ptxkit-cub-scan", "PTXKIT_CUB_SCAN", program, sizeof program)) {
         fprintf(stderr, "ptxkit bench scan: --compare needs the ptxkit-cub-scan program (not found beside ptxkit, in "
-                        "../bench or at $PTXKIT_CUB_SCAN); configure with -Dcub_compare=enabled where nvcc exists\n");
+                        "../bench, libexec/ptxkit or at $PTXKIT_CUB_SCAN); configure with -Dcub_compare=enabled where "
+                        "nvcc exists\n");
         return false;
     }
     if (strchr(program, '\'')) {
@@ -157,9 +129,9 @@ static bool run_cub(const scan_bench *b, int device, cub_result **results, int *
         return false;
     }
     char ops[128], types[128], kinds[64], sizes[MAX_SIZES * 24] = "";
-    join_names(ops, sizeof ops, b->ops, PTXKIT_REDUCE_OP_COUNT, op_name_at);
-    join_names(types, sizeof types, b->types, PTXKIT_DTYPE_COUNT, type_name_at);
-    join_names(kinds, sizeof kinds, b->kinds, PTXKIT_SCAN_KIND_COUNT, kind_name_at);
+    cli_join_names(ops, sizeof ops, b->ops, PTXKIT_REDUCE_OP_COUNT, op_name_at);
+    cli_join_names(types, sizeof types, b->types, PTXKIT_DTYPE_COUNT, type_name_at);
+    cli_join_names(kinds, sizeof kinds, b->kinds, PTXKIT_SCAN_KIND_COUNT, kind_name_at);
     for (int i = 0; i < b->size_count; i++)
         snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%zu", i ? "," : "", b->sizes[i]);
     char command[PATH_MAX + sizeof sizes + 512];

@@ -110,6 +110,14 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
  * program / kernel / launch calls. */
 ptxkit_status cli_lab_program(const char *name, ptxkit_program **out);
 
+/* The helper program `name` (e.g. "ptxkit-cub-reduce"): $env_var when set
+ * (it must be executable), else beside this executable, in ../bench of a
+ * build tree, or in the installed libexec/ptxkit. False when none is found. */
+bool cli_find_helper(const char *name, const char *env_var, char *path, size_t size);
+
+/* Writes the names of the set flags, comma-separated, into out. */
+void cli_join_names(char *out, size_t size, const bool *flags, int count, const char *(*name_of)(int));
+
 /* Prints "ptxkit NAME: message" and the context's last error to stderr. */
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st);
 

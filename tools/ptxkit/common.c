@@ -1,6 +1,7 @@
 /* Shared pieces of the ptxkit command. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -493,4 +494,37 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
     if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
+}
+
+static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }
+
+bool cli_find_helper(const char *name, const char *env_var, char *path, size_t size) {
+    const char *env = getenv(env_var);
+    if (env && env[0]) {
+        snprintf(path, size, "%s", env);
+        return executable_file(path);
+    }
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) return false;
+    self[len] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash) return false;
+    *slash = 0;
+    static const char *const places[] = {"%s/%s", "%s/../bench/%s"};
+    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+        int n = snprintf(path, size, places[i], self, name);
+        if (n > 0 && (size_t)n < size && executable_file(path)) return true;
+    }
+#ifdef PTXKIT_LIBEXEC_DIR /* installed: a helper, not a command, so not in bin/ */
+    int installed = snprintf(path, size, "%s/%s", PTXKIT_LIBEXEC_DIR, name);
+    if (installed > 0 && (size_t)installed < size && executable_file(path)) return true;
+#endif
+    return false;
+}
+
+void cli_join_names(char *out, size_t size, const bool *flags, int count, const char *(*name_of)(int)) {
+    out[0] = 0;
+    for (int i = 0; i < count; i++)
+        if (flags[i]) snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? "," : "", name_of(i));
 }
