@@ -7,28 +7,14 @@ page installed where help2man is missing) and on the page built by help2man.
 
 usage: check_manpage.py PTXKIT PAGE README.md
 """
+import os
 import re
-import subprocess
 import sys
 
-
-def help_of(ptxkit, *args):
-    out = subprocess.run([ptxkit, *args, "--help"], capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        sys.exit(f"ptxkit {' '.join(args)} --help exited {out.returncode}")
-    return out.stdout
-
-
-def listed(text, heading):
-    names, inside = [], False
-    for line in text.splitlines():
-        if line.strip() == heading + ":":
-            inside = True
-        elif inside and re.match(r"^  \S", line):
-            names.append(line.split()[0])
-        elif inside and line.strip() == "" and names:
-            break
-    return names
+# The commands and their --help, read the way the page's generator reads them.
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "man"))
+from commands_h2m import help_of, listed  # noqa: E402
 
 
 def main():
