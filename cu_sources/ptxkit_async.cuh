@@ -129,10 +129,27 @@ __device__ __forceinline__ bool mbarrier_test_wait_parity(unsigned long long *ba
                  : "memory");
     return done != 0;
 }
+// Whether the phase that `state` (from mbarrier_arrive) belongs to has
+// completed; does not block.
+__device__ __forceinline__ bool mbarrier_test_wait(unsigned long long *bar, unsigned long long state) {
+    unsigned done;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.test_wait.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(shared_address(bar)), "l"(state)
+                 : "memory");
+    return done != 0;
+}
 // The asynchronous copies this thread issued so far arrive on bar when
 // they complete. Without noinc the arrival is one the barrier did not
-// count on (the pending count is raised first); with noinc it is one of
-// the `count` given to mbarrier_init.
+// count on (the pending count is raised first: on sm_90 a transaction
+// count of 1 that the copies' completion takes back), so the phase also
+// needs the arrivals mbarrier_init counted; with noinc it is one of them.
+// compute-sanitizer's synccheck (CUDA 13.0) reports the counting form as
+// "Missing wait" or "Barrier overflow" in every spelling tried, the PTX
+// ISA's example included, though the results are exact: prefer noinc for
+// producers that only signal.
 __device__ __forceinline__ void cp_async_mbarrier_arrive(unsigned long long *bar) {
     asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(shared_address(bar)) : "memory");
 }

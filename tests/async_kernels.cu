@@ -121,8 +121,10 @@ pipeline(const unsigned *in, unsigned *out, u64 n) {
 // PRODUCERS threads fill a slot, the rest consume it. full[s] counts the
 // producers' arrivals, empty[s] the consumers'. FILL: 0 ordinary stores
 // and mbarrier_arrive; 1 cp.async with cp.async.mbarrier.arrive.noinc
-// (the copy's completion is the arrival); 2 cp.async with the counting
-// cp.async.mbarrier.arrive plus an ordinary arrive. Round r fills slot
+// (the copy's completion is the arrival); 2..4 cp.async with the counting
+// cp.async.mbarrier.arrive, then: 2 an ordinary arrive; 3 an arrive and a
+// wait on its token (the PTX ISA's example); 4 one arrival per phase by
+// one producer after a named barrier (full[s] counts 1). Round r fills slot
 // r % DEPTH with in[r * PRODUCERS .. +PRODUCERS) (FILL 0: that value + r);
 // consumer c adds slot word (c * 7) % PRODUCERS of every round, so phases
 // that a wait let through too early (or too late: a hang) show. One block.
@@ -157,7 +159,7 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
     __shared__ __align__(8) unsigned long long full[DEPTH], empty[DEPTH];
     if (threadIdx.x == 0)
         for (int s = 0; s < DEPTH; s++) {
-            ptxkit::mbarrier_init(&full[s], PRODUCERS);
+            ptxkit::mbarrier_init(&full[s], FILL == 4 ? 1 : PRODUCERS);
             ptxkit::mbarrier_init(&empty[s], CONSUMERS);
         }
     __syncthreads();
@@ -174,9 +176,23 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
             ptxkit::cp_async_ca<4>(&slot[s][p], in + (u64)r * PRODUCERS + p);
             ptxkit::cp_async_mbarrier_arrive_noinc(&full[s]);
 #else
+            // the counting form: the copy's completion arrives on full[s],
+            // on top of the arrivals mbarrier_init counted
             ptxkit::cp_async_ca<4>(&slot[s][p], in + (u64)r * PRODUCERS + p);
             ptxkit::cp_async_mbarrier_arrive(&full[s]);
+#if FILL == 2
             ptxkit::mbarrier_arrive(&full[s]);
+#elif FILL == 3
+            // the PTX ISA's example: wait on this thread's own arrival token
+            const unsigned long long token = ptxkit::mbarrier_arrive(&full[s]);
+            while (!ptxkit::mbarrier_test_wait(&full[s], token)) {
+            }
+#else
+            // one arrival per phase (count 1), by one producer once all of
+            // them have issued their copies' arrive-ons
+            asm volatile("bar.sync 1, %0;" ::"n"(PRODUCERS) : "memory");
+            if (p == 0) ptxkit::mbarrier_arrive(&full[s]);
+#endif
 #endif
         }
         ptxkit::cp_async_wait_all();
