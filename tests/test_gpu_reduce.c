@@ -15,13 +15,11 @@
  * Every kernel variant the suite needs is compiled first, from several
  * threads (PTXKIT_TEST_COMPILE_THREADS, default: the CPU count up to 16). */
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ops/reduce.h"
+#include "compile_jobs.h"
 #include "test_util.h"
 
 #define MAX_N ((size_t)(1u << 24) + 3)
@@ -301,51 +299,9 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
 
 /* ---- compiling every variant first, in parallel ------------------------ */
 
-typedef struct compile_job {
-    int step; /* 0: ptxkit_reduce's kernel */
-    ptxkit_reduce_op op;
-    ptxkit_dtype type;
-    ptxkit_launch_options options;
-} compile_job;
-
-static compile_job *jobs;
-static size_t job_count, job_capacity;
-static atomic_size_t job_next;
-static atomic_int job_failures;
-
-static void add_job(int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_launch_options options) {
-    if (job_count == job_capacity) {
-        job_capacity = job_capacity ? 2 * job_capacity : 256;
-        jobs = realloc(jobs, job_capacity * sizeof *jobs);
-        assert_non_null(jobs);
-    }
-    jobs[job_count++] = (compile_job){step, op, type, options};
-}
-
-static void *compile_worker(void *arg) {
-    ptxkit_context *ctx = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&job_next, 1);
-        if (i >= job_count) return NULL;
-        const compile_job *j = &jobs[i];
-        ptxkit_status st = j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
-                                   : reduce_prepare(ctx, j->op, j->type, &j->options);
-        /* A build without ptx/reduce.ptx: the PTX test reports it. */
-        if (st == PTXKIT_ERROR_NOT_FOUND && j->options.path == PTXKIT_PATH_PTX) continue;
-        if (st != PTXKIT_SUCCESS) {
-            atomic_fetch_add(&job_failures, 1);
-            printf("compile failed: step %d %s.%s block %d: %s\n", j->step, ptxkit_reduce_op_name(j->op),
-                   ptxkit_dtype_name(j->type), j->options.block_size, ptxkit_last_error(ctx));
-        }
-    }
-}
-
-/* The kernel combinations (not the public ones mapped onto them). */
-static bool is_kernel_combo(int op, int type) {
-    ptxkit_reduce_op kop;
-    ptxkit_dtype ktype;
-    return reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kop, &ktype) && (int)kop == op &&
-           (int)ktype == type;
+static ptxkit_status prepare_job(ptxkit_context *ctx, const compile_job *j) {
+    return j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
+                   : reduce_prepare(ctx, j->op, j->type, &j->options);
 }
 
 /* Production shapes the suite checks beyond the defaults. */
@@ -382,53 +338,35 @@ static const struct {
 #define SHAPE_COMBO_COUNT (sizeof shape_combos / sizeof shape_combos[0])
 static const int ladder_load_steps[] = {1, 4, 6, 7, 8, 9};
 
-static bool shape_applies(const ptxkit_launch_options *o, ptxkit_dtype type) {
-    return !o->vector_bytes || (size_t)o->vector_bytes >= ptxkit_dtype_size(type);
-}
-
 static void test_compile_all(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
+    compile_jobs jobs = {0};
     ptxkit_status st;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
-            if (!is_kernel_combo(op, type)) continue;
-            add_job(0, op, type, (ptxkit_launch_options){0});
+            if (!compile_jobs_kernel_combo(op, type)) continue;
+            compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
-                add_job(0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
+                compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
             for (int step = 1; step <= LADDER_STEPS; step++) {
                 if (!reduce_ladder_supported(ctx, step, op, type, &st)) continue;
                 for (int b = 0; b < BLOCK_COUNT; b++)
-                    add_job(step, op, type, (ptxkit_launch_options){.block_size = block_sizes[b]});
+                    compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = block_sizes[b]});
             }
         }
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
         for (size_t s = 0; s < SHAPE_COUNT; s++)
-            if (shape_applies(&reduce_shapes[s], shape_combos[c].type))
-                add_job(0, shape_combos[c].op, shape_combos[c].type, reduce_shapes[s]);
+            if (compile_jobs_shape_applies(&reduce_shapes[s], shape_combos[c].type))
+                compile_jobs_add(&jobs, 0, shape_combos[c].op, shape_combos[c].type, reduce_shapes[s]);
     for (size_t k = 0; k < sizeof ladder_load_steps / sizeof ladder_load_steps[0]; k++)
         for (int lo = PTXKIT_LOAD_CA; lo < PTXKIT_LOAD_OP_COUNT; lo++) {
             int step = ladder_load_steps[k];
-            add_job(step, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.load_op = lo});
-            if (step != 9) add_job(step, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, (ptxkit_launch_options){.load_op = lo});
+            compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.load_op = lo});
+            if (step != 9) compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, (ptxkit_launch_options){.load_op = lo});
         }
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("PTXKIT_TEST_COMPILE_THREADS");
-    int threads = env ? atoi(env) : (int)(cpus > 16 ? 16 : cpus < 1 ? 1 : cpus);
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    double t0 = now_ms();
-    pthread_t tid[64];
-    for (int i = 0; i < threads; i++)
-        assert_int_equal(pthread_create(&tid[i], NULL, compile_worker, ctx), 0);
-    for (int i = 0; i < threads; i++)
-        pthread_join(tid[i], NULL);
-    printf("compiled or loaded %zu kernel variants with %d threads in %.1f s\n", job_count, threads,
-           (now_ms() - t0) / 1e3);
-    free(jobs);
-    jobs = NULL;
-    assert_int_equal(atomic_load(&job_failures), 0);
+    assert_int_equal(compile_jobs_run(ctx, &jobs, prepare_job), 0);
 }
 
 /* ---- ptxkit_reduce ------------------------------------------------------ */
@@ -451,7 +389,7 @@ static void test_reduce_shapes(void **state) {
     int failures = 0;
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
         for (size_t s = 0; s < SHAPE_COUNT; s++) {
-            if (!shape_applies(&reduce_shapes[s], shape_combos[c].type)) continue;
+            if (!compile_jobs_shape_applies(&reduce_shapes[s], shape_combos[c].type)) continue;
             variant v = {.kind = RUN_REDUCE, .options = reduce_shapes[s]};
             failures += check_variant(&v, shape_combos[c].op, shape_combos[c].type);
             v.passes = REDUCE_PASSES_TWO;

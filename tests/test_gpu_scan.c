@@ -16,14 +16,12 @@
  * PTXKIT_TEST_SCAN_MAX_LOG2 (default 28) caps the largest size, for runs
  * under compute-sanitizer. */
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ops/reduce.h"
 #include "ops/scan.h"
+#include "compile_jobs.h"
 #include "test_util.h"
 
 #define GUARD 64 /* poisoned bytes before and after every output view */
@@ -325,49 +323,9 @@ static void make_sizes(void) {
 
 /* ---- compiling every variant first, in parallel ------------------------ */
 
-typedef struct compile_job {
-    int step; /* 0: ptxkit_scan's kernel */
-    ptxkit_reduce_op op;
-    ptxkit_dtype type;
-    ptxkit_launch_options options;
-} compile_job;
-
-static compile_job *jobs;
-static size_t job_count, job_capacity;
-static atomic_size_t job_next;
-static atomic_int job_failures;
-
-static void add_job(int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_launch_options options) {
-    if (job_count == job_capacity) {
-        job_capacity = job_capacity ? 2 * job_capacity : 256;
-        jobs = realloc(jobs, job_capacity * sizeof *jobs);
-        assert_non_null(jobs);
-    }
-    jobs[job_count++] = (compile_job){step, op, type, options};
-}
-
-static void *compile_worker(void *arg) {
-    ptxkit_context *ctx = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&job_next, 1);
-        if (i >= job_count) return NULL;
-        const compile_job *j = &jobs[i];
-        ptxkit_status st = j->step ? scan_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
-                                   : scan_prepare(ctx, j->op, j->type, &j->options);
-        if (st == PTXKIT_ERROR_NOT_FOUND && j->options.path == PTXKIT_PATH_PTX) continue; /* the PTX test reports it */
-        if (st != PTXKIT_SUCCESS) {
-            atomic_fetch_add(&job_failures, 1);
-            printf("compile failed: step %d %s.%s block %d: %s\n", j->step, ptxkit_reduce_op_name(j->op),
-                   ptxkit_dtype_name(j->type), j->options.block_size, ptxkit_last_error(ctx));
-        }
-    }
-}
-
-static bool is_kernel_combo(int op, int type) {
-    ptxkit_reduce_op kop;
-    ptxkit_dtype ktype;
-    return reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kop, &ktype) && (int)kop == op &&
-           (int)ktype == type;
+static ptxkit_status prepare_job(ptxkit_context *ctx, const compile_job *j) {
+    return j->step ? scan_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
+                   : scan_prepare(ctx, j->op, j->type, &j->options);
 }
 
 static const int block_sizes[] = {32, 64, 128, 256, 512, 1024};
@@ -411,43 +369,27 @@ static const struct {
 };
 #define SHAPE_COMBO_COUNT (sizeof shape_combos / sizeof shape_combos[0])
 
-static bool shape_applies(const ptxkit_launch_options *o, ptxkit_dtype type) {
-    return !o->vector_bytes || (size_t)o->vector_bytes >= ptxkit_dtype_size(type);
-}
-
 static void test_compile_all(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
+    compile_jobs jobs = {0};
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
-            if (!is_kernel_combo(op, type)) continue;
-            add_job(0, op, type, (ptxkit_launch_options){0});
+            if (!compile_jobs_kernel_combo(op, type)) continue;
+            compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
-                add_job(0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
+                compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
             for (int step = 1; step <= SCAN_LADDER_STEPS; step++)
                 for (int b = 0; b < LADDER_BLOCK_COUNT; b++)
-                    add_job(step, op, type, (ptxkit_launch_options){.block_size = ladder_blocks[b]});
+                    compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = ladder_blocks[b]});
         }
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
         for (size_t s = 0; s < SHAPE_COUNT; s++)
-            if (shape_applies(&shapes[s], shape_combos[c].type)) add_job(0, shape_combos[c].op, shape_combos[c].type, shapes[s]);
+            if (compile_jobs_shape_applies(&shapes[s], shape_combos[c].type)) compile_jobs_add(&jobs, 0, shape_combos[c].op, shape_combos[c].type, shapes[s]);
     for (int b = 0; b < BLOCK_COUNT; b++)
-        add_job(0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.block_size = block_sizes[b]});
+        compile_jobs_add(&jobs, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.block_size = block_sizes[b]});
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("PTXKIT_TEST_COMPILE_THREADS");
-    int threads = env ? atoi(env) : (int)(cpus > 16 ? 16 : cpus < 1 ? 1 : cpus);
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    double t0 = now_ms();
-    pthread_t tid[64];
-    for (int i = 0; i < threads; i++) assert_int_equal(pthread_create(&tid[i], NULL, compile_worker, ctx), 0);
-    for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
-    printf("compiled or loaded %zu kernel variants with %d threads in %.1f s\n", job_count, threads,
-           (now_ms() - t0) / 1e3);
-    free(jobs);
-    jobs = NULL;
-    assert_int_equal(atomic_load(&job_failures), 0);
+    assert_int_equal(compile_jobs_run(ctx, &jobs, prepare_job), 0);
 }
 
 /* ---- ptxkit_scan ------------------------------------------------------- */
@@ -506,7 +448,7 @@ static void test_scan_shapes(void **state) {
     int failures = 0;
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
         for (size_t s = 0; s < SHAPE_COUNT; s++) {
-            if (!shape_applies(&shapes[s], shape_combos[c].type)) continue;
+            if (!compile_jobs_shape_applies(&shapes[s], shape_combos[c].type)) continue;
             variant v = {.kind = RUN_SCAN, .options = shapes[s]};
             for (size_t k = 0; k < sizeof shape_sizes / sizeof shape_sizes[0]; k++) {
                 const layout *l = k % 2 ? &MISALIGNED_BOTH : k % 3 ? &MISALIGNED_IN : &SEPARATE;
