@@ -216,3 +216,48 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE) R_ENTRY(ptxkit_reduce_l
     LADDER_WARPS_THEN_BLOCK(R_FN(ladder_redux));
 }
 #endif
+
+#if LADDER_WANT(10)
+// 10: cooperative groups' cg::reduce(cg::tiled_partition<LADDER_TILE>(block),
+// v, op), written out: NVRTC ships no <cooperative_groups.h> (and its reduce
+// needs libcu++ from the toolkit's include directory). Each tile of
+// LADDER_TILE lanes (4..32) reduces on its own lanes' mask, so every lane of
+// the tile gets the result as cg::reduce gives it: one redux.sync where
+// the type and GPU have it (cg::reduce's choice there), else a butterfly of
+// shfl.xor within the tile. Tile leaders then meet in shared memory and the
+// first tile reduces their results the same way.
+#ifndef LADDER_TILE
+#define LADDER_TILE 32
+#endif
+static_assert(LADDER_TILE >= 4 && LADDER_TILE <= 32 && (LADDER_TILE & (LADDER_TILE - 1)) == 0 &&
+                  LADDER_TILE <= BLOCK_SIZE,
+              "LADDER_TILE is a power of two in 4..32, at most the block");
+static __device__ __forceinline__ rT R_FN(ladder_tile_reduce)(rT v) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned mask =
+        LADDER_TILE == 32 ? 0xffffffffu : ((1u << LADDER_TILE) - 1u) << (lane & ~(unsigned)(LADDER_TILE - 1));
+#if R_HAS_REDUX && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return R_REDUX(mask, v);
+#else
+    (void)lane;
+#pragma unroll
+    for (int off = LADDER_TILE / 2; off > 0; off >>= 1) v = r_combine(v, __shfl_xor_sync(mask, v, off, LADDER_TILE));
+    return v;
+#endif
+}
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE) R_ENTRY(ptxkit_reduce_ladder10)(const rT *in, u64 n, rT *out) {
+    rT v = R_FN(ladder_tile_reduce)(R_FN(ladder_grid_stride)(in, n));
+    if (BLOCK_SIZE > LADDER_TILE) {
+        __shared__ rT tile_results[BLOCK_SIZE / LADDER_TILE];
+        if (threadIdx.x % LADDER_TILE == 0) tile_results[threadIdx.x / LADDER_TILE] = v;
+        __syncthreads();
+        if (threadIdx.x < LADDER_TILE) {
+            v = R_IDENTITY;
+            for (unsigned t = threadIdx.x; t < BLOCK_SIZE / LADDER_TILE; t += LADDER_TILE)
+                v = r_combine(v, tile_results[t]);
+            v = R_FN(ladder_tile_reduce)(v);
+        }
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+#endif

@@ -310,7 +310,8 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
  * Runs on the default stream and allocates a small result buffer per call. */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
                                     ptxkit_dptr in, size_t n, const ptxkit_launch_options *options);
-/* One step of Mark Harris's ladder (1..9), for teaching and benchmarks: the
+/* One step of the reduction ladder (1..10: Mark Harris's 1-7, 8 warp shuffles,
+ * 9 redux.sync, 10 cooperative groups' tile reduce), for teaching and benchmarks: the
  * step is launched on its own partials until one value is left. JIT only;
  * step 9 (redux.sync) needs sm_80 and a 32-bit integer type. Allocates its
  * partials per call and waits for `stream` before returning. */

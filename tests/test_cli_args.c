@@ -316,7 +316,7 @@ static void each_bad_argument(void **state) {
         {"ladder", "--op bogus", "--op takes one of sum"},
         {"ladder", "--type float16", "--type takes one of"},
         {"ladder", "--steps 0", "--steps"},
-        {"ladder", "--steps 1,10", "--steps"},
+        {"ladder", "--steps 1,11", "--steps"},
         {"ladder", "--op and --type float32", "and of float32 is not provided"},
         {"scan-ladder", "--type float32", "--type takes one of int32, uint32, int64, uint64"},
         {"scan-ladder", "--kind bogus", "--kind takes one of exclusive, inclusive"},

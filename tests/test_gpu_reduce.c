@@ -336,7 +336,7 @@ static const struct {
     {PTXKIT_REDUCE_SUM, PTXKIT_INT64},
 };
 #define SHAPE_COMBO_COUNT (sizeof shape_combos / sizeof shape_combos[0])
-static const int ladder_load_steps[] = {1, 4, 6, 7, 8, 9};
+static const int ladder_load_steps[] = {1, 4, 6, 7, 8, 9, 10};
 
 static void test_compile_all(void **state) {
     (void)state;
@@ -592,11 +592,11 @@ static void test_reduce_arguments(void **state) {
     assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_AND, PTXKIT_UINT64, &ugot, 0, 0, NULL));
     assert_true(ugot == ~0ull);
 
-    /* The ladder: steps 1..9, JIT only, step 9 for 32-bit integers. */
+    /* The ladder: steps 1..10, JIT only, step 9 for 32-bit integers. */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_reduce_ladder(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 10, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
+                  ptxkit_reduce_ladder(ctx, 11, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
                   ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, out, in, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,

@@ -18,7 +18,7 @@ enum {
     REDUCE_DEFAULT_UNROLL = 4,  /* vector loads in flight per thread (items_per_thread) */
     REDUCE_MAX_UNROLL = 16,
     LADDER_DEFAULT_BLOCK = 256,
-    LADDER_STEPS = 9,
+    LADDER_STEPS = 10,
 };
 
 /* Whether (op, type) is provided: sum, min, max of int32, uint32, float32,
@@ -42,7 +42,7 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                              const ptxkit_launch_options *options);
 
-/* Whether ladder step 1..9 exists for (op, type) on this context's GPU
+/* Whether ladder step 1..LADDER_STEPS exists for (op, type) on this context's GPU
  * (step 9 needs sm_80 and 32-bit integers); false with a recorded
  * PTXKIT_ERROR_UNSUPPORTED or PTXKIT_ERROR_INVALID_ARGUMENT status in *st. */
 bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status *st);

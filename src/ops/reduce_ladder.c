@@ -1,4 +1,4 @@
-/* reduce_ladder: Mark Harris's reduction ladder, steps 1-9
+/* reduce_ladder: Mark Harris's reduction ladder, steps 1-10
  * (cu_sources/reduce_ladder.cu). Each launch leaves one partial per block;
  * the step is launched again on the partials until one value is left, the
  * last launch writing the caller's output. JIT only: the ladder exists to
@@ -79,7 +79,7 @@ static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_
 
 /* The launches for n elements. Steps 1-3 take one element per thread and
  * 4-6 two, so each launch divides the count by the block (or twice it);
- * 7-9 run one full wave of blocks over the input, then one block. */
+ * 7-10 run one full wave of blocks over the input, then one block. */
 static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                      const ptxkit_launch_options *o, ladder_plan *p) {
     ptxkit_status st = ladder_kernel(ctx, step, op, type, o, &p->fn, &p->block);

@@ -1,4 +1,4 @@
-/* ptxkit ladder: Mark Harris's reduction ladder (steps 1-9) on this GPU, the
+/* ptxkit ladder: Mark Harris's reduction ladder (steps 1-10) on this GPU, the
  * table of the 2007 lecture redone: time, bandwidth, step and cumulative
  * speedup, with the published G80 figures beside the 2^22 rows. */
 #include <stdio.h>
@@ -23,12 +23,13 @@ static const char *const step_names[LADDER_STEPS + 1] = {
     "multiple elements per thread",
     "warp shuffle",
     "redux.sync",
+    "cooperative groups tile reduce",
 };
 
 /* The lecture's figures: 2^22 ints on a G80 (86.4 GB/s peak), 128 threads
- * per block (../shared/ANCHORS.md). Steps 8 and 9 postdate it. */
-static const double g80_ms[LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0};
-static const double g80_gbs[LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0};
+ * per block (../shared/ANCHORS.md). Steps 8-10 postdate it. */
+static const double g80_ms[LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0, 0};
+static const double g80_gbs[LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0, 0};
 
 typedef struct ladder_run {
     int step;
@@ -62,7 +63,7 @@ static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit
 
 int cmd_ladder(int argc, char **argv) {
     size_t sizes[MAX_SIZES] = {(size_t)1 << 22, (size_t)1 << 25};
-    int size_count = 2, steps[LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    int size_count = 2, steps[LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     int step_count = LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
     ladder_run r = {.options = {.block_size = 128}};
     const arg_option options[] = {
@@ -84,12 +85,13 @@ int cmd_ladder(int argc, char **argv) {
         .usage = "usage: ptxkit ladder [--log2 LIST | --sizes LIST] [--block N] [--op OP] [--type TYPE] [--steps LIST]\n"
                  "                     [--load OP] [--reps N] [--warmup N] [--csv|--json] [--json FILE] [--csv FILE]\n"
                  "                     [--md FILE] [--device N]\n",
-        .help = "Mark Harris's reduction steps 1-9 (1-7 from the 2007 lecture, 8 warp shuffles, 9 redux.sync)\n"
+        .help = "Mark Harris's reduction steps 1-7 from the 2007 lecture, then 8 warp shuffles, 9 redux.sync and\n"
+                "10 cooperative groups' tile reduce (cg::reduce over 32-lane tiles, written inline),\n"
                 "timed on this GPU: time, GB/s (n x element bytes read), speedup over the previous step and\n"
                 "over step 1, a check of the result against ptxkit_reduce, and the lecture's G80 figures\n"
                 "beside the 2^22 int32 sum rows; each row with the count of timed runs and the fastest and\n"
                 "slowest. Defaults: --log2 22,25 --block 128 (the lecture's) --op sum --type int32\n"
-                "--steps 1,2,3,4,5,6,7,8,9. --log2 takes exponents, --sizes element counts.\n",
+                "--steps 1,2,3,4,5,6,7,8,9,10. --log2 takes exponents, --sizes element counts.\n",
         .common = ARGS_DEVICE | ARGS_TABLES,
         .options = options,
         .exclusive = exclusive,
