@@ -4,7 +4,8 @@
 # quotes (each in several fresh processes, default settings). Logs go to
 # $OUT (default ./gpu-out); a summary is printed last.
 # Usage: tools/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all),
-# plus "gemm" (bench gemm against cuBLAS, two processes) and "exchange"
+# plus "families" (copy, reduce against CUB, ladder, tuned transpose: three
+# processes each), "gemm" (bench gemm against cuBLAS, two processes) and "exchange"
 # (tune --export / --import round trip); CUB=disabled builds without the
 # CUB comparison helpers.
 set -u
@@ -22,6 +23,11 @@ if has build; then
     stamp build
     rm -rf build
     { meson setup build -Dcub_compare=${CUB:-enabled} && ninja -C build; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    # CUB comparison programs built elsewhere with nvcc (they need no GPU to
+    # build: tools/devdeps.sh cub) go where `bench --compare` looks
+    if [ "${CUB:-enabled}" = disabled ] && ls .cubbin/ptxkit-cub-* >/dev/null 2>&1; then
+        mkdir -p build/bench && cp .cubbin/ptxkit-cub-* build/bench/
+    fi
 fi
 if has tests; then
     stamp tests
@@ -61,6 +67,20 @@ if has bench; then
         for i in 1 2; do stamp "copy run $i"; $P bench copy --size 1073741824; done
         for v in float32 float64; do stamp "tune transpose $v"; timeout 90 $P tune transpose --variant $v --budget 20; done
         for i in 1 2; do stamp "transpose run $i"; $P bench transpose --shape 4097x4095 --shape 8192x8192; done
+    } >"$OUT/bench-families.txt" 2>&1
+fi
+if has families; then
+    # the built-in families' figures BENCHMARKS.md quotes, in three fresh
+    # processes each, no environment: copy on every operator, reduce against
+    # CUB, the reduction ladder, tuned transpose (tuned as documented first)
+    stamp families
+    {
+        for i in 1 2 3; do stamp "copy run $i"; timeout 60 $P bench copy --size 1073741824; done
+        for i in 1 2 3; do stamp "reduce run $i"; timeout 120 $P bench reduce --compare --csv; done
+        for i in 1 2 3; do stamp "ladder run $i"; timeout 60 $P ladder; done
+        for v in float32.unaligned float64.unaligned; do stamp "tune transpose $v"; timeout 60 $P tune transpose --variant $v --budget 20; done
+        for i in 1 2 3; do stamp "transpose run $i"; timeout 60 $P bench transpose --shape 4097x4095 --shape 8192x8192; done
+        stamp "families done"
     } >"$OUT/bench-families.txt" 2>&1
 fi
 if has gemm; then
