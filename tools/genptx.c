@@ -1,7 +1,7 @@
 /* Regenerates ptx/ from the embedded cu_sources through NVRTC: for every
- * family marked PTXKIT_PTX_FAMILY, one file <family>.ptx whose global loads
- * carry no cache operator, compiled for compute_75 so the same text
- * assembles for every GPU from Turing on. The runtime gives those loads the
+ * family marked 'ptx' in cu_sources/meson.build (family_has_ptx), one file
+ * <family>.ptx whose global loads carry no cache operator, compiled for
+ * compute_75 so the same text assembles for every GPU from Turing on. The runtime gives those loads the
  * caller's operator at load time (runtime/ptx_rewrite.c), so the six
  * operators cost one text in the library, not six.
  *
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/family.h"
 #include "runtime/runtime.h"
 
 enum { PTX_ARCH = 75 };
@@ -54,19 +55,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR\n");
         return 2;
     }
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
     int written = 0;
-    for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        if (len < 4 || strcmp(files[i].name + len - 3, ".cu") != 0) continue;
-        const char *eol = memchr(files[i].text, '\n', files[i].size);
-        size_t first_line = eol ? (size_t)(eol - files[i].text) : files[i].size;
-        char line[256];
-        snprintf(line, sizeof line, "%.*s", (int)(first_line < 255 ? first_line : 255), files[i].text);
-        if (!strstr(line, "PTXKIT_PTX_FAMILY")) continue;
-        char family[96], path[4096];
-        snprintf(family, sizeof family, "%.*s", (int)(len - 3), files[i].name);
+    for (int i = 0; family_at(i); i++) {
+        if (!family_has_ptx(family_at(i))) continue;
+        const char *family = family_at(i)->name;
+        char path[4096];
         char *ca = plain_ptx(family, PTXKIT_LOAD_CA), *cg = ca ? plain_ptx(family, PTXKIT_LOAD_CG) : NULL;
         if (!ca || !cg) {
             free(ca);
