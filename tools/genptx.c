@@ -8,7 +8,8 @@
  * The text is made by compiling the family with LOAD_OP=ca and with
  * LOAD_OP=cg and erasing the operator; the two results must agree byte for
  * byte, which proves that the operator reaches exactly the loads the rewrite
- * gives one to and changes nothing else. usage: ptxkit-genptx OUTPUT_DIR */
+ * gives one to and changes nothing else.
+ * usage: ptxkit-genptx OUTPUT_DIR [FAMILY...] (default: every such family) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +51,26 @@ static char *plain_ptx(const char *family, ptxkit_load_op op) {
     return text;
 }
 
+/* Whether family is among the names given (all are when none is). */
+static bool named(const char *family, char **names, int count) {
+    for (int k = 0; k < count; k++)
+        if (strcmp(names[k], family) == 0) return true;
+    return count == 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR\n");
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR [FAMILY...]\n");
         return 2;
     }
+    for (int k = 2; k < argc; k++)
+        if (!family_find(argv[k]) || !family_has_ptx(family_find(argv[k]))) {
+            fprintf(stderr, "ptxkit-genptx: %s is no family marked 'ptx' in cu_sources/meson.build\n", argv[k]);
+            return 2;
+        }
     int written = 0;
     for (int i = 0; family_at(i); i++) {
-        if (!family_has_ptx(family_at(i))) continue;
+        if (!family_has_ptx(family_at(i)) || !named(family_at(i)->name, argv + 2, argc - 2)) continue;
         const char *family = family_at(i)->name;
         char path[4096];
         char *ca = plain_ptx(family, PTXKIT_LOAD_CA), *cg = ca ? plain_ptx(family, PTXKIT_LOAD_CG) : NULL;
