@@ -1,14 +1,14 @@
-// PTXKIT_PTX_FAMILY: copy
 // Vectorized device-to-device copy of any byte count between any addresses.
 // Injected: BLOCK_SIZE, LOAD_OP (see ptxkit_load.cuh), UNROLL (independent
 // vector loads in flight per thread before the first store).
+#include "copy_defaults.h"
 #include "ptxkit_load.cuh"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 512
+#define BLOCK_SIZE COPY_DEFAULT_BLOCK
 #endif
 #ifndef UNROLL
-#define UNROLL 2
+#define UNROLL COPY_DEFAULT_UNROLL
 #endif
 typedef unsigned long long u64;
 

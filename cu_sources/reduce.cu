@@ -1,4 +1,3 @@
-// PTXKIT_PTX_FAMILY: reduce
 // Production reduction: one launch per call. Each block streams its share
 // of the input with 16-byte loads (VEC_UNROLL of them in flight per thread),
 // reduces it in registers and shared memory, and stores one partial; the
@@ -8,16 +7,17 @@
 // VEC_UNROLL (vector loads in flight per thread), ONLY_OP / ONLY_TYPE
 // (reduce_ops.cuh). Entry points: ptxkit_reduce_<op>_<type>
 //   (const T *in, u64 n, T *out, unsigned slot, unsigned mode)
+#include "reduce_defaults.h"
 #include "reduce_ops.cuh"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 1024
+#define BLOCK_SIZE REDUCE_DEFAULT_BLOCK
 #endif
 #ifndef VEC_BYTES
-#define VEC_BYTES 16
+#define VEC_BYTES REDUCE_DEFAULT_VECTOR
 #endif
 #ifndef VEC_UNROLL
-#define VEC_UNROLL 4
+#define VEC_UNROLL REDUCE_DEFAULT_UNROLL
 #endif
 
 // Scratch lives in the module, so it is created zeroed when the module loads
@@ -25,8 +25,7 @@
 // uses one slot (picked by the host per stream), so reductions running
 // concurrently on different streams never share a counter. The last block
 // sets its slot's ticket back to 0, which keeps the kernel reusable.
-#define REDUCE_SLOTS 16
-#define REDUCE_MAX_GRID 2048
+// REDUCE_SLOTS and REDUCE_MAX_GRID: reduce_defaults.h.
 __device__ unsigned reduce_tickets[REDUCE_SLOTS] = {0};  // explicit: the first launch needs 0
 __device__ unsigned long long reduce_partials[REDUCE_SLOTS][REDUCE_MAX_GRID];
 

@@ -9,10 +9,11 @@
 // Injected: BLOCK_SIZE, LADDER_TILE (step 10's tile, 4..32, default 32), LOAD_OP (every global load goes through the
 // ptxkit_load.cuh helpers), ONLY_STEP (0: all steps) and ONLY_OP / ONLY_TYPE
 // (reduce_ops.cuh): the runtime compiles one entry per module.
+#include "reduce_ladder_defaults.h"
 #include "reduce_ops.cuh"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256
+#define BLOCK_SIZE LADDER_DEFAULT_BLOCK
 #endif
 #ifndef ONLY_STEP
 #define ONLY_STEP 0

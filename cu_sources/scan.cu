@@ -1,4 +1,3 @@
-// PTXKIT_PTX_FAMILY: scan
 // Production prefix scan: one launch, one pass over the data (read n, write
 // n), with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", NVIDIA 2016).
@@ -37,18 +36,18 @@
 // flags: SCAN_FLAG_EXCLUSIVE, SCAN_FLAG_VECTOR_STORES (out and in are equally
 // misaligned, so the output can be written with whole vectors too).
 #include "reduce_ops.cuh"
+#include "scan_defaults.h"
 
-// The PTX's shape: 512 threads, 4 vectors of 16 bytes each (the JIT
-// path's default is 6 vectors, set by src/ops/scan.c; 4 keeps the PTX text,
-// and the time to assemble it, smaller).
+// The PTX's shape (scan_defaults.h: the JIT path's default is more vectors
+// per thread, set by src/ops/scan.c).
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 512
+#define BLOCK_SIZE SCAN_DEFAULT_BLOCK
 #endif
 #ifndef VEC_BYTES
-#define VEC_BYTES 16
+#define VEC_BYTES SCAN_DEFAULT_VECTOR
 #endif
 #ifndef VEC_UNROLL
-#define VEC_UNROLL 4
+#define VEC_UNROLL SCAN_PTX_UNROLL
 #endif
 #ifndef SCAN_DYNAMIC_TILES
 #define SCAN_DYNAMIC_TILES 1

@@ -18,9 +18,10 @@
 // (blockDim.x must equal BLOCK_SIZE).
 // Injected: BLOCK_SIZE, LOAD_OP, ONLY_STEP (0: all), ONLY_OP / ONLY_TYPE.
 #include "reduce_ops.cuh"
+#include "scan_ladder_defaults.h"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256
+#define BLOCK_SIZE SCAN_LADDER_DEFAULT_BLOCK
 #endif
 #ifndef ONLY_STEP
 #define ONLY_STEP 0

@@ -1,4 +1,3 @@
-// PTXKIT_PTX_FAMILY: transpose
 // Out-of-place transpose of a dense row-major rows x cols matrix into a
 // cols x rows one. The kernels move bits, so one kernel serves every element
 // type of its width: _b32 (float32, int32, ...) and _b64 (float64, ...).
@@ -28,15 +27,16 @@
 //
 // Injected: BLOCK_SIZE, TILE (16, 32, 64 or 128), VEC_BYTES (4, 8 or 16), LOAD_OP.
 #include "ptxkit_load.cuh"
+#include "transpose_defaults.h"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256
+#define BLOCK_SIZE TRANSPOSE_PTX_BLOCK
 #endif
 #ifndef TILE
-#define TILE 32
+#define TILE TRANSPOSE_PTX_TILE
 #endif
 #ifndef VEC_BYTES
-#define VEC_BYTES 16
+#define VEC_BYTES TRANSPOSE_PTX_VECTOR
 #endif
 
 typedef unsigned long long u64;

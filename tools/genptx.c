@@ -1,18 +1,20 @@
 /* Regenerates ptx/ from the embedded cu_sources through NVRTC: for every
- * family marked PTXKIT_PTX_FAMILY, one file <family>.ptx whose global loads
- * carry no cache operator, compiled for compute_75 so the same text
- * assembles for every GPU from Turing on. The runtime gives those loads the
+ * family marked 'ptx' in cu_sources/meson.build (family_has_ptx), one file
+ * <family>.ptx whose global loads carry no cache operator, compiled for
+ * compute_75 so the same text assembles for every GPU from Turing on. The runtime gives those loads the
  * caller's operator at load time (runtime/ptx_rewrite.c), so the six
  * operators cost one text in the library, not six.
  *
  * The text is made by compiling the family with LOAD_OP=ca and with
  * LOAD_OP=cg and erasing the operator; the two results must agree byte for
  * byte, which proves that the operator reaches exactly the loads the rewrite
- * gives one to and changes nothing else. usage: ptxkit-genptx OUTPUT_DIR */
+ * gives one to and changes nothing else.
+ * usage: ptxkit-genptx OUTPUT_DIR [FAMILY...] (default: every such family) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/family.h"
 #include "runtime/runtime.h"
 
 enum { PTX_ARCH = 75 };
@@ -49,24 +51,28 @@ static char *plain_ptx(const char *family, ptxkit_load_op op) {
     return text;
 }
 
+/* Whether family is among the names given (all are when none is). */
+static bool named(const char *family, char **names, int count) {
+    for (int k = 0; k < count; k++)
+        if (strcmp(names[k], family) == 0) return true;
+    return count == 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR\n");
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR [FAMILY...]\n");
         return 2;
     }
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
+    for (int k = 2; k < argc; k++)
+        if (!family_find(argv[k]) || !family_has_ptx(family_find(argv[k]))) {
+            fprintf(stderr, "ptxkit-genptx: %s is no family marked 'ptx' in cu_sources/meson.build\n", argv[k]);
+            return 2;
+        }
     int written = 0;
-    for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        if (len < 4 || strcmp(files[i].name + len - 3, ".cu") != 0) continue;
-        const char *eol = memchr(files[i].text, '\n', files[i].size);
-        size_t first_line = eol ? (size_t)(eol - files[i].text) : files[i].size;
-        char line[256];
-        snprintf(line, sizeof line, "%.*s", (int)(first_line < 255 ? first_line : 255), files[i].text);
-        if (!strstr(line, "PTXKIT_PTX_FAMILY")) continue;
-        char family[96], path[4096];
-        snprintf(family, sizeof family, "%.*s", (int)(len - 3), files[i].name);
+    for (int i = 0; family_at(i); i++) {
+        if (!family_has_ptx(family_at(i)) || !named(family_at(i)->name, argv + 2, argc - 2)) continue;
+        const char *family = family_at(i)->name;
+        char path[4096];
         char *ca = plain_ptx(family, PTXKIT_LOAD_CA), *cg = ca ? plain_ptx(family, PTXKIT_LOAD_CG) : NULL;
         if (!ca || !cg) {
             free(ca);

@@ -1,11 +1,11 @@
 /* copy: vectorized device-to-device copy (cu_sources/copy.cu). */
+#include <stdio.h>
+#include <string.h>
+
+#include "copy_defaults.h"
+#include "ops/family.h"
 #include "runtime/runtime.h"
 #include "tuned/tuned.h"
-
-/* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
- * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays near
- * 95% of it (see BENCHMARKS.md). */
-enum { COPY_DEFAULT_BLOCK = 512, COPY_UNROLL = 2 };
 
 /* Widest vector both addresses allow when advanced together, capped by the
  * caller's request; 0 means only the funnel-shift kernel can do it. */
@@ -29,16 +29,16 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: source and destination overlap");
     tune_apply(ctx, "copy", "bytes", bytes, &opt);
 
-    int width = copy_vector_width(dst, src, opt.vector_bytes ? opt.vector_bytes : 16);
+    int width = copy_vector_width(dst, src, opt.vector_bytes ? opt.vector_bytes : COPY_DEFAULT_VECTOR);
     static const char *const entries[17] = {[0] = "ptxkit_copy_shift", [4] = "ptxkit_copy_vec4",
                                             [8] = "ptxkit_copy_vec8", [16] = "ptxkit_copy_vec16"};
     kernel_spec spec = {.family = "copy", .entry = entries[width]};
     define_scratch scratch = {0};
-    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_UNROLL;
-    if (!options_use_jit(&opt) && unroll != COPY_UNROLL)
+    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_DEFAULT_UNROLL;
+    if (!options_use_jit(&opt) && unroll != COPY_DEFAULT_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
-                            COPY_UNROLL, unroll);
+                            COPY_DEFAULT_UNROLL, unroll);
     spec_define_int(&spec, &scratch, "UNROLL", unroll);
 
     st = context_enter(ctx);
@@ -66,3 +66,69 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     context_leave(ctx);
     return st;
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+/* copy: n counts bytes; each byte is read and written. */
+static bool fam_copy_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
+    if (strcmp(name, "bytes") != 0) {
+        snprintf(why, why_size, "copy has one variant, 'bytes' (not '%s')", name);
+        return false;
+    }
+    v->family = f;
+    snprintf(v->name, sizeof v->name, "bytes");
+    v->type = PTXKIT_UINT32;
+    v->elem_size = 1;
+    return true;
+}
+
+static size_t fam_copy_bytes(const tune_variant *v, size_t n) { (void)v; return n; }
+static double fam_copy_moved(const tune_variant *v, size_t n) { (void)v; return 2.0 * (double)n; }
+
+/* UNROLL vector registers in flight, plus addressing. */
+static int fam_copy_registers(const tune_variant *v, const tune_config *c) {
+    (void)v;
+    int unroll = c->items_per_thread ? c->items_per_thread : COPY_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : COPY_DEFAULT_VECTOR;
+    return 20 + unroll * vec / 4;
+}
+
+static ptxkit_status fam_copy_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
+                              const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    (void)v;
+    return ptxkit_copy(ctx, out, in, n, options, stream);
+}
+
+/* The injected constants that carry tuner parameters. */
+static const family_define copy_defines[] = {
+    {"BLOCK_SIZE", TUNE_BLOCK},
+    {"UNROLL", TUNE_ITEMS},
+    {"LOAD_OP", TUNE_LOAD},
+    {NULL, 0},
+};
+
+const family_desc copy_family = {
+    .name = "copy",
+    .default_variant = "bytes",
+    .unit = "bytes",
+    .description = "ptxkit_copy: vectorized device-to-device copy",
+    .entries = "ptxkit_copy_vec16, ptxkit_copy_vec8, ptxkit_copy_vec4, ptxkit_copy_shift",
+    .defines = copy_defines,
+    .bench_log2 = 30,
+    /* items_per_thread is copy.cu's UNROLL: vectors in flight per thread;
+     * blocks_per_sm 0 is copy.c's grid of one block per tile */
+    .items = {1, 2, 4, 8},
+    .vectors = {16, 8, 4},
+    .bpsm = {0, 1, 2, 4, 8, 16, 32, -1},
+    .loads = FAMILY_ALL_LOADS,
+    .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_VECTOR] = true},
+    .start = {COPY_DEFAULT_BLOCK, COPY_DEFAULT_UNROLL, COPY_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
+    .registers = fam_copy_registers,
+    .min_blocks = family_one_block,
+    .shared_bytes = family_no_shared,
+    .parse_variant = fam_copy_parse,
+    .in_bytes = fam_copy_bytes,
+    .out_bytes = fam_copy_bytes,
+    .bytes_moved = fam_copy_moved,
+    .run = fam_copy_run,
+};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/family.h"
 #include "ops/gemm.h"
 #include "tuned/lookup.h"
 
@@ -642,3 +643,13 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
                                 size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles) {
     return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false);
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+/* Tuned as a problem of named parameters (tune/gemm_problem.c), not
+ * through launch options: no hooks here. */
+const family_desc gemm_family = {
+    .name = "gemm",
+    .description = "ptxkit_gemm: float32/float64 C = alpha * op(A) * op(B) + beta * C on the CUDA cores",
+    .entries = "ptxkit_gemm_<f32|f64>, ptxkit_gemm_splitk_<f32|f64>",
+};

@@ -3,6 +3,7 @@
  * TILE_WIDTH kernels to the production kernel's shape. */
 #include <stdio.h>
 
+#include "ops/family.h"
 #include "ops/gemm.h"
 
 typedef struct ladder_step {
@@ -110,3 +111,11 @@ ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t
     context_leave(ctx);
     return st;
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+const family_desc gemm_ladder_family = {
+    .name = "gemm_ladder",
+    .description = "ptxkit_gemm_ladder: the matrix-multiply ladder, one idea per step (float32)",
+    .entries = "gemm_ladder_<naive|tiled|blocked|vector|warptile> (one per LADDER_ENTRY; step 7 is gemm.cu)",
+};

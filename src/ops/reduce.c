@@ -416,3 +416,125 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     context_leave(ctx);
     return st;
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+/* reduce: n counts elements; variant "<op>.<type>". items_per_thread is
+ * reduce.cu's VEC_UNROLL (vector loads in flight), vector_bytes VEC_BYTES. */
+bool reduce_tune_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
+    const char *dot = strchr(name, '.');
+    if (!dot) {
+        snprintf(why, why_size, "%s variants are '<op>.<type>', e.g. 'sum.float32' (not '%s')", f->name, name);
+        return false;
+    }
+    int op = -1, type = -1;
+    for (int i = 0; i < PTXKIT_REDUCE_OP_COUNT; i++) {
+        const char *s = ptxkit_reduce_op_name((ptxkit_reduce_op)i);
+        if (s && strlen(s) == (size_t)(dot - name) && strncmp(name, s, (size_t)(dot - name)) == 0) op = i;
+    }
+    for (int i = 0; i < PTXKIT_DTYPE_COUNT; i++) {
+        const char *s = ptxkit_dtype_name((ptxkit_dtype)i);
+        if (s && strcmp(dot + 1, s) == 0) type = i;
+    }
+    if (op < 0 || type < 0) {
+        snprintf(why, why_size, "unknown %s %s in variant '%s'", f->name, op < 0 ? "operator" : "type", name);
+        return false;
+    }
+    bool bitwise = op == PTXKIT_REDUCE_AND || op == PTXKIT_REDUCE_OR || op == PTXKIT_REDUCE_XOR;
+    if (bitwise && (type == PTXKIT_FLOAT32 || type == PTXKIT_FLOAT64)) {
+        snprintf(why, why_size, "%s variant '%s': bitwise operators take integer types", f->name, name);
+        return false;
+    }
+    /* Tuned as the kernel that computes it, under the name reduce.c looks
+     * up: uint64 sum is int64 sum, signed bitwise operators are unsigned. */
+    ptxkit_reduce_op kernel_op;
+    ptxkit_dtype kernel_type;
+    if (!reduce_kernel_suffix((ptxkit_reduce_op)op, (ptxkit_dtype)type, &kernel_op, &kernel_type)) {
+        snprintf(why, why_size, "%s variant '%s' is not provided by ptxkit_%s", f->name, name, f->name);
+        return false;
+    }
+    v->family = f;
+    snprintf(v->name, sizeof v->name, "%s.%s", ptxkit_reduce_op_name(kernel_op), ptxkit_dtype_name(kernel_type));
+    v->op = kernel_op;
+    v->type = kernel_type;
+    v->elem_size = ptxkit_dtype_size(kernel_type);
+    if (v->elem_size == 0) {
+        snprintf(why, why_size, "%s variant '%s': unknown element size", f->name, name);
+        return false;
+    }
+    return true;
+}
+
+size_t reduce_tune_in_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+static size_t fam_reduce_out_bytes(const tune_variant *v, size_t n) { (void)n; return v->elem_size; }
+static double fam_reduce_moved(const tune_variant *v, size_t n) { return (double)n * (double)v->elem_size; }
+
+/* Each thread holds items_per_thread loads of vector_bytes before folding
+ * them, plus accumulators and addressing. */
+static int fam_reduce_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : REDUCE_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : REDUCE_DEFAULT_VECTOR;
+    if ((size_t)vec < v->elem_size) vec = (int)v->elem_size;
+    return 24 + items * vec / 4;
+}
+
+/* reduce.cu: __launch_bounds__(BLOCK_SIZE, min(32, 2048 / BLOCK_SIZE)), a
+ * full SM of threads. */
+static int fam_reduce_min_blocks(const tune_config *c) {
+    int block = c->block_size ? c->block_size : REDUCE_DEFAULT_BLOCK;
+    int m = 2048 / block;
+    return m > 32 ? 32 : m < 1 ? 1 : m;
+}
+
+/* One partial per warp. */
+static int fam_reduce_shared(const tune_variant *v, const tune_config *c) {
+    int block = c->block_size ? c->block_size : REDUCE_DEFAULT_BLOCK;
+    return block / 32 * (int)v->elem_size;
+}
+
+static ptxkit_status fam_reduce_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
+                                           const ptxkit_launch_options *options) {
+    return reduce_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
+}
+
+static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
+                                const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
+}
+
+/* The injected constants that carry tuner parameters. */
+static const family_define reduce_defines[] = {
+    {"BLOCK_SIZE", TUNE_BLOCK},
+    {"VEC_UNROLL", TUNE_ITEMS},
+    {"VEC_BYTES", TUNE_VECTOR},
+    {"LOAD_OP", TUNE_LOAD},
+    {NULL, 0},
+};
+
+const family_desc reduce_family = {
+    .name = "reduce",
+    .default_variant = "sum.float32",
+    .unit = "elements",
+    .description = "ptxkit_reduce: one value from n elements",
+    .entries = "ptxkit_reduce_<op>_<type>",
+    .defines = reduce_defines,
+    .bench_log2 = 28,
+    .items = {1, 2, 4, 8, 16},
+    .vectors = {4, 8, 16},
+    .bpsm = {0, 1, 2, 4, 8, 16, 32, -1},
+    .loads = FAMILY_ALL_LOADS,
+    /* blocks per SM is primary: at small sizes fewer, fuller blocks
+     * shorten the last-block finish (seen at 2^20 on an H100) */
+    .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_BPSM] = true},
+    .start = {REDUCE_DEFAULT_BLOCK, REDUCE_DEFAULT_UNROLL, REDUCE_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
+    .registers = fam_reduce_registers,
+    .min_blocks = fam_reduce_min_blocks,
+    .max_grid = REDUCE_MAX_GRID, /* partial slots of reduce.cu */
+    .shared_bytes = fam_reduce_shared,
+    .parse_variant = reduce_tune_parse,
+    .in_bytes = reduce_tune_in_bytes,
+    .out_bytes = fam_reduce_out_bytes,
+    .bytes_moved = fam_reduce_moved,
+    .prepare = fam_reduce_prepare_kernel,
+    .run = fam_reduce_run,
+};

@@ -5,19 +5,13 @@
 
 #include <stdbool.h>
 
+#include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
+#include "ops/family.h"
+#include "reduce_ladder_defaults.h"
 #include "runtime/runtime.h"
 
-/* Must match cu_sources/reduce.cu: scratch slots in each module, and the
- * most blocks (partials per slot) one launch may use. */
-#define REDUCE_SLOTS 16
-#define REDUCE_MAX_GRID 2048
-
 enum {
-    REDUCE_DEFAULT_BLOCK = 1024, /* also the block size of the PTX; best at 2^28 on an H100 */
-    REDUCE_DEFAULT_VECTOR = 16, /* bytes per load */
-    REDUCE_DEFAULT_UNROLL = 4,  /* vector loads in flight per thread (items_per_thread) */
     REDUCE_MAX_UNROLL = 16,
-    LADDER_DEFAULT_BLOCK = 256,
     LADDER_STEPS = 10,
 };
 
@@ -67,6 +61,12 @@ ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op 
  * alignment and overflow. Records and returns the failure. */
 ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_reduce_op op, ptxkit_dtype type,
                                 ptxkit_dptr in, size_t n, ptxkit_dptr out);
+
+/* The tuner's variants "<op>.<type>" (scan's too: the same kernels compute
+ * them) and the input bytes of n elements: hooks of reduce's descriptor
+ * that scan's shares. */
+bool reduce_tune_parse(const family_desc *f, const char *name, tune_variant *v, char *why, size_t why_size);
+size_t reduce_tune_in_bytes(const tune_variant *v, size_t n);
 
 /* The kernel entry suffix "<op>_<type>" computing (op, type), after the
  * same-bits mappings; NULL if unsupported. */

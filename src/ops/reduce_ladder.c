@@ -211,3 +211,11 @@ done:
     context_leave(ctx);
     return st;
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+const family_desc reduce_ladder_family = {
+    .name = "reduce_ladder",
+    .description = "ptxkit_reduce_ladder: Harris's reduction ladder, steps 1-9",
+    .entries = "ptxkit_reduce_ladder<step>_<op>_<type>",
+};

@@ -395,3 +395,78 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
                           ptxkit_stream *stream) {
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL);
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+/* scan: n counts elements; variants "<op>.<type>" as for reduce (and the
+ * same kernels computing them). items_per_thread is scan.cu's VEC_UNROLL
+ * (vectors per thread), vector_bytes VEC_BYTES; a launch has one block per
+ * tile, so blocks per SM is not a parameter. */
+static size_t fam_scan_out_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+static double fam_scan_moved(const tune_variant *v, size_t n) { return 2.0 * (double)n * (double)v->elem_size; }
+
+/* A thread holds its tile's words about twice over at its peak (the loaded
+ * vectors and the partial sums the compiler keeps for the output), plus
+ * offsets, addresses and the look-back. */
+static int fam_scan_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
+    if ((size_t)vec < v->elem_size) vec = (int)v->elem_size;
+    return 20 + 2 * items * vec / 4;
+}
+
+/* scan.cu: __launch_bounds__(BLOCK_SIZE, 1), registers left to the compiler. */
+static int fam_scan_min_blocks(const tune_config *c) {
+    (void)c;
+    return 1;
+}
+
+/* One offset per warp, the tile's prefix and its ticket. */
+static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
+    int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
+    return (block / 32 + 1) * (int)v->elem_size + 8;
+}
+
+static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
+                                             const ptxkit_launch_options *options) {
+    return scan_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
+}
+
+static ptxkit_status fam_scan_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
+                                  const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
+}
+
+/* The injected constants that carry tuner parameters. */
+static const family_define scan_defines[] = {
+    {"BLOCK_SIZE", TUNE_BLOCK},
+    {"VEC_UNROLL", TUNE_ITEMS},
+    {"VEC_BYTES", TUNE_VECTOR},
+    {"LOAD_OP", TUNE_LOAD},
+    {NULL, 0},
+};
+
+const family_desc scan_family = {
+    .name = "scan",
+    .default_variant = "sum.int32",
+    .unit = "elements",
+    .description = "ptxkit_scan: prefix scan of n elements (exclusive; inclusive runs the same kernel)",
+    .entries = "ptxkit_scan_<op>_<type>",
+    .defines = scan_defines,
+    .bench_log2 = 28,
+    .items = {1, 2, 3, 4, 6, 8, 12, 16},
+    .vectors = {4, 8, 16},
+    .bpsm = {0, -1},
+    .loads = FAMILY_ALL_LOADS,
+    .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true},
+    .start = {SCAN_DEFAULT_BLOCK, SCAN_DEFAULT_UNROLL, SCAN_DEFAULT_VECTOR, 0, PTXKIT_LOAD_DEFAULT},
+    .registers = fam_scan_registers,
+    .min_blocks = fam_scan_min_blocks,
+    .shared_bytes = fam_scan_shared,
+    .parse_variant = reduce_tune_parse,
+    .in_bytes = reduce_tune_in_bytes,
+    .out_bytes = fam_scan_out_bytes,
+    .bytes_moved = fam_scan_moved,
+    .prepare = fam_scan_prepare_kernel,
+    .run = fam_scan_run,
+};

@@ -6,19 +6,16 @@
 #include <stdbool.h>
 
 #include "runtime/runtime.h"
+#include "scan_defaults.h" /* shared with scan.cu */
+#include "scan_ladder_defaults.h"
 
 /* Scratch slots per context: a stream keeps one while it is among the
  * SCAN_SLOTS most recently used streams (as reduce's slots). */
 #define SCAN_SLOTS 16
 
 enum {
-    SCAN_DEFAULT_BLOCK = 512,  /* also the block size of the PTX: fastest on an H100, 2^20 .. 2^28 */
-    SCAN_DEFAULT_VECTOR = 16,  /* bytes per load and store */
-    SCAN_DEFAULT_UNROLL = 6,   /* vectors per thread (items_per_thread), JIT path */
-    SCAN_PTX_UNROLL = 4,       /* vectors per thread of the PTX file */
     SCAN_MAX_UNROLL = 16,
     SCAN_LADDER_STEPS = 4,
-    SCAN_LADDER_DEFAULT_BLOCK = 256,
     SCAN_EPOCH_LIMIT = 1 << 30, /* epochs are 30 bits (cu_sources/scan.cu) */
 };
 

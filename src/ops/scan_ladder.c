@@ -214,3 +214,11 @@ done:
     context_leave(ctx);
     return st;
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+const family_desc scan_ladder_family = {
+    .name = "scan_ladder",
+    .description = "ptxkit_scan_ladder: the scan ladder of the 2007 seeds plus warp shuffles",
+    .entries = "ptxkit_scan_ladder<step>_<op>_<type>, ptxkit_scan_ladder_add_<op>_<type>",
+};

@@ -1,13 +1,17 @@
 /* transpose: dense row-major out-of-place transpose (cu_sources/transpose.cu). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "ops/family.h"
 #include "ops/memlab.h"
 #include "runtime/runtime.h"
+#include "transpose_defaults.h"
 #include "tuned/tuned.h"
 
 /* What the precompiled PTX is generated with (transpose.cu's defaults). */
-static const transpose_config ptx_config = {.tile = 32, .block_size = 256, .vector_bytes = 16};
+static const transpose_config ptx_config = {
+    .tile = TRANSPOSE_PTX_TILE, .block_size = TRANSPOSE_PTX_BLOCK, .vector_bytes = TRANSPOSE_PTX_VECTOR};
 
 const char *transpose_kind_name(ptxkit_transpose_kind kind) {
     static const char *const names[] = {"padded", "naive", "tiled"};
@@ -16,12 +20,12 @@ const char *transpose_kind_name(ptxkit_transpose_kind kind) {
 
 transpose_config transpose_default_config(ptxkit_dtype type, bool jit) {
     if (!jit) return ptx_config;
-    /* Measured on an H100 at 8192 x 8192 (BENCHMARKS.md): 64 x 64 tiles of
-     * float32 with 4-byte accesses (16 per thread) reach 95% of
-     * cuMemcpyDtoD, 16-byte accesses only 88% (bank conflicts on the padded
-     * tile); 32 x 32 tiles of float64 with 8-byte accesses reach 97%. */
-    if (type == PTXKIT_FLOAT64) return (transpose_config){.tile = 32, .block_size = 256, .vector_bytes = 8};
-    return (transpose_config){.tile = 64, .block_size = 256, .vector_bytes = 4};
+    /* measured on an H100: see transpose_defaults.h */
+    if (type == PTXKIT_FLOAT64)
+        return (transpose_config){
+            .tile = TRANSPOSE_F64_TILE, .block_size = TRANSPOSE_JIT_BLOCK, .vector_bytes = TRANSPOSE_F64_VECTOR};
+    return (transpose_config){
+        .tile = TRANSPOSE_F32_TILE, .block_size = TRANSPOSE_JIT_BLOCK, .vector_bytes = TRANSPOSE_F32_VECTOR};
 }
 
 bool transpose_config_check(const transpose_config *c, char *why, size_t why_size) {
@@ -274,3 +278,148 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
     if (st != PTXKIT_SUCCESS) return st;
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
 }
+
+/* ---- the family's descriptor (ops/family.h) ---------------------------- */
+
+/* float32's default elements per thread: its tile over its block */
+#define TRANSPOSE_F32_ITEMS (TRANSPOSE_F32_TILE * TRANSPOSE_F32_TILE / TRANSPOSE_JIT_BLOCK)
+
+/* transpose: the padded kind (the production one), n counts elements. The
+ * tuned parameters are transpose.cu's: block size, items_per_thread
+ * (elements each thread moves: the tile is the square of block x items
+ * elements, 16 x 16 to 128 x 128) and vector width.
+ *
+ * Variants are a type and a shape class, as ptxkit_transpose looks them up
+ * (transpose_shape_aligned): "float32" / "float64" for matrices whose sides
+ * are whole 16-byte vectors, timed at sqrt(n) x sqrt(n) rounded down to
+ * multiples of 64 (4096 x 4096 for 2^24: whole tiles move vectors);
+ * "float32.unaligned" / "float64.unaligned" for the others, timed at odd
+ * sides near sqrt(n) (4097 x 4095 for 2^24: no row starts on a vector or a
+ * sector, the edge tiles are ragged, every access is one element). The two
+ * classes want different tiles, so one entry for both would be wrong for
+ * one of them. The matrix starts on a 16-byte boundary inside the buffers
+ * where they have the room (the rig's verification view is misaligned on
+ * purpose, with a ragged tail), so the vector path is checked too. ptxkit_transpose looks a matrix up by the power of
+ * two nearest rows x cols (transpose_tune_size). */
+typedef struct transpose_shape {
+    size_t rows, cols;
+} transpose_shape;
+
+static size_t isqrt(size_t n) {
+    size_t r = (size_t)sqrt((double)n);
+    while (r > 0 && r * r > n) r--;
+    while ((r + 1) * (r + 1) <= n) r++;
+    return r;
+}
+
+static transpose_shape transpose_shape_for(const tune_variant *v, size_t n) {
+    size_t room = n;
+    transpose_shape s;
+    if (v->op) { /* unaligned: odd sides */
+        s.rows = isqrt(room) | 1;
+        s.cols = room / s.rows;
+        if (s.cols % 2 == 0) s.cols--;
+        return s;
+    }
+    size_t r = isqrt(room), unit = r >= 64 ? 64 : 16 / v->elem_size;
+    s.rows = r - r % unit;
+    s.cols = s.rows ? room / s.rows : 0;
+    s.cols -= s.cols % unit;
+    if (!s.rows || !s.cols) s.rows = s.cols = 1; /* too small for a vector: one element */
+    return s;
+}
+
+static bool fam_transpose_parse(const tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size) {
+    static const char *const names[] = {"float32", "float64", "float32.unaligned", "float64.unaligned"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) k = i;
+    if (k < 0) {
+        snprintf(why, why_size,
+                 "transpose variants are float32, float64 (sides of whole 16-byte vectors) and float32.unaligned, "
+                 "float64.unaligned (other sides), not '%s'", name);
+        return false;
+    }
+    v->family = f;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->type = k % 2 ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+    v->op = k >= 2; /* the shape class */
+    v->elem_size = ptxkit_dtype_size(v->type);
+    return true;
+}
+
+static size_t fam_transpose_bytes(const tune_variant *v, size_t n) { return n * v->elem_size; }
+
+static double fam_transpose_moved(const tune_variant *v, size_t n) {
+    transpose_shape s = transpose_shape_for(v, n);
+    return 2.0 * (double)s.rows * (double)s.cols * (double)v->elem_size;
+}
+
+static bool fam_transpose_check(const tune_variant *v, const tune_config *c, char *why, size_t why_size) {
+    transpose_config t;
+    return transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why,
+                                 why_size);
+}
+
+/* The [TILE][TILE + 1] tile (dynamic shared memory past 64 x 64). */
+static int fam_transpose_shared(const tune_variant *v, const tune_config *c) {
+    transpose_config t;
+    char why[160];
+    if (!transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why, sizeof why))
+        return 0; /* refused by the check anyway */
+    return t.tile * (t.tile + 1) * (int)v->elem_size;
+}
+
+/* One element or vector per item in flight, plus addressing. */
+static int fam_transpose_registers(const tune_variant *v, const tune_config *c) {
+    int items = c->items_per_thread ? c->items_per_thread : TRANSPOSE_F32_ITEMS;
+    return 24 + items * (int)v->elem_size / 4;
+}
+
+static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out,
+                                       size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    transpose_shape s = transpose_shape_for(v, n);
+    /* on a 16-byte boundary where the buffers have the room (the timed ones
+     * are aligned already; the verification view has a ragged tail) */
+    ptxkit_dptr aligned = (in + 15) & ~(ptxkit_dptr)15;
+    if (s.rows * s.cols + (aligned - in) / v->elem_size <= n) {
+        out += aligned - in;
+        in = aligned;
+    }
+    return ptxkit_transpose(ctx, v->type, out, in, s.rows, s.cols, PTXKIT_TRANSPOSE_PADDED, options, stream);
+}
+
+/* The injected constants that carry tuner parameters. */
+static const family_define transpose_defines[] = {
+    {"BLOCK_SIZE", TUNE_BLOCK},
+    {"VEC_BYTES", TUNE_VECTOR},
+    {"LOAD_OP", TUNE_LOAD},
+    {NULL, 0},
+};
+
+const family_desc transpose_family = {
+    .name = "transpose",
+    .default_variant = "float32",
+    .unit = "elements",
+    .description = "ptxkit_transpose, padded kind, of a square-ish matrix of n elements",
+    .entries = "transpose_<naive|tiled|padded>_<b32|b64>",
+    .defines = transpose_defines,
+    .bench_log2 = 26,
+    .items = {1, 2, 4, 8, 16, 32, 64}, /* elements per thread: block x items is the tile */
+    .vectors = {4, 8, 16},
+    .bpsm = {0, -1},                     /* one block per tile: not a parameter */
+    .loads = {PTXKIT_LOAD_DEFAULT, -1},
+    /* a small space (48 legal for float32, 30 for float64): the grid is all of it */
+    .primary = {[TUNE_BLOCK] = true, [TUNE_ITEMS] = true, [TUNE_VECTOR] = true},
+    .start = {TRANSPOSE_JIT_BLOCK, TRANSPOSE_F32_ITEMS, TRANSPOSE_F32_VECTOR, 0, PTXKIT_LOAD_DEFAULT}, /* float32's defaults */
+    .registers = fam_transpose_registers,
+    .min_blocks = family_one_block,
+    .shared_bytes = fam_transpose_shared,
+    .dynamic_shared = true,
+    .check = fam_transpose_check,
+    .parse_variant = fam_transpose_parse,
+    .in_bytes = fam_transpose_bytes,
+    .out_bytes = fam_transpose_bytes,
+    .bytes_moved = fam_transpose_moved,
+    .run = fam_transpose_run,
+};

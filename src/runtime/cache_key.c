@@ -126,8 +126,7 @@ static XXH128_hash_t family_text_hash(const char *family) {
     snprintf(source_name, sizeof source_name, "%s.cu", family);
     for (size_t i = 0; i < count; i++) {
         size_t len = strlen(files[i].name);
-        bool header = len > 4 && strcmp(files[i].name + len - 4, ".cuh") == 0;
-        if (header || strcmp(files[i].name, source_name) == 0) {
+        if (embedded_is_header(files[i].name) || strcmp(files[i].name, source_name) == 0) {
             XXH3_128bits_update(&state, files[i].name, len + 1);
             XXH3_128bits_update(&state, files[i].text, files[i].size);
         }
@@ -198,7 +197,7 @@ static void builtin_headers_compute(void) {
     const embedded_file *files = embedded_all(&count);
     for (size_t i = 0; i < count; i++) {
         size_t len = strlen(files[i].name);
-        if (len > 4 && strcmp(files[i].name + len - 4, ".cuh") == 0) {
+        if (embedded_is_header(files[i].name)) {
             XXH3_128bits_update(&state, files[i].name, len + 1);
             XXH3_128bits_update(&state, files[i].text, files[i].size);
         }

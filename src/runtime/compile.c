@@ -28,11 +28,6 @@ bool spec_define_int(kernel_spec *spec, define_scratch *scratch, const char *nam
     return spec_define_str(spec, scratch, name, text);
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Highest architecture NVRTC can emit CUBIN for that is <= arch; 0 if none. */
 static int nvrtc_cubin_arch(const nvrtc_library *rtc, int arch, bool *exact) {
     int count = 0, best = 0;
@@ -55,8 +50,9 @@ void compile_output_free(compile_output *out) {
     memset(out, 0, sizeof *out);
 }
 
-/* The embedded headers: each .cuh by its own name, and the user-facing ones
- * also as "ptxkit/<name>" ("ptxkit_load.cuh" is <ptxkit/load.cuh>). */
+/* The embedded headers (embedded_is_header): each by its own name, and the
+ * user-facing ones also as "ptxkit/<name>" ("ptxkit_load.cuh" is
+ * <ptxkit/load.cuh>). */
 enum { MAX_HEADERS = 128 };
 
 static int builtin_headers(const char **texts, const char **names, char (*aliases)[64], int room) {
@@ -64,7 +60,7 @@ static int builtin_headers(const char **texts, const char **names, char (*aliase
     const embedded_file *files = embedded_all(&file_count);
     int n = 0;
     for (size_t i = 0; i < file_count && n + 2 <= room; i++) {
-        if (!ends_with(files[i].name, ".cuh")) continue;
+        if (!embedded_is_header(files[i].name)) continue;
         texts[n] = files[i].text;
         names[n++] = files[i].name;
         if (strncmp(files[i].name, "ptxkit_", 7) == 0) {

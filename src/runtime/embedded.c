@@ -23,6 +23,11 @@ const embedded_file *embedded_all(size_t *count) {
     return ptxkit_embedded_files;
 }
 
+bool embedded_is_header(const char *name) {
+    size_t len = name ? strlen(name) : 0;
+    return (len > 4 && strcmp(name + len - 4, ".cuh") == 0) || (len > 2 && strcmp(name + len - 2, ".h") == 0);
+}
+
 static unsigned long long sources_digest;
 static pthread_once_t sources_once = PTHREAD_ONCE_INIT;
 
@@ -32,7 +37,7 @@ static void digest_sources(void) {
     for (size_t i = 0; i < ptxkit_embedded_count; i++) {
         const char *name = ptxkit_embedded_files[i].name;
         size_t len = strlen(name);
-        if (!(len > 3 && strcmp(name + len - 3, ".cu") == 0) && !(len > 4 && strcmp(name + len - 4, ".cuh") == 0))
+        if (!(len > 3 && strcmp(name + len - 3, ".cu") == 0) && !embedded_is_header(name))
             continue; /* the PTX files are generated from these */
         XXH3_64bits_update(&state, name, len + 1);
         XXH3_64bits_update(&state, ptxkit_embedded_files[i].text, ptxkit_embedded_files[i].size);

@@ -135,8 +135,11 @@ typedef struct embedded_file {
 const embedded_file *embedded_find(const char *name);
 /* All embedded files; *count receives their number. */
 const embedded_file *embedded_all(size_t *count);
-/* A hash of every embedded .cu and .cuh: the built-in kernels' code, for the
- * tuning record (a rebuilt library with edited kernels re-times them). */
+/* Whether an embedded file is a header NVRTC is handed: a device header
+ * (.cuh) or a family's <family>_defaults.h, which the C side reads too. */
+bool embedded_is_header(const char *name);
+/* A hash of every embedded .cu and header: the built-in kernels' code, for
+ * the tuning record (a rebuilt library with edited kernels re-times them). */
 unsigned long long embedded_sources_digest(void);
 
 /* ---- compilation and kernels ---- */

@@ -1,7 +1,7 @@
-/* Parameter spaces of the tunable kernel families: which injected constants
- * each family has, their legal values on a device, the constraints between
- * them, and how the tuner runs and checks the family through its public op.
- * Everything here is plain CPU code, so its rules are tested without a GPU. */
+/* Parameter spaces of the tunable kernel families, which each family's
+ * descriptor declares (ops/family.h, src/ops/<name>.c): their legal values
+ * on a device and the constraints between them. Everything here is plain
+ * CPU code, so its rules are tested without a GPU. */
 #ifndef PTXKIT_TUNE_PARAMS_H
 #define PTXKIT_TUNE_PARAMS_H
 
@@ -9,19 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/family.h" /* tune_param, tune_variant, the families' spaces */
 #include "ptxkit.h"
 #include "tuned/tuned.h"
-
-typedef enum tune_param {
-    TUNE_BLOCK = 0,     /* threads per block (BLOCK_SIZE) */
-    TUNE_ITEMS,         /* items per thread */
-    TUNE_VECTOR,        /* bytes per load */
-    TUNE_BPSM,          /* grid blocks per SM (0: as many as occupancy allows) */
-    TUNE_LOAD,          /* load cache operator */
-    TUNE_PARAM_COUNT
-} tune_param;
-
-#define TUNE_MAX_VALUES 16
 
 /* The values each parameter takes in a search. A parameter with the single
  * value 0 is not tuned: the op's built-in default stands. */
@@ -30,67 +20,8 @@ typedef struct tune_space {
     int count[TUNE_PARAM_COUNT];
 } tune_space;
 
-struct tune_family;
-
-/* A parsed variant: copy has one ("bytes"); reduce has "<op>.<type>";
- * transpose has the element type and a shape class ("float32",
- * "float64.unaligned"). */
-typedef struct tune_variant {
-    const struct tune_family *family;
-    char name[40];
-    int op;              /* ptxkit_reduce_op for reduce; transpose: 1 for the unaligned shape class */
-    ptxkit_dtype type;   /* element type; copy: moves bytes, reads as UINT32 */
-    size_t elem_size;    /* bytes per counted item (copy counts bytes: 1) */
-} tune_variant;
-
-typedef struct tune_family {
-    const char *name;
-    const char *default_variant;
-    const char *unit;          /* what n counts: "bytes", "elements" */
-    const char *description;
-    int bench_log2;            /* default size of `ptxkit bench blocks` */
-    /* Legal values (0-terminated lists; block sizes come from the device). */
-    int items[TUNE_MAX_VALUES];
-    int vectors[TUNE_MAX_VALUES];
-    int bpsm[TUNE_MAX_VALUES];
-    int loads[TUNE_MAX_VALUES];   /* ptxkit_load_op values; bpsm and loads end at -1 */
-    /* Parameters of the first search phase, timed as a full grid. */
-    bool primary[TUNE_PARAM_COUNT];
-    /* Where the search starts: the op's built-in defaults as far as known. */
-    tune_config start;
-    /* Estimated registers per thread of a configuration, and the blocks per
-     * SM its kernels' __launch_bounds__ ask for (NULL: no launch bounds).
-     * Without launch bounds, configurations whose registers do not fit the
-     * block or the requested blocks per SM are pruned before compiling;
-     * with them, ptxas fits any block (spilling if it must). */
-    int (*registers)(const tune_variant *v, const tune_config *c);
-    int (*min_blocks)(const tune_config *c);
-    /* Most blocks one launch may have (0: no limit): blocks per SM times
-     * the SM count must stay within it. */
-    int max_grid;
-    /* Shared memory per block, bytes: static, or with dynamic_shared set,
-     * dynamic where it must be (limited by the device's opt-in maximum). */
-    int (*shared_bytes)(const tune_variant *v, const tune_config *c);
-    bool dynamic_shared;
-    /* Rules between parameters that the lists cannot say (NULL: none):
-     * false, with a reason, for a configuration the op would refuse. */
-    bool (*check)(const tune_variant *v, const tune_config *c, char *why, size_t why_size);
-    /* Parses a variant name into v; false with a reason. */
-    bool (*parse_variant)(const struct tune_family *f, const char *name, tune_variant *v, char *why, size_t why_size);
-    /* Device bytes of the input and the output for n items. */
-    size_t (*in_bytes)(const tune_variant *v, size_t n);
-    size_t (*out_bytes)(const tune_variant *v, size_t n);
-    /* Bytes the operation must move (for GB/s). */
-    double (*bytes_moved)(const tune_variant *v, size_t n);
-    /* Compiles and loads the kernel of a configuration without launching
-     * it; NULL: the rig calls the op once instead, which does the same. */
-    ptxkit_status (*prepare)(ptxkit_context *ctx, const tune_variant *v, const ptxkit_launch_options *options);
-    /* Runs the public op once. */
-    ptxkit_status (*run)(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                         const ptxkit_launch_options *options, ptxkit_stream *stream);
-} tune_family;
-
-/* The families, and lookup by name (NULL when unknown). */
+/* The families tuned through launch options (those of ops/family.h with
+ * hooks), and lookup by name (NULL when unknown). */
 const tune_family *tune_family_at(int index);
 const tune_family *tune_family_find(const char *name);
 int tune_family_count(void);

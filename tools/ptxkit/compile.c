@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "compile_space.h"
+#include "ops/family.h"
 #include "runtime/runtime.h"
 
 #define MAX_HEADERS 32
@@ -42,12 +43,7 @@ static const char compile_help[] =
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
-    for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        if (len > 3 && strcmp(files[i].name + len - 3, ".cu") == 0) fprintf(out, " %.*s", (int)(len - 3), files[i].name);
-    }
+    for (int i = 0; family_at(i); i++) fprintf(out, " %s", family_at(i)->name);
     fputc('\n', out);
 }
 
@@ -306,14 +302,8 @@ int cmd_compile(int argc, char **argv) {
     snprintf(source, sizeof source, "%s.cu", a.target);
     if (!embedded_find(source)) {
         char names[1024] = "";
-        size_t count;
-        const embedded_file *files = embedded_all(&count);
-        for (size_t i = 0; i < count; i++) {
-            size_t len = strlen(files[i].name);
-            if (len > 3 && strcmp(files[i].name + len - 3, ".cu") == 0 && strlen(names) + len < sizeof names)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.*s", names[0] ? ", " : "",
-                         (int)(len - 3), files[i].name);
-        }
+        for (int i = 0; family_at(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", family_at(i)->name);
         return args_error(&spec, "no kernel family '%s' and no file of that name (families: %s)", a.target, names);
     }
     if (a.entry || a.header_count)

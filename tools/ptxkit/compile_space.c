@@ -1,7 +1,7 @@
 /* ptxkit compile FAMILY -D NAME=VALUE: each define checked before NVRTC runs.
  * A name the family's source (and the headers it may include) never
- * mentions does nothing; a value outside the parameter space the family
- * declares for the tuner (src/tune/params.c) is one ptxkit never builds.
+ * mentions does nothing; a value outside the parameter space the family's
+ * descriptor declares (src/ops/<family>.c) is one ptxkit never builds.
  * Both are warnings, so an experiment can still try them; --strict makes
  * them usage errors. */
 #include <ctype.h>
@@ -10,23 +10,7 @@
 
 #include "compile_space.h"
 #include "runtime/runtime.h"
-#include "tune/params.h"
-
-/* Which tuner parameter a family's define carries (the kernels' names). */
-typedef struct define_param {
-    const char *family, *define;
-    tune_param param;
-} define_param;
-
-static const define_param define_params[] = {
-    {"copy", "BLOCK_SIZE", TUNE_BLOCK},      {"copy", "UNROLL", TUNE_ITEMS},
-    {"copy", "LOAD_OP", TUNE_LOAD},          {"reduce", "BLOCK_SIZE", TUNE_BLOCK},
-    {"reduce", "VEC_UNROLL", TUNE_ITEMS},    {"reduce", "VEC_BYTES", TUNE_VECTOR},
-    {"reduce", "LOAD_OP", TUNE_LOAD},        {"scan", "BLOCK_SIZE", TUNE_BLOCK},
-    {"scan", "VEC_UNROLL", TUNE_ITEMS},      {"scan", "VEC_BYTES", TUNE_VECTOR},
-    {"scan", "LOAD_OP", TUNE_LOAD},          {"transpose", "BLOCK_SIZE", TUNE_BLOCK},
-    {"transpose", "VEC_BYTES", TUNE_VECTOR}, {"transpose", "LOAD_OP", TUNE_LOAD},
-};
+#include "ops/family.h"
 
 /* Whether NAME appears as a whole word in text. */
 static bool mentions(const char *text, size_t size, const char *name) {
@@ -48,16 +32,16 @@ static bool family_reads(const char *family, const char *name) {
     char source[128];
     snprintf(source, sizeof source, "%s.cu", family);
     for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        bool header = len > 4 && strcmp(files[i].name + len - 4, ".cuh") == 0;
-        if ((header || strcmp(files[i].name, source) == 0) && mentions(files[i].text, files[i].size, name)) return true;
+        if ((embedded_is_header(files[i].name) || strcmp(files[i].name, source) == 0) &&
+            mentions(files[i].text, files[i].size, name))
+            return true;
     }
     return false;
 }
 
 /* The values of param the family declares, as text ("32, 64, ..."), and
  * whether value is one of them. */
-static bool in_space(const tune_family *f, tune_param param, const char *value, char *list, size_t list_size) {
+static bool in_space(const family_desc *f, tune_param param, const char *value, char *list, size_t list_size) {
     int values[TUNE_MAX_VALUES + 1], count = 0;
     if (param == TUNE_BLOCK) {
         for (int b = 32; b <= 1024; b *= 2) values[count++] = b;
@@ -80,7 +64,7 @@ static bool in_space(const tune_family *f, tune_param param, const char *value, 
 }
 
 bool compile_check_defines(const char *family, const char *const *defines, int count, bool strict) {
-    const tune_family *f = tune_family_find(family);
+    const family_desc *f = family_find(family);
     bool ok = true;
     for (int i = 0; i < count; i++) {
         char name[80], problem[512] = "";
@@ -90,12 +74,10 @@ bool compile_check_defines(const char *family, const char *const *defines, int c
         if (!family_reads(family, name)) {
             snprintf(problem, sizeof problem, "-D %s: family %s never reads %s (not in %s.cu or the headers it may include)",
                      defines[i], family, name, family);
-        } else if (f && eq) {
-            for (size_t k = 0; k < sizeof define_params / sizeof define_params[0]; k++) {
-                const define_param *d = &define_params[k];
+        } else if (f && f->defines && eq) {
+            for (const family_define *d = f->defines; d->name; d++) {
                 char list[256];
-                if (strcmp(d->family, family) != 0 || strcmp(d->define, name) != 0 || in_space(f, d->param, eq + 1, list, sizeof list))
-                    continue;
+                if (strcmp(d->name, name) != 0 || in_space(f, d->param, eq + 1, list, sizeof list)) continue;
                 snprintf(problem, sizeof problem, "-D %s: outside the parameter space %s declares (%s: %s)", defines[i],
                          family, name, list);
             }

@@ -1,0 +1,15 @@
+/* scan's built-in parameters, written once: cu_sources/scan.cu compiles
+ * with the PTX's shape when none is injected (so the precompiled PTX has
+ * it), and src/ops/scan.c launches with them and starts its tuning space
+ * there. Plain #defines: this header is C and CUDA C++ alike. */
+#ifndef PTXKIT_SCAN_DEFAULTS_H
+#define PTXKIT_SCAN_DEFAULTS_H
+
+#define SCAN_DEFAULT_BLOCK 512  /* also the block size of the PTX: fastest on an H100, 2^20 .. 2^28 */
+#define SCAN_DEFAULT_VECTOR 16  /* bytes per load and store */
+#define SCAN_DEFAULT_UNROLL 6   /* vectors per thread (items_per_thread), JIT path */
+/* Vectors per thread of the PTX file: 4 keeps its text, and the time to
+ * assemble it, smaller than the JIT path's 6. */
+#define SCAN_PTX_UNROLL 4
+
+#endif
