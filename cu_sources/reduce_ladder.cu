@@ -6,9 +6,10 @@
 // launches again on the partials until one value is left. Unlike the lecture
 // code, every step is correct for any n and any power-of-two block size from
 // 32 to 1024 (blockDim.x must equal BLOCK_SIZE).
-// Injected: BLOCK_SIZE, LADDER_TILE (step 10's tile, 4..32, default 32), LOAD_OP (every global load goes through the
-// ptxkit_load.cuh helpers), ONLY_STEP (0: all steps) and ONLY_OP / ONLY_TYPE
-// (reduce_ops.cuh): the runtime compiles one entry per module.
+// Injected: BLOCK_SIZE, LADDER_TILE (step 10's tile, 4..32, default 32),
+// LOAD_OP (every global load goes through the ptxkit_load.cuh helpers),
+// ONLY_STEP (0: all steps) and ONLY_OP / ONLY_TYPE (reduce_ops.cuh): the
+// runtime compiles one entry per module.
 #include "reduce_ladder_defaults.h"
 #include "reduce_ops.cuh"
 
