@@ -151,7 +151,8 @@ typedef struct ptxkit_device_info {
     double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
     size_t total_memory;
     int access_window_max_bytes;   /* largest L2 access policy window (0: none) */
-    int reserved[7];      /* zero today: later 0.x releases fill new fields here */
+    int sm_clock_khz;              /* peak SM clock: turns clock64() cycles into time */
+    int reserved[6];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_device_info;
 
 /* Opens device `ordinal` on its primary context, which an application using

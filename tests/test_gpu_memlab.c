@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/memlab.h"
+#include "memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 

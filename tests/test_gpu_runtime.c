@@ -18,7 +18,7 @@ static void device_properties(void **state) {
     assert_true(d.shared_per_block >= 48 * 1024);
     assert_true(d.shared_per_block_optin >= d.shared_per_block);
     assert_true(d.max_threads_per_block >= 1024);
-    assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0);
+    assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0 && d.sm_clock_khz > 0);
     assert_true(d.peak_bandwidth_gbs > 100);
     int count;
     assert_ok(NULL, ptxkit_device_count(&count));

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "ops/memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "tuned/tuned.h"
 

@@ -48,6 +48,7 @@ static void read_device_info(ptxkit_context *ctx) {
     d->warp_size = attr(ctx, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     d->memory_bus_bits = attr(ctx, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     d->memory_clock_khz = attr(ctx, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    d->sm_clock_khz = attr(ctx, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
     /* double data rate: two transfers per clock over the bus */
     d->peak_bandwidth_gbs = 2.0 * d->memory_clock_khz * 1e3 * (d->memory_bus_bits / 8.0) / 1e9;
     size_t total = 0;

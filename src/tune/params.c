@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/memlab.h"
+#include "ops/transpose.h"
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "tune/params.h"

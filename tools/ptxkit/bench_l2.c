@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 #include "args.h"
 #include "svg.h"
@@ -182,7 +183,7 @@ int bench_l2(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, hot, 0, hot_words, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, cold, 0, cold_words, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("l2_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("l2_lab.cu", &program);
     char iters[32];
     snprintf(iters, sizeof iters, "ITERS=%d", ITERS);
     const char *defines[] = {iters};

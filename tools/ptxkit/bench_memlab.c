@@ -13,8 +13,9 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/memlab.h"
-#include "runtime/runtime.h"
+#include "lab.h"
+#include "memlab.h"
+#include "ops/transpose.h"
 #include "svg.h"
 
 #define MAX_OPS MEMLAB_LOAD_OP_COUNT
@@ -71,7 +72,7 @@ static void lab_ops(ptxkit_context *ctx, lab_options *o) {
 }
 
 static int finish(const char *command, ptxkit_context *ctx, ptxkit_status st, cli_table *t, const cli_common *common) {
-    if (st != PTXKIT_SUCCESS) cli_fail(command, ctx, st);
+    if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), lab_last_error(ctx));
     if (t) table_print(t, common->format, stdout);
     table_free(t);
     ptxkit_context_close(ctx);
@@ -430,13 +431,8 @@ int bench_banks(int argc, char **argv) {
     if (!ctx) return 1;
     ptxkit_device_info dev;
     ptxkit_device_info_get(ctx, &dev);
-    int clock_khz = 0;
-    ptxkit_status st = context_enter(ctx);
-    if (st == PTXKIT_SUCCESS) {
-        if (ctx->cu->cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, ctx->device) != CUDA_SUCCESS)
-            clock_khz = 0;
-        context_leave(ctx);
-    }
+    int clock_khz = dev.sm_clock_khz;
+    ptxkit_status st = PTXKIT_SUCCESS;
     ptxkit_dptr cycles_d = 0, sink = 0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)reps * 8, &cycles_d);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)MEMLAB_BANKS_BLOCK * 8, &sink);

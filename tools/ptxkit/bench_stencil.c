@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 
 enum { TX = 128, TR = 8, BLOCK = 256 };
@@ -106,7 +107,7 @@ int bench_stencil(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &din);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &dout);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, din, in, bytes);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("stencil_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("stencil_lab.cu", &program);
     double dtod = 0;
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, bytes, &dtod);
 

@@ -105,11 +105,6 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 /* Fills device memory with pseudo-random 32-bit words (never zeros). */
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed);
 
-/* A kernel source embedded in the library (cu_sources/NAME) as an
- * application's program: the labs reach their kernels through the public
- * program / kernel / launch calls. */
-ptxkit_status cli_lab_program(const char *name, ptxkit_program **out);
-
 /* The helper program `name` (e.g. "ptxkit-cub-reduce"): $env_var when set
  * (it must be executable), else beside this executable, in ../bench of a
  * build tree, or in the installed libexec/ptxkit. False when none is found. */

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "report.h"
-#include "runtime/runtime.h"
+#include "lab.h"
 
 bool cli_is_tty(void) { return isatty(STDOUT_FILENO) != 0; }
 
@@ -97,12 +97,6 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     }
     report_note_device(ctx);
     return ctx;
-}
-
-ptxkit_status cli_lab_program(const char *name, ptxkit_program **out) {
-    const embedded_file *f = embedded_find(name);
-    if (!f) return PTXKIT_ERROR_NOT_FOUND;
-    return ptxkit_program_create(name, f->text, NULL, 0, out);
 }
 
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
@@ -436,30 +430,27 @@ ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs,
 }
 
 typedef struct read_arg {
-    CUfunction fn;
+    ptxkit_kernel *fn;
     unsigned grid, block;
     ptxkit_dptr in, out;
     unsigned long long count;
 } read_arg;
 
 static ptxkit_status run_read(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    (void)ctx;
     read_arg *a = arg;
     void *args[] = {&a->in, &a->count, &a->out};
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = launch_kernel(ctx, a->fn, a->grid, 1, 1, a->block, 1, 1, 0, s, args);
-    context_leave(ctx);
-    return st;
+    return ptxkit_launch(a->fn, (ptxkit_dim3){a->grid, 1, 1}, (ptxkit_dim3){a->block, 1, 1}, 0, s, args);
 }
 
-static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, CUfunction *fn, unsigned *grid, int *block) {
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_AUTO};
-    kernel_spec spec = {.family = "ceiling", .entry = entry};
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = family_kernel_get(ctx, &o, &spec, 512, fn, block);
-    if (st == PTXKIT_SUCCESS) st = grid_size_for(ctx, *fn, *block, 0, 0, 0, grid);
-    context_leave(ctx);
+/* A kernel of the lab's ceiling.cu, 512 threads a block, plain loads, and
+ * the grid of a grid-stride loop. */
+enum { CEILING_BLOCK = 512 };
+static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, ptxkit_kernel **fn, unsigned *grid, int *block) {
+    const char *defines[] = {"BLOCK_SIZE=512", "LOAD_OP=0"};
+    *block = CEILING_BLOCK;
+    ptxkit_status st = lab_kernel_get(ctx, "ceiling.cu", entry, defines, 2, fn);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(*fn, CEILING_BLOCK, 0, 0, grid);
     return st;
 }
 
@@ -481,16 +472,14 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
 }
 
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed) {
-    CUfunction fn;
+    ptxkit_kernel *fn;
     unsigned grid;
     int block;
     ptxkit_status st = ceiling_kernel(ctx, "ptxkit_fill_random", &fn, &grid, &block);
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long count = bytes / 4;
     void *args[] = {&dst, &count, &seed};
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, NULL, args);
-    context_leave(ctx);
+    st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
