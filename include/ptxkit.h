@@ -392,6 +392,14 @@ typedef enum ptxkit_transpose_kind {
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);
+/* The configuration ptxkit_transpose runs for these arguments (options as
+ * the call takes them: NULL for the defaults or the tuned entry): the tile
+ * edge, threads per block and global access width in bytes. Any output
+ * pointer may be NULL. Nothing is compiled or launched; the errors are the
+ * call's argument errors. */
+ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
+                                          ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                                          int *tile, int *block_size, int *vector_bytes);
 
 /* ---- matrix multiply (GEMM) --------------------------------------------- */
 
