@@ -117,14 +117,26 @@ typedef struct ptxkit_versions {
 /* Loads nothing it has not loaded already; never fails: missing pieces read 0. */
 void ptxkit_versions_get(ptxkit_versions *out);
 
-/* Whether NVRTC could be opened (the JIT path). */
+/* Whether NVRTC could be opened (the JIT path). When 0, the thread's
+ * ptxkit_last_error(NULL) says what was looked for and why it failed. */
 int ptxkit_jit_available(void);
+
+/* One line per PTXKIT_* environment variable whose value ptxkit cannot use
+ * (PTXKIT_TUNE, PTXKIT_TUNE_BUDGET, PTXKIT_CACHE_MAX_MB), naming the default
+ * it takes instead; empty when every value is usable. The library never
+ * prints: an application shows these where its user will see them.
+ * INVALID_ARGUMENT without a buffer; a short buffer truncates. */
+ptxkit_status ptxkit_environment_notes(char *buf, size_t size);
 
 /* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
  * $XDG_CACHE_HOME/ptxkit, else ~/.cache/ptxkit). Empty if disabled. */
 ptxkit_status ptxkit_cache_dir(char *buf, size_t size);
 /* Number of cached kernels and their total size on disk. */
 ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes);
+/* The size the cache is trimmed to (least recently used first):
+ * PTXKIT_CACHE_MAX_MB MiB, else (unset or unusable: see
+ * ptxkit_environment_notes) 512 MiB. */
+ptxkit_status ptxkit_cache_limit(unsigned long long *bytes);
 /* Removes every cached kernel. */
 ptxkit_status ptxkit_cache_purge(void);
 

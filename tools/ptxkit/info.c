@@ -35,7 +35,8 @@ int cmd_info(int argc, char **argv) {
 
     /* what needs no GPU */
     char nvrtc_why[512] = "";
-    bool jit = nvrtc_get(nvrtc_why, sizeof nvrtc_why) != NULL;
+    bool jit = ptxkit_jit_available();
+    if (!jit) snprintf(nvrtc_why, sizeof nvrtc_why, "%s", ptxkit_last_error(NULL));
     ptxkit_versions v;
     ptxkit_versions_get(&v);
     char cache[4096] = "", cache_err[512] = "";
@@ -44,7 +45,8 @@ int cmd_info(int argc, char **argv) {
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
     else if (cache[0] && ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS)
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
-    unsigned long long cap = disk_cache_cap_from_env(NULL, 0);
+    unsigned long long cap = 0;
+    ptxkit_cache_limit(&cap);
     char db_path[4096] = "", db_msg[640] = "";
     size_t db_entries = 0;
     if (!tune_db_default_path(db_path, sizeof db_path)) {
