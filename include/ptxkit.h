@@ -184,6 +184,13 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx);
+/* Makes the context's CUDA context current on the calling thread (pushes
+ * it) until the matching ptxkit_context_leave (pops it), for code that calls
+ * the driver or a CUDA library itself between ptxkit calls: cuBLAS on
+ * ptxkit_stream_handle, cuLaunchKernel on ptxkit_kernel_handle. Pairs nest;
+ * ptxkit's own calls need neither. */
+ptxkit_status ptxkit_context_enter(ptxkit_context *ctx);
+ptxkit_status ptxkit_context_leave(ptxkit_context *ctx);
 /* Number of GPUs the driver sees (0 with no driver: status says why). */
 ptxkit_status ptxkit_device_count(int *count);
 

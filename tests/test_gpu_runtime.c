@@ -180,6 +180,26 @@ static void registry_returns_loaded_kernel(void **state) {
     context_leave(ctx);
 }
 
+/* enter / leave: the context is current in between, pairs nest, and a
+ * leave that does not pair is refused without losing the caller's context. */
+static void enter_and_leave(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    CUcontext before = NULL, current = NULL;
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&before), CUDA_SUCCESS);
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, ctx->cu_context);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, ctx->cu_context);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, before);
+    if (before == NULL) assert_int_not_equal(ptxkit_context_leave(ctx), PTXKIT_SUCCESS);
+}
+
 static void attach_to_callers_context(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -252,6 +272,7 @@ int main(void) {
         cmocka_unit_test(device_properties),          cmocka_unit_test(memory_round_trip),
         cmocka_unit_test(streams_and_events),         cmocka_unit_test(wrapped_stream),
         cmocka_unit_test(registry_returns_loaded_kernel),
+        cmocka_unit_test(enter_and_leave),
         cmocka_unit_test(attach_to_callers_context),  cmocka_unit_test(ptx_path_loads_every_operator),
         cmocka_unit_test(compile_errors_reach_the_caller),
     };

@@ -60,6 +60,8 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_synchronize(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_enter(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_leave(NULL));
     int tile;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &tile, NULL, NULL));

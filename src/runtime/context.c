@@ -168,6 +168,22 @@ void context_leave(ptxkit_context *ctx) {
     ctx->cu->cuCtxPopCurrent(&popped);
 }
 
+ptxkit_status ptxkit_context_enter(ptxkit_context *ctx) { return context_enter(ctx); }
+
+ptxkit_status ptxkit_context_leave(ptxkit_context *ctx) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_leave: context is NULL");
+    CUcontext popped = NULL;
+    CUresult r = ctx->cu->cuCtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuCtxPopCurrent");
+    if (popped != ctx->cu_context) {
+        /* not ours on top: put it back, the caller's pairs are crossed */
+        ctx->cu->cuCtxPushCurrent(popped);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_context_leave: the current context is not this one (enter and leave do not pair)");
+    }
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out) {
     if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_device_info_get: NULL argument");
     *out = ctx->info;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <math.h>
@@ -483,6 +484,18 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
     if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
+}
+
+const ptxkit_device_info *cli_device(ptxkit_context *ctx) {
+    static _Thread_local ptxkit_device_info info;
+    if (ptxkit_device_info_get(ctx, &info) != PTXKIT_SUCCESS) memset(&info, 0, sizeof info);
+    return &info;
+}
+
+double cli_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }
