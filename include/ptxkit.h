@@ -576,11 +576,24 @@ typedef struct ptxkit_compiled {
 #define PTXKIT_ARCH_SPECIFIC 0x10000
 
 /* Compiles entry with defines for sm_<arch> (e.g. 90, or 90 |
- * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. No cache
- * is consulted. Free with ptxkit_compiled_free. */
+ * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. entry NULL
+ * compiles every extern "C" kernel of the program (lowered_name NULL): the
+ * whole module, to read its PTX or its resource report. No cache is
+ * consulted. Free with ptxkit_compiled_free. */
 ptxkit_status ptxkit_program_compile(const ptxkit_program *program, const char *entry, const char *const *defines,
                                      int define_count, int arch, int want_ptx, ptxkit_compiled *out);
 void ptxkit_compiled_free(ptxkit_compiled *compiled);
+
+/* ptxkit's own kernel text, embedded in the library: the families' CUDA C
+ * sources ("copy.cu", "reduce.cu", ...), the device headers every program
+ * may include ("ptxkit_load.cuh" is <ptxkit/load.cuh>) and the precompiled
+ * PTX ("copy.ptx"). A starting point for a kernel of your own, or a family
+ * compiled with other defines (ptxkit_program_create on the text). The name
+ * of file `index` (0, 1, ...), NULL past the last. */
+const char *ptxkit_builtin_source_name(int index);
+/* The text (NUL-terminated, static) and size of the file `name`; NOT_FOUND
+ * for a name the library does not hold. size may be NULL. */
+ptxkit_status ptxkit_builtin_source(const char *name, const char **text, size_t *size);
 
 /* The token the LOAD_OP define takes for an operator ("0".."6"). */
 const char *ptxkit_load_op_define(ptxkit_load_op op);
