@@ -841,6 +841,52 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
 /* Name of the index-th tunable family; NULL past the last. */
 const char *ptxkit_tune_family_name(int index);
 
+/* The tuning database, as data: what `ptxkit tune --export/--import` moves
+ * between machines, or an application ships with itself. One entry is the
+ * configuration measured best for (GPU, driver, NVRTC, ptxkit version;
+ * family, variant, size bucket). */
+#define PTXKIT_TUNE_MAX_PARAMS 8
+typedef struct ptxkit_tune_entry {
+    char device[128];     /* the key: the GPU's name, */
+    int cc;               /* compute capability (90 for 9.0), */
+    int sm_count;
+    int driver;           /* driver version (13000), */
+    int nvrtc_major, nvrtc_minor;
+    char library[16];     /* and the ptxkit version ("0.2.0") it was measured with */
+    char family[64];      /* a built-in family ("reduce"), or an application tunable's key */
+    char variant[40];     /* "sum.float32"; "-" for a tunable */
+    int log2n;            /* the size bucket: floor(log2 n) */
+    int block_size, items_per_thread, vector_bytes, blocks_per_sm; /* built-in families; 0: the default */
+    ptxkit_load_op load_op;
+    int param_count;      /* application tunables: their named parameters */
+    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
+    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    double gbs;           /* the choice's throughput when it was tuned */
+    double default_gbs;   /* the built-in defaults', same run */
+    long long when;       /* seconds since the epoch */
+    int reserved[8];      /* zero: later 0.x releases give these meaning */
+} ptxkit_tune_entry;
+
+/* The database's file: PTXKIT_TUNE_DB, else tune.db in the kernel cache
+ * directory; empty when the cache is disabled and PTXKIT_TUNE_DB unset. */
+ptxkit_status ptxkit_tune_db_path(char *buf, size_t size);
+/* Every entry of the database at path (NULL: ptxkit_tune_db_path) in a
+ * malloc'd array (free with ptxkit_tune_entries_free; NULL when empty); a
+ * missing file holds none. A damaged file is CORRUPT, its reason in
+ * ptxkit_last_error(NULL). */
+ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries, size_t *count);
+void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
+/* Merges entries into the database at path (NULL: the default) under its
+ * lock, as a tuning run stores: an entry replaces the one of the same key,
+ * family, variant and bucket. All or nothing: an entry the database cannot
+ * hold (empty or over-long names, control characters, reserved fields set)
+ * is INVALID_ARGUMENT naming its index, and nothing is stored. *total (may
+ * be NULL) receives the database's entry count afterwards; note (may be
+ * NULL) what else happened, empty when nothing did (a damaged database file
+ * kept aside and rewritten). */
+ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *entries, size_t count, size_t *total,
+                                   char *note, size_t note_size);
+
 /* ---- tuning the application's kernels ----------------------------------
  *
  * A tunable names a problem (its key, e.g. "myapp.saxpy.float32") and
