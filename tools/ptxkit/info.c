@@ -3,16 +3,14 @@
  * needs none (as CuPy's show_config does) and still exits 1. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "driver/driver.h"
 #include "report.h"
-#include "runtime/runtime.h"
-#include "tuned/db.h"
 #include "tune/record.h"
 
 static const arg_spec spec = {
@@ -49,14 +47,17 @@ int cmd_info(int argc, char **argv) {
     ptxkit_cache_limit(&cap);
     char db_path[4096] = "", db_msg[640] = "";
     size_t db_entries = 0;
-    if (!tune_db_default_path(db_path, sizeof db_path)) {
+    if (ptxkit_tune_db_path(db_path, sizeof db_path) != PTXKIT_SUCCESS || !db_path[0]) {
         snprintf(db_msg, sizeof db_msg, "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
     } else {
-        tune_db db;
-        tune_db_init(&db);
-        tune_db_load(db_path, &db, db_msg, sizeof db_msg);
-        db_entries = db.count;
-        tune_db_clear(&db);
+        ptxkit_tune_entry *entries = NULL;
+        if (ptxkit_tune_db_read(db_path, &entries, &db_entries) != PTXKIT_SUCCESS)
+            snprintf(db_msg, sizeof db_msg, "%s", ptxkit_last_error(NULL));
+        else if (access(db_path, F_OK) != 0)
+            snprintf(db_msg, sizeof db_msg, "no tuning database at %s yet", db_path);
+        else
+            snprintf(db_msg, sizeof db_msg, "%s: %zu entr%s", db_path, db_entries, db_entries == 1 ? "y" : "ies");
+        ptxkit_tune_entries_free(entries);
     }
     char record_path[4096] = "", record_msg[640] = "";
     size_t record_lines = 0;
