@@ -360,7 +360,7 @@ const char *stats_cells(const time_stats *s, char *buf, size_t size) {
 }
 
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *median_ms) {
-    time_stats s;
+    time_stats s = {0};
     ptxkit_status st = time_stats_ms(ctx, fn, arg, warmup, reps, &s);
     if (st == PTXKIT_SUCCESS) *median_ms = (float)s.median_ms;
     return st;
