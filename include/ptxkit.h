@@ -845,7 +845,7 @@ const char *ptxkit_tune_family_name(int index);
  * between machines, or an application ships with itself. One entry is the
  * configuration measured best for (GPU, driver, NVRTC, ptxkit version;
  * family, variant, size bucket). */
-#define PTXKIT_TUNE_MAX_PARAMS 8
+#define PTXKIT_TUNE_MAX_PARAMS 8   /* a tunable's parameters (ptxkit_tunable_add_param) */
 typedef struct ptxkit_tune_entry {
     char device[128];     /* the key: the GPU's name, */
     int cc;               /* compute capability (90 for 9.0), */
@@ -886,6 +886,47 @@ void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
  * kept aside and rewritten). */
 ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *entries, size_t count, size_t *total,
                                    char *note, size_t note_size);
+/* The key fields (device to library) of an entry a tuning run on this
+ * context would store, the rest zero: which entries are this GPU's. */
+ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
+
+/* The tuning record: every configuration tuning runs measured (the
+ * database keeps the winners), one line each, in the order measured; a later
+ * run of the same problem reuses its lines instead of re-timing. */
+typedef enum ptxkit_tune_outcome {
+    PTXKIT_TUNE_OK = 0,   /* timed */
+    PTXKIT_TUNE_WRONG,    /* the output check failed */
+    PTXKIT_TUNE_FAILED    /* did not build or launch (note says why) */
+} ptxkit_tune_outcome;
+typedef struct ptxkit_tune_record_line {
+    ptxkit_tune_entry key;    /* device to library, family, variant; the rest zero */
+    unsigned long long code;  /* hash of the problem's kernel code: an edited kernel is re-timed */
+    size_t n;                 /* the exact size measured */
+    int param_count;          /* the configuration, by parameter name */
+    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
+    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    ptxkit_tune_outcome outcome;
+    double ms;                /* median time per call (PTXKIT_TUNE_OK) */
+    double gbs;               /* 0 where the problem counts no bytes */
+    int samples;              /* timed batches behind ms */
+    long long when;           /* seconds since the epoch */
+    char note[160];
+    int reserved[8];
+} ptxkit_tune_record_line;
+
+/* "ok", "wrong", "failed"; "?" out of range. */
+const char *ptxkit_tune_outcome_name(ptxkit_tune_outcome outcome);
+/* The record's file: PTXKIT_TUNE_RECORD, else the database's path with
+ * ".db" replaced by ".record.jsonl"; empty when PTXKIT_TUNE_RECORD=off or
+ * there is no database path either. */
+ptxkit_status ptxkit_tune_record_path(char *buf, size_t size);
+/* Every readable line of the record at path (NULL: ptxkit_tune_record_path)
+ * in a malloc'd array (free with ptxkit_tune_record_free; NULL when empty);
+ * *ignored (may be NULL) counts the damaged lines skipped. A missing file
+ * holds none; one too large to read is CORRUPT. */
+ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line **lines, size_t *count,
+                                      size_t *ignored);
+void ptxkit_tune_record_free(ptxkit_tune_record_line *lines);
 
 /* ---- tuning the application's kernels ----------------------------------
  *
@@ -901,7 +942,6 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
 typedef struct ptxkit_tunable ptxkit_tunable;
 typedef struct ptxkit_config ptxkit_config;
 
-#define PTXKIT_TUNE_MAX_PARAMS 8
 #define PTXKIT_TUNE_MAX_VALUES 16
 
 /* The key names the problem in the database: letters, digits, "._-". */

@@ -20,6 +20,13 @@ static void device_properties(void **state) {
     assert_true(d.max_threads_per_block >= 1024);
     assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0 && d.sm_clock_khz > 0);
     assert_true(d.peak_bandwidth_gbs > 100);
+    ptxkit_tune_entry key;   /* what a tuning run here stores: this GPU's name and shape */
+    assert_ok(ctx, ptxkit_tune_key_get(ctx, &key));
+    assert_string_equal(key.device, d.name);
+    assert_int_equal(key.cc, d.cc_major * 10 + d.cc_minor);
+    assert_int_equal(key.sm_count, d.sm_count);
+    assert_string_equal(key.library, PTXKIT_VERSION_STRING);
+    assert_string_equal(key.family, "");
     int count;
     assert_ok(NULL, ptxkit_device_count(&count));
     assert_true(count >= 1);

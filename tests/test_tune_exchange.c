@@ -1,11 +1,13 @@
-/* The tuning database through the public API: ptxkit_tune_db_path, _read,
- * _merge (the calls `ptxkit tune --export/--import` use). */
+/* The tuning database and record through the public API:
+ * ptxkit_tune_db_path, _read, _merge (the calls `ptxkit tune
+ * --export/--import` use), ptxkit_tune_record_path, _read (--show, info). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "test_util.h"
+#include "tune/record.h"
 
 static char db_path[128];
 
@@ -113,11 +115,77 @@ static void path_read_merge(void **state) {
     assert_non_null(strstr(note, "kept as"));
 }
 
+/* Lines the tuner appended come back whole; damaged ones are counted. */
+static void record_read(void **state) {
+    (void)state;
+    char record[160], path[4096];
+    snprintf(record, sizeof record, "%s.record.jsonl", db_path);
+    remove(record);
+    setenv("PTXKIT_TUNE_RECORD", record, 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_string_equal(path, record);
+    ptxkit_tune_record_line *lines = NULL;
+    size_t count = 9, ignored = 9;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(NULL, &lines, &count, &ignored));
+    assert_true(count == 0 && ignored == 0 && lines == NULL);
+
+    tune_record_line a = {.n = 1u << 20, .code = 0x0123456789abcdefULL, .param_count = 2, .outcome = TUNE_RECORD_OK,
+                          .ms = 0.025, .gbs = 2642.5, .samples = 5, .when = 1763850000};
+    tune_db_key_make(&a.key, "GPU A", 90, 132, 13000, 13, 0, "0.2.0");
+    snprintf(a.family, sizeof a.family, "reduce");
+    snprintf(a.variant, sizeof a.variant, "sum.float32");
+    snprintf(a.names[0], sizeof a.names[0], "block");
+    a.values[0] = 256;
+    snprintf(a.names[1], sizeof a.names[1], "items");
+    a.values[1] = 4;
+    tune_record_line b = a;
+    b.outcome = TUNE_RECORD_FAILED;
+    b.ms = b.gbs = 0;
+    snprintf(b.note, sizeof b.note, "too many resources requested");
+    char msg[640];
+    assert_status(PTXKIT_SUCCESS, tune_record_append(record, &a, msg, sizeof msg));
+    FILE *f = fopen(record, "a");
+    assert_non_null(f);
+    fputs("{\"format\":1,\"damaged\":true}\n", f);
+    fclose(f);
+    assert_status(PTXKIT_SUCCESS, tune_record_append(record, &b, msg, sizeof msg));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(record, &lines, &count, &ignored));
+    assert_int_equal(count, 2);
+    assert_int_equal(ignored, 1);
+    assert_string_equal(lines[0].key.device, "GPU A");
+    assert_string_equal(lines[0].key.family, "reduce");
+    assert_string_equal(lines[0].key.variant, "sum.float32");
+    assert_int_equal(lines[0].key.cc, 90);
+    assert_true(lines[0].code == a.code && lines[0].n == a.n);
+    assert_int_equal(lines[0].param_count, 2);
+    assert_string_equal(lines[0].param_names[1], "items");
+    assert_true(lines[0].param_values[0] == 256);
+    assert_int_equal(lines[0].outcome, PTXKIT_TUNE_OK);
+    assert_string_equal(ptxkit_tune_outcome_name(lines[0].outcome), "ok");
+    assert_int_equal(lines[1].outcome, PTXKIT_TUNE_FAILED);
+    assert_string_equal(lines[1].note, "too many resources requested");
+    assert_string_equal(ptxkit_tune_outcome_name((ptxkit_tune_outcome)9), "?");
+    ptxkit_tune_record_free(lines);
+
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, NULL, &count, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_path(NULL, 4));
+    setenv("PTXKIT_TUNE_RECORD", "off", 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_string_equal(path, "");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, &lines, &count, NULL));
+    unsetenv("PTXKIT_TUNE_RECORD");
+    remove(record);
+    snprintf(path, sizeof path, "%s.lock", record);
+    remove(path);
+    ptxkit_tune_entry key;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_key_get(NULL, &key));
+}
+
 int main(void) {
     snprintf(db_path, sizeof db_path, "/tmp/ptxkit-test-exchange.%d.db", (int)getpid());
     remove(db_path);
     setenv("PTXKIT_TUNE_DB", db_path, 1);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(path_read_merge)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(path_read_merge), cmocka_unit_test(record_read)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char aside[256];
     remove(db_path);

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
-#include "tune/record.h"
+#include "tune_exchange.h"
 
 static const arg_spec spec = {
     .command = "info",
@@ -61,15 +61,10 @@ int cmd_info(int argc, char **argv) {
     }
     char record_path[4096] = "", record_msg[640] = "";
     size_t record_lines = 0;
-    if (!tune_record_default_path(record_path, sizeof record_path)) {
+    if (ptxkit_tune_record_path(record_path, sizeof record_path) != PTXKIT_SUCCESS || !record_path[0])
         snprintf(record_msg, sizeof record_msg, "no tuning record: PTXKIT_TUNE_RECORD=off, or no database path");
-    } else {
-        tune_record r;
-        tune_record_init(&r);
-        tune_record_load(record_path, NULL, &r, record_msg, sizeof record_msg);
-        record_lines = r.count;
-        tune_record_clear(&r);
-    }
+    else
+        record_summary(record_path, NULL, &record_lines, record_msg, sizeof record_msg);
 
     if (text) {
         printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());
