@@ -117,14 +117,26 @@ typedef struct ptxkit_versions {
 /* Loads nothing it has not loaded already; never fails: missing pieces read 0. */
 void ptxkit_versions_get(ptxkit_versions *out);
 
-/* Whether NVRTC could be opened (the JIT path). */
+/* Whether NVRTC could be opened (the JIT path). When 0, the thread's
+ * ptxkit_last_error(NULL) says what was looked for and why it failed. */
 int ptxkit_jit_available(void);
+
+/* One line per PTXKIT_* environment variable whose value ptxkit cannot use
+ * (PTXKIT_TUNE, PTXKIT_TUNE_BUDGET, PTXKIT_CACHE_MAX_MB), naming the default
+ * it takes instead; empty when every value is usable. The library never
+ * prints: an application shows these where its user will see them.
+ * INVALID_ARGUMENT without a buffer; a short buffer truncates. */
+ptxkit_status ptxkit_environment_notes(char *buf, size_t size);
 
 /* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
  * $XDG_CACHE_HOME/ptxkit, else ~/.cache/ptxkit). Empty if disabled. */
 ptxkit_status ptxkit_cache_dir(char *buf, size_t size);
 /* Number of cached kernels and their total size on disk. */
 ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes);
+/* The size the cache is trimmed to (least recently used first):
+ * PTXKIT_CACHE_MAX_MB MiB, else (unset or unusable: see
+ * ptxkit_environment_notes) 512 MiB. */
+ptxkit_status ptxkit_cache_limit(unsigned long long *bytes);
 /* Removes every cached kernel. */
 ptxkit_status ptxkit_cache_purge(void);
 
@@ -151,7 +163,8 @@ typedef struct ptxkit_device_info {
     double peak_bandwidth_gbs;     /* 2 x clock x bus width (datasheet) */
     size_t total_memory;
     int access_window_max_bytes;   /* largest L2 access policy window (0: none) */
-    int reserved[7];      /* zero today: later 0.x releases fill new fields here */
+    int sm_clock_khz;              /* peak SM clock: turns clock64() cycles into time */
+    int reserved[6];      /* zero today: later 0.x releases fill new fields here */
 } ptxkit_device_info;
 
 /* Opens device `ordinal` on its primary context, which an application using
@@ -171,6 +184,13 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
 const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx);
+/* Makes the context's CUDA context current on the calling thread (pushes
+ * it) until the matching ptxkit_context_leave (pops it), for code that calls
+ * the driver or a CUDA library itself between ptxkit calls: cuBLAS on
+ * ptxkit_stream_handle, cuLaunchKernel on ptxkit_kernel_handle. Pairs nest;
+ * ptxkit's own calls need neither. */
+ptxkit_status ptxkit_context_enter(ptxkit_context *ctx);
+ptxkit_status ptxkit_context_leave(ptxkit_context *ctx);
 /* Number of GPUs the driver sees (0 with no driver: status says why). */
 ptxkit_status ptxkit_device_count(int *count);
 
@@ -392,6 +412,14 @@ typedef enum ptxkit_transpose_kind {
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
                                const ptxkit_launch_options *options, ptxkit_stream *stream);
+/* The configuration ptxkit_transpose runs for these arguments (options as
+ * the call takes them: NULL for the defaults or the tuned entry): the tile
+ * edge, threads per block and global access width in bytes. Any output
+ * pointer may be NULL. Nothing is compiled or launched; the errors are the
+ * call's argument errors. */
+ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
+                                          ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                                          int *tile, int *block_size, int *vector_bytes);
 
 /* ---- matrix multiply (GEMM) --------------------------------------------- */
 
@@ -549,11 +577,24 @@ typedef struct ptxkit_compiled {
 #define PTXKIT_ARCH_SPECIFIC 0x10000
 
 /* Compiles entry with defines for sm_<arch> (e.g. 90, or 90 |
- * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. No cache
- * is consulted. Free with ptxkit_compiled_free. */
+ * PTXKIT_ARCH_SPECIFIC for sm_90a): CUBIN, or PTX with want_ptx. entry NULL
+ * compiles every extern "C" kernel of the program (lowered_name NULL): the
+ * whole module, to read its PTX or its resource report. No cache is
+ * consulted. Free with ptxkit_compiled_free. */
 ptxkit_status ptxkit_program_compile(const ptxkit_program *program, const char *entry, const char *const *defines,
                                      int define_count, int arch, int want_ptx, ptxkit_compiled *out);
 void ptxkit_compiled_free(ptxkit_compiled *compiled);
+
+/* ptxkit's own kernel text, embedded in the library: the families' CUDA C
+ * sources ("copy.cu", "reduce.cu", ...), the device headers every program
+ * may include ("ptxkit_load.cuh" is <ptxkit/load.cuh>) and the precompiled
+ * PTX ("copy.ptx"). A starting point for a kernel of your own, or a family
+ * compiled with other defines (ptxkit_program_create on the text). The name
+ * of file `index` (0, 1, ...), NULL past the last. */
+const char *ptxkit_builtin_source_name(int index);
+/* The text (NUL-terminated, static) and size of the file `name`; NOT_FOUND
+ * for a name the library does not hold. size may be NULL. */
+ptxkit_status ptxkit_builtin_source(const char *name, const char **text, size_t *size);
 
 /* The token the LOAD_OP define takes for an operator ("0".."6"). */
 const char *ptxkit_load_op_define(ptxkit_load_op op);
@@ -801,6 +842,93 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
 /* Name of the index-th tunable family; NULL past the last. */
 const char *ptxkit_tune_family_name(int index);
 
+/* The tuning database, as data: what `ptxkit tune --export/--import` moves
+ * between machines, or an application ships with itself. One entry is the
+ * configuration measured best for (GPU, driver, NVRTC, ptxkit version;
+ * family, variant, size bucket). */
+#define PTXKIT_TUNE_MAX_PARAMS 8   /* a tunable's parameters (ptxkit_tunable_add_param) */
+typedef struct ptxkit_tune_entry {
+    char device[128];     /* the key: the GPU's name, */
+    int cc;               /* compute capability (90 for 9.0), */
+    int sm_count;
+    int driver;           /* driver version (13000), */
+    int nvrtc_major, nvrtc_minor;
+    char library[16];     /* and the ptxkit version ("0.2.0") it was measured with */
+    char family[64];      /* a built-in family ("reduce"), or an application tunable's key */
+    char variant[40];     /* "sum.float32"; "-" for a tunable */
+    int log2n;            /* the size bucket: floor(log2 n) */
+    int block_size, items_per_thread, vector_bytes, blocks_per_sm; /* built-in families; 0: the default */
+    ptxkit_load_op load_op;
+    int param_count;      /* application tunables: their named parameters */
+    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
+    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    double gbs;           /* the choice's throughput when it was tuned */
+    double default_gbs;   /* the built-in defaults', same run */
+    long long when;       /* seconds since the epoch */
+    int reserved[8];      /* zero: later 0.x releases give these meaning */
+} ptxkit_tune_entry;
+
+/* The database's file: PTXKIT_TUNE_DB, else tune.db in the kernel cache
+ * directory; empty when the cache is disabled and PTXKIT_TUNE_DB unset. */
+ptxkit_status ptxkit_tune_db_path(char *buf, size_t size);
+/* Every entry of the database at path (NULL: ptxkit_tune_db_path) in a
+ * malloc'd array (free with ptxkit_tune_entries_free; NULL when empty); a
+ * missing file holds none. A damaged file is CORRUPT, its reason in
+ * ptxkit_last_error(NULL). */
+ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries, size_t *count);
+void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
+/* Merges entries into the database at path (NULL: the default) under its
+ * lock, as a tuning run stores: an entry replaces the one of the same key,
+ * family, variant and bucket. All or nothing: an entry the database cannot
+ * hold (empty or over-long names, control characters, reserved fields set)
+ * is INVALID_ARGUMENT naming its index, and nothing is stored. *total (may
+ * be NULL) receives the database's entry count afterwards; note (may be
+ * NULL) what else happened, empty when nothing did (a damaged database file
+ * kept aside and rewritten). */
+ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *entries, size_t count, size_t *total,
+                                   char *note, size_t note_size);
+/* The key fields (device to library) of an entry a tuning run on this
+ * context would store, the rest zero: which entries are this GPU's. */
+ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
+
+/* The tuning record: every configuration tuning runs measured (the
+ * database keeps the winners), one line each, in the order measured; a later
+ * run of the same problem reuses its lines instead of re-timing. */
+typedef enum ptxkit_tune_outcome {
+    PTXKIT_TUNE_OK = 0,   /* timed */
+    PTXKIT_TUNE_WRONG,    /* the output check failed */
+    PTXKIT_TUNE_FAILED    /* did not build or launch (note says why) */
+} ptxkit_tune_outcome;
+typedef struct ptxkit_tune_record_line {
+    ptxkit_tune_entry key;    /* device to library, family, variant; the rest zero */
+    unsigned long long code;  /* hash of the problem's kernel code: an edited kernel is re-timed */
+    size_t n;                 /* the exact size measured */
+    int param_count;          /* the configuration, by parameter name */
+    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
+    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    ptxkit_tune_outcome outcome;
+    double ms;                /* median time per call (PTXKIT_TUNE_OK) */
+    double gbs;               /* 0 where the problem counts no bytes */
+    int samples;              /* timed batches behind ms */
+    long long when;           /* seconds since the epoch */
+    char note[160];
+    int reserved[8];
+} ptxkit_tune_record_line;
+
+/* "ok", "wrong", "failed"; "?" out of range. */
+const char *ptxkit_tune_outcome_name(ptxkit_tune_outcome outcome);
+/* The record's file: PTXKIT_TUNE_RECORD, else the database's path with
+ * ".db" replaced by ".record.jsonl"; empty when PTXKIT_TUNE_RECORD=off or
+ * there is no database path either. */
+ptxkit_status ptxkit_tune_record_path(char *buf, size_t size);
+/* Every readable line of the record at path (NULL: ptxkit_tune_record_path)
+ * in a malloc'd array (free with ptxkit_tune_record_free; NULL when empty);
+ * *ignored (may be NULL) counts the damaged lines skipped. A missing file
+ * holds none; one too large to read is CORRUPT. */
+ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line **lines, size_t *count,
+                                      size_t *ignored);
+void ptxkit_tune_record_free(ptxkit_tune_record_line *lines);
+
 /* ---- tuning the application's kernels ----------------------------------
  *
  * A tunable names a problem (its key, e.g. "myapp.saxpy.float32") and
@@ -815,7 +943,6 @@ const char *ptxkit_tune_family_name(int index);
 typedef struct ptxkit_tunable ptxkit_tunable;
 typedef struct ptxkit_config ptxkit_config;
 
-#define PTXKIT_TUNE_MAX_PARAMS 8
 #define PTXKIT_TUNE_MAX_VALUES 16
 
 /* The key names the problem in the database: letters, digits, "._-". */

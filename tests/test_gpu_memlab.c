@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/memlab.h"
+#include "memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 
@@ -444,6 +445,40 @@ static void transpose_public_every_shape(void **state) {
             }
 }
 
+/* ptxkit_transpose_config_get names what the call resolves: the tuned or
+ * default configuration without options, the options' own with them. */
+static void transpose_config_get_matches_the_call(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    for (size_t t = 0; t < 2; t++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t s = 0; s < SHAPES; s++) {
+                transpose_config want;
+                int tile = -1, block = -1, vector = -1;
+                assert_ok(ctx, transpose_resolve(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL, NULL, &want));
+                assert_ok(ctx, ptxkit_transpose_config_get(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL,
+                                                           &tile, &block, &vector));
+                assert_int_equal(tile, want.tile);
+                assert_int_equal(block, want.block_size);
+                assert_int_equal(vector, want.vector_bytes);
+            }
+    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = 256, .items_per_thread = 16, .vector_bytes = 8};
+    int tile = -1, block = -1, vector = -1;
+    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 100, 200, PTXKIT_TRANSPOSE_TILED, &o, &tile, &block,
+                                               &vector));
+    assert_int_equal(tile, 64);
+    assert_int_equal(block, 256);
+    assert_int_equal(vector, 8);
+    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT64, 7, 9, PTXKIT_TRANSPOSE_NAIVE, NULL, NULL, NULL, NULL));
+    o.items_per_thread = 3;   /* 768 elements: not a square tile */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &tile, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, (ptxkit_transpose_kind)7, NULL, NULL, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_INT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, NULL, NULL));
+}
+
 static void transpose_every_configuration(void **state) {
     (void)state;
     static const transpose_config configs[] = {{32, 256, 4},  {32, 256, 8},  {32, 256, 16}, {32, 128, 16},
@@ -578,6 +613,7 @@ int main(void) {
     };
     const struct CMUnitTest transpose_tests[] = {
         cmocka_unit_test(transpose_public_every_shape),
+        cmocka_unit_test(transpose_config_get_matches_the_call),
         cmocka_unit_test(transpose_every_configuration),
         cmocka_unit_test(transpose_options_every_tuned_configuration),
         cmocka_unit_test(transpose_precompiled_ptx),

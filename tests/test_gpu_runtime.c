@@ -18,8 +18,15 @@ static void device_properties(void **state) {
     assert_true(d.shared_per_block >= 48 * 1024);
     assert_true(d.shared_per_block_optin >= d.shared_per_block);
     assert_true(d.max_threads_per_block >= 1024);
-    assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0);
+    assert_true(d.memory_bus_bits > 0 && d.memory_clock_khz > 0 && d.sm_clock_khz > 0);
     assert_true(d.peak_bandwidth_gbs > 100);
+    ptxkit_tune_entry key;   /* what a tuning run here stores: this GPU's name and shape */
+    assert_ok(ctx, ptxkit_tune_key_get(ctx, &key));
+    assert_string_equal(key.device, d.name);
+    assert_int_equal(key.cc, d.cc_major * 10 + d.cc_minor);
+    assert_int_equal(key.sm_count, d.sm_count);
+    assert_string_equal(key.library, PTXKIT_VERSION_STRING);
+    assert_string_equal(key.family, "");
     int count;
     assert_ok(NULL, ptxkit_device_count(&count));
     assert_true(count >= 1);
@@ -180,6 +187,26 @@ static void registry_returns_loaded_kernel(void **state) {
     context_leave(ctx);
 }
 
+/* enter / leave: the context is current in between, pairs nest, and a
+ * leave that does not pair is refused without losing the caller's context. */
+static void enter_and_leave(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    CUcontext before = NULL, current = NULL;
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&before), CUDA_SUCCESS);
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, ctx->cu_context);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, ctx->cu_context);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(ctx->cu->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    assert_ptr_equal(current, before);
+    if (before == NULL) assert_int_not_equal(ptxkit_context_leave(ctx), PTXKIT_SUCCESS);
+}
+
 static void attach_to_callers_context(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -252,6 +279,7 @@ int main(void) {
         cmocka_unit_test(device_properties),          cmocka_unit_test(memory_round_trip),
         cmocka_unit_test(streams_and_events),         cmocka_unit_test(wrapped_stream),
         cmocka_unit_test(registry_returns_loaded_kernel),
+        cmocka_unit_test(enter_and_leave),
         cmocka_unit_test(attach_to_callers_context),  cmocka_unit_test(ptx_path_loads_every_operator),
         cmocka_unit_test(compile_errors_reach_the_caller),
     };

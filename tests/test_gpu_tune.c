@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ops/memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tuned/db.h"

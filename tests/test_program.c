@@ -94,7 +94,6 @@ static void create_arguments(void **state) {
     ptxkit_compiled c;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(NULL, "k", NULL, 0, 90, 1, &c));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, "k", NULL, 0, 90, 1, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, NULL, NULL, 0, 90, 1, &c));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, "", NULL, 0, 90, 1, &c));
     char long_entry[1100];
     memset(long_entry, 'k', sizeof long_entry - 1);
@@ -409,6 +408,59 @@ static void dump_source(void **state) {
     ptxkit_program_destroy(p);
 }
 
+/* entry NULL: every extern "C" kernel of the program in one module. */
+static void whole_module(void **state) {
+    (void)state;
+    ptxkit_program *p = make("two.cu", "extern \"C\" __global__ void first(int *o) { o[0] = WHAT; }\n"
+                                       "extern \"C\" __global__ void second(int *o) { o[1] = 2; }\n");
+    ptxkit_compiled c;
+    const char *what[] = {"WHAT=41"};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_compile(p, NULL, NULL, 1, 90, 1, &c));
+    NVRTC_OR_SKIP();
+    assert_ok(NULL, ptxkit_program_compile(p, NULL, what, 1, 90, 1, &c));
+    assert_false(c.is_cubin);
+    assert_null(c.lowered_name);
+    assert_non_null(strstr(c.image, ".entry first"));
+    assert_non_null(strstr(c.image, ".entry second"));
+    assert_non_null(strstr(c.image, "41"));
+    ptxkit_compiled_free(&c);
+    assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, NULL, NULL, 0, 90, 1, &c));   /* WHAT undefined */
+    ptxkit_program_destroy(p);
+}
+
+/* The library's own kernel text: listed, read by name, and a family's
+ * source compiles as a program (the way `ptxkit compile FAMILY` uses it). */
+static void builtin_sources(void **state) {
+    (void)state;
+    int count = 0, sources = 0, headers = 0;
+    const char *name;
+    for (; (name = ptxkit_builtin_source_name(count)) != NULL; count++) {
+        const char *text = NULL;
+        size_t size = 0;
+        assert_ok(NULL, ptxkit_builtin_source(name, &text, &size));
+        assert_int_equal(strlen(text), size);
+        size_t len = strlen(name);
+        sources += len > 3 && strcmp(name + len - 3, ".cu") == 0;
+        headers += len > 4 && strcmp(name + len - 4, ".cuh") == 0;
+    }
+    assert_null(ptxkit_builtin_source_name(-1));
+    assert_true(sources >= 5 && headers >= 3);
+    const char *text;
+    assert_ok(NULL, ptxkit_builtin_source("ptxkit_load.cuh", &text, NULL));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_builtin_source("access.cu", &text, NULL));   /* the lab's, not the library's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_builtin_source(NULL, &text, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_builtin_source("copy.cu", NULL, NULL));
+    NVRTC_OR_SKIP();
+    assert_ok(NULL, ptxkit_builtin_source("copy.cu", &text, NULL));
+    ptxkit_program *p = make("copy.cu", text);
+    const char *defines[] = {"LOAD_OP=2"};
+    ptxkit_compiled c;
+    assert_ok(NULL, ptxkit_program_compile(p, NULL, defines, 1, 90, 1, &c));
+    assert_non_null(strstr(c.image, "ld.global.cg"));
+    ptxkit_compiled_free(&c);
+    ptxkit_program_destroy(p);
+}
+
 static void ptxkit_headers(void **state) {
     (void)state;
     NVRTC_OR_SKIP();
@@ -602,7 +654,8 @@ int main(void) {
         cmocka_unit_test(defines), cmocka_unit_test(options),
         cmocka_unit_test(name_expressions), cmocka_unit_test(not_found_only_for_the_name),
         cmocka_unit_test(compile_errors_name_file_and_line),
-        cmocka_unit_test(dump_source), cmocka_unit_test(ptxkit_headers), cmocka_unit_test(async_header),
+        cmocka_unit_test(dump_source), cmocka_unit_test(ptxkit_headers),
+        cmocka_unit_test(whole_module), cmocka_unit_test(builtin_sources), cmocka_unit_test(async_header),
         cmocka_unit_test(cache_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ops/family.h"
+#include "lab.h"
 #include "runtime/ptx_rewrite.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
@@ -563,28 +564,33 @@ static void nvrtc_families(void **state) {
     assert_true(total > 0);
 }
 
-/* Loads that carry an L2 cache hint (LOAD_OP 7) take an operator too;
- * loads compiled with one (LOAD_OP 2: cg) keep theirs. */
+/* Loads that carry an L2 cache hint (LOAD_OP 7 of <ptxkit/load_hint.cuh>,
+ * here in the lab's aos.cu, a user program) take an operator too; loads
+ * compiled with one (LOAD_OP 2: cg) keep theirs. */
 static void nvrtc_hinted_and_explicit(void **state) {
     (void)state;
     if (!nvrtc_get(NULL, 0)) skip();
     const char *hinted[] = {"LOAD_OP=7"};
-    compile_output ptx;
-    assert_ok(NULL, compile_family(NULL, "aos", hinted, 1, 90, true, NULL, 0, &ptx));
-    int hints = count_substring(ptx.image, "ld.global.L2::cache_hint");
+    ptxkit_program *aos;
+    ptxkit_compiled hinted_ptx;
+    assert_ok(NULL, lab_program_create("aos.cu", &aos));
+    assert_ok(NULL, ptxkit_program_compile(aos, "aos_naive", hinted, 1, 90, 1, &hinted_ptx));
+    ptxkit_program_destroy(aos);
+    int hints = count_substring(hinted_ptx.image, "ld.global.L2::cache_hint");
     assert_true(hints > 0);
     for (int op = 1; op < PTXKIT_LOAD_OP_COUNT; op++) {
         size_t size;
         ptx_rewrite_stats s;
-        char *out = rewrite(ptx.image, ptx.size, (ptxkit_load_op)op, &size, &s);
+        char *out = rewrite(hinted_ptx.image, hinted_ptx.size, (ptxkit_load_op)op, &size, &s);
         char want[48];
         snprintf(want, sizeof want, "ld.global.%s.L2::cache_hint", op_names[op]);
         assert_int_equal(count_substring(out, want), hints);
         check_assembles(out, size, "aos LOAD_OP=7");
         free(out);
     }
-    compile_output_free(&ptx);
+    ptxkit_compiled_free(&hinted_ptx);
 
+    compile_output ptx;
     const char *explicit_cg[] = {"LOAD_OP=2"};
     assert_ok(NULL, compile_family(NULL, "copy", explicit_cg, 1, 90, true, NULL, 0, &ptx));
     size_t size;

@@ -1,4 +1,5 @@
 /* Argument checking and error reporting that need no GPU. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -59,6 +60,11 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_synchronize(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_enter(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_leave(NULL));
+    int tile;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &tile, NULL, NULL));
     assert_string_not_equal(ptxkit_last_error(NULL), "");
 }
 
@@ -175,6 +181,42 @@ static void reserved_fields_must_be_zero(void **state) {
     ptxkit_tune_report_destroy(report);
 }
 
+/* The environment values the library falls back from are reported, not
+ * printed; the cache limit reads the same variable. */
+static void environment_notes_and_cache_limit(void **state) {
+    (void)state;
+    char notes[1024];
+    unsigned long long limit = 0;
+    unsetenv("PTXKIT_TUNE");
+    unsetenv("PTXKIT_TUNE_BUDGET");
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_string_equal(notes, "");
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_true(limit == 512ull << 20);
+    setenv("PTXKIT_CACHE_MAX_MB", "7", 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_true(limit == 7ull << 20);
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_string_equal(notes, "");
+    setenv("PTXKIT_CACHE_MAX_MB", "-1", 1);
+    setenv("PTXKIT_TUNE_BUDGET", "soon", 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_true(limit == 512ull << 20);
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_non_null(strstr(notes, "PTXKIT_CACHE_MAX_MB='-1'"));
+    assert_non_null(strstr(notes, "PTXKIT_TUNE_BUDGET"));
+    assert_non_null(strchr(notes, '\n'));   /* one line each */
+    char tiny[8];
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(tiny, sizeof tiny));
+    assert_true(strlen(tiny) < sizeof tiny);
+    unsetenv("PTXKIT_CACHE_MAX_MB");
+    unsetenv("PTXKIT_TUNE_BUDGET");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes(NULL, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes(notes, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_cache_limit(NULL));
+}
+
 static void dtypes(void **state) {
     (void)state;
     assert_int_equal(ptxkit_dtype_size(PTXKIT_INT32), 4);
@@ -252,6 +294,7 @@ int main(void) {
         cmocka_unit_test(copy_arguments),  cmocka_unit_test(memory_arguments),
         cmocka_unit_test(error_messages_are_per_context), cmocka_unit_test(dtypes),
         cmocka_unit_test(reserved_fields_must_be_zero), cmocka_unit_test(l2_arguments),
+        cmocka_unit_test(environment_notes_and_cache_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

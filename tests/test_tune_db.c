@@ -12,7 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "ops/memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tuned/db.h"

@@ -1,6 +1,8 @@
 /* Build tool: writes a C file holding each input file's text, named by its
- * base name, so the library reads no kernel files at run time.
- * usage: embed OUTPUT.c FILE... */
+ * base name, so the library reads no kernel files at run time. --symbol
+ * names the table (default ptxkit_embedded: NAME_files, NAME_count), so a
+ * second table (the lab's kernels) can be linked beside the library's.
+ * usage: embed [--symbol NAME] OUTPUT.c FILE... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,14 @@ static const char *base_name(const char *path) {
 }
 
 int main(int argc, char **argv) {
+    const char *symbol = "ptxkit_embedded";
+    if (argc >= 3 && strcmp(argv[1], "--symbol") == 0) {
+        symbol = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: embed OUTPUT.c FILE...\n");
+        fprintf(stderr, "usage: embed [--symbol NAME] OUTPUT.c FILE...\n");
         return 2;
     }
     FILE *out = fopen(argv[1], "w");
@@ -40,9 +48,9 @@ int main(int argc, char **argv) {
         sizes[i] = n;
         fclose(in);
     }
-    fprintf(out, "const embedded_entry ptxkit_embedded_files[] = {\n");
+    fprintf(out, "const embedded_entry %s_files[] = {\n", symbol);
     for (int i = 2; i < argc; i++) fprintf(out, "    {\"%s\", file_%d, %zu},\n", base_name(argv[i]), i, sizes[i]);
-    fprintf(out, "    {NULL, NULL, 0}};\nconst size_t ptxkit_embedded_count = %d;\n", argc - 2);
+    fprintf(out, "    {NULL, NULL, 0}};\nconst size_t %s_count = %d;\n", symbol, argc - 2);
     free(sizes);
     return fclose(out) == 0 ? 0 : 1;
 }

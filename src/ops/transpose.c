@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ops/family.h"
-#include "ops/memlab.h"
+#include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "transpose_defaults.h"
 #include "tuned/tuned.h"
@@ -423,3 +423,16 @@ const family_desc transpose_family = {
     .bytes_moved = fam_transpose_moved,
     .run = fam_transpose_run,
 };
+ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
+                                          ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                                          int *tile, int *block_size, int *vector_bytes) {
+    if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
+    transpose_config config;
+    ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, NULL, &config);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (tile) *tile = config.tile;
+    if (block_size) *block_size = config.block_size;
+    if (vector_bytes) *vector_bytes = config.vector_bytes;
+    return PTXKIT_SUCCESS;
+}

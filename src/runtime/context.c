@@ -48,6 +48,7 @@ static void read_device_info(ptxkit_context *ctx) {
     d->warp_size = attr(ctx, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     d->memory_bus_bits = attr(ctx, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     d->memory_clock_khz = attr(ctx, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    d->sm_clock_khz = attr(ctx, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
     /* double data rate: two transfers per clock over the bus */
     d->peak_bandwidth_gbs = 2.0 * d->memory_clock_khz * 1e3 * (d->memory_bus_bits / 8.0) / 1e9;
     size_t total = 0;
@@ -165,6 +166,22 @@ ptxkit_status context_enter(ptxkit_context *ctx) {
 void context_leave(ptxkit_context *ctx) {
     CUcontext popped;
     ctx->cu->cuCtxPopCurrent(&popped);
+}
+
+ptxkit_status ptxkit_context_enter(ptxkit_context *ctx) { return context_enter(ctx); }
+
+ptxkit_status ptxkit_context_leave(ptxkit_context *ctx) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_leave: context is NULL");
+    CUcontext popped = NULL;
+    CUresult r = ctx->cu->cuCtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuCtxPopCurrent");
+    if (popped != ctx->cu_context) {
+        /* not ours on top: put it back, the caller's pairs are crossed */
+        ctx->cu->cuCtxPushCurrent(popped);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_context_leave: the current context is not this one (enter and leave do not pair)");
+    }
+    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out) {

@@ -125,6 +125,12 @@ unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
     return (unsigned long long)CACHE_DEFAULT_CAP_MB << 20;
 }
 
+ptxkit_status ptxkit_cache_limit(unsigned long long *bytes) {
+    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_limit: bytes is NULL");
+    *bytes = disk_cache_cap_from_env(NULL, 0);
+    return PTXKIT_SUCCESS;
+}
+
 disk_cache *disk_cache_open(const char *directory) {
     if (!directory && cache_disabled()) return NULL;
     disk_cache *c = calloc(1, sizeof *c);

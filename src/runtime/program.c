@@ -175,7 +175,8 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "ptxkit_program_compile: architecture %#x is not sm_30.. (or sm_90a.. with PTXKIT_ARCH_SPECIFIC)",
                             (unsigned)arch);
-    ptxkit_status st = check_entry(NULL, entry, defines, define_count);
+    /* NULL entry: the whole module (the name checked is a stand-in) */
+    ptxkit_status st = check_entry(NULL, entry ? entry : "*", defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
     compile_request req = request_for(p, entry, defines, define_count);
     compile_output o;

@@ -170,4 +170,9 @@ void ptxkit_versions_get(ptxkit_versions *out) {
     }
 }
 
-int ptxkit_jit_available(void) { return nvrtc_get(NULL, 0) != NULL; }
+int ptxkit_jit_available(void) {
+    char why[512] = "";
+    if (nvrtc_get(why, sizeof why)) return 1;
+    record_error(NULL, PTXKIT_ERROR_NO_NVRTC, "%s", why[0] ? why : "NVRTC could not be opened");
+    return 0;
+}

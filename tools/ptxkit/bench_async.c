@@ -7,13 +7,14 @@
  * is checked against the CPU. Reports clock64 cycles per byte per block
  * (median over blocks), GB/s of the whole array next to a streaming-read
  * kernel measured in the same run, and the cases where the synchronous
- * copy wins. Kernels: cu_sources/async_lab.cu through the public API. */
+ * copy wins. Kernels: cu_sources/lab/async_lab.cu through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 #include "args.h"
 #include "svg.h"
@@ -232,7 +233,7 @@ int bench_async(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_blocks * 8, &cycles);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, bytes, 0x5eed);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host, in, bytes);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("async_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("async_lab.cu", &program);
     double ceiling = 0;
     if (st == PTXKIT_SUCCESS) st = measure_read_gbs(ctx, bytes, &ceiling);
     uint32_t want[2] = {reference_total(host, bytes / 4, elems[0]), nelems > 1 ? reference_total(host, bytes / 4, elems[1]) : 0};

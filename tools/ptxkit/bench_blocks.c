@@ -61,7 +61,7 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
     memset(d, 0, sizeof *d);
     d->n = n;
     tune_space space;
-    tune_space_for(v, &ctx->info, &space);
+    tune_space_for(v, cli_device(ctx), &space);
     d->block_count = space.count[TUNE_BLOCK];
     memcpy(d->blocks, space.values[TUNE_BLOCK], sizeof d->blocks);
     d->item_count = space.count[TUNE_ITEMS];
@@ -101,7 +101,7 @@ static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_
     snprintf(title, sizeof title,
              "%s %s, n=2^%d %s on %s: GB/s by block size and items per thread (defaults %.0f GB/s; %s ceiling %.0f "
              "GB/s)",
-             v->family->name, v->name, tune_bucket(d->n), v->family->unit, ctx->info.name, d->default_gbs,
+             v->family->name, v->name, tune_bucket(d->n), v->family->unit, cli_device(ctx)->name, d->default_gbs,
              copies(v) ? "cuMemcpyDtoD" : "streaming-read", d->ceiling_gbs);
     const char *headers[] = {"n", "block", "items", "GBps", "pct_defaults", "pct_ceiling", STATS_COLUMNS};
     cli_table *t = table_new(title, 9, headers);
@@ -149,7 +149,7 @@ static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *
     }
     char title[400], subtitle[200];
     snprintf(title, sizeof title, "Block size effect on throughput: %s %s on %s", v->family->name, v->name,
-             ctx->info.name);
+             cli_device(ctx)->name);
     snprintf(subtitle, sizeof subtitle, "JIT variants, other parameters at the built-in defaults; median of 5 batches");
     if (svg_save_figure(path, title, subtitle, charts, (size_t)count) != 0) {
         fprintf(stderr, "ptxkit bench blocks: cannot write %s\n", path);

@@ -237,7 +237,7 @@ int bench_gemm(int argc, char **argv) {
                     gemm_config cfg = gemm_config_of(&list[t][i]);
                     if (!cfg.bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
                     else {
-                        cfg.split_k = gemm_split_for(&cfg, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], ctx->info.sm_count);
+                        cfg.split_k = gemm_split_for(&cfg, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], cli_device(ctx)->sm_count);
                         j->tiles = gemm_tiles_of(&cfg);
                     }
                 }
@@ -249,7 +249,7 @@ int bench_gemm(int argc, char **argv) {
     snprintf(title, sizeof title,
              "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
              "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s)",
-             ctx->info.name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
+             cli_device(ctx)->name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
              b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "");
@@ -292,7 +292,7 @@ int bench_gemm(int argc, char **argv) {
                         ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
                         cfg = gemm_config_of(&used);
                     } else {
-                        cfg.split_k = gemm_split_for(&cfg, g.m, g.n, g.k, ctx->info.sm_count);
+                        cfg.split_k = gemm_split_for(&cfg, g.m, g.n, g.k, cli_device(ctx)->sm_count);
                     }
                     char tiles[64];
                     gemm_config_format(&cfg, tiles, sizeof tiles);

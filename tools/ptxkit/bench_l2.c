@@ -12,13 +12,14 @@
  * unrelated 2 x L2 array (which evicts P from ordinary L2); the consumer
  * sums P. P in a persisting window of the producer's launch (and of the
  * consumer's; with the maximum set-aside, and with a set-aside of just P)
- * against no window, for P half the maximum set-aside and twice it. Kernels: cu_sources/l2_lab.cu through the public API. */
+ * against no window, for P half the maximum set-aside and twice it. Kernels: cu_sources/lab/l2_lab.cu through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 #include "args.h"
 #include "svg.h"
@@ -182,7 +183,7 @@ int bench_l2(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, hot, 0, hot_words, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, cold, 0, cold_words, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("l2_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("l2_lab.cu", &program);
     char iters[32];
     snprintf(iters, sizeof iters, "ITERS=%d", ITERS);
     const char *defines[] = {iters};

@@ -14,13 +14,14 @@
  * thread (as for the raw call, which needs it) and without, as a program
  * that only uses ptxkit runs it (ptxkit_launch then pushes and pops the
  * context around the call). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "runtime/runtime.h"
+#include "cuda_direct.h"
 
 static const char empty_source[] = "extern \"C\" __global__ void empty(int x) { (void)x; }\n";
 
@@ -34,6 +35,8 @@ static const char *const side_names[SIDE_COUNT] = {
 
 typedef struct launch_bench {
     ptxkit_context *ctx;
+    const cuda_direct *cu;   /* the raw side's driver calls */
+    char why[256];           /* the raw side's failure (ptxkit records its own) */
     ptxkit_kernel *kernel;
     CUfunction fn;
     ptxkit_stream *stream;
@@ -42,10 +45,18 @@ typedef struct launch_bench {
     int value;
 } launch_bench;
 
+/* A failed raw driver call: its name kept for the failure message. */
+static ptxkit_status raw_failed(launch_bench *b, CUresult r, const char *call) {
+    const char *name = NULL;
+    if (b->cu->error_name(r, &name) != CUDA_SUCCESS || !name) name = "unknown error";
+    snprintf(b->why, sizeof b->why, "%s: %s (%d)", call, name, (int)r);
+    return PTXKIT_ERROR_LAUNCH;
+}
+
 static ptxkit_status sync_stream(launch_bench *b, launch_side side) {
     if (side == PTXKIT_PLAIN) return ptxkit_stream_synchronize(b->ctx, b->stream);
-    CUresult r = b->ctx->cu->cuStreamSynchronize(b->cu_stream);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(b->ctx, r, "cuStreamSynchronize");
+    CUresult r = b->cu->stream_synchronize(b->cu_stream);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : raw_failed(b, r, "cuStreamSynchronize");
 }
 
 /* `launches` launches of one side in batches; *host_us: microseconds per
@@ -53,28 +64,28 @@ static ptxkit_status sync_stream(launch_bench *b, launch_side side) {
 static ptxkit_status time_side(launch_bench *b, launch_side side, long launches, long batch, double *host_us,
                                double *wall_us) {
     const ptxkit_dim3 grid = {1, 1, 1}, block = {32, 1, 1};
-    const cuda_driver *cu = b->ctx->cu;
+    const cuda_direct *cu = b->cu;
     ptxkit_status st = PTXKIT_SUCCESS;
-    if (side != PTXKIT_PLAIN && (st = context_enter(b->ctx)) != PTXKIT_SUCCESS) return st;
-    double inside = 0, t_wall = now_ms();
+    if (side != PTXKIT_PLAIN && (st = ptxkit_context_enter(b->ctx)) != PTXKIT_SUCCESS) return st;
+    double inside = 0, t_wall = cli_now_ms();
     for (long done = 0; done < launches && st == PTXKIT_SUCCESS;) {
         long count = launches - done < batch ? launches - done : batch;
         CUresult r = CUDA_SUCCESS;
-        double t0 = now_ms();
+        double t0 = cli_now_ms();
         if (side == RAW) {
             for (long i = 0; i < count && r == CUDA_SUCCESS; i++)
-                r = cu->cuLaunchKernel(b->fn, 1, 1, 1, 32, 1, 1, 0, b->cu_stream, b->args, NULL);
+                r = cu->launch_kernel(b->fn, 1, 1, 1, 32, 1, 1, 0, b->cu_stream, b->args, NULL);
         } else {
             for (long i = 0; i < count && st == PTXKIT_SUCCESS; i++)
                 st = ptxkit_launch(b->kernel, grid, block, 0, b->stream, b->args);
         }
-        inside += now_ms() - t0;
-        if (r != CUDA_SUCCESS) st = record_cuda_error(b->ctx, r, "cuLaunchKernel");
+        inside += cli_now_ms() - t0;
+        if (r != CUDA_SUCCESS) st = raw_failed(b, r, "cuLaunchKernel");
         if (st == PTXKIT_SUCCESS) st = sync_stream(b, side);
         done += count;
     }
-    double wall = now_ms() - t_wall;
-    if (side != PTXKIT_PLAIN) context_leave(b->ctx);
+    double wall = cli_now_ms() - t_wall;
+    if (side != PTXKIT_PLAIN) ptxkit_context_leave(b->ctx);
     *host_us = inside * 1e3 / (double)launches;
     *wall_us = wall * 1e3 / (double)launches;
     return st;
@@ -83,22 +94,22 @@ static ptxkit_status time_side(launch_bench *b, launch_side side, long launches,
 /* launch + synchronize, `reps` times: the raw driver calls (context
  * current) or ptxkit's (as an application calls them). */
 static ptxkit_status time_round_trip(launch_bench *b, bool raw, long reps, double *us) {
-    const cuda_driver *cu = b->ctx->cu;
+    const cuda_direct *cu = b->cu;
     ptxkit_status st = PTXKIT_SUCCESS;
-    if (raw && (st = context_enter(b->ctx)) != PTXKIT_SUCCESS) return st;
-    double t0 = now_ms();
+    if (raw && (st = ptxkit_context_enter(b->ctx)) != PTXKIT_SUCCESS) return st;
+    double t0 = cli_now_ms();
     for (long i = 0; i < reps && st == PTXKIT_SUCCESS; i++) {
         if (raw) {
-            CUresult r = cu->cuLaunchKernel(b->fn, 1, 1, 1, 32, 1, 1, 0, b->cu_stream, b->args, NULL);
-            if (r == CUDA_SUCCESS) r = cu->cuStreamSynchronize(b->cu_stream);
-            if (r != CUDA_SUCCESS) st = record_cuda_error(b->ctx, r, "launch + synchronize");
+            CUresult r = cu->launch_kernel(b->fn, 1, 1, 1, 32, 1, 1, 0, b->cu_stream, b->args, NULL);
+            if (r == CUDA_SUCCESS) r = cu->stream_synchronize(b->cu_stream);
+            if (r != CUDA_SUCCESS) st = raw_failed(b, r, "launch + synchronize");
         } else {
             st = ptxkit_launch(b->kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, b->stream, b->args);
             if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(b->ctx, b->stream);
         }
     }
-    *us = (now_ms() - t0) * 1e3 / (double)reps;
-    if (raw) context_leave(b->ctx);
+    *us = (cli_now_ms() - t0) * 1e3 / (double)reps;
+    if (raw) ptxkit_context_leave(b->ctx);
     return st;
 }
 
@@ -158,6 +169,11 @@ int bench_launch(int argc, char **argv) {
     ptxkit_status st = ptxkit_program_create("empty.cu", empty_source, NULL, 0, &program);
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "empty", NULL, 0, &b.kernel);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &b.stream);
+    char why[256] = "";
+    if (st == PTXKIT_SUCCESS && !(b.cu = cuda_direct_get(why, sizeof why))) {
+        snprintf(b.why, sizeof b.why, "the raw driver calls: %s", why);
+        st = PTXKIT_ERROR_NO_DRIVER;
+    }
     if (st == PTXKIT_SUCCESS) {
         b.fn = (CUfunction)ptxkit_kernel_handle(b.kernel);
         b.cu_stream = (CUstream)ptxkit_stream_handle(b.stream);
@@ -178,7 +194,8 @@ int bench_launch(int argc, char **argv) {
         for (int s = 0; s < SIDE_COUNT; s++) diff[s][r] = host[s][r] - host[RAW][r];
     }
     if (st != PTXKIT_SUCCESS) {
-        cli_fail("bench launch", ctx, st);
+        if (b.why[0]) fprintf(stderr, "ptxkit bench launch: %s: %s\n", ptxkit_status_string(st), b.why);
+        else cli_fail("bench launch", ctx, st);
         ptxkit_stream_destroy(ctx, b.stream);
         ptxkit_program_destroy(program);
         ptxkit_context_close(ctx);

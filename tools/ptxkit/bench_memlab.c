@@ -13,8 +13,8 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/memlab.h"
-#include "runtime/runtime.h"
+#include "lab.h"
+#include "memlab.h"
 #include "svg.h"
 
 #define MAX_OPS MEMLAB_LOAD_OP_COUNT
@@ -71,7 +71,7 @@ static void lab_ops(ptxkit_context *ctx, lab_options *o) {
 }
 
 static int finish(const char *command, ptxkit_context *ctx, ptxkit_status st, cli_table *t, const cli_common *common) {
-    if (st != PTXKIT_SUCCESS) cli_fail(command, ctx, st);
+    if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), lab_last_error(ctx));
     if (t) table_print(t, common->format, stdout);
     table_free(t);
     ptxkit_context_close(ctx);
@@ -430,13 +430,8 @@ int bench_banks(int argc, char **argv) {
     if (!ctx) return 1;
     ptxkit_device_info dev;
     ptxkit_device_info_get(ctx, &dev);
-    int clock_khz = 0;
-    ptxkit_status st = context_enter(ctx);
-    if (st == PTXKIT_SUCCESS) {
-        if (ctx->cu->cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, ctx->device) != CUDA_SUCCESS)
-            clock_khz = 0;
-        context_leave(ctx);
-    }
+    int clock_khz = dev.sm_clock_khz;
+    ptxkit_status st = PTXKIT_SUCCESS;
     ptxkit_dptr cycles_d = 0, sink = 0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)reps * 8, &cycles_d);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)MEMLAB_BANKS_BLOCK * 8, &sink);
@@ -490,12 +485,24 @@ int bench_banks(int argc, char **argv) {
 
 /* ---- bench transpose ---- */
 
+/* A configuration named by tile edge, threads per block and access width,
+ * which ptxkit_transpose takes as block_size and items_per_thread (the tile
+ * is block x items elements) and vector_bytes. */
+typedef struct transpose_config {
+    int tile, block_size, vector_bytes;
+} transpose_config;
+
 typedef struct transpose_case {
     const char *label;
     ptxkit_transpose_kind kind;
     transpose_config config;
     bool public_api;        /* ptxkit_transpose with default options */
 } transpose_case;
+
+static const char *transpose_kind_name(ptxkit_transpose_kind kind) {
+    static const char *const names[] = {"padded", "naive", "tiled"};
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
 
 typedef struct transpose_args {
     const transpose_case *c;
@@ -507,8 +514,10 @@ typedef struct transpose_args {
 static ptxkit_status run_transpose(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     transpose_args *a = arg;
     if (a->c->public_api) return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, NULL, s);
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT};
-    return transpose_run(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, &a->c->config, &o, s);
+    const transpose_config *c = &a->c->config;
+    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = c->block_size,
+                               .items_per_thread = c->tile * c->tile / c->block_size, .vector_bytes = c->vector_bytes};
+    return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, &o, s);
 }
 
 /* The seeds' three kernels with the classic 32 x 8 block (4-byte accesses),
@@ -615,7 +624,8 @@ int bench_transpose(int argc, char **argv) {
                 /* the public call's configuration: the tuned one where the database has it */
                 transpose_config cfg = a.c->config;
                 if (a.c->public_api &&
-                    (st = transpose_resolve(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, NULL, &cfg)) != PTXKIT_SUCCESS)
+                    (st = ptxkit_transpose_config_get(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, &cfg.tile,
+                                                      &cfg.block_size, &cfg.vector_bytes)) != PTXKIT_SUCCESS)
                     break;
                 table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,

@@ -8,7 +8,7 @@
  * the order-preserving integer image of a float, sum in 16.16 fixed point,
  * next to the same reduction done in float with shuffles. Every lane's
  * final value is checked against a CPU replay of the chain. Kernels:
- * cu_sources/async_lab.cu (redux_chain) through the public API. */
+ * cu_sources/lab/async_lab.cu (redux_chain) through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 
 enum { OPS = 8 };
@@ -127,7 +128,7 @@ int bench_redux(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, threads * 4, &dout);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, threads / 32 * 8, &dcycles);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, dseed, seed, threads * 4);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("async_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("async_lab.cu", &program);
 
     char title[400];
     snprintf(title, sizeof title, "warp reductions on %s: dependent chains of %d per warp, clock64 (median over warps)",

@@ -51,16 +51,16 @@ static void first_line(char *dst, size_t size, const char *text) {
 
 /* The first kernel of this process: ptxkit_copy through the JIT path. */
 static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     ptxkit_dptr a = 0, b = 0;
     size_t bytes = 1 << 20;
     ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .load_op = PTXKIT_LOAD_CG};
     ptxkit_status st = ptxkit_malloc(ctx, bytes, &a);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &b);
-    f->setup_ms = now_ms() - t0;
+    f->setup_ms = cli_now_ms() - t0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_copy(ctx, b, a, bytes, &o, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
-    f->first_ms = now_ms() - t0;
+    f->first_ms = cli_now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
     /* a registry hit: the lookup every later launch of the family pays */
@@ -68,12 +68,12 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
                         .define_count = 3};
     CUfunction fn;
     enum { HITS = 100000 };
-    double t3 = now_ms();
+    double t3 = cli_now_ms();
     if (st == PTXKIT_SUCCESS && (st = context_enter(ctx)) == PTXKIT_SUCCESS) {
         for (int i = 0; i < HITS && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);
         context_leave(ctx);
     }
-    f->hit_us = (now_ms() - t3) * 1e3 / HITS;
+    f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
     ptxkit_free(ctx, a);
     ptxkit_free(ctx, b);
     return st;
@@ -82,31 +82,34 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
 /* The first kernel of this process: the application's own, as an
  * application gets it. */
 static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     ptxkit_dptr out = 0;
     ptxkit_program *program = NULL;
     ptxkit_kernel *kernel = NULL;
     unsigned value = 1000;
     ptxkit_status st = ptxkit_malloc(ctx, 32 * sizeof(unsigned), &out);
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_create("startup.cu", user_source, NULL, 0, &program);
-    f->setup_ms = now_ms() - t0;
+    f->setup_ms = cli_now_ms() - t0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &kernel);
     void *args[] = {&out, &value};
     if (st == PTXKIT_SUCCESS) st = ptxkit_launch(kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
-    f->first_ms = now_ms() - t0;
+    f->first_ms = cli_now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
     /* the kernel ran: check what it wrote (outside the timing) */
     unsigned got[32];
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, out, sizeof got);
     for (unsigned i = 0; st == PTXKIT_SUCCESS && i < 32; i++)
-        if (got[i] != value + i) st = record_error(ctx, PTXKIT_ERROR_LAUNCH, "the startup kernel wrote %u at %u", got[i], i);
+        if (got[i] != value + i) {
+            snprintf(f->error, sizeof f->error, "the startup kernel wrote %u at %u", got[i], i);
+            st = PTXKIT_ERROR_LAUNCH;
+        }
     enum { HITS = 100000 };
-    double t3 = now_ms();
+    double t3 = cli_now_ms();
     ptxkit_kernel *again = NULL;
     for (int i = 0; i < HITS && st == PTXKIT_SUCCESS; i++) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &again);
-    f->hit_us = (now_ms() - t3) * 1e3 / HITS;
+    f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
     ptxkit_program_destroy(program);
     ptxkit_free(ctx, out);
     return st;
@@ -114,17 +117,20 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
 
 static int measure(bool user, int device, startup_figures *f) {
     memset(f, 0, sizeof *f);
-    double t = now_ms();
+    double t = cli_now_ms();
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(device, &ctx);
-    f->open_ms = now_ms() - t;
+    f->open_ms = cli_now_ms() - t;
     if (st != PTXKIT_SUCCESS) {
         snprintf(f->error, sizeof f->error, "no usable GPU: %s", ptxkit_last_error(NULL));
         return 1;
     }
     st = user ? first_user_kernel(ctx, f) : first_family_kernel(ctx, f);
-    if (st != PTXKIT_SUCCESS)
-        snprintf(f->error, sizeof f->error, "%s: %s", ptxkit_status_string(st), ptxkit_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) { /* the command's own finding, else the library's message */
+        char detail[sizeof f->error];
+        snprintf(detail, sizeof detail, "%s", f->error[0] ? f->error : ptxkit_last_error(ctx));
+        snprintf(f->error, sizeof f->error, "%s: %.400s", ptxkit_status_string(st), detail);
+    }
     report_note_device(ctx); /* after the measurement: the report's metadata */
     ptxkit_context_close(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;

@@ -2,7 +2,7 @@
  * in shared memory synchronously (loads, __syncthreads sandwich), through a
  * cp.async ring of 1-4 stages, and warp-specialized (a producer warp's
  * cp.async arriving on mbarriers, consumers releasing buffers), each a JIT
- * constant of cu_sources/stencil_lab.cu, at 1 and 2 blocks per SM and at
+ * constant of cu_sources/lab/stencil_lab.cu, at 1 and 2 blocks per SM and at
  * full occupancy. Every variant's output is compared exactly with the CPU
  * (C0 and C1 are powers of two, so fused and separate multiply-adds
  * round alike). */
@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "lab.h"
 #include "commands.h"
 
 enum { TX = 128, TR = 8, BLOCK = 256 };
@@ -106,7 +107,7 @@ int bench_stencil(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &din);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &dout);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, din, in, bytes);
-    if (st == PTXKIT_SUCCESS) st = cli_lab_program("stencil_lab.cu", &program);
+    if (st == PTXKIT_SUCCESS) st = lab_program_create("stencil_lab.cu", &program);
     double dtod = 0;
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, bytes, &dtod);
 

@@ -5,7 +5,6 @@
 #include "args.h"
 #include "commands.h"
 #include "ptxkit.h"
-#include "runtime/runtime.h"
 
 int cmd_cache(int argc, char **argv) {
     bool purge = false;
@@ -34,7 +33,8 @@ int cmd_cache(int argc, char **argv) {
         return 1;
     }
     /* an unusable size cap falls back to the default (main shows why) */
-    unsigned long long cap = disk_cache_cap_from_env(NULL, 0);
+    unsigned long long cap = 0;
+    ptxkit_cache_limit(&cap);
     if (ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
         return 1;

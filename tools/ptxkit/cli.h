@@ -105,10 +105,12 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 /* Fills device memory with pseudo-random 32-bit words (never zeros). */
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed);
 
-/* A kernel source embedded in the library (cu_sources/NAME) as an
- * application's program: the labs reach their kernels through the public
- * program / kernel / launch calls. */
-ptxkit_status cli_lab_program(const char *name, ptxkit_program **out);
+/* The context's device properties (ptxkit_device_info_get), in a copy the
+ * calling thread keeps until its next call. */
+const ptxkit_device_info *cli_device(ptxkit_context *ctx);
+
+/* Milliseconds on the monotonic clock (host-side timings). */
+double cli_now_ms(void);
 
 /* The helper program `name` (e.g. "ptxkit-cub-reduce"): $env_var when set
  * (it must be executable), else beside this executable, in ../bench of a

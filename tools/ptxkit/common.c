@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <math.h>
@@ -14,7 +15,7 @@
 
 #include "cli.h"
 #include "report.h"
-#include "runtime/runtime.h"
+#include "lab.h"
 
 bool cli_is_tty(void) { return isatty(STDOUT_FILENO) != 0; }
 
@@ -97,12 +98,6 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     }
     report_note_device(ctx);
     return ctx;
-}
-
-ptxkit_status cli_lab_program(const char *name, ptxkit_program **out) {
-    const embedded_file *f = embedded_find(name);
-    if (!f) return PTXKIT_ERROR_NOT_FOUND;
-    return ptxkit_program_create(name, f->text, NULL, 0, out);
 }
 
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
@@ -365,7 +360,7 @@ const char *stats_cells(const time_stats *s, char *buf, size_t size) {
 }
 
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *median_ms) {
-    time_stats s;
+    time_stats s = {0};
     ptxkit_status st = time_stats_ms(ctx, fn, arg, warmup, reps, &s);
     if (st == PTXKIT_SUCCESS) *median_ms = (float)s.median_ms;
     return st;
@@ -436,30 +431,27 @@ ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs,
 }
 
 typedef struct read_arg {
-    CUfunction fn;
+    ptxkit_kernel *fn;
     unsigned grid, block;
     ptxkit_dptr in, out;
     unsigned long long count;
 } read_arg;
 
 static ptxkit_status run_read(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    (void)ctx;
     read_arg *a = arg;
     void *args[] = {&a->in, &a->count, &a->out};
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = launch_kernel(ctx, a->fn, a->grid, 1, 1, a->block, 1, 1, 0, s, args);
-    context_leave(ctx);
-    return st;
+    return ptxkit_launch(a->fn, (ptxkit_dim3){a->grid, 1, 1}, (ptxkit_dim3){a->block, 1, 1}, 0, s, args);
 }
 
-static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, CUfunction *fn, unsigned *grid, int *block) {
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_AUTO};
-    kernel_spec spec = {.family = "ceiling", .entry = entry};
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = family_kernel_get(ctx, &o, &spec, 512, fn, block);
-    if (st == PTXKIT_SUCCESS) st = grid_size_for(ctx, *fn, *block, 0, 0, 0, grid);
-    context_leave(ctx);
+/* A kernel of the lab's ceiling.cu, 512 threads a block, plain loads, and
+ * the grid of a grid-stride loop. */
+enum { CEILING_BLOCK = 512 };
+static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, ptxkit_kernel **fn, unsigned *grid, int *block) {
+    const char *defines[] = {"BLOCK_SIZE=512", "LOAD_OP=0"};
+    *block = CEILING_BLOCK;
+    ptxkit_status st = lab_kernel_get(ctx, "ceiling.cu", entry, defines, 2, fn);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(*fn, CEILING_BLOCK, 0, 0, grid);
     return st;
 }
 
@@ -481,19 +473,29 @@ ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
 }
 
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed) {
-    CUfunction fn;
+    ptxkit_kernel *fn;
     unsigned grid;
     int block;
     ptxkit_status st = ceiling_kernel(ctx, "ptxkit_fill_random", &fn, &grid, &block);
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long count = bytes / 4;
     void *args[] = {&dst, &count, &seed};
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, NULL, args);
-    context_leave(ctx);
+    st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
+}
+
+const ptxkit_device_info *cli_device(ptxkit_context *ctx) {
+    static _Thread_local ptxkit_device_info info;
+    if (ptxkit_device_info_get(ctx, &info) != PTXKIT_SUCCESS) memset(&info, 0, sizeof info);
+    return &info;
+}
+
+double cli_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }

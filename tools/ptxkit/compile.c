@@ -11,8 +11,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "compile_space.h"
-#include "ops/family.h"
-#include "runtime/runtime.h"
 
 #define MAX_HEADERS 32
 #define MAX_OPTIONS 16
@@ -43,8 +41,20 @@ static const char compile_help[] =
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
-    for (int i = 0; family_at(i); i++) fprintf(out, " %s", family_at(i)->name);
+    const char *name;
+    for (int i = 0; (name = ptxkit_builtin_source_name(i)) != NULL; i++) {
+        size_t len = strlen(name);
+        if (len > 3 && strcmp(name + len - 3, ".cu") == 0) fprintf(out, " %.*s", (int)(len - 3), name);
+    }
     fputc('\n', out);
+}
+
+/* Whether the library holds family `family` (its source family.cu). */
+static bool builtin_family(const char *family, const char **text) {
+    char name[256];
+    const char *unused;
+    snprintf(name, sizeof name, "%s.cu", family);
+    return ptxkit_builtin_source(name, text ? text : &unused, NULL) == PTXKIT_SUCCESS;
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -56,9 +66,7 @@ static bool ends_with(const char *s, const char *suffix) {
  * else an embedded family of that name wins over a file of that name. */
 static bool is_user_file(const char *arg) {
     if (ends_with(arg, ".cu") || ends_with(arg, ".cuh") || strchr(arg, '/')) return true;
-    char name[256];
-    snprintf(name, sizeof name, "%s.cu", arg);
-    if (embedded_find(name)) return false;
+    if (builtin_family(arg, NULL)) return false;
     struct stat st;
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
@@ -146,9 +154,18 @@ static int compile_embedded_family(const compile_args *a) {
     int count = 0;
     for (int i = 0; i < a->option_count; i++) options[count++] = a->options[i];
     if (a->resources) options[count++] = "--ptxas-options=-v";
-    compile_output out;
-    ptxkit_status st =
-        compile_family(NULL, a->target, a->defines, a->define_count, a->arch, !a->resources, options, count, &out);
+    /* the family's source as a program: the library compiles its own
+     * families the same way (name family.cu, the built-in headers) */
+    char name[256];
+    const char *text = NULL;
+    snprintf(name, sizeof name, "%s.cu", a->target);
+    ptxkit_program *program = NULL;
+    ptxkit_compiled out = {0};
+    ptxkit_status st = builtin_family(a->target, &text) ? PTXKIT_SUCCESS : PTXKIT_ERROR_NOT_FOUND;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_create(name, text, NULL, 0, &program);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_add_options(program, options, count);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_compile(program, NULL, a->defines, a->define_count, a->arch, !a->resources, &out);
+    ptxkit_program_destroy(program);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
         return 1;
@@ -159,46 +176,8 @@ static int compile_embedded_family(const compile_args *a) {
                out.size, out.compile_ms, out.log ? out.log : "(NVRTC gave no resource report)\n");
     else
         fwrite(out.image, 1, out.size, stdout);
-    compile_output_free(&out);
+    ptxkit_compiled_free(&out);
     return 0;
-}
-
-/* Every extern "C" kernel of the file: a compile without a name
- * expression, which the public API (one kernel at a time) does not offer. */
-static ptxkit_status compile_whole_file(const compile_args *a, const ptxkit_header *headers, const char **options,
-                                        int option_count, compile_output *out) {
-    size_t size = 0;
-    char *source = NULL;
-    FILE *f = fopen(a->target, "rb");
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        if (n >= 0 && (source = malloc((size_t)n + 1)) != NULL) size = fread(source, 1, (size_t)n, f);
-        if (source) source[size] = 0;
-        fclose(f);
-    }
-    if (!source) return record_error(NULL, PTXKIT_ERROR_IO, "cannot read kernel source %s", a->target);
-    const char *names[MAX_HEADERS], *texts[MAX_HEADERS];
-    for (int i = 0; i < a->header_count; i++) {
-        names[i] = headers[i].name;
-        texts[i] = headers[i].text;
-    }
-    compile_request req = {
-        .name = a->target,
-        .source = source,
-        .header_names = names,
-        .header_texts = texts,
-        .header_count = a->header_count,
-        .builtin_headers = true,
-        .defines = a->defines,
-        .define_count = a->define_count,
-        .options = options,
-        .option_count = option_count,
-    };
-    ptxkit_status st = compile_source(NULL, &req, a->arch, !a->resources, out);
-    free(source);
-    return st;
 }
 
 static int compile_user_file(const compile_args *a) {
@@ -226,7 +205,6 @@ static int compile_user_file(const compile_args *a) {
 
     ptxkit_program *program = NULL;
     ptxkit_compiled compiled = {0};
-    compile_output whole = {0};
     ptxkit_status st = PTXKIT_SUCCESS;
     if (!code) st = ptxkit_program_create_from_file(a->target, headers, a->header_count, &program);
     /* options the library refuses (an architecture) are usage errors */
@@ -235,25 +213,24 @@ static int compile_user_file(const compile_args *a) {
         fprintf(stderr, "ptxkit compile: %s (use --arch)\n%s", ptxkit_last_error(NULL), compile_usage);
         code = 2;
     }
+    /* no entry: every extern "C" kernel of the file */
     if (!code && st == PTXKIT_SUCCESS)
-        st = a->entry ? ptxkit_program_compile(program, a->entry, a->defines, a->define_count, a->arch, !a->resources,
-                                               &compiled)
-                      : compile_whole_file(a, headers, options, option_count, &whole);
+        st = ptxkit_program_compile(program, a->entry, a->defines, a->define_count, a->arch, !a->resources, &compiled);
     if (!code && st != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
         code = 1;
     }
     if (!code) {
-        const char *image = a->entry ? compiled.image : whole.image, *log = a->entry ? compiled.log : whole.log;
-        size_t size = a->entry ? compiled.size : whole.size;
+        const char *image = compiled.image, *log = compiled.log;
+        size_t size = compiled.size;
         char what[1400];
         if (a->entry) snprintf(what, sizeof what, "%s, entry %s (%s)", a->target, a->entry, compiled.lowered_name);
         else snprintf(what, sizeof what, "%s", a->target);
         if (a->resources) {
             char arch[16];
             printf("%s for sm_%s: %s of %zu bytes in %.1f ms\n%s", what, arch_text(a->arch, arch, sizeof arch),
-                   (a->entry ? compiled.is_cubin : whole.is_cubin) ? "CUBIN" : "PTX", size,
-                   a->entry ? compiled.compile_ms : whole.compile_ms, log ? log : "(NVRTC gave no resource report)\n");
+                   compiled.is_cubin ? "CUBIN" : "PTX", size, compiled.compile_ms,
+                   log ? log : "(NVRTC gave no resource report)\n");
         } else {
             /* a PTX comment: the output stays valid PTX */
             if (a->entry) printf("// ptxkit compile: %s\n", what);
@@ -261,7 +238,6 @@ static int compile_user_file(const compile_args *a) {
         }
     }
     ptxkit_compiled_free(&compiled);
-    compile_output_free(&whole);
     ptxkit_program_destroy(program);
     for (int i = 0; i < a->header_count; i++) free(texts[i]);
     return code;
@@ -298,12 +274,15 @@ int cmd_compile(int argc, char **argv) {
         if (!a.arch) a.arch = default_arch();
         return compile_user_file(&a);
     }
-    char source[256];
-    snprintf(source, sizeof source, "%s.cu", a.target);
-    if (!embedded_find(source)) {
+    if (!builtin_family(a.target, NULL)) {
         char names[1024] = "";
-        for (int i = 0; family_at(i); i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", family_at(i)->name);
+        const char *name;
+        for (int i = 0; (name = ptxkit_builtin_source_name(i)) != NULL; i++) {
+            size_t len = strlen(name);
+            if (len > 3 && strcmp(name + len - 3, ".cu") == 0 && strlen(names) + len < sizeof names)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.*s", names[0] ? ", " : "",
+                         (int)(len - 3), name);
+        }
         return args_error(&spec, "no kernel family '%s' and no file of that name (families: %s)", a.target, names);
     }
     if (a.entry || a.header_count)

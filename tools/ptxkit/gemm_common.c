@@ -8,7 +8,6 @@
 
 #include "gemm_common.h"
 #include "ops/gemm.h"
-#include "runtime/runtime.h"
 
 /* ---- peak ------------------------------------------------------------------ */
 
@@ -24,14 +23,12 @@ static int lanes_per_sm(int major, int minor, bool f64) {
 
 gemm_peak gemm_peak_of(ptxkit_context *ctx, ptxkit_dtype type) {
     gemm_peak p = {0};
-    int khz = 0;
-    if (context_enter(ctx) == PTXKIT_SUCCESS) {
-        if (ctx->cu->cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, ctx->device) != CUDA_SUCCESS) khz = 0;
-        context_leave(ctx);
-    }
+    ptxkit_device_info info;
+    if (ptxkit_device_info_get(ctx, &info) != PTXKIT_SUCCESS) return p;
+    int khz = info.sm_clock_khz;
     p.clock_khz = khz;
-    p.sm_count = ctx->info.sm_count;
-    p.lanes = lanes_per_sm(ctx->info.cc_major, ctx->info.cc_minor, type == PTXKIT_FLOAT64);
+    p.sm_count = info.sm_count;
+    p.lanes = lanes_per_sm(info.cc_major, info.cc_minor, type == PTXKIT_FLOAT64);
     p.tflops = (double)khz * 1e3 * p.sm_count * p.lanes * 2.0 / 1e12;
     return p;
 }
@@ -162,9 +159,9 @@ cublas_lib *cublas_open(ptxkit_context *ctx, char *why, size_t why_size) {
      * thread: ptxkit's, the device's primary context. */
     lib->ctx = ctx;
     int r = -1;
-    if (context_enter(ctx) == PTXKIT_SUCCESS) {
+    if (ptxkit_context_enter(ctx) == PTXKIT_SUCCESS) {
         r = lib->create(&lib->handle);
-        context_leave(ctx);
+        ptxkit_context_leave(ctx);
     }
     if (r != 0) {
         snprintf(why, why_size, "cublasCreate_v2 failed (status %d)", r);
@@ -177,9 +174,9 @@ cublas_lib *cublas_open(ptxkit_context *ctx, char *why, size_t why_size) {
 
 void cublas_close(cublas_lib *lib) {
     if (!lib) return;
-    if (context_enter(lib->ctx) == PTXKIT_SUCCESS) {
+    if (ptxkit_context_enter(lib->ctx) == PTXKIT_SUCCESS) {
         lib->destroy(lib->handle);
-        context_leave(lib->ctx);
+        ptxkit_context_leave(lib->ctx);
     }
     /* the runtime inside keeps state past this point: the library stays loaded */
     free(lib);
@@ -194,7 +191,7 @@ void cublas_pedantic_f64(cublas_lib *lib, bool pedantic) {
 ptxkit_status cublas_gemm(cublas_lib *lib, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
                           double beta, ptxkit_dptr c, size_t ldc, ptxkit_stream *stream) {
-    ptxkit_status st = context_enter(lib->ctx);
+    ptxkit_status st = ptxkit_context_enter(lib->ctx);
     if (st != PTXKIT_SUCCESS) return st;
     int r = lib->set_stream(lib->handle, ptxkit_stream_handle(stream));
     int ta = op_b == PTXKIT_GEMM_T ? CUBLAS_OP_T_ : CUBLAS_OP_N_, tb = op_a == PTXKIT_GEMM_T ? CUBLAS_OP_T_ : CUBLAS_OP_N_;
@@ -210,6 +207,6 @@ ptxkit_status cublas_gemm(cublas_lib *lib, ptxkit_dtype type, ptxkit_gemm_op op_
             r = lib->dgemm(lib->handle, ta, tb, (int)n, (int)m, (int)k, &alpha, (const double *)(uintptr_t)b, (int)ldb,
                            (const double *)(uintptr_t)a, (int)lda, &beta, (double *)(uintptr_t)c, (int)ldc);
     }
-    context_leave(lib->ctx);
+    ptxkit_context_leave(lib->ctx);
     return r == 0 ? PTXKIT_SUCCESS : PTXKIT_ERROR_LAUNCH;
 }

@@ -103,12 +103,12 @@ int cmd_gemm_ladder(int argc, char **argv) {
         if (steps[s] && (s < 4 || n % 128 == 0)) st = gemm_ladder_prepare(ctx, s);
 
     gemm_peak peak = gemm_peak_of(ctx, PTXKIT_FLOAT32);
-    double dram = ctx->info.peak_bandwidth_gbs;
+    double dram = cli_device(ctx)->peak_bandwidth_gbs;
     char title[1024];
     snprintf(title, sizeof title,
              "GEMM ladder on %s, float32, %zu x %zu x %zu (FP32 peak %.0f MHz x %d SMs x 128 lanes x 2 = %.1f TFLOP/s; "
              "memory %.0f GB/s; G80: %.1f GB/s / 8 bytes per FMA = %.1f GFLOPS for the naive kernel, measured ~%.0f)",
-             ctx->info.name, n, n, n, peak.clock_khz / 1e3, peak.sm_count, peak.tflops, dram, G80_GBPS,
+             cli_device(ctx)->name, n, n, n, peak.clock_khz / 1e3, peak.sm_count, peak.tflops, dram, G80_GBPS,
              2 * G80_GBPS / 8, G80_NAIVE_MEASURED_GFLOPS);
     const char *headers[] = {"step",          "kernel",     "time_ms",        "TFLOPs",   "pct_peak",
                              "speedup_vs_1",  "speedup_vs_prev", "bytes_per_fma", "needs_GBps", "needs_pct_dram",

@@ -3,17 +3,15 @@
  * needs none (as CuPy's show_config does) and still exits 1. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "driver/driver.h"
 #include "report.h"
-#include "runtime/runtime.h"
-#include "tuned/db.h"
-#include "tune/record.h"
+#include "tune_exchange.h"
 
 static const arg_spec spec = {
     .command = "info",
@@ -35,7 +33,8 @@ int cmd_info(int argc, char **argv) {
 
     /* what needs no GPU */
     char nvrtc_why[512] = "";
-    bool jit = nvrtc_get(nvrtc_why, sizeof nvrtc_why) != NULL;
+    bool jit = ptxkit_jit_available();
+    if (!jit) snprintf(nvrtc_why, sizeof nvrtc_why, "%s", ptxkit_last_error(NULL));
     ptxkit_versions v;
     ptxkit_versions_get(&v);
     char cache[4096] = "", cache_err[512] = "";
@@ -44,29 +43,28 @@ int cmd_info(int argc, char **argv) {
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
     else if (cache[0] && ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS)
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
-    unsigned long long cap = disk_cache_cap_from_env(NULL, 0);
+    unsigned long long cap = 0;
+    ptxkit_cache_limit(&cap);
     char db_path[4096] = "", db_msg[640] = "";
     size_t db_entries = 0;
-    if (!tune_db_default_path(db_path, sizeof db_path)) {
+    if (ptxkit_tune_db_path(db_path, sizeof db_path) != PTXKIT_SUCCESS || !db_path[0]) {
         snprintf(db_msg, sizeof db_msg, "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
     } else {
-        tune_db db;
-        tune_db_init(&db);
-        tune_db_load(db_path, &db, db_msg, sizeof db_msg);
-        db_entries = db.count;
-        tune_db_clear(&db);
+        ptxkit_tune_entry *entries = NULL;
+        if (ptxkit_tune_db_read(db_path, &entries, &db_entries) != PTXKIT_SUCCESS)
+            snprintf(db_msg, sizeof db_msg, "%s", ptxkit_last_error(NULL));
+        else if (access(db_path, F_OK) != 0)
+            snprintf(db_msg, sizeof db_msg, "no tuning database at %s yet", db_path);
+        else
+            snprintf(db_msg, sizeof db_msg, "%s: %zu entr%s", db_path, db_entries, db_entries == 1 ? "y" : "ies");
+        ptxkit_tune_entries_free(entries);
     }
     char record_path[4096] = "", record_msg[640] = "";
     size_t record_lines = 0;
-    if (!tune_record_default_path(record_path, sizeof record_path)) {
+    if (ptxkit_tune_record_path(record_path, sizeof record_path) != PTXKIT_SUCCESS || !record_path[0])
         snprintf(record_msg, sizeof record_msg, "no tuning record: PTXKIT_TUNE_RECORD=off, or no database path");
-    } else {
-        tune_record r;
-        tune_record_init(&r);
-        tune_record_load(record_path, NULL, &r, record_msg, sizeof record_msg);
-        record_lines = r.count;
-        tune_record_clear(&r);
-    }
+    else
+        record_summary(record_path, NULL, &record_lines, record_msg, sizeof record_msg);
 
     if (text) {
         printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());

@@ -7,8 +7,6 @@
 #include "commands.h"
 #include "ptxkit.h"
 #include "report.h"
-#include "runtime/runtime.h"
-#include "tuned/tuned.h"
 
 typedef struct command {
     const char *name;
@@ -43,13 +41,12 @@ static void usage(FILE *out) {
 /* The library never prints: it falls back to the default on an unusable
  * environment value and keeps the reason, which the command shows once. */
 static void warn_environment(void) {
-    char note[256];
-    tune_mode_from_env_note(note, sizeof note);
-    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
-    tune_budget_from_env(note, sizeof note);
-    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
-    disk_cache_cap_from_env(note, sizeof note);
-    if (note[0]) fprintf(stderr, "ptxkit: warning: %s\n", note);
+    char notes[1024];
+    if (ptxkit_environment_notes(notes, sizeof notes) != PTXKIT_SUCCESS) return;
+    for (char *line = notes, *end; *line; line = end + (*end != 0)) {
+        end = line + strcspn(line, "\n");
+        fprintf(stderr, "ptxkit: warning: %.*s\n", (int)(end - line), line);
+    }
 }
 
 int main(int argc, char **argv) {

@@ -84,7 +84,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
-    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, report->variant, ctx->info.name,
+    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, report->variant, cli_device(ctx)->name,
              gemm ? "GFLOP/s, the _GBps columns: 2 m n k per second of the shape timed at n = m n k"
                   : "GB/s of the bytes the operation must move",
              a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive" : "budgeted search");

@@ -1,6 +1,7 @@
 /* ptxkit tune --export / --import: the tuning database as JSON that other
- * tools can read (every entry with its key), and back. Import merges
- * through tune_db_store, under the database's lock, as a tuning run does. */
+ * tools can read (every entry with its key), and back, through the public
+ * ptxkit_tune_db_read / ptxkit_tune_db_merge (the merge takes the
+ * database's lock, as a tuning run does). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,11 +12,12 @@
 
 #include "cli.h"
 #include "report.h"
-#include "tuned/db.h"
 #include "tune_exchange.h"
 
 #define EXPORT_SCHEMA "ptxkit-tune-export/1"
 #define MAX_IMPORT_BYTES (64u << 20)
+#define MAX_ENTRIES 20000                /* what a database holds */
+#define MAX_WHEN 253402300799LL         /* 9999-12-31, the database's bound */
 
 /* Integers beyond 2^53 do not survive a JSON number: they go as strings. */
 static cJSON *integer_json(long long v) {
@@ -25,25 +27,25 @@ static cJSON *integer_json(long long v) {
     return cJSON_CreateString(s);
 }
 
-static cJSON *entry_json(const tune_db_entry *e) {
+static cJSON *entry_json(const ptxkit_tune_entry *e) {
     cJSON *o = cJSON_CreateObject();
     cJSON *k = cJSON_AddObjectToObject(o, "key");
-    cJSON_AddStringToObject(k, "device", e->key.device);
-    cJSON_AddNumberToObject(k, "cc", e->key.cc);
-    cJSON_AddNumberToObject(k, "sm_count", e->key.sm_count);
-    cJSON_AddNumberToObject(k, "driver", e->key.driver);
-    cJSON_AddNumberToObject(k, "nvrtc_major", e->key.nvrtc_major);
-    cJSON_AddNumberToObject(k, "nvrtc_minor", e->key.nvrtc_minor);
-    cJSON_AddStringToObject(k, "library", e->key.library);
+    cJSON_AddStringToObject(k, "device", e->device);
+    cJSON_AddNumberToObject(k, "cc", e->cc);
+    cJSON_AddNumberToObject(k, "sm_count", e->sm_count);
+    cJSON_AddNumberToObject(k, "driver", e->driver);
+    cJSON_AddNumberToObject(k, "nvrtc_major", e->nvrtc_major);
+    cJSON_AddNumberToObject(k, "nvrtc_minor", e->nvrtc_minor);
+    cJSON_AddStringToObject(k, "library", e->library);
     cJSON_AddStringToObject(o, "family", e->family);
     cJSON_AddStringToObject(o, "variant", e->variant);
-    cJSON_AddNumberToObject(o, "log2n", e->bucket);
+    cJSON_AddNumberToObject(o, "log2n", e->log2n);
     cJSON *c = cJSON_AddObjectToObject(o, "config");
-    cJSON_AddNumberToObject(c, "block_size", e->config.block_size);
-    cJSON_AddNumberToObject(c, "items_per_thread", e->config.items_per_thread);
-    cJSON_AddNumberToObject(c, "vector_bytes", e->config.vector_bytes);
-    cJSON_AddNumberToObject(c, "blocks_per_sm", e->config.blocks_per_sm);
-    const char *load = ptxkit_load_op_name(e->config.load_op);
+    cJSON_AddNumberToObject(c, "block_size", e->block_size);
+    cJSON_AddNumberToObject(c, "items_per_thread", e->items_per_thread);
+    cJSON_AddNumberToObject(c, "vector_bytes", e->vector_bytes);
+    cJSON_AddNumberToObject(c, "blocks_per_sm", e->blocks_per_sm);
+    const char *load = ptxkit_load_op_name(e->load_op);
     cJSON_AddStringToObject(c, "load", load ? load : "default");
     cJSON *p = cJSON_AddObjectToObject(o, "params");
     for (int i = 0; i < e->param_count; i++) cJSON_AddItemToObject(p, e->param_names[i], integer_json(e->param_values[i]));
@@ -53,18 +55,19 @@ static cJSON *entry_json(const tune_db_entry *e) {
     return o;
 }
 
+static bool database_path(char *db_path, size_t size) {
+    if (ptxkit_tune_db_path(db_path, size) == PTXKIT_SUCCESS && db_path[0]) return true;
+    fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
+    return false;
+}
+
 int tune_export(const char *path) {
-    char db_path[4096], msg[640];
-    if (!tune_db_default_path(db_path, sizeof db_path)) {
-        fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
-        return 1;
-    }
-    tune_db db;
-    tune_db_init(&db);
-    ptxkit_status st = tune_db_load(db_path, &db, msg, sizeof msg);
-    if (st != PTXKIT_SUCCESS) { /* a damaged file: say so rather than export nothing */
-        fprintf(stderr, "ptxkit tune: %s\n", msg);
-        tune_db_clear(&db);
+    char db_path[4096];
+    if (!database_path(db_path, sizeof db_path)) return 1;
+    ptxkit_tune_entry *db = NULL;
+    size_t count = 0;
+    if (ptxkit_tune_db_read(db_path, &db, &count) != PTXKIT_SUCCESS) { /* a damaged file: say so rather than export nothing */
+        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error(NULL));
         return 1;
     }
     cJSON *doc = cJSON_CreateObject();
@@ -72,11 +75,11 @@ int tune_export(const char *path) {
     cJSON_AddItemToObject(doc, "metadata", report_metadata());
     cJSON_AddStringToObject(doc, "database", db_path);
     cJSON *entries = cJSON_AddArrayToObject(doc, "entries");
-    for (size_t i = 0; i < db.count; i++) cJSON_AddItemToArray(entries, entry_json(&db.entries[i]));
+    for (size_t i = 0; i < count; i++) cJSON_AddItemToArray(entries, entry_json(&db[i]));
     bool ok = report_write_json("tune", path, doc);
     cJSON_Delete(doc);
-    if (ok && strcmp(path, "-") != 0) fprintf(stderr, "ptxkit tune: exported %zu entries of %s to %s\n", db.count, db_path, path);
-    tune_db_clear(&db);
+    if (ok && strcmp(path, "-") != 0) fprintf(stderr, "ptxkit tune: exported %zu entries of %s to %s\n", count, db_path, path);
+    ptxkit_tune_entries_free(db);
     return ok ? 0 : 1;
 }
 
@@ -142,58 +145,46 @@ static bool get_gbs(reader *r, const cJSON *o, const char *name, double *out) {
     return true;
 }
 
-static bool read_entry(reader *r, const cJSON *o, tune_db_entry *e) {
+/* One entry of the export; the database's own checks come at the merge. */
+static bool read_entry(reader *r, const cJSON *o, ptxkit_tune_entry *e) {
     memset(e, 0, sizeof *e);
     if (!cJSON_IsObject(o)) return bad(r, "the entry", "is not an object");
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "key");
     if (!cJSON_IsObject(k)) return bad(r, "key", "is missing or not an object");
-    char device[sizeof e->key.device], library[sizeof e->key.library];
-    int cc, sms, driver, nv_major, nv_minor;
-    if (!get_string(r, k, "device", device, sizeof device, false) || !get_small(r, k, "cc", 0, 10000, &cc) ||
-        !get_small(r, k, "sm_count", 0, 1000000, &sms) || !get_small(r, k, "driver", 0, 1000000, &driver) ||
-        !get_small(r, k, "nvrtc_major", 0, 10000, &nv_major) || !get_small(r, k, "nvrtc_minor", 0, 10000, &nv_minor) ||
-        !get_string(r, k, "library", library, sizeof library, false))
+    if (!get_string(r, k, "device", e->device, sizeof e->device, false) || !get_small(r, k, "cc", 0, 10000, &e->cc) ||
+        !get_small(r, k, "sm_count", 0, 1000000, &e->sm_count) || !get_small(r, k, "driver", 0, 1000000, &e->driver) ||
+        !get_small(r, k, "nvrtc_major", 0, 10000, &e->nvrtc_major) ||
+        !get_small(r, k, "nvrtc_minor", 0, 10000, &e->nvrtc_minor) ||
+        !get_string(r, k, "library", e->library, sizeof e->library, false))
         return false;
-    tune_db_key_make(&e->key, device, cc, sms, driver, nv_major, nv_minor, library);
     if (!get_string(r, o, "family", e->family, sizeof e->family, false) ||
         !get_string(r, o, "variant", e->variant, sizeof e->variant, false) ||
-        !get_small(r, o, "log2n", 0, 63, &e->bucket))
+        !get_small(r, o, "log2n", 0, 63, &e->log2n))
         return false;
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "config");
     if (!cJSON_IsObject(c)) return bad(r, "config", "is missing or not an object");
     char load[32];
-    if (!get_small(r, c, "block_size", 0, 1 << 20, &e->config.block_size) ||
-        !get_small(r, c, "items_per_thread", 0, 1 << 20, &e->config.items_per_thread) ||
-        !get_small(r, c, "vector_bytes", 0, 1 << 20, &e->config.vector_bytes) ||
-        !get_small(r, c, "blocks_per_sm", 0, 1 << 20, &e->config.blocks_per_sm) ||
+    if (!get_small(r, c, "block_size", 0, 1 << 20, &e->block_size) ||
+        !get_small(r, c, "items_per_thread", 0, 1 << 20, &e->items_per_thread) ||
+        !get_small(r, c, "vector_bytes", 0, 1 << 20, &e->vector_bytes) ||
+        !get_small(r, c, "blocks_per_sm", 0, 1 << 20, &e->blocks_per_sm) ||
         !get_string(r, c, "load", load, sizeof load, false))
         return false;
-    if (strcmp(load, "default") == 0) e->config.load_op = PTXKIT_LOAD_DEFAULT;
-    else if (ptxkit_load_op_parse(load, &e->config.load_op) != PTXKIT_SUCCESS) return bad(r, "config.load", "is no load operator");
+    if (strcmp(load, "default") == 0) e->load_op = PTXKIT_LOAD_DEFAULT;
+    else if (ptxkit_load_op_parse(load, &e->load_op) != PTXKIT_SUCCESS) return bad(r, "config.load", "is no load operator");
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "params"), *it;
     if (p && !cJSON_IsObject(p)) return bad(r, "params", "is not an object");
     cJSON_ArrayForEach(it, p) {
-        if (e->param_count == TUNE_DB_MAX_PARAMS) return bad(r, "params", "has too many parameters");
-        if (strlen(it->string) >= TUNE_DB_PARAM_NAME) return bad(r, "a parameter name", "is too long");
+        if (e->param_count == PTXKIT_TUNE_MAX_PARAMS) return bad(r, "params", "has too many parameters");
+        if (strlen(it->string) >= sizeof e->param_names[0]) return bad(r, "a parameter name", "is too long");
         if (!to_integer(it, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, &e->param_values[e->param_count]))
             return bad(r, it->string, "is not a whole number");
-        snprintf(e->param_names[e->param_count++], TUNE_DB_PARAM_NAME, "%s", it->string);
+        snprintf(e->param_names[e->param_count++], sizeof e->param_names[0], "%s", it->string);
     }
     if (!get_gbs(r, o, "gbs", &e->gbs) || !get_gbs(r, o, "default_gbs", &e->default_gbs) ||
-        !get_int(r, o, "when", 0, TUNE_DB_MAX_WHEN, &e->when))
+        !get_int(r, o, "when", 0, MAX_WHEN, &e->when))
         return false;
-    /* the database's own writer and parser decide what it can hold */
-    tune_db one, back;
-    tune_db_init(&one);
-    tune_db_init(&back);
-    size_t size = 0;
-    char *text = tune_db_put(&one, e) ? tune_db_format(&one, &size) : NULL;
-    char msg[256] = "";
-    bool ok = text && tune_db_parse(text, size, &back, msg, sizeof msg) == PTXKIT_SUCCESS && back.count == 1;
-    free(text);
-    tune_db_clear(&one);
-    tune_db_clear(&back);
-    return ok || bad(r, "the entry", "cannot be stored in the database (a name or parameter it cannot hold)");
+    return true;
 }
 
 int tune_import(const char *path) {
@@ -234,12 +225,12 @@ int tune_import(const char *path) {
         return 1;
     }
     int count = cJSON_GetArraySize(list);
-    if (count > TUNE_DB_MAX_ENTRIES) {
-        fprintf(stderr, "ptxkit tune: %s has %d entries, more than a database holds (%d)\n", path, count, TUNE_DB_MAX_ENTRIES);
+    if (count > MAX_ENTRIES) {
+        fprintf(stderr, "ptxkit tune: %s has %d entries, more than a database holds (%d)\n", path, count, MAX_ENTRIES);
         cJSON_Delete(doc);
         return 1;
     }
-    tune_db_entry *entries = calloc((size_t)(count ? count : 1), sizeof *entries);
+    ptxkit_tune_entry *entries = calloc((size_t)(count ? count : 1), sizeof *entries);
     reader r = {.why = ""};
     bool ok = entries != NULL;
     const cJSON *it;
@@ -255,22 +246,18 @@ int tune_import(const char *path) {
         free(entries);
         return 1;
     }
-    char db_path[4096], msg[640] = "";
-    if (!tune_db_default_path(db_path, sizeof db_path)) {
-        fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
+    char db_path[4096], note[640] = "";
+    if (!database_path(db_path, sizeof db_path)) {
         free(entries);
         return 1;
     }
-    tune_db merged;
-    tune_db_init(&merged);
-    ptxkit_status st = tune_db_store(db_path, entries, (size_t)count, &merged, msg, sizeof msg);
+    size_t total = 0;
+    ptxkit_status st = ptxkit_tune_db_merge(db_path, entries, (size_t)count, &total, note, sizeof note);
     free(entries);
-    if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: cannot store into %s: %s\n", db_path, msg);
-        tune_db_clear(&merged);
+    if (st != PTXKIT_SUCCESS) { /* an entry the database cannot hold, or the file */
+        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, ptxkit_last_error(NULL));
         return 1;
     }
-    printf("imported %d entries into %s (now %zu)%s%s\n", count, db_path, merged.count, msg[0] ? ": " : "", msg);
-    tune_db_clear(&merged);
+    printf("imported %d entries into %s (now %zu)%s%s\n", count, db_path, total, note[0] ? ": " : "", note);
     return 0;
 }

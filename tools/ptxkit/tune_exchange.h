@@ -19,5 +19,9 @@ int tune_show(int device, out_format format, int which);
 void tune_size_text(size_t n, char *buf, size_t size);
 /* A family's launch options as "block=512 items=8 ...", or "built-in defaults". */
 void tune_options_text(const ptxkit_launch_options *o, char *buf, size_t size);
+/* The tuning record at path: its lines (*lines may be NULL: only counted)
+ * and one line for a title, "PATH: N configurations, M damaged lines
+ * ignored", or why it was not read. */
+void record_summary(const char *path, ptxkit_tune_record_line **lines, size_t *count, char *msg, size_t msg_size);
 
 #endif

@@ -2,11 +2,13 @@
  * structure layouts (aos.cu) and shared-memory banks (banks.cu). These
  * kernels exist to be measured, so they are compiled by NVRTC only (no
  * precompiled PTX) and accept the L2 eviction-priority operators 7 and 8
- * beside the library's load operators. */
+ * beside the library's load operators. They are user programs of the
+ * library: kernel, grid size and launch through the public API. */
+#include <stdio.h>
 #include <string.h>
 
-#include "ops/memlab.h"
-#include "runtime/runtime.h"
+#include "lab.h"
+#include "memlab.h"
 
 enum { FOLD_MUL = 0x9E3779B1u, AOS_DEFAULT_BLOCK = 256 };
 
@@ -18,31 +20,59 @@ const char *memlab_load_op_name(int op) {
     return op >= 0 && op < PTXKIT_LOAD_OP_COUNT ? ptxkit_load_op_name((ptxkit_load_op)op) : NULL;
 }
 
-bool memlab_load_op_supported(const ptxkit_context *ctx, int op) {
+/* The device's compute capability as one number (90 for sm_90); 0 when
+ * the context cannot say. */
+static int device_arch(ptxkit_context *ctx) {
+    ptxkit_device_info info;
+    return ctx && ptxkit_device_info_get(ctx, &info) == PTXKIT_SUCCESS ? info.cc_major * 10 + info.cc_minor : 0;
+}
+
+bool memlab_load_op_supported(ptxkit_context *ctx, int op) {
     if (op < 0 || op >= MEMLAB_LOAD_OP_COUNT) return false;
-    return op < PTXKIT_LOAD_OP_COUNT || (ctx && ctx->arch >= 80);
+    return op < PTXKIT_LOAD_OP_COUNT || device_arch(ctx) >= 80;
 }
 
 static ptxkit_status check_load_op(ptxkit_context *ctx, int op, const char *what) {
     if (op < 0 || op >= MEMLAB_LOAD_OP_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: load operator %d is not in [0, %d]", what, op,
-                            MEMLAB_LOAD_OP_COUNT - 1);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: load operator %d is not in [0, %d]", what, op,
+                         MEMLAB_LOAD_OP_COUNT - 1);
     if (!memlab_load_op_supported(ctx, op))
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s needs sm_80 or newer (this GPU is sm_%d)", what,
-                            memlab_load_op_name(op), ctx->arch);
+        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "%s: %s needs sm_80 or newer (this GPU is sm_%d)", what,
+                         memlab_load_op_name(op), device_arch(ctx));
+    return PTXKIT_SUCCESS;
+}
+
+/* requested, or fallback when 0: a power of two in [32, 1024] within the
+ * device's limit. */
+static ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out) {
+    int b = requested ? requested : fallback;
+    if (b < 32 || b > 1024 || (b & (b - 1)) != 0)
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d is not a power of two in [32, 1024]", b);
+    ptxkit_device_info info;
+    if (ptxkit_device_info_get(ctx, &info) == PTXKIT_SUCCESS && info.max_threads_per_block &&
+        b > info.max_threads_per_block)
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d exceeds this GPU's limit of %d threads", b,
+                         info.max_threads_per_block);
+    *out = b;
     return PTXKIT_SUCCESS;
 }
 
 /* A lab kernel through NVRTC: BLOCK_SIZE and LOAD_OP plus `extra` defines. */
-static ptxkit_status lab_kernel(ptxkit_context *ctx, const char *family, const char *entry, int block, int load_op,
-                                const char *const *names, const long long *values, int count, CUfunction *fn) {
-    kernel_spec spec = {.family = family, .entry = entry};
-    define_scratch scratch = {0};
-    bool ok = spec_define_int(&spec, &scratch, "BLOCK_SIZE", block) &&
-              spec_define_int(&spec, &scratch, "LOAD_OP", load_op);
-    for (int i = 0; ok && i < count; i++) ok = spec_define_int(&spec, &scratch, names[i], values[i]);
-    if (!ok) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: too many defines", entry);
-    return kernel_get(ctx, &spec, fn);
+enum { MAX_DEFINES = 8 };
+static ptxkit_status lab_kernel(ptxkit_context *ctx, const char *file, const char *entry, int block, int load_op,
+                                const char *const *names, const long long *values, int count, ptxkit_kernel **k) {
+    if (count + 2 > MAX_DEFINES) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: too many defines", entry);
+    char text[MAX_DEFINES][64];
+    const char *defines[MAX_DEFINES];
+    snprintf(text[0], sizeof text[0], "BLOCK_SIZE=%d", block);
+    snprintf(text[1], sizeof text[1], "LOAD_OP=%d", load_op);
+    for (int i = 0; i < count; i++) snprintf(text[i + 2], sizeof text[0], "%s=%lld", names[i], values[i]);
+    for (int i = 0; i < count + 2; i++) defines[i] = text[i];
+    return lab_kernel_get(ctx, file, entry, defines, count + 2, k);
+}
+
+static ptxkit_status launch_1d(ptxkit_kernel *k, unsigned grid, unsigned block, ptxkit_stream *stream, void **args) {
+    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){block, 1, 1}, 0, stream, args);
 }
 
 static bool aligned(ptxkit_dptr p, size_t a) { return (p & (a - 1)) == 0; }
@@ -87,42 +117,42 @@ size_t memlab_access_output_words(const memlab_access *a) {
 }
 
 ptxkit_status memlab_access_run(ptxkit_context *ctx, const memlab_access *a, ptxkit_stream *stream) {
-    if (!ctx || !a) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_access_run: NULL argument");
+    lab_clear_error();
+    if (!ctx || !a) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_access_run: NULL argument");
     if ((unsigned)a->pattern >= MEMLAB_PATTERN_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access: unknown pattern %d", (int)a->pattern);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: unknown pattern %d", (int)a->pattern);
     ptxkit_status st = check_load_op(ctx, a->load_op, "access");
     if (st != PTXKIT_SUCCESS) return st;
-    int block;
+    int block = 0;
     if ((st = check_block_size(ctx, a->block_size, MEMLAB_ACCESS_BLOCK, &block)) != PTXKIT_SUCCESS) return st;
     int items = access_items(a);
     if (items < 1 || items > 64)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access: %d items per thread is not in [1, 64]", items);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: %d items per thread is not in [1, 64]", items);
     if (a->n == 0) return PTXKIT_SUCCESS;
     if (a->n > ((size_t)1 << 40) || a->param > ((uint64_t)1 << 40) ||
         (a->pattern == MEMLAB_STRIDE && a->param > 0 && (a->n - 1) > (SIZE_MAX / 4) / a->param))
-        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "access: %zu elements with parameter %llu overflow", a->n,
-                            (unsigned long long)a->param);
+        return lab_error(PTXKIT_ERROR_OVERFLOW, "access: %zu elements with parameter %llu overflow", a->n,
+                         (unsigned long long)a->param);
     if (a->pattern == MEMLAB_GATHER && a->n > ((size_t)1 << 32))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access: a gather index holds 32-bit words");
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: a gather index holds 32-bit words");
     if (!a->out || !a->in || (a->pattern == MEMLAB_GATHER && !a->index))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "access: NULL device pointer");
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: NULL device pointer");
     size_t width = a->pattern == MEMLAB_VEC8 ? 8 : a->pattern == MEMLAB_VEC16 ? 16 : 4;
     if (!aligned(a->in, width) || !aligned(a->out, 4) || !aligned(a->index, 4))
-        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "access: input must be %zu-byte aligned, output and index 4-byte",
-                            width);
+        return lab_error(PTXKIT_ERROR_MISALIGNED, "access: input must be %zu-byte aligned, output and index 4-byte",
+                         width);
     size_t threads = access_threads(a);
     if (threads / (size_t)block > 0x7fffffffu)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "access: %zu elements need more than 2^31 blocks", a->n);
+        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "access: %zu elements need more than 2^31 blocks", a->n);
     static const char *const entries[MEMLAB_PATTERN_COUNT] = {"access_offset", "access_stride", "access_vec8",
                                                               "access_vec16", "access_gather", "access_broadcast",
                                                               "access_window"};
     static const char *const names[] = {"ITEMS", "FOLD_WARP", "WINDOW"};
     const long long values[] = {items, a->per_thread ? 0 : 1, MEMLAB_WINDOW_WORDS};
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    st = lab_kernel(ctx, "access", entries[a->pattern], block, a->load_op, names, values, 3, &fn);
+    ptxkit_kernel *fn;
+    st = lab_kernel(ctx, "access.cu", entries[a->pattern], block, a->load_op, names, values, 3, &fn);
     if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr out = a->out, in = a->in, index = a->index;
+        ptxkit_dptr out = a->out, in = a->in, index = a->index;
         unsigned long long n = a->n, param = a->param;
         void *with_param[] = {&out, &in, &n, &param};
         void *gather[] = {&out, &in, &index, &n};
@@ -130,9 +160,8 @@ ptxkit_status memlab_access_run(ptxkit_context *ctx, const memlab_access *a, ptx
         void **args = a->pattern == MEMLAB_OFFSET || a->pattern == MEMLAB_STRIDE ? with_param
                       : a->pattern == MEMLAB_GATHER                              ? gather
                                                                                  : plain;
-        st = launch_kernel(ctx, fn, (unsigned)(threads / (size_t)block), 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        st = launch_1d(fn, (unsigned)(threads / (size_t)block), (unsigned)block, stream, args);
     }
-    context_leave(ctx);
     return st;
 }
 
@@ -240,7 +269,7 @@ void memlab_access_traffic(const memlab_access *a, double *app_bytes, double *se
     if (sector_bytes) *sector_bytes = sectors * n + out_sectors;
 }
 
-/* Must match permute() in cu_sources/access.cu. */
+/* Must match permute() in cu_sources/lab/access.cu. */
 uint32_t memlab_permute(uint32_t e, unsigned bits, uint32_t seed) {
     uint32_t mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1u;
     unsigned s1 = bits / 2 > 0 ? bits / 2 : 1, s2 = bits / 3 > 0 ? bits / 3 : 1;
@@ -255,27 +284,24 @@ uint32_t memlab_permute(uint32_t e, unsigned bits, uint32_t seed) {
 
 ptxkit_status memlab_make_index(ptxkit_context *ctx, ptxkit_dptr index, size_t n, unsigned bits, uint32_t seed,
                                 ptxkit_stream *stream) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_make_index: NULL context");
+    lab_clear_error();
+    if (!ctx) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_make_index: NULL context");
     if (bits > 32 || (bits < 32 && n > ((size_t)1 << bits)))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: %zu elements do not fit %u bits", n, bits);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: %zu elements do not fit %u bits", n, bits);
     if (n == 0) return PTXKIT_SUCCESS;
     if (!index || !aligned(index, 4))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: NULL or misaligned index");
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    st = lab_kernel(ctx, "access", "access_make_index", MEMLAB_ACCESS_BLOCK, 0, NULL, NULL, 0, &fn);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: NULL or misaligned index");
+    ptxkit_kernel *fn;
+    ptxkit_status st = lab_kernel(ctx, "access.cu", "access_make_index", MEMLAB_ACCESS_BLOCK, 0, NULL, NULL, 0, &fn);
     unsigned grid = 0;
-    if (st == PTXKIT_SUCCESS)
-        st = grid_size_for(ctx, fn, MEMLAB_ACCESS_BLOCK, 0, 0, n / MEMLAB_ACCESS_BLOCK + 1, &grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(fn, MEMLAB_ACCESS_BLOCK, 0, n / MEMLAB_ACCESS_BLOCK + 1, &grid);
     if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr p = index;
+        ptxkit_dptr p = index;
         unsigned long long count = n;
         unsigned b = bits, s = seed;
         void *args[] = {&p, &count, &b, &s};
-        st = launch_kernel(ctx, fn, grid, 1, 1, MEMLAB_ACCESS_BLOCK, 1, 1, 0, stream, args);
+        st = launch_1d(fn, grid, MEMLAB_ACCESS_BLOCK, stream, args);
     }
-    context_leave(ctx);
     return st;
 }
 
@@ -289,39 +315,37 @@ const char *memlab_layout_name(memlab_layout l) {
 size_t memlab_layout_point_bytes(memlab_layout l) { return l == MEMLAB_AOS_ALIGNED ? 16 : 12; }
 
 ptxkit_status memlab_aos_run(ptxkit_context *ctx, const memlab_aos *a, ptxkit_stream *stream) {
-    if (!ctx || !a) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_aos_run: NULL argument");
+    lab_clear_error();
+    if (!ctx || !a) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_aos_run: NULL argument");
     if ((unsigned)a->layout >= MEMLAB_LAYOUT_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "aos: unknown layout %d", (int)a->layout);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: unknown layout %d", (int)a->layout);
     ptxkit_status st = check_load_op(ctx, a->load_op, "aos");
     if (st != PTXKIT_SUCCESS) return st;
-    int block;
+    int block = 0;
     if ((st = check_block_size(ctx, a->block_size, AOS_DEFAULT_BLOCK, &block)) != PTXKIT_SUCCESS) return st;
     if (a->n == 0) return PTXKIT_SUCCESS;
     size_t bytes;
-    if (!mul_size(a->n, 16, &bytes))
-        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "aos: %zu points overflow", a->n);
-    if (!a->in || !a->out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "aos: NULL device pointer");
+    if (__builtin_mul_overflow(a->n, (size_t)16, &bytes))
+        return lab_error(PTXKIT_ERROR_OVERFLOW, "aos: %zu points overflow", a->n);
+    if (!a->in || !a->out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: NULL device pointer");
     size_t align = a->layout == MEMLAB_AOS_ALIGNED ? 16 : 4;
     if (!aligned(a->in, align) || !aligned(a->out, align))
-        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "aos: %s needs %zu-byte aligned arrays",
-                            memlab_layout_name(a->layout), align);
+        return lab_error(PTXKIT_ERROR_MISALIGNED, "aos: %s needs %zu-byte aligned arrays",
+                         memlab_layout_name(a->layout), align);
     static const char *const entries[MEMLAB_LAYOUT_COUNT] = {"aos_naive", "aos_soa", "aos_staged", "aos_aligned"};
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    st = lab_kernel(ctx, "aos", entries[a->layout], block, a->load_op, NULL, NULL, 0, &fn);
+    ptxkit_kernel *fn;
+    st = lab_kernel(ctx, "aos.cu", entries[a->layout], block, a->load_op, NULL, NULL, 0, &fn);
     unsigned grid = 0;   /* the staged kernel's shared memory is static: occupancy counts it already */
-    if (st == PTXKIT_SUCCESS) st = grid_size_for(ctx, fn, block, 0, 0, a->n / (size_t)block + 1, &grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(fn, block, 0, a->n / (size_t)block + 1, &grid);
     if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr in = a->in, out = a->out;
-        CUdeviceptr ix = in, iy = in + 4 * a->n, iz = in + 8 * a->n;
-        CUdeviceptr ox = out, oy = out + 4 * a->n, oz = out + 8 * a->n;
+        ptxkit_dptr in = a->in, out = a->out;
+        ptxkit_dptr ix = in, iy = in + 4 * a->n, iz = in + 8 * a->n;
+        ptxkit_dptr ox = out, oy = out + 4 * a->n, oz = out + 8 * a->n;
         unsigned long long n = a->n;
         void *soa[] = {&ox, &oy, &oz, &ix, &iy, &iz, &n};
         void *plain[] = {&out, &in, &n};
-        st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream,
-                           a->layout == MEMLAB_SOA ? soa : plain);
+        st = launch_1d(fn, grid, (unsigned)block, stream, a->layout == MEMLAB_SOA ? soa : plain);
     }
-    context_leave(ctx);
     return st;
 }
 
@@ -343,36 +367,37 @@ void memlab_aos_traffic(const memlab_aos *a, double *app_bytes, double *sector_b
 /* ---- shared-memory banks ---- */
 
 ptxkit_status memlab_banks_run(ptxkit_context *ctx, const memlab_banks *b, ptxkit_stream *stream) {
-    if (!ctx || !b) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_banks_run: NULL argument");
+    lab_clear_error();
+    if (!ctx || !b) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_banks_run: NULL argument");
     const char *entry = b->word_bytes == 1 ? "banks_u8" : b->word_bytes == 4 ? "banks_u32" : b->word_bytes == 8 ? "banks_u64" : NULL;
-    if (!entry) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "banks: word size %d is not 1, 4 or 8", b->word_bytes);
+    if (!entry) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: word size %d is not 1, 4 or 8", b->word_bytes);
     if (b->stride < 0 || b->stride > MEMLAB_BANKS_MAX_STRIDE)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "banks: stride %d is not in [0, %d]", b->stride,
-                            MEMLAB_BANKS_MAX_STRIDE);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: stride %d is not in [0, %d]", b->stride,
+                         MEMLAB_BANKS_MAX_STRIDE);
     if (b->iters < 1 || b->iters > (1 << 20) || b->blocks < 1 || b->blocks > 65535)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "banks: iters %d or blocks %d out of range", b->iters,
-                            b->blocks);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: iters %d or blocks %d out of range", b->iters,
+                         b->blocks);
     if (!b->cycles || !b->sink || !aligned(b->cycles, 8) || !aligned(b->sink, 8))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "banks: NULL or misaligned output");
-    if (ctx->info.max_threads_per_block && ctx->info.max_threads_per_block < MEMLAB_BANKS_BLOCK)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "banks: needs blocks of %d threads", MEMLAB_BANKS_BLOCK);
-    ptxkit_status st = context_enter(ctx);
+        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: NULL or misaligned output");
+    ptxkit_device_info info;
+    ptxkit_status st = ptxkit_device_info_get(ctx, &info);
     if (st != PTXKIT_SUCCESS) return st;
+    if (info.max_threads_per_block && info.max_threads_per_block < MEMLAB_BANKS_BLOCK)
+        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "banks: needs blocks of %d threads", MEMLAB_BANKS_BLOCK);
     static const char *const names[] = {"UNROLL", "SMEM_BYTES"};
     const long long values[] = {MEMLAB_BANKS_UNROLL, MEMLAB_BANKS_SMEM_BYTES};
-    CUfunction fn;
-    st = lab_kernel(ctx, "banks", entry, MEMLAB_BANKS_BLOCK, 0, names, values, 2, &fn);
+    ptxkit_kernel *fn;
+    st = lab_kernel(ctx, "banks.cu", entry, MEMLAB_BANKS_BLOCK, 0, names, values, 2, &fn);
     if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr cycles = b->cycles, sink = b->sink;
+        ptxkit_dptr cycles = b->cycles, sink = b->sink;
         int stride = b->stride, iters = b->iters;
         void *args[] = {&cycles, &sink, &stride, &iters};
-        st = launch_kernel(ctx, fn, (unsigned)b->blocks, 1, 1, MEMLAB_BANKS_BLOCK, 1, 1, 0, stream, args);
+        st = launch_1d(fn, (unsigned)b->blocks, MEMLAB_BANKS_BLOCK, stream, args);
     }
-    context_leave(ctx);
     return st;
 }
 
-/* Must match banks_word() in cu_sources/banks.cu. */
+/* Must match banks_word() in cu_sources/lab/banks.cu. */
 static uint32_t banks_word(uint32_t i) { return (i + 1u) * 2654435761u ^ (i >> 3); }
 
 void memlab_banks_reference(const memlab_banks *b, uint64_t *sink) {

@@ -1,8 +1,9 @@
 /* The memory lab: launchers for the access-pattern, structure-layout and
- * shared-memory bank kernels (cu_sources/access.cu, aos.cu, banks.cu), the
- * transpose with an explicit tile configuration (cu_sources/transpose.cu),
- * and the byte and conflict accounting the benchmarks report. Internal:
- * used by `ptxkit bench access|aos|banks|transpose` and the tests. */
+ * shared-memory bank kernels (cu_sources/lab/access.cu, aos.cu, banks.cu)
+ * and the byte and conflict accounting the benchmarks report. Part of the
+ * lab library (lab.h): used by `ptxkit bench access|aos|banks` and the
+ * tests, through the public API only. Failures: a status, the message in
+ * lab_last_error(ctx). */
 #ifndef PTXKIT_MEMLAB_H
 #define PTXKIT_MEMLAB_H
 
@@ -22,7 +23,7 @@ enum {
 /* "default", "ca", ..., "nc", "L2:evict_first", "L2:evict_last"; NULL out of range. */
 const char *memlab_load_op_name(int op);
 /* Whether the device can run operator `op` (7 and 8 need sm_80). */
-bool memlab_load_op_supported(const ptxkit_context *ctx, int op);
+bool memlab_load_op_supported(ptxkit_context *ctx, int op);
 
 /* ---- global access patterns (access.cu) ---- */
 
@@ -128,48 +129,5 @@ void memlab_banks_reference(const memlab_banks *b, uint64_t *sink);
  * serves one distinct 4-byte word per wavefront, and lanes reading the same
  * word share it. *ideal receives the count with no conflict. */
 int memlab_banks_wavefronts(int word_bytes, int stride, int *ideal);
-
-/* ---- transpose with an explicit configuration (transpose.cu) ---- */
-
-typedef struct transpose_config {
-    int tile;             /* tile edge: 16, 32, 64 or 128 (dynamic shared memory) */
-    int block_size;       /* threads per block: tile <= block <= tile * tile */
-    int vector_bytes;     /* global access width for whole tiles: 4, 8 or 16 */
-} transpose_config;
-
-/* The configuration ptxkit_transpose uses for a type when the options and
- * the tuning database leave it open, and the one the precompiled PTX is
- * built for. */
-transpose_config transpose_default_config(ptxkit_dtype type, bool jit);
-/* Whether c is a configuration transpose.cu can run (no device limits);
- * false with a reason. */
-bool transpose_config_check(const transpose_config *c, char *why, size_t why_size);
-/* The configuration launch options name (0: open): block_size threads,
- * items_per_thread elements per thread, so the tile is the square of
- * block x items elements; one of the two alone keeps the default tile where
- * it can; an open vector width is the default, narrowed to what the block
- * can map. False with a reason when no configuration fits. Pure: the tuner
- * checks its candidates with it. */
-bool transpose_config_from(ptxkit_dtype type, bool jit, int block_size, int items_per_thread, int vector_bytes,
-                           transpose_config *out, char *why, size_t why_size);
-/* Whether both sides are whole 16-byte vectors of type: the shape class
- * whose tuned entries are the type's own ("float32"); other shapes read
- * "<type>.unaligned". */
-bool transpose_shape_aligned(ptxkit_dtype type, size_t rows, size_t cols);
-/* The size ptxkit_transpose looks the tuning database up with: the power
- * of two nearest rows x cols (0 for an empty or overflowing matrix). */
-size_t transpose_tune_size(size_t rows, size_t cols);
-/* What ptxkit_transpose runs for these arguments: the options checked
- * (*used, may be NULL), the tuned entry applied where it applies, and the
- * configuration (*config). */
-ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                ptxkit_launch_options *used, transpose_config *config);
-/* ptxkit_transpose with the tile, block and vector width given. The
- * options' block_size and vector_bytes are ignored; path and load_op count. */
-ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                            size_t cols, ptxkit_transpose_kind kind, const transpose_config *config,
-                            const ptxkit_launch_options *options, ptxkit_stream *stream);
-const char *transpose_kind_name(ptxkit_transpose_kind kind);
 
 #endif

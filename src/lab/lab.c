@@ -1,0 +1,70 @@
+/* The lab's kernel files (embedded into this library by tools/embed.c, as
+ * the library embeds its own) as programs of the public API, and the lab's
+ * error messages. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lab.h"
+
+typedef struct {
+    const char *name, *text;
+    size_t size;
+} embedded_entry;
+extern const embedded_entry lab_embedded_files[];
+extern const size_t lab_embedded_count;
+
+static const embedded_entry *find(const char *name) {
+    for (size_t i = 0; name && i < lab_embedded_count; i++)
+        if (strcmp(lab_embedded_files[i].name, name) == 0) return &lab_embedded_files[i];
+    return NULL;
+}
+
+ptxkit_status lab_program_create(const char *name, ptxkit_program **out) {
+    lab_clear_error();
+    const embedded_entry *f = find(name);
+    if (!f) return lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", name ? name : "(null)");
+    return ptxkit_program_create(name, f->text, NULL, 0, out);
+}
+
+/* One program per file for the process's life: the launchers ask for a
+ * kernel on every run, and a program (text copied, hashed once) is what
+ * makes that lookup cheap. Reachable from here, so no leak report. */
+enum { MAX_FILES = 16 };
+static ptxkit_program *programs[MAX_FILES];
+static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ptxkit_status shared_program(const char *file, ptxkit_program **out) {
+    const embedded_entry *f = find(file);
+    if (!f) return lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", file ? file : "(null)");
+    size_t slot = (size_t)(f - lab_embedded_files);
+    if (slot >= MAX_FILES) return lab_error(PTXKIT_ERROR_UNSUPPORTED, "lab: more than %d kernel files", MAX_FILES);
+    ptxkit_status st = PTXKIT_SUCCESS;
+    pthread_mutex_lock(&programs_lock);
+    if (!programs[slot]) st = ptxkit_program_create(f->name, f->text, NULL, 0, &programs[slot]);
+    *out = programs[slot];
+    pthread_mutex_unlock(&programs_lock);
+    return st;
+}
+
+ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *entry, const char *const *defines,
+                             int define_count, ptxkit_kernel **out) {
+    lab_clear_error();
+    ptxkit_program *program = NULL;
+    ptxkit_status st = shared_program(file, &program);
+    return st == PTXKIT_SUCCESS ? ptxkit_kernel_get(ctx, program, entry, defines, define_count, out) : st;
+}
+
+static _Thread_local char message[512];
+
+void lab_clear_error(void) { message[0] = 0; }
+
+ptxkit_status lab_error(ptxkit_status status, const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(message, sizeof message, format, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *lab_last_error(const ptxkit_context *ctx) { return message[0] ? message : ptxkit_last_error(ctx); }

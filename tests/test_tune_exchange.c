@@ -1,0 +1,197 @@
+/* The tuning database and record through the public API:
+ * ptxkit_tune_db_path, _read, _merge (the calls `ptxkit tune
+ * --export/--import` use), ptxkit_tune_record_path, _read (--show, info). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "tune/record.h"
+
+static char db_path[128];
+
+static ptxkit_tune_entry family_entry(void) {
+    ptxkit_tune_entry e = {.cc = 90, .sm_count = 132, .driver = 13000, .nvrtc_major = 13, .nvrtc_minor = 0,
+                           .log2n = 24, .block_size = 256, .items_per_thread = 4, .vector_bytes = 16,
+                           .load_op = PTXKIT_LOAD_NC, .gbs = 2650.25, .default_gbs = 2500.5, .when = 1763850000};
+    snprintf(e.device, sizeof e.device, "GPU A");
+    snprintf(e.library, sizeof e.library, "0.2.0");
+    snprintf(e.family, sizeof e.family, "reduce");
+    snprintf(e.variant, sizeof e.variant, "sum.float32");
+    return e;
+}
+
+static ptxkit_tune_entry tunable_entry(void) {
+    ptxkit_tune_entry e = family_entry();
+    snprintf(e.family, sizeof e.family, "myapp.stencil");
+    snprintf(e.variant, sizeof e.variant, "-");
+    e.block_size = e.items_per_thread = e.vector_bytes = 0;
+    e.load_op = PTXKIT_LOAD_DEFAULT;
+    e.param_count = 2;
+    snprintf(e.param_names[0], sizeof e.param_names[0], "TILE");
+    e.param_values[0] = 32;
+    snprintf(e.param_names[1], sizeof e.param_names[1], "BIG");
+    e.param_values[1] = 9007199254740993LL;   /* beyond a double's integers */
+    e.when = 1763850001;
+    return e;
+}
+
+static void path_read_merge(void **state) {
+    (void)state;
+    char path[4096];
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_path(path, sizeof path));
+    assert_string_equal(path, db_path);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path(path, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path(NULL, 10));
+
+    ptxkit_tune_entry *got = NULL;
+    size_t count = 99, total = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_read(NULL, &got, &count));   /* no file yet */
+    assert_int_equal(count, 0);
+    assert_null(got);
+
+    ptxkit_tune_entry both[2] = {family_entry(), tunable_entry()};
+    char note[256] = "x";
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_merge(NULL, both, 2, &total, note, sizeof note));
+    assert_int_equal(total, 2);
+    assert_string_equal(note, "");
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_read(db_path, &got, &count));
+    assert_int_equal(count, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const ptxkit_tune_entry *want = strcmp(got[i].family, "reduce") == 0 ? &both[0] : &both[1];
+        assert_string_equal(got[i].device, want->device);
+        assert_string_equal(got[i].variant, want->variant);
+        assert_int_equal(got[i].cc, 90);
+        assert_int_equal(got[i].log2n, 24);
+        assert_int_equal(got[i].block_size, want->block_size);
+        assert_int_equal(got[i].load_op, want->load_op);
+        assert_int_equal(got[i].param_count, want->param_count);
+        for (int p = 0; p < want->param_count; p++) {
+            assert_string_equal(got[i].param_names[p], want->param_names[p]);
+            assert_true(got[i].param_values[p] == want->param_values[p]);
+        }
+        assert_true(got[i].gbs == want->gbs && got[i].when == want->when);
+    }
+    ptxkit_tune_entries_free(got);
+
+    /* the same key again replaces, a new bucket adds */
+    both[0].gbs = 2700;
+    both[1].log2n = 20;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_merge(NULL, both, 2, &total, NULL, 0));
+    assert_int_equal(total, 3);
+
+    /* all or nothing: one entry the database cannot hold stores none */
+    ptxkit_tune_entry bad[2] = {family_entry(), family_entry()};
+    bad[0].log2n = 30;
+    const char *broken[] = {"empty family", "control character", "reserved", "parameters"};
+    for (int b = 0; b < 4; b++) {
+        bad[1] = family_entry();
+        if (b == 0) bad[1].family[0] = 0;
+        if (b == 1) snprintf(bad[1].variant, sizeof bad[1].variant, "a\tb");
+        if (b == 2) bad[1].reserved[3] = 1;
+        if (b == 3) bad[1].param_count = PTXKIT_TUNE_MAX_PARAMS + 1;
+        if (ptxkit_tune_db_merge(NULL, bad, 2, &total, NULL, 0) != PTXKIT_ERROR_INVALID_ARGUMENT)
+            fail_msg("%s: not refused", broken[b]);
+        assert_non_null(strstr(ptxkit_last_error(NULL), "tuning entry 1"));
+    }
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_read(NULL, &got, &count));
+    assert_int_equal(count, 3);
+    ptxkit_tune_entries_free(got);
+
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_read(NULL, NULL, &count));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_merge(NULL, NULL, 1, NULL, NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_read("", &got, &count));
+
+    /* a damaged file: read says so; a merge keeps it aside and rewrites */
+    FILE *f = fopen(db_path, "w");
+    assert_non_null(f);
+    fputs("this is not a tuning database\n", f);
+    fclose(f);
+    assert_int_not_equal(ptxkit_tune_db_read(NULL, &got, &count), PTXKIT_SUCCESS);
+    assert_int_equal(count, 0);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_merge(NULL, both, 1, &total, note, sizeof note));
+    assert_int_equal(total, 1);
+    assert_non_null(strstr(note, "kept as"));
+}
+
+/* Lines the tuner appended come back whole; damaged ones are counted. */
+static void record_read(void **state) {
+    (void)state;
+    char record[160], path[4096];
+    snprintf(record, sizeof record, "%s.record.jsonl", db_path);
+    remove(record);
+    setenv("PTXKIT_TUNE_RECORD", record, 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_string_equal(path, record);
+    ptxkit_tune_record_line *lines = NULL;
+    size_t count = 9, ignored = 9;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(NULL, &lines, &count, &ignored));
+    assert_true(count == 0 && ignored == 0 && lines == NULL);
+
+    tune_record_line a = {.n = 1u << 20, .code = 0x0123456789abcdefULL, .param_count = 2, .outcome = TUNE_RECORD_OK,
+                          .ms = 0.025, .gbs = 2642.5, .samples = 5, .when = 1763850000};
+    tune_db_key_make(&a.key, "GPU A", 90, 132, 13000, 13, 0, "0.2.0");
+    snprintf(a.family, sizeof a.family, "reduce");
+    snprintf(a.variant, sizeof a.variant, "sum.float32");
+    snprintf(a.names[0], sizeof a.names[0], "block");
+    a.values[0] = 256;
+    snprintf(a.names[1], sizeof a.names[1], "items");
+    a.values[1] = 4;
+    tune_record_line b = a;
+    b.outcome = TUNE_RECORD_FAILED;
+    b.ms = b.gbs = 0;
+    snprintf(b.note, sizeof b.note, "too many resources requested");
+    char msg[640];
+    assert_status(PTXKIT_SUCCESS, tune_record_append(record, &a, msg, sizeof msg));
+    FILE *f = fopen(record, "a");
+    assert_non_null(f);
+    fputs("{\"format\":1,\"damaged\":true}\n", f);
+    fclose(f);
+    assert_status(PTXKIT_SUCCESS, tune_record_append(record, &b, msg, sizeof msg));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(record, &lines, &count, &ignored));
+    assert_int_equal(count, 2);
+    assert_int_equal(ignored, 1);
+    assert_string_equal(lines[0].key.device, "GPU A");
+    assert_string_equal(lines[0].key.family, "reduce");
+    assert_string_equal(lines[0].key.variant, "sum.float32");
+    assert_int_equal(lines[0].key.cc, 90);
+    assert_true(lines[0].code == a.code && lines[0].n == a.n);
+    assert_int_equal(lines[0].param_count, 2);
+    assert_string_equal(lines[0].param_names[1], "items");
+    assert_true(lines[0].param_values[0] == 256);
+    assert_int_equal(lines[0].outcome, PTXKIT_TUNE_OK);
+    assert_string_equal(ptxkit_tune_outcome_name(lines[0].outcome), "ok");
+    assert_int_equal(lines[1].outcome, PTXKIT_TUNE_FAILED);
+    assert_string_equal(lines[1].note, "too many resources requested");
+    assert_string_equal(ptxkit_tune_outcome_name((ptxkit_tune_outcome)9), "?");
+    ptxkit_tune_record_free(lines);
+
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, NULL, &count, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_path(NULL, 4));
+    setenv("PTXKIT_TUNE_RECORD", "off", 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_string_equal(path, "");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, &lines, &count, NULL));
+    unsetenv("PTXKIT_TUNE_RECORD");
+    remove(record);
+    snprintf(path, sizeof path, "%s.lock", record);
+    remove(path);
+    ptxkit_tune_entry key;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_key_get(NULL, &key));
+}
+
+int main(void) {
+    snprintf(db_path, sizeof db_path, "/tmp/ptxkit-test-exchange.%d.db", (int)getpid());
+    remove(db_path);
+    setenv("PTXKIT_TUNE_DB", db_path, 1);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(path_read_merge), cmocka_unit_test(record_read)};
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char aside[256];
+    remove(db_path);
+    snprintf(aside, sizeof aside, "%s.lock", db_path);
+    remove(aside);
+    snprintf(aside, sizeof aside, "%s.bad", db_path);
+    remove(aside);
+    return failed;
+}

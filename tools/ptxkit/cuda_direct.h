@@ -1,0 +1,23 @@
+/* The few driver entry points the command calls itself, beside ptxkit: the
+ * raw side of `ptxkit bench launch` (cuLaunchKernel on the CUfunction that
+ * ptxkit_kernel_handle returns). Resolved from libcuda.so.1, which ptxkit
+ * has already loaded, through cuGetProcAddress as the library does; the
+ * calls need ptxkit_context_enter around them. */
+#ifndef PTXKIT_CLI_CUDA_DIRECT_H
+#define PTXKIT_CLI_CUDA_DIRECT_H
+
+#include <stddef.h>
+
+#include <cuda.h>
+
+typedef struct cuda_direct {
+    CUresult (*launch_kernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared, CUstream stream, void **params, void **extra);
+    CUresult (*stream_synchronize)(CUstream stream);
+    CUresult (*error_name)(CUresult error, const char **name);
+} cuda_direct;
+
+/* The entry points, or NULL with *why saying what was missing. */
+const cuda_direct *cuda_direct_get(char *why, size_t why_size);
+
+#endif
