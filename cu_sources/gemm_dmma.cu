@@ -13,7 +13,13 @@
 // STAGES buffers filled by cp.async (gemm_copy.cuh): 16-byte copies where
 // the host found the matrix aligned for them (VEC 2), else 8-byte ones,
 // zero-filled past M, N and K so that edges need no branch; while the block
-// computes on one k-tile the next STAGES - 1 are in flight.
+// computes on one k-tile the next STAGES - 1 are in flight. Fragments are
+// double-buffered in registers: each k-step's are read from shared memory
+// during the previous step's mma, a tile's first during the previous
+// tile's last step, right after the one barrier per tile (gemm.cu's cross
+// prefetch), so the tensor cores have queued work across it. MMA_K is 4 by
+// default: 8 and 16 hold two and four times the fragments, which beside 64
+// accumulators a lane spill (ptxas -v, sm_90).
 //
 // Fragment layout (PTX ISA, mma.m16n8k16 .f64; the k4 and k8 shapes are its
 // prefixes): lane (g, t) = (lane / 4, lane % 4) holds A[g + 8h][4j + t]
@@ -80,7 +86,7 @@
 #define WN 32
 #endif
 #ifndef MMA_K
-#define MMA_K 8
+#define MMA_K 4
 #endif
 #ifndef STAGES
 #define STAGES 3
@@ -371,11 +377,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         lb.src += b_step;
     };
 
+    // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
+    // groups past the last tile keep the count uniform); once tile 0 has
+    // landed, tile STAGES - 1 into the last stage.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         load_tile(s);
         async_commit();
     }
+    async_wait<STAGES - 2>();
+    __syncthreads();
+    load_tile(STAGES - 1);
+    async_commit();
 
     const int warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
@@ -389,24 +402,52 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[p][q][i] = 0;
 
+    // Fragments in two buffers: each k-step's are loaded during the
+    // previous step's mma, and a tile's first during the previous tile's
+    // last step, after the barrier that hands its stage back (which then
+    // sits before that step's mma, so the tensor cores have work while
+    // the next tile's first loads are in flight).
+    T a[2][MT][2 * KQ], b[2][NT][KQ];
+    if (k_tiles > 0) {
+        load_a(As, m_w, 0, g, t, a[0]);
+        load_b(Bs, n_w, 0, g, t, b[0]);
+    }
+    constexpr int STEPS = BK / MMA_K;
     for (int tile = 0; tile < k_tiles; tile++) {
-        // This tile has landed (this thread's copies, then everyone's), and
-        // every warp is done with the previous one, whose stage is refilled now.
-        async_wait<STAGES - 2>();
-        __syncthreads();
-        load_tile(tile + STAGES - 1);
-        async_commit();
-
-        const T *as = As + (tile % STAGES) * STAGE_A, *bs = Bs + (tile % STAGES) * STAGE_B;
+        const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+        const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
 #pragma unroll
-        for (int k = 0; k < BK; k += MMA_K) {
-            T a[MT][2 * KQ], b[NT][KQ];
-            load_a(as, m_w, k, g, t, a);
-            load_b(bs, n_w, k, g, t, b);
+        for (int step = 0; step < STEPS; step++) {
+            const int buf = step & 1, nbuf = buf ^ 1;
+            if (step + 1 < STEPS) {
+                load_a(as, m_w, (step + 1) * MMA_K, g, t, a[nbuf]);
+                load_b(bs, n_w, (step + 1) * MMA_K, g, t, b[nbuf]);
+            } else if (tile + 1 < k_tiles) {
+                // The next tile has landed (this thread's copies, then
+                // everyone's), and every warp has loaded its last
+                // fragments of this one, whose stage takes tile + STAGES.
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                load_a(As + next * STAGE_A, m_w, 0, g, t, a[nbuf]);
+                load_b(Bs + next * STAGE_B, n_w, 0, g, t, b[nbuf]);
+                load_tile(tile + STAGES);
+                async_commit();
+            }
 #pragma unroll
             for (int p = 0; p < MT; p++)
 #pragma unroll
-                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[p], b[q]);
+                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
+        }
+        // an odd step count leaves the next tile's first fragments in buffer 1
+        if (STEPS % 2) {
+#pragma unroll
+            for (int p = 0; p < MT; p++)
+#pragma unroll
+                for (int i = 0; i < 2 * KQ; i++) a[0][p][i] = a[1][p][i];
+#pragma unroll
+            for (int q = 0; q < NT; q++)
+#pragma unroll
+                for (int i = 0; i < KQ; i++) b[0][q][i] = b[1][q][i];
         }
     }
     // no copy may still be writing shared memory when the block exits

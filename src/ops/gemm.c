@@ -81,23 +81,26 @@ static bool tile_copies_fit(int threads, int rows, int cols, int vec) {
     return threads % per_row == 0 && rows % (threads / per_row) == 0;
 }
 
-/* mma k depth of the tensor-core kernel (experiment switch, gemm.h): 0 the default. */
+/* mma k depth of the tensor-core kernel (experiment switch, gemm.h): 0 the
+ * default, 4 (m16n8k4 on sm_90): deeper ones hold more fragments, which
+ * with 64 accumulators a lane and fragments double-buffered spill. */
 static atomic_int mma_k_switch = 0;
 
 void gemm_set_mma_k(int k) { atomic_store(&mma_k_switch, k == 4 || k == 8 || k == 16 ? k : 0); }
 
 static int mma_k_for(const gemm_config *c) {
     int k = atomic_load(&mma_k_switch);
-    if (!k) k = 8;
+    if (!k) k = 4;
     return k < c->bk ? k : c->bk;
 }
 
 /* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
- * of C, one k-step of fragments (tm / 2 x 2 of A and tn / 2 of B per k
- * quarter) and about 40 for addresses, loaders and loop state. */
+ * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
+ * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
+ * sm_90: 234-254 for 8 x 8 at mma k 4, spills at k 8; 152-166 for 4 x 8). */
 static int dmma_registers(const gemm_config *c) {
     int quarters = mma_k_for(c) / 4;
-    return 2 * (c->tm * c->tn + (c->tm + c->tn / 2) * quarters) + 40;
+    return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
 }
 
 static bool dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
@@ -130,9 +133,9 @@ static bool dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why
                         "warp tile %d x %d is not 8 x 4 lanes of %d x %d (the mma tiles' lanes: warps_m = bm / (8 tm))",
                         wm, wn, c->tm, c->tn),
                false;
-    if (threads * dmma_registers(c) > 65536)
-        return snprintf(why, why_size, "%d threads of about %d registers exceed an SM's 65536", threads,
-                        dmma_registers(c)),
+    if (dmma_registers(c) > 256 || threads * dmma_registers(c) > 65536)
+        return snprintf(why, why_size, "%d threads of about %d registers exceed a thread's 255 or an SM's 65536",
+                        threads, dmma_registers(c)),
                false;
     if (c->stages < 2 || c->stages > 8) return snprintf(why, why_size, "stages %d is not 2..8", c->stages), false;
     if (c->split_k < 0 || c->split_k > GEMM_MAX_SPLIT_K)
@@ -257,7 +260,7 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
         case GEMM_SMALL_M:
         case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
         /* 8 warps of 64 x 32 */
-        default: return (gemm_config){128, 128, 16, 8, 8, 2, 3, 0};
+        default: return (gemm_config){128, 128, 32, 8, 8, 2, 3, 0};
         }
     }
     if (kind == GEMM_F64) {
@@ -297,12 +300,13 @@ static const gemm_config sweep_f64[] = {
 
 /* Tensor cores: warp tiles of 64 x 32 or 32 x 64 doubles (4 x 4 or 2 x 8
  * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
- * smaller ones for skinny shapes. */
+ * smaller ones for skinny shapes; the default first (the sanitizer runs
+ * take the first three). */
 static const gemm_config sweep_f64_tc[] = {
-    {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 16, 8, 8, 2, 4, 0}, {128, 128, 32, 8, 8, 2, 3, 0},
-    {128, 128, 8, 8, 8, 2, 4, 0},   {128, 128, 16, 4, 16, 4, 3, 0}, {128, 64, 16, 8, 8, 2, 4, 0},
-    {64, 128, 16, 8, 8, 1, 4, 0},   {128, 128, 32, 4, 16, 4, 3, 0}, {64, 64, 16, 4, 8, 2, 4, 0},
-    {128, 128, 16, 8, 8, 2, 2, 0},
+    {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
+    {128, 128, 16, 8, 8, 2, 3, 0}, {128, 128, 32, 4, 16, 4, 3, 0}, {128, 128, 16, 4, 16, 4, 4, 0},
+    {64, 128, 16, 8, 8, 1, 4, 0},  {128, 64, 16, 8, 8, 2, 3, 0},   {128, 128, 8, 8, 8, 2, 4, 0},
+    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},
 };
 
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
