@@ -43,10 +43,10 @@ static const char gemm_help[] =
     "runs on the FP64 tensor cores from sm_80 on, and its peak is theirs there, 128 lanes' worth on sm_90\n"
     "and 64 on sm_80, twice the CUDA cores'); each row with the count of timed runs and the fastest and\n"
     "slowest. --compare also times cuBLAS on the same buffers, in the same run: cublasSgemm in\n"
-    "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and\n"
-    "cublasDgemm in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
-    "libcublas.so, then the build's toolkit's lib64/libcublas.so (without it the columns say so);\n"
-    "pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
+    "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm in the default math mode, through dlopen\n"
+    "of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12, libcublas.so, then the build's toolkit's\n"
+    "lib64/libcublas.so (without it the columns say so); pct_cublas is cuBLAS's time over ptxkit's in\n"
+    "percent.\n"
     "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
     "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
     "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
@@ -201,14 +201,13 @@ int bench_gemm(int argc, char **argv) {
     gemm_bench b;
     int rc = parse_args(argc, argv, &b, &common);
     if (rc >= 0) return rc;
+    if (b.mma_k && b.mma_k != 4 && b.mma_k != 8 && b.mma_k != 16) {
+        fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4, 8 or 16\n");
+        return 2;
+    }
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
     if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
-    if (b.mma_k && b.mma_k != 4 && b.mma_k != 8 && b.mma_k != 16) {
-        fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4, 8 or 16\n");
-        ptxkit_context_close(ctx);
-        return 2;
-    }
     if (b.mma_k) gemm_set_mma_k(b.mma_k);
 
     char why[512] = "";
