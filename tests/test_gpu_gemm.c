@@ -2,7 +2,8 @@
  * op(A) x op(B), alpha/beta combinations, leading dimensions longer than a
  * row, aligned and not, the shapes 1x1x1, 17x33x65, 128x128x128,
  * 4097x4095x127, 64x4096x4096 and 1000x1x1000, float64 with odd leading
- * dimensions and k (on sm_80+ the tensor-core kernel), forced split-K, every
+ * dimensions and k (on sm_80+ the tensor-core kernel), float64 forced onto
+ * the CUDA cores (the kernel of older GPUs), forced split-K, every
  * configuration of the benchmark's sweep, several streams at once, k == 0
  * and alpha == 0), its argument checks, and the ladder's steps.
  *
@@ -337,6 +338,48 @@ static void test_gemm_f64_odd(void **state) {
     assert_int_equal(run_cases(cases, count), 0);
 }
 
+/* float64 on the CUDA cores (the kernel of GPUs before sm_80), forced on
+ * this one: a few of the issue's shapes in every layout, split-K, and the
+ * first configurations of its sweep. */
+static void test_gemm_f64_simt(void **state) {
+    (void)state;
+    gemm_set_f64_simt(true);
+    ptxkit_context *ctx = test_gpu();
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &ctx->info), GEMM_F64);
+    static const size_t simt_shapes[][3] = {{17, 33, 65}, {128, 128, 128}, {1000, 1, 1000}, {33, 70, 517}};
+    gemm_case cases[4 * 4 + 3];
+    int count = 0;
+    for (int s = 0; s < 4; s++)
+        for (int ops = 0; ops < 4; ops++) {
+            gemm_case *c = &cases[count++];
+            memset(c, 0, sizeof *c);
+            c->type = PTXKIT_FLOAT64;
+            c->op_a = ops & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->op_b = ops & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->m = simt_shapes[s][0], c->n = simt_shapes[s][1], c->k = simt_shapes[s][2];
+            c->alpha = 1.5, c->beta = ops % 2 ? 0 : -0.5;
+            c->pad_a = (size_t)ops % 2, c->pad_c = (size_t)s % 2;
+            if (s == 3) { /* split-K forced */
+                gemm_config d = gemm_default_config(GEMM_F64, GEMM_SMALL_M);
+                d.split_k = 3;
+                c->tiles = gemm_tiles_of(&d);
+            }
+        }
+    int n;
+    const gemm_config *list = gemm_sweep_configs(GEMM_F64, &n);
+    for (int i = 0; i < n && i < 3; i++) {
+        gemm_case *c = &cases[count++];
+        memset(c, 0, sizeof *c);
+        c->type = PTXKIT_FLOAT64;
+        c->op_a = c->op_b = PTXKIT_GEMM_N;
+        c->m = 256, c->n = 384, c->k = 136, c->alpha = 1, c->beta = 0;
+        c->tiles = gemm_tiles_of(&list[i]);
+    }
+    int failures = run_cases(cases, count);
+    gemm_set_f64_simt(false);
+    assert_int_equal(failures, 0);
+}
+
 /* Split-K forced and by shape, with beta read and not. */
 static void test_gemm_split_k(void **state) {
     (void)state;
@@ -595,7 +638,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
         cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
-        cmocka_unit_test(test_gemm_split_k),
+        cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
         cmocka_unit_test(test_gemm_ladder),
     };

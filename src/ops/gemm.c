@@ -68,9 +68,14 @@ static bool transposed_copies_fit(int threads, int cols, int bk) {
 
 static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* float64 on the CUDA cores everywhere (gemm_set_f64_simt): 0 no. */
+static atomic_int f64_simt = 0;
+
+void gemm_set_f64_simt(bool on) { atomic_store(&f64_simt, on ? 1 : 0); }
+
 gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info) {
     if (type != PTXKIT_FLOAT64) return GEMM_F32;
-    return info && info->cc_major >= 8 ? GEMM_F64_TC : GEMM_F64;
+    return info && info->cc_major >= 8 && !atomic_load(&f64_simt) ? GEMM_F64_TC : GEMM_F64;
 }
 
 /* gemm_dmma.cu's tile_loader: a rows x cols tile, cols contiguous, vec

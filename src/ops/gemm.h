@@ -35,6 +35,11 @@ typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9 } gemm_kind
  * without FP64 mma). */
 gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info);
 
+/* Test switch: true runs float64 on the CUDA cores (gemm.cu) on every
+ * GPU, as before sm_80, so that path stays tested on newer ones; false
+ * (the default) the tensor cores where there are FP64 mma. Process-wide. */
+void gemm_set_f64_simt(bool on);
+
 /* The shape classes that get tuning buckets of their own: the tuning
  * database keys a GEMM by "<type>.<class>" and floor(log2(m * n * k)). */
 typedef enum gemm_class { GEMM_SQUARE = 0, GEMM_SMALL_M, GEMM_SMALL_N, GEMM_SMALL_K } gemm_class;
