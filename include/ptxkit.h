@@ -433,13 +433,16 @@ typedef enum ptxkit_gemm_op {
 /* "n", "t"; NULL for a value out of range. */
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
 
-/* A tile configuration of the GEMM kernel (cu_sources/gemm.cu): a block of
- * (bm / tm) x (bn / tn) threads computes a bm x bn tile of C, k in steps of
- * bk through a ring of `stages` shared-memory buffers fed by cp.async; each
- * thread holds a tm x tn tile of C in registers; the block's warps are
- * warps_m along M. split_k cuts K into that many slices, computed by
- * separate blocks and summed by a second kernel (0: chosen by shape, 1:
- * none). Zero-initialize for the tuned or built-in configuration. */
+/* A tile configuration of the GEMM kernels (cu_sources/gemm.cu, and
+ * gemm_dmma.cu for float64 from sm_80 on): a block of (bm / tm) x (bn / tn)
+ * threads computes a bm x bn tile of C, k in steps of bk through a ring of
+ * `stages` shared-memory buffers fed by cp.async; each thread holds tm x tn
+ * elements of C in registers; the block's warps are warps_m along M.
+ * split_k cuts K into that many slices, computed by separate blocks and
+ * summed by a second kernel (0: chosen by shape, 1: none). On the FP64
+ * tensor cores a warp's tile is (8 tm) x (4 tn), mma tiles of 16 x 8, so
+ * warps_m = bm / (8 tm); tm even, tn a multiple of 4, tm x tn <= 64.
+ * Zero-initialize for the tuned or built-in configuration. */
 typedef struct ptxkit_gemm_tiles {
     int bm, bn, bk;
     int tm, tn;
@@ -459,18 +462,21 @@ typedef struct ptxkit_gemm_tiles {
  * or alpha == 0 reads neither A nor B (C = beta * C). beta == 0 never reads
  * C, so C may hold NaNs. C must not overlap A or B (INVALID_ARGUMENT).
  *
- * FMA on the CUDA cores, no tensor cores: results compare with cuBLAS in
- * its pedantic FP32 mode. Each element of C is one sequential chain of
- * fused multiply-adds over k (in k order), except with split-K, where the
- * slices' chains are added in slice order; so |C - exact| <= (k + 2) * u *
- * (|alpha| * sum_k |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or
- * 2^-53 (float64). Results do not change from run to run.
+ * float32 (and float64 before sm_80): FMA on the CUDA cores, no tensor
+ * cores, so results compare with cuBLAS in its pedantic FP32 mode; each
+ * element of C is one sequential chain of fused multiply-adds over k (in k
+ * order). float64 from sm_80 on: the FP64 tensor cores (mma.sync f64,
+ * round to nearest, which cublasDgemm uses even in pedantic mode), summing
+ * over k in a fixed order that is not k order. With split-K the slices'
+ * sums are added in slice order. So |C - exact| <= (k + 2) * u * (|alpha| *
+ * sum_k |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or 2^-53
+ * (float64). Results do not change from run to run.
  *
  * tiles: NULL or all zero for the tuned configuration (`ptxkit tune gemm`)
  * of the call's type and shape class (small m, small n, small k or none,
  * a side being small below 256) at the size bucket floor(log2(m n k)),
  * else the built-in one; else a whole configuration (bm .. stages all set;
- * split_k optional), INVALID_ARGUMENT when gemm.cu cannot run it. JIT only:
+ * split_k optional), INVALID_ARGUMENT when the kernel cannot run it. JIT only:
  * NO_NVRTC where NVRTC is missing and the kernel is not in the disk cache.
  * Split-K uses per-context scratch: calls on different streams stay
  * correct, ordered through it. */

@@ -8,30 +8,41 @@
 #include "test_util.h"
 #include "tune/gemm_problem.h"
 
-static bool legal(int elem, gemm_config c) {
+static bool legal(int kind, gemm_config c) {
     char why[256];
-    return gemm_config_check(elem, &c, NULL, why, sizeof why);
+    return gemm_config_check(kind, &c, NULL, why, sizeof why);
 }
 
 /* Every built-in and sweep configuration is legal; its derived warp tile
  * holds 32 thread tiles. */
 static void test_builtin_configs(void **state) {
     (void)state;
-    for (int t = 0; t < 2; t++) {
-        ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
-        int elem = t ? 8 : 4, n;
-        const gemm_config *list = gemm_sweep_configs(type, &n);
+    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC};
+    for (int t = 0; t < 3; t++) {
+        gemm_kind kind = kinds[t];
+        int n;
+        const gemm_config *list = gemm_sweep_configs(kind, &n);
         assert_true(n > 0);
         for (int i = 0; i < n; i++) {
             gemm_shape sh;
             char why[256];
-            assert_true(gemm_config_check(elem, &list[i], &sh, why, sizeof why));
+            assert_true(gemm_config_check(kind, &list[i], &sh, why, sizeof why));
             assert_int_equal(sh.lanes_m * sh.lanes_n, 32);
             assert_int_equal(sh.threads, sh.warps * 32);
-            assert_true(gemm_min_blocks(elem, &list[i], NULL) >= 1);
+            assert_true(gemm_min_blocks(kind, &list[i], NULL) >= 1);
+            /* every one fits an H100's 227 KB of shared memory per block */
+            assert_true(gemm_shared_bytes_max(kind, &list[i]) <= 227 * 1024);
         }
-        for (int c = 0; c < GEMM_CLASS_COUNT; c++) assert_true(legal(elem, gemm_default_config(type, (gemm_class)c)));
+        for (int c = 0; c < GEMM_CLASS_COUNT; c++) assert_true(legal(kind, gemm_default_config(kind, (gemm_class)c)));
     }
+    /* which kernel a type gets: FP64 mma from sm_80 on */
+    ptxkit_device_info info = {0};
+    info.cc_major = 9;
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info), GEMM_F64_TC);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info), GEMM_F32);
+    info.cc_major = 7;
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info), GEMM_F64);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, NULL), GEMM_F64);
 }
 
 static void test_illegal_configs(void **state) {
@@ -65,6 +76,41 @@ static void test_illegal_configs(void **state) {
     assert_true(legal(4, c));
     c = (gemm_config){16, 256, 8, 4, 4, 1, 2, 0}; /* 256 threads, 32 lines per pass: more than 16 rows of A */
     assert_false(legal(4, c));
+}
+
+/* The tensor-core kernel's rules: a lane holds WM / 8 x WN / 4 of C. */
+static void test_tensor_core_configs(void **state) {
+    (void)state;
+    gemm_config good = {128, 128, 16, 8, 8, 2, 3, 0}; /* 8 warps of 64 x 32 */
+    assert_true(legal(GEMM_F64_TC, good));
+    gemm_shape sh;
+    char why[256];
+    assert_true(gemm_config_check(GEMM_F64_TC, &good, &sh, why, sizeof why));
+    assert_true(sh.threads == 256 && sh.wm == 64 && sh.wn == 32 && sh.lanes_m == 8 && sh.lanes_n == 4);
+    gemm_config c = good;
+    c.warps_m = 4; /* warp tile 32 x 64: not 8 x 4 lanes of 8 x 8 */
+    assert_false(legal(GEMM_F64_TC, c));
+    assert_true(legal(GEMM_F64, c)); /* while the SIMT kernel takes it */
+    c = good, c.tn = 2; /* mma tiles come in pairs of 8 columns */
+    assert_false(legal(GEMM_F64_TC, c));
+    c = good, c.tm = 3;
+    assert_false(legal(GEMM_F64_TC, c));
+    c = (gemm_config){128, 128, 16, 4, 16, 4, 3, 0}; /* 8 warps of 32 x 64 */
+    assert_true(legal(GEMM_F64_TC, c));
+    c = (gemm_config){256, 128, 16, 16, 8, 2, 3, 0}; /* 128 accumulators a lane: too many registers */
+    assert_false(legal(GEMM_F64_TC, c));
+    c = (gemm_config){256, 128, 16, 8, 8, 4, 3, 0}; /* 512 threads of about 240 registers */
+    assert_false(legal(GEMM_F64_TC, c));
+    c = good, c.bk = 12;
+    assert_false(legal(GEMM_F64_TC, c));
+    c = good, c.bm = 512;
+    assert_false(legal(GEMM_F64_TC, c));
+    c = good, c.stages = 9;
+    assert_false(legal(GEMM_F64_TC, c));
+    /* shared memory: 3 stages of A (128 rows of 16 + 2, or 16 of 128 + 4) and B */
+    assert_int_equal(gemm_shared_bytes(GEMM_F64_TC, &good, false, false), 3 * (128 * 18 + 16 * 132) * 8);
+    assert_int_equal(gemm_shared_bytes(GEMM_F64_TC, &good, true, true), 3 * (16 * 132 + 128 * 18) * 8);
+    assert_int_equal(gemm_shared_bytes_max(GEMM_F64_TC, &good), 3 * (128 * 18 + 128 * 18) * 8);
 }
 
 static void test_classes(void **state) {
@@ -144,6 +190,7 @@ static void test_no_context(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtin_configs), cmocka_unit_test(test_illegal_configs),
+        cmocka_unit_test(test_tensor_core_configs),
         cmocka_unit_test(test_classes),         cmocka_unit_test(test_split),
         cmocka_unit_test(test_tuner_shapes),    cmocka_unit_test(test_shared_bytes),
         cmocka_unit_test(test_no_context),

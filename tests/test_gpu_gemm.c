@@ -1,7 +1,9 @@
 /* GPU tests of the GEMM family: ptxkit_gemm (float32 and float64, every
  * op(A) x op(B), alpha/beta combinations, leading dimensions longer than a
  * row, aligned and not, the shapes 1x1x1, 17x33x65, 128x128x128,
- * 4097x4095x127, 64x4096x4096 and 1000x1x1000, forced split-K, every
+ * 4097x4095x127, 64x4096x4096 and 1000x1x1000, float64 with odd leading
+ * dimensions and k (on sm_80+ the tensor-core kernel), float64 forced onto
+ * the CUDA cores (the kernel of older GPUs), forced split-K, every
  * configuration of the benchmark's sweep, several streams at once, k == 0
  * and alpha == 0), its argument checks, and the ladder's steps.
  *
@@ -11,7 +13,8 @@
  * with u = 2^-24 (float32) or 2^-53 (float64): twice the first-order bound
  * ptxkit.h documents for a sequential chain of k fused multiply-adds and
  * the alpha/beta epilogue (and for split-K, whose slices' chains are added
- * in order). Where both terms are zero the result must be exactly zero.
+ * in order; float64 on the tensor cores sums in another fixed order, which
+ * the same bound covers). Where both terms are zero the result must be exactly zero.
  * The largest shapes are checked on sampled rows (their first and last,
  * and rows on both sides of tile boundaries), every other element of C
  * must be finite, and C's padding columns and a guard after it must be
@@ -312,6 +315,71 @@ static void test_gemm_shapes(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* float64 with leading dimensions of odd length (8-byte copies on the
+ * tensor-core path) and odd k, every layout, with a k longer than several
+ * k-tiles: the edges of every copy pattern. */
+static void test_gemm_f64_odd(void **state) {
+    (void)state;
+    static const size_t odd_shapes[][3] = {{129, 67, 301}, {16, 16, 5}, {200, 31, 3}};
+    gemm_case cases[3 * 4 * 2];
+    int count = 0;
+    for (int s = 0; s < 3; s++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int pad = 0; pad < 2; pad++) {
+                gemm_case *c = &cases[count++];
+                memset(c, 0, sizeof *c);
+                c->type = PTXKIT_FLOAT64;
+                c->op_a = ops & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                c->op_b = ops & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                c->m = odd_shapes[s][0], c->n = odd_shapes[s][1], c->k = odd_shapes[s][2];
+                c->alpha = -1.25, c->beta = pad ? 0.5 : 0;
+                c->pad_a = pad ? 1 : 2, c->pad_b = pad ? 3 : 0, c->pad_c = (size_t)pad;
+            }
+    assert_int_equal(run_cases(cases, count), 0);
+}
+
+/* float64 on the CUDA cores (the kernel of GPUs before sm_80), forced on
+ * this one: a few of the issue's shapes in every layout, split-K, and the
+ * first configurations of its sweep. */
+static void test_gemm_f64_simt(void **state) {
+    (void)state;
+    gemm_set_f64_simt(true);
+    ptxkit_context *ctx = test_gpu();
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &ctx->info), GEMM_F64);
+    static const size_t simt_shapes[][3] = {{17, 33, 65}, {128, 128, 128}, {1000, 1, 1000}, {33, 70, 517}};
+    gemm_case cases[4 * 4 + 3];
+    int count = 0;
+    for (int s = 0; s < 4; s++)
+        for (int ops = 0; ops < 4; ops++) {
+            gemm_case *c = &cases[count++];
+            memset(c, 0, sizeof *c);
+            c->type = PTXKIT_FLOAT64;
+            c->op_a = ops & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->op_b = ops & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->m = simt_shapes[s][0], c->n = simt_shapes[s][1], c->k = simt_shapes[s][2];
+            c->alpha = 1.5, c->beta = ops % 2 ? 0 : -0.5;
+            c->pad_a = (size_t)ops % 2, c->pad_c = (size_t)s % 2;
+            if (s == 3) { /* split-K forced */
+                gemm_config d = gemm_default_config(GEMM_F64, GEMM_SMALL_M);
+                d.split_k = 3;
+                c->tiles = gemm_tiles_of(&d);
+            }
+        }
+    int n;
+    const gemm_config *list = gemm_sweep_configs(GEMM_F64, &n);
+    for (int i = 0; i < n && i < 3; i++) {
+        gemm_case *c = &cases[count++];
+        memset(c, 0, sizeof *c);
+        c->type = PTXKIT_FLOAT64;
+        c->op_a = c->op_b = PTXKIT_GEMM_N;
+        c->m = 256, c->n = 384, c->k = 136, c->alpha = 1, c->beta = 0;
+        c->tiles = gemm_tiles_of(&list[i]);
+    }
+    int failures = run_cases(cases, count);
+    gemm_set_f64_simt(false);
+    assert_int_equal(failures, 0);
+}
+
 /* Split-K forced and by shape, with beta read and not. */
 static void test_gemm_split_k(void **state) {
     (void)state;
@@ -332,7 +400,7 @@ static void test_gemm_split_k(void **state) {
                 c->beta = p % 2 ? 0.0 : 1.25;
                 c->pad_a = (size_t)p;
                 if (splits[p]) {
-                    gemm_config d = gemm_default_config(c->type, GEMM_SMALL_M);
+                    gemm_config d = gemm_default_config(gemm_kind_of(c->type, &test_gpu()->info), GEMM_SMALL_M);
                     d.split_k = splits[p];
                     c->tiles = gemm_tiles_of(&d);
                 }
@@ -349,7 +417,7 @@ static void test_gemm_configs(void **state) {
     for (int t = 0; t < 2; t++) {
         ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
         int n;
-        const gemm_config *list = gemm_sweep_configs(type, &n);
+        const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &test_gpu()->info), &n);
         if (small_only && n > 3) n = 3; /* under a sanitizer: the first few */
         for (int i = 0; i < n && count + 2 <= 2 * 64; i++)
             for (int v = 0; v < 2; v++) {
@@ -491,6 +559,20 @@ static void test_gemm_arguments(void **state) {
     assert_ok(ctx, ptxkit_gemm_config_get(ctx, F, 64, 4096, 4096, &used, &tuned));
     assert_true(used.bm > 0 && used.split_k >= 1 && (tuned == 0 || tuned == 1));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config_get(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
+    /* float64 from sm_80 on runs the tensor-core kernel: its configurations */
+    gemm_kind f64 = gemm_kind_of(PTXKIT_FLOAT64, &ctx->info);
+    assert_int_equal(f64, ctx->info.cc_major >= 8 ? GEMM_F64_TC : GEMM_F64);
+    assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT64, 4096, 4096, 4096, &used, &tuned));
+    gemm_config want = gemm_default_config(f64, GEMM_SQUARE), got = gemm_config_of(&used);
+    char why[256];
+    assert_true(gemm_config_check(f64, &got, NULL, why, sizeof why));
+    if (!tuned) assert_true(got.bm == want.bm && got.bn == want.bn && got.tm == want.tm && got.tn == want.tn);
+    if (f64 == GEMM_F64_TC) {
+        /* a lane tile the mma layout cannot hold (tn not a multiple of 4) */
+        ptxkit_gemm_tiles bad = {64, 128, 8, 8, 2, 1, 3, 0, {0}};
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(ctx, PTXKIT_FLOAT64, N, N, 8, 8, 8, 1.0, a, 8, b, 8,
+                                                                 0.0, c, 8, &bad, NULL));
+    }
     ptxkit_free(ctx, buf);
 }
 
@@ -555,7 +637,8 @@ int main(void) {
     rng = test_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
-        cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_split_k),
+        cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
+        cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
         cmocka_unit_test(test_gemm_ladder),
     };

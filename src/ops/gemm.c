@@ -1,6 +1,7 @@
-/* gemm: C = alpha * op(A) * op(B) + beta * C (cu_sources/gemm.cu), float32
- * and float64 on the CUDA cores; configurations, argument checks, the
- * split-K scratch and the launch. */
+/* gemm: C = alpha * op(A) * op(B) + beta * C: float32 (and float64 before
+ * sm_80) on the CUDA cores (cu_sources/gemm.cu), float64 from sm_80 on the
+ * FP64 tensor cores (cu_sources/gemm_dmma.cu); configurations, argument
+ * checks, the split-K scratch and the launch. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -68,7 +69,19 @@ static bool transposed_copies_fit(int threads, int cols, int bk) {
 
 static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-bool gemm_config_check(int elem, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
+/* float64 on the CUDA cores everywhere (gemm_set_f64_simt): 0 no. */
+static atomic_int f64_simt = 0;
+
+void gemm_set_f64_simt(bool on) { atomic_store(&f64_simt, on ? 1 : 0); }
+
+gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info) {
+    if (type != PTXKIT_FLOAT64) return GEMM_F32;
+    return info && info->cc_major >= 8 && !atomic_load(&f64_simt) ? GEMM_F64_TC : GEMM_F64;
+}
+
+bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
+    if (kind == GEMM_F64_TC) return gemm_dmma_config_check(c, shape, why, why_size);
+    const int elem = kind;
     const int v = 16 / elem;
     if (elem != 4 && elem != 8) return snprintf(why, why_size, "elements of %d bytes", elem), false;
     if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 8 || c->bn < 8 || c->bm > 512 || c->bn > 512)
@@ -117,10 +130,25 @@ bool gemm_config_check(int elem, const gemm_config *c, gemm_shape *shape, char *
     return true;
 }
 
-size_t gemm_shared_bytes(int elem, const gemm_config *c, bool trans_a, bool trans_b) {
-    int v = 16 / elem;
+size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b) {
+    if (kind == GEMM_F64_TC) {
+        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4) */
+        size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
+        size_t a = trans_a ? bk * (bm + 4) : bm * (bk + 2), b = trans_b ? bn * (bk + 2) : bk * (bn + 4);
+        return (size_t)c->stages * (a + b) * 8;
+    }
+    int elem = kind, v = 16 / elem;
     size_t row_a = (size_t)c->bm + (trans_a ? 0 : (size_t)v), row_b = (size_t)c->bn + (trans_b ? (size_t)v : 0);
     return (size_t)c->stages * (size_t)c->bk * (row_a + row_b) * (size_t)elem;
+}
+
+size_t gemm_shared_bytes_max(int kind, const gemm_config *c) {
+    size_t most = 0;
+    for (int l = 0; l < 4; l++) {
+        size_t s = gemm_shared_bytes(kind, c, l & 2, l & 1);
+        if (s > most) most = s;
+    }
+    return most;
 }
 
 /* Registers a thread needs: its tile of C, two k-steps of fragments, and
@@ -131,16 +159,16 @@ static int registers_estimate(int elem, const gemm_config *c) {
     return words * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 28;
 }
 
-int gemm_min_blocks(int elem, const gemm_config *c, const ptxkit_device_info *info) {
+int gemm_min_blocks(int kind, const gemm_config *c, const ptxkit_device_info *info) {
     int threads = (c->bm / c->tm) * (c->bn / c->tn);
-    int regs = (registers_estimate(elem, c) + 7) / 8 * 8;
+    int regs = ((kind == GEMM_F64_TC ? gemm_dmma_registers(c) : registers_estimate(kind, c)) + 7) / 8 * 8;
     int regs_sm = info && info->regs_per_sm > 0 ? info->regs_per_sm : 65536;
     int threads_sm = info && info->max_threads_per_sm > 0 ? info->max_threads_per_sm : 2048;
     int blocks = regs_sm / (threads * regs);
     if (blocks > threads_sm / threads) blocks = threads_sm / threads;
-    size_t shared = gemm_shared_bytes(elem, c, false, false), shared_sm = info && info->shared_per_sm > 0
-                                                                              ? (size_t)info->shared_per_sm
-                                                                              : 228 * 1024;
+    /* (gemm.cu's: the layout of neither operand transposed, as always) */
+    size_t shared = kind == GEMM_F64_TC ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
+    size_t shared_sm = info && info->shared_per_sm > 0 ? (size_t)info->shared_per_sm : 228 * 1024;
     /* the driver reserves 1 KB of shared memory per block */
     size_t by_shared = shared_sm / (shared + 1024);
     if ((size_t)blocks > by_shared) blocks = (int)by_shared;
@@ -149,8 +177,18 @@ int gemm_min_blocks(int elem, const gemm_config *c, const ptxkit_device_info *in
 
 /* Built-in configurations, per type and shape class (the tuner's starting
  * points), from the sweeps on an H100 (BENCHMARKS.md, "GEMM"). */
-gemm_config gemm_default_config(ptxkit_dtype type, gemm_class c) {
-    if (type == PTXKIT_FLOAT64) {
+gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
+    if (kind == GEMM_F64_TC) {
+        switch (c) {
+        /* 4 warps of 32 x 32 */
+        case GEMM_SMALL_M:
+        case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        /* 8 warps of 64 x 32: 45-47 TFLOP/s at 2048^3 to 8192^3 on an H100,
+         * 74-77% of cublasDgemm (BENCHMARKS.md, "FP64 on the tensor cores") */
+        default: return (gemm_config){128, 128, 16, 8, 8, 2, 4, 0};
+        }
+    }
+    if (kind == GEMM_F64) {
         switch (c) {
         case GEMM_SMALL_M:
         case GEMM_SMALL_N: return (gemm_config){64, 64, 8, 4, 8, 2, 4, 0};
@@ -185,8 +223,23 @@ static const gemm_config sweep_f64[] = {
     {64, 64, 8, 4, 8, 2, 4, 0},   {64, 128, 8, 4, 8, 2, 4, 0},  {128, 64, 8, 8, 8, 2, 3, 0},
 };
 
-const gemm_config *gemm_sweep_configs(ptxkit_dtype type, int *count) {
-    if (type == PTXKIT_FLOAT64) {
+/* Tensor cores: warp tiles of 64 x 32 or 32 x 64 doubles (4 x 4 or 2 x 8
+ * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
+ * smaller ones for skinny shapes; the default first (the sanitizer runs
+ * take the first three). */
+static const gemm_config sweep_f64_tc[] = {
+    {128, 128, 16, 8, 8, 2, 4, 0}, {128, 128, 32, 8, 8, 2, 3, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
+    {128, 128, 16, 8, 8, 2, 3, 0}, {128, 128, 32, 4, 16, 4, 3, 0}, {128, 128, 16, 4, 16, 4, 4, 0},
+    {64, 128, 16, 8, 8, 1, 4, 0},  {128, 64, 16, 8, 8, 2, 3, 0},   {128, 128, 8, 8, 8, 2, 4, 0},
+    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},
+};
+
+const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
+    if (kind == GEMM_F64_TC) {
+        *count = (int)(sizeof sweep_f64_tc / sizeof sweep_f64_tc[0]);
+        return sweep_f64_tc;
+    }
+    if (kind == GEMM_F64) {
         *count = (int)(sizeof sweep_f64 / sizeof sweep_f64[0]);
         return sweep_f64;
     }
@@ -399,6 +452,8 @@ void gemm_set_cross_prefetch(int on) { atomic_store(&cross_prefetch, on < 0 ? -1
  * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors). */
 static ptxkit_status main_kernel(ptxkit_context *ctx, ptxkit_dtype type, const gemm_config *c, const gemm_shape *sh,
                                  bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial, CUfunction *fn) {
+    if (gemm_kind_of(type, &ctx->info) == GEMM_F64_TC)
+        return gemm_dmma_kernel(ctx, c, sh, trans_a, trans_b, vec_a, vec_b, partial, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
     kernel_spec spec = {.family = "gemm", .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_f64" : "ptxkit_gemm_f32"};
     define_scratch scratch = {0};
@@ -442,11 +497,11 @@ static ptxkit_status splitk_kernel(ptxkit_context *ctx, ptxkit_dtype type, CUfun
 }
 
 /* A configuration this device can run: its rules, then shared memory. */
-static ptxkit_status check_config(ptxkit_context *ctx, int elem, const gemm_config *c, gemm_shape *sh) {
+static ptxkit_status check_config(ptxkit_context *ctx, int kind, const gemm_config *c, gemm_shape *sh) {
     char why[256];
-    if (!gemm_config_check(elem, c, sh, why, sizeof why))
+    if (!gemm_config_check(kind, c, sh, why, sizeof why))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s", why);
-    size_t shared = gemm_shared_bytes(elem, c, false, true); /* the larger padding: both operands transposed in */
+    size_t shared = gemm_shared_bytes_max(kind, c);
     size_t limit = ctx->info.shared_per_block_optin > 0 ? (size_t)ctx->info.shared_per_block_optin : 48 * 1024;
     if (shared > limit)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
@@ -478,7 +533,7 @@ static bool config_from_entry(const tune_db_entry *e, gemm_config *c) {
 ptxkit_status gemm_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
                            const ptxkit_gemm_tiles *tiles, gemm_config *out, bool *tuned) {
     if (tuned) *tuned = false;
-    int elem = (int)ptxkit_dtype_size(type);
+    int kind = gemm_kind_of(type, &ctx->info);
     if (tiles && !RESERVED_ZERO(tiles))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: reserved tile fields are set");
     if (!tiles_zero(tiles)) {
@@ -488,13 +543,14 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t m, siz
                                 "ptxkit_gemm: tiles are given whole (bm, bn, bk, tm, tn, warps_m, stages) or not at "
                                 "all (only split_k may be 0)");
         char why[256];
-        if (!gemm_config_check(elem, &c, NULL, why, sizeof why))
-            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s", why);
+        if (!gemm_config_check(kind, &c, NULL, why, sizeof why))
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s%s", why,
+                                kind == GEMM_F64_TC ? " (float64 on the tensor cores)" : "");
         *out = c;
         return PTXKIT_SUCCESS;
     }
     gemm_class cls = gemm_class_of(m, n, k);
-    *out = gemm_default_config(type, cls);
+    *out = gemm_default_config((gemm_kind)kind, cls);
     size_t volume;
     if (!mul_size(m, n, &volume) || !mul_size(volume, k ? k : 1, &volume)) volume = SIZE_MAX;
     char variant[40];
@@ -504,7 +560,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t m, siz
     char why[256];
     /* A database entry is data from disk: used only when it is a configuration. */
     if (volume && tune_lookup_params(ctx, "gemm", variant, volume, &e) && config_from_entry(&e, &c) &&
-        gemm_config_check(elem, &c, NULL, why, sizeof why)) {
+        gemm_config_check(kind, &c, NULL, why, sizeof why)) {
         *out = c;
         if (tuned) *tuned = true;
     }
@@ -538,7 +594,7 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     ptxkit_status st = gemm_resolve(ctx, type, 4096, 4096, 4096, tiles, &c, NULL);
     if (st != PTXKIT_SUCCESS) return st;
     gemm_shape sh;
-    if ((st = check_config(ctx, (int)ptxkit_dtype_size(type), &c, &sh)) != PTXKIT_SUCCESS) return st;
+    if ((st = check_config(ctx, gemm_kind_of(type, &ctx->info), &c, &sh)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
@@ -563,8 +619,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     gemm_config cfg;
     if ((st = gemm_resolve(ctx, type, m, n, k, tiles, &cfg, NULL)) != PTXKIT_SUCCESS) return st;
     gemm_shape sh;
-    const int elem = (int)g.elem;
-    if ((st = check_config(ctx, elem, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
+    const int elem = (int)g.elem, kind = gemm_kind_of(type, &ctx->info);
+    if ((st = check_config(ctx, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
     if (m == 0 || n == 0) return PTXKIT_SUCCESS;
     /* k == 0 or alpha == 0: C = beta * C, A and B never read (the kernel
      * runs with no k-tiles) */
@@ -599,7 +655,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     void *palpha = type == PTXKIT_FLOAT64 ? (void *)&alpha : (void *)&alpha32;
     void *pbeta = type == PTXKIT_FLOAT64 ? (void *)&beta : (void *)&beta32;
     unsigned flags = (beta != 0 ? 1u : 0u) | (vector_ok(c, ldc, g.elem) ? 2u : 0u);
-    unsigned shared = (unsigned)gemm_shared_bytes(elem, &cfg, g.trans_a, g.trans_b);
+    unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
     unsigned grid = (unsigned)(tiles_m * tiles_n);
     if (split > 1) {
         gemm_state *s = context_state(ctx, &gemm_state_ops);

@@ -8,10 +8,13 @@
 
 #include "runtime/runtime.h"
 
-/* A tile configuration of cu_sources/gemm.cu: ptxkit_gemm_tiles without
- * its reserved fields. The warp tile follows: (bm / tm) x (bn / tn) threads
- * in warps of 32, warps_m of them along M, so WM = bm / warps_m and WN = bn
- * / (warps / warps_m); a warp's 32 lanes then tile WM x WN with tm x tn. */
+/* A tile configuration of cu_sources/gemm.cu and gemm_dmma.cu:
+ * ptxkit_gemm_tiles without its reserved fields. The warp tile follows:
+ * (bm / tm) x (bn / tn) threads in warps of 32, warps_m of them along M, so
+ * WM = bm / warps_m and WN = bn / (warps / warps_m); a warp's 32 lanes then
+ * tile WM x WN with tm x tn. On the tensor cores (GEMM_F64_TC) tm x tn is
+ * the same count, the part of C a lane holds: WM / 8 rows by WN / 4
+ * columns, WM / 16 x WN / 8 mma tiles of 16 x 8 per warp. */
 typedef struct gemm_config {
     int bm, bn, bk, tm, tn, warps_m, stages, split_k;
 } gemm_config;
@@ -22,6 +25,20 @@ enum {
     GEMM_CLASS_COUNT = 4,
     GEMM_LADDER_STEPS = 7,
 };
+
+/* Which kernel a configuration is for: the values 4 and 8 are the element
+ * sizes of gemm.cu's float32 and float64 (CUDA cores); GEMM_F64_TC is
+ * gemm_dmma.cu, float64 on the FP64 tensor cores (sm_80+). */
+typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9 } gemm_kind;
+
+/* The kernel ptxkit_gemm runs for a type on a device (info NULL: one
+ * without FP64 mma). */
+gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info);
+
+/* Test switch: true runs float64 on the CUDA cores (gemm.cu) on every
+ * GPU, as before sm_80, so that path stays tested on newer ones; false
+ * (the default) the tensor cores where there are FP64 mma. Process-wide. */
+void gemm_set_f64_simt(bool on);
 
 /* The shape classes that get tuning buckets of their own: the tuning
  * database keys a GEMM by "<type>.<class>" and floor(log2(m * n * k)). */
@@ -37,25 +54,28 @@ typedef struct gemm_shape {
     int threads, warps, wm, wn, lanes_m, lanes_n;
 } gemm_shape;
 
-/* Whether c is a configuration gemm.cu compiles for elements of elem bytes
- * (4 or 8), whatever the operands' layouts and alignment: every rule of its
- * static_asserts and loaders. False with a reason. split_k is checked
- * against 0..GEMM_MAX_SPLIT_K. */
-bool gemm_config_check(int elem, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size);
+/* Whether c is a configuration the kind's kernel compiles (kind: a
+ * gemm_kind, or 4 / 8 for gemm.cu's element size), whatever the operands'
+ * layouts and alignment: every rule of its static_asserts and loaders.
+ * False with a reason. split_k is checked against 0..GEMM_MAX_SPLIT_K. */
+bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size);
 
 /* Dynamic shared memory of a launch: the STAGES-deep ring of both tiles. */
-size_t gemm_shared_bytes(int elem, const gemm_config *c, bool trans_a, bool trans_b);
+size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b);
+
+/* The most shared memory a configuration takes over the operand layouts. */
+size_t gemm_shared_bytes_max(int kind, const gemm_config *c);
 
 /* Blocks per SM asked of __launch_bounds__: what the registers a thread's
  * tile needs (an estimate) and the shared memory allow, at least 1. */
-int gemm_min_blocks(int elem, const gemm_config *c, const ptxkit_device_info *info);
+int gemm_min_blocks(int kind, const gemm_config *c, const ptxkit_device_info *info);
 
 /* The built-in configuration for a shape class (split_k 0: by shape). */
-gemm_config gemm_default_config(ptxkit_dtype type, gemm_class c);
+gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
 
 /* The candidate configurations of `ptxkit bench gemm --tiles sweep` for a
- * type (the tests run each of them). */
-const gemm_config *gemm_sweep_configs(ptxkit_dtype type, int *count);
+ * kind (the tests run each of them). */
+const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
 
 /* K slices for a shape when c->split_k is 0: enough blocks for two per SM
  * where the tiles alone leave SMs idle, each slice at least 64 k and four
@@ -87,6 +107,19 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
  * previous tile's last k-step (gemm.cu's default), -1 the default again.
  * Process-wide; kernels compiled before keep theirs. */
 void gemm_set_cross_prefetch(int on);
+
+/* Experiment switch for the benchmark: the k depth of the tensor-core
+ * kernel's mma (4, 8 or 16; capped by the k-tile), 0 its default (4). The
+ * deeper ones need more registers, so fewer configurations pass
+ * gemm_config_check while it is set. Process-wide; kernels compiled before
+ * keep theirs. */
+void gemm_set_mma_k(int k);
+
+/* The tensor-core kernel's rules, register estimate and kernel (gemm_dmma.c). */
+bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, size_t why_size);
+int gemm_dmma_registers(const gemm_config *c);
+ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_config *c, const gemm_shape *sh, bool trans_a,
+                               bool trans_b, bool vec_a, bool vec_b, bool partial, CUfunction *fn);
 
 /* Tiles from a configuration, and back. */
 ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c);

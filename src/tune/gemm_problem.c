@@ -67,9 +67,9 @@ static bool gemm_legal(const tune_problem *pr, const tune_point *p, size_t n, ch
     (void)n;
     const gemm_impl *g = pr->impl;
     gemm_config c = config_of_point(p);
-    int elem = (int)ptxkit_dtype_size(g->type);
-    if (!gemm_config_check(elem, &c, NULL, why, why_size)) return false;
-    size_t shared = gemm_shared_bytes(elem, &c, false, true);
+    int kind = gemm_kind_of(g->type, &pr->ctx->info);
+    if (!gemm_config_check(kind, &c, NULL, why, why_size)) return false;
+    size_t shared = gemm_shared_bytes_max(kind, &c);
     int limit = pr->ctx->info.shared_per_block_optin > 0 ? pr->ctx->info.shared_per_block_optin : 48 * 1024;
     if (shared > (size_t)limit) {
         snprintf(why, why_size, "%zu bytes of shared memory exceed the block limit of %d", shared, limit);
@@ -252,9 +252,12 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     snprintf(pr->family, sizeof pr->family, "gemm");
     snprintf(pr->variant, sizeof pr->variant, "%s.%s", ptxkit_dtype_name(type), gemm_class_name(cls));
     bool f64 = type == PTXKIT_FLOAT64;
+    gemm_kind kind = gemm_kind_of(type, &ctx->info);
+    /* on the tensor cores tm x tn is a lane's part of C (gemm.h), tn whole 4s */
+    bool tc = kind == GEMM_F64_TC;
     const long long values[P_COUNT][8] = {
         {32, 64, 128, 256},   {32, 64, 128, 256},   {8, 16, 32}, {f64 ? 2 : 4, f64 ? 4 : 8, f64 ? 8 : 16},
-        {f64 ? 2 : 4, f64 ? 4 : 8, f64 ? 8 : 16}, {1, 2, 4, 8}, {2, 3, 4, 5}, {0, 1, 2, 4, 8, 16},
+        {tc ? 4 : f64 ? 2 : 4, tc ? 8 : f64 ? 4 : 8, tc ? 16 : f64 ? 8 : 16}, {1, 2, 4, 8}, {2, 3, 4, 5}, {0, 1, 2, 4, 8, 16},
     };
     const int counts[P_COUNT] = {4, 4, 3, 3, 3, 4, 4, 6};
     pr->param_count = P_COUNT;
@@ -266,7 +269,7 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     /* The grid: the tile shapes (block, thread, warp layout); then descents
      * over k-depth, stages and split-K. */
     pr->primary[P_BM] = pr->primary[P_BN] = pr->primary[P_TM] = pr->primary[P_TN] = pr->primary[P_WARPS_M] = true;
-    gemm_config d = gemm_default_config(type, cls);
+    gemm_config d = gemm_default_config(kind, cls);
     const int dv[P_COUNT] = {d.bm, d.bn, d.bk, d.tm, d.tn, d.warps_m, d.stages, d.split_k};
     for (int i = 0; i < P_COUNT; i++) pr->defaults.v[i] = pr->start.v[i] = dv[i];
     return PTXKIT_SUCCESS;

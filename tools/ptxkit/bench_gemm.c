@@ -25,6 +25,7 @@ typedef struct gemm_bench {
     int tile_count;
     bool sweep; /* also gemm_sweep_configs of each type */
     bool compare, check, pedantic_f64, no_cross_prefetch;
+    int mma_k; /* 0: the tensor-core kernel's default */
 } gemm_bench;
 
 static const char *const op_names[MAX_OPS + 1] = {"nn", "nt", "tn", "tt", NULL};
@@ -32,22 +33,25 @@ static const char *const op_names[MAX_OPS + 1] = {"nn", "nt", "tn", "tt", NULL};
 static const char gemm_usage[] =
     "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
     "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
-    "                         [--no-cross-prefetch] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
-    "                         [--device N]\n";
+    "                         [--no-cross-prefetch] [--mma-k 4|8|16] [--csv|--json] [--json FILE] [--csv FILE]\n"
+    "                         [--md FILE] [--device N]\n";
 
 static const char gemm_help[] =
     "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
     "C = A B with beta 0, A, B and C dense, row-major and 16-byte aligned, inputs uniform in [-1, 1), and\n"
-    "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 and 64 FP64 lanes on\n"
-    "sm_90); each row with the count of timed runs and the fastest and slowest. --compare also times cuBLAS\n"
-    "on the same buffers, in the same run: cublasSgemm in CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and\n"
-    "cublasDgemm in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
-    "libcublas.so, then the build's toolkit's lib64/libcublas.so (without it the columns say so);\n"
-    "pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
+    "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 lanes on sm_90; float64\n"
+    "runs on the FP64 tensor cores from sm_80 on, and its peak is theirs there, 128 lanes' worth on sm_90\n"
+    "and 64 on sm_80, twice the CUDA cores'); each row with the count of timed runs and the fastest and\n"
+    "slowest. --compare also times cuBLAS on the same buffers, in the same run: cublasSgemm in\n"
+    "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm in the default math mode, through dlopen\n"
+    "of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12, libcublas.so, then the build's toolkit's\n"
+    "lib64/libcublas.so (without it the columns say so); pct_cublas is cuBLAS's time over ptxkit's in\n"
+    "percent.\n"
     "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
     "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
     "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
-    "tile's last k-step.\n"
+    "tile's last k-step. --mma-k is another: the k depth of the float64 tensor-core kernel's mma (default\n"
+    "4: mma.m16n8k4 on sm_90; 8 and 16 need more registers, which only smaller tiles leave).\n"
     "  --types LIST   float32, float64 (default both)\n"
     "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
     "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
@@ -103,12 +107,12 @@ static bool parse_tiles(const char *text, void *value, char *why, size_t why_siz
 }
 
 /* The configurations timed for a type: the listed ones, then the sweep's. */
-static int tiles_for(const gemm_bench *b, ptxkit_dtype type, ptxkit_gemm_tiles *out) {
+static int tiles_for(const gemm_bench *b, gemm_kind kind, ptxkit_gemm_tiles *out) {
     int count = 0;
     for (int i = 0; i < b->tile_count; i++) out[count++] = b->tiles[i];
     if (b->sweep) {
         int n;
-        const gemm_config *list = gemm_sweep_configs(type, &n);
+        const gemm_config *list = gemm_sweep_configs(kind, &n);
         for (int i = 0; i < n && count < 2 * MAX_TILES; i++) out[count++] = gemm_tiles_of(&list[i]);
     }
     return count;
@@ -139,6 +143,7 @@ static int parse_args(int argc, char **argv, gemm_bench *b, cli_common *common) 
         {.name = "check", .kind = ARG_FLAG, .value = &b->check},
         {.name = "cublas-f64", .kind = ARG_CHOICE, .value = &cublas_f64, .names = f64_modes},
         {.name = "no-cross-prefetch", .kind = ARG_FLAG, .value = &b->no_cross_prefetch},
+        {.name = "mma-k", .kind = ARG_INT, .value = &b->mma_k, .lo = 4, .hi = 16},
         {0}};
     const arg_spec spec = {.command = "bench gemm", .usage = gemm_usage, .help = gemm_help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
@@ -196,9 +201,14 @@ int bench_gemm(int argc, char **argv) {
     gemm_bench b;
     int rc = parse_args(argc, argv, &b, &common);
     if (rc >= 0) return rc;
+    if (b.mma_k && b.mma_k != 4 && b.mma_k != 8 && b.mma_k != 16) {
+        fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4, 8 or 16\n");
+        return 2;
+    }
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
     if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
+    if (b.mma_k) gemm_set_mma_k(b.mma_k);
 
     char why[512] = "";
     cublas_lib *cublas = b.compare || b.check ? cublas_open(ctx, why, sizeof why) : NULL;
@@ -222,7 +232,7 @@ int bench_gemm(int argc, char **argv) {
 
     /* every kernel the run needs, compiled ahead in parallel */
     ptxkit_gemm_tiles list[2][2 * MAX_TILES];
-    int list_count[2] = {tiles_for(&b, PTXKIT_FLOAT32, list[0]), tiles_for(&b, PTXKIT_FLOAT64, list[1])};
+    int list_count[2] = {tiles_for(&b, GEMM_F32, list[0]), tiles_for(&b, gemm_kind_of(PTXKIT_FLOAT64, &ctx->info), list[1])};
     gemm_job *jobs = calloc((size_t)4 * MAX_OPS * (size_t)b.shape_count * MAX_TILES + 1, sizeof *jobs);
     int job_count = 0;
     for (int t = 0; jobs && st == PTXKIT_SUCCESS && t < 2; t++)
@@ -248,11 +258,12 @@ int bench_gemm(int argc, char **argv) {
     char title[768];
     snprintf(title, sizeof title,
              "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
-             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s)",
+             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s%s)",
              cli_device(ctx)->name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
-             b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "");
+             b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "",
+             b.mma_k == 8 ? "; float64 mma k 8" : b.mma_k == 16 ? "; float64 mma k 16" : "");
     const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
                              "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
                              "check",     STATS_COLUMNS};

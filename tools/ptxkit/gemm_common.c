@@ -12,10 +12,13 @@
 /* ---- peak ------------------------------------------------------------------ */
 
 /* FP32 and FP64 FMA lanes per SM by compute capability (CUDA C++
- * Programming Guide, "Arithmetic Instructions" throughput table). */
+ * Programming Guide, "Arithmetic Instructions" throughput table); FP64 on
+ * sm_90 and sm_80, where ptxkit_gemm runs it on the tensor cores, their
+ * rate: twice the CUDA cores' (67 and 19.5 TFLOP/s on an H100 SXM and an
+ * A100). */
 static int lanes_per_sm(int major, int minor, bool f64) {
-    if (major == 9) return f64 ? 64 : 128;                 /* Hopper */
-    if (major == 8 && minor == 0) return f64 ? 32 : 64;    /* A100 */
+    if (major == 9) return 128;                            /* Hopper (FP64: DMMA) */
+    if (major == 8 && minor == 0) return 64;               /* A100 (FP64: DMMA) */
     if (major == 8 || major >= 10) return f64 ? 2 : 128;   /* GA10x, Ada, Blackwell consumer parts */
     if (major == 7) return f64 ? (minor == 0 ? 32 : 2) : 64; /* V100 / Turing */
     return 0;

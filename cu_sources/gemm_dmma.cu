@@ -1,0 +1,462 @@
+// Production float64 GEMM on the FP64 tensor cores (DMMA, sm_80+):
+// C = alpha * op(A) * op(B) + beta * C, row-major with leading dimensions,
+// op(X) = X or X^T, storage as in gemm.cu (whose SIMT float64 kernel stays
+// for GPUs without FP64 mma).
+//
+// Structure: a block computes a BM x BN tile of C; its warps each own a
+// WM x WN warp tile of MT = WM / 16 by NT = WN / 8 mma tiles of 16 x 8,
+// the accumulators in registers. One k-step is MMA_K deep: on sm_90 one
+// mma.sync.m16n8k{4,8,16}.f64 per mma tile, before sm_90 the same product
+// as 2 * MMA_K / 4 mma.sync.m8n8k4 (the m16 shapes' fragments are two m8
+// ones stacked, so the registers are the same). Both operand tiles sit in
+// shared memory as they are stored (no transposing copies), in a ring of
+// STAGES buffers filled by cp.async (gemm_copy.cuh): 16-byte copies where
+// the host found the matrix aligned for them (VEC 2), else 8-byte ones,
+// zero-filled past M, N and K so that edges need no branch; while the block
+// computes on one k-tile the next STAGES - 1 are in flight. Fragments are
+// double-buffered in registers: each k-step's are read from shared memory
+// during the previous step's mma, a tile's first during the previous
+// tile's last step, right after the one barrier per tile (gemm.cu's cross
+// prefetch), so the tensor cores have queued work across it. MMA_K is 4 by
+// default: 8 and 16 hold two and four times the fragments, which beside 64
+// accumulators a lane spill (ptxas -v, sm_90).
+//
+// Fragment layout (PTX ISA, mma.m16n8k16 .f64; the k4 and k8 shapes are its
+// prefixes): lane (g, t) = (lane / 4, lane % 4) holds A[g + 8h][4j + t]
+// (a[2j + h]), B[4j + t][g] (b[j]) and C[g + 8h][2t + i] (c[2h + i]).
+// Which row of the block tile is an mma tile's row g + 8h is ours to choose
+// (the same for C): row 2g + h of its 16, so a lane's two rows are
+// neighbours; likewise mma tiles 2s and 2s + 1 of a warp's columns
+// interleave, column g of tile 2s + e being 2g + e of their 16. Then an
+// operand stored M- or N-contiguous (A transposed, B not) gives a lane
+// both of its values for one k as one 16-byte load, and a lane's part of C
+// is, per pair of mma tiles, 2 rows of 4 neighbouring columns (16-byte
+// stores). An operand stored K-contiguous (A not transposed, B transposed)
+// is read one double per fragment register.
+//
+// Bank conflicts: padding, not a swizzle, as it keeps cp.async's
+// destinations plain row offsets. M/N-contiguous rows have BM + 4 (BN + 4)
+// doubles: the 8 lanes of a 16-byte load phase, (g, t) for two g's and
+// four t's, read row t at unit 8s + g, and a row of (BM + 4) / 2 = 2 mod
+// 8 units puts them on 8 distinct units. K-contiguous rows have BK + 2
+// doubles: the 16 lanes of an 8-byte load phase read rows 2g + h (g 0..3)
+// at column t, and a row of BK + 2 = 2 mod 16 doubles puts rows 0, 2, 4, 6
+// 4 doubles apart, so the 16 addresses cover the 16 double-wide banks.
+//
+// Sums: each element of C is a fixed sequence of DMMA steps over k (exact
+// products, each accumulation rounded as an FMA), in the order the
+// hardware adds within one mma: the same every run, not k order.
+//
+// Blocks run in groups of GROUP_M tile rows (L2 reuse, as gemm.cu), and
+// blockIdx.z is the K slice; with GEMM_PARTIAL 1 slice z writes raw sums to
+// workspace slice z, which gemm.cu's ptxkit_gemm_splitk_f64 adds in order.
+//
+// Injected: TRANS_A, TRANS_B, VEC_A, VEC_B (elements per copy: 1 or 2), BM,
+// BN, BK, WM, WN, MMA_K (4, 8 or 16), STAGES, MIN_BLOCKS, GROUP_M,
+// GEMM_PARTIAL.
+// Entry point: ptxkit_gemm_dmma_f64, with the arguments of gemm.cu's
+// ptxkit_gemm_f64 (flags: GEMM_FLAG_BETA, GEMM_FLAG_VECTOR_C).
+#include "gemm_copy.cuh"
+
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#ifndef VEC_A
+#define VEC_A 2
+#endif
+#ifndef VEC_B
+#define VEC_B 2
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 32
+#endif
+#ifndef MMA_K
+#define MMA_K 4
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef GEMM_PARTIAL
+#define GEMM_PARTIAL 0
+#endif
+
+typedef double T;
+
+#define GEMM_FLAG_BETA 1u
+#define GEMM_FLAG_VECTOR_C 2u
+
+#define WARPS_M (BM / WM)
+#define WARPS_N (BN / WN)
+#define THREADS (WARPS_M * WARPS_N * 32)
+#define MT (WM / 16)     // mma tiles along M per warp
+#define NT (WN / 8)      // along N (pairs interleave)
+#define KQ (MMA_K / 4)   // k quarters of 4 per mma
+
+// Shared tiles: K-contiguous operands [rows][BK + 2], the others [BK][cols + 4].
+#define LDA_S (TRANS_A ? BM + 4 : BK + 2)
+#define LDB_S (TRANS_B ? BK + 2 : BN + 4)
+#define STAGE_A (TRANS_A ? BK * LDA_S : BM * LDA_S)
+#define STAGE_B (TRANS_B ? BN * LDB_S : BK * LDB_S)
+
+static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole 16 x 16 pairs of mma tiles");
+static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "mma k of 4, 8 or 16");
+static_assert(BK % MMA_K == 0, "whole mma steps per k-tile");
+static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
+static_assert(THREADS <= 1024, "at most 1024 threads");
+static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
+static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
+
+// ---- operand loader ----------------------------------------------------------
+// A ROWS x COLS tile with COLS contiguous in memory (source row stride ld,
+// shared row stride LDS_), VEC elements per copy. Thread t copies column
+// (t % PER_ROW) * VEC of rows t / PER_ROW + i * ROW_STEP. Which of rows and
+// columns run along K depends on the operand's layout: the caller passes
+// the limits of both for each tile.
+template <int ROWS, int COLS, int VEC, int LDS_> struct tile_loader {
+    static constexpr int PER_ROW = COLS / VEC;
+    static constexpr int ROW_STEP = THREADS / PER_ROW;
+    static constexpr int COPIES = ROWS / ROW_STEP;
+    static_assert(COLS % VEC == 0 && THREADS % PER_ROW == 0 && ROWS % ROW_STEP == 0,
+                  "the block's copies must cover the tile evenly");
+    const T *src; // the current tile's first element
+    int row0, col;
+
+    __device__ __forceinline__ void init(const T *tile, int tid) {
+        src = tile;
+        row0 = tid / PER_ROW;
+        col = (tid % PER_ROW) * VEC;
+    }
+    // rows_left, cols_left: rows and columns of the matrix from the tile's
+    // first on (past them copies read nothing and write zeros).
+    __device__ __forceinline__ void load(T *stage, int rows_left, int cols_left, const T *base, long long ld) const {
+        int left = cols_left - col;
+        unsigned bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
+#pragma unroll
+        for (int i = 0; i < COPIES; i++) {
+            int row = row0 + i * ROW_STEP;
+            unsigned size = row < rows_left ? bytes : 0u;
+            async_copy<VEC * sizeof(T)>(stage + row * LDS_ + col,
+                                        size ? (const void *)(src + (long long)row * ld + col) : (const void *)base,
+                                        size);
+        }
+    }
+};
+
+#if TRANS_A
+typedef tile_loader<BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
+#else
+typedef tile_loader<BM, BK, VEC_A, LDA_S> a_loader; // rows m, columns k
+#endif
+#if TRANS_B
+typedef tile_loader<BN, BK, VEC_B, LDB_S> b_loader; // rows n, columns k
+#else
+typedef tile_loader<BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
+#endif
+
+// ---- the mma -------------------------------------------------------------------
+
+// d += A (16 x MMA_K) * B (MMA_K x 8) from fragments a[2 * KQ], b[KQ].
+__device__ __forceinline__ void mma_step(T (&d)[4], const T *a, const T *b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if MMA_K == 16
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+                 "{%12,%13,%14,%15}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+                   "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#elif MMA_K == 8
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#endif
+#else
+    // sm_80..sm_89: m8n8k4 only; rows g (a[2j], d[0..1]) and g + 8 (a[2j + 1], d[2..3])
+#pragma unroll
+    for (int j = 0; j < KQ; j++) {
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                     : "+d"(d[0]), "+d"(d[1])
+                     : "d"(a[2 * j]), "d"(b[j]));
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                     : "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[2 * j + 1]), "d"(b[j]));
+    }
+#endif
+}
+
+// ---- fragments -------------------------------------------------------------------
+// as: the stage's A tile; m_w: the warp's first row in the block tile; k:
+// the step's first k in the tile. a[p][2j + h] = A[row 16p + 2g + h][k + 4j + t].
+__device__ __forceinline__ void load_a(const T *as, int m_w, int k, int g, int t, T (&a)[MT][2 * KQ]) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            int row = m_w + 16 * p + 2 * g, kk = k + 4 * j + t;
+#if TRANS_A
+            double2 v = *(const double2 *)&as[kk * LDA_S + row];
+            a[p][2 * j] = v.x, a[p][2 * j + 1] = v.y;
+#else
+            a[p][2 * j] = as[row * LDA_S + kk];
+            a[p][2 * j + 1] = as[(row + 1) * LDA_S + kk];
+#endif
+        }
+}
+
+// b[q][j] = B[k + 4j + t][column g of mma tile q], mma tiles 2s and 2s + 1
+// at columns 16s + 2g and 16s + 2g + 1 of the warp tile.
+__device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t, T (&b)[NT][KQ]) {
+#pragma unroll
+    for (int s = 0; s < NT / 2; s++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            int col = n_w + 16 * s + 2 * g, kk = k + 4 * j + t;
+#if TRANS_B
+            b[2 * s][j] = bs[col * LDB_S + kk];
+            b[2 * s + 1][j] = bs[(col + 1) * LDB_S + kk];
+#else
+            double2 v = *(const double2 *)&bs[kk * LDB_S + col];
+            b[2 * s][j] = v.x, b[2 * s + 1][j] = v.y;
+#endif
+        }
+}
+
+// ---- epilogue ------------------------------------------------------------------------
+// A lane's C: for mma row tile p and column pair s, rows r = row0 + 16p +
+// {0, 1} (h), columns c = col0 + 16s + {0, 1, 2, 3}, column 2i + e holding
+// acc[p][2s + e][2h + i].
+
+__device__ __forceinline__ void pair_values(const T (&acc)[MT][NT][4], int p, int s, int h, T *out) {
+    out[0] = acc[p][2 * s][2 * h];
+    out[1] = acc[p][2 * s + 1][2 * h];
+    out[2] = acc[p][2 * s][2 * h + 1];
+    out[3] = acc[p][2 * s + 1][2 * h + 1];
+}
+
+__device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long long ldc, int M, int N, int row0,
+                                           int col0, T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int row = row0 + 16 * p + h;
+            if (row >= M) continue;
+            T *crow = C + (long long)row * ldc;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++) {
+                int col = col0 + 16 * s;
+                T v[4];
+                pair_values(acc, p, s, h, v);
+                T *c = crow + col;
+                if (vector_c && col + 4 <= N) {
+                    double2 lo = make_double2(alpha * v[0], alpha * v[1]), hi = make_double2(alpha * v[2], alpha * v[3]);
+                    if (read_c) {
+                        double2 olo = ((const double2 *)c)[0], ohi = ((const double2 *)c)[1];
+                        lo.x += beta * olo.x, lo.y += beta * olo.y, hi.x += beta * ohi.x, hi.y += beta * ohi.y;
+                    }
+                    ((double2 *)c)[0] = lo;
+                    ((double2 *)c)[1] = hi;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        if (col + j < N) c[j] = read_c ? alpha * v[j] + beta * c[j] : alpha * v[j];
+                }
+            }
+        }
+}
+
+// Split-K: raw sums of slice z (ldw a multiple of 2: columns past N hold
+// zeros, never read back).
+__device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, long long ldw, int M, int row0,
+                                              int col0) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int row = row0 + 16 * p + h;
+            if (row >= M) continue;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++) {
+                int col = col0 + 16 * s;
+                T v[4];
+                pair_values(acc, p, s, h, v);
+                T *w = W + (long long)row * ldw + col;
+                if (col < ldw) *(double2 *)w = make_double2(v[0], v[1]);
+                if (col + 2 < ldw) *(double2 *)(w + 2) = make_double2(v[2], v[3]);
+            }
+        }
+}
+
+// ---- the kernel ----------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    ptxkit_gemm_dmma_f64(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K, long long lda,
+                         long long ldb, long long ldc, T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
+                         long long ldw) {
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    T *As = (T *)gemm_smem;
+    T *Bs = As + STAGES * STAGE_A;
+
+    // The tile of this block, GROUP_M tile rows at a time.
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int per_group = GROUP_M * tiles_n;
+    const int first_m = pid / per_group * GROUP_M;
+    const int group_rows = min(tiles_m - first_m, GROUP_M);
+    const int tile_m = first_m + (pid % per_group) % group_rows;
+    const int tile_n = (pid % per_group) / group_rows;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+    // The K slice.
+    const int k_begin = blockIdx.z * k_per_split;
+    const int k_end = min(K, k_begin + k_per_split);
+    const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+    const int tid = threadIdx.x;
+    a_loader la;
+    b_loader lb;
+#if TRANS_A
+    la.init(A + (long long)k_begin * lda + m0, tid);
+    const long long a_step = (long long)BK * lda;
+#else
+    la.init(A + (long long)m0 * lda + k_begin, tid);
+    const long long a_step = BK;
+#endif
+#if TRANS_B
+    lb.init(B + (long long)n0 * ldb + k_begin, tid);
+    const long long b_step = BK;
+#else
+    lb.init(B + (long long)k_begin * ldb + n0, tid);
+    const long long b_step = (long long)BK * ldb;
+#endif
+
+    // k-tile `tile` of the slice into its stage; past the last, nothing
+    // (the caller still commits a group, keeping the count uniform).
+    auto load_tile = [&](int tile) {
+        if (tile >= k_tiles) return;
+        int k_left = k_end - k_begin - tile * BK;
+        int stage = tile % STAGES;
+#if TRANS_A
+        la.load(As + stage * STAGE_A, k_left, M - m0, A, lda);
+#else
+        la.load(As + stage * STAGE_A, M - m0, k_left, A, lda);
+#endif
+#if TRANS_B
+        lb.load(Bs + stage * STAGE_B, N - n0, k_left, B, ldb);
+#else
+        lb.load(Bs + stage * STAGE_B, k_left, N - n0, B, ldb);
+#endif
+        la.src += a_step;
+        lb.src += b_step;
+    };
+
+    // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
+    // groups past the last tile keep the count uniform); once tile 0 has
+    // landed, tile STAGES - 1 into the last stage.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        load_tile(s);
+        async_commit();
+    }
+    async_wait<STAGES - 2>();
+    __syncthreads();
+    load_tile(STAGES - 1);
+    async_commit();
+
+    const int warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int m_w = (warp / WARPS_N) * WM, n_w = (warp % WARPS_N) * WN;
+
+    T acc[MT][NT][4];
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int q = 0; q < NT; q++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[p][q][i] = 0;
+
+    // Fragments in two buffers: each k-step's are loaded during the
+    // previous step's mma, and a tile's first during the previous tile's
+    // last step, after the barrier that hands its stage back (which then
+    // sits before that step's mma, so the tensor cores have work while
+    // the next tile's first loads are in flight).
+    T a[2][MT][2 * KQ], b[2][NT][KQ];
+    if (k_tiles > 0) {
+        load_a(As, m_w, 0, g, t, a[0]);
+        load_b(Bs, n_w, 0, g, t, b[0]);
+    }
+    constexpr int STEPS = BK / MMA_K;
+    for (int tile = 0; tile < k_tiles; tile++) {
+        const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+        const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
+#pragma unroll
+        for (int step = 0; step < STEPS; step++) {
+            const int buf = step & 1, nbuf = buf ^ 1;
+            if (step + 1 < STEPS) {
+                load_a(as, m_w, (step + 1) * MMA_K, g, t, a[nbuf]);
+                load_b(bs, n_w, (step + 1) * MMA_K, g, t, b[nbuf]);
+            } else if (tile + 1 < k_tiles) {
+                // The next tile has landed (this thread's copies, then
+                // everyone's), and every warp has loaded its last
+                // fragments of this one, whose stage takes tile + STAGES.
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                load_a(As + next * STAGE_A, m_w, 0, g, t, a[nbuf]);
+                load_b(Bs + next * STAGE_B, n_w, 0, g, t, b[nbuf]);
+                load_tile(tile + STAGES);
+                async_commit();
+            }
+#pragma unroll
+            for (int p = 0; p < MT; p++)
+#pragma unroll
+                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
+        }
+        // an odd step count leaves the next tile's first fragments in buffer 1
+        if (STEPS % 2) {
+#pragma unroll
+            for (int p = 0; p < MT; p++)
+#pragma unroll
+                for (int i = 0; i < 2 * KQ; i++) a[0][p][i] = a[1][p][i];
+#pragma unroll
+            for (int q = 0; q < NT; q++)
+#pragma unroll
+                for (int i = 0; i < KQ; i++) b[0][q][i] = b[1][q][i];
+        }
+    }
+    // no copy may still be writing shared memory when the block exits
+    async_wait<0>();
+
+    const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + 4 * t;
+#if GEMM_PARTIAL
+    store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0);
+#else
+    store_tile(acc, C, ldc, M, N, row0, col0, alpha, beta, flags);
+#endif
+}
