@@ -1,4 +1,5 @@
-// The GEMM family's copies into shared memory, on <ptxkit/async.cuh>: from
+// The GEMM kernels' shared pieces: the order blocks take their tiles in,
+// and the copies into shared memory, on <ptxkit/async.cuh>: from
 // sm_80 on cp.async (16 bytes .cg, since tiles are read once per block from
 // L2; 4 and 8 bytes exist only as .ca), before it plain copies, whose
 // commit and wait are then trivially satisfied.
@@ -30,3 +31,15 @@ template <int BYTES> __device__ __forceinline__ void async_copy(void *dst, const
 __device__ __forceinline__ void async_commit() {}
 template <int N> __device__ __forceinline__ void async_wait() {}
 #endif
+
+// The tile of C (first row m0, first column n0) that block `pid` computes:
+// blocks are numbered in groups of `group_m` tile rows (as Triton does), so
+// that blocks running at the same time share their A and B panels in L2.
+__device__ __forceinline__ void gemm_block_tile(int pid, int M, int N, int bm, int bn, int group_m, int *m0, int *n0) {
+    const int tiles_m = (M + bm - 1) / bm, tiles_n = (N + bn - 1) / bn;
+    const int per_group = group_m * tiles_n;
+    const int first_m = pid / per_group * group_m;
+    const int group_rows = min(tiles_m - first_m, group_m);
+    *m0 = (first_m + (pid % per_group) % group_rows) * bm;
+    *n0 = ((pid % per_group) / group_rows) * bn;
+}

@@ -325,14 +325,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     T *Bs = As + STAGES * STAGE_A;
 
     // The tile of this block, GROUP_M tile rows at a time.
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int per_group = GROUP_M * tiles_n;
-    const int first_m = pid / per_group * GROUP_M;
-    const int group_rows = min(tiles_m - first_m, GROUP_M);
-    const int tile_m = first_m + (pid % per_group) % group_rows;
-    const int tile_n = (pid % per_group) / group_rows;
-    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    int m0, n0;
+    gemm_block_tile(blockIdx.x, M, N, BM, BN, GROUP_M, &m0, &n0);
 
     // The K slice.
     const int k_begin = blockIdx.z * k_per_split;

@@ -79,6 +79,21 @@ gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info) {
     return info && info->cc_major >= 8 && !atomic_load(&f64_simt) ? GEMM_F64_TC : GEMM_F64;
 }
 
+bool gemm_check_warps(const gemm_config *c, int *threads, int *warps, int *wm, int *wn, char *why, size_t why_size) {
+    *threads = (c->bm / c->tm) * (c->bn / c->tn);
+    if (*threads < 32 || *threads > GEMM_MAX_THREADS || *threads % 32)
+        return snprintf(why, why_size, "%d threads (bm/tm x bn/tn) are not whole warps within 32..%d", *threads,
+                        GEMM_MAX_THREADS),
+               false;
+    *warps = *threads / 32;
+    if (c->warps_m < 1 || *warps % c->warps_m || c->bm % c->warps_m || c->bn % (*warps / c->warps_m))
+        return snprintf(why, why_size, "%d warps cannot be %d along M over a %d x %d tile", *warps, c->warps_m, c->bm,
+                        c->bn),
+               false;
+    *wm = c->bm / c->warps_m, *wn = c->bn / (*warps / c->warps_m);
+    return true;
+}
+
 bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
     if (kind == GEMM_F64_TC) return gemm_dmma_config_check(c, shape, why, why_size);
     const int elem = kind;
@@ -96,17 +111,8 @@ bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *
         return snprintf(why, why_size, "thread tile %d x %d does not divide the block tile %d x %d", c->tm, c->tn,
                         c->bm, c->bn),
                false;
-    int threads = (c->bm / c->tm) * (c->bn / c->tn);
-    if (threads < 32 || threads > GEMM_MAX_THREADS || threads % 32)
-        return snprintf(why, why_size, "%d threads (bm/tm x bn/tn) are not whole warps within 32..%d", threads,
-                        GEMM_MAX_THREADS),
-               false;
-    int warps = threads / 32;
-    if (c->warps_m < 1 || warps % c->warps_m || c->bm % c->warps_m || c->bn % (warps / c->warps_m))
-        return snprintf(why, why_size, "%d warps cannot be %d along M over a %d x %d tile", warps, c->warps_m, c->bm,
-                        c->bn),
-               false;
-    int wm = c->bm / c->warps_m, wn = c->bn / (warps / c->warps_m);
+    int threads, warps, wm, wn;
+    if (!gemm_check_warps(c, &threads, &warps, &wm, &wn, why, why_size)) return false;
     if (wm % c->tm || wn % c->tn || (wm / c->tm) * (wn / c->tn) != 32)
         return snprintf(why, why_size, "warp tile %d x %d is not 32 thread tiles of %d x %d", wm, wn, c->tm, c->tn),
                false;

@@ -59,6 +59,10 @@ typedef struct gemm_shape {
  * layouts and alignment: every rule of its static_asserts and loaders.
  * False with a reason. split_k is checked against 0..GEMM_MAX_SPLIT_K. */
 bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size);
+/* A configuration's threads (bm/tm x bn/tn, whole warps), warps and warp
+ * tile wm x wn (warps_m along M); false with why where they do not fit.
+ * The checks both kernels' rules start from. */
+bool gemm_check_warps(const gemm_config *c, int *threads, int *warps, int *wm, int *wn, char *why, size_t why_size);
 
 /* Dynamic shared memory of a launch: the STAGES-deep ring of both tiles. */
 size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b);

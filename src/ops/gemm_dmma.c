@@ -55,17 +55,8 @@ bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, 
         return snprintf(why, why_size, "lane tile %d x %d does not divide the block tile %d x %d", c->tm, c->tn, c->bm,
                         c->bn),
                false;
-    int threads = (c->bm / c->tm) * (c->bn / c->tn);
-    if (threads < 32 || threads > GEMM_MAX_THREADS || threads % 32)
-        return snprintf(why, why_size, "%d threads (bm/tm x bn/tn) are not whole warps within 32..%d", threads,
-                        GEMM_MAX_THREADS),
-               false;
-    int warps = threads / 32;
-    if (c->warps_m < 1 || warps % c->warps_m || c->bm % c->warps_m || c->bn % (warps / c->warps_m))
-        return snprintf(why, why_size, "%d warps cannot be %d along M over a %d x %d tile", warps, c->warps_m, c->bm,
-                        c->bn),
-               false;
-    int wm = c->bm / c->warps_m, wn = c->bn / (warps / c->warps_m);
+    int threads, warps, wm, wn;
+    if (!gemm_check_warps(c, &threads, &warps, &wm, &wn, why, why_size)) return false;
     if (wm != 8 * c->tm || wn != 4 * c->tn)
         return snprintf(why, why_size,
                         "warp tile %d x %d is not 8 x 4 lanes of %d x %d (the mma tiles' lanes: warps_m = bm / (8 tm))",
