@@ -5,7 +5,8 @@
 # $OUT (default ./gpu-out); a summary is printed last.
 # Usage: tools/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all),
 # plus "families" (copy, reduce against CUB, ladder, tuned transpose: three
-# processes each), "gemm" (bench gemm against cuBLAS, two processes) and "exchange"
+# processes each), "gemm" (bench gemm, float32 and float64, against cuBLAS, two
+# processes) and "exchange"
 # (tune --export / --import round trip); CUB=disabled builds without the
 # CUB comparison helpers.
 set -u
@@ -85,7 +86,7 @@ if has families; then
 fi
 if has gemm; then
     stamp gemm
-    for i in 1 2; do stamp "bench gemm run $i"; timeout 60 $P bench gemm --types float32 --shapes 2048,4096,8192 --compare; done \
+    for i in 1 2; do stamp "bench gemm run $i"; timeout 90 $P bench gemm --shapes 2048,4096,8192 --compare; done \
         >"$OUT/bench-gemm.txt" 2>&1
 fi
 if has exchange; then
