@@ -910,6 +910,9 @@ const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
  * configurations were found in it and appended. Any output may be NULL. */
 ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *report, const char **path, const char **note,
                                         int *loaded, int *appended);
+/* The variants compiled or loaded ahead, and the compile threads used. Any
+ * output may be NULL. */
+ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *report, int *kernels, int *threads);
 
 /* Tunes `family` ("copy", "reduce") for `variant` (NULL: the family's
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the

@@ -1000,3 +1000,10 @@ ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char 
     if (appended) *appended = r->record_appended;
     return PTXKIT_SUCCESS;
 }
+
+ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *r, int *kernels, int *threads) {
+    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_prepared: report is NULL");
+    if (kernels) *kernels = r->kernels_prepared;
+    if (threads) *threads = r->threads;
+    return PTXKIT_SUCCESS;
+}
