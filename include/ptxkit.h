@@ -671,8 +671,9 @@ const char *ptxkit_load_op_define(ptxkit_load_op op);
  * ("BLOCK_SIZE", copy's "UNROLL", ...): the name of the index-th of family's
  * (NULL past the last or for an unknown family), and the values ptxkit builds
  * it with, as text ("32, 64, 128, ...") into buf. NOT_FOUND when the family
- * declares no such constant, INVALID_ARGUMENT for NULL or size 0; a list
- * longer than buf is cut. Plain CPU code: no context needed. */
+ * declares no such constant, INVALID_ARGUMENT for NULL or size 0 (the
+ * reason in ptxkit_last_error(NULL)); a list longer than buf is cut. Plain
+ * CPU code: no context needed. */
 const char *ptxkit_family_define_name(const char *family, int index);
 ptxkit_status ptxkit_family_define_values(const char *family, const char *define, char *buf, size_t size);
 
@@ -933,7 +934,7 @@ ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const c
 /* Whether ptxkit_tune takes `variant` (NULL: the default) for `family`,
  * without a context: SUCCESS, NOT_FOUND for an unknown family,
  * INVALID_ARGUMENT for a variant it does not take; the reason goes to why
- * (may be NULL). */
+ * (may be NULL; cut to why_size) and to ptxkit_last_error(NULL). */
 ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *why, size_t why_size);
 
 /* The tuning database, as data: what `ptxkit tune --export/--import` moves

@@ -34,13 +34,15 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
 }
 
 ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on) {
-    if (on < -1 || on > 1) return PTXKIT_ERROR_INVALID_ARGUMENT;
+    if (on < -1 || on > 1)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: %d", on);
     gemm_set_cross_prefetch(on);
     return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_private_gemm_set_mma_k(int k) {
-    if (k != 0 && k != 4 && k != 8 && k != 16) return PTXKIT_ERROR_INVALID_ARGUMENT;
+    if (k != 0 && k != 4 && k != 8 && k != 16)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
     gemm_set_mma_k(k);
     return PTXKIT_SUCCESS;
 }
@@ -85,10 +87,12 @@ static ptxkit_status parse(const char *family, const char *variant, tune_variant
 
 ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
                                                 ptxkit_private_blocks_variant *out, char *why, size_t why_size) {
-    if (!out) return PTXKIT_ERROR_INVALID_ARGUMENT;
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_variant_get: out is NULL");
     tune_variant v;
-    ptxkit_status st = parse(family, variant, &v, why, why_size);
-    if (st != PTXKIT_SUCCESS) return st;
+    char reason[256];
+    ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
+    if (why && why_size) snprintf(why, why_size, "%s", reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", v.name);
     out->unit = v.family->unit;
@@ -99,9 +103,11 @@ ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *
 
 ptxkit_status ptxkit_private_blocks_bytes(const char *family, const char *variant, size_t n, size_t *bytes) {
     tune_variant v;
-    if (!bytes) return PTXKIT_ERROR_INVALID_ARGUMENT;
-    ptxkit_status st = parse(family, variant, &v, NULL, 0);
-    if (st == PTXKIT_SUCCESS) *bytes = v.family->in_bytes(&v, n);
+    char reason[256];
+    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_bytes: bytes is NULL");
+    ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
+    *bytes = v.family->in_bytes(&v, n);
     return st;
 }
 

@@ -156,6 +156,7 @@ static void family_defines(void **state) {
     assert_string_equal(buf, "32, 64, 128, 256, 512, 1024");
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
     assert_string_equal(buf, "");
+    assert_non_null(strstr(ptxkit_last_error(NULL), "NO_SUCH_DEFINE"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values(NULL, "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", NULL, buf, sizeof buf));
@@ -192,6 +193,10 @@ static void tune_calls(void **state) {
     assert_true(strlen(why) > 0);
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, why, sizeof why));
     assert_non_null(strstr(why, "no_such_family"));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_family")); /* recorded too */
+    char tiny[4];
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, tiny, sizeof tiny));
+    assert_string_equal(tiny, "no ");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL, why, sizeof why));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", NULL, 0));
     /* every family ptxkit_tune names takes its default variant */

@@ -960,35 +960,34 @@ ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const c
     return tune_sizes(ctx, family, variant, sizes, size_count, options, report);
 }
 
-ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *why, size_t why_size) {
-    char scratch[256];
-    if (!why || why_size == 0) {
-        why = scratch;
-        why_size = sizeof scratch;
-    }
-    why[0] = 0;
+ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *out_why, size_t out_size) {
+    char why[256] = "";
+    const size_t why_size = sizeof why;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    const tune_family *f = family ? tune_family_find(family) : NULL;
+    tune_variant v;
     if (!family) {
         snprintf(why, why_size, "ptxkit_tune_variant_check: family is NULL");
-        return PTXKIT_ERROR_INVALID_ARGUMENT;
-    }
-    if (strcmp(family, GEMM_TUNE_FAMILY) == 0) {
+        st = PTXKIT_ERROR_INVALID_ARGUMENT;
+    } else if (strcmp(family, GEMM_TUNE_FAMILY) == 0) {
         ptxkit_dtype type;
         gemm_class cls;
-        if (gemm_variant_parse(variant, &type, &cls)) return PTXKIT_SUCCESS;
-        snprintf(why, why_size,
-                 "gemm variants are <type>.<class>: float32 or float64, and square, small_m, small_n or small_k "
-                 "(not '%s')",
-                 variant);
-        return PTXKIT_ERROR_INVALID_ARGUMENT;
-    }
-    const tune_family *f = tune_family_find(family);
-    if (!f) {
+        if (!gemm_variant_parse(variant, &type, &cls)) {
+            snprintf(why, why_size,
+                     "gemm variants are <type>.<class>: float32 or float64, and square, small_m, small_n or small_k "
+                     "(not '%s')",
+                     variant);
+            st = PTXKIT_ERROR_INVALID_ARGUMENT;
+        }
+    } else if (!f) {
         snprintf(why, why_size, "no tunable family '%s'", family);
-        return PTXKIT_ERROR_NOT_FOUND;
+        st = PTXKIT_ERROR_NOT_FOUND;
+    } else if (tune_variant_parse(f, variant, &v, why, why_size) != PTXKIT_SUCCESS) {
+        st = PTXKIT_ERROR_INVALID_ARGUMENT;
     }
-    tune_variant v;
-    return tune_variant_parse(f, variant, &v, why, why_size) == PTXKIT_SUCCESS ? PTXKIT_SUCCESS
-                                                                               : PTXKIT_ERROR_INVALID_ARGUMENT;
+    if (out_why && out_size) snprintf(out_why, out_size, "%s", why);
+    /* also the thread's last error, as every failing call records one */
+    return st == PTXKIT_SUCCESS ? st : record_error(NULL, st, "%s", why);
 }
 
 ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char **path, const char **note, int *loaded,
