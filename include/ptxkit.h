@@ -314,6 +314,9 @@ typedef enum ptxkit_reduce_op {
 } ptxkit_reduce_op;
 
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
+/* Whether ptxkit_reduce provides (op, type) (see below): 1 or 0; 0 for
+ * values out of range. Plain CPU code: no context or GPU needed. */
+int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Reduces n elements at `in` (any element-aligned address) into one element
  * written at `out` on `stream`. n == 0 writes the operator's identity.
@@ -338,6 +341,22 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
 ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
                                    ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                                    ptxkit_stream *stream);
+/* The ladder's steps are 1..PTXKIT_REDUCE_LADDER_STEPS. */
+#define PTXKIT_REDUCE_LADDER_STEPS 10
+/* Whether ladder step `kernel` exists for (op, type) on this context's GPU:
+ * SUCCESS, or INVALID_ARGUMENT / UNSUPPORTED with the reason recorded. */
+ptxkit_status ptxkit_reduce_ladder_check(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type);
+/* Device bytes of partials ptxkit_reduce_ladder_async needs for n elements
+ * (0 when one launch does it all). */
+ptxkit_status ptxkit_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                                 size_t n, const ptxkit_launch_options *options, size_t *bytes);
+/* ptxkit_reduce_ladder with caller-owned partials (`scratch`, at least
+ * ptxkit_reduce_ladder_scratch_bytes of them): allocates nothing and does not
+ * wait, so a benchmark times its launches only. */
+ptxkit_status ptxkit_reduce_ladder_async(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                         ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_dptr scratch,
+                                         size_t scratch_bytes, const ptxkit_launch_options *options,
+                                         ptxkit_stream *stream);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -349,6 +368,8 @@ typedef enum ptxkit_scan_kind {
 
 /* "inclusive", "exclusive"; NULL for a value out of range. */
 const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind);
+/* Whether ptxkit_scan provides (op, type): 1 or 0 (0 out of range). */
+int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Scans n elements at `in` into n elements at `out` on `stream`; the result
  * stays on the device. Operators and types as ptxkit_reduce: sum, min, max
@@ -392,6 +413,20 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
 ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                  ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
                                  const ptxkit_launch_options *options, ptxkit_stream *stream);
+/* The scan ladder's steps are 1..PTXKIT_SCAN_LADDER_STEPS. */
+#define PTXKIT_SCAN_LADDER_STEPS 4
+/* Name of a step ("Hillis-Steele, double-buffered", ...); NULL out of range. */
+const char *ptxkit_scan_ladder_step_name(int step);
+/* Device bytes of block sums ptxkit_scan_ladder_async needs for n elements
+ * (0 when one block scans them all). */
+ptxkit_status ptxkit_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                               size_t n, const ptxkit_launch_options *options, size_t *bytes);
+/* ptxkit_scan_ladder with caller-owned block sums (`scratch`, at least
+ * ptxkit_scan_ladder_scratch_bytes): allocates nothing and does not wait. */
+ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                       ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
+                                       ptxkit_dptr scratch, size_t scratch_bytes,
+                                       const ptxkit_launch_options *options, ptxkit_stream *stream);
 
 /* ---- transpose --------------------------------------------------------- */
 
@@ -490,6 +525,25 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
  * whether it came from the tuning database. */
 ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
                                  ptxkit_gemm_tiles *out, int *tuned);
+/* The candidate configurations `ptxkit bench gemm --tiles sweep` and the
+ * tests time for a type on this context's GPU (float64 differs between GPUs
+ * with and without FP64 tensor cores), split_k 0 (by shape). Copies up to
+ * capacity of them to out (may be NULL with capacity 0); *count receives
+ * how many there are. */
+ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out, int capacity,
+                                      int *count);
+/* Compiles and loads the kernels a configuration (tiles NULL: the built-in
+ * or tuned one) runs for these operand layouts, without launching: an
+ * application warms its kernels ahead. INVALID_ARGUMENT for tiles that are
+ * not a configuration, UNSUPPORTED for a type other than float32/float64. */
+ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                  const ptxkit_gemm_tiles *tiles);
+/* The K slices ptxkit_gemm uses for these tiles at (m, n, k) on this
+ * context's GPU: their split_k, or when it is 0 the one chosen by shape (1:
+ * no split). INVALID_ARGUMENT for NULL or tiles without a positive block
+ * tile. */
+ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
+                                  int *split_k);
 
 /* One step of the matrix-multiply ladder, float32 C = A * B with dense
  * row-major A (m x k), B (k x n) and C (m x n), for teaching and
@@ -503,6 +557,14 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
  * only. Asynchronous on `stream`. */
 ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t n, size_t k, ptxkit_dptr a,
                                  ptxkit_dptr b, ptxkit_dptr c, ptxkit_stream *stream);
+/* The GEMM ladder's steps are 1..PTXKIT_GEMM_LADDER_STEPS. */
+#define PTXKIT_GEMM_LADDER_STEPS 7
+/* Name of a step ("naive", ...); NULL out of range. */
+const char *ptxkit_gemm_ladder_step_name(int step);
+/* Global-memory bytes a step's kernel reads per multiply-add at float32 (the
+ * lecture's arithmetic: 8 for the naive kernel, divided by the tile
+ * width, ...); 0 out of range. */
+double ptxkit_gemm_ladder_bytes_per_fma(int step);
 
 /* ---- the application's own kernels: programs ----------------------------
  *
@@ -604,6 +666,16 @@ ptxkit_status ptxkit_builtin_source(const char *name, const char **text, size_t 
 
 /* The token the LOAD_OP define takes for an operator ("0".."6"). */
 const char *ptxkit_load_op_define(ptxkit_load_op op);
+
+/* A family's compile-time constants that carry a tunable parameter
+ * ("BLOCK_SIZE", copy's "UNROLL", ...): the name of the index-th of family's
+ * (NULL past the last or for an unknown family), and the values ptxkit builds
+ * it with, as text ("32, 64, 128, ...") into buf. NOT_FOUND when the family
+ * declares no such constant, INVALID_ARGUMENT for NULL or size 0 (the
+ * reason in ptxkit_last_error(NULL)); a list longer than buf is cut. Plain
+ * CPU code: no context needed. */
+const char *ptxkit_family_define_name(const char *family, int index);
+ptxkit_status ptxkit_family_define_values(const char *family, const char *define, char *buf, size_t size);
 
 /* ---- the application's own kernels: PTX, CUBIN and fatbins ------------- */
 
@@ -834,6 +906,14 @@ double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *report);
 /* The database file written ("" when none), and why not or what was replaced. */
 const char *ptxkit_tune_report_database(const ptxkit_tune_report *report);
 const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
+/* The tuning record read or appended to (*path "" when none), why not
+ * (*note, "" when nothing to say), and how many of this problem's
+ * configurations were found in it and appended. Any output may be NULL. */
+ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *report, const char **path, const char **note,
+                                        int *loaded, int *appended);
+/* The variants compiled or loaded ahead, and the compile threads used. Any
+ * output may be NULL. */
+ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *report, int *kernels, int *threads);
 
 /* Tunes `family` ("copy", "reduce") for `variant` (NULL: the family's
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the
@@ -847,6 +927,15 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
                           const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Name of the index-th tunable family; NULL past the last. */
 const char *ptxkit_tune_family_name(int index);
+/* ptxkit_tune at an explicit list of sizes (1..PTXKIT_TUNE_MAX_SIZES of
+ * them, any order; n as ptxkit_tune counts it) instead of a range. */
+ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+                                int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report);
+/* Whether ptxkit_tune takes `variant` (NULL: the default) for `family`,
+ * without a context: SUCCESS, NOT_FOUND for an unknown family,
+ * INVALID_ARGUMENT for a variant it does not take; the reason goes to why
+ * (may be NULL; cut to why_size) and to ptxkit_last_error(NULL). */
+ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *why, size_t why_size);
 
 /* The tuning database, as data: what `ptxkit tune --export/--import` moves
  * between machines, or an application ships with itself. One entry is the

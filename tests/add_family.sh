@@ -184,6 +184,9 @@ meson setup --reconfigure "$build" "$tree" >"$work/setup.log" 2>&1 || { cat "$wo
 ninja -C "$build" -j2 tools/ptxkit tests/test_families "tests/test_gpu_$name" >"$work/build.log" 2>&1 ||
     { tail -50 "$work/build.log"; fail "building the copy"; }
 new_ptxkit=$build/tools/ptxkit
+# The command links the shared library: the copy's, found through its build
+# RUNPATH, not the one meson test puts on LD_LIBRARY_PATH for $ptxkit.
+unset LD_LIBRARY_PATH
 
 "$new_ptxkit" compile --help | grep -E "^families:.* $name( |\$)" >/dev/null || fail "ptxkit compile --help does not list $name"
 "$new_ptxkit" compile "$name" --arch sm_90 >"$work/out.ptx" 2>"$work/out.err" ||

@@ -46,3 +46,50 @@ int family_no_shared(const tune_variant *v, const tune_config *c) {
     (void)c;
     return 0;
 }
+
+/* ---- public: the families' compile-time constants ----------------------- */
+
+#include <stdio.h>
+
+#include "runtime/runtime.h"
+
+const char *ptxkit_family_define_name(const char *family, int index) {
+    const family_desc *f = family ? family_find(family) : NULL;
+    if (!f || !f->defines || index < 0) return NULL;
+    for (int i = 0; f->defines[i].name; i++)
+        if (i == index) return f->defines[i].name;
+    return NULL;
+}
+
+/* The values ptxkit builds a parameter with: block sizes are powers of two
+ * up to the largest any GPU allows (the tuner trims them per device); the
+ * others come from the family's lists. */
+ptxkit_status ptxkit_family_define_values(const char *family, const char *define, char *buf, size_t size) {
+    if (!family || !define || !buf || size == 0)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_family_define_values: family, define or buf is NULL, or size is 0");
+    buf[0] = 0;
+    const family_desc *f = family_find(family);
+    const family_define *d = f && f->defines ? f->defines : NULL;
+    while (d && d->name && strcmp(d->name, define) != 0) d++;
+    if (!d || !d->name)
+        return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_family_define_values: %s %s declares no %s",
+                            f ? "family" : "no family", family, define);
+    int values[TUNE_MAX_VALUES + 1], count = 0;
+    if (d->param == TUNE_BLOCK) {
+        for (int b = 32; b <= 1024; b *= 2) values[count++] = b;
+    } else {
+        const int *from = d->param == TUNE_ITEMS ? f->items : d->param == TUNE_VECTOR ? f->vectors
+                        : d->param == TUNE_BPSM ? f->bpsm : f->loads;
+        int end = d->param == TUNE_LOAD || d->param == TUNE_BPSM ? -1 : 0;
+        for (int i = 0; i < TUNE_MAX_VALUES && from[i] != end; i++) values[count++] = from[i];
+    }
+    size_t used = 0;
+    for (int i = 0; i < count && used < size; i++) {
+        char text[16];
+        if (d->param == TUNE_LOAD) snprintf(text, sizeof text, "%s", ptxkit_load_op_define((ptxkit_load_op)values[i]));
+        else snprintf(text, sizeof text, "%d", values[i]);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", text);
+    }
+    return PTXKIT_SUCCESS;
+}

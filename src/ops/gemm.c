@@ -715,3 +715,44 @@ const family_desc gemm_family = {
     .description = "ptxkit_gemm: float32/float64 C = alpha * op(A) * op(B) + beta * C on the CUDA cores",
     .entries = "ptxkit_gemm_<f32|f64>, ptxkit_gemm_splitk_<f32|f64>",
 };
+
+/* ---- public: the sweep, preparing ahead, the split ---------------------- */
+
+ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out, int capacity,
+                                      int *count) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: context is NULL");
+    if (!count) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: count is NULL");
+    if (capacity < 0 || (capacity > 0 && !out))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: out is NULL or capacity %d < 0",
+                            capacity);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm_sweep_tiles: type %d (float32 or float64)",
+                            (int)type);
+    int n;
+    const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &ctx->info), &n);
+    for (int i = 0; i < n && i < capacity; i++) out[i] = gemm_tiles_of(&list[i]);
+    *count = n;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                  const ptxkit_gemm_tiles *tiles) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: context is NULL");
+    if ((op_a != PTXKIT_GEMM_N && op_a != PTXKIT_GEMM_T) || (op_b != PTXKIT_GEMM_N && op_b != PTXKIT_GEMM_T))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: operand ops %d, %d", (int)op_a,
+                            (int)op_b);
+    return gemm_prepare(ctx, type, op_a, op_b, tiles);
+}
+
+ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
+                                  int *split_k) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: context is NULL");
+    if (!tiles || !split_k)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles or split_k is NULL");
+    if (tiles->bm <= 0 || tiles->bn <= 0 || tiles->bk <= 0 || tiles->split_k < 0)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles %dx%dx%d split %d", tiles->bm,
+                            tiles->bn, tiles->bk, tiles->split_k);
+    gemm_config c = gemm_config_of(tiles);
+    *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    return PTXKIT_SUCCESS;
+}

@@ -119,3 +119,9 @@ const family_desc gemm_ladder_family = {
     .description = "ptxkit_gemm_ladder: the matrix-multiply ladder, one idea per step (float32)",
     .entries = "gemm_ladder_<naive|tiled|blocked|vector|warptile> (one per LADDER_ENTRY; step 7 is gemm.cu)",
 };
+
+_Static_assert(PTXKIT_GEMM_LADDER_STEPS == GEMM_LADDER_STEPS, "ptxkit.h's PTXKIT_GEMM_LADDER_STEPS is the ladder's length");
+
+const char *ptxkit_gemm_ladder_step_name(int step) { return gemm_ladder_step_name(step); }
+
+double ptxkit_gemm_ladder_bytes_per_fma(int step) { return gemm_ladder_bytes_per_fma(step); }

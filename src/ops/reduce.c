@@ -538,3 +538,7 @@ const family_desc reduce_family = {
     .prepare = fam_reduce_prepare_kernel,
     .run = fam_reduce_run,
 };
+
+int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+    return (unsigned)op < PTXKIT_REDUCE_OP_COUNT && (unsigned)type < PTXKIT_DTYPE_COUNT && reduce_supported(op, type);
+}

@@ -219,3 +219,29 @@ const family_desc reduce_ladder_family = {
     .description = "ptxkit_reduce_ladder: Harris's reduction ladder, steps 1-9",
     .entries = "ptxkit_reduce_ladder<step>_<op>_<type>",
 };
+
+/* ---- public: the ladder with caller-owned partials ---------------------- */
+
+ptxkit_status ptxkit_reduce_ladder_check(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_ladder_check: context is NULL");
+    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder_check", op, type, 0, 0, 64);
+    if (st == PTXKIT_SUCCESS && !reduce_ladder_supported(ctx, kernel, op, type, &st)) return st;
+    return st;
+}
+
+ptxkit_status ptxkit_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                                 size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+    if (!ctx)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_ladder_scratch_bytes: context is NULL");
+    return reduce_ladder_scratch_bytes(ctx, kernel, op, type, n, options, bytes);
+}
+
+ptxkit_status ptxkit_reduce_ladder_async(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
+                                         ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_dptr scratch,
+                                         size_t scratch_bytes, const ptxkit_launch_options *options,
+                                         ptxkit_stream *stream) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_ladder_async: context is NULL");
+    return reduce_ladder_run(ctx, kernel, op, type, in, n, out, scratch, scratch_bytes, options, stream);
+}
+
+_Static_assert(PTXKIT_REDUCE_LADDER_STEPS == LADDER_STEPS, "ptxkit.h's PTXKIT_REDUCE_LADDER_STEPS is the ladder's length");

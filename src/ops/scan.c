@@ -470,3 +470,7 @@ const family_desc scan_family = {
     .prepare = fam_scan_prepare_kernel,
     .run = fam_scan_run,
 };
+
+int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+    return (unsigned)op < PTXKIT_REDUCE_OP_COUNT && (unsigned)type < PTXKIT_DTYPE_COUNT && scan_supported(op, type);
+}

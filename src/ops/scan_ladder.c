@@ -222,3 +222,24 @@ const family_desc scan_ladder_family = {
     .description = "ptxkit_scan_ladder: the scan ladder of the 2007 seeds plus warp shuffles",
     .entries = "ptxkit_scan_ladder<step>_<op>_<type>, ptxkit_scan_ladder_add_<op>_<type>",
 };
+
+/* ---- public: the ladder with caller-owned block sums -------------------- */
+
+_Static_assert(PTXKIT_SCAN_LADDER_STEPS == SCAN_LADDER_STEPS, "ptxkit.h's PTXKIT_SCAN_LADDER_STEPS is the ladder's length");
+
+const char *ptxkit_scan_ladder_step_name(int step) { return scan_ladder_step_name(step); }
+
+ptxkit_status ptxkit_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                               size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+    if (!ctx)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_ladder_scratch_bytes: context is NULL");
+    return scan_ladder_scratch_bytes(ctx, step, op, type, n, options, bytes);
+}
+
+ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                       ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
+                                       ptxkit_dptr scratch, size_t scratch_bytes,
+                                       const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_ladder_async: context is NULL");
+    return scan_ladder_run(ctx, step, kind, op, type, in, n, out, scratch, scratch_bytes, options, stream);
+}

@@ -943,3 +943,66 @@ double ptxkit_tune_report_seconds(const ptxkit_tune_report *r) { return r ? r->s
 double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
 const char *ptxkit_tune_report_database(const ptxkit_tune_report *r) { return r ? r->database : ""; }
 const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }
+
+/* ---- public: explicit sizes, variants checked ahead, the record --------- */
+
+ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+                                int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: context is NULL");
+    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: family is NULL");
+    if (!sizes || size_count < 1 || size_count > PTXKIT_TUNE_MAX_SIZES)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_tune_sizes: sizes is NULL or size_count %d is not 1..%d", size_count,
+                            PTXKIT_TUNE_MAX_SIZES);
+    for (int i = 0; i < size_count; i++)
+        if (sizes[i] == 0)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: size %d is 0", i);
+    return tune_sizes(ctx, family, variant, sizes, size_count, options, report);
+}
+
+ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *out_why, size_t out_size) {
+    char why[256] = "";
+    const size_t why_size = sizeof why;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    const tune_family *f = family ? tune_family_find(family) : NULL;
+    tune_variant v;
+    if (!family) {
+        snprintf(why, why_size, "ptxkit_tune_variant_check: family is NULL");
+        st = PTXKIT_ERROR_INVALID_ARGUMENT;
+    } else if (strcmp(family, GEMM_TUNE_FAMILY) == 0) {
+        ptxkit_dtype type;
+        gemm_class cls;
+        if (!gemm_variant_parse(variant, &type, &cls)) {
+            snprintf(why, why_size,
+                     "gemm variants are <type>.<class>: float32 or float64, and square, small_m, small_n or small_k "
+                     "(not '%s')",
+                     variant);
+            st = PTXKIT_ERROR_INVALID_ARGUMENT;
+        }
+    } else if (!f) {
+        snprintf(why, why_size, "no tunable family '%s'", family);
+        st = PTXKIT_ERROR_NOT_FOUND;
+    } else if (tune_variant_parse(f, variant, &v, why, why_size) != PTXKIT_SUCCESS) {
+        st = PTXKIT_ERROR_INVALID_ARGUMENT;
+    }
+    if (out_why && out_size) snprintf(out_why, out_size, "%s", why);
+    /* also the thread's last error, as every failing call records one */
+    return st == PTXKIT_SUCCESS ? st : record_error(NULL, st, "%s", why);
+}
+
+ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char **path, const char **note, int *loaded,
+                                        int *appended) {
+    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_record: report is NULL");
+    if (path) *path = r->record;
+    if (note) *note = r->record_note;
+    if (loaded) *loaded = r->record_loaded;
+    if (appended) *appended = r->record_appended;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *r, int *kernels, int *threads) {
+    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_prepared: report is NULL");
+    if (kernels) *kernels = r->kernels_prepared;
+    if (threads) *threads = r->threads;
+    return PTXKIT_SUCCESS;
+}

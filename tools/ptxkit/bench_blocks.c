@@ -10,9 +10,8 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "runtime/runtime.h"
+#include "ptxkit_private.h"
 #include "svg.h"
-#include "tune/tuner.h"
 
 #define MAX_SIZES 8
 
@@ -33,20 +32,34 @@ static const char blocks_help[] =
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
-    for (int i = 0; tune_family_at(i); i++) fprintf(out, " %s", tune_family_at(i)->name);
+    for (int i = 0; ptxkit_private_blocks_family(i); i++) fprintf(out, " %s", ptxkit_private_blocks_family(i));
     fputc('\n', out);
 }
 
-/* Families that read and write their bytes: their ceiling is a copy. */
-static bool copies(const tune_variant *v) {
-    return strcmp(v->family->name, "copy") == 0 || strcmp(v->family->name, "transpose") == 0;
+/* A family and its parsed variant (info.copies: the family reads and
+ * writes its bytes, so its ceiling is a copy). */
+typedef struct blocks_variant {
+    const char *family;
+    ptxkit_private_blocks_variant info;
+} blocks_variant;
+
+static bool copies(const blocks_variant *v) { return v->info.copies != 0; }
+
+/* floor(log2 n): the tuner's size bucket. */
+static int log2_floor(size_t n) {
+    int b = 0;
+    while (n > 1) {
+        n >>= 1;
+        b++;
+    }
+    return b;
 }
 
 typedef struct curve_data {
     int blocks[16], block_count;
     int items[16], item_count;
     double gbs[16][16];    /* [item][block], NaN where illegal or failed */
-    tune_measured m[16][16];
+    ptxkit_private_measured m[16][16];
     double default_gbs, ceiling_gbs;
     size_t n;
 } curve_data;
@@ -57,23 +70,22 @@ static void on_progress(const ptxkit_tune_progress *p, void *user) {
     fflush(stdout);
 }
 
-static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t n, bool progress, curve_data *d) {
+static ptxkit_status measure(ptxkit_context *ctx, const blocks_variant *v, size_t n, bool progress, curve_data *d) {
     memset(d, 0, sizeof *d);
     d->n = n;
-    tune_space space;
-    tune_space_for(v, cli_device(ctx), &space);
-    d->block_count = space.count[TUNE_BLOCK];
-    memcpy(d->blocks, space.values[TUNE_BLOCK], sizeof d->blocks);
-    d->item_count = space.count[TUNE_ITEMS];
-    memcpy(d->items, space.values[TUNE_ITEMS], sizeof d->items);
-    tune_config configs[256];
-    tune_measured measured[256];
+    ptxkit_status st = ptxkit_private_blocks_space(ctx, v->family, v->info.name, d->blocks, &d->block_count, d->items,
+                                                   &d->item_count);
+    if (st != PTXKIT_SUCCESS) return st;
+    int blocks[256], items[256];
+    ptxkit_private_measured measured[256];
     int count = 0;
     for (int i = 0; i < d->item_count; i++)
-        for (int b = 0; b < d->block_count; b++)
-            configs[count++] = (tune_config){d->blocks[b], d->items[i], 0, 0, PTXKIT_LOAD_DEFAULT};
-    ptxkit_status st = tune_measure(ctx, v->family->name, v->name, n, configs, count, measured, &d->default_gbs,
-                                    progress ? on_progress : NULL, NULL);
+        for (int b = 0; b < d->block_count; b++, count++) {
+            blocks[count] = d->blocks[b];
+            items[count] = d->items[i];
+        }
+    st = ptxkit_private_blocks_measure(ctx, v->family, v->info.name, n, blocks, items, count, measured,
+                                       &d->default_gbs, progress ? on_progress : NULL, NULL);
     if (progress) {
         printf("\r\033[K");
         fflush(stdout);
@@ -84,7 +96,9 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
             d->m[i][b] = measured[k];
             d->gbs[i][b] = measured[k].gbs > 0 ? measured[k].gbs : NAN;
         }
-    size_t bytes = v->family->in_bytes(v, n);
+    size_t bytes = 0;
+    st = ptxkit_private_blocks_bytes(v->family, v->info.name, n, &bytes);
+    if (st != PTXKIT_SUCCESS) return st;
     if (copies(v)) {
         st = measure_dtod_gbs(ctx, bytes, &d->ceiling_gbs);
     } else {
@@ -96,21 +110,21 @@ static ptxkit_status measure(ptxkit_context *ctx, const tune_variant *v, size_t 
 /* One row per (block, items) cell, nvbench-style: GB/s, its share of the
  * defaults and the ceiling, and the spread of the timed batches; cells that
  * cannot exist (illegal or failed) are left out. */
-static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_data *d, out_format format) {
+static void print_table(ptxkit_context *ctx, const blocks_variant *v, const curve_data *d, out_format format) {
     char title[600];
     snprintf(title, sizeof title,
              "%s %s, n=2^%d %s on %s: GB/s by block size and items per thread (defaults %.0f GB/s; %s ceiling %.0f "
              "GB/s)",
-             v->family->name, v->name, tune_bucket(d->n), v->family->unit, cli_device(ctx)->name, d->default_gbs,
+             v->family, v->info.name, log2_floor(d->n), v->info.unit, cli_device(ctx)->name, d->default_gbs,
              copies(v) ? "cuMemcpyDtoD" : "streaming-read", d->ceiling_gbs);
     const char *headers[] = {"n", "block", "items", "GBps", "pct_defaults", "pct_ceiling", STATS_COLUMNS};
     cli_table *t = table_new(title, 9, headers);
     table_types(t, "snnnnnnnn"); /* n as 2^K */
     for (int b = 0; b < d->block_count; b++)
         for (int i = 0; i < d->item_count; i++) {
-            const tune_measured *m = &d->m[i][b];
+            const ptxkit_private_measured *m = &d->m[i][b];
             if (m->gbs <= 0) continue;
-            table_addf(t, "2^%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%d\t%.2f\t%.2f", tune_bucket(d->n), d->blocks[b],
+            table_addf(t, "2^%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%d\t%.2f\t%.2f", log2_floor(d->n), d->blocks[b],
                        d->items[i], m->gbs, d->default_gbs > 0 ? 100 * m->gbs / d->default_gbs : 0,
                        d->ceiling_gbs > 0 ? 100 * m->gbs / d->ceiling_gbs : 0, m->samples, 1e3 * m->min_ms,
                        1e3 * m->max_ms);
@@ -119,7 +133,7 @@ static void print_table(ptxkit_context *ctx, const tune_variant *v, const curve_
     table_free(t);
 }
 
-static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *v, const curve_data *data, int count) {
+static int write_svg(const char *path, ptxkit_context *ctx, const blocks_variant *v, const curve_data *data, int count) {
     svg_chart charts[MAX_SIZES];
     svg_series series[MAX_SIZES][16];
     svg_reference refs[MAX_SIZES];
@@ -134,7 +148,7 @@ static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *
             series[s][i] = (svg_series){.name = names[s][i], .x = xs[s], .y = d->gbs[i], .count = (size_t)d->block_count};
         }
         refs[s] = (svg_reference){.label = copy ? "cuMemcpyDtoD" : "streaming read", .y = d->ceiling_gbs};
-        snprintf(titles[s], sizeof titles[s], "n = 2^%d %s", tune_bucket(d->n), v->family->unit);
+        snprintf(titles[s], sizeof titles[s], "n = 2^%d %s", log2_floor(d->n), v->info.unit);
         charts[s] = (svg_chart){
             .kind = SVG_LINES,
             .title = titles[s],
@@ -148,7 +162,7 @@ static int write_svg(const char *path, ptxkit_context *ctx, const tune_variant *
         };
     }
     char title[400], subtitle[200];
-    snprintf(title, sizeof title, "Block size effect on throughput: %s %s on %s", v->family->name, v->name,
+    snprintf(title, sizeof title, "Block size effect on throughput: %s %s on %s", v->family, v->info.name,
              cli_device(ctx)->name);
     snprintf(subtitle, sizeof subtitle, "JIT variants, other parameters at the built-in defaults; median of 5 batches");
     if (svg_save_figure(path, title, subtitle, charts, (size_t)count) != 0) {
@@ -174,17 +188,18 @@ int bench_blocks(int argc, char **argv) {
     int rc = args_parse(&spec, argc, argv, &common, &operands, NULL);
     if (rc >= 0) return rc;
     const char *family = operands[0];
-    const tune_family *f = tune_family_find(family);
-    if (!f) {
+    blocks_variant v = {.family = family};
+    char why[256];
+    ptxkit_status parsed = ptxkit_private_blocks_variant_get(family, variant, &v.info, why, sizeof why);
+    if (parsed == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
-        for (int i = 0; tune_family_at(i); i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tune_family_at(i)->name);
+        for (int i = 0; ptxkit_private_blocks_family(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     ptxkit_private_blocks_family(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", family, names);
     }
-    tune_variant v;
-    char why[256];
-    if (tune_variant_parse(f, variant, &v, why, sizeof why) != PTXKIT_SUCCESS) return args_error(&spec, "%s", why);
-    if (!size_count) sizes[size_count++] = (size_t)1 << v.family->bench_log2;
+    if (parsed != PTXKIT_SUCCESS) return args_error(&spec, "%s", why);
+    if (!size_count) sizes[size_count++] = (size_t)1 << v.info.bench_log2;
     ptxkit_context *ctx = cli_open_context("bench blocks", common.device);
     if (!ctx) return 1;
     curve_data *data = calloc(MAX_SIZES, sizeof *data);

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
-#include "ops/gemm.h"
+#include "ptxkit_private.h"
 
 enum { MAX_SHAPES = 32, MAX_TILES = 48, MAX_OPS = 4 };
 
@@ -107,15 +107,22 @@ static bool parse_tiles(const char *text, void *value, char *why, size_t why_siz
 }
 
 /* The configurations timed for a type: the listed ones, then the sweep's. */
-static int tiles_for(const gemm_bench *b, gemm_kind kind, ptxkit_gemm_tiles *out) {
+static int tiles_for(const gemm_bench *b, ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out) {
     int count = 0;
     for (int i = 0; i < b->tile_count; i++) out[count++] = b->tiles[i];
     if (b->sweep) {
-        int n;
-        const gemm_config *list = gemm_sweep_configs(kind, &n);
-        for (int i = 0; i < n && count < 2 * MAX_TILES; i++) out[count++] = gemm_tiles_of(&list[i]);
+        int n = 0, room = 2 * MAX_TILES - count;
+        if (ptxkit_gemm_sweep_tiles(ctx, type, out + count, room, &n) == PTXKIT_SUCCESS) count += n < room ? n : room;
     }
     return count;
+}
+
+/* The tiles a row runs: split_k as ptxkit_gemm chooses it by shape where
+ * the tiles leave it 0. */
+static ptxkit_gemm_tiles with_split(ptxkit_context *ctx, ptxkit_gemm_tiles tiles, size_t m, size_t n, size_t k) {
+    int split;
+    if (ptxkit_gemm_split_k(ctx, &tiles, m, n, k, &split) == PTXKIT_SUCCESS) tiles.split_k = split;
+    return tiles;
 }
 
 static const char *const type_names[] = {"float32", "float64", NULL};
@@ -207,8 +214,8 @@ int bench_gemm(int argc, char **argv) {
     }
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
-    if (b.no_cross_prefetch) gemm_set_cross_prefetch(0);
-    if (b.mma_k) gemm_set_mma_k(b.mma_k);
+    if (b.no_cross_prefetch) ptxkit_private_gemm_set_cross_prefetch(0);
+    if (b.mma_k) ptxkit_private_gemm_set_mma_k(b.mma_k);
 
     char why[512] = "";
     cublas_lib *cublas = b.compare || b.check ? cublas_open(ctx, why, sizeof why) : NULL;
@@ -232,7 +239,7 @@ int bench_gemm(int argc, char **argv) {
 
     /* every kernel the run needs, compiled ahead in parallel */
     ptxkit_gemm_tiles list[2][2 * MAX_TILES];
-    int list_count[2] = {tiles_for(&b, GEMM_F32, list[0]), tiles_for(&b, gemm_kind_of(PTXKIT_FLOAT64, &ctx->info), list[1])};
+    int list_count[2] = {tiles_for(&b, ctx, PTXKIT_FLOAT32, list[0]), tiles_for(&b, ctx, PTXKIT_FLOAT64, list[1])};
     gemm_job *jobs = calloc((size_t)4 * MAX_OPS * (size_t)b.shape_count * MAX_TILES + 1, sizeof *jobs);
     int job_count = 0;
     for (int t = 0; jobs && st == PTXKIT_SUCCESS && t < 2; t++)
@@ -244,12 +251,8 @@ int bench_gemm(int argc, char **argv) {
                     j->op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->tiles = list[t][i];
-                    gemm_config cfg = gemm_config_of(&list[t][i]);
-                    if (!cfg.bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
-                    else {
-                        cfg.split_k = gemm_split_for(&cfg, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], cli_device(ctx)->sm_count);
-                        j->tiles = gemm_tiles_of(&cfg);
-                    }
+                    if (!list[t][i].bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
+                    else j->tiles = with_split(ctx, list[t][i], b.shapes[s][0], b.shapes[s][1], b.shapes[s][2]);
                 }
     if (st == PTXKIT_SUCCESS && jobs) gemm_prepare_all(ctx, jobs, job_count, 0); /* failures show in the rows */
     free(jobs);
@@ -296,17 +299,15 @@ int bench_gemm(int argc, char **argv) {
                 }
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
                     g.tiles = &list[t][i];
-                    gemm_config cfg = gemm_config_of(&list[t][i]);
-                    if (!cfg.bm) {
-                        ptxkit_gemm_tiles used;
+                    ptxkit_gemm_tiles used = list[t][i];
+                    if (!used.bm) {
                         int tuned = 0;
                         ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
-                        cfg = gemm_config_of(&used);
                     } else {
-                        cfg.split_k = gemm_split_for(&cfg, g.m, g.n, g.k, cli_device(ctx)->sm_count);
+                        used = with_split(ctx, used, g.m, g.n, g.k);
                     }
                     char tiles[64];
-                    gemm_config_format(&cfg, tiles, sizeof tiles);
+                    gemm_tiles_format(&used, tiles, sizeof tiles);
                     time_stats ts = {0};
                     ptxkit_status run = time_stats_ms(ctx, run_ptxkit, &g, b.warmup, b.reps, &ts);
                     double ms = ts.median_ms;

@@ -11,7 +11,7 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/reduce.h"
+#include "ptxkit_private.h"
 
 enum { MAX_SIZES = 40, MAX_COMBOS = PTXKIT_REDUCE_OP_COUNT * PTXKIT_DTYPE_COUNT };
 
@@ -19,7 +19,7 @@ typedef struct reduce_bench {
     bool ops[PTXKIT_REDUCE_OP_COUNT], types[PTXKIT_DTYPE_COUNT];
     size_t sizes[MAX_SIZES];
     int size_count, reps, warmup;
-    reduce_passes passes;
+    int passes; /* launches: 1, or 2 (a second launch of one block) */
     bool compare, ceiling;
     ptxkit_launch_options options;
 } reduce_bench;
@@ -40,7 +40,7 @@ typedef struct timed_reduce {
 
 static ptxkit_status run_reduce(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_reduce *r = arg;
-    return reduce_run(ctx, r->op, r->type, r->in, r->n, r->out, &r->b->options, s, r->b->passes);
+    return ptxkit_private_reduce_passes(ctx, r->op, r->type, r->out, r->in, r->n, &r->b->options, s, r->b->passes);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, reduce_bench *b, cli_common *common
     const arg_spec spec = {.command = "bench reduce", .usage = reduce_usage, .help = reduce_help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options, .exclusive = exclusive};
     int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
-    b->passes = passes == 2 ? REDUCE_PASSES_TWO : REDUCE_PASSES_ONE;
+    b->passes = passes;
     b->ceiling = !no_ceiling;
     return rc;
 }
@@ -227,7 +227,7 @@ int bench_reduce(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_bytes, 11);
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
-            if (!b.ops[op] || !b.types[type] || !reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;
+            if (!b.ops[op] || !b.types[type] || !ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;
             r.op = (ptxkit_reduce_op)op;
             r.type = (ptxkit_dtype)type;
             size_t elem = ptxkit_dtype_size(r.type);

@@ -11,7 +11,7 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/scan.h"
+#include "ptxkit_private.h"
 
 enum { MAX_SIZES = 40, MAX_COMBOS = PTXKIT_REDUCE_OP_COUNT * PTXKIT_DTYPE_COUNT * PTXKIT_SCAN_KIND_COUNT };
 
@@ -21,7 +21,7 @@ typedef struct scan_bench {
     int size_count, reps, warmup, offset;
     bool compare, ceiling, in_place;
     ptxkit_launch_options options;
-    scan_experiment experiment;
+    ptxkit_private_scan_experiment experiment;
 } scan_bench;
 
 typedef struct cub_result {
@@ -41,7 +41,7 @@ typedef struct timed_scan {
 
 static ptxkit_status run_scan(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_scan *r = arg;
-    return scan_run(ctx, r->kind, r->op, r->type, r->in, r->n, r->out, &r->b->options, s, &r->b->experiment);
+    return ptxkit_private_scan(ctx, r->kind, r->op, r->type, r->out, r->in, r->n, &r->b->options, s, &r->b->experiment);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -71,7 +71,7 @@ static const char scan_help[] =
 
 /* Returns -1 to run, else the exit status. */
 static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) {
-    *b = (scan_bench){.reps = 30, .warmup = 5, .ceiling = true, .experiment = SCAN_EXPERIMENT_NONE};
+    *b = (scan_bench){.reps = 30, .warmup = 5, .ceiling = true, .experiment = {-1, -1, -1, -1}};
     b->ops[PTXKIT_REDUCE_SUM] = true;
     b->types[PTXKIT_INT32] = b->types[PTXKIT_FLOAT32] = true;
     b->kinds[PTXKIT_SCAN_EXCLUSIVE] = true;
@@ -245,7 +245,7 @@ int bench_scan(int argc, char **argv) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++)
             for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT && st == PTXKIT_SUCCESS; kind++) {
-                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || !scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type))
+                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || !ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type))
                     continue;
                 r.op = (ptxkit_reduce_op)op;
                 r.type = (ptxkit_dtype)type;

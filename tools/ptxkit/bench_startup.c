@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
-#include "runtime/runtime.h"
+#include "ptxkit_private.h"
 
 static const char user_source[] =
     "extern \"C\" __global__ void startup_fill(unsigned *out, unsigned v) { out[threadIdx.x] = v + threadIdx.x; }\n";
@@ -64,15 +64,9 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
     /* a registry hit: the lookup every later launch of the family pays */
-    kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
-                        .define_count = 3};
-    CUfunction fn;
     enum { HITS = 100000 };
     double t3 = cli_now_ms();
-    if (st == PTXKIT_SUCCESS && (st = context_enter(ctx)) == PTXKIT_SUCCESS) {
-        for (int i = 0; i < HITS && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);
-        context_leave(ctx);
-    }
+    if (st == PTXKIT_SUCCESS) st = ptxkit_private_registry_hits(ctx, HITS);
     f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
     ptxkit_free(ctx, a);
     ptxkit_free(ctx, b);

@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "compile_space.h"
-#include "runtime/runtime.h"
-#include "ops/family.h"
+#include "ptxkit.h"
 
 /* Whether NAME appears as a whole word in text. */
 static bool mentions(const char *text, size_t size, const char *name) {
@@ -25,46 +24,42 @@ static bool mentions(const char *text, size_t size, const char *name) {
     return false;
 }
 
-/* The family's .cu and every embedded header (a family may include any). */
+/* A built-in device header: every program may include one. */
+static bool is_header(const char *name) {
+    size_t len = strlen(name);
+    return (len > 4 && strcmp(name + len - 4, ".cuh") == 0) || (len > 2 && strcmp(name + len - 2, ".h") == 0);
+}
+
+/* The family's .cu and every built-in header (a family may include any). */
 static bool family_reads(const char *family, const char *name) {
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
     char source[128];
     snprintf(source, sizeof source, "%s.cu", family);
-    for (size_t i = 0; i < count; i++) {
-        if ((embedded_is_header(files[i].name) || strcmp(files[i].name, source) == 0) &&
-            mentions(files[i].text, files[i].size, name))
+    const char *file;
+    for (int i = 0; (file = ptxkit_builtin_source_name(i)); i++) {
+        const char *text;
+        size_t size;
+        if ((is_header(file) || strcmp(file, source) == 0) &&
+            ptxkit_builtin_source(file, &text, &size) == PTXKIT_SUCCESS && mentions(text, size, name))
             return true;
     }
     return false;
 }
 
-/* The values of param the family declares, as text ("32, 64, ..."), and
- * whether value is one of them. */
-static bool in_space(const family_desc *f, tune_param param, const char *value, char *list, size_t list_size) {
-    int values[TUNE_MAX_VALUES + 1], count = 0;
-    if (param == TUNE_BLOCK) {
-        for (int b = 32; b <= 1024; b *= 2) values[count++] = b;
-    } else {
-        const int *from = param == TUNE_ITEMS ? f->items : param == TUNE_VECTOR ? f->vectors : f->loads;
-        int end = param == TUNE_LOAD ? -1 : 0;
-        for (int i = 0; i < TUNE_MAX_VALUES && from[i] != end; i++) values[count++] = from[i];
+/* Whether value is one of list's comma-separated values ("32, 64, ..."). */
+static bool listed(const char *list, const char *value) {
+    size_t len = strlen(value);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && memcmp(p, value, len) == 0) return true;
+        if (!end) break;
+        p = end + 1;
+        while (*p == ' ') p++;
     }
-    bool found = false;
-    size_t used = 0;
-    list[0] = 0;
-    for (int i = 0; i < count; i++) {
-        char text[16];
-        if (param == TUNE_LOAD) snprintf(text, sizeof text, "%s", ptxkit_load_op_define((ptxkit_load_op)values[i]));
-        else snprintf(text, sizeof text, "%d", values[i]);
-        found = found || strcmp(text, value) == 0;
-        if (used < list_size) used += (size_t)snprintf(list + used, list_size - used, "%s%s", i ? ", " : "", text);
-    }
-    return found;
+    return false;
 }
 
 bool compile_check_defines(const char *family, const char *const *defines, int count, bool strict) {
-    const family_desc *f = family_find(family);
     bool ok = true;
     for (int i = 0; i < count; i++) {
         char name[80], problem[512] = "";
@@ -74,13 +69,11 @@ bool compile_check_defines(const char *family, const char *const *defines, int c
         if (!family_reads(family, name)) {
             snprintf(problem, sizeof problem, "-D %s: family %s never reads %s (not in %s.cu or the headers it may include)",
                      defines[i], family, name, family);
-        } else if (f && f->defines && eq) {
-            for (const family_define *d = f->defines; d->name; d++) {
-                char list[256];
-                if (strcmp(d->name, name) != 0 || in_space(f, d->param, eq + 1, list, sizeof list)) continue;
+        } else if (eq) {
+            char list[256];
+            if (ptxkit_family_define_values(family, name, list, sizeof list) == PTXKIT_SUCCESS && !listed(list, eq + 1))
                 snprintf(problem, sizeof problem, "-D %s: outside the parameter space %s declares (%s: %s)", defines[i],
                          family, name, list);
-            }
         }
         if (!problem[0]) continue;
         fprintf(stderr, "ptxkit compile: %s%s\n", strict ? "" : "warning: ", problem);

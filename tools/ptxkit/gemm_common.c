@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "gemm_common.h"
-#include "ops/gemm.h"
 
 /* ---- peak ------------------------------------------------------------------ */
 
@@ -64,6 +63,13 @@ ptxkit_status gemm_fill_uniform(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_d
     return st;
 }
 
+void gemm_tiles_format(const ptxkit_gemm_tiles *t, char *buf, size_t size) {
+    char split[16];
+    if (t->split_k) snprintf(split, sizeof split, "%d", t->split_k);
+    else snprintf(split, sizeof split, "-");
+    snprintf(buf, size, "%dx%dx%d t%dx%d w%d s%d k%s", t->bm, t->bn, t->bk, t->tm, t->tn, t->warps_m, t->stages, split);
+}
+
 /* ---- compiling ahead ------------------------------------------------------------ */
 
 typedef struct prepare_pool {
@@ -82,7 +88,7 @@ static void *prepare_worker(void *arg) {
         pthread_mutex_unlock(&p->lock);
         if (i < 0) return NULL;
         const gemm_job *j = &p->jobs[i];
-        ptxkit_status st = gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, &j->tiles);
+        ptxkit_status st = ptxkit_gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, &j->tiles);
         pthread_mutex_lock(&p->lock);
         if (st != PTXKIT_SUCCESS && p->first == PTXKIT_SUCCESS) p->first = st;
         pthread_mutex_unlock(&p->lock);

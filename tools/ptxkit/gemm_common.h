@@ -23,6 +23,9 @@ gemm_peak gemm_peak_of(ptxkit_context *ctx, ptxkit_dtype type);
  * host, repeated on the device. */
 ptxkit_status gemm_fill_uniform(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, size_t count, unsigned seed);
 
+/* "128x128x8 t8x8 w4 s4 k1" (split_k 0 prints as "k-"). */
+void gemm_tiles_format(const ptxkit_gemm_tiles *t, char *buf, size_t size);
+
 /* Compiles the kernels of each (type, tiles, op_a, op_b) ahead, from up to
  * `threads` threads (0: one per CPU); a NULL tiles entry means nothing.
  * Returns the first failure (the others still compile). */

@@ -13,9 +13,9 @@
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
-#include "ops/gemm.h"
+#include "ptxkit_private.h"
 
-enum { PRODUCTION_STEP = GEMM_LADDER_STEPS + 1 };
+enum { PRODUCTION_STEP = PTXKIT_GEMM_LADDER_STEPS + 1 };
 
 /* The lecture's G80 (GeForce 8800 GTX): 86.4 GB/s; the naive kernel reads
  * two 4-byte floats per multiply-add, so at most 86.4 / 8 = 10.8 G FMA/s,
@@ -99,8 +99,8 @@ int cmd_gemm_ladder(int argc, char **argv) {
     float *host_ref = malloc(bytes), *host_c = malloc(bytes);
     if (st == PTXKIT_SUCCESS && (!host_ref || !host_c)) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_ref, reference, bytes);
-    for (int s = 1; st == PTXKIT_SUCCESS && s <= GEMM_LADDER_STEPS; s++)
-        if (steps[s] && (s < 4 || n % 128 == 0)) st = gemm_ladder_prepare(ctx, s);
+    for (int s = 1; st == PTXKIT_SUCCESS && s <= PTXKIT_GEMM_LADDER_STEPS; s++)
+        if (steps[s] && (s < 4 || n % 128 == 0)) st = ptxkit_private_gemm_ladder_prepare(ctx, s);
 
     gemm_peak peak = gemm_peak_of(ctx, PTXKIT_FLOAT32);
     double dram = cli_device(ctx)->peak_bandwidth_gbs;
@@ -118,7 +118,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
     double first_ms = 0, prev_ms = 0;
     for (int s = 1; st == PTXKIT_SUCCESS && s <= PRODUCTION_STEP; s++) {
         if (!steps[s]) continue;
-        const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : gemm_ladder_step_name(s);
+        const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : ptxkit_gemm_ladder_step_name(s);
         if (s >= 4 && n % 128) {
             fprintf(stderr, "ptxkit gemm-ladder: step %d needs N a multiple of 128 (N is %zu)\n", s, n);
             char none[32];
@@ -134,7 +134,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
         if (st != PTXKIT_SUCCESS) break;
         double tf = 2.0 * (double)n * n * n / (ms * 1e-3) / 1e12;
         if (!first_ms) first_ms = ms;
-        double per_fma = s == PRODUCTION_STEP ? 0 : gemm_ladder_bytes_per_fma(s);
+        double per_fma = s == PRODUCTION_STEP ? 0 : ptxkit_gemm_ladder_bytes_per_fma(s);
         double needs = tf * 1e12 / 2 * per_fma / 1e9;
         char per[32] = "-", need[32] = "-", need_pct[32] = "-", vs_prev[32] = "-";
         if (prev_ms > 0) snprintf(vs_prev, sizeof vs_prev, "%.2f", prev_ms / ms);

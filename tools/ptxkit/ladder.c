@@ -8,11 +8,10 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/reduce.h"
 
 enum { MAX_SIZES = 8 };
 
-static const char *const step_names[LADDER_STEPS + 1] = {
+static const char *const step_names[PTXKIT_REDUCE_LADDER_STEPS + 1] = {
     "",
     "interleaved addressing, divergent branch",
     "interleaved addressing, bank conflicts",
@@ -28,8 +27,8 @@ static const char *const step_names[LADDER_STEPS + 1] = {
 
 /* The lecture's figures: 2^22 ints on a G80 (86.4 GB/s peak), 128 threads
  * per block (../shared/ANCHORS.md). Steps 8-10 postdate it. */
-static const double g80_ms[LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0, 0};
-static const double g80_gbs[LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0, 0};
+static const double g80_ms[PTXKIT_REDUCE_LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0, 0};
+static const double g80_gbs[PTXKIT_REDUCE_LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0, 0};
 
 typedef struct ladder_run {
     int step;
@@ -42,8 +41,8 @@ typedef struct ladder_run {
 
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
-    return reduce_ladder_run(ctx, r->step, r->op, r->type, r->in, r->n, r->out, r->scratch, r->scratch_bytes,
-                             &r->options, s);
+    return ptxkit_reduce_ladder_async(ctx, r->step, r->op, r->type, r->out, r->in, r->n, r->scratch, r->scratch_bytes,
+                                      &r->options, s);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -63,15 +62,15 @@ static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit
 
 int cmd_ladder(int argc, char **argv) {
     size_t sizes[MAX_SIZES] = {(size_t)1 << 22, (size_t)1 << 25};
-    int size_count = 2, steps[LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    int step_count = LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
+    int size_count = 2, steps[PTXKIT_REDUCE_LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    int step_count = PTXKIT_REDUCE_LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
     ladder_run r = {.options = {.block_size = 128}};
     const arg_option options[] = {
         {.name = "log2", .kind = ARG_LOG2S, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 0, .hi = 34},
         {.name = "sizes", .kind = ARG_SIZES, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 1,
          .hi = 1LL << 34},
-        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = LADDER_STEPS, .lo = 1,
-         .hi = LADDER_STEPS},
+        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = PTXKIT_REDUCE_LADDER_STEPS, .lo = 1,
+         .hi = PTXKIT_REDUCE_LADDER_STEPS},
         {.name = "block", .kind = ARG_PARSE, .value = &r.options.block_size, .parse = args_block_size},
         {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
         {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
@@ -101,7 +100,7 @@ int cmd_ladder(int argc, char **argv) {
     if (rc >= 0) return rc;
     r.op = (ptxkit_reduce_op)op;
     r.type = (ptxkit_dtype)type;
-    if (!reduce_supported(r.op, r.type))
+    if (!ptxkit_reduce_supported(r.op, r.type))
         return args_error(&spec, "%s of %s is not provided", ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type));
     ptxkit_context *ctx = cli_open_context("ladder", common.device);
     if (!ctx) return 1;
@@ -119,9 +118,8 @@ int cmd_ladder(int argc, char **argv) {
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++)
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
-            ptxkit_status support;
-            if (!reduce_ladder_supported(ctx, steps[k], r.op, r.type, &support)) continue;
-            st = reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
+            if (ptxkit_reduce_ladder_check(ctx, steps[k], r.op, r.type) != PTXKIT_SUCCESS) continue;
+            st = ptxkit_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
@@ -140,8 +138,7 @@ int cmd_ladder(int argc, char **argv) {
         double first_ms = 0, prev_ms = 0;
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             r.step = steps[k];
-            ptxkit_status support;
-            if (!reduce_ladder_supported(ctx, r.step, r.op, r.type, &support)) {
+            if (ptxkit_reduce_ladder_check(ctx, r.step, r.op, r.type) != PTXKIT_SUCCESS) {
                 table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-\t-\t-\t-", r.n, r.step, step_names[r.step]);
                 continue;
             }

@@ -12,10 +12,9 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ops/scan.h"
 #include "svg.h"
 
-enum { MAX_SIZES = 16, PRODUCTION_STEP = SCAN_LADDER_STEPS + 1 };
+enum { MAX_SIZES = 16, PRODUCTION_STEP = PTXKIT_SCAN_LADDER_STEPS + 1 };
 
 /* Harris, "Parallel Prefix Sum (Scan) with CUDA", NVIDIA, April 2007,
  * table 2: the work-efficient, bank-conflict-free scan (step 3 here) on a
@@ -47,8 +46,8 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     ladder_run *r = arg;
     if (r->step == PRODUCTION_STEP)
         return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, NULL, s);
-    return scan_ladder_run(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->in, r->n, r->out, r->scratch,
-                           r->scratch_bytes, &r->options, s);
+    return ptxkit_scan_ladder_async(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, r->scratch,
+                                    r->scratch_bytes, &r->options, s);
 }
 
 static const char *const int_type_names[] = {"int32", "uint32", "int64", "uint64", NULL};
@@ -118,7 +117,7 @@ static int write_svg(const char *path, const char *gpu, const ladder_run *r, con
     for (int k = 0; k < step_count; k++) {
         int step = steps[k];
         snprintf(names[step], sizeof names[step], "%d %s", step,
-                 step == PRODUCTION_STEP ? "ptxkit_scan" : scan_ladder_step_name(step));
+                 step == PRODUCTION_STEP ? "ptxkit_scan" : ptxkit_scan_ladder_step_name(step));
         series[count++] = (svg_series){.name = names[step], .x = xs, .y = times[step], .count = (size_t)size_count};
     }
     series[count++] = (svg_series){.name = "2007 seed: CPU (Core 2, 2.93 GHz)", .x = seed_x, .y = seed_cpu,
@@ -210,7 +209,7 @@ int cmd_scan_ladder(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
             if (steps[k] == PRODUCTION_STEP) continue;
-            st = scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
+            st = ptxkit_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
@@ -258,7 +257,7 @@ int cmd_scan_ladder(int argc, char **argv) {
                 snprintf(seed_time, sizeof seed_time, "%.1f", seed[seed_row].gpu_ms * 1e3);
                 snprintf(seed_speedup, sizeof seed_speedup, "%.2f", seed[seed_row].speedup);
             }
-            const char *name = r.step == PRODUCTION_STEP ? "ptxkit_scan, decoupled look-back" : scan_ladder_step_name(r.step);
+            const char *name = r.step == PRODUCTION_STEP ? "ptxkit_scan, decoupled look-back" : ptxkit_scan_ladder_step_name(r.step);
             char spread[64];
             table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%.2f\t%s\t%s\t%s\t%s%s", r.n, r.step, name, ms * 1e3,
                        2.0 * (double)r.n * (double)elem / (ms * 1e-3) / 1e9, cpu_ms / ms, vs_prev, check, seed_time,

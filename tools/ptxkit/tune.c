@@ -11,11 +11,6 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "runtime/runtime.h"
-#include "tuned/db.h"
-#include "tune/gemm_problem.h"
-#include "tune/record.h"
-#include "tune/tuner.h"
 #include "tune_exchange.h"
 
 #define MAX_SIZES 32
@@ -63,28 +58,28 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     ptxkit_tune_options o = a->options;
     o.progress = show_progress;
     o.progress_user = &ps;
-    ptxkit_tune_report *report = calloc(1, sizeof *report);
-    if (!report) {
+    ptxkit_tune_report *report = NULL;
+    if (ptxkit_tune_report_create(&report) != PTXKIT_SUCCESS) {
         cli_fail("tune", ctx, PTXKIT_ERROR_OUT_OF_MEMORY);
         return 1;
     }
     /* Default sizes: 2^20, 2^24, 2^28; gemm's n is m * n * k, so 1024^3,
      * 2048^3 and 4096^3 there. */
-    const bool gemm = strcmp(family, GEMM_TUNE_FAMILY) == 0;
+    const bool gemm = strcmp(family, "gemm") == 0;
     static const size_t default_sizes[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28};
     static const size_t gemm_sizes[] = {(size_t)1 << 30, (size_t)1 << 33, (size_t)1 << 36};
     const size_t *sizes = a->size_count ? a->sizes : gemm ? gemm_sizes : default_sizes;
     int size_count = a->size_count ? a->size_count : 3;
-    ptxkit_status st = tune_sizes(ctx, family, a->variant, sizes, size_count, &o, report);
+    ptxkit_status st = ptxkit_tune_sizes(ctx, family, a->variant, sizes, size_count, &o, report);
     clear_progress(&ps);
     if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st); /* the sizes done before are still shown */
-    if (!report->variant[0]) snprintf(report->variant, sizeof report->variant, "%s", a->variant ? a->variant : "(default variant)");
-    const ptxkit_tune_result *results = report->sizes;
-    int done = report->size_count;
+    const char *variant = ptxkit_tune_report_variant(report);
+    if (!variant[0]) variant = a->variant ? a->variant : "(default variant)";
+    int done = ptxkit_tune_report_size_count(report);
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
-    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, report->variant, cli_device(ctx)->name,
+    snprintf(title, sizeof title, "ptxkit tune %s %s on %s (%s; %s)", family, variant, cli_device(ctx)->name,
              gemm ? "GFLOP/s, the _GBps columns: 2 m n k per second of the shape timed at n = m n k"
                   : "GB/s of the bytes the operation must move",
              a->options.exhaustive ? "exhaustive" : verify ? "budgeted search, then exhaustive" : "budgeted search");
@@ -96,15 +91,15 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     cli_table *t = verify ? table_new(title, 14, checked) : table_new(title, 11, plain);
     table_types(t, verify ? "snncncnc" "nnnnnn" : "snnnc" "nnnnnn");
     for (int i = 0; i < done; i++) {
-        const ptxkit_tune_result *r = &results[i];
+        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
         char n[32], choice[128], pick[128], best[128];
         tune_size_text(r->n, n, sizeof n);
         tune_options_text(&r->best, choice, sizeof choice);
-        if (gemm) snprintf(choice, sizeof choice, "%s", r->best_text); /* named parameters */
+        if (gemm) snprintf(choice, sizeof choice, "%.*s", (int)sizeof choice - 1, r->best_text); /* named parameters */
         if (verify) {
             tune_options_text(&r->search_best, pick, sizeof pick);
             tune_options_text(&r->exhaustive_best, best, sizeof best);
-            if (gemm) snprintf(best, sizeof best, "%s", r->exhaustive_text);
+            if (gemm) snprintf(best, sizeof best, "%.*s", (int)sizeof best - 1, r->exhaustive_text);
             table_addf(t, "%s\t%.0f\t%.0f\t%s\t%.0f\t%s\t%.1f\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f", n, r->default_gbs,
                        r->search_gbs, pick, r->exhaustive_gbs, best,
                        r->exhaustive_gbs > 0 ? 100.0 * r->search_gbs / r->exhaustive_gbs : 0, choice, r->timed, r->reused,
@@ -118,17 +113,21 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     table_print(t, format, stdout);
     table_free(t);
     FILE *info = format == OUT_TABLE ? stdout : stderr;
-    const char *note = report->database_note;
+    const char *note = ptxkit_tune_report_database_note(report), *database = ptxkit_tune_report_database(report);
+    int prepared = 0, threads = 0;
+    ptxkit_tune_report_prepared(report, &prepared, &threads);
     fprintf(info, "%s: %.1f s in all, %.1f s of it compiling or loading %d variants ahead on %d threads; database: %s%s%s\n", family,
-            report->seconds, report->compile_seconds, report->kernels_prepared, report->threads,
-            report->database[0] ? report->database : a->options.no_save ? "not written (--no-save)" : "not written",
+            ptxkit_tune_report_seconds(report), ptxkit_tune_report_compile_seconds(report), prepared, threads,
+            database[0] ? database : a->options.no_save ? "not written (--no-save)" : "not written",
             note[0] ? "; " : "", note);
-    if (report->record[0] || report->record_note[0])
+    const char *record = "", *record_note = "";
+    int loaded = 0, appended = 0;
+    ptxkit_tune_report_record(report, &record, &record_note, &loaded, &appended);
+    if (record[0] || record_note[0])
         fprintf(info, "%s: tuning record %s: %d configurations reused, %d appended%s%s\n", family,
-                report->record[0] ? report->record : "not used", report->record_loaded, report->record_appended,
-                report->record_note[0] ? "; " : "", report->record_note);
+                record[0] ? record : "not used", loaded, appended, record_note[0] ? "; " : "", record_note);
     for (int i = 0; i < done; i++) {
-        const ptxkit_tune_result *r = &results[i];
+        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
         if (r->failed || r->wrong) {
             char n[32];
             tune_size_text(r->n, n, sizeof n);
@@ -137,8 +136,8 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         }
     }
     bool wrong = false;
-    for (int i = 0; i < done; i++) wrong |= results[i].wrong > 0;
-    free(report);
+    for (int i = 0; i < done; i++) wrong |= ptxkit_tune_report_result(report, i)->wrong > 0;
+    ptxkit_tune_report_destroy(report);
     /* a variant that computes a wrong result is a bug to look at */
     return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
 }
@@ -240,26 +239,16 @@ int cmd_tune(int argc, char **argv) {
         int which = record ? 2 : common.format == OUT_CSV || common.format == OUT_JSON ? 1 : 0;
         return tune_show(common.device, common.format, which);
     }
-    const bool gemm_family = a.family && strcmp(a.family, GEMM_TUNE_FAMILY) == 0;
-    if (a.family && !gemm_family && !tune_family_find(a.family)) {
+    char why[256] = "";
+    ptxkit_status check = a.family ? ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) : PTXKIT_SUCCESS;
+    if (check == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
         for (int i = 0; ptxkit_tune_family_name(i); i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", ptxkit_tune_family_name(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", a.family, names);
     }
     if (a.variant && !a.family) return args_error(&spec, "--variant needs a FAMILY");
-    if (a.variant && gemm_family) { /* checked here, before any GPU is opened */
-        ptxkit_dtype type;
-        gemm_class cls;
-        if (!gemm_variant_parse(a.variant, &type, &cls))
-            return args_error(&spec, "gemm variants are <type>.<class>: float32 or float64, and square, small_m, "
-                                     "small_n or small_k (not '%s')", a.variant);
-    } else if (a.variant) {
-        tune_variant v;
-        char why[256];
-        if (tune_variant_parse(tune_family_find(a.family), a.variant, &v, why, sizeof why) != PTXKIT_SUCCESS)
-            return args_error(&spec, "%s", why);
-    }
+    if (a.variant && check != PTXKIT_SUCCESS) return args_error(&spec, "%s", why); /* before any GPU is opened */
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
     for (int i = 0; ptxkit_tune_family_name(i); i++) {

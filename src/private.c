@@ -1,0 +1,149 @@
+/* The ptxkit command's private entry points (include-private/ptxkit_private.h):
+ * thin forwards to the families' experiment switches and the tuner's
+ * measurement, above every layer (they reach ops, tune and runtime alike).
+ * Not part of the ABI: see that header. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/gemm.h"
+#include "ops/reduce.h"
+#include "ops/scan.h"
+#include "ptxkit_private.h"
+#include "runtime/runtime.h"
+#include "tune/params.h"
+#include "tune/tuner.h"
+
+ptxkit_status ptxkit_private_reduce_passes(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                                           ptxkit_dptr out, ptxkit_dptr in, size_t n,
+                                           const ptxkit_launch_options *options, ptxkit_stream *stream, int passes) {
+    if (passes < 0 || passes > 2)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_reduce_passes: passes %d (0, 1 or 2)",
+                            passes);
+    reduce_passes p = passes == 2 ? REDUCE_PASSES_TWO : passes == 1 ? REDUCE_PASSES_ONE : REDUCE_PASSES_AUTO;
+    return reduce_run(ctx, op, type, in, n, out, options, stream, p);
+}
+
+ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                                  ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                                  ptxkit_stream *stream, const ptxkit_private_scan_experiment *experiment) {
+    scan_experiment e = SCAN_EXPERIMENT_NONE;
+    if (experiment)
+        e = (scan_experiment){experiment->dynamic_tiles, experiment->spin_ns, experiment->lookback,
+                              experiment->min_blocks};
+    return scan_run(ctx, kind, op, type, in, n, out, options, stream, &e);
+}
+
+ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on) {
+    if (on < -1 || on > 1)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: %d", on);
+    gemm_set_cross_prefetch(on);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_private_gemm_set_mma_k(int k) {
+    if (k != 0 && k != 4 && k != 8 && k != 16)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
+    gemm_set_mma_k(k);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_ladder_prepare: context is NULL");
+    return gemm_ladder_prepare(ctx, step);
+}
+
+ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");
+    kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
+                        .define_count = 3};
+    CUfunction fn;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    for (int i = 0; i < count && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);
+    context_leave(ctx);
+    return st;
+}
+
+const char *ptxkit_private_blocks_family(int index) {
+    const tune_family *f = tune_family_at(index);
+    return f ? f->name : NULL;
+}
+
+static ptxkit_status parse(const char *family, const char *variant, tune_variant *v, char *why, size_t why_size) {
+    char scratch[256];
+    if (!why || why_size == 0) {
+        why = scratch;
+        why_size = sizeof scratch;
+    }
+    why[0] = 0;
+    const tune_family *f = family ? tune_family_find(family) : NULL;
+    if (!f) {
+        snprintf(why, why_size, "no tunable family '%s'", family ? family : "(null)");
+        return PTXKIT_ERROR_NOT_FOUND;
+    }
+    return tune_variant_parse(f, variant, v, why, why_size) == PTXKIT_SUCCESS ? PTXKIT_SUCCESS
+                                                                             : PTXKIT_ERROR_INVALID_ARGUMENT;
+}
+
+ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
+                                                ptxkit_private_blocks_variant *out, char *why, size_t why_size) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_variant_get: out is NULL");
+    tune_variant v;
+    char reason[256];
+    ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
+    if (why && why_size) snprintf(why, why_size, "%s", reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", v.name);
+    out->unit = v.family->unit;
+    out->bench_log2 = v.family->bench_log2;
+    out->copies = strcmp(v.family->name, "copy") == 0 || strcmp(v.family->name, "transpose") == 0;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_private_blocks_bytes(const char *family, const char *variant, size_t n, size_t *bytes) {
+    tune_variant v;
+    char reason[256];
+    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_bytes: bytes is NULL");
+    ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
+    *bytes = v.family->in_bytes(&v, n);
+    return st;
+}
+
+ptxkit_status ptxkit_private_blocks_space(ptxkit_context *ctx, const char *family, const char *variant, int *blocks,
+                                          int *block_count, int *items, int *item_count) {
+    if (!ctx || !blocks || !block_count || !items || !item_count)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_space: NULL argument");
+    tune_variant v;
+    char why[256];
+    ptxkit_status st = parse(family, variant, &v, why, sizeof why);
+    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "ptxkit_private_blocks_space: %s", why);
+    tune_space space;
+    tune_space_for(&v, &ctx->info, &space);
+    *block_count = space.count[TUNE_BLOCK];
+    memcpy(blocks, space.values[TUNE_BLOCK], sizeof space.values[TUNE_BLOCK]);
+    *item_count = space.count[TUNE_ITEMS];
+    memcpy(items, space.values[TUNE_ITEMS], sizeof space.values[TUNE_ITEMS]);
+    return PTXKIT_SUCCESS;
+}
+
+_Static_assert(sizeof(ptxkit_private_measured) == sizeof(tune_measured), "ptxkit_private_measured is tune_measured");
+
+ptxkit_status ptxkit_private_blocks_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                                            const int *blocks, const int *items, int count,
+                                            ptxkit_private_measured *out, double *default_gbs,
+                                            ptxkit_tune_progress_fn progress, void *progress_user) {
+    enum { MAX = 256 };
+    if (!ctx || !family || !blocks || !items || !out || !default_gbs || count < 0 || count > MAX)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_measure: bad arguments");
+    tune_config configs[MAX] = {{0}};
+    tune_measured measured[MAX];
+    for (int i = 0; i < count; i++) configs[i] = (tune_config){blocks[i], items[i], 0, 0, PTXKIT_LOAD_DEFAULT};
+    ptxkit_status st =
+        tune_measure(ctx, family, variant, n, configs, count, measured, default_gbs, progress, progress_user);
+    for (int i = 0; st == PTXKIT_SUCCESS && i < count; i++)
+        out[i] = (ptxkit_private_measured){measured[i].gbs, measured[i].ms, measured[i].min_ms, measured[i].max_ms,
+                                           measured[i].samples};
+    return st;
+}

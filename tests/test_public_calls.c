@@ -1,0 +1,268 @@
+/* The public calls the ptxkit command reaches the library through (issue
+ * 14): their argument checks, and what they answer without a GPU; and the
+ * argument checks of its few private ones (include-private/ptxkit_private.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/gemm.h"
+#include "ptxkit_private.h"
+#include "runtime/runtime.h"
+#include "test_util.h"
+
+/* A context that never reaches the driver (as test_status.c's): enough for
+ * checks that fail before any driver call, and for the device-dependent
+ * answers that read only ctx->info (cc 0: no FP64 tensor cores, no sm_80). */
+static ptxkit_context *fake_context(void) {
+    static ptxkit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.error_lock, NULL);
+    ctx.info.max_threads_per_block = 1024;
+    ctx.info.sm_count = 132;
+    return &ctx;
+}
+
+static void supported_combinations(void **state) {
+    (void)state;
+    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
+    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
+    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
+    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
+    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+    assert_false(ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
+    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+        for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+            assert_int_equal(ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t),
+                             ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t));
+    assert_false(ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+}
+
+static void ladder_arguments(void **state) {
+    (void)state;
+    size_t bytes;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(NULL, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_scratch_bytes(NULL, 1, PTXKIT_REDUCE_SUM,
+                                                                                    PTXKIT_INT32, 1024, NULL, &bytes));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_async(NULL, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32,
+                                                                            4096, 8192, 16, 0, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder_scratch_bytes(NULL, 1, PTXKIT_REDUCE_SUM,
+                                                                                  PTXKIT_INT32, 1024, NULL, &bytes));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_ladder_async(NULL, 1, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192,
+                                           16, 0, 0, NULL, NULL));
+    ptxkit_context *ctx = fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "no step 0"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_ladder_check(ctx, PTXKIT_REDUCE_LADDER_STEPS + 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_ladder_check(ctx, 1, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_ladder_check(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_ladder_check(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_scratch_bytes(ctx, 1, PTXKIT_REDUCE_SUM,
+                                                                                    PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder_scratch_bytes(ctx, 1, PTXKIT_REDUCE_SUM,
+                                                                                  PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_ladder_async(ctx, 1, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192,
+                                           16, 0, 0, NULL, NULL));
+}
+
+static void ladder_names(void **state) {
+    (void)state;
+    for (int s = 1; s <= PTXKIT_SCAN_LADDER_STEPS; s++) assert_non_null(ptxkit_scan_ladder_step_name(s));
+    assert_null(ptxkit_scan_ladder_step_name(0));
+    assert_null(ptxkit_scan_ladder_step_name(PTXKIT_SCAN_LADDER_STEPS + 1));
+    for (int s = 1; s <= PTXKIT_GEMM_LADDER_STEPS; s++) {
+        assert_non_null(ptxkit_gemm_ladder_step_name(s));
+        assert_true(ptxkit_gemm_ladder_bytes_per_fma(s) > 0);
+    }
+    assert_true(ptxkit_gemm_ladder_bytes_per_fma(1) == 8.0); /* two 4-byte floats per FMA */
+    assert_null(ptxkit_gemm_ladder_step_name(0));
+    assert_null(ptxkit_gemm_ladder_step_name(PTXKIT_GEMM_LADDER_STEPS + 1));
+    assert_true(ptxkit_gemm_ladder_bytes_per_fma(0) == 0);
+}
+
+static void gemm_sweep_prepare_split(void **state) {
+    (void)state;
+    int count = -1, split = 0;
+    ptxkit_gemm_tiles tiles[64];
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(NULL, PTXKIT_FLOAT32, NULL, 0, &count));
+    ptxkit_context *ctx = fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 4, &count));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, tiles, -1, &count));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_INT32, tiles, 64, &count));
+    for (int t = 0; t < 2; t++) {
+        ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+        assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, NULL, 0, &count));
+        int internal;
+        gemm_sweep_configs(gemm_kind_of(type, &ctx->info), &internal);
+        assert_int_equal(count, internal); /* the whole list, whatever fits */
+        assert_true(count > 1 && count <= 64);
+        memset(tiles, 0, sizeof tiles);
+        assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 1, &count));
+        assert_int_equal(count, internal);
+        assert_true(tiles[0].bm > 0);
+        assert_int_equal(tiles[1].bm, 0); /* nothing past capacity */
+        assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 64, &count));
+        for (int i = 0; i < count; i++) {
+            gemm_config c = gemm_config_of(&tiles[i]);
+            char why[256];
+            assert_true(gemm_config_check(gemm_kind_of(type, &ctx->info), &c, NULL, why, sizeof why));
+        }
+    }
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_gemm_prepare(NULL, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
+    ptxkit_gemm_tiles bad = {.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &bad));
+
+    ptxkit_gemm_tiles t = tiles[0];
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(NULL, &t, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, NULL, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &t, 64, 64, 64, NULL));
+    ptxkit_gemm_tiles zero = {0};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &zero, 64, 64, 64, &split));
+    t.split_k = 3;
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
+    assert_int_equal(split, 3); /* the tiles' own */
+    t.split_k = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
+    assert_int_equal(split, 1); /* enough tiles for every SM: no split */
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 128, 128, 1 << 20, &split));
+    assert_true(split > 1); /* one tile, a long k: sliced */
+}
+
+static void family_defines(void **state) {
+    (void)state;
+    char buf[256];
+    const char *name;
+    int count = 0;
+    bool block = false;
+    for (int i = 0; (name = ptxkit_family_define_name("copy", i)); i++, count++) {
+        block |= strcmp(name, "BLOCK_SIZE") == 0;
+        assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", name, buf, sizeof buf));
+        assert_true(strlen(buf) > 0);
+    }
+    assert_true(count >= 2 && block);
+    assert_null(ptxkit_family_define_name("copy", -1));
+    assert_null(ptxkit_family_define_name("no_such_family", 0));
+    assert_null(ptxkit_family_define_name(NULL, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", "BLOCK_SIZE", buf, sizeof buf));
+    assert_string_equal(buf, "32, 64, 128, 256, 512, 1024");
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
+    assert_string_equal(buf, "");
+    assert_non_null(strstr(ptxkit_last_error(NULL), "NO_SUCH_DEFINE"));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values(NULL, "BLOCK_SIZE", buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", NULL, buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", "BLOCK_SIZE", NULL, 8));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", "BLOCK_SIZE", buf, 0));
+    char small[6];
+    assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", "BLOCK_SIZE", small, sizeof small));
+    assert_string_equal(small, "32, 6"); /* cut, terminated */
+}
+
+static void tune_calls(void **state) {
+    (void)state;
+    size_t sizes[PTXKIT_TUNE_MAX_SIZES + 1] = {1024};
+    for (int i = 1; i <= PTXKIT_TUNE_MAX_SIZES; i++) sizes[i] = 1024;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(NULL, "copy", NULL, sizes, 1, NULL, NULL));
+    ptxkit_context *ctx = fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, NULL, NULL, sizes, 1, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, NULL, 1, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_tune_sizes(ctx, "copy", NULL, sizes, PTXKIT_TUNE_MAX_SIZES + 1, NULL, NULL));
+    sizes[1] = 0;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 2, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "size 1 is 0"));
+
+    char why[256];
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL, why, sizeof why));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("reduce", "sum.float32", why, sizeof why));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", "float64.small_k", why, sizeof why));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", NULL, NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("gemm", "int8.square", why, sizeof why));
+    assert_non_null(strstr(why, "gemm variants are"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", why, sizeof why));
+    assert_true(strlen(why) > 0);
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, why, sizeof why));
+    assert_non_null(strstr(why, "no_such_family"));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_family")); /* recorded too */
+    char tiny[4];
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, tiny, sizeof tiny));
+    assert_string_equal(tiny, "no ");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL, why, sizeof why));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", NULL, 0));
+    /* every family ptxkit_tune names takes its default variant */
+    for (int i = 0; ptxkit_tune_family_name(i); i++)
+        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL, why, sizeof why));
+
+    const char *path = "x", *note = "x";
+    int loaded = -1, appended = -1, kernels = -1, threads = -1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &note, &loaded, &appended));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared(NULL, &kernels, &threads));
+    ptxkit_tune_report *report = NULL;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_create(&report));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &note, &loaded, &appended));
+    assert_string_equal(path, "");
+    assert_string_equal(note, "");
+    assert_int_equal(loaded, 0);
+    assert_int_equal(appended, 0);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_prepared(report, &kernels, &threads));
+    assert_int_equal(kernels, 0);
+    assert_int_equal(threads, 0);
+    ptxkit_tune_report_destroy(report);
+}
+
+static void private_calls(void **state) {
+    (void)state;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(3));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(2));
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(0));          /* the defaults again */
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(-1));
+    ptxkit_context *ctx = fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_ladder_prepare(NULL, 1));
+    assert_non_null(ptxkit_private_blocks_family(0));
+    assert_null(ptxkit_private_blocks_family(-1));
+    ptxkit_private_blocks_variant v;
+    char why[256];
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("copy", NULL, &v, why, sizeof why));
+    assert_true(v.copies && v.bench_log2 > 0 && strcmp(v.unit, "bytes") == 0);
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("reduce", NULL, &v, why, sizeof why));
+    assert_false(v.copies);
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_private_blocks_variant_get("gemm", NULL, &v, why, sizeof why));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("reduce", "x.y", &v, why, sizeof why));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("copy", NULL, NULL, why, sizeof why));
+    size_t bytes = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_bytes("reduce", "sum.float64", 1000, &bytes));
+    assert_int_equal(bytes, 8000);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_bytes("reduce", NULL, 1000, NULL));
+    int blocks[16], items[16], nb, ni;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_space(NULL, "copy", NULL, blocks, &nb, items, &ni));
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_space(ctx, "copy", NULL, blocks, &nb, items, &ni));
+    assert_true(nb > 1 && ni > 1 && blocks[0] == 32);
+    ptxkit_private_measured m[1];
+    double def;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_private_blocks_measure(ctx, "copy", "bytes", 1024, blocks, items, 257, m, &def, NULL, NULL));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(supported_combinations), cmocka_unit_test(ladder_arguments),
+        cmocka_unit_test(ladder_names),           cmocka_unit_test(gemm_sweep_prepare_split),
+        cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
+        cmocka_unit_test(private_calls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
