@@ -9,18 +9,6 @@
 #include "runtime/runtime.h"
 #include "test_util.h"
 
-/* A context that never reaches the driver (as test_status.c's): enough for
- * checks that fail before any driver call, and for the device-dependent
- * answers that read only ctx->info (cc 0: no FP64 tensor cores, no sm_80). */
-static ptxkit_context *fake_context(void) {
-    static ptxkit_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    pthread_mutex_init(&ctx.error_lock, NULL);
-    ctx.info.max_threads_per_block = 1024;
-    ctx.info.sm_count = 132;
-    return &ctx;
-}
-
 static void supported_combinations(void **state) {
     (void)state;
     assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
@@ -51,7 +39,7 @@ static void ladder_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_scan_ladder_async(NULL, 1, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192,
                                            16, 0, 0, NULL, NULL));
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
     assert_non_null(strstr(ptxkit_last_error(ctx), "no step 0"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -88,7 +76,7 @@ static void gemm_sweep_prepare_split(void **state) {
     int count = -1, split = 0;
     ptxkit_gemm_tiles tiles[64];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(NULL, PTXKIT_FLOAT32, NULL, 0, &count));
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 4, &count));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, tiles, -1, &count));
@@ -172,7 +160,7 @@ static void tune_calls(void **state) {
     size_t sizes[PTXKIT_TUNE_MAX_SIZES + 1] = {1024};
     for (int i = 1; i <= PTXKIT_TUNE_MAX_SIZES; i++) sizes[i] = 1024;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(NULL, "copy", NULL, sizes, 1, NULL, NULL));
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, NULL, NULL, sizes, 1, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, NULL, 1, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 0, NULL, NULL));
@@ -227,7 +215,7 @@ static void private_calls(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(2));
     assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(0));          /* the defaults again */
     assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(-1));
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1));

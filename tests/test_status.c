@@ -5,17 +5,6 @@
 #include "runtime/runtime.h"
 #include "test_util.h"
 
-/* A context that never reaches the driver: enough for checks that must
- * fail before any driver call. */
-static ptxkit_context *fake_context(void) {
-    static ptxkit_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    pthread_mutex_init(&ctx.error_lock, NULL);
-    ctx.info.max_threads_per_block = 1024;
-    ctx.info.sm_count = 132;
-    return &ctx;
-}
-
 static void status_strings(void **state) {
     (void)state;
     for (int s = 0; s < PTXKIT_STATUS_COUNT; s++) {
@@ -85,7 +74,7 @@ static void open_without_gpu_says_why(void **state) {
 
 static void copy_arguments(void **state) {
     (void)state;
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     ptxkit_launch_options o = {0};
     /* n = 0 is a no-op even with NULL pointers */
     assert_status(PTXKIT_SUCCESS, ptxkit_copy(ctx, 0, 0, 0, NULL, NULL));
@@ -116,7 +105,7 @@ static void copy_arguments(void **state) {
 
 static void memory_arguments(void **state) {
     (void)state;
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     ptxkit_dptr p = 1;
     void *h = (void *)1;
     char buf[4];
@@ -141,7 +130,7 @@ static void memory_arguments(void **state) {
 
 static void error_messages_are_per_context(void **state) {
     (void)state;
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     clear_error(ctx);
     clear_error(NULL);
     record_error(ctx, PTXKIT_ERROR_IO, "context message %d", 1);
@@ -159,7 +148,7 @@ static void error_messages_are_per_context(void **state) {
  * never ignored. */
 static void reserved_fields_must_be_zero(void **state) {
     (void)state;
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     ptxkit_launch_options o = {0};
     o.reserved[3] = 1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
@@ -239,7 +228,7 @@ static void l2_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(NULL, stream, &w));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(NULL, stream, &w));
 
-    ptxkit_context *ctx = fake_context();
+    ptxkit_context *ctx = test_fake_context();
     ctx->arch = 75; /* no set-aside, no windows: UNSUPPORTED, saying why */
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_get(ctx, &bytes, &max));
     assert_non_null(strstr(ptxkit_last_error(ctx), "sm_75"));

@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
+
+#include "runtime/runtime.h"
 
 const size_t test_awkward_sizes[] = {0, 1, 2, 3, 31, 33, 97, 1000, 4095, 4097, 65535, 65537, 1048583, (1u << 22) + 1};
 const size_t test_awkward_size_count = sizeof(test_awkward_sizes) / sizeof(test_awkward_sizes[0]);
@@ -83,4 +86,13 @@ bool test_write_file(const char *path, const void *data, size_t size) {
     if (!f) return false;
     bool ok = fwrite(data, 1, size, f) == size;
     return fclose(f) == 0 && ok;
+}
+
+ptxkit_context *test_fake_context(void) {
+    static ptxkit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.error_lock, NULL);
+    ctx.info.max_threads_per_block = 1024;
+    ctx.info.sm_count = 132;
+    return &ctx;
 }

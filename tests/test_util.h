@@ -18,6 +18,10 @@
 /* The shared GPU context of a GPU suite: opens device 0 on first use, or
  * exits 77 (skipped) when there is no driver or GPU, saying why. */
 ptxkit_context *test_gpu(void);
+/* A context that never reaches the driver (cc 0, 132 SMs, 1024 threads per
+ * block): enough for checks that fail before any driver call and for the
+ * answers that read only the device description. */
+ptxkit_context *test_fake_context(void);
 /* Call at the top of a GPU suite's main() so the skip happens before cmocka
  * starts counting tests. */
 void test_require_gpu(void);
