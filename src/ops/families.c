@@ -1,10 +1,12 @@
 /* The table of kernel families, from the one list in cu_sources/meson.build
  * (family_list.h is generated from it): each family's descriptor is defined
  * in its own src/ops/<name>.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "family_list.h"
 #include "ops/family.h"
+#include "runtime/runtime.h"
 
 #define DECLARE(name, ptx) extern const family_desc name##_family;
 PTXKIT_FAMILIES(DECLARE)
@@ -36,6 +38,24 @@ bool family_has_ptx(const family_desc *f) {
     return false;
 }
 
+ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_launch_options *options,
+                                 bool fixed_grid, ptxkit_launch_options *o) {
+    ptxkit_status st = check_launch_options(ctx, options, o);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (o->path == PTXKIT_PATH_PTX || !ptxkit_jit_available())
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the ladder is compiled at run time only (NVRTC%s), it has no precompiled PTX", ladder,
+                            ptxkit_jit_available() ? " is present; ask for the JIT path" : " is not available");
+    if (o->vector_bytes || o->items_per_thread || (fixed_grid && o->blocks_per_sm))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            fixed_grid ? "%s: the steps fix their loads and grids (vector width, items per thread and "
+                                         "blocks per SM must be 0)"
+                                       : "%s: the steps fix their loads (vector width and items per thread must be 0)",
+                            ladder);
+    o->path = PTXKIT_PATH_JIT;
+    return PTXKIT_SUCCESS;
+}
+
 int family_one_block(const tune_config *c) {
     (void)c;
     return 1;
@@ -48,10 +68,6 @@ int family_no_shared(const tune_variant *v, const tune_config *c) {
 }
 
 /* ---- public: the families' compile-time constants ----------------------- */
-
-#include <stdio.h>
-
-#include "runtime/runtime.h"
 
 const char *ptxkit_family_define_name(const char *family, int index) {
     const family_desc *f = family ? family_find(family) : NULL;

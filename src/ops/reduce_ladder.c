@@ -45,21 +45,9 @@ bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op,
     return true;
 }
 
-/* Validated options forced onto the JIT path, or why the ladder cannot run. */
 static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_launch_options *options,
                                     ptxkit_launch_options *o) {
-    ptxkit_status st = check_launch_options(ctx, options, o);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (o->path == PTXKIT_PATH_PTX || !ptxkit_jit_available())
-        return record_error(
-            ctx, PTXKIT_ERROR_UNSUPPORTED,
-            "reduce ladder: the ladder is compiled at run time only (NVRTC%s), it has no precompiled PTX",
-            ptxkit_jit_available() ? " is present; ask for the JIT path" : " is not available");
-    if (o->vector_bytes || o->items_per_thread)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "reduce ladder: the steps fix their loads (vector width and items per thread must be 0)");
-    o->path = PTXKIT_PATH_JIT;
-    return PTXKIT_SUCCESS;
+    return ladder_jit_options(ctx, "reduce ladder", options, false, o);
 }
 
 static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
