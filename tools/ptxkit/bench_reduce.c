@@ -163,26 +163,9 @@ static const cub_result *cub_find(const cub_result *r, int count, int op, int ty
 
 /* ---- the benchmark ------------------------------------------------------ */
 
-/* Read ceilings by byte count, measured once each. */
-typedef struct ceiling_cache {
-    size_t bytes[2 * MAX_SIZES];
-    double gbs[2 * MAX_SIZES];
-    int count;
-} ceiling_cache;
-
-static ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, double *gbs) {
-    for (int i = 0; i < c->count; i++)
-        if (c->bytes[i] == bytes) {
-            *gbs = c->gbs[i];
-            return PTXKIT_SUCCESS;
-        }
-    /* The ceiling kernel reads whole 16-byte words. */
-    ptxkit_status st = measure_read_gbs(ctx, bytes < 16 ? 16 : bytes, gbs);
-    if (st == PTXKIT_SUCCESS && c->count < 2 * MAX_SIZES) {
-        c->bytes[c->count] = bytes;
-        c->gbs[c->count++] = *gbs;
-    }
-    return st;
+/* The read ceiling of `bytes`; the ceiling kernel reads whole 16-byte words. */
+static ptxkit_status read_ceiling(ptxkit_context *ctx, size_t bytes, double *gbs) {
+    return measure_read_gbs(ctx, bytes < 16 ? 16 : bytes, gbs);
 }
 
 int bench_reduce(int argc, char **argv) {
@@ -220,7 +203,7 @@ int bench_reduce(int argc, char **argv) {
     const char *plain[] = {"op", "type", "n", "time_us", "GBps", "read_GBps", "pct_read", STATS_COLUMNS};
     cli_table *t = b.compare ? table_new(title, 13, headers) : table_new(title, 10, plain);
     table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES : "ssnnnnn" STATS_TYPES);
-    ceiling_cache ceilings = {.count = 0};
+    ceiling_cache ceilings = {.measure = read_ceiling};
     timed_reduce r = {.b = &b};
     ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &r.in);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);

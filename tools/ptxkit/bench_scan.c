@@ -179,27 +179,6 @@ static const cub_result *cub_find(const cub_result *r, int count, int op, int ty
 
 /* ---- the benchmark ------------------------------------------------------ */
 
-/* Copy ceilings by byte count, measured once each. */
-typedef struct ceiling_cache {
-    size_t bytes[2 * MAX_SIZES];
-    double gbs[2 * MAX_SIZES];
-    int count;
-} ceiling_cache;
-
-static ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, double *gbs) {
-    for (int i = 0; i < c->count; i++)
-        if (c->bytes[i] == bytes) {
-            *gbs = c->gbs[i];
-            return PTXKIT_SUCCESS;
-        }
-    ptxkit_status st = measure_dtod_gbs(ctx, bytes, gbs);
-    if (st == PTXKIT_SUCCESS && c->count < 2 * MAX_SIZES) {
-        c->bytes[c->count] = bytes;
-        c->gbs[c->count++] = *gbs;
-    }
-    return st;
-}
-
 int bench_scan(int argc, char **argv) {
     cli_common common;
     scan_bench b;
@@ -236,7 +215,7 @@ int bench_scan(int argc, char **argv) {
     const char *plain[] = {"op", "type", "kind", "n", "time_us", "GBps", "dtod_GBps", "pct_dtod", STATS_COLUMNS};
     cli_table *t = b.compare ? table_new(title, 14, headers) : table_new(title, 11, plain);
     table_types(t, b.compare ? "sssnnnnnnnn" STATS_TYPES : "sssnnnnn" STATS_TYPES);
-    ceiling_cache ceilings = {.count = 0};
+    ceiling_cache ceilings = {.measure = measure_dtod_gbs};
     timed_scan r = {.b = &b};
     ptxkit_dptr in_alloc = 0, out_alloc = 0;
     ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &in_alloc);

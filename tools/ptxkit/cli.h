@@ -102,6 +102,16 @@ ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats);
 ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 
+/* Ceilings by byte count, each measured once by `measure` (measure_read_gbs
+ * or measure_dtod_gbs): a benchmark's rows of one size share theirs. */
+typedef struct ceiling_cache {
+    ptxkit_status (*measure)(ptxkit_context *ctx, size_t bytes, double *gbs);
+    size_t bytes[96];
+    double gbs[96];
+    int count;
+} ceiling_cache;
+ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, double *gbs);
+
 /* Fills device memory with pseudo-random 32-bit words (never zeros). */
 ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t bytes, uint32_t seed);
 

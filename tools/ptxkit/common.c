@@ -530,3 +530,17 @@ void cli_join_names(char *out, size_t size, const bool *flags, int count, const 
     for (int i = 0; i < count; i++)
         if (flags[i]) snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? "," : "", name_of(i));
 }
+
+ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, double *gbs) {
+    for (int i = 0; i < c->count; i++)
+        if (c->bytes[i] == bytes) {
+            *gbs = c->gbs[i];
+            return PTXKIT_SUCCESS;
+        }
+    ptxkit_status st = c->measure(ctx, bytes, gbs);
+    if (st == PTXKIT_SUCCESS && c->count < (int)(sizeof c->bytes / sizeof c->bytes[0])) {
+        c->bytes[c->count] = bytes;
+        c->gbs[c->count++] = *gbs;
+    }
+    return st;
+}
