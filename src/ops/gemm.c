@@ -67,8 +67,6 @@ static bool transposed_copies_fit(int threads, int cols, int bk) {
     return cols % line_step == 0 && cols / line_step <= 32;
 }
 
-static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
 /* float64 on the CUDA cores everywhere (gemm_set_f64_simt): 0 no. */
 static atomic_int f64_simt = 0;
 
@@ -94,12 +92,19 @@ bool gemm_check_warps(const gemm_config *c, int *threads, int *warps, int *wm, i
     return true;
 }
 
+bool gemm_check_stages(const gemm_config *c, char *why, size_t why_size) {
+    if (c->stages < 2 || c->stages > 8) return snprintf(why, why_size, "stages %d is not 2..8", c->stages), false;
+    if (c->split_k < 0 || c->split_k > GEMM_MAX_SPLIT_K)
+        return snprintf(why, why_size, "split_k %d is not 0..%d", c->split_k, GEMM_MAX_SPLIT_K), false;
+    return true;
+}
+
 bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
     if (kind == GEMM_F64_TC) return gemm_dmma_config_check(c, shape, why, why_size);
     const int elem = kind;
     const int v = 16 / elem;
     if (elem != 4 && elem != 8) return snprintf(why, why_size, "elements of %d bytes", elem), false;
-    if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 8 || c->bn < 8 || c->bm > 512 || c->bn > 512)
+    if (!gemm_power_of_two(c->bm) || !gemm_power_of_two(c->bn) || c->bm < 8 || c->bn < 8 || c->bm > 512 || c->bn > 512)
         return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [8, 512]", c->bm, c->bn), false;
     if (c->bk != 4 && c->bk != 8 && c->bk != 16 && c->bk != 32)
         return snprintf(why, why_size, "bk %d is not 4, 8, 16 or 32", c->bk), false;
@@ -116,9 +121,7 @@ bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *
     if (wm % c->tm || wn % c->tn || (wm / c->tm) * (wn / c->tn) != 32)
         return snprintf(why, why_size, "warp tile %d x %d is not 32 thread tiles of %d x %d", wm, wn, c->tm, c->tn),
                false;
-    if (c->stages < 2 || c->stages > 8) return snprintf(why, why_size, "stages %d is not 2..8", c->stages), false;
-    if (c->split_k < 0 || c->split_k > GEMM_MAX_SPLIT_K)
-        return snprintf(why, why_size, "split_k %d is not 0..%d", c->split_k, GEMM_MAX_SPLIT_K), false;
+    if (!gemm_check_stages(c, why, why_size)) return false;
     /* Either operand may come k-major (copied in vectors, or one element
      * at a time where unaligned) or with k contiguous (transposed on the
      * way in): the configuration must serve all four. */

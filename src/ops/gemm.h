@@ -63,6 +63,9 @@ bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *
  * tile wm x wn (warps_m along M); false with why where they do not fit.
  * The checks both kernels' rules start from. */
 bool gemm_check_warps(const gemm_config *c, int *threads, int *warps, int *wm, int *wn, char *why, size_t why_size);
+/* stages 2..8 and split_k 0..GEMM_MAX_SPLIT_K, for both kernels. */
+bool gemm_check_stages(const gemm_config *c, char *why, size_t why_size);
+static inline bool gemm_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /* Dynamic shared memory of a launch: the STAGES-deep ring of both tiles. */
 size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b);

@@ -9,8 +9,6 @@
 #include "ops/family.h"
 #include "ops/gemm.h"
 
-static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
 /* gemm_dmma.cu's tile_loader: a rows x cols tile, cols contiguous, vec
  * elements per copy, every thread the same number of copies. */
 static bool tile_copies_fit(int threads, int rows, int cols, int vec) {
@@ -42,7 +40,7 @@ int gemm_dmma_registers(const gemm_config *c) {
 }
 
 bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
-    if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 16 || c->bn < 16 || c->bm > 256 || c->bn > 256)
+    if (!gemm_power_of_two(c->bm) || !gemm_power_of_two(c->bn) || c->bm < 16 || c->bn < 16 || c->bm > 256 || c->bn > 256)
         return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [16, 256]", c->bm, c->bn), false;
     if (c->bk != 4 && c->bk != 8 && c->bk != 16 && c->bk != 32)
         return snprintf(why, why_size, "bk %d is not 4, 8, 16 or 32", c->bk), false;
@@ -66,9 +64,7 @@ bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, 
         return snprintf(why, why_size, "%d threads of about %d registers exceed a thread's 255 or an SM's 65536",
                         threads, gemm_dmma_registers(c)),
                false;
-    if (c->stages < 2 || c->stages > 8) return snprintf(why, why_size, "stages %d is not 2..8", c->stages), false;
-    if (c->split_k < 0 || c->split_k > GEMM_MAX_SPLIT_K)
-        return snprintf(why, why_size, "split_k %d is not 0..%d", c->split_k, GEMM_MAX_SPLIT_K), false;
+    if (!gemm_check_stages(c, why, why_size)) return false;
     /* each operand stored K- or M/N-contiguous, in 16- or 8-byte copies */
     for (int side = 0; side < 2; side++) {
         int cols = side ? c->bn : c->bm;
