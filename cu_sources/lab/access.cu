@@ -150,7 +150,7 @@ access_window(unsigned *out, const unsigned *in, u64 n) {
 
 // A pseudo-random permutation of [0, 2^bits) evaluated at e: odd multiplies
 // and right xor-shifts are each bijections on bits-wide integers. The CPU
-// side (src/ops/memlab.c) has the same function to check results.
+// side (src/lab/memlab.c) has the same function to check results.
 __device__ __forceinline__ unsigned permute(unsigned e, unsigned bits, unsigned seed) {
     unsigned mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1u;
     unsigned s1 = bits / 2 > 0 ? bits / 2 : 1, s2 = bits / 3 > 0 ? bits / 3 : 1;

@@ -195,16 +195,10 @@ int bench_async(int argc, char **argv) {
         if (blocks[b] % 32) return args_error(&spec, "--blocks takes multiples of 32, not %d", blocks[b]);
     for (int t = 0; t < ntiles; t++)
         if (tiles[t] % 16) return args_error(&spec, "--tiles takes multiples of 16 bytes, not %d", tiles[t]);
-    ptxkit_context *ctx = cli_open_context(cmd, common.device);
-    if (!ctx) return 1;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
+    ptxkit_context *ctx = cli_open_context_at_least(cmd, common.device, 80, "cp.async", &dev);
+    if (!ctx) return 1;
     int arch = dev.cc_major * 10 + dev.cc_minor;
-    if (arch < 80) {
-        fprintf(stderr, "ptxkit %s: cp.async needs sm_80 or newer, this GPU is sm_%d\n", cmd, arch);
-        ptxkit_context_close(ctx);
-        return 1;
-    }
     int largest_tile = 0;
     for (int t = 0; t < ntiles; t++) largest_tile = tiles[t] > largest_tile ? tiles[t] : largest_tile;
     bytes -= bytes % (size_t)largest_tile;

@@ -103,15 +103,9 @@ int bench_redux(int argc, char **argv) {
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
-    ptxkit_context *ctx = cli_open_context(cmd, common.device);
-    if (!ctx) return 1;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
-    if (dev.cc_major < 8) {
-        fprintf(stderr, "ptxkit %s: redux.sync needs sm_80 or newer\n", cmd);
-        ptxkit_context_close(ctx);
-        return 1;
-    }
+    ptxkit_context *ctx = cli_open_context_at_least(cmd, common.device, 80, "redux.sync", &dev);
+    if (!ctx) return 1;
     const unsigned warps_per_sm[2] = {1, 32};
     size_t threads = (size_t)dev.sm_count * 32 * 32;
     uint32_t *seed = malloc(threads * 4), *got = malloc(threads * 4);

@@ -84,15 +84,9 @@ int bench_stencil(int argc, char **argv) {
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
     if (w % TX || h % TR) return args_error(&spec, "--width takes a multiple of %d and --height of %d", TX, TR);
-    ptxkit_context *ctx = cli_open_context(cmd, common.device);
-    if (!ctx) return 1;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
-    if (dev.cc_major < 8) {
-        fprintf(stderr, "ptxkit %s: cp.async needs sm_80 or newer\n", cmd);
-        ptxkit_context_close(ctx);
-        return 1;
-    }
+    ptxkit_context *ctx = cli_open_context_at_least(cmd, common.device, 80, "cp.async", &dev);
+    if (!ctx) return 1;
     size_t points = (size_t)w * (size_t)h, bytes = points * 4;
     float *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
     ptxkit_status st = in && want && got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;

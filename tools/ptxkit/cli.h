@@ -47,6 +47,11 @@ bool cli_arg_size(const char *command, const char *option, const char *text, siz
 /* Opens the context for a GPU command. On failure prints one line naming
  * the reason to stderr and returns NULL; callers exit 1. */
 ptxkit_context *cli_open_context(const char *command, int device);
+/* The same for a command whose kernels need compute capability `arch`
+ * (80: sm_80) or newer, filling *dev: on an older GPU prints that `what`
+ * needs it, closes the context and returns NULL. */
+ptxkit_context *cli_open_context_at_least(const char *command, int device, int arch, const char *what,
+                                          ptxkit_device_info *dev);
 
 /* A table of text cells printed as aligned text, CSV, JSON or Markdown.
  * A column may declare its type (table_types): 'n' a number (JSON number,

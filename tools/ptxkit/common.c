@@ -100,6 +100,20 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     return ctx;
 }
 
+ptxkit_context *cli_open_context_at_least(const char *command, int device, int arch, const char *what,
+                                          ptxkit_device_info *dev) {
+    ptxkit_context *ctx = cli_open_context(command, device);
+    if (!ctx) return NULL;
+    ptxkit_device_info_get(ctx, dev);
+    int have = dev->cc_major * 10 + dev->cc_minor;
+    if (have < arch) {
+        fprintf(stderr, "ptxkit %s: %s needs sm_%d or newer, this GPU is sm_%d\n", command, what, arch, have);
+        ptxkit_context_close(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
     fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error(ctx));
 }
