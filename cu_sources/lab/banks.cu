@@ -28,7 +28,7 @@
 typedef unsigned long long u64;
 
 // The initial content of shared word i (4-byte words); the CPU reference in
-// src/ops/memlab.c computes the same.
+// src/lab/memlab.c computes the same.
 __device__ __forceinline__ unsigned banks_word(unsigned i) { return (i + 1u) * 2654435761u ^ (i >> 3); }
 
 #define DEFINE_BANKS(NAME, T, ACC)                                                     \
