@@ -20,11 +20,18 @@ static const embedded_entry *find(const char *name) {
     return NULL;
 }
 
+/* The embedded file `name`, or NOT_FOUND with the lab's message. */
+static ptxkit_status file_of(const char *name, const embedded_entry **f) {
+    *f = find(name);
+    return *f ? PTXKIT_SUCCESS
+              : lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", name ? name : "(null)");
+}
+
 ptxkit_status lab_program_create(const char *name, ptxkit_program **out) {
     lab_clear_error();
-    const embedded_entry *f = find(name);
-    if (!f) return lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", name ? name : "(null)");
-    return ptxkit_program_create(name, f->text, NULL, 0, out);
+    const embedded_entry *f;
+    ptxkit_status st = file_of(name, &f);
+    return st == PTXKIT_SUCCESS ? ptxkit_program_create(name, f->text, NULL, 0, out) : st;
 }
 
 /* One program per file for the process's life: the launchers ask for a
@@ -35,11 +42,11 @@ static ptxkit_program *programs[MAX_FILES];
 static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static ptxkit_status shared_program(const char *file, ptxkit_program **out) {
-    const embedded_entry *f = find(file);
-    if (!f) return lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", file ? file : "(null)");
+    const embedded_entry *f;
+    ptxkit_status st = file_of(file, &f);
+    if (st != PTXKIT_SUCCESS) return st;
     size_t slot = (size_t)(f - lab_embedded_files);
     if (slot >= MAX_FILES) return lab_error(PTXKIT_ERROR_UNSUPPORTED, "lab: more than %d kernel files", MAX_FILES);
-    ptxkit_status st = PTXKIT_SUCCESS;
     pthread_mutex_lock(&programs_lock);
     if (!programs[slot]) st = ptxkit_program_create(f->name, f->text, NULL, 0, &programs[slot]);
     *out = programs[slot];
