@@ -121,10 +121,12 @@ pipeline(const unsigned *in, unsigned *out, u64 n) {
 // PRODUCERS threads fill a slot, the rest consume it. full[s] counts the
 // producers' arrivals, empty[s] the consumers'. FILL: 0 ordinary stores
 // and mbarrier_arrive; 1 cp.async with cp.async.mbarrier.arrive.noinc
-// (the copy's completion is the arrival); 2..4 cp.async with the counting
-// cp.async.mbarrier.arrive, then: 2 an ordinary arrive; 3 an arrive and a
-// wait on its token (the PTX ISA's example); 4 one arrival per phase by
-// one producer after a named barrier (full[s] counts 1). Round r fills slot
+// (the copy's completion is the arrival); 2..4 the patterns of the PTX
+// form without .noinc, written with .noinc and the copies' arrivals
+// counted in mbarrier_init: cp.async + noinc arrive-on, then: 2 an
+// ordinary arrive too (full[s] counts 2 per producer); 3 an arrive and a
+// wait on its token (the PTX ISA's example); 4 one more arrival per phase
+// by one producer after a named barrier (full[s] counts PRODUCERS + 1). Round r fills slot
 // r % DEPTH with in[r * PRODUCERS .. +PRODUCERS) (FILL 0: that value + r);
 // consumer c adds slot word (c * 7) % PRODUCERS of every round, so phases
 // that a wait let through too early (or too late: a hang) show. One block.
@@ -159,7 +161,7 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
     __shared__ __align__(8) unsigned long long full[DEPTH], empty[DEPTH];
     if (threadIdx.x == 0)
         for (int s = 0; s < DEPTH; s++) {
-            ptxkit::mbarrier_init(&full[s], FILL == 4 ? 1 : PRODUCERS);
+            ptxkit::mbarrier_init(&full[s], FILL == 4 ? PRODUCERS + 1 : FILL >= 2 ? 2 * PRODUCERS : PRODUCERS);
             ptxkit::mbarrier_init(&empty[s], CONSUMERS);
         }
     __syncthreads();
@@ -176,10 +178,10 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
             ptxkit::cp_async_ca<4>(&slot[s][p], in + (u64)r * PRODUCERS + p);
             ptxkit::cp_async_mbarrier_arrive_noinc(&full[s]);
 #else
-            // the counting form: the copy's completion arrives on full[s],
-            // on top of the arrivals mbarrier_init counted
+            // the copy's completion is one counted arrival, the producer's
+            // own arrive(s) below the others
             ptxkit::cp_async_ca<4>(&slot[s][p], in + (u64)r * PRODUCERS + p);
-            ptxkit::cp_async_mbarrier_arrive(&full[s]);
+            ptxkit::cp_async_mbarrier_arrive_noinc(&full[s]);
 #if FILL == 2
             ptxkit::mbarrier_arrive(&full[s]);
 #elif FILL == 3
@@ -188,8 +190,8 @@ phases(const unsigned *in, u64 *sums, unsigned rounds) {
             while (!ptxkit::mbarrier_test_wait(&full[s], token)) {
             }
 #else
-            // one arrival per phase (count 1), by one producer once all of
-            // them have issued their copies' arrive-ons
+            // one more arrival per phase, by one producer once all of them
+            // have issued their copies' arrive-ons
             asm volatile("bar.sync 1, %0;" ::"n"(PRODUCERS) : "memory");
             if (p == 0) ptxkit::mbarrier_arrive(&full[s]);
 #endif

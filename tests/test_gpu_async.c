@@ -2,7 +2,7 @@
  * with the kernels of tests/async_kernels.cu (its path is argv[1]): cp.async
  * of every width and operator at every alignment its width allows, with
  * zero-filled tails; multi-stage pipelines over many tiles; mbarrier phases
- * over many rounds (ordinary, cp.async.mbarrier.arrive.noinc and counting
+ * over many rounds (ordinary, cp.async.mbarrier.arrive.noinc, and .noinc with extra
  * arrivals); split arrive/test_wait; bulk copies both ways (sm_90). Every
  * output is poisoned first and compared exactly with a CPU reference,
  * guard bytes past the end included. PTXKIT_TEST_ASYNC_SMALL=1 keeps sizes
@@ -198,16 +198,11 @@ static void test_barrier_phases(void **state) {
     if (device_arch() < 80) skip();
     unsigned rounds[] = {3, small ? 64u : 5001u, 1, 2};
     /* small: depths 1 and 2, 128 threads, 3 and 64 rounds. PTXKIT_TEST_ASYNC_FILL=F and
-     * PTXKIT_TEST_ASYNC_WAIT=helper|test keep one fill and one wait (to isolate a sanitizer's report);
-     * PTXKIT_TEST_ASYNC_NO_COUNTING=1 leaves out fills 2..4, the counting cp.async.mbarrier.arrive,
-     * which compute-sanitizer's synccheck (CUDA 13.0) reports in every spelling, the PTX ISA's own
-     * example included, although each result is exact (BENCHMARKS.md section 11) */
+     * PTXKIT_TEST_ASYNC_WAIT=helper|test keep one fill and one wait (to isolate a sanitizer's report) */
     const char *only_fill = getenv("PTXKIT_TEST_ASYNC_FILL"), *only_wait = getenv("PTXKIT_TEST_ASYNC_WAIT");
-    const char *no_counting = getenv("PTXKIT_TEST_ASYNC_NO_COUNTING");
     for (int fill = 0; fill <= 4; fill++)
         for (int wait_test = 0; wait_test <= 1; wait_test++) {
             if (only_fill && atoi(only_fill) != fill) continue;
-            if (no_counting && atoi(no_counting) && fill >= 2) continue;
             if (only_wait && (strcmp(only_wait, "test") == 0) != wait_test) continue;
             for (int depth = 1; depth <= (small ? 2 : 4); depth *= 2)
                 for (int block = 128; block <= (small ? 128 : 256); block *= 2)

@@ -583,7 +583,6 @@ static void async_header(void **state) {
         "    ptxkit::cp_async_mbarrier_arrive_noinc(&bar);\n"
         "    ptxkit::mbarrier_wait_parity(&bar, 0);\n"
         "    ptxkit::mbarrier_arrive(&bar);\n"
-        "    ptxkit::cp_async_mbarrier_arrive(&bar);\n"
         "    while (!ptxkit::mbarrier_test_wait_parity(&bar, 1)) {}\n"
         "    out[threadIdx.x] = s[(threadIdx.x + 1) % 256] + PTXKIT_HAS_CP_ASYNC + PTXKIT_HAS_BULK_COPY;\n"
         "    if (threadIdx.x == 0) ptxkit::mbarrier_inval(&bar);\n"
@@ -618,7 +617,7 @@ static void async_header(void **state) {
     static const char *const sm80[] = {"cp.async.ca.shared.global [%r", "], 4;", "], 8, %r", "cp.async.cg.shared.global",
                                        "], 16;", "], 16, %r", "cp.async.commit_group", "cp.async.wait_group 1",
                                        "cp.async.wait_all", "cp.async.mbarrier.arrive.noinc.shared::cta.b64",
-                                       "cp.async.mbarrier.arrive.shared::cta.b64", "mbarrier.init.shared::cta.b64",
+                                       "mbarrier.init.shared::cta.b64",
                                        "mbarrier.arrive.shared::cta.b64", "mbarrier.test_wait.parity.shared::cta.b64",
                                        "mbarrier.inval.shared::cta.b64"};
     for (size_t i = 0; i < sizeof sm80 / sizeof sm80[0]; i++)

@@ -54,10 +54,7 @@ if has sanitize; then
     export PTXKIT_TEST_ASYNC_SMALL=1
     for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
         echo "-- $tool test_gpu_async (small)"
-        # synccheck reports the counting cp.async.mbarrier.arrive however it is
-        # spelt (BENCHMARKS.md section 11): those phases run under syncmatrix
-        [ "$tool" = synccheck ] && nc=1 || nc=0
-        PTXKIT_TEST_ASYNC_NO_COUNTING=$nc timeout "$(budget 30)" compute-sanitizer --tool "$tool" --target-processes application-only \
+        timeout "$(budget 30)" compute-sanitizer --tool "$tool" --target-processes application-only \
             ./build/tests/test_gpu_async tests/async_kernels.cu 2>&1 | tail -40
     done >"$OUT/sanitize.log" 2>&1
     grep -E "^-- |ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize.log"
