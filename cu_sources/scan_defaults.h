@@ -11,5 +11,12 @@
 /* Vectors per thread of the PTX file: 4 keeps its text, and the time to
  * assemble it, smaller than the JIT path's 6. */
 #define SCAN_PTX_UNROLL 4
+/* 1: on sm_90 and later the JIT path runs the staged kernel (each tile
+ * bulk-copied into shared memory) wherever the tile is at most
+ * SCAN_STAGED_MAX_TILE_BYTES; 0: the register kernel everywhere. */
+#define SCAN_DEFAULT_STAGED 1
+/* Two tiles per SM of sm_90's 228 KB: past that a block would wait on its
+ * look-back with no other block loading beside it. */
+#define SCAN_STAGED_MAX_TILE_BYTES (112 * 1024)
 
 #endif
