@@ -15,6 +15,12 @@
  * bulk-copied into shared memory) wherever the tile is at most
  * SCAN_STAGED_MAX_TILE_BYTES; 0: the register kernel everywhere. */
 #define SCAN_DEFAULT_STAGED 1
+/* The staged kernel's default shape (a 64 KB tile, three per SM): fastest
+ * of the staged shapes on an H100 at 2^28. Items left at 0 with a block
+ * size given take SCAN_STAGED_DEFAULT_UNROLL, fewer where the tile would
+ * pass SCAN_STAGED_MAX_TILE_BYTES. */
+#define SCAN_STAGED_DEFAULT_BLOCK 256
+#define SCAN_STAGED_DEFAULT_UNROLL 16
 /* Two tiles per SM of sm_90's 228 KB: past that a block would wait on its
  * look-back with no other block loading beside it. */
 #define SCAN_STAGED_MAX_TILE_BYTES (112 * 1024)

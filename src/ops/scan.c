@@ -265,7 +265,7 @@ static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, con
  * vectors per thread (VEC_UNROLL), as for reduce. The precompiled PTX is
  * fixed at 512 threads x 4 vectors of 16 bytes. */
 static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                    const ptxkit_launch_options *options, scan_config *c) {
+                                    const ptxkit_launch_options *options, const scan_experiment *x, scan_config *c) {
     ptxkit_status st = check_launch_options(ctx, options, &c->opt);
     if (st != PTXKIT_SUCCESS) return st;
     c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
@@ -284,7 +284,18 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan: %d-byte vectors are narrower than a %s element",
                             c->vector_bytes, ptxkit_dtype_name(type));
     const bool jit = options_use_jit(&c->opt);
-    c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
+    /* where the staged kernel is wanted and can run, its default shape */
+    const bool staged_defaults =
+        jit && ctx->info.cc_major >= 9 && (x && x->staged >= 0 ? x->staged != 0 : SCAN_DEFAULT_STAGED);
+    c->block = c->opt.block_size ? c->opt.block_size : staged_defaults ? SCAN_STAGED_DEFAULT_BLOCK : SCAN_DEFAULT_BLOCK;
+    if (c->opt.items_per_thread) {
+        c->unroll = c->opt.items_per_thread;
+    } else if (staged_defaults) {
+        const long long fit = SCAN_STAGED_MAX_TILE_BYTES / ((long long)c->block * c->vector_bytes);
+        c->unroll = fit < 1 ? 1 : fit < SCAN_STAGED_DEFAULT_UNROLL ? (int)fit : SCAN_STAGED_DEFAULT_UNROLL;
+    } else {
+        c->unroll = jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
+    }
     if (c->unroll > SCAN_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "scan: %d vectors per thread (items_per_thread) is more than %d", c->unroll,
@@ -292,7 +303,6 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     if (c->opt.blocks_per_sm)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "scan: blocks_per_sm does not apply (one block per tile, as many tiles as the data has)");
-    c->block = c->opt.block_size ? c->opt.block_size : SCAN_DEFAULT_BLOCK;
     c->staged = false;
     if (!jit && (c->vector_bytes != SCAN_DEFAULT_VECTOR || c->unroll != SCAN_PTX_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
@@ -322,7 +332,7 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
     ptxkit_status st = scan_choose_kernel(ctx, c, x);
     if (st != PTXKIT_SUCCESS) return st;
     if (c->staged) spec_define_int(&spec, &scratch, "SCAN_STAGED", 1);
-    if ((st = family_kernel_get(ctx, &c->opt, &spec, SCAN_DEFAULT_BLOCK, fn, block)) != PTXKIT_SUCCESS) return st;
+    if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, fn, block)) != PTXKIT_SUCCESS) return st;
     if (c->staged) {
         /* the tile is dynamic shared memory, past the default 48 KB limit;
          * and as much of the SM's memory as possible goes to shared, for
@@ -350,7 +360,7 @@ ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtyp
     ptxkit_status st = scan_check_args(ctx, "scan_prepare", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
     if (st != PTXKIT_SUCCESS) return st;
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, 0, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, 0, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     int block;
@@ -365,7 +375,7 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     if (st != PTXKIT_SUCCESS) return st;
     if (!elements) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_tile_elements: elements is NULL");
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, n, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     int block;
@@ -382,7 +392,7 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, n, options, experiment, &c)) != PTXKIT_SUCCESS) return st;
     if (n == 0) return PTXKIT_SUCCESS;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
