@@ -262,8 +262,10 @@ static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, con
 
 /* Options left at 0 take the tuned value for (kernel, size) when the tuning
  * database has one, else the built-in default. items_per_thread counts
- * vectors per thread (VEC_UNROLL), as for reduce. The precompiled PTX is
- * fixed at 512 threads x 4 vectors of 16 bytes. */
+ * vectors per thread (VEC_UNROLL), as for reduce. The built-in default is
+ * the staged kernel's shape for the size on sm_90 and later (JIT path),
+ * else 512 x 6. The precompiled PTX is fixed at 512 threads x 4 vectors of
+ * 16 bytes. */
 static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                     const ptxkit_launch_options *options, const scan_experiment *x, scan_config *c) {
     ptxkit_status st = check_launch_options(ctx, options, &c->opt);
@@ -287,12 +289,15 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     /* where the staged kernel is wanted and can run, its default shape */
     const bool staged_defaults =
         jit && ctx->info.cc_major >= 9 && (x && x->staged >= 0 ? x->staged != 0 : SCAN_DEFAULT_STAGED);
-    c->block = c->opt.block_size ? c->opt.block_size : staged_defaults ? SCAN_STAGED_DEFAULT_BLOCK : SCAN_DEFAULT_BLOCK;
+    const bool large = (unsigned long long)n * (unsigned long long)elem >= SCAN_STAGED_LARGE_BYTES;
+    const int staged_block = large ? SCAN_STAGED_LARGE_BLOCK : SCAN_STAGED_DEFAULT_BLOCK;
+    const int staged_unroll = large ? SCAN_STAGED_LARGE_UNROLL : SCAN_STAGED_DEFAULT_UNROLL;
+    c->block = c->opt.block_size ? c->opt.block_size : staged_defaults ? staged_block : SCAN_DEFAULT_BLOCK;
     if (c->opt.items_per_thread) {
         c->unroll = c->opt.items_per_thread;
     } else if (staged_defaults) {
         const long long fit = SCAN_STAGED_MAX_TILE_BYTES / ((long long)c->block * c->vector_bytes);
-        c->unroll = fit < 1 ? 1 : fit < SCAN_STAGED_DEFAULT_UNROLL ? (int)fit : SCAN_STAGED_DEFAULT_UNROLL;
+        c->unroll = fit < 1 ? 1 : fit < staged_unroll ? (int)fit : staged_unroll;
     } else {
         c->unroll = jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
     }
