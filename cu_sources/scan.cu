@@ -65,6 +65,17 @@
 #if SCAN_LOOKBACK < 1 || SCAN_LOOKBACK > 8
 #error "SCAN_LOOKBACK must be 1..8"
 #endif
+// SCAN_STAGED=1 (sm_90 and later): the staged kernel. Each tile goes to
+// shared memory with one bulk copy (the Hopper copy engine, issued by one
+// thread as soon as the tile is numbered), and every warp holds data: the
+// registers carry a tile only while it is summed and while it is written
+// out, so a block waiting on its predecessors costs the SM shared memory
+// alone and several blocks per SM keep their tiles' loads in flight.
+// SCAN_STAGED=0: the tile in registers from its loads to its stores (the
+// precompiled PTX, and GPUs before sm_90).
+#ifndef SCAN_STAGED
+#define SCAN_STAGED 0
+#endif
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1))
 #error "BLOCK_SIZE must be a power of two in [32, 1024]"
 #endif
@@ -78,8 +89,9 @@
 #define SCAN_STATUS_PREFIX 2u     // the total of everything up to and including the tile
 // Blocks of 64 threads or more give their first warp to numbering the tile
 // and looking back, and the rest to the data; a 32-thread block does both
-// in its one warp.
-#define SCAN_LOOKBACK_WARP (BLOCK_SIZE >= 64)
+// in its one warp. In the staged kernel every warp holds data, and warp 0
+// looks back once the tile's sums are in.
+#define SCAN_LOOKBACK_WARP (BLOCK_SIZE >= 64 && !SCAN_STAGED)
 #define SCAN_DATA_WARPS (BLOCK_SIZE / 32 - SCAN_LOOKBACK_WARP)
 #define SCAN_FULL_MASK 0xffffffffu
 
@@ -87,8 +99,31 @@
 // over at its peak: about 2 x VEC_UNROLL x VEC_BYTES / 4 + 20). Squeezing
 // them for more resident blocks spilled 64-bit types; SCAN_MIN_BLOCKS
 // (blocks per SM asked of __launch_bounds__) is there to experiment.
+// The staged kernel asks for as many blocks per SM as its shared memory
+// allows (228 KB per SM on sm_90, 1 KB of it reserved per block), at most
+// 2048 threads.
+#define SCAN_TILE_BYTES (BLOCK_SIZE * VEC_UNROLL * VEC_BYTES)
+#define SCAN_STAGED_FIT ((228 * 1024) / (SCAN_TILE_BYTES + 2048))
+#define SCAN_STAGED_BLOCKS                                                                                          \
+    (SCAN_STAGED_FIT < 1 ? 1 : SCAN_STAGED_FIT < 2048 / BLOCK_SIZE ? SCAN_STAGED_FIT : 2048 / BLOCK_SIZE)
 #ifndef SCAN_MIN_BLOCKS
+#if SCAN_STAGED
+#define SCAN_MIN_BLOCKS SCAN_STAGED_BLOCKS
+#else
 #define SCAN_MIN_BLOCKS 1
+#endif
+#endif
+// Virtual coordinates start at this boundary at or before the input: whole
+// vectors are aligned, and in the staged kernel so are whole tiles (the bulk
+// copy moves 16-byte-aligned multiples of 16 bytes).
+#if SCAN_STAGED
+#define SCAN_ORIGIN_BYTES 16
+#include <ptxkit/async.cuh>
+#if !PTXKIT_HAS_BULK_COPY
+#error "SCAN_STAGED needs sm_90 or later (the bulk copy engine)"
+#endif
+#else
+#define SCAN_ORIGIN_BYTES VEC_BYTES
 #endif
 
 #if VEC_BYTES == 16

@@ -27,9 +27,7 @@
 #define S_TILE (SCAN_DATA_WARPS * 32 * S_ITEMS) /* elements per tile */
 
 // One vector's elements from raw little-endian words.
-static __device__ __forceinline__ void R_FN(scan_load_vector)(const rT *p, rT *x) {
-    unsigned w[SCAN_VEC_WORDS];
-    sload_words(p, w);
+static __device__ __forceinline__ void R_FN(scan_words_to_vector)(const unsigned *w, rT *x) {
 #if R_ELEM_BYTES == 4
 #pragma unroll
     for (int j = 0; j < S_VW; j++) rfrom(w[j], &x[j]);
@@ -37,6 +35,12 @@ static __device__ __forceinline__ void R_FN(scan_load_vector)(const rT *p, rT *x
 #pragma unroll
     for (int j = 0; j < S_VW; j++) rfrom((unsigned long long)w[2 * j] | (unsigned long long)w[2 * j + 1] << 32, &x[j]);
 #endif
+}
+
+static __device__ __forceinline__ void R_FN(scan_load_vector)(const rT *p, rT *x) {
+    unsigned w[SCAN_VEC_WORDS];
+    sload_words(p, w);
+    R_FN(scan_words_to_vector)(w, x);
 }
 
 static __device__ __forceinline__ void R_FN(scan_store_vector)(rT *p, const rT *y) {
@@ -248,6 +252,140 @@ static __device__ __forceinline__ rT R_FN(scan_tile_prefix)(rT *warp_offsets, vo
     return prefix;
 }
 
+#if SCAN_STAGED
+// Vector k of this lane in a warp's run of the staged tile (shared memory,
+// vectors aligned): the same rows of 32 consecutive vectors as
+// scan_load_run.
+static __device__ __forceinline__ void R_FN(scan_stage_vector)(const rT *run, int k, unsigned lane, rT *x) {
+    const rT *p = run + (k * 32 + lane) * S_VW;
+    unsigned w[SCAN_VEC_WORDS];
+#if VEC_BYTES == 16
+    const uint4 v = *(const uint4 *)p;
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#elif VEC_BYTES == 8
+    const uint2 v = *(const uint2 *)p;
+    w[0] = v.x, w[1] = v.y;
+#else
+    w[0] = *(const unsigned *)p;
+#endif
+    R_FN(scan_words_to_vector)(w, x);
+}
+
+// scan_run_offsets from the staged run, keeping one sum per vector rather
+// than its elements (the same additions in the same order).
+static __device__ __forceinline__ rT R_FN(scan_stage_offsets)(const rT *run, rT *offset, unsigned lane) {
+#pragma unroll
+    for (int k = 0; k < VEC_UNROLL; k++) {
+        rT x[S_VW];
+        R_FN(scan_stage_vector)(run, k, lane, x);
+        rT sum = x[0];
+#pragma unroll
+        for (int j = 1; j < S_VW; j++) sum = r_combine(sum, x[j]);
+        offset[k] = sum;
+    }
+    rT carry = R_IDENTITY;
+#pragma unroll
+    for (int k = 0; k < VEC_UNROLL; k++) {
+        const rT inclusive = R_FN(scan_warp_inclusive)(offset[k], lane);
+        const rT row_total = __shfl_sync(SCAN_FULL_MASK, inclusive, 31);
+        rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
+        if (lane == 0) before = R_IDENTITY;
+        offset[k] = k == 0 ? before : r_combine(carry, before);
+        carry = k == 0 ? row_total : r_combine(carry, row_total);
+    }
+    return carry;
+}
+
+// scan_finish_run from the staged run, a vector at a time.
+static __device__ __forceinline__ void R_FN(scan_stage_finish)(const rT *run, rT *vout, u64 start, u64 head, u64 end,
+                                                              bool full, unsigned lane, const rT *offset, rT base,
+                                                              unsigned flags) {
+    const bool exclusive = flags & SCAN_FLAG_EXCLUSIVE;
+    const bool vector_stores = full && (flags & SCAN_FLAG_VECTOR_STORES);
+#pragma unroll
+    for (int k = 0; k < VEC_UNROLL; k++) {
+        rT x[S_VW];
+        R_FN(scan_stage_vector)(run, k, lane, x);
+        rT running = r_combine(base, offset[k]);
+#pragma unroll
+        for (int j = 0; j < S_VW; j++) {
+            const rT next = r_combine(running, x[j]);
+            x[j] = exclusive ? running : next;
+            running = next;
+        }
+        const u64 v = start + (u64)(k * 32 + lane) * S_VW;
+        if (vector_stores) {
+            R_FN(scan_store_vector)(vout + v, x);
+        } else {
+#pragma unroll
+            for (int j = 0; j < S_VW; j++)
+                if (v + j >= head && v + j < end) vout[v + j] = x[j];
+        }
+    }
+}
+
+// The staged kernel (SCAN_STAGED, sm_90): thread 0 numbers the tile and
+// starts its bulk copy into shared memory; every warp sums its run from
+// there, warp 0 publishes and looks back, and every warp reads its run
+// again to write the scan out from registers. The tile's registers are
+// dead while the block waits on its predecessors.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
+R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
+                     unsigned long long ticket_base, unsigned epoch, unsigned flags) {
+    extern __shared__ __align__(128) unsigned char scan_stage[]; /* SCAN_TILE_BYTES, dynamic */
+    __shared__ rT warp_offsets[SCAN_DATA_WARPS];
+    __shared__ rT tile_prefix;
+    __shared__ unsigned long long tile_index;
+    __shared__ __align__(8) unsigned long long stage_full; /* mbarrier: the bulk copy has landed */
+    rT *const stage = (rT *)scan_stage;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u64 head = ((u64)in & (SCAN_ORIGIN_BYTES - 1)) / R_ELEM_BYTES;
+    const rT *vin = in - head;
+    rT *vout = out - head;
+    const u64 end = n + head;
+
+    if (threadIdx.x == 0) {
+        unsigned long long tile = blockIdx.x;
+#if SCAN_DYNAMIC_TILES
+        if (gridDim.x > 1) tile = atomicAdd(tickets, 1ull) - ticket_base;
+#endif
+        tile_index = tile;
+        const u64 start = tile * S_TILE;
+        if (start >= head && start + S_TILE <= end) {
+            ptxkit::mbarrier_init(&stage_full, 1);
+            ptxkit::fence_mbarrier_init();
+            ptxkit::mbarrier_arrive_expect_tx(&stage_full, SCAN_TILE_BYTES);
+            ptxkit::bulk_copy_g2s(stage, vin + start, SCAN_TILE_BYTES, &stage_full);
+        }
+    }
+    __syncthreads();
+    const unsigned long long tile = tile_index;
+    const u64 tile_start = tile * S_TILE;
+    const bool full = tile_start >= head && tile_start + S_TILE <= end;
+    if (full) {
+        ptxkit::mbarrier_wait_parity(&stage_full, 0);
+    } else { // the first or last tile: element by element, the identity outside the data
+        for (unsigned i = threadIdx.x; i < S_TILE; i += BLOCK_SIZE) {
+            const u64 v = tile_start + i;
+            stage[i] = v >= head && v < end ? rload1(vin + v) : R_IDENTITY;
+        }
+        __syncthreads();
+    }
+    const unsigned run_offset = warp * (32 * S_ITEMS); /* the warp's run, in elements from the tile's start */
+    rT offset[VEC_UNROLL];
+    const rT run_total = R_FN(scan_stage_offsets)(stage + run_offset, offset, lane);
+    if (lane == 0) warp_offsets[warp] = run_total;
+    __syncthreads();
+    if (warp == 0) {
+        const rT prefix = R_FN(scan_tile_prefix)(warp_offsets, status, tile, gridDim.x == 1, epoch, lane);
+        if (lane == 0) tile_prefix = prefix;
+    }
+    __syncthreads();
+    const rT base = tile == 0 ? warp_offsets[warp] : r_combine(tile_prefix, warp_offsets[warp]);
+    R_FN(scan_stage_finish)(stage + run_offset, vout, tile_start + run_offset, head, end, full, lane, offset, base,
+                            flags);
+}
+#else
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
 R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
                      unsigned long long ticket_base, unsigned epoch, unsigned flags) {
@@ -323,6 +461,7 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
     R_FN(scan_finish_run)(vout, tile_start, head, end, full, lane, x, offset, base, flags);
 #endif
 }
+#endif /* SCAN_STAGED */
 
 #undef S_VW
 #undef S_ITEMS

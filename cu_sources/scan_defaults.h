@@ -11,5 +11,24 @@
 /* Vectors per thread of the PTX file: 4 keeps its text, and the time to
  * assemble it, smaller than the JIT path's 6. */
 #define SCAN_PTX_UNROLL 4
+/* 1: on sm_90 and later the JIT path runs the staged kernel (each tile
+ * bulk-copied into shared memory) wherever the tile is at most
+ * SCAN_STAGED_MAX_TILE_BYTES; 0: the register kernel everywhere. */
+#define SCAN_DEFAULT_STAGED 1
+/* The staged kernel's default shapes, by the bytes scanned (an H100):
+ * from SCAN_STAGED_LARGE_BYTES on, 112 KB tiles, two per SM (the fastest
+ * staged shape at 2^24 .. 2^28 elements of int32); below, 64 KB tiles,
+ * three per SM (at 2^14 .. 2^22 the large tiles are too few to fill 132
+ * SMs: up to 1.3x slower there). Items left at 0 with a block size given
+ * take the shape's unroll, fewer where the tile would pass
+ * SCAN_STAGED_MAX_TILE_BYTES. */
+#define SCAN_STAGED_DEFAULT_BLOCK 256
+#define SCAN_STAGED_DEFAULT_UNROLL 16
+#define SCAN_STAGED_LARGE_BYTES (64ull << 20)
+#define SCAN_STAGED_LARGE_BLOCK 1024
+#define SCAN_STAGED_LARGE_UNROLL 7
+/* Two tiles per SM of sm_90's 228 KB: past that a block would wait on its
+ * look-back with no other block loading beside it. */
+#define SCAN_STAGED_MAX_TILE_BYTES (112 * 1024)
 
 #endif

@@ -386,10 +386,14 @@ int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * look-back (Merrill & Garland 2016), with per-context scratch, so any
  * number of streams may scan at the same time.
  *
- * Float sums: the array is cut into tiles of T elements (T = (block size -
- * 32, the look-back warp) x items_per_thread x elements per 16-byte vector:
- * 11520 for float32 and 5760 for float64 with the defaults, 512 threads and
- * 6 vectors). Within a tile the sum is a tree of depth under 48; across
+ * Float sums: the array is cut into tiles of T elements. On sm_90 and later
+ * (JIT path, tiles staged in shared memory) T = block size x
+ * items_per_thread x elements per 16-byte vector: with the defaults 256 x 16
+ * below 64 MB of data and 1024 x 7 from 64 MB, 16384 or 28672 for float32
+ * and 8192 or 14336 for float64. Elsewhere T = (block size - 32, the
+ * look-back warp) x items_per_thread x elements per vector: 11520 for
+ * float32 and 5760 for float64 with the defaults there, 512 threads and 6
+ * vectors. Within a tile the sum is a tree of depth under 48; across
  * tiles it is sequential: a tile's prefix is an earlier tile's prefix plus
  * a tree sum of the tiles between. So out[i] differs from the exact prefix
  * sum by at most (ceil((i + 1) / T) + 48) * u *

@@ -698,26 +698,44 @@ static void test_scan_arguments(void **state) {
 }
 
 /* The benchmark's experiment switches of the kernel (tiles numbered by
- * blockIdx.x, other look-back windows, no back-off, a register bound), and
- * launches of the blockIdx-numbered kernel between ticket-numbered ones on
- * the same slot (only the latter take tickets). */
+ * blockIdx.x, other look-back windows, no back-off, a register bound, the
+ * register kernel where the staged one is the default and the staged one
+ * by choice, with shapes of both), and launches of the blockIdx-numbered
+ * kernel between ticket-numbered ones on the same slot (only the latter
+ * take tickets). */
 static void test_scan_experiments(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     static const scan_experiment experiments[] = {
-        {0, -1, -1, -1}, {-1, -1, 1, -1}, {-1, -1, 8, -1}, {-1, 0, -1, -1}, {-1, -1, -1, 2},
+        {0, -1, -1, -1, -1}, {-1, -1, 1, -1, -1}, {-1, -1, 8, -1, -1}, {-1, 0, -1, -1, -1}, {-1, -1, -1, 2, -1},
+        {-1, -1, -1, -1, 0}, {0, -1, 1, -1, 0},   {-1, -1, -1, -1, 1}, {0, 0, -1, -1, 1},   {-1, -1, -1, 1, 1},
     };
+    static const ptxkit_launch_options experiment_shapes[] = {
+        {0},
+        {.block_size = 256, .items_per_thread = 12},
+        {.block_size = 1024, .items_per_thread = 4},
+        {.block_size = 32, .items_per_thread = 3, .vector_bytes = 8},
+    };
+    ptxkit_device_info info;
+    assert_ok(ctx, ptxkit_device_info_get(ctx, &info));
     static const size_t few[] = {1, 33, 4097, 65537, ((size_t)1 << 20) + 1, 3000017};
     int failures = 0;
     for (size_t e = 0; e < sizeof experiments / sizeof experiments[0]; e++)
         for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
-            variant v = {.kind = RUN_SCAN, .experiment = &experiments[e]};
+            if (experiments[e].staged == 1 && info.cc_major < 9) continue; /* UNSUPPORTED there: checked below */
+            variant v = {.kind = RUN_SCAN, .experiment = &experiments[e],
+                         .options = experiment_shapes[(e + k) % (sizeof experiment_shapes / sizeof experiment_shapes[0])]};
             failures += check_case(&v, (ptxkit_scan_kind)(k % 2), PTXKIT_REDUCE_SUM, PTXKIT_INT32, few[k],
                                    k % 2 ? &MISALIGNED_BOTH : &SEPARATE);
             failures += check_case(&v, (ptxkit_scan_kind)((k + 1) % 2), PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, few[k],
                                    k % 3 ? &SEPARATE : &IN_PLACE_MISALIGNED);
         }
     assert_int_equal(failures, 0);
+    /* the staged kernel asked for where it cannot run: a clear status */
+    const scan_experiment staged = {-1, -1, -1, -1, 1};
+    const ptxkit_launch_options too_big = {.block_size = 1024, .items_per_thread = 16};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32,
+                                                     inputs[0].dev, 1000, inputs[0].dev, &too_big, NULL, &staged));
     const size_t n = ((size_t)1 << 20) + 3, stride = n * 4 + 256;
     ptxkit_dptr outs;
     assert_ok(ctx, ptxkit_malloc(ctx, 24 * stride, &outs));

@@ -233,15 +233,41 @@ typedef struct scan_config {
     ptxkit_reduce_op kernel_op;
     ptxkit_dtype kernel_type;
     int vector_bytes;
-    int unroll; /* vectors per thread */
+    int unroll;  /* vectors per thread */
+    int block;   /* threads per block as the JIT path resolves it (the PTX's own on that path) */
+    bool staged; /* the staged kernel (SCAN_STAGED): tile in shared memory by bulk copy */
 } scan_config;
+
+/* Bytes of a tile of the staged kernel (every thread holds data). */
+static size_t staged_tile_bytes(int block, const scan_config *c) {
+    return (size_t)block * (size_t)c->unroll * (size_t)c->vector_bytes;
+}
+
+/* Whether the staged kernel runs: the JIT path on sm_90 or later (the bulk
+ * copy engine), a tile that leaves room for two blocks per SM (one block
+ * per SM would wait with nothing else loading), SCAN_DEFAULT_STAGED, and
+ * no experiment switch saying otherwise. */
+static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, const scan_experiment *x) {
+    const bool possible = options_use_jit(&c->opt) && ctx->info.cc_major >= 9 &&
+                          staged_tile_bytes(c->block, c) <= SCAN_STAGED_MAX_TILE_BYTES;
+    const int want = x && x->staged >= 0 ? x->staged : SCAN_DEFAULT_STAGED;
+    if (want && !possible && x && x->staged == 1)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "scan: the staged kernel needs the JIT path, sm_90 or later and a tile of at most %d bytes "
+                            "(%zu asked)",
+                            SCAN_STAGED_MAX_TILE_BYTES, staged_tile_bytes(c->block, c));
+    c->staged = want && possible;
+    return PTXKIT_SUCCESS;
+}
 
 /* Options left at 0 take the tuned value for (kernel, size) when the tuning
  * database has one, else the built-in default. items_per_thread counts
- * vectors per thread (VEC_UNROLL), as for reduce. The precompiled PTX is
- * fixed at 512 threads x 4 vectors of 16 bytes. */
+ * vectors per thread (VEC_UNROLL), as for reduce. The built-in default is
+ * the staged kernel's shape for the size on sm_90 and later (JIT path),
+ * else 512 x 6. The precompiled PTX is fixed at 512 threads x 4 vectors of
+ * 16 bytes. */
 static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                    const ptxkit_launch_options *options, scan_config *c) {
+                                    const ptxkit_launch_options *options, const scan_experiment *x, scan_config *c) {
     ptxkit_status st = check_launch_options(ctx, options, &c->opt);
     if (st != PTXKIT_SUCCESS) return st;
     c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
@@ -260,7 +286,21 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan: %d-byte vectors are narrower than a %s element",
                             c->vector_bytes, ptxkit_dtype_name(type));
     const bool jit = options_use_jit(&c->opt);
-    c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
+    /* where the staged kernel is wanted and can run, its default shape */
+    const bool staged_defaults =
+        jit && ctx->info.cc_major >= 9 && (x && x->staged >= 0 ? x->staged != 0 : SCAN_DEFAULT_STAGED);
+    const bool large = (unsigned long long)n * (unsigned long long)elem >= SCAN_STAGED_LARGE_BYTES;
+    const int staged_block = large ? SCAN_STAGED_LARGE_BLOCK : SCAN_STAGED_DEFAULT_BLOCK;
+    const int staged_unroll = large ? SCAN_STAGED_LARGE_UNROLL : SCAN_STAGED_DEFAULT_UNROLL;
+    c->block = c->opt.block_size ? c->opt.block_size : staged_defaults ? staged_block : SCAN_DEFAULT_BLOCK;
+    if (c->opt.items_per_thread) {
+        c->unroll = c->opt.items_per_thread;
+    } else if (staged_defaults) {
+        const long long fit = SCAN_STAGED_MAX_TILE_BYTES / ((long long)c->block * c->vector_bytes);
+        c->unroll = fit < 1 ? 1 : fit < staged_unroll ? (int)fit : staged_unroll;
+    } else {
+        c->unroll = jit ? SCAN_DEFAULT_UNROLL : SCAN_PTX_UNROLL;
+    }
     if (c->unroll > SCAN_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "scan: %d vectors per thread (items_per_thread) is more than %d", c->unroll,
@@ -268,6 +308,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     if (c->opt.blocks_per_sm)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "scan: blocks_per_sm does not apply (one block per tile, as many tiles as the data has)");
+    c->staged = false;
     if (!jit && (c->vector_bytes != SCAN_DEFAULT_VECTOR || c->unroll != SCAN_PTX_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "scan: the precompiled PTX is built for %d-byte vectors, %d per thread; other vector "
@@ -290,16 +331,32 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
     if (x && x->spin_ns >= 0) spec_define_int(&spec, &scratch, "SCAN_SPIN_NS", x->spin_ns);
     if (x && x->lookback >= 0) spec_define_int(&spec, &scratch, "SCAN_LOOKBACK", x->lookback);
     if (x && x->min_blocks >= 0) spec_define_int(&spec, &scratch, "SCAN_MIN_BLOCKS", x->min_blocks);
-    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0) &&
+    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0 || x->staged >= 0) &&
         !options_use_jit(&c->opt))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: experiment switches need the JIT path");
-    return family_kernel_get(ctx, &c->opt, &spec, SCAN_DEFAULT_BLOCK, fn, block);
+    ptxkit_status st = scan_choose_kernel(ctx, c, x);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (c->staged) spec_define_int(&spec, &scratch, "SCAN_STAGED", 1);
+    if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, fn, block)) != PTXKIT_SUCCESS) return st;
+    if (c->staged) {
+        /* the tile is dynamic shared memory, past the default 48 KB limit;
+         * and as much of the SM's memory as possible goes to shared, for
+         * several tiles per SM (a preference the driver may round) */
+        const cuda_driver *cu = ctx->cu;
+        CUresult r = cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            (int)staged_tile_bytes(*block, c));
+        if (r == CUDA_SUCCESS)
+            r = cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuFuncSetAttribute (shared memory of the staged tile)");
+    }
+    return PTXKIT_SUCCESS;
 }
 
-/* Elements per tile, as cu_sources/scan.cu counts them: blocks of 64
- * threads or more give one warp to the look-back. */
+/* Elements per tile, as cu_sources/scan.cu counts them: in the register
+ * kernel blocks of 64 threads or more give one warp to the look-back; in
+ * the staged kernel every thread holds data. */
 static size_t tile_elements(int block, const scan_config *c) {
-    size_t data_threads = (size_t)(block >= 64 ? block - 32 : block);
+    size_t data_threads = (size_t)(block >= 64 && !c->staged ? block - 32 : block);
     return data_threads * (size_t)c->unroll * ((size_t)c->vector_bytes / ptxkit_dtype_size(c->kernel_type));
 }
 
@@ -308,7 +365,7 @@ ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtyp
     ptxkit_status st = scan_check_args(ctx, "scan_prepare", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
     if (st != PTXKIT_SUCCESS) return st;
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, 0, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, 0, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     int block;
@@ -323,7 +380,7 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     if (st != PTXKIT_SUCCESS) return st;
     if (!elements) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_tile_elements: elements is NULL");
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, n, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
     int block;
@@ -340,7 +397,7 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     scan_config c;
-    if ((st = scan_configure(ctx, op, type, n, options, &c)) != PTXKIT_SUCCESS) return st;
+    if ((st = scan_configure(ctx, op, type, n, options, experiment, &c)) != PTXKIT_SUCCESS) return st;
     if (n == 0) return PTXKIT_SUCCESS;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUfunction fn;
@@ -349,8 +406,10 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
 
     const size_t elem = ptxkit_dtype_size(c.kernel_type);
     const size_t tile = tile_elements(block, &c);
-    /* as the kernel counts: from the vector boundary at or before `in` */
-    const size_t head = (size_t)(in % (ptxkit_dptr)c.vector_bytes) / elem;
+    /* as the kernel counts: from the vector boundary (16 bytes in the staged
+     * kernel) at or before `in` */
+    const ptxkit_dptr origin = c.staged ? 16 : (ptxkit_dptr)c.vector_bytes;
+    const size_t head = (size_t)(in % origin) / elem;
     const size_t tiles = (n - 1 + head) / tile + 1;
     if (tiles > 0x7fffffffu) {
         st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: %zu elements need %zu tiles, more blocks than a launch has",
@@ -376,7 +435,8 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
         unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
                          (in % (ptxkit_dptr)c.vector_bytes == out % (ptxkit_dptr)c.vector_bytes ? 2u : 0u);
         void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
-        st = launch_kernel(ctx, fn, (unsigned)tiles, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        const unsigned shared = c.staged ? (unsigned)staged_tile_bytes(block, &c) : 0;
+        st = launch_kernel(ctx, fn, (unsigned)tiles, 1, 1, (unsigned)block, 1, 1, shared, stream, args);
         if (st == PTXKIT_SUCCESS) {
             /* one ticket per block, taken only when there is more than one
              * (and not by the blockIdx-numbered experiment) */
@@ -421,10 +481,16 @@ static int fam_scan_min_blocks(const tune_config *c) {
     return 1;
 }
 
-/* One offset per warp, the tile's prefix and its ticket. */
+/* One offset per warp, the tile's prefix and its ticket; and the tile
+ * itself where the staged kernel runs it (sm_90: this estimate cannot see
+ * the GPU, and takes every tile that fits as staged). */
 static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
     int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
-    return (block / 32 + 1) * (int)v->elem_size + 8;
+    int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
+    int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
+    int small = (block / 32 + 1) * (int)v->elem_size + 16;
+    long long tile = (long long)block * items * vec;
+    return SCAN_DEFAULT_STAGED && tile <= SCAN_STAGED_MAX_TILE_BYTES ? (int)tile + small : small;
 }
 
 static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
@@ -463,6 +529,7 @@ const family_desc scan_family = {
     .registers = fam_scan_registers,
     .min_blocks = fam_scan_min_blocks,
     .shared_bytes = fam_scan_shared,
+    .dynamic_shared = true,
     .parse_variant = reduce_tune_parse,
     .in_bytes = reduce_tune_in_bytes,
     .out_bytes = fam_scan_out_bytes,
