@@ -346,33 +346,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 
     // k-tile `tile` of the slice into its stage; past the last, nothing
     // (the caller still commits a group, keeping the count uniform).
-    // (A's and B's halves apart, so the main loop can spread them between
-    // its mma)
-    auto load_tile_a = [&](int tile) {
+    auto load_tile = [&](int tile) {
         if (tile >= k_tiles) return;
         int k_left = k_end - k_begin - tile * BK;
-        T *dst = As + (tile % STAGES) * STAGE_A;
+        int stage = tile % STAGES;
 #if TRANS_A
-        la.load(dst, k_left, M - m0, A, lda);
+        la.load(As + stage * STAGE_A, k_left, M - m0, A, lda);
 #else
-        la.load(dst, M - m0, k_left, A, lda);
+        la.load(As + stage * STAGE_A, M - m0, k_left, A, lda);
+#endif
+#if TRANS_B
+        lb.load(Bs + stage * STAGE_B, N - n0, k_left, B, ldb);
+#else
+        lb.load(Bs + stage * STAGE_B, k_left, N - n0, B, ldb);
 #endif
         la.src += a_step;
-    };
-    auto load_tile_b = [&](int tile) {
-        if (tile >= k_tiles) return;
-        int k_left = k_end - k_begin - tile * BK;
-        T *dst = Bs + (tile % STAGES) * STAGE_B;
-#if TRANS_B
-        lb.load(dst, N - n0, k_left, B, ldb);
-#else
-        lb.load(dst, k_left, N - n0, B, ldb);
-#endif
         lb.src += b_step;
-    };
-    auto load_tile = [&](int tile) {
-        load_tile_a(tile);
-        load_tile_b(tile);
     };
 
     // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
@@ -432,24 +421,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
                     async_wait<STAGES - 2>();
                     __syncthreads();
                     nas = As + next * STAGE_A, nbs = Bs + next * STAGE_B, nk = 0;
+                    load_tile(tile + STAGES);
+                    async_commit();
                 }
             }
-            // Tile tile + STAGES into this stage (after the barrier above):
-            // its copies go out between the group's mma, A's after the first
-            // row of mma tiles and B's after the second, so that the
-            // instructions that set them up leave the tensor cores fed.
-            const bool copy = grp + 1 == GROUPS && more;
-            constexpr int B_AFTER = MT > 1 ? 1 : 0;
             if (more) load_b(nbs, n_w, nk, g, t, b[cur ^ 1]);
 #pragma unroll
             for (int p = 0; p < MT; p++) {
 #pragma unroll
                 for (int q = 0; q < NT; q++) mma_group(acc[p][q], a[p], b[cur][q]);
-                if (copy && p == 0) load_tile_a(tile + STAGES);
-                if (copy && p == B_AFTER) load_tile_b(tile + STAGES);
                 if (more) load_a(nas, m_w, p, nk, g, t, a[p]);
             }
-            if (copy) async_commit();
         }
         // an odd group count leaves the next tile's first B fragments in buffer 1
         if (GROUPS % 2) {
