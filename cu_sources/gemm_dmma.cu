@@ -5,42 +5,43 @@
 //
 // Structure: a block computes a BM x BN tile of C; its warps each own a
 // WM x WN warp tile of MT = WM / 16 by NT = WN / 8 mma tiles of 16 x 8,
-// the accumulators in registers. The k loop runs in k-groups of 8: per mma
-// tile, on sm_90, one mma.sync.m16n8k8.f64 (MMA_K 8) or two m16n8k4 (MMA_K
-// 4), before sm_90 four m8n8k4 (the m16 shapes' fragments are two m8 ones
-// stacked, so the registers are the same). Both operand tiles sit in
+// the accumulators in registers. One k-step is MMA_K deep: on sm_90 one
+// mma.sync.m16n8k{4,8,16}.f64 per mma tile, before sm_90 the same product
+// as 2 * MMA_K / 4 mma.sync.m8n8k4 (the m16 shapes' fragments are two m8
+// ones stacked, so the registers are the same). Both operand tiles sit in
 // shared memory as they are stored (no transposing copies), in a ring of
 // STAGES buffers filled by cp.async (gemm_copy.cuh): 16-byte copies where
 // the host found the matrix aligned for them (VEC 2), else 8-byte ones,
 // zero-filled past M, N and K so that edges need no branch; while the block
-// computes on one k-tile the next STAGES - 1 are in flight. A group's
-// fragments are read from shared memory during the previous group's mma,
-// a tile's first during the previous tile's last group, right after the
-// one barrier per tile (gemm.cu's cross prefetch), so the tensor cores
-// have queued work across it.
+// computes on one k-tile the next STAGES - 1 are in flight. Fragments are
+// double-buffered in registers: each k-step's are read from shared memory
+// during the previous step's mma, a tile's first during the previous
+// tile's last step, right after the one barrier per tile (gemm.cu's cross
+// prefetch), so the tensor cores have queued work across it. MMA_K is 4 by
+// default: 8 and 16 hold two and four times the fragments, which beside 64
+// accumulators a lane spill (ptxas -v, sm_90).
 //
-// Fragment layout (PTX ISA, mma.m16n8k8 .f64; k4 is its first half): lane
-// (g, t) = (lane / 4, lane % 4) holds A[g + 8h][4j + t] (a[2j + h]), B[4j
-// + t][g] (b[j]) and C[g + 8h][2t + i] (c[2h + i]). Which row of the block
-// tile is an mma tile's row g + 8h is ours to choose (the same for C): row
-// 2g + h of its 16, so a lane's two rows are neighbours; likewise mma
-// tiles 2s and 2s + 1 of a warp's columns interleave, column g of tile 2s
-// + e being 2g + e of their 16. And which k of the group is the mma's k 4j
-// + t is ours too, as long as A and B agree: 2t + j, so a lane's two k's
-// are neighbours. Then every fragment load is 16 bytes, two doubles a lane
-// needs, in any layout: an operand stored K-contiguous (A as stored, B
-// transposed) gives one row's two k's, one stored M- or N-contiguous its
-// two rows (columns) at one k. A lane's part of C is, per pair of mma
-// tiles, 2 rows of 4 neighbouring columns (16-byte stores).
+// Fragment layout (PTX ISA, mma.m16n8k16 .f64; the k4 and k8 shapes are its
+// prefixes): lane (g, t) = (lane / 4, lane % 4) holds A[g + 8h][4j + t]
+// (a[2j + h]), B[4j + t][g] (b[j]) and C[g + 8h][2t + i] (c[2h + i]).
+// Which row of the block tile is an mma tile's row g + 8h is ours to choose
+// (the same for C): row 2g + h of its 16, so a lane's two rows are
+// neighbours; likewise mma tiles 2s and 2s + 1 of a warp's columns
+// interleave, column g of tile 2s + e being 2g + e of their 16. Then an
+// operand stored M- or N-contiguous (A transposed, B not) gives a lane
+// both of its values for one k as one 16-byte load, and a lane's part of C
+// is, per pair of mma tiles, 2 rows of 4 neighbouring columns (16-byte
+// stores). An operand stored K-contiguous (A not transposed, B transposed)
+// is read one double per fragment register.
 //
 // Bank conflicts: padding, not a swizzle, as it keeps cp.async's
-// destinations plain row offsets. A 16-byte load is served 8 lanes at a
-// time, (g, t) for two g's and four t's, which must hit the 8 distinct
-// 16-byte units of a 128-byte row of banks. K-contiguous rows have BK + 4
-// doubles: the lanes read unit t of rows 2g (+ 1), and two rows are BK + 4
-// = 4 mod 8 units apart. M/N-contiguous rows have BM + 2 (BN + 2) doubles:
-// the lanes read unit 8s + g of row 2t (+ 1), and two rows are BM + 2 = 2
-// mod 8 units apart, so t moves by 2 units and g by 1.
+// destinations plain row offsets. M/N-contiguous rows have BM + 4 (BN + 4)
+// doubles: the 8 lanes of a 16-byte load phase, (g, t) for two g's and
+// four t's, read row t at unit 8s + g, and a row of (BM + 4) / 2 = 2 mod
+// 8 units puts them on 8 distinct units. K-contiguous rows have BK + 2
+// doubles: the 16 lanes of an 8-byte load phase read rows 2g + h (g 0..3)
+// at column t, and a row of BK + 2 = 2 mod 16 doubles puts rows 0, 2, 4, 6
+// 4 doubles apart, so the 16 addresses cover the 16 double-wide banks.
 //
 // Sums: each element of C is a fixed sequence of DMMA steps over k (exact
 // products, each accumulation rounded as an FMA), in the order the
@@ -51,7 +52,7 @@
 // workspace slice z, which gemm.cu's ptxkit_gemm_splitk_f64 adds in order.
 //
 // Injected: TRANS_A, TRANS_B, VEC_A, VEC_B (elements per copy: 1 or 2), BM,
-// BN, BK (8, 16 or 32), WM, WN, MMA_K (4 or 8), STAGES, MIN_BLOCKS, GROUP_M,
+// BN, BK, WM, WN, MMA_K (4, 8 or 16), STAGES, MIN_BLOCKS, GROUP_M,
 // GEMM_PARTIAL.
 // Entry point: ptxkit_gemm_dmma_f64, with the arguments of gemm.cu's
 // ptxkit_gemm_f64 (flags: GEMM_FLAG_BETA, GEMM_FLAG_VECTOR_C).
@@ -85,7 +86,7 @@
 #define WN 32
 #endif
 #ifndef MMA_K
-#define MMA_K 8
+#define MMA_K 4
 #endif
 #ifndef STAGES
 #define STAGES 3
@@ -110,17 +111,18 @@ typedef double T;
 #define THREADS (WARPS_M * WARPS_N * 32)
 #define MT (WM / 16)     // mma tiles along M per warp
 #define NT (WN / 8)      // along N (pairs interleave)
+#define KQ (MMA_K / 4)   // k quarters of 4 per mma
 
-// Shared tiles: K-contiguous operands [rows][BK + 4], the others [BK][cols + 2].
-#define LDA_S (TRANS_A ? BM + 2 : BK + 4)
-#define LDB_S (TRANS_B ? BK + 4 : BN + 2)
+// Shared tiles: K-contiguous operands [rows][BK + 2], the others [BK][cols + 4].
+#define LDA_S (TRANS_A ? BM + 4 : BK + 2)
+#define LDB_S (TRANS_B ? BK + 2 : BN + 4)
 #define STAGE_A (TRANS_A ? BK * LDA_S : BM * LDA_S)
 #define STAGE_B (TRANS_B ? BN * LDB_S : BK * LDB_S)
 
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
 static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole 16 x 16 pairs of mma tiles");
-static_assert(MMA_K == 4 || MMA_K == 8, "mma k of 4 or 8");
-static_assert(BK % 8 == 0, "whole k-groups of 8 per k-tile");
+static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "mma k of 4, 8 or 16");
+static_assert(BK % MMA_K == 0, "whole mma steps per k-tile");
 static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
 static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
@@ -175,69 +177,74 @@ typedef tile_loader<BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
 
 // ---- the mma -------------------------------------------------------------------
 
-__device__ __forceinline__ void mma_k4(T (&d)[4], T a0, T a1, T b0) {
+// d += A (16 x MMA_K) * B (MMA_K x 8) from fragments a[2 * KQ], b[KQ].
+__device__ __forceinline__ void mma_step(T (&d)[4], const T *a, const T *b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+#if MMA_K == 16
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+                 "{%12,%13,%14,%15}, {%0,%1,%2,%3};"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-                 : "d"(a0), "d"(a1), "d"(b0));
-#else
-    // sm_80..sm_89: m8n8k4 only; rows g (a0, d[0..1]) and g + 8 (a1, d[2..3])
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-                 : "+d"(d[0]), "+d"(d[1])
-                 : "d"(a0), "d"(b0));
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-                 : "+d"(d[2]), "+d"(d[3])
-                 : "d"(a1), "d"(b0));
-#endif
-}
-
-// d += A (16 x 8) * B (8 x 8), one k-group, from fragments a[4], b[2]: one
-// m16n8k8 (MMA_K 8, sm_90) or two k 4 steps.
-__device__ __forceinline__ void mma_group(T (&d)[4], const T (&a)[4], const T (&b)[2]) {
-#if MMA_K == 8 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+                   "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#elif MMA_K == 8
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
                  : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 #else
-    mma_k4(d, a[0], a[1], b[0]);
-    mma_k4(d, a[2], a[3], b[1]);
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#endif
+#else
+    // sm_80..sm_89: m8n8k4 only; rows g (a[2j], d[0..1]) and g + 8 (a[2j + 1], d[2..3])
+#pragma unroll
+    for (int j = 0; j < KQ; j++) {
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                     : "+d"(d[0]), "+d"(d[1])
+                     : "d"(a[2 * j]), "d"(b[j]));
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                     : "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[2 * j + 1]), "d"(b[j]));
+    }
 #endif
 }
 
 // ---- fragments -------------------------------------------------------------------
-// A k-group is 8 deep: two k quarters j of 4, read as one mma k 8 or two
-// mma k 4. Within a group, lane (g, t)'s k of quarter j is 2t + j (both
-// operands alike, so the product is the same sum of k's): a lane's two k's
-// are neighbours, and every fragment load is 16 bytes whatever the layout.
-//
-// a[2j + h] = A[row 16p + 2g + h of the warp tile][k0 + 2t + j].
-__device__ __forceinline__ void load_a(const T *as, int m_w, int p, int k0, int g, int t, T (&a)[4]) {
-    const int row = m_w + 16 * p + 2 * g, kk = k0 + 2 * t;
+// as: the stage's A tile; m_w: the warp's first row in the block tile; k:
+// the step's first k in the tile. a[p][2j + h] = A[row 16p + 2g + h][k + 4j + t].
+__device__ __forceinline__ void load_a(const T *as, int m_w, int k, int g, int t, T (&a)[MT][2 * KQ]) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            int row = m_w + 16 * p + 2 * g, kk = k + 4 * j + t;
 #if TRANS_A
-    double2 j0 = *(const double2 *)&as[kk * LDA_S + row], j1 = *(const double2 *)&as[(kk + 1) * LDA_S + row];
-    a[0] = j0.x, a[1] = j0.y, a[2] = j1.x, a[3] = j1.y;
+            double2 v = *(const double2 *)&as[kk * LDA_S + row];
+            a[p][2 * j] = v.x, a[p][2 * j + 1] = v.y;
 #else
-    double2 h0 = *(const double2 *)&as[row * LDA_S + kk], h1 = *(const double2 *)&as[(row + 1) * LDA_S + kk];
-    a[0] = h0.x, a[2] = h0.y, a[1] = h1.x, a[3] = h1.y;
+            a[p][2 * j] = as[row * LDA_S + kk];
+            a[p][2 * j + 1] = as[(row + 1) * LDA_S + kk];
 #endif
+        }
 }
 
-// b[q][j] = B[k0 + 2t + j][column g of mma tile q], mma tiles 2s and 2s + 1
+// b[q][j] = B[k + 4j + t][column g of mma tile q], mma tiles 2s and 2s + 1
 // at columns 16s + 2g and 16s + 2g + 1 of the warp tile.
-__device__ __forceinline__ void load_b(const T *bs, int n_w, int k0, int g, int t, T (&b)[NT][2]) {
-    const int kk = k0 + 2 * t;
+__device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t, T (&b)[NT][KQ]) {
 #pragma unroll
-    for (int s = 0; s < NT / 2; s++) {
-        const int col = n_w + 16 * s + 2 * g;
+    for (int s = 0; s < NT / 2; s++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            int col = n_w + 16 * s + 2 * g, kk = k + 4 * j + t;
 #if TRANS_B
-        double2 e0 = *(const double2 *)&bs[col * LDB_S + kk], e1 = *(const double2 *)&bs[(col + 1) * LDB_S + kk];
-        b[2 * s][0] = e0.x, b[2 * s][1] = e0.y, b[2 * s + 1][0] = e1.x, b[2 * s + 1][1] = e1.y;
+            b[2 * s][j] = bs[col * LDB_S + kk];
+            b[2 * s + 1][j] = bs[(col + 1) * LDB_S + kk];
 #else
-        double2 j0 = *(const double2 *)&bs[kk * LDB_S + col], j1 = *(const double2 *)&bs[(kk + 1) * LDB_S + col];
-        b[2 * s][0] = j0.x, b[2 * s + 1][0] = j0.y, b[2 * s][1] = j1.x, b[2 * s + 1][1] = j1.y;
+            double2 v = *(const double2 *)&bs[kk * LDB_S + col];
+            b[2 * s][j] = v.x, b[2 * s + 1][j] = v.y;
 #endif
-    }
+        }
 }
 
 // ---- epilogue ------------------------------------------------------------------------
@@ -389,54 +396,52 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[p][q][i] = 0;
 
-    // Fragments: a group's are all in registers before its first mma. B's
-    // in two buffers, the next group's loaded as the group starts; A's one
-    // mma row tile at a time, each refilled with the next group's as soon
-    // as its mma are issued (half the registers of two buffers). The next
-    // tile's first group is read during this tile's last, right after the
-    // barrier that hands its stage back (which sits before that group's
-    // mma, so the tensor cores have work queued across it).
-    T a[MT][4], b[2][NT][2];
+    // Fragments in two buffers: each k-step's are loaded during the
+    // previous step's mma, and a tile's first during the previous tile's
+    // last step, after the barrier that hands its stage back (which then
+    // sits before that step's mma, so the tensor cores have work while
+    // the next tile's first loads are in flight).
+    T a[2][MT][2 * KQ], b[2][NT][KQ];
     if (k_tiles > 0) {
-#pragma unroll
-        for (int p = 0; p < MT; p++) load_a(As, m_w, p, 0, g, t, a[p]);
+        load_a(As, m_w, 0, g, t, a[0]);
         load_b(Bs, n_w, 0, g, t, b[0]);
     }
-    constexpr int GROUPS = BK / 8;
+    constexpr int STEPS = BK / MMA_K;
     for (int tile = 0; tile < k_tiles; tile++) {
         const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+        const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
 #pragma unroll
-        for (int grp = 0; grp < GROUPS; grp++) {
-            const int cur = grp & 1;
-            // where the next group's fragments are (none after the last)
-            const T *nas = As + stage * STAGE_A, *nbs = Bs + stage * STAGE_B;
-            int nk = (grp + 1) * 8;
-            bool more = true;
-            if (grp + 1 == GROUPS) {
-                more = tile + 1 < k_tiles;
-                if (more) {
-                    // The next tile has landed (this thread's copies, then
-                    // everyone's), and every warp holds its last fragments of
-                    // this one, whose stage takes tile + STAGES.
-                    async_wait<STAGES - 2>();
-                    __syncthreads();
-                    nas = As + next * STAGE_A, nbs = Bs + next * STAGE_B, nk = 0;
-                    load_tile(tile + STAGES);
-                    async_commit();
-                }
+        for (int step = 0; step < STEPS; step++) {
+            const int buf = step & 1, nbuf = buf ^ 1;
+            if (step + 1 < STEPS) {
+                load_a(as, m_w, (step + 1) * MMA_K, g, t, a[nbuf]);
+                load_b(bs, n_w, (step + 1) * MMA_K, g, t, b[nbuf]);
+            } else if (tile + 1 < k_tiles) {
+                // The next tile has landed (this thread's copies, then
+                // everyone's), and every warp has loaded its last
+                // fragments of this one, whose stage takes tile + STAGES.
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                load_a(As + next * STAGE_A, m_w, 0, g, t, a[nbuf]);
+                load_b(Bs + next * STAGE_B, n_w, 0, g, t, b[nbuf]);
+                load_tile(tile + STAGES);
+                async_commit();
             }
-            if (more) load_b(nbs, n_w, nk, g, t, b[cur ^ 1]);
 #pragma unroll
-            for (int p = 0; p < MT; p++) {
+            for (int p = 0; p < MT; p++)
 #pragma unroll
-                for (int q = 0; q < NT; q++) mma_group(acc[p][q], a[p], b[cur][q]);
-                if (more) load_a(nas, m_w, p, nk, g, t, a[p]);
-            }
+                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
         }
-        // an odd group count leaves the next tile's first B fragments in buffer 1
-        if (GROUPS % 2) {
+        // an odd step count leaves the next tile's first fragments in buffer 1
+        if (STEPS % 2) {
 #pragma unroll
-            for (int q = 0; q < NT; q++) b[0][q][0] = b[1][q][0], b[0][q][1] = b[1][q][1];
+            for (int p = 0; p < MT; p++)
+#pragma unroll
+                for (int i = 0; i < 2 * KQ; i++) a[0][p][i] = a[1][p][i];
+#pragma unroll
+            for (int q = 0; q < NT; q++)
+#pragma unroll
+                for (int i = 0; i < KQ; i++) b[0][q][i] = b[1][q][i];
         }
     }
     // no copy may still be writing shared memory when the block exits

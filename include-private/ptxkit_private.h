@@ -46,7 +46,7 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
 
 /* GEMM main-loop switches, process-wide, for kernels compiled after the
  * call: cross-tile fragment prefetch (0 off, 1 on, the default; -1 the
- * default again), and the tensor-core kernel's mma k depth (4 or 8; 0 its
+ * default again), and the tensor-core kernel's mma k depth (4, 8, 16; 0 its
  * default). INVALID_ARGUMENT for other values. */
 ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on);
 ptxkit_status ptxkit_private_gemm_set_mma_k(int k);

@@ -41,8 +41,8 @@ ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on) {
 }
 
 ptxkit_status ptxkit_private_gemm_set_mma_k(int k) {
-    if (k != 0 && k != 4 && k != 8)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4 or 8)", k);
+    if (k != 0 && k != 4 && k != 8 && k != 16)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
     gemm_set_mma_k(k);
     return PTXKIT_SUCCESS;
 }

@@ -211,7 +211,7 @@ static void tune_calls(void **state) {
 
 static void private_calls(void **state) {
     (void)state;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(16));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(3));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(2));
     assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(0));          /* the defaults again */
     assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(-1));

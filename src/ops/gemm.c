@@ -141,9 +141,9 @@ bool gemm_config_check(int kind, const gemm_config *c, gemm_shape *shape, char *
 
 size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b) {
     if (kind == GEMM_F64_TC) {
-        /* gemm_dmma.cu: K-contiguous rows of bk + 4, M/N-contiguous ones of bm + 2 (bn + 2) */
+        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4) */
         size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
-        size_t a = trans_a ? bk * (bm + 2) : bm * (bk + 4), b = trans_b ? bn * (bk + 4) : bk * (bn + 2);
+        size_t a = trans_a ? bk * (bm + 4) : bm * (bk + 2), b = trans_b ? bn * (bk + 2) : bk * (bn + 4);
         return (size_t)c->stages * (a + b) * 8;
     }
     int elem = kind, v = 16 / elem;

@@ -116,9 +116,10 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
 void gemm_set_cross_prefetch(int on);
 
 /* Experiment switch for the benchmark: the k depth of the tensor-core
- * kernel's mma on sm_90 (4 or 8), 0 its default (8). Both read the same
- * fragments (a k-group of 8), so the registers do not change.
- * Process-wide; kernels compiled before keep theirs. */
+ * kernel's mma (4, 8 or 16; capped by the k-tile), 0 its default (4). The
+ * deeper ones need more registers, so fewer configurations pass
+ * gemm_config_check while it is set. Process-wide; kernels compiled before
+ * keep theirs. */
 void gemm_set_mma_k(int k);
 
 /* The tensor-core kernel's rules, register estimate and kernel (gemm_dmma.c). */

@@ -18,28 +18,32 @@ static bool tile_copies_fit(int threads, int rows, int cols, int vec) {
 }
 
 /* mma k depth of the tensor-core kernel (experiment switch, gemm.h): 0 the
- * default (8), 4 or 8: a k-group of 8 as two m16n8k4 or one m16n8k8 on
- * sm_90, the same fragments either way. */
+ * default, 4 (m16n8k4 on sm_90): deeper ones hold more fragments, which
+ * with 64 accumulators a lane and fragments double-buffered spill. */
 static atomic_int mma_k_switch = 0;
 
-void gemm_set_mma_k(int k) { atomic_store(&mma_k_switch, k == 4 || k == 8 ? k : 0); }
+void gemm_set_mma_k(int k) { atomic_store(&mma_k_switch, k == 4 || k == 8 || k == 16 ? k : 0); }
 
-static int mma_k(void) {
+static int mma_k_for(const gemm_config *c) {
     int k = atomic_load(&mma_k_switch);
-    return k ? k : 8;
+    if (!k) k = 4;
+    return k < c->bk ? k : c->bk;
 }
 
 /* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
- * of C, one k-group of A fragments (2 tm) and two of B (2 tn), and about
- * 48 for addresses, loaders and loop state (ptxas -v on sm_90: 232-240 for
- * 8 x 8, 142-160 for 4 x 8). */
-int gemm_dmma_registers(const gemm_config *c) { return 2 * (c->tm * c->tn + 2 * c->tm + 2 * c->tn) + 48; }
+ * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
+ * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
+ * sm_90: 234-254 for 8 x 8 at mma k 4, spills at k 8; 152-166 for 4 x 8). */
+int gemm_dmma_registers(const gemm_config *c) {
+    int quarters = mma_k_for(c) / 4;
+    return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
+}
 
 bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, size_t why_size) {
     if (!gemm_power_of_two(c->bm) || !gemm_power_of_two(c->bn) || c->bm < 16 || c->bn < 16 || c->bm > 256 || c->bn > 256)
         return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [16, 256]", c->bm, c->bn), false;
-    if (c->bk != 8 && c->bk != 16 && c->bk != 32)
-        return snprintf(why, why_size, "bk %d is not 8, 16 or 32 (whole k-groups of 8)", c->bk), false;
+    if (c->bk != 4 && c->bk != 8 && c->bk != 16 && c->bk != 32)
+        return snprintf(why, why_size, "bk %d is not 4, 8, 16 or 32", c->bk), false;
     if (c->tm < 2 || c->tm % 2 || c->tn < 4 || c->tn % 4 || c->tm * c->tn > 64)
         return snprintf(why, why_size,
                         "lane tile %d x %d: the tensor cores take tm even, tn a multiple of 4, tm x tn at most 64",
@@ -90,7 +94,7 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_config *c, const 
     spec_define_int(&spec, &scratch, "BK", c->bk);
     spec_define_int(&spec, &scratch, "WM", sh->wm);
     spec_define_int(&spec, &scratch, "WN", sh->wn);
-    spec_define_int(&spec, &scratch, "MMA_K", mma_k());
+    spec_define_int(&spec, &scratch, "MMA_K", mma_k_for(c));
     spec_define_int(&spec, &scratch, "STAGES", c->stages);
     spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(GEMM_F64_TC, c, &ctx->info));
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);

@@ -33,7 +33,7 @@ static const char *const op_names[MAX_OPS + 1] = {"nn", "nt", "tn", "tt", NULL};
 static const char gemm_usage[] =
     "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
     "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
-    "                         [--no-cross-prefetch] [--mma-k 4|8] [--csv|--json] [--json FILE] [--csv FILE]\n"
+    "                         [--no-cross-prefetch] [--mma-k 4|8|16] [--csv|--json] [--json FILE] [--csv FILE]\n"
     "                         [--md FILE] [--device N]\n";
 
 static const char gemm_help[] =
@@ -50,8 +50,8 @@ static const char gemm_help[] =
     "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
     "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
     "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
-    "tile's last k-step. --mma-k is another: the k depth of the float64 tensor-core kernel's mma on sm_90\n"
-    "(default 8: one mma.m16n8k8 per k-group of 8; 4: two mma.m16n8k4, the same fragments).\n"
+    "tile's last k-step. --mma-k is another: the k depth of the float64 tensor-core kernel's mma (default\n"
+    "4: mma.m16n8k4 on sm_90; 8 and 16 need more registers, which only smaller tiles leave).\n"
     "  --types LIST   float32, float64 (default both)\n"
     "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
     "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
@@ -150,7 +150,7 @@ static int parse_args(int argc, char **argv, gemm_bench *b, cli_common *common) 
         {.name = "check", .kind = ARG_FLAG, .value = &b->check},
         {.name = "cublas-f64", .kind = ARG_CHOICE, .value = &cublas_f64, .names = f64_modes},
         {.name = "no-cross-prefetch", .kind = ARG_FLAG, .value = &b->no_cross_prefetch},
-        {.name = "mma-k", .kind = ARG_INT, .value = &b->mma_k, .lo = 4, .hi = 8},
+        {.name = "mma-k", .kind = ARG_INT, .value = &b->mma_k, .lo = 4, .hi = 16},
         {0}};
     const arg_spec spec = {.command = "bench gemm", .usage = gemm_usage, .help = gemm_help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
@@ -208,8 +208,8 @@ int bench_gemm(int argc, char **argv) {
     gemm_bench b;
     int rc = parse_args(argc, argv, &b, &common);
     if (rc >= 0) return rc;
-    if (b.mma_k && b.mma_k != 4 && b.mma_k != 8) {
-        fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4 or 8\n");
+    if (b.mma_k && b.mma_k != 4 && b.mma_k != 8 && b.mma_k != 16) {
+        fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4, 8 or 16\n");
         return 2;
     }
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
@@ -261,12 +261,12 @@ int bench_gemm(int argc, char **argv) {
     char title[768];
     snprintf(title, sizeof title,
              "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
-             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s%s%.0d)",
+             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s%s)",
              cli_device(ctx)->name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
              b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "",
-             b.mma_k ? "; float64 mma k " : "", b.mma_k);
+             b.mma_k == 8 ? "; float64 mma k 8" : b.mma_k == 16 ? "; float64 mma k 16" : "");
     const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
                              "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
                              "check",     STATS_COLUMNS};
