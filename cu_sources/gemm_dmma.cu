@@ -128,38 +128,56 @@ static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
 static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 
+template <bool B> struct flag {
+    static constexpr bool value = B;
+};
+
 // ---- operand loader ----------------------------------------------------------
 // A ROWS x COLS tile with COLS contiguous in memory (source row stride ld,
 // shared row stride LDS_), VEC elements per copy. Thread t copies column
 // (t % PER_ROW) * VEC of rows t / PER_ROW + i * ROW_STEP. Which of rows and
 // columns run along K depends on the operand's layout: the caller passes
-// the limits of both for each tile.
+// the limits of both for each tile. The thread's source address and the
+// ROW_STEP rows between its copies are computed once, so that a tile's
+// copies cost an add each, not a 64-bit multiply-add chain that the warp
+// waits on ahead of its mma.
 template <int ROWS, int COLS, int VEC, int LDS_> struct tile_loader {
     static constexpr int PER_ROW = COLS / VEC;
     static constexpr int ROW_STEP = THREADS / PER_ROW;
     static constexpr int COPIES = ROWS / ROW_STEP;
     static_assert(COLS % VEC == 0 && THREADS % PER_ROW == 0 && ROWS % ROW_STEP == 0,
                   "the block's copies must cover the tile evenly");
-    const T *src; // the current tile's first element
+    const T *src; // this thread's first copy in the current tile
+    long long step; // ROW_STEP rows of the source
     int row0, col;
 
-    __device__ __forceinline__ void init(const T *tile, int tid) {
-        src = tile;
+    __device__ __forceinline__ void init(const T *tile, int tid, long long ld) {
         row0 = tid / PER_ROW;
         col = (tid % PER_ROW) * VEC;
+        src = tile + row0 * ld + col;
+        step = ROW_STEP * ld;
     }
     // rows_left, cols_left: rows and columns of the matrix from the tile's
     // first on (past them copies read nothing and write zeros).
-    __device__ __forceinline__ void load(T *stage, int rows_left, int cols_left, const T *base, long long ld) const {
-        int left = cols_left - col;
-        unsigned bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
+    // FAST: the whole tile lies inside the matrix (the caller knows), so
+    // every copy is a full one with no bounds to check.
+    template <bool FAST>
+    __device__ __forceinline__ void load(T *stage, int rows_left, int cols_left, const T *base) const {
+        const T *from = src;
+        if constexpr (FAST) {
 #pragma unroll
-        for (int i = 0; i < COPIES; i++) {
-            int row = row0 + i * ROW_STEP;
-            unsigned size = row < rows_left ? bytes : 0u;
-            async_copy<VEC * sizeof(T)>(stage + row * LDS_ + col,
-                                        size ? (const void *)(src + (long long)row * ld + col) : (const void *)base,
-                                        size);
+            for (int i = 0; i < COPIES; i++, from += step)
+                async_copy<VEC * sizeof(T)>(stage + (row0 + i * ROW_STEP) * LDS_ + col, from, VEC * sizeof(T));
+        } else {
+            int left = cols_left - col;
+            unsigned bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
+#pragma unroll
+            for (int i = 0; i < COPIES; i++, from += step) {
+                int row = row0 + i * ROW_STEP;
+                unsigned size = row < rows_left ? bytes : 0u;
+                async_copy<VEC * sizeof(T)>(stage + row * LDS_ + col, size ? (const void *)from : (const void *)base,
+                                            size);
+            }
         }
     }
 };
@@ -337,52 +355,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     a_loader la;
     b_loader lb;
 #if TRANS_A
-    la.init(A + (long long)k_begin * lda + m0, tid);
+    la.init(A + (long long)k_begin * lda + m0, tid, lda);
     const long long a_step = (long long)BK * lda;
 #else
-    la.init(A + (long long)m0 * lda + k_begin, tid);
+    la.init(A + (long long)m0 * lda + k_begin, tid, lda);
     const long long a_step = BK;
 #endif
 #if TRANS_B
-    lb.init(B + (long long)n0 * ldb + k_begin, tid);
+    lb.init(B + (long long)n0 * ldb + k_begin, tid, ldb);
     const long long b_step = BK;
 #else
-    lb.init(B + (long long)k_begin * ldb + n0, tid);
+    lb.init(B + (long long)k_begin * ldb + n0, tid, ldb);
     const long long b_step = (long long)BK * ldb;
 #endif
-
-    // k-tile `tile` of the slice into its stage; past the last, nothing
-    // (the caller still commits a group, keeping the count uniform).
-    auto load_tile = [&](int tile) {
-        if (tile >= k_tiles) return;
-        int k_left = k_end - k_begin - tile * BK;
-        int stage = tile % STAGES;
-#if TRANS_A
-        la.load(As + stage * STAGE_A, k_left, M - m0, A, lda);
-#else
-        la.load(As + stage * STAGE_A, M - m0, k_left, A, lda);
-#endif
-#if TRANS_B
-        lb.load(Bs + stage * STAGE_B, N - n0, k_left, B, ldb);
-#else
-        lb.load(Bs + stage * STAGE_B, k_left, N - n0, B, ldb);
-#endif
-        la.src += a_step;
-        lb.src += b_step;
-    };
-
-    // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
-    // groups past the last tile keep the count uniform); once tile 0 has
-    // landed, tile STAGES - 1 into the last stage.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        load_tile(s);
-        async_commit();
-    }
-    async_wait<STAGES - 2>();
-    __syncthreads();
-    load_tile(STAGES - 1);
-    async_commit();
 
     const int warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
@@ -396,54 +381,96 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[p][q][i] = 0;
 
-    // Fragments in two buffers: each k-step's are loaded during the
-    // previous step's mma, and a tile's first during the previous tile's
-    // last step, after the barrier that hands its stage back (which then
-    // sits before that step's mma, so the tensor cores have work while
-    // the next tile's first loads are in flight).
-    T a[2][MT][2 * KQ], b[2][NT][KQ];
-    if (k_tiles > 0) {
-        load_a(As, m_w, 0, g, t, a[0]);
-        load_b(Bs, n_w, 0, g, t, b[0]);
-    }
-    constexpr int STEPS = BK / MMA_K;
-    for (int tile = 0; tile < k_tiles; tile++) {
-        const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
-        const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
+    // The main loop twice over: for blocks whose tiles all lie inside the
+    // matrices (every k-tile whole), copies without bounds; for the others,
+    // with them. One test per block, not per copy.
+    const bool inside = m0 + BM <= M && n0 + BN <= N && (k_end - k_begin) % BK == 0;
+    auto main_loop = [&](auto fast) {
+        constexpr bool FAST = decltype(fast)::value;
+        // k-tile `tile` of the slice into its stage; past the last, nothing
+        // (the caller still commits a group, keeping the count uniform).
+        auto load_tile = [&](int tile) {
+            if (tile >= k_tiles) return;
+            int k_left = k_end - k_begin - tile * BK;
+            int stage = tile % STAGES;
+#if TRANS_A
+            la.template load<FAST>(As + stage * STAGE_A, k_left, M - m0, A);
+#else
+            la.template load<FAST>(As + stage * STAGE_A, M - m0, k_left, A);
+#endif
+#if TRANS_B
+            lb.template load<FAST>(Bs + stage * STAGE_B, N - n0, k_left, B);
+#else
+            lb.template load<FAST>(Bs + stage * STAGE_B, k_left, N - n0, B);
+#endif
+            la.src += a_step;
+            lb.src += b_step;
+        };
+
+        // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
+        // groups past the last tile keep the count uniform); once tile 0 has
+        // landed, tile STAGES - 1 into the last stage.
 #pragma unroll
-        for (int step = 0; step < STEPS; step++) {
-            const int buf = step & 1, nbuf = buf ^ 1;
-            if (step + 1 < STEPS) {
-                load_a(as, m_w, (step + 1) * MMA_K, g, t, a[nbuf]);
-                load_b(bs, n_w, (step + 1) * MMA_K, g, t, b[nbuf]);
-            } else if (tile + 1 < k_tiles) {
-                // The next tile has landed (this thread's copies, then
-                // everyone's), and every warp has loaded its last
-                // fragments of this one, whose stage takes tile + STAGES.
-                async_wait<STAGES - 2>();
-                __syncthreads();
-                load_a(As + next * STAGE_A, m_w, 0, g, t, a[nbuf]);
-                load_b(Bs + next * STAGE_B, n_w, 0, g, t, b[nbuf]);
-                load_tile(tile + STAGES);
-                async_commit();
+        for (int s = 0; s < STAGES - 1; s++) {
+            load_tile(s);
+            async_commit();
+        }
+        async_wait<STAGES - 2>();
+        __syncthreads();
+        load_tile(STAGES - 1);
+        async_commit();
+
+        // Fragments in two buffers: each k-step's are loaded during the
+        // previous step's mma, and a tile's first during the previous tile's
+        // last step, after the barrier that hands its stage back (which then
+        // sits before that step's mma, so the tensor cores have work while
+        // the next tile's first loads are in flight).
+        T a[2][MT][2 * KQ], b[2][NT][KQ];
+        if (k_tiles > 0) {
+            load_a(As, m_w, 0, g, t, a[0]);
+            load_b(Bs, n_w, 0, g, t, b[0]);
+        }
+        constexpr int STEPS = BK / MMA_K;
+        for (int tile = 0; tile < k_tiles; tile++) {
+            const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+            const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
+#pragma unroll
+            for (int step = 0; step < STEPS; step++) {
+                const int buf = step & 1, nbuf = buf ^ 1;
+                if (step + 1 < STEPS) {
+                    load_a(as, m_w, (step + 1) * MMA_K, g, t, a[nbuf]);
+                    load_b(bs, n_w, (step + 1) * MMA_K, g, t, b[nbuf]);
+                } else if (tile + 1 < k_tiles) {
+                    // The next tile has landed (this thread's copies, then
+                    // everyone's), and every warp has loaded its last
+                    // fragments of this one, whose stage takes tile + STAGES.
+                    async_wait<STAGES - 2>();
+                    __syncthreads();
+                    load_a(As + next * STAGE_A, m_w, 0, g, t, a[nbuf]);
+                    load_b(Bs + next * STAGE_B, n_w, 0, g, t, b[nbuf]);
+                    load_tile(tile + STAGES);
+                    async_commit();
+                }
+#pragma unroll
+                for (int p = 0; p < MT; p++)
+#pragma unroll
+                    for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
             }
+            // an odd step count leaves the next tile's first fragments in buffer 1
+            if (STEPS % 2) {
 #pragma unroll
-            for (int p = 0; p < MT; p++)
+                for (int p = 0; p < MT; p++)
 #pragma unroll
-                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
+                    for (int i = 0; i < 2 * KQ; i++) a[0][p][i] = a[1][p][i];
+#pragma unroll
+                for (int q = 0; q < NT; q++)
+#pragma unroll
+                    for (int i = 0; i < KQ; i++) b[0][q][i] = b[1][q][i];
+            }
         }
-        // an odd step count leaves the next tile's first fragments in buffer 1
-        if (STEPS % 2) {
-#pragma unroll
-            for (int p = 0; p < MT; p++)
-#pragma unroll
-                for (int i = 0; i < 2 * KQ; i++) a[0][p][i] = a[1][p][i];
-#pragma unroll
-            for (int q = 0; q < NT; q++)
-#pragma unroll
-                for (int i = 0; i < KQ; i++) b[0][q][i] = b[1][q][i];
-        }
-    }
+    };
+    if (inside) main_loop(flag<true>());
+    else main_loop(flag<false>());
     // no copy may still be writing shared memory when the block exits
     async_wait<0>();
 

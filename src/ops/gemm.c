@@ -192,8 +192,8 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
         /* 4 warps of 32 x 32 */
         case GEMM_SMALL_M:
         case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
-        /* 8 warps of 64 x 32: 45-47 TFLOP/s at 2048^3 to 8192^3 on an H100,
-         * 74-77% of cublasDgemm (BENCHMARKS.md, "FP64 on the tensor cores") */
+        /* 8 warps of 64 x 32: 45-50 TFLOP/s at 2048^3 to 8192^3 on an H100,
+         * 78-87% of cublasDgemm (BENCHMARKS.md, "FP64 on the tensor cores") */
         default: return (gemm_config){128, 128, 16, 8, 8, 2, 4, 0};
         }
     }

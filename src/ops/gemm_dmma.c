@@ -33,7 +33,7 @@ static int mma_k_for(const gemm_config *c) {
 /* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
  * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
  * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
- * sm_90: 234-254 for 8 x 8 at mma k 4, spills at k 8; 152-166 for 4 x 8). */
+ * sm_90: 228-254 for 8 x 8 at mma k 4, spills at k 8; 150-166 for 4 x 8). */
 int gemm_dmma_registers(const gemm_config *c) {
     int quarters = mma_k_for(c) / 4;
     return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
