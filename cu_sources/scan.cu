@@ -55,16 +55,6 @@
 #ifndef SCAN_SPIN_NS
 #define SCAN_SPIN_NS 64
 #endif
-// Tiles each lane reads per look-back step: the warp sees 32 x SCAN_LOOKBACK
-// predecessors per round trip to L2. (On an H100, 1, 4 and 8 timed within
-// 1% of each other at 2^20 to 2^28 elements: the window is not what bounds
-// the scan there. 4 costs a few registers in the look-back warp only.)
-#ifndef SCAN_LOOKBACK
-#define SCAN_LOOKBACK 4
-#endif
-#if SCAN_LOOKBACK < 1 || SCAN_LOOKBACK > 8
-#error "SCAN_LOOKBACK must be 1..8"
-#endif
 // SCAN_STAGED=1 (sm_90 and later): the staged kernel. Each tile goes to
 // shared memory with one bulk copy (the Hopper copy engine, issued by one
 // thread as soon as the tile is numbered), and every warp holds data: the
@@ -91,6 +81,19 @@
 // and looking back, and the rest to the data; a 32-thread block does both
 // in its one warp. In the staged kernel every warp holds data, and warp 0
 // looks back once the tile's sums are in.
+// Tiles each lane reads per look-back step: the warp sees 32 x SCAN_LOOKBACK
+// predecessors per round trip to L2. Register kernel: 1, 4 and 8 timed
+// within 1% of each other at 2^20 to 2^28 elements on an H100, and 4 costs
+// registers in its look-back warp only. Staged kernel: warp 0 both holds
+// data and looks back, and every warp pays for the look-back's registers
+// (32 a thread at two 1024-thread blocks per SM): at 2^28, 1 / 2 / 4 / 8
+// timed 797 / 809 / 814 / 849 us in one process (BENCHMARKS.md section 9).
+#ifndef SCAN_LOOKBACK
+#define SCAN_LOOKBACK (SCAN_STAGED ? 1 : 4)
+#endif
+#if SCAN_LOOKBACK < 1 || SCAN_LOOKBACK > 8
+#error "SCAN_LOOKBACK must be 1..8"
+#endif
 #define SCAN_LOOKBACK_WARP (BLOCK_SIZE >= 64 && !SCAN_STAGED)
 #define SCAN_DATA_WARPS (BLOCK_SIZE / 32 - SCAN_LOOKBACK_WARP)
 #define SCAN_FULL_MASK 0xffffffffu
