@@ -179,6 +179,18 @@ static __device__ __forceinline__ void R_FN(scan_load_run)(const rT *vin, u64 ru
     }
 }
 
+// One row of a warp's run (a value per lane, row k): its lanes' exclusive
+// offsets after the rows before it, whose total `carry` accumulates.
+static __device__ __forceinline__ rT R_FN(scan_row_step)(rT value, int k, unsigned lane, rT *carry) {
+    const rT inclusive = R_FN(scan_warp_inclusive)(value, lane);
+    const rT row_total = __shfl_sync(SCAN_FULL_MASK, inclusive, 31);
+    rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
+    if (lane == 0) before = R_IDENTITY;
+    const rT offset = k == 0 ? before : r_combine(*carry, before);
+    *carry = k == 0 ? row_total : r_combine(*carry, row_total);
+    return offset;
+}
+
 // Each vector's offset within the warp's run; returns the run's total.
 static __device__ __forceinline__ rT R_FN(scan_run_offsets)(rT (*x)[S_VW], rT *offset, unsigned lane) {
     rT carry = R_IDENTITY;
@@ -187,12 +199,7 @@ static __device__ __forceinline__ rT R_FN(scan_run_offsets)(rT (*x)[S_VW], rT *o
         rT sum = x[k][0];
 #pragma unroll
         for (int j = 1; j < S_VW; j++) sum = r_combine(sum, x[k][j]);
-        const rT inclusive = R_FN(scan_warp_inclusive)(sum, lane);
-        const rT row_total = __shfl_sync(SCAN_FULL_MASK, inclusive, 31);
-        rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
-        if (lane == 0) before = R_IDENTITY;
-        offset[k] = k == 0 ? before : r_combine(carry, before);
-        carry = k == 0 ? row_total : r_combine(carry, row_total);
+        offset[k] = R_FN(scan_row_step)(sum, k, lane, &carry);
     }
     return carry;
 }
@@ -286,12 +293,7 @@ static __device__ __forceinline__ rT R_FN(scan_stage_offsets)(const rT *run, rT 
     rT carry = R_IDENTITY;
 #pragma unroll
     for (int k = 0; k < VEC_UNROLL; k++) {
-        const rT inclusive = R_FN(scan_warp_inclusive)(offset[k], lane);
-        const rT row_total = __shfl_sync(SCAN_FULL_MASK, inclusive, 31);
-        rT before = __shfl_up_sync(SCAN_FULL_MASK, inclusive, 1);
-        if (lane == 0) before = R_IDENTITY;
-        offset[k] = k == 0 ? before : r_combine(carry, before);
-        carry = k == 0 ? row_total : r_combine(carry, row_total);
+        offset[k] = R_FN(scan_row_step)(offset[k], k, lane, &carry);
     }
     return carry;
 }
