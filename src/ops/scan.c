@@ -243,14 +243,23 @@ static size_t staged_tile_bytes(int block, const scan_config *c) {
     return (size_t)block * (size_t)c->unroll * (size_t)c->vector_bytes;
 }
 
-/* Whether the staged kernel runs: the JIT path on sm_90 or later (the bulk
- * copy engine), a tile that leaves room for two blocks per SM (one block
- * per SM would wait with nothing else loading), SCAN_DEFAULT_STAGED, and
- * no experiment switch saying otherwise. */
+/* The staged kernel needs the JIT path on sm_90 or later (the bulk copy
+ * engine); it is wanted by SCAN_DEFAULT_STAGED unless the experiment
+ * switch says otherwise. */
+static bool staged_hardware(const ptxkit_context *ctx, const ptxkit_launch_options *opt) {
+    return options_use_jit(opt) && ctx->info.cc_major >= 9;
+}
+static bool staged_wanted(const scan_experiment *x) {
+    return x && x->staged >= 0 ? x->staged != 0 : SCAN_DEFAULT_STAGED;
+}
+
+/* Whether the staged kernel runs: wanted, the hardware and path for it, and
+ * a tile that leaves room for two blocks per SM (one block per SM would
+ * wait with nothing else loading). */
 static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, const scan_experiment *x) {
-    const bool possible = options_use_jit(&c->opt) && ctx->info.cc_major >= 9 &&
-                          staged_tile_bytes(c->block, c) <= SCAN_STAGED_MAX_TILE_BYTES;
-    const int want = x && x->staged >= 0 ? x->staged : SCAN_DEFAULT_STAGED;
+    const bool possible =
+        staged_hardware(ctx, &c->opt) && staged_tile_bytes(c->block, c) <= SCAN_STAGED_MAX_TILE_BYTES;
+    const bool want = staged_wanted(x);
     if (want && !possible && x && x->staged == 1)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "scan: the staged kernel needs the JIT path, sm_90 or later and a tile of at most %d bytes "
@@ -287,8 +296,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
                             c->vector_bytes, ptxkit_dtype_name(type));
     const bool jit = options_use_jit(&c->opt);
     /* where the staged kernel is wanted and can run, its default shape */
-    const bool staged_defaults =
-        jit && ctx->info.cc_major >= 9 && (x && x->staged >= 0 ? x->staged != 0 : SCAN_DEFAULT_STAGED);
+    const bool staged_defaults = staged_hardware(ctx, &c->opt) && staged_wanted(x);
     const bool large = (unsigned long long)n * (unsigned long long)elem >= SCAN_STAGED_LARGE_BYTES;
     const int staged_block = large ? SCAN_STAGED_LARGE_BLOCK : SCAN_STAGED_DEFAULT_BLOCK;
     const int staged_unroll = large ? SCAN_STAGED_LARGE_UNROLL : SCAN_STAGED_DEFAULT_UNROLL;
