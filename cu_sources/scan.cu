@@ -24,12 +24,16 @@
 // scratch slot, SCAN_DYNAMIC_TILES=1): every tile a block waits for belongs
 // to a block that has started, so the look-back cannot wait on a block that
 // is not resident. SCAN_DYNAMIC_TILES=0 numbers tiles by blockIdx.x, as CUB
-// does, relying on blocks being dispatched in order.
+// does, relying on the GPU dispatching a grid's blocks in increasing order
+// (then every earlier tile's block has started too): the staged kernel's
+// default, where the ticket's round trip to L2 would delay the tile's copy
+// (src/ops/scan.c, scan_defaults.h).
 //
 // Injected: BLOCK_SIZE, LOAD_OP, VEC_BYTES (4, 8 or 16), VEC_UNROLL (vectors
 // per thread), ONLY_OP / ONLY_TYPE (reduce_ops.cuh), SCAN_DYNAMIC_TILES,
 // SCAN_SPIN_NS (back-off between polls of a not yet published tile),
-// SCAN_LOOKBACK (tiles per lane per look-back step), SCAN_MIN_BLOCKS.
+// SCAN_LOOKBACK (tiles per lane per look-back step), SCAN_MIN_BLOCKS,
+// SCAN_STAGED and SCAN_CHUNKS (the staged kernel, below).
 // Entry points: ptxkit_scan_<op>_<type>
 //   (const T *in, u64 n, T *out, void *status, u64 *tickets, u64 ticket_base,
 //    unsigned epoch, unsigned flags)
@@ -120,6 +124,16 @@
 // vectors are aligned, and in the staged kernel so are whole tiles (the bulk
 // copy moves 16-byte-aligned multiples of 16 bytes).
 #if SCAN_STAGED
+// SCAN_CHUNKS: bulk copies per tile, each onto its own barrier, so that the
+// warps of the first parts sum while the rest is in flight (it divides the
+// warps).
+#ifndef SCAN_CHUNKS
+#define SCAN_CHUNKS 1
+#endif
+#if SCAN_CHUNKS < 1 || (BLOCK_SIZE / 32) % SCAN_CHUNKS
+#error "SCAN_CHUNKS must divide the block's warps"
+#endif
+#define SCAN_CHUNK_BYTES (SCAN_TILE_BYTES / SCAN_CHUNKS)
 #define SCAN_ORIGIN_BYTES 16
 #include <ptxkit/async.cuh>
 #if !PTXKIT_HAS_BULK_COPY

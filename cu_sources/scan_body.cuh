@@ -326,11 +326,26 @@ static __device__ __forceinline__ void R_FN(scan_stage_finish)(const rT *run, rT
     }
 }
 
+// Thread 0 of a staged block: starts the bulk copy of a whole tile into the
+// stage, in SCAN_CHUNKS parts, part c onto stage_full[c].
+static __device__ __forceinline__ void R_FN(scan_stage_copy)(rT *stage, const rT *src, unsigned long long *stage_full) {
+#pragma unroll
+    for (int c = 0; c < SCAN_CHUNKS; c++) ptxkit::mbarrier_init(&stage_full[c], 1);
+    ptxkit::fence_mbarrier_init();
+#pragma unroll
+    for (int c = 0; c < SCAN_CHUNKS; c++) {
+        ptxkit::mbarrier_arrive_expect_tx(&stage_full[c], SCAN_CHUNK_BYTES);
+        ptxkit::bulk_copy_g2s((unsigned char *)stage + c * SCAN_CHUNK_BYTES,
+                              (const unsigned char *)src + c * SCAN_CHUNK_BYTES, SCAN_CHUNK_BYTES, &stage_full[c]);
+    }
+}
+
 // The staged kernel (SCAN_STAGED, sm_90): thread 0 numbers the tile and
-// starts its bulk copy into shared memory; every warp sums its run from
-// there, warp 0 publishes and looks back, and every warp reads its run
-// again to write the scan out from registers. The tile's registers are
-// dead while the block waits on its predecessors.
+// starts its bulk copy into shared memory, in SCAN_CHUNKS parts so that the
+// warps of the first parts sum their runs while the rest is in flight;
+// every warp sums its run from there, warp 0 publishes and looks back, and
+// every warp reads its run again to write the scan out from registers. The
+// tile's registers are dead while the block waits on its predecessors.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
 R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
                      unsigned long long ticket_base, unsigned epoch, unsigned flags) {
@@ -338,7 +353,7 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
     __shared__ rT warp_offsets[SCAN_DATA_WARPS];
     __shared__ rT tile_prefix;
     __shared__ unsigned long long tile_index;
-    __shared__ __align__(8) unsigned long long stage_full; /* mbarrier: the bulk copy has landed */
+    __shared__ __align__(8) unsigned long long stage_full[SCAN_CHUNKS]; /* mbarriers: a part has landed */
     rT *const stage = (rT *)scan_stage;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u64 head = ((u64)in & (SCAN_ORIGIN_BYTES - 1)) / R_ELEM_BYTES;
@@ -346,26 +361,28 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
     rT *vout = out - head;
     const u64 end = n + head;
 
+#if SCAN_DYNAMIC_TILES
     if (threadIdx.x == 0) {
         unsigned long long tile = blockIdx.x;
-#if SCAN_DYNAMIC_TILES
         if (gridDim.x > 1) tile = atomicAdd(tickets, 1ull) - ticket_base;
-#endif
         tile_index = tile;
         const u64 start = tile * S_TILE;
-        if (start >= head && start + S_TILE <= end) {
-            ptxkit::mbarrier_init(&stage_full, 1);
-            ptxkit::fence_mbarrier_init();
-            ptxkit::mbarrier_arrive_expect_tx(&stage_full, SCAN_TILE_BYTES);
-            ptxkit::bulk_copy_g2s(stage, vin + start, SCAN_TILE_BYTES, &stage_full);
-        }
+        if (start >= head && start + S_TILE <= end) R_FN(scan_stage_copy)(stage, vin + start, stage_full);
     }
     __syncthreads();
     const unsigned long long tile = tile_index;
+#else
+    const unsigned long long tile = blockIdx.x;
+    if (threadIdx.x == 0) {
+        const u64 start = tile * S_TILE;
+        if (start >= head && start + S_TILE <= end) R_FN(scan_stage_copy)(stage, vin + start, stage_full);
+    }
+    __syncthreads();
+#endif
     const u64 tile_start = tile * S_TILE;
     const bool full = tile_start >= head && tile_start + S_TILE <= end;
     if (full) {
-        ptxkit::mbarrier_wait_parity(&stage_full, 0);
+        ptxkit::mbarrier_wait_parity(&stage_full[SCAN_CHUNKS > 1 ? warp / (SCAN_DATA_WARPS / SCAN_CHUNKS) : 0], 0);
     } else { // the first or last tile: element by element, the identity outside the data
         for (unsigned i = threadIdx.x; i < S_TILE; i += BLOCK_SIZE) {
             const u64 v = tile_start + i;

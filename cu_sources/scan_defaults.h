@@ -30,5 +30,20 @@
 /* Two tiles per SM of sm_90's 228 KB: past that a block would wait on its
  * look-back with no other block loading beside it. */
 #define SCAN_STAGED_MAX_TILE_BYTES (112 * 1024)
+/* How the staged kernel numbers its tiles: 0, by blockIdx.x (as CUB
+ * does; the copy starts at once), 1, by a ticket taken from a counter in
+ * L2 (every block the look-back waits on has started, whatever the order
+ * of dispatch; the copy starts after the ticket's round trip). 0 was
+ * 0.2-0.5% faster at 2^28 and up to 7% at 2^22 .. 2^25 on an H100
+ * (BENCHMARKS.md section 9). The register kernel always takes tickets. */
+#define SCAN_STAGED_TICKETS 0
+/* Bulk copies per staged tile of 4-byte elements (each onto its own
+ * barrier: the warps of the first parts start summing while the rest is
+ * in flight); it must divide the block's warps, else the kernel makes one.
+ * At 2^28 int32 on an H100, 2 / 4 / 8 timed 89.4-89.9 / 89.6-89.9 /
+ * 89.9-90.1% of cuMemcpyDtoD (one copy: 89.9%; BENCHMARKS.md section 9).
+ * 8-byte elements make one: at 32 registers the barrier index spills
+ * 48-132 bytes there (ptxkit compile scan ... --resources). */
+#define SCAN_DEFAULT_CHUNKS 8
 
 #endif

@@ -35,9 +35,10 @@ ptxkit_status ptxkit_private_reduce_passes(ptxkit_context *ctx, ptxkit_reduce_op
 /* Switches of ptxkit_scan's kernel, -1 each for the kernel's own default:
  * tiles numbered by a ticket (1) or blockIdx.x (0), the back-off in ns
  * between polls, the look-back window, the blocks per SM asked of
- * __launch_bounds__, the staged kernel (1) or the register kernel (0). */
+ * __launch_bounds__, the staged kernel (1) or the register kernel (0), and
+ * the staged kernel's bulk copies per tile. */
 typedef struct ptxkit_private_scan_experiment {
-    int dynamic_tiles, spin_ns, lookback, min_blocks, staged;
+    int dynamic_tiles, spin_ns, lookback, min_blocks, staged, chunks;
 } ptxkit_private_scan_experiment;
 /* ptxkit_scan with those switches (NULL: none). */
 ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,

@@ -29,7 +29,7 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
     scan_experiment e = SCAN_EXPERIMENT_NONE;
     if (experiment)
         e = (scan_experiment){experiment->dynamic_tiles, experiment->spin_ns, experiment->lookback,
-                              experiment->min_blocks, experiment->staged};
+                              experiment->min_blocks,    experiment->staged,  experiment->chunks};
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, &e);
 }
 

@@ -698,17 +698,19 @@ static void test_scan_arguments(void **state) {
 }
 
 /* The benchmark's experiment switches of the kernel (tiles numbered by
- * blockIdx.x, other look-back windows, no back-off, a register bound, the
- * register kernel where the staged one is the default and the staged one
- * by choice, with shapes of both), and launches of the blockIdx-numbered
- * kernel between ticket-numbered ones on the same slot (only the latter
- * take tickets). */
+ * blockIdx.x or by ticket, other look-back windows, no back-off, a register
+ * bound, the register kernel where the staged one is the default and the
+ * staged one by choice, with shapes of both, 1-8 bulk copies per staged
+ * tile), and launches numbered by blockIdx.x between ticket-numbered ones
+ * on the same slot (only the latter take tickets). */
 static void test_scan_experiments(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     static const scan_experiment experiments[] = {
-        {0, -1, -1, -1, -1}, {-1, -1, 1, -1, -1}, {-1, -1, 8, -1, -1}, {-1, 0, -1, -1, -1}, {-1, -1, -1, 2, -1},
-        {-1, -1, -1, -1, 0}, {0, -1, 1, -1, 0},   {-1, -1, -1, -1, 1}, {0, 0, -1, -1, 1},   {-1, -1, -1, 1, 1},
+        {0, -1, -1, -1, -1, -1},  {-1, -1, 1, -1, -1, -1}, {-1, -1, 8, -1, -1, -1}, {-1, 0, -1, -1, -1, -1},
+        {-1, -1, -1, 2, -1, -1},  {-1, -1, -1, -1, 0, -1}, {0, -1, 1, -1, 0, -1},   {-1, -1, -1, -1, 1, -1},
+        {0, 0, -1, -1, 1, -1},    {-1, -1, -1, 1, 1, -1},  {1, -1, -1, -1, 1, -1},  {1, -1, -1, -1, 1, 1},
+        {-1, -1, -1, -1, 1, 2},   {1, 0, -1, -1, 1, 4},    {-1, 0, -1, -1, 1, 8},
     };
     static const ptxkit_launch_options experiment_shapes[] = {
         {0},
@@ -725,6 +727,9 @@ static void test_scan_experiments(void **state) {
             if (experiments[e].staged == 1 && info.cc_major < 9) continue; /* UNSUPPORTED there: checked below */
             variant v = {.kind = RUN_SCAN, .experiment = &experiments[e],
                          .options = experiment_shapes[(e + k) % (sizeof experiment_shapes / sizeof experiment_shapes[0])]};
+            /* copies per tile must divide the warps (an error otherwise: checked below) */
+            const int warps = (v.options.block_size ? v.options.block_size : 256) / 32;
+            if (experiments[e].chunks > 1 && warps % experiments[e].chunks) continue;
             failures += check_case(&v, (ptxkit_scan_kind)(k % 2), PTXKIT_REDUCE_SUM, PTXKIT_INT32, few[k],
                                    k % 2 ? &MISALIGNED_BOTH : &SEPARATE);
             failures += check_case(&v, (ptxkit_scan_kind)((k + 1) % 2), PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, few[k],
@@ -732,17 +737,26 @@ static void test_scan_experiments(void **state) {
         }
     assert_int_equal(failures, 0);
     /* the staged kernel asked for where it cannot run: a clear status */
-    const scan_experiment staged = {-1, -1, -1, -1, 1};
+    const scan_experiment staged = {-1, -1, -1, -1, 1, -1};
     const ptxkit_launch_options too_big = {.block_size = 1024, .items_per_thread = 16};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32,
                                                      inputs[0].dev, 1000, inputs[0].dev, &too_big, NULL, &staged));
+    /* copies that do not divide the warps */
+    const scan_experiment three_copies = {-1, -1, -1, -1, 1, 3};
+    const ptxkit_launch_options eight_warps = {.block_size = 256};
+    assert_status(info.cc_major >= 9 ? PTXKIT_ERROR_INVALID_ARGUMENT : PTXKIT_ERROR_UNSUPPORTED,
+                  scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev, 1000,
+                           inputs[0].dev, &eight_warps, NULL, &three_copies));
+    /* launches numbered by blockIdx.x (the staged kernel's default, and the
+     * experiment) between ones numbered by ticket, on one slot */
+    const scan_experiment by_ticket = {1, -1, -1, -1, -1, -1};
     const size_t n = ((size_t)1 << 20) + 3, stride = n * 4 + 256;
     ptxkit_dptr outs;
     assert_ok(ctx, ptxkit_malloc(ctx, 24 * stride, &outs));
     for (int i = 0; i < 24; i++)
         assert_ok(ctx, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev,
                                 n - (size_t)i * 997, outs + (ptxkit_dptr)i * stride, NULL, NULL,
-                                i % 2 ? &experiments[0] : NULL));
+                                i % 3 == 1 ? &experiments[0] : i % 3 == 2 ? &by_ticket : NULL));
     for (int i = 0; i < 24; i++) {
         char what[64];
         snprintf(what, sizeof what, "alternating launch %d", i);

@@ -236,6 +236,8 @@ typedef struct scan_config {
     int unroll;  /* vectors per thread */
     int block;   /* threads per block as the JIT path resolves it (the PTX's own on that path) */
     bool staged; /* the staged kernel (SCAN_STAGED): tile in shared memory by bulk copy */
+    bool tickets; /* tiles numbered by a ticket (SCAN_DYNAMIC_TILES), else by blockIdx.x */
+    int chunks;   /* staged: bulk copies per tile (SCAN_CHUNKS) */
 } scan_config;
 
 /* Bytes of a tile of the staged kernel (every thread holds data). */
@@ -266,6 +268,15 @@ static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, con
                             "(%zu asked)",
                             SCAN_STAGED_MAX_TILE_BYTES, staged_tile_bytes(c->block, c));
     c->staged = want && possible;
+    c->tickets = x && x->dynamic_tiles >= 0 ? x->dynamic_tiles != 0 : c->staged ? SCAN_STAGED_TICKETS != 0 : true;
+    const bool wide = ptxkit_dtype_size(c->kernel_type) == 8;
+    c->chunks = !c->staged ? 1 : x && x->chunks > 0 ? x->chunks : wide ? 1 : SCAN_DEFAULT_CHUNKS;
+    if (c->staged && (c->block / 32) % c->chunks != 0) {
+        if (x && x->chunks > 0)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "scan: %d bulk copies per tile do not divide a block's %d warps", c->chunks, c->block / 32);
+        c->chunks = 1; /* the default, on a block with fewer warps */
+    }
     return PTXKIT_SUCCESS;
 }
 
@@ -335,16 +346,20 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
     spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)c->kernel_type);
     spec_define_int(&spec, &scratch, "VEC_BYTES", c->vector_bytes);
     spec_define_int(&spec, &scratch, "VEC_UNROLL", c->unroll);
-    if (x && x->dynamic_tiles >= 0) spec_define_int(&spec, &scratch, "SCAN_DYNAMIC_TILES", x->dynamic_tiles ? 1 : 0);
     if (x && x->spin_ns >= 0) spec_define_int(&spec, &scratch, "SCAN_SPIN_NS", x->spin_ns);
     if (x && x->lookback >= 0) spec_define_int(&spec, &scratch, "SCAN_LOOKBACK", x->lookback);
     if (x && x->min_blocks >= 0) spec_define_int(&spec, &scratch, "SCAN_MIN_BLOCKS", x->min_blocks);
-    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0 || x->staged >= 0) &&
+    if (x && (x->dynamic_tiles >= 0 || x->spin_ns >= 0 || x->lookback >= 0 || x->min_blocks >= 0 || x->staged >= 0 ||
+              x->chunks >= 0) &&
         !options_use_jit(&c->opt))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: experiment switches need the JIT path");
     ptxkit_status st = scan_choose_kernel(ctx, c, x);
     if (st != PTXKIT_SUCCESS) return st;
-    if (c->staged) spec_define_int(&spec, &scratch, "SCAN_STAGED", 1);
+    if (!c->tickets) spec_define_int(&spec, &scratch, "SCAN_DYNAMIC_TILES", 0);
+    if (c->staged) {
+        spec_define_int(&spec, &scratch, "SCAN_STAGED", 1);
+        if (c->chunks > 1) spec_define_int(&spec, &scratch, "SCAN_CHUNKS", c->chunks);
+    }
     if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, fn, block)) != PTXKIT_SUCCESS) return st;
     if (c->staged) {
         /* the tile is dynamic shared memory, past the default 48 KB limit;
@@ -447,8 +462,8 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
         st = launch_kernel(ctx, fn, (unsigned)tiles, 1, 1, (unsigned)block, 1, 1, shared, stream, args);
         if (st == PTXKIT_SUCCESS) {
             /* one ticket per block, taken only when there is more than one
-             * (and not by the blockIdx-numbered experiment) */
-            if (tiles > 1 && !(experiment && experiment->dynamic_tiles == 0)) p->tickets_used += tiles;
+             * and the kernel numbers tiles by ticket */
+            if (tiles > 1 && c.tickets) p->tickets_used += tiles;
             p->epoch++;
         }
     }

@@ -32,15 +32,16 @@ ptxkit_status scan_check_args(ptxkit_context *ctx, const char *who, ptxkit_scan_
  * kernel's own default, which is what ptxkit_scan uses): tiles numbered by
  * a ticket (1) or by blockIdx.x (0), the back-off in nanoseconds between
  * polls of a tile that has not published yet, the look-back window, the
- * register bound and the kernel. */
+ * register bound, the kernel, and the staged kernel's copies per tile. */
 typedef struct scan_experiment {
     int dynamic_tiles;
     int spin_ns;
     int lookback;   /* tiles per lane per look-back step (SCAN_LOOKBACK) */
     int min_blocks; /* blocks per SM asked of __launch_bounds__ (SCAN_MIN_BLOCKS) */
     int staged;     /* 1: the staged kernel (an error where it cannot run), 0: the register kernel */
+    int chunks;     /* staged kernel: bulk copies per tile (SCAN_CHUNKS; divides the block's warps) */
 } scan_experiment;
-#define SCAN_EXPERIMENT_NONE ((scan_experiment){-1, -1, -1, -1, -1})
+#define SCAN_EXPERIMENT_NONE ((scan_experiment){-1, -1, -1, -1, -1, -1})
 
 /* ptxkit_scan with experiment switches (NULL: none). */
 ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,

@@ -53,6 +53,7 @@ static const char scan_usage[] =
     "                         [--compare] [--reps N] [--warmup N] [--no-ceiling] [--in-place] [--offset K]\n"
     "                         [--path auto|jit|ptx] [--block N] [--items N] [--vector N] [--load OP]\n"
     "                         [--dynamic 0|1] [--spin NS] [--lookback M] [--min-blocks N] [--staged 0|1]\n"
+    "                         [--chunks C]\n"
     "                         [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n";
 
 static const char scan_help[] =
@@ -62,17 +63,18 @@ static const char scan_help[] =
     "DeviceScan (the ptxkit-cub-scan program: beside ptxkit, in ../bench, or $PTXKIT_CUB_SCAN; build it\n"
     "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side (CUB always scans\n"
     "aligned, separate buffers). --in-place scans the input onto itself; --offset K starts input and\n"
-    "output K elements past their allocations. --dynamic, --spin, --lookback, --min-blocks and --staged\n"
-    "are experiment switches of the kernel (tiles by ticket or by blockIdx.x; back-off of the look-back\n"
-    "in ns; tiles per lane per look-back step, 1-8; blocks per SM asked of __launch_bounds__; 1: the\n"
-    "staged kernel, tiles bulk-copied to shared memory, sm_90+, 0: tiles held in registers).\n"
+    "output K elements past their allocations. --dynamic, --spin, --lookback, --min-blocks, --staged\n"
+    "and --chunks are experiment switches of the kernel (tiles by ticket or by blockIdx.x; back-off of\n"
+    "the look-back in ns; tiles per lane per look-back step, 1-8; blocks per SM asked of\n"
+    "__launch_bounds__; 1: the staged kernel, tiles bulk-copied to shared memory, sm_90+, 0: tiles held\n"
+    "in registers; the staged kernel's bulk copies per tile, dividing the block's warps).\n"
     "Defaults: --ops sum --types int32,float32 --kinds exclusive --log2 10,12,...,28 (every even\n"
     "exponent, and 25 and 27). LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32\n"
     "int64 uint64 float32 float64; kinds: inclusive exclusive; --sizes takes N, 2^K, or N with K/M/G.\n";
 
 /* Returns -1 to run, else the exit status. */
 static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) {
-    *b = (scan_bench){.reps = 30, .warmup = 5, .ceiling = true, .experiment = {-1, -1, -1, -1, -1}};
+    *b = (scan_bench){.reps = 30, .warmup = 5, .ceiling = true, .experiment = {-1, -1, -1, -1, -1, -1}};
     b->ops[PTXKIT_REDUCE_SUM] = true;
     b->types[PTXKIT_INT32] = b->types[PTXKIT_FLOAT32] = true;
     b->kinds[PTXKIT_SCAN_EXCLUSIVE] = true;
@@ -104,6 +106,7 @@ static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) 
         {.name = "min-blocks", .kind = ARG_INT, .value = &b->experiment.min_blocks, .lo = 1, .hi = 32},
         {.name = "spin", .kind = ARG_INT, .value = &b->experiment.spin_ns, .lo = 0, .hi = 100000},
         {.name = "staged", .kind = ARG_INT, .value = &b->experiment.staged, .lo = 0, .hi = 1},
+        {.name = "chunks", .kind = ARG_INT, .value = &b->experiment.chunks, .lo = 1, .hi = 32},
         {0}};
     static const char *const exclusive[] = {"log2,sizes", NULL};
     const arg_spec spec = {.command = "bench scan", .usage = scan_usage, .help = scan_help,
