@@ -352,7 +352,9 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
     extern __shared__ __align__(128) unsigned char scan_stage[]; /* SCAN_TILE_BYTES, dynamic */
     __shared__ rT warp_offsets[SCAN_DATA_WARPS];
     __shared__ rT tile_prefix;
+#if SCAN_DYNAMIC_TILES
     __shared__ unsigned long long tile_index;
+#endif
     __shared__ __align__(8) unsigned long long stage_full[SCAN_CHUNKS]; /* mbarriers: a part has landed */
     rT *const stage = (rT *)scan_stage;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
