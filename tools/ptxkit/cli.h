@@ -99,6 +99,10 @@ typedef ptxkit_status (*timed_fn)(ptxkit_context *ctx, ptxkit_stream *stream, vo
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps,
                              float *median_ms);
 ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats);
+/* The same timing, keeping the reps intervals (ms, in call order), and the
+ * statistics of `count` intervals (sorts them in place). */
+ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times);
+void stats_of_samples(float *times, int count, time_stats *stats);
 
 /* Ceilings measured in the same run, counting bytes moved:
  * cuMemcpyDtoD of `bytes` (read + written), and a streaming int4 read of
