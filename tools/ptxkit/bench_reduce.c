@@ -245,9 +245,14 @@ static ptxkit_status time_interleaved(ptxkit_context *ctx, const cub_lib *lib, i
 
 /* ---- the benchmark ------------------------------------------------------ */
 
+/* The buffers the read ceiling runs on: the reductions' own input (filled
+ * once, holding the largest row), not a buffer allocated and freed per
+ * size, so nothing is allocated or freed between timed rows. */
+static ptxkit_dptr ceiling_in, ceiling_out;
+
 /* The read ceiling of `bytes`; the ceiling kernel reads whole 16-byte words. */
 static ptxkit_status read_ceiling(ptxkit_context *ctx, size_t bytes, double *gbs) {
-    return measure_read_gbs(ctx, bytes < 16 ? 16 : bytes, gbs);
+    return measure_read_gbs_in(ctx, ceiling_in, bytes < 16 ? 16 : bytes, ceiling_out, gbs);
 }
 
 int bench_reduce(int argc, char **argv) {
@@ -297,6 +302,8 @@ int bench_reduce(int argc, char **argv) {
     ptxkit_status st = pt_times && cub_times ? ptxkit_malloc(ctx, max_bytes, &r.in) : PTXKIT_ERROR_OUT_OF_MEMORY;
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_bytes, 11);
+    ceiling_in = r.in;
+    ceiling_out = r.out;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
             if (!b.ops[op] || !b.types[type] || !ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;

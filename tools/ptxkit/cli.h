@@ -110,6 +110,10 @@ void stats_of_samples(float *times, int count, time_stats *stats);
 ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats);
 ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
+/* The same read over the first `bytes` (whole 16-byte words) of a buffer
+ * the caller has filled, its result written to `out` (16 bytes): nothing
+ * is allocated or freed between a benchmark's timed rows. */
+ptxkit_status measure_read_gbs_in(ptxkit_context *ctx, ptxkit_dptr in, size_t bytes, ptxkit_dptr out, double *gbs);
 
 /* Ceilings by byte count, each measured once by `measure` (measure_read_gbs
  * or measure_dtod_gbs): a benchmark's rows of one size share theirs. */

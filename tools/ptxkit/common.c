@@ -478,20 +478,26 @@ static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, ptxk
     return st;
 }
 
-ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
-    read_arg a = {.count = bytes / 16};
+ptxkit_status measure_read_gbs_in(ptxkit_context *ctx, ptxkit_dptr in, size_t bytes, ptxkit_dptr out, double *gbs) {
+    read_arg a = {.in = in, .out = out, .count = bytes / 16};
     int block;
     ptxkit_status st = ceiling_kernel(ctx, "ptxkit_read_stream", &a.fn, &a.grid, &block);
     a.block = (unsigned)block;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16, &a.out);
-    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.in, bytes, 11);
     float ms = 0;
     if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_read, &a, 3, 20, &ms);
     if (st == PTXKIT_SUCCESS) *gbs = (double)(a.count * 16) / (ms * 1e-3) / 1e9;
     if (st == PTXKIT_SUCCESS) report_note_ceiling("read", (size_t)a.count * 16, *gbs);
-    ptxkit_free(ctx, a.in);
-    ptxkit_free(ctx, a.out);
+    return st;
+}
+
+ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
+    ptxkit_dptr in = 0, out = 0;
+    ptxkit_status st = ptxkit_malloc(ctx, bytes, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16, &out);
+    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, bytes, 11);
+    if (st == PTXKIT_SUCCESS) st = measure_read_gbs_in(ctx, in, bytes, out, gbs);
+    ptxkit_free(ctx, in);
+    ptxkit_free(ctx, out);
     return st;
 }
 
