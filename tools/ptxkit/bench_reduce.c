@@ -246,8 +246,9 @@ static ptxkit_status time_interleaved(ptxkit_context *ctx, const cub_lib *lib, i
 /* ---- the benchmark ------------------------------------------------------ */
 
 /* The buffers the read ceiling runs on: the reductions' own input (filled
- * once, holding the largest row), not a buffer allocated and freed per
- * size, so nothing is allocated or freed between timed rows. */
+ * once, holding the largest row), so nothing is allocated or freed between
+ * timed rows: a 2 GiB ceiling buffer freed before the max.int32 rows made
+ * their 2^24 and 2^25 rows 15% slower (BENCHMARKS.md section 15). */
 static ptxkit_dptr ceiling_in, ceiling_out;
 
 /* The read ceiling of `bytes`; the ceiling kernel reads whole 16-byte words. */
