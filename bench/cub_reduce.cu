@@ -6,57 +6,22 @@
 // usage: ptxkit-cub-reduce [--ops sum,max] [--types int32,float32]
 //                          [--sizes N,N,...] [--warmup W] [--reps R] [--device D]
 // prints CSV: op,type,n,median_ms (one line per combination and size)
-#include <cub/device/device_reduce.cuh>
-#include <cuda/std/functional>
-#include <cuda/std/type_traits>
-
 #define CUB_BENCH_NAME "ptxkit-cub-reduce"
 #include "cub_common.cuh"
+#include "cub_reduce_call.cuh"
 
 // Temporary storage is sized and allocated before timing, as a caller
 // reusing it would.
-// num_items is an int, as in CUB's own benchmarks and most callers: with a
-// 64-bit count CUB switches to 64-bit offsets, which would handicap it.
-template <typename T>
-static double time_cub(op_kind op, const void *d_in_raw, int n, cudaStream_t stream, timing t) {
-    const T *d_in = static_cast<const T *>(d_in_raw);
-    T *d_out;
-    CHECK(cudaMalloc(&d_out, sizeof(T)));
-    void *temp = nullptr;
+static double time_one(int op, int type, const void *in, int n, cudaStream_t stream, timing t) {
+    void *out, *temp = nullptr;
     size_t temp_bytes = 0;
-    auto run = [&](void *tmp) -> cudaError_t {
-        if (op == OP_SUM) return cub::DeviceReduce::Sum(tmp, temp_bytes, d_in, d_out, n, stream);
-        // min and max exist for the 32-bit integers and the floats only
-        if constexpr (sizeof(T) == 4 || cuda::std::is_floating_point<T>::value) {
-            if (op == OP_MIN) return cub::DeviceReduce::Min(tmp, temp_bytes, d_in, d_out, n, stream);
-            if (op == OP_MAX) return cub::DeviceReduce::Max(tmp, temp_bytes, d_in, d_out, n, stream);
-        }
-        if constexpr (cuda::std::is_integral<T>::value) {
-            if (op == OP_AND)
-                return cub::DeviceReduce::Reduce(tmp, temp_bytes, d_in, d_out, n, cuda::std::bit_and<T>{}, (T)~(T)0, stream);
-            if (op == OP_OR)
-                return cub::DeviceReduce::Reduce(tmp, temp_bytes, d_in, d_out, n, cuda::std::bit_or<T>{}, (T)0, stream);
-            return cub::DeviceReduce::Reduce(tmp, temp_bytes, d_in, d_out, n, cuda::std::bit_xor<T>{}, (T)0, stream);
-        }
-        return cudaErrorInvalidValue;  // not provided (see provided()): never asked for
-    };
-    CHECK(run(nullptr));
+    CHECK(cudaMalloc(&out, 8));
+    CHECK(cub_reduce_any(op, type, nullptr, temp_bytes, in, out, n, stream));
     CHECK(cudaMalloc(&temp, temp_bytes ? temp_bytes : 1));
-    double ms = median_ms([&] { return run(temp); }, stream, t);
+    double ms = median_ms([&] { return cub_reduce_any(op, type, temp, temp_bytes, in, out, n, stream); }, stream, t);
     CHECK(cudaFree(temp));
-    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(out));
     return ms;
-}
-
-static double time_one(int op, int type, const void *in, int n, cudaStream_t s, timing t) {
-    switch (type) {
-    case 0: return time_cub<int>((op_kind)op, in, n, s, t);
-    case 1: return time_cub<unsigned>((op_kind)op, in, n, s, t);
-    case 2: return time_cub<long long>((op_kind)op, in, n, s, t);
-    case 3: return time_cub<unsigned long long>((op_kind)op, in, n, s, t);
-    case 4: return time_cub<float>((op_kind)op, in, n, s, t);
-    default: return time_cub<double>((op_kind)op, in, n, s, t);
-    }
 }
 
 int main(int argc, char **argv) {

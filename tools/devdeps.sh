@@ -2,9 +2,10 @@
 # Unpacks the build dependencies a bare GPU machine lacks (Debian's libcmocka
 # and libxxhash) into .devdeps/ (git-ignored), for carrying to the device
 # machine; tools/gpu_session.sh sources .devdeps/setup.sh when present.
-# `tools/devdeps.sh cub` instead builds the CUB comparison programs here with
-# nvcc into .cubbin/ (git-ignored; carry it), so the GPU machine can build
-# with CUB=disabled and still run `bench reduce|scan --compare`.
+# `tools/devdeps.sh cub` instead builds the CUB comparison programs and the
+# reduce comparison library here with nvcc into .cubbin/ (git-ignored; carry
+# it), so the GPU machine can build with CUB=disabled and still run `bench
+# reduce|scan --compare`.
 set -eu
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = cub ]; then
@@ -12,6 +13,8 @@ if [ "${1:-}" = cub ]; then
     for b in reduce scan; do
         nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -o .cubbin/ptxkit-cub-$b bench/cub_$b.cu
     done
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -shared -Xcompiler -fPIC,-fvisibility=hidden \
+        -o .cubbin/libptxkit-cub-reduce.so bench/cub_reduce_lib.cu
     grep -qx '/.cubbin/' .git/info/exclude 2>/dev/null || echo '/.cubbin/' >>.git/info/exclude
     echo ".cubbin ready: carry it ([\".cubbin\"]) with CUB=disabled tools/gpu_session.sh"
     exit 0

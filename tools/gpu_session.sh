@@ -28,6 +28,7 @@ if has build; then
     # build: tools/devdeps.sh cub) go where `bench --compare` looks
     if [ "${CUB:-enabled}" = disabled ] && ls .cubbin/ptxkit-cub-* >/dev/null 2>&1; then
         mkdir -p build/bench && cp .cubbin/ptxkit-cub-* build/bench/
+        cp .cubbin/libptxkit-cub-* build/bench/ 2>/dev/null || true
     fi
 fi
 if has tests; then

@@ -1,7 +1,11 @@
 /* ptxkit bench reduce: ptxkit_reduce for each operator, type and size, next
  * to a streaming-read ceiling of the same bytes measured in the same run,
- * and with --compare next to CUB's DeviceReduce (bench/cub_reduce.cu, run
- * as a child process before this process allocates anything). */
+ * and with --compare next to CUB's DeviceReduce: in this process, through
+ * the shared library bench/cub_reduce_lib.cu, in rounds alternating with
+ * ptxkit's on the same input; where only the older program
+ * bench/cub_reduce.cu is found, as a child process run before this process
+ * allocates anything. */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,11 @@ typedef struct reduce_bench {
     bool compare, ceiling;
     ptxkit_launch_options options;
 } reduce_bench;
+
+/* CUB's share of each row's reps is timed in ROUNDS rounds alternating with
+ * ptxkit's (ptxkit, CUB; CUB, ptxkit; ...), each after its own warm-up, so
+ * neither side always follows the other or runs in a quieter moment. */
+enum { ROUNDS = 4 };
 
 typedef struct cub_result {
     int op, type;
@@ -56,9 +65,11 @@ static const char reduce_usage[] =
 static const char reduce_help[] =
     "Time and GB/s (n x element size read) of ptxkit_reduce, and the share of a streaming-read\n"
     "ceiling of the same bytes measured in the same run; each row with the count of timed runs and the\n"
-    "fastest and slowest. --compare also runs CUB's DeviceReduce\n"
-    "(the ptxkit-cub-reduce program: beside ptxkit, in ../bench, in libexec/ptxkit or $PTXKIT_CUB_BENCH; build it\n"
-    "with meson -Dcub_compare=enabled) on the same sizes and prints both side by side.\n"
+    "fastest and slowest. --compare also times CUB's DeviceReduce on the same input and prints both\n"
+    "side by side: with the libptxkit-cub-reduce.so library (beside ptxkit, in ../bench, in libexec/ptxkit or\n"
+    "$PTXKIT_CUB_LIB) in this process, each row's reps split into 4 rounds alternating between the two;\n"
+    "else with the ptxkit-cub-reduce program (same places, or $PTXKIT_CUB_BENCH) run before, in a child\n"
+    "process. Build them with meson -Dcub_compare=enabled.\n"
     "Defaults: --ops sum,max --types int32,float32,float64 --log2 10,12,14,16,18,20,22,24,25,26,27,28\n"
     "LIST is comma-separated; ops: sum min max and or xor; types: int32 uint32 int64 uint64 float32\n"
     "float64; --log2 takes exponents, --sizes element counts (N, 2^K, or N with a K, M or G suffix).\n";
@@ -161,11 +172,88 @@ static const cub_result *cub_find(const cub_result *r, int count, int op, int ty
     return NULL;
 }
 
+/* ---- CUB in this process ------------------------------------------------ */
+
+typedef struct cub_lib {
+    void *dl;
+    int (*open)(int device, const char *op, const char *type, unsigned long long in, long long n, void **handle);
+    int (*time)(void *handle, int warmup, int reps, float *intervals_ms);
+    void (*close)(void *handle);
+    const char *(*error)(void);
+} cub_lib;
+
+/* Opens libptxkit-cub-reduce.so; false where it is not found (the child
+ * program is tried then) or, with a message, unusable. */
+static bool cub_lib_open(cub_lib *lib, bool *unusable) {
+    char path[PATH_MAX];
+    *unusable = false;
+    memset(lib, 0, sizeof *lib);
+    if (!cli_find_helper("libptxkit-cub-reduce.so", "PTXKIT_CUB_LIB", path, sizeof path)) return false;
+    *unusable = true;
+    lib->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib->dl) {
+        fprintf(stderr, "ptxkit bench reduce: cannot open %s: %s\n", path, dlerror());
+        return false;
+    }
+    int (*abi)(void) = (int (*)(void))dlsym(lib->dl, "ptxkit_cub_reduce_abi");
+    *(void **)&lib->open = dlsym(lib->dl, "ptxkit_cub_reduce_open");
+    *(void **)&lib->time = dlsym(lib->dl, "ptxkit_cub_reduce_time");
+    *(void **)&lib->close = dlsym(lib->dl, "ptxkit_cub_reduce_close");
+    *(void **)&lib->error = dlsym(lib->dl, "ptxkit_cub_reduce_error");
+    if (!abi || abi() != 1 || !lib->open || !lib->time || !lib->close || !lib->error) {
+        fprintf(stderr, "ptxkit bench reduce: %s is not the CUB library this ptxkit expects (rebuild it)\n", path);
+        dlclose(lib->dl);
+        lib->dl = NULL;
+        return false;
+    }
+    *unusable = false;
+    return true;
+}
+
+/* Rounds of 1 or more reps each: round k gets reps / ROUNDS, the first
+ * reps % ROUNDS one more. */
+static int round_reps(int reps, int k) { return reps / ROUNDS + (k < reps % ROUNDS); }
+
+/* One row, both sides: pt and cub get reps intervals each. Where CUB
+ * fails, *cub_ok is false, with a message, and the row shows ptxkit alone. */
+static ptxkit_status time_interleaved(ptxkit_context *ctx, const cub_lib *lib, int device, timed_reduce *r, float *pt,
+                                      float *cub, bool *cub_ok) {
+    const reduce_bench *b = r->b;
+    void *h = NULL;
+    *cub_ok = lib->open(device, op_name_at(r->op), type_name_at(r->type), r->in, (long long)r->n, &h) == 0;
+    if (!*cub_ok)
+        fprintf(stderr, "ptxkit bench reduce: CUB %s.%s n=%zu: %s\n", op_name_at(r->op), type_name_at(r->type), r->n,
+                lib->error());
+    ptxkit_status st = PTXKIT_SUCCESS;
+    for (int k = 0, done = 0; k < ROUNDS && st == PTXKIT_SUCCESS; done += round_reps(b->reps, k), k++) {
+        int reps = round_reps(b->reps, k);
+        if (reps < 1) break;
+        for (int side = 0; side < 2 && st == PTXKIT_SUCCESS; side++) {
+            bool ptxkit_turn = (side == 0) == (k % 2 == 0);
+            if (ptxkit_turn) {
+                st = time_samples_ms(ctx, run_reduce, r, b->warmup, reps, pt + done);
+            } else if (*cub_ok && lib->time(h, b->warmup, reps, cub + done) != 0) {
+                fprintf(stderr, "ptxkit bench reduce: CUB %s.%s n=%zu: %s\n", op_name_at(r->op), type_name_at(r->type),
+                        r->n, lib->error());
+                *cub_ok = false;
+            }
+        }
+    }
+    if (h) lib->close(h);
+    return st;
+}
+
 /* ---- the benchmark ------------------------------------------------------ */
+
+/* The buffers the read ceiling runs on: the reductions' own input (filled
+ * once, holding the largest row), so nothing is allocated or freed between
+ * timed rows: a 2 GiB ceiling buffer freed before the max.int32 rows made
+ * their 2^24 and 2^25 rows 15% slower (BENCHMARKS.md section 15). */
+static ptxkit_dptr ceiling_in, ceiling_out;
 
 /* The read ceiling of `bytes`; the ceiling kernel reads whole 16-byte words. */
 static ptxkit_status read_ceiling(ptxkit_context *ctx, size_t bytes, double *gbs) {
-    return measure_read_gbs(ctx, bytes < 16 ? 16 : bytes, gbs);
+    return measure_read_gbs_in(ctx, ceiling_in, bytes < 16 ? 16 : bytes, ceiling_out, gbs);
 }
 
 int bench_reduce(int argc, char **argv) {
@@ -176,13 +264,16 @@ int bench_reduce(int argc, char **argv) {
 
     cub_result *cub = NULL;
     int cub_count = 0;
-    if (b.compare && !run_cub(&b, common.device, &cub, &cub_count)) {
+    cub_lib lib = {0};
+    bool lib_unusable = false;
+    if (b.compare && !cub_lib_open(&lib, &lib_unusable) && (lib_unusable || !run_cub(&b, common.device, &cub, &cub_count))) {
         free(cub);
         return 1;
     }
     ptxkit_context *ctx = cli_open_context("bench reduce", common.device);
     if (!ctx) {
         free(cub);
+        if (lib.dl) dlclose(lib.dl);
         return 1;
     }
     size_t max_bytes = 16;
@@ -196,7 +287,10 @@ int bench_reduce(int argc, char **argv) {
     snprintf(title, sizeof title,
              "ptxkit_reduce on %s (GB/s = n x element bytes read per second; read_GBps: streaming-read ceiling of the "
              "same bytes, this run; median of %d%s)",
-             dev.name, b.reps, b.compare ? "; speedup = CUB time / ptxkit time" : "");
+             dev.name, b.reps,
+             !b.compare ? ""
+             : lib.dl   ? "; CUB in this process, rounds alternating with ptxkit's; speedup = CUB time / ptxkit time"
+                        : "; CUB in a child process run first; speedup = CUB time / ptxkit time");
     /* the spread columns last, after the CUB ones when there are any */
     const char *headers[] = {"op",       "type",   "n",        "time_us", "GBps", "read_GBps", "pct_read",
                              "cub_us",   "cub_GBps", "speedup", STATS_COLUMNS};
@@ -205,9 +299,12 @@ int bench_reduce(int argc, char **argv) {
     table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES : "ssnnnnn" STATS_TYPES);
     ceiling_cache ceilings = {.measure = read_ceiling};
     timed_reduce r = {.b = &b};
-    ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &r.in);
+    float *pt_times = calloc((size_t)b.reps, sizeof *pt_times), *cub_times = calloc((size_t)b.reps, sizeof *cub_times);
+    ptxkit_status st = pt_times && cub_times ? ptxkit_malloc(ctx, max_bytes, &r.in) : PTXKIT_ERROR_OUT_OF_MEMORY;
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_bytes, 11);
+    ceiling_in = r.in;
+    ceiling_out = r.out;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
             if (!b.ops[op] || !b.types[type] || !ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;
@@ -216,8 +313,15 @@ int bench_reduce(int argc, char **argv) {
             size_t elem = ptxkit_dtype_size(r.type);
             for (int s = 0; s < b.size_count && st == PTXKIT_SUCCESS; s++) {
                 r.n = b.sizes[s];
-                time_stats ts;
-                st = time_stats_ms(ctx, run_reduce, &r, b.warmup, b.reps, &ts);
+                time_stats ts = {0}, cs = {0};
+                bool in_process = false;
+                if (lib.dl) {
+                    st = time_interleaved(ctx, &lib, common.device, &r, pt_times, cub_times, &in_process);
+                    if (st == PTXKIT_SUCCESS) stats_of_samples(pt_times, b.reps, &ts);
+                    if (st == PTXKIT_SUCCESS && in_process) stats_of_samples(cub_times, b.reps, &cs);
+                } else {
+                    st = time_stats_ms(ctx, run_reduce, &r, b.warmup, b.reps, &ts);
+                }
                 double ms = ts.median_ms, ceiling = 0;
                 if (st == PTXKIT_SUCCESS && b.ceiling) st = ceiling_for(ctx, &ceilings, r.n * elem, &ceiling);
                 if (st != PTXKIT_SUCCESS) break;
@@ -228,10 +332,11 @@ int bench_reduce(int argc, char **argv) {
                     snprintf(pct_text, sizeof pct_text, "%.1f", 100.0 * gbs / ceiling);
                 }
                 const cub_result *c = cub_find(cub, cub_count, op, type, r.n);
-                if (c && c->ms > 0) {
-                    snprintf(cub_us, sizeof cub_us, "%.2f", c->ms * 1e3);
-                    snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (c->ms * 1e-3) / 1e9);
-                    snprintf(speedup, sizeof speedup, "%.3f", c->ms / ms);
+                double cub_ms = in_process ? cs.median_ms : c ? c->ms : 0;
+                if (cub_ms > 0) {
+                    snprintf(cub_us, sizeof cub_us, "%.2f", cub_ms * 1e3);
+                    snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (cub_ms * 1e-3) / 1e9);
+                    snprintf(speedup, sizeof speedup, "%.3f", cub_ms / ms);
                 }
                 char spread[64], cub_cells[128] = "";
                 if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
@@ -243,8 +348,11 @@ int bench_reduce(int argc, char **argv) {
     table_print(t, common.format, stdout);
     table_free(t);
     free(cub);
+    free(pt_times);
+    free(cub_times);
     ptxkit_free(ctx, r.in);
     ptxkit_free(ctx, r.out);
     ptxkit_context_close(ctx);
+    if (lib.dl) dlclose(lib.dl); /* its runtime lets go of the primary context after ptxkit did */
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

@@ -99,6 +99,10 @@ typedef ptxkit_status (*timed_fn)(ptxkit_context *ctx, ptxkit_stream *stream, vo
 ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps,
                              float *median_ms);
 ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats);
+/* The same timing, keeping the reps intervals (ms, in call order), and the
+ * statistics of `count` intervals (sorts them in place). */
+ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times);
+void stats_of_samples(float *times, int count, time_stats *stats);
 
 /* Ceilings measured in the same run, counting bytes moved:
  * cuMemcpyDtoD of `bytes` (read + written), and a streaming int4 read of
@@ -106,6 +110,10 @@ ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int war
 ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
 ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats);
 ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs);
+/* The same read over the first `bytes` (whole 16-byte words) of a buffer
+ * the caller has filled, its result written to `out` (16 bytes): nothing
+ * is allocated or freed between a benchmark's timed rows. */
+ptxkit_status measure_read_gbs_in(ptxkit_context *ctx, ptxkit_dptr in, size_t bytes, ptxkit_dptr out, double *gbs);
 
 /* Ceilings by byte count, each measured once by `measure` (measure_read_gbs
  * or measure_dtod_gbs): a benchmark's rows of one size share theirs. */

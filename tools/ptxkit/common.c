@@ -380,14 +380,21 @@ ptxkit_status time_median_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int wa
     return st;
 }
 
-ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats) {
+void stats_of_samples(float *times, int count, time_stats *stats) {
+    qsort(times, (size_t)count, sizeof *times, compare_float);
+    stats->samples = count;
+    stats->min_ms = times[0];
+    stats->max_ms = times[count - 1];
+    stats->median_ms = count % 2 ? times[count / 2] : 0.5f * (times[count / 2 - 1] + times[count / 2]);
+}
+
+ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times) {
     if (reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
     ptxkit_stream *stream = NULL;
     ptxkit_status st = ptxkit_stream_create(ctx, &stream);
     if (st != PTXKIT_SUCCESS) return st;
-    float *times = calloc((size_t)reps, sizeof *times);
     ptxkit_event **events = calloc((size_t)reps + 1, sizeof *events);
-    if (!times || !events) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (!events) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     for (int i = 0; st == PTXKIT_SUCCESS && i <= reps; i++) st = ptxkit_event_create(ctx, &events[i]);
     for (int i = 0; st == PTXKIT_SUCCESS && i < warmup; i++) st = fn(ctx, stream, arg);
     /* Back-to-back runs separated by events: launch gaps stay hidden behind
@@ -399,17 +406,19 @@ ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int war
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, stream);
     for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) st = ptxkit_event_elapsed_ms(ctx, events[i], events[i + 1], &times[i]);
-    if (st == PTXKIT_SUCCESS) {
-        qsort(times, (size_t)reps, sizeof *times, compare_float);
-        stats->samples = reps;
-        stats->min_ms = times[0];
-        stats->max_ms = times[reps - 1];
-        stats->median_ms = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);
-    }
     for (int i = 0; events && i <= reps; i++) ptxkit_event_destroy(ctx, events[i]);
     free(events);
-    free(times);
     ptxkit_stream_destroy(ctx, stream);
+    return st;
+}
+
+ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats) {
+    if (reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
+    float *times = calloc((size_t)reps, sizeof *times);
+    if (!times) return PTXKIT_ERROR_OUT_OF_MEMORY;
+    ptxkit_status st = time_samples_ms(ctx, fn, arg, warmup, reps, times);
+    if (st == PTXKIT_SUCCESS) stats_of_samples(times, reps, stats);
+    free(times);
     return st;
 }
 
@@ -469,20 +478,26 @@ static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, ptxk
     return st;
 }
 
-ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
-    read_arg a = {.count = bytes / 16};
+ptxkit_status measure_read_gbs_in(ptxkit_context *ctx, ptxkit_dptr in, size_t bytes, ptxkit_dptr out, double *gbs) {
+    read_arg a = {.in = in, .out = out, .count = bytes / 16};
     int block;
     ptxkit_status st = ceiling_kernel(ctx, "ptxkit_read_stream", &a.fn, &a.grid, &block);
     a.block = (unsigned)block;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16, &a.out);
-    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.in, bytes, 11);
     float ms = 0;
     if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, run_read, &a, 3, 20, &ms);
     if (st == PTXKIT_SUCCESS) *gbs = (double)(a.count * 16) / (ms * 1e-3) / 1e9;
     if (st == PTXKIT_SUCCESS) report_note_ceiling("read", (size_t)a.count * 16, *gbs);
-    ptxkit_free(ctx, a.in);
-    ptxkit_free(ctx, a.out);
+    return st;
+}
+
+ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
+    ptxkit_dptr in = 0, out = 0;
+    ptxkit_status st = ptxkit_malloc(ctx, bytes, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16, &out);
+    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, bytes, 11);
+    if (st == PTXKIT_SUCCESS) st = measure_read_gbs_in(ctx, in, bytes, out, gbs);
+    ptxkit_free(ctx, in);
+    ptxkit_free(ctx, out);
     return st;
 }
 
