@@ -139,7 +139,7 @@ static unsigned vector_flags(const transpose_config *c, ptxkit_dptr dst, ptxkit_
  * rows hand over at sector boundaries already). Not for 128 x 128 tiles of
  * 8-byte elements: with the extra rows they take 230 registers and run at
  * 84-88% of cuMemcpyDtoD on an H100 at 4097 x 4095 where the plain kernel
- * runs at 92-93% (BENCHMARKS.md section 15); every other tile gained. */
+ * runs at 92-93% (BENCHMARKS.md section 6); every other tile gained. */
 static bool sector_aligns(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, unsigned flags,
                           ptxkit_dptr dst, size_t rows, size_t elem) {
     return jit && kind == PTXKIT_TRANSPOSE_PADDED && !(flags & 2u) && (dst % 32 != 0 || (rows * elem) % 32 != 0) &&
