@@ -429,7 +429,8 @@ static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_
 }
 
 static const size_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {1, 65537}, {65537, 1}, {2, 3}, {33, 17}, {17, 33},
-                                   {31, 33}, {64, 64}, {128, 96}, {96, 128}, {1024, 1024}, {4097, 4095}};
+                                   {31, 33}, {3, 5}, {33, 65}, {64, 64}, {128, 96}, {96, 128}, {1024, 1024},
+                                   {4097, 4095}, {4095, 4097}};
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 static const ptxkit_dtype types[] = {PTXKIT_FLOAT32, PTXKIT_FLOAT64};
 static const ptxkit_transpose_kind kinds[] = {PTXKIT_TRANSPOSE_PADDED, PTXKIT_TRANSPOSE_NAIVE, PTXKIT_TRANSPOSE_TILED};
@@ -479,13 +480,33 @@ static void transpose_config_get_matches_the_call(void **state) {
                   ptxkit_transpose_config_get(ctx, PTXKIT_INT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, NULL, NULL));
 }
 
+/* The shapes above run both padded kernels: the sector-aligned one where
+ * output rows miss 32-byte sectors and only single elements are stored, the
+ * plain one elsewhere. */
+static void transpose_sector_kernel_where_rows_miss_sectors(void **state) {
+    (void)state;
+    transpose_config v4 = {64, 256, 4}, v16 = {64, 256, 16};
+    ptxkit_dptr at = 1 << 20; /* a sector boundary; no memory is touched */
+    assert_true(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at, at, 4097, 4095));
+    assert_true(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT64, at, at, 4095, 4097));
+    assert_true(transpose_sector_aligned(&v16, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at, at, 33, 65));
+    assert_true(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at + 12, at, 1024, 1024));
+    assert_false(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at, at, 4096, 4096));
+    assert_false(transpose_sector_aligned(&v16, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at, at, 1028, 1024));
+    transpose_config big = {128, 256, 16};   /* 8-byte elements keep the plain kernel: it is faster there */
+    assert_true(transpose_sector_aligned(&big, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT32, at, at, 4097, 4095));
+    assert_false(transpose_sector_aligned(&big, PTXKIT_TRANSPOSE_PADDED, true, PTXKIT_FLOAT64, at, at, 4097, 4095));
+    assert_false(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_TILED, true, PTXKIT_FLOAT32, at, at, 4097, 4095));
+    assert_false(transpose_sector_aligned(&v4, PTXKIT_TRANSPOSE_PADDED, false, PTXKIT_FLOAT32, at, at, 4097, 4095));
+}
+
 static void transpose_every_configuration(void **state) {
     (void)state;
     static const transpose_config configs[] = {{32, 256, 4},  {32, 256, 8},  {32, 256, 16}, {32, 128, 16},
                                                {32, 32, 4},   {16, 64, 16},  {16, 256, 4},  {64, 256, 4},
                                                {64, 256, 16}, {64, 512, 16}, {64, 1024, 16}, {64, 64, 8},
                                                {128, 1024, 4}, {128, 256, 16}};
-    static const size_t some[][2] = {{1, 1}, {33, 17}, {64, 64}, {100, 200}, {4097, 4095}, {4096, 4096}};
+    static const size_t some[][2] = {{1, 1}, {33, 17}, {64, 64}, {100, 200}, {4097, 4095}, {4095, 4097}, {4096, 4096}};
     ptxkit_launch_options jit = {.path = PTXKIT_PATH_JIT};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t t = 0; t < 2; t++)
@@ -614,6 +635,7 @@ int main(void) {
     const struct CMUnitTest transpose_tests[] = {
         cmocka_unit_test(transpose_public_every_shape),
         cmocka_unit_test(transpose_config_get_matches_the_call),
+        cmocka_unit_test(transpose_sector_kernel_where_rows_miss_sectors),
         cmocka_unit_test(transpose_every_configuration),
         cmocka_unit_test(transpose_options_every_tuned_configuration),
         cmocka_unit_test(transpose_precompiled_ptx),

@@ -114,20 +114,53 @@ size_t transpose_tune_size(size_t rows, size_t cols) {
     return (size_t)1 << b;
 }
 
-/* Shared memory of a kind's tile: transpose.cu's [TILE][TILE + pad]. */
-static size_t tile_bytes(const transpose_config *c, ptxkit_transpose_kind kind, size_t elem) {
+/* Shared memory of a kind's tile: transpose.cu's [TILE][TILE + pad], and
+ * with SECTOR_ALIGN the 32 / elem - 1 extra input rows. */
+static size_t tile_bytes(const transpose_config *c, ptxkit_transpose_kind kind, size_t elem, bool sectored) {
     if (kind == PTXKIT_TRANSPOSE_NAIVE) return 0;
-    return (size_t)c->tile * (size_t)(c->tile + (kind == PTXKIT_TRANSPOSE_PADDED)) * elem;
+    size_t extra_rows = sectored ? 32 / elem - 1 : 0;
+    return ((size_t)c->tile + extra_rows) * (size_t)(c->tile + (kind == PTXKIT_TRANSPOSE_PADDED)) * elem;
 }
 
-static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c, ptxkit_transpose_kind kind, size_t elem) {
+/* Vector flags of a launch: bit 0, whole tiles may load vectors (every
+ * source row starts on a vector boundary); bit 1, they may store them. */
+static unsigned vector_flags(const transpose_config *c, ptxkit_dptr dst, ptxkit_dptr src, size_t rows, size_t cols,
+                             size_t elem) {
+    size_t vec = (size_t)c->vector_bytes / elem;
+    unsigned flags = 0;
+    if (vec > 1 && src % (size_t)c->vector_bytes == 0 && cols % vec == 0) flags |= 1u;
+    if (vec > 1 && dst % (size_t)c->vector_bytes == 0 && rows % vec == 0) flags |= 2u;
+    return flags;
+}
+
+/* Whether a launch runs transpose.cu's sector-aligned kernel: the padded
+ * kind on the JIT path, stores of single elements (no vector stores), and
+ * some output row that does not start on a 32-byte sector (elsewhere tile
+ * rows hand over at sector boundaries already). Not for 128 x 128 tiles of
+ * 8-byte elements: with the extra rows they take 230 registers and run at
+ * 84-88% of cuMemcpyDtoD on an H100 at 4097 x 4095 where the plain kernel
+ * runs at 92-93% (BENCHMARKS.md section 6); every other tile gained. */
+static bool sector_aligns(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, unsigned flags,
+                          ptxkit_dptr dst, size_t rows, size_t elem) {
+    return jit && kind == PTXKIT_TRANSPOSE_PADDED && !(flags & 2u) && (dst % 32 != 0 || (rows * elem) % 32 != 0) &&
+           !(elem == 8 && c->tile == 128);
+}
+
+bool transpose_sector_aligned(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, ptxkit_dtype type,
+                              ptxkit_dptr dst, ptxkit_dptr src, size_t rows, size_t cols) {
+    size_t elem = ptxkit_dtype_size(type);
+    return sector_aligns(c, kind, jit, vector_flags(c, dst, src, rows, cols, elem), dst, rows, elem);
+}
+
+static ptxkit_status check_config(ptxkit_context *ctx, const transpose_config *c, ptxkit_transpose_kind kind, size_t elem,
+                                  bool sector) {
     char why[256];
     if (!transpose_config_check(c, why, sizeof why))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: %s", why);
     int block;
     ptxkit_status st = check_block_size(ctx, c->block_size, 0, &block); /* the device's limit */
     if (st != PTXKIT_SUCCESS) return st;
-    size_t bytes = tile_bytes(c, kind, elem);
+    size_t bytes = tile_bytes(c, kind, elem, sector);
     if (c->tile > 64 && ctx->info.shared_per_block_optin > 0 && bytes > (size_t)ctx->info.shared_per_block_optin)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "transpose: a %d x %d tile of %zu-byte elements needs %zu bytes of shared memory, more than "
@@ -152,8 +185,10 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
     if (!config) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: NULL configuration");
     size_t elem = type == PTXKIT_FLOAT64 ? 8 : 4, count, bytes;
-    if ((st = check_config(ctx, config, kind, elem)) != PTXKIT_SUCCESS) return st;
     bool jit = options_use_jit(&opt);
+    unsigned flags = vector_flags(config, dst, src, rows, cols, elem);
+    bool sector = sector_aligns(config, kind, jit, flags, dst, rows, elem);
+    if ((st = check_config(ctx, config, kind, elem, sector)) != PTXKIT_SUCCESS) return st;
     if (!jit && !same_config(config, &ptx_config))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "transpose: the precompiled PTX is built for tile %d, %d threads, %d-byte vectors; other "
@@ -174,12 +209,6 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     if (tiles_x > 0x7fffffffu || tiles_y > 0x7fffffffu || tiles_x * tiles_y > 0x7fffffffu)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "transpose: %zu x %zu needs more than 2^31 tiles", rows, cols);
 
-    /* Whole tiles move vectors where every row start is aligned. */
-    size_t vec = (size_t)config->vector_bytes / elem;
-    unsigned flags = 0;
-    if (vec > 1 && src % (size_t)config->vector_bytes == 0 && cols % vec == 0) flags |= 1u;
-    if (vec > 1 && dst % (size_t)config->vector_bytes == 0 && rows % vec == 0) flags |= 2u;
-
     char entry[40];
     snprintf(entry, sizeof entry, "transpose_%s_%s", transpose_kind_name(kind), elem == 8 ? "b64" : "b32");
     kernel_spec spec = {.family = "transpose", .entry = entry};
@@ -187,6 +216,7 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     if (jit) {
         spec_define_int(&spec, &scratch, "TILE", config->tile);
         spec_define_int(&spec, &scratch, "VEC_BYTES", config->vector_bytes);
+        if (sector) spec_define_int(&spec, &scratch, "SECTOR_ALIGN", 1);
     }
     opt.block_size = config->block_size; /* the PTX's own on that path: checked above */
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -194,7 +224,7 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     int block = 0;
     st = family_kernel_get(ctx, &opt, &spec, config->block_size, &fn, &block);
     /* a tile wider than 64 is dynamic shared memory, past the static 48 KB */
-    unsigned dynamic = config->tile > 64 ? (unsigned)tile_bytes(config, kind, elem) : 0;
+    unsigned dynamic = config->tile > 64 ? (unsigned)tile_bytes(config, kind, elem, sector) : 0;
     if (st == PTXKIT_SUCCESS && dynamic) {
         CUresult r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
         if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "transpose: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
@@ -361,13 +391,17 @@ static bool fam_transpose_check(const tune_variant *v, const tune_config *c, cha
                                  why_size);
 }
 
-/* The [TILE][TILE + 1] tile (dynamic shared memory past 64 x 64). */
+/* The [TILE][TILE + 1] tile (dynamic shared memory past 64 x 64), with
+ * the sector-aligned kernel's extra rows. */
 static int fam_transpose_shared(const tune_variant *v, const tune_config *c) {
     transpose_config t;
     char why[160];
     if (!transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why, sizeof why))
         return 0; /* refused by the check anyway */
-    return t.tile * (t.tile + 1) * (int)v->elem_size;
+    /* the unaligned class runs the sector-aligned kernel where it applies */
+    bool sector = v->op && !(v->elem_size == 8 && t.tile == 128);
+    int rows = t.tile + (sector ? 32 / (int)v->elem_size - 1 : 0);
+    return rows * (t.tile + 1) * (int)v->elem_size;
 }
 
 /* One element or vector per item in flight, plus addressing. */

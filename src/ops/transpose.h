@@ -50,5 +50,10 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
                             size_t cols, ptxkit_transpose_kind kind, const transpose_config *config,
                             const ptxkit_launch_options *options, ptxkit_stream *stream);
 const char *transpose_kind_name(ptxkit_transpose_kind kind);
+/* Whether transpose_run with these arguments runs the kernel that moves the
+ * tile rows' hand-over in each output row to a 32-byte sector boundary
+ * (transpose.cu's SECTOR_ALIGN). */
+bool transpose_sector_aligned(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, ptxkit_dtype type,
+                              ptxkit_dptr dst, ptxkit_dptr src, size_t rows, size_t cols);
 
 #endif
