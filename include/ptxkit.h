@@ -57,8 +57,8 @@ extern "C" {
 
 #define PTXKIT_VERSION_MAJOR 0
 #define PTXKIT_VERSION_MINOR 2
-#define PTXKIT_VERSION_PATCH 0
-#define PTXKIT_VERSION_STRING "0.2.0"
+#define PTXKIT_VERSION_PATCH 1
+#define PTXKIT_VERSION_STRING "0.2.1"
 
 typedef enum ptxkit_status {
     PTXKIT_SUCCESS = 0,
