@@ -122,6 +122,13 @@ static size_t tile_bytes(const transpose_config *c, ptxkit_transpose_kind kind, 
     return ((size_t)c->tile + extra_rows) * (size_t)(c->tile + (kind == PTXKIT_TRANSPOSE_PADDED)) * elem;
 }
 
+/* Whether a tile of this shape may take the sector-aligned kernel: not
+ * 128 x 128 tiles of 8-byte elements (with the extra rows they take 230
+ * registers and run at 84-88% of cuMemcpyDtoD on an H100 at 4097 x 4095
+ * where the plain kernel runs at 92-93%, BENCHMARKS.md section 6; every
+ * other tile gained). */
+static bool sector_tile_ok(const transpose_config *c, size_t elem) { return !(elem == 8 && c->tile == 128); }
+
 /* Vector flags of a launch: bit 0, whole tiles may load vectors (every
  * source row starts on a vector boundary); bit 1, they may store them. */
 static unsigned vector_flags(const transpose_config *c, ptxkit_dptr dst, ptxkit_dptr src, size_t rows, size_t cols,
@@ -136,14 +143,11 @@ static unsigned vector_flags(const transpose_config *c, ptxkit_dptr dst, ptxkit_
 /* Whether a launch runs transpose.cu's sector-aligned kernel: the padded
  * kind on the JIT path, stores of single elements (no vector stores), and
  * some output row that does not start on a 32-byte sector (elsewhere tile
- * rows hand over at sector boundaries already). Not for 128 x 128 tiles of
- * 8-byte elements: with the extra rows they take 230 registers and run at
- * 84-88% of cuMemcpyDtoD on an H100 at 4097 x 4095 where the plain kernel
- * runs at 92-93% (BENCHMARKS.md section 6); every other tile gained. */
+ * rows hand over at sector boundaries already), a tile that allows it. */
 static bool sector_aligns(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, unsigned flags,
                           ptxkit_dptr dst, size_t rows, size_t elem) {
     return jit && kind == PTXKIT_TRANSPOSE_PADDED && !(flags & 2u) && (dst % 32 != 0 || (rows * elem) % 32 != 0) &&
-           !(elem == 8 && c->tile == 128);
+           sector_tile_ok(c, elem);
 }
 
 bool transpose_sector_aligned(const transpose_config *c, ptxkit_transpose_kind kind, bool jit, ptxkit_dtype type,
@@ -399,9 +403,8 @@ static int fam_transpose_shared(const tune_variant *v, const tune_config *c) {
     if (!transpose_config_from(v->type, true, c->block_size, c->items_per_thread, c->vector_bytes, &t, why, sizeof why))
         return 0; /* refused by the check anyway */
     /* the unaligned class runs the sector-aligned kernel where it applies */
-    bool sector = v->op && !(v->elem_size == 8 && t.tile == 128);
-    int rows = t.tile + (sector ? 32 / (int)v->elem_size - 1 : 0);
-    return rows * (t.tile + 1) * (int)v->elem_size;
+    bool sector = v->op && sector_tile_ok(&t, v->elem_size);
+    return (int)tile_bytes(&t, PTXKIT_TRANSPOSE_PADDED, v->elem_size, sector);
 }
 
 /* One element or vector per item in flight, plus addressing. */
