@@ -511,7 +511,7 @@ static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
     int block = c->block_size ? c->block_size : SCAN_DEFAULT_BLOCK;
     int items = c->items_per_thread ? c->items_per_thread : SCAN_DEFAULT_UNROLL;
     int vec = c->vector_bytes ? c->vector_bytes : SCAN_DEFAULT_VECTOR;
-    int small = (block / 32 + 1) * (int)v->elem_size + 16;
+    int small = (block / 32 + 1) * (int)v->elem_size + 8 + 8 * SCAN_DEFAULT_CHUNKS; /* offsets, prefix, ticket, barriers */
     long long tile = (long long)block * items * vec;
     return SCAN_DEFAULT_STAGED && tile <= SCAN_STAGED_MAX_TILE_BYTES ? (int)tile + small : small;
 }
