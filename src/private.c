@@ -56,7 +56,7 @@ ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
                         .define_count = 3};
-    CUfunction fn;
+    ptxkit_kernel *fn;
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     for (int i = 0; i < count && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);

@@ -92,16 +92,16 @@ ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, si
     if (!out || !in) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scale_u32: NULL device pointer");
     kernel_spec spec = {.family = "scale", .entry = "ptxkit_scale_u32"};
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
-    st = family_kernel_get(ctx, &opt, &spec, SCALE_DEFAULT_BLOCK, &fn, &block);
+    st = family_kernel_get(ctx, &opt, &spec, SCALE_DEFAULT_BLOCK, &kernel, &block);
     if (st == PTXKIT_SUCCESS) {
         size_t blocks = (n + (size_t)block - 1) / (size_t)block;
         unsigned grid = blocks > 65535 ? 65535 : (unsigned)blocks;
         CUdeviceptr d = out, s = in;
         unsigned long long count = n;
         void *args[] = {&d, &s, &count, &factor};
-        st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
+        st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
     }
     context_leave(ctx);
     return st;

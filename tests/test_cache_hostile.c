@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "family_key.h"
 #include "test_util.h"
 #include "tuned/db.h"
 

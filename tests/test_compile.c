@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "family_key.h"
 #include "test_util.h"
 
 static void compiles_cubin_for_sm90(void **state) {

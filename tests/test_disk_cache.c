@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "family_key.h"
 #include "test_util.h"
 
 static char dir[512];

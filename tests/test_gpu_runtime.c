@@ -170,7 +170,7 @@ static void registry_returns_loaded_kernel(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"BLOCK_SIZE=64", "LOAD_OP=2"}, .define_count = 2};
-    CUfunction f1, f2, f3;
+    ptxkit_kernel *f1, *f2, *f3;
     assert_ok(ctx, context_enter(ctx));
     assert_ok(ctx, kernel_get(ctx, &spec, &f1));
     double t0 = now_ms();
@@ -182,7 +182,7 @@ static void registry_returns_loaded_kernel(void **state) {
     assert_ok(ctx, kernel_get(ctx, &spec, &f3));
     assert_ptr_not_equal(f1, f3);
     int threads = 0;
-    ctx->cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f3);
+    ctx->cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)ptxkit_kernel_handle(f3));
     assert_int_equal(threads, 64);
     context_leave(ctx);
 }
@@ -236,7 +236,7 @@ static void ptx_path_loads_every_operator(void **state) {
     ptxkit_context *ctx = test_gpu();
     assert_ok(ctx, context_enter(ctx));
     /* one committed text; each operator (and plain loads) is its own module */
-    CUfunction f, seen[PTXKIT_LOAD_OP_COUNT];
+    ptxkit_kernel *f, *seen[PTXKIT_LOAD_OP_COUNT];
     for (int op = 0; op < PTXKIT_LOAD_OP_COUNT; op++) {
         assert_ok(ctx, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "ptxkit_copy_vec16", &seen[op]));
         for (int k = 0; k < op; k++) assert_true(seen[k] != seen[op]);
@@ -266,7 +266,7 @@ static void compile_errors_reach_the_caller(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"BLOCK_SIZE=64", "LOAD_OP=77"}, .define_count = 2};
-    CUfunction f;
+    ptxkit_kernel *f;
     assert_ok(ctx, context_enter(ctx));
     assert_status(PTXKIT_ERROR_COMPILE, kernel_get(ctx, &spec, &f));
     context_leave(ctx);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "family_key.h"
 #include "test_util.h"
 
 typedef struct fields {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "family_key.h"
 #include "test_util.h"
 
 #define NVRTC_OR_SKIP()                 \

@@ -1,11 +1,15 @@
 /* copy: vectorized device-to-device copy (cu_sources/copy.cu). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "copy_defaults.h"
 #include "ops/family.h"
 #include "runtime/runtime.h"
+#include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
+
+extern const family_desc copy_family; /* below: its address names copy's resolutions */
 
 /* Widest vector both addresses allow when advanced together, capped by the
  * caller's request; 0 means only the funnel-shift kernel can do it. */
@@ -14,6 +18,32 @@ static int copy_vector_width(ptxkit_dptr dst, ptxkit_dptr src, int requested) {
     for (int w = 16; w >= 4; w /= 2)
         if (w <= requested && (diff & (uint64_t)(w - 1)) == 0) return w;
     return 0;
+}
+
+/* The kernel and shape of a copy: tuned options, the vector width the
+ * pointers' relative alignment allows, the kernel and its block. */
+static ptxkit_status copy_resolve(ptxkit_context *ctx, ptxkit_launch_options opt, uint64_t alignment, size_t bytes,
+                                  launch_memo_value *out) {
+    tune_apply(ctx, "copy", "bytes", bytes, &opt);
+    int width = copy_vector_width(alignment, 0, opt.vector_bytes ? opt.vector_bytes : COPY_DEFAULT_VECTOR);
+    static const char *const entries[17] = {[0] = "ptxkit_copy_shift", [4] = "ptxkit_copy_vec4",
+                                            [8] = "ptxkit_copy_vec8", [16] = "ptxkit_copy_vec16"};
+    kernel_spec spec = {.family = "copy", .entry = entries[width]};
+    define_scratch scratch = {0};
+    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_DEFAULT_UNROLL;
+    if (!options_use_jit(&opt) && unroll != COPY_DEFAULT_UNROLL)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
+                            COPY_DEFAULT_UNROLL, unroll);
+    spec_define_int(&spec, &scratch, "UNROLL", unroll);
+    ptxkit_status st = family_kernel_get(ctx, &opt, &spec, COPY_DEFAULT_BLOCK, &out->kernel, &out->block);
+    if (st != PTXKIT_SUCCESS) return st;
+    out->extra[0] = (size_t)width;
+    out->extra[1] = (size_t)unroll;
+    /* with blocks_per_sm set, a persistent grid of that many blocks per SM */
+    out->wave = 0;
+    if (opt.blocks_per_sm > 0) st = grid_size_for(out->kernel, out->block, 0, opt.blocks_per_sm, 0, &out->wave);
+    return st;
 }
 
 ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
@@ -27,42 +57,28 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_copy: %zu bytes wrap the address space", bytes);
     if (dst < src + bytes && src < dst + bytes)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: source and destination overlap");
-    tune_apply(ctx, "copy", "bytes", bytes, &opt);
 
-    int width = copy_vector_width(dst, src, opt.vector_bytes ? opt.vector_bytes : COPY_DEFAULT_VECTOR);
-    static const char *const entries[17] = {[0] = "ptxkit_copy_shift", [4] = "ptxkit_copy_vec4",
-                                            [8] = "ptxkit_copy_vec8", [16] = "ptxkit_copy_vec16"};
-    kernel_spec spec = {.family = "copy", .entry = entries[width]};
-    define_scratch scratch = {0};
-    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_DEFAULT_UNROLL;
-    if (!options_use_jit(&opt) && unroll != COPY_DEFAULT_UNROLL)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
-                            "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
-                            COPY_DEFAULT_UNROLL, unroll);
-    spec_define_int(&spec, &scratch, "UNROLL", unroll);
-
-    st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    int block;
-    st = family_kernel_get(ctx, &opt, &spec, COPY_DEFAULT_BLOCK, &fn, &block);
-    if (st == PTXKIT_SUCCESS) {
-        size_t unit = width ? (size_t)width : 4;
-        /* One block per tile of block x unroll vectors (at least one block,
-         * whose first threads also copy the edge bytes); with blocks_per_sm
-         * set, a persistent grid of that many blocks per SM instead. */
-        size_t work = bytes / unit / (width ? (size_t)unroll : 1) + 1;
-        size_t needed = (work + (size_t)block - 1) / (size_t)block;
-        if (needed > INT32_MAX) needed = INT32_MAX;
-        unsigned grid = (unsigned)needed;
-        if (opt.blocks_per_sm > 0) st = grid_size_for(ctx, fn, block, 0, opt.blocks_per_sm, needed, &grid);
-        if (st == PTXKIT_SUCCESS) {
-            CUdeviceptr d = dst, s = src;
-            unsigned long long n = bytes;
-            void *args[] = {&d, &s, &n};
-            st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)block, 1, 1, 0, stream, args);
-        }
+    /* the vector width depends on the pointers only through this */
+    const long long alignment = (long long)((dst - src) & 15);
+    launch_memo_key key = launch_memo_key_for(&copy_family, &opt, &alignment, 1, bytes);
+    launch_memo_value L;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if (!launch_memo_find(ctx, &key, &L)) {
+        if ((st = copy_resolve(ctx, opt, (uint64_t)alignment, bytes, &L)) != PTXKIT_SUCCESS) goto done;
+        launch_memo_store(ctx, &key, &L);
     }
+    const size_t width = L.extra[0], unroll = L.extra[1];
+    /* One block per tile of block x unroll vectors (at least one block,
+     * whose first threads also copy the edge bytes), or the persistent grid. */
+    size_t work = bytes / (width ? width : 4) / (width ? unroll : 1) + 1;
+    size_t needed = (work + (size_t)L.block - 1) / (size_t)L.block;
+    if (needed > INT32_MAX) needed = INT32_MAX;
+    unsigned grid = L.wave && L.wave < needed ? L.wave : (unsigned)needed;
+    CUdeviceptr d = dst, s = src;
+    unsigned long long n = bytes;
+    void *args[] = {&d, &s, &n};
+    st = ptxkit_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
+done:
     context_leave(ctx);
     return st;
 }

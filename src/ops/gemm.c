@@ -462,7 +462,7 @@ void gemm_set_cross_prefetch(int on) { atomic_store(&cross_prefetch, on < 0 ? -1
 /* The main kernel of a configuration for the call's layouts and alignment
  * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors). */
 static ptxkit_status main_kernel(ptxkit_context *ctx, ptxkit_dtype type, const gemm_config *c, const gemm_shape *sh,
-                                 bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial, CUfunction *fn) {
+                                 bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial, ptxkit_kernel **fn) {
     if (gemm_kind_of(type, &ctx->info) == GEMM_F64_TC)
         return gemm_dmma_kernel(ctx, c, sh, trans_a, trans_b, vec_a, vec_b, partial, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
@@ -489,16 +489,11 @@ static ptxkit_status main_kernel(ptxkit_context *ctx, ptxkit_dtype type, const g
     if (prefetch >= 0) spec_define_int(&spec, &scratch, "GEMM_CROSS_PREFETCH", prefetch);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
     if (st != PTXKIT_SUCCESS) return st;
-    size_t shared = gemm_shared_bytes(elem, c, trans_a, trans_b);
     /* past the static 48 KB, dynamic shared memory is opted into per function */
-    if (shared > 48 * 1024) {
-        CUresult r = ctx->cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "gemm: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    }
-    return PTXKIT_SUCCESS;
+    return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(elem, c, trans_a, trans_b), false);
 }
 
-static ptxkit_status splitk_kernel(ptxkit_context *ctx, ptxkit_dtype type, CUfunction *fn) {
+static ptxkit_status splitk_kernel(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_kernel **fn) {
     kernel_spec spec = {.family = "gemm",
                         .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_splitk_f64" : "ptxkit_gemm_splitk_f32"};
     define_scratch scratch = {0};
@@ -607,7 +602,7 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     gemm_shape sh;
     if ((st = check_config(ctx, gemm_kind_of(type, &ctx->info), &c, &sh)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
     st = main_kernel(ctx, type, &c, &sh, ta, tb, true, true, c.split_k > 1, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
@@ -652,7 +647,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
                             m, n);
 
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn, reduce_fn = NULL;
+    ptxkit_kernel *fn, *reduce_fn = NULL;
     bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     st = main_kernel(ctx, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, &fn);
     if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
@@ -668,6 +663,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     unsigned flags = (beta != 0 ? 1u : 0u) | (vector_ok(c, ldc, g.elem) ? 2u : 0u);
     unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
     unsigned grid = (unsigned)(tiles_m * tiles_n);
+    const ptxkit_dim3 threads = {(unsigned)sh.threads, 1, 1};
     if (split > 1) {
         gemm_state *s = context_state(ctx, &gemm_state_ops);
         if (!s) {
@@ -679,19 +675,20 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         st = scratch_acquire(ctx, s, stream_handle(stream), scratch_bytes, &dw);
         if (st == PTXKIT_SUCCESS) {
             void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
-            st = launch_kernel(ctx, fn, grid, 1, (unsigned)split, (unsigned)sh.threads, 1, 1, shared, stream, args);
+            st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
         }
         if (st == PTXKIT_SUCCESS) {
             int splits = split;
             void *args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
             size_t total = m * n, blocks = ceil_div(total, 256);
             size_t cap = (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1) * 8;
-            st = launch_kernel(ctx, reduce_fn, (unsigned)(blocks < cap ? blocks : cap), 1, 1, 256, 1, 1, 0, stream, args);
+            st = ptxkit_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
+                               0, stream, args);
         }
         pthread_mutex_unlock(&s->lock);
     } else {
         void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
-        st = launch_kernel(ctx, fn, grid, 1, 1, (unsigned)sh.threads, 1, 1, shared, stream, args);
+        st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
     }
 done:
     context_leave(ctx);

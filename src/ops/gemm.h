@@ -126,7 +126,7 @@ void gemm_set_mma_k(int k);
 bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, size_t why_size);
 int gemm_dmma_registers(const gemm_config *c);
 ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_config *c, const gemm_shape *sh, bool trans_a,
-                               bool trans_b, bool vec_a, bool vec_b, bool partial, CUfunction *fn);
+                               bool trans_b, bool vec_a, bool vec_b, bool partial, ptxkit_kernel **fn);
 
 /* Tiles from a configuration, and back. */
 ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c);

@@ -82,7 +82,7 @@ bool gemm_dmma_config_check(const gemm_config *c, gemm_shape *shape, char *why, 
 
 /* gemm_dmma.cu's kernel (both operands copied in 16-byte vectors where aligned). */
 ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_config *c, const gemm_shape *sh, bool trans_a,
-                                 bool trans_b, bool vec_a, bool vec_b, bool partial, CUfunction *fn) {
+                                 bool trans_b, bool vec_a, bool vec_b, bool partial, ptxkit_kernel **fn) {
     kernel_spec spec = {.family = "gemm_dmma", .entry = "ptxkit_gemm_dmma_f64"};
     define_scratch scratch = {0};
     spec_define_int(&spec, &scratch, "TRANS_A", trans_a);
@@ -100,12 +100,7 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_config *c, const 
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
     if (st != PTXKIT_SUCCESS) return st;
-    size_t shared = gemm_shared_bytes(GEMM_F64_TC, c, trans_a, trans_b);
-    if (shared > 48 * 1024) {
-        CUresult r = ctx->cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "gemm: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    }
-    return PTXKIT_SUCCESS;
+    return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(GEMM_F64_TC, c, trans_a, trans_b), false);
 }
 
 const family_desc gemm_dmma_family = {

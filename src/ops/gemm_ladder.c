@@ -40,12 +40,12 @@ double gemm_ladder_bytes_per_fma(int step) {
     return step >= 1 && step <= GEMM_LADDER_STEPS ? steps[step - 1].bytes_per_fma : 0;
 }
 
-static ptxkit_status step_kernel(ptxkit_context *ctx, const ladder_step *s, CUfunction *fn) {
+static ptxkit_status step_kernel(ptxkit_context *ctx, const ladder_step *s, ptxkit_kernel **kernel) {
     kernel_spec spec = {.family = "gemm_ladder", .entry = s->entry};
     define_scratch scratch = {0};
     spec_define_int(&spec, &scratch, "LADDER_ENTRY", s->ladder_entry);
     if (s->tile_width) spec_define_int(&spec, &scratch, "TILE_WIDTH", s->tile_width);
-    return kernel_get(ctx, &spec, fn);
+    return kernel_get(ctx, &spec, kernel);
 }
 
 static ptxkit_status check_step(ptxkit_context *ctx, const char *who, int step) {
@@ -64,8 +64,8 @@ ptxkit_status gemm_ladder_prepare(ptxkit_context *ctx, int step) {
     const ladder_step *s = &steps[step - 1];
     if (!s->entry) return gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &double_buffered);
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    st = step_kernel(ctx, s, &fn);
+    ptxkit_kernel *kernel;
+    st = step_kernel(ctx, s, &kernel);
     context_leave(ctx);
     return st;
 }
@@ -98,15 +98,16 @@ ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t
     if (c < b + bytes_b && b < c + bytes_c && k)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_ladder: C overlaps B");
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    st = step_kernel(ctx, s, &fn);
+    ptxkit_kernel *kernel;
+    st = step_kernel(ctx, s, &kernel);
     if (st == PTXKIT_SUCCESS) {
         CUdeviceptr da = a, db = b, dc = c;
         int im = (int)m, in = (int)n, ik = (int)k;
         void *args[] = {&da, &db, &dc, &im, &in, &ik};
         unsigned gx = (unsigned)((n + (size_t)s->tile - 1) / (size_t)s->tile);
         unsigned gy = (unsigned)((m + (size_t)s->tile - 1) / (size_t)s->tile);
-        st = launch_kernel(ctx, fn, gx, gy, 1, (unsigned)s->block_x, (unsigned)s->block_y, 1, 0, stream, args);
+        st = ptxkit_launch(kernel, (ptxkit_dim3){gx, gy, 1}, (ptxkit_dim3){(unsigned)s->block_x, (unsigned)s->block_y, 1}, 0,
+                           stream, args);
     }
     context_leave(ctx);
     return st;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/reduce.h"
+#include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op) {
@@ -91,30 +92,7 @@ ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_red
  * the slot included) is waited for by the new one; a stream being destroyed
  * records it first. Any number of streams may reduce at once, never sharing
  * a counter while it is in use. A launch of one block touches no scratch
- * (the kernel writes its result directly), so it takes no slot.
- *
- * Resolved launches: what a call's options resolve to (the tuned values,
- * the loaded kernel, its block size and the most blocks worth launching)
- * depends only on the operator and type, the caller's options, the size
- * bucket (through the tuning database) and the tuning state, never on the
- * pointers or the exact size. Small reductions are bound by the host's time
- * per call, so a repeat call finds its resolution here instead of
- * re-checking the tuning database and hashing the kernel's key. */
-enum { LAUNCH_CACHE = 64 };
-
-typedef struct launch_key {
-    ptxkit_launch_options options; /* the caller's, validated */
-    int op, type;                  /* as called */
-    int bucket;                    /* size bucket; -1 where tuning does not apply */
-    int mode;                      /* tune_mode; TUNE_MODE_OFF inside the tuner */
-} launch_key;
-
-typedef struct resolved_launch {
-    CUfunction fn;
-    int block;
-    unsigned per_trip;  /* elements one thread covers in one unrolled trip */
-    unsigned wave;      /* most useful blocks: one wave of resident blocks, within REDUCE_MAX_GRID */
-} resolved_launch;
+ * (the kernel writes its result directly), so it takes no slot. */
 
 typedef struct reduce_state {
     pthread_mutex_t lock;
@@ -125,12 +103,6 @@ typedef struct reduce_state {
         unsigned long long last_use;
     } slot[REDUCE_SLOTS];
     unsigned long long clock;
-    struct {
-        launch_key key;
-        unsigned generation; /* tune_generation() when it was resolved */
-        resolved_launch value;
-    } cache[LAUNCH_CACHE];
-    unsigned cache_count, cache_next, cache_last;
 } reduce_state;
 
 static void state_destroy(ptxkit_context *ctx, void *p) {
@@ -200,41 +172,6 @@ static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_state *s, CUstream
     return PTXKIT_SUCCESS;
 }
 
-static bool options_equal(const ptxkit_launch_options *a, const ptxkit_launch_options *b) {
-    return a->path == b->path && a->load_op == b->load_op && a->block_size == b->block_size &&
-           a->vector_bytes == b->vector_bytes && a->items_per_thread == b->items_per_thread &&
-           a->blocks_per_sm == b->blocks_per_sm;
-}
-
-static bool key_equal(const launch_key *a, const launch_key *b) {
-    return a->op == b->op && a->type == b->type && a->bucket == b->bucket && a->mode == b->mode &&
-           options_equal(&a->options, &b->options);
-}
-
-/* The cached resolution of key at this tuning generation (lock held). */
-static bool cache_find(reduce_state *s, const launch_key *key, unsigned generation, resolved_launch *out) {
-    /* a caller repeating one reduction hits the last entry at once */
-    for (unsigned k = 0; k < s->cache_count; k++) {
-        unsigned i = (s->cache_last + k) % s->cache_count;
-        if (s->cache[i].generation == generation && key_equal(&s->cache[i].key, key)) {
-            s->cache_last = i;
-            *out = s->cache[i].value;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Remembers a resolution (lock held), replacing the oldest when full. An
- * entry of an older generation never matches again and is replaced in turn. */
-static void cache_insert(reduce_state *s, const launch_key *key, unsigned generation, const resolved_launch *value) {
-    unsigned i = s->cache_count < LAUNCH_CACHE ? s->cache_count++ : s->cache_next++ % LAUNCH_CACHE;
-    s->cache[i].key = *key;
-    s->cache[i].generation = generation;
-    s->cache[i].value = *value;
-    s->cache_last = i;
-}
-
 /* ---- configuration ------------------------------------------------------ */
 
 typedef struct reduce_config {
@@ -284,7 +221,7 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, CUfunction *fn, int *block) {
+static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, ptxkit_kernel **kernel, int *block) {
     char entry[64];
     snprintf(entry, sizeof entry, "ptxkit_reduce_%s", c->suffix);
     kernel_spec spec = {.family = "reduce", .entry = entry};
@@ -293,19 +230,21 @@ static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, CUfunc
     spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)c->kernel_type);
     spec_define_int(&spec, &scratch, "VEC_BYTES", c->vector_bytes);
     spec_define_int(&spec, &scratch, "VEC_UNROLL", c->unroll);
-    return family_kernel_get(ctx, &c->opt, &spec, REDUCE_DEFAULT_BLOCK, fn, block);
+    return family_kernel_get(ctx, &c->opt, &spec, REDUCE_DEFAULT_BLOCK, kernel, block);
 }
 
 /* The slow path of a call (context current): tuned options, the kernel
  * (compiled or loaded if needed) and the wave of resident blocks. */
 static ptxkit_status reduce_resolve(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                    const ptxkit_launch_options *options, resolved_launch *out) {
+                                    const ptxkit_launch_options *options, launch_memo_value *out) {
     reduce_config c;
     ptxkit_status st = reduce_configure(ctx, op, type, n, options, &c);
-    if (st == PTXKIT_SUCCESS) st = reduce_kernel(ctx, &c, &out->fn, &out->block);
+    if (st == PTXKIT_SUCCESS) st = reduce_kernel(ctx, &c, &out->kernel, &out->block);
     if (st != PTXKIT_SUCCESS) return st;
-    out->per_trip = (unsigned)((size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type) * (size_t)c.unroll);
-    return grid_size_for(ctx, out->fn, out->block, 0, c.opt.blocks_per_sm, REDUCE_MAX_GRID, &out->wave);
+    /* elements one thread covers in one unrolled trip */
+    out->extra[0] = (size_t)c.vector_bytes / ptxkit_dtype_size(c.kernel_type) * (size_t)c.unroll;
+    /* most useful blocks: one wave of resident blocks, within REDUCE_MAX_GRID */
+    return grid_size_for(out->kernel, out->block, 0, c.opt.blocks_per_sm, REDUCE_MAX_GRID, &out->wave);
 }
 
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
@@ -316,9 +255,9 @@ ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dt
     reduce_config c;
     if ((st = reduce_configure(ctx, op, type, 0, options, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
-    st = reduce_kernel(ctx, &c, &fn, &block);
+    st = reduce_kernel(ctx, &c, &kernel, &block);
     context_leave(ctx);
     return st;
 }
@@ -330,56 +269,50 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if (st != PTXKIT_SUCCESS) return st;
     if ((unsigned)passes > REDUCE_PASSES_TWO)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: unknown pass count %d", (int)passes);
-    launch_key key;
-    memset(&key, 0, sizeof key);
-    if ((st = check_launch_options(ctx, options, &key.options)) != PTXKIT_SUCCESS) return st;
-    key.op = (int)op;
-    key.type = (int)type;
-    /* what tune_lookup reads, read the same way: the tuner's own calls
-     * (guarded) and PTXKIT_TUNE=off use no database, whatever the size */
-    key.mode = tune_guard_active() ? TUNE_MODE_OFF : (int)tune_mode_from_env();
-    key.bucket = key.mode == TUNE_MODE_OFF ? -1 : tune_bucket(n);
-    unsigned generation = tune_generation(); /* before resolving: a change meanwhile retires the entry */
+    ptxkit_launch_options opt;
+    if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
+    const long long selectors[2] = {op, type};
+    launch_memo_key key = launch_memo_key_for(&reduce_state_ops, &opt, selectors, 2, n);
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    launch_memo_value L;
+    if (!launch_memo_find(ctx, &key, &L)) {
+        /* resolving may compile: other threads' reductions go on meanwhile */
+        if ((st = reduce_resolve(ctx, op, type, n, &opt, &L)) != PTXKIT_SUCCESS) goto done;
+        launch_memo_store(ctx, &key, &L);
+    }
     reduce_state *s = context_state(ctx, &reduce_state_ops); /* its events need the context current */
     if (!s) {
         st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "reduce: cannot create the per-context scratch events");
         goto done;
     }
-    resolved_launch L;
     pthread_mutex_lock(&s->lock);
-    if (!cache_find(s, &key, generation, &L)) {
-        /* resolving may compile: other threads' reductions go on meanwhile */
-        pthread_mutex_unlock(&s->lock);
-        if ((st = reduce_resolve(ctx, op, type, n, &key.options, &L)) != PTXKIT_SUCCESS) goto done;
-        pthread_mutex_lock(&s->lock);
-        cache_insert(s, &key, generation, &L);
-    }
     /* One unrolled trip per thread at most where the input is small (fewer,
      * fuller blocks: less to combine at the end), one full wave of resident
      * blocks where it is large. */
-    size_t needed = ((n + L.per_trip - 1) / L.per_trip + (size_t)L.block - 1) / (size_t)L.block;
+    const size_t per_trip = L.extra[0];
+    size_t needed = ((n + per_trip - 1) / per_trip + (size_t)L.block - 1) / (size_t)L.block;
     unsigned grid = needed <= 1 ? 1u : needed < L.wave ? (unsigned)needed : L.wave;
     CUdeviceptr d_in = in, d_out = out;
     unsigned long long count = n;
     unsigned slot = 0;
     unsigned mode = passes == REDUCE_PASSES_TWO && grid > 1 ? 1u : 0u;
     void *args[] = {&d_in, &count, &d_out, &slot, &mode};
+    const ptxkit_dim3 one = {1, 1, 1}, block = {(unsigned)L.block, 1, 1};
     if (grid == 1) {
         /* no scratch: nothing to order against other streams */
         pthread_mutex_unlock(&s->lock);
-        st = launch_kernel(ctx, L.fn, 1, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
+        st = ptxkit_launch(L.kernel, one, block, 0, stream, args);
         goto done;
     }
     /* The slot's owner must not change between its choice and the launches
      * that use it: the lock is held across them. */
     st = slot_acquire(ctx, s, stream_handle(stream), &slot);
-    if (st == PTXKIT_SUCCESS) st = launch_kernel(ctx, L.fn, grid, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
     if (st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
-        st = launch_kernel(ctx, L.fn, 1, 1, 1, (unsigned)L.block, 1, 1, 0, stream, args);
+        st = ptxkit_launch(L.kernel, one, block, 0, stream, args);
     }
     pthread_mutex_unlock(&s->lock);
 done:

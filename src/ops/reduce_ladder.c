@@ -10,7 +10,7 @@
 enum { LADDER_MAX_PASSES = 48 };
 
 typedef struct ladder_plan {
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
     int passes;
     unsigned grids[LADDER_MAX_PASSES];
@@ -51,7 +51,7 @@ static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_launch_opt
 }
 
 static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   const ptxkit_launch_options *o, CUfunction *fn, int *block) {
+                                   const ptxkit_launch_options *o, ptxkit_kernel **kernel, int *block) {
     ptxkit_reduce_op kop;
     ptxkit_dtype ktype;
     const char *suffix = reduce_kernel_suffix(op, type, &kop, &ktype);
@@ -62,7 +62,7 @@ static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_
     spec_define_int(&spec, &scratch, "ONLY_STEP", step);
     spec_define_int(&spec, &scratch, "ONLY_OP", (long long)kop);
     spec_define_int(&spec, &scratch, "ONLY_TYPE", (long long)ktype);
-    return family_kernel_get(ctx, o, &spec, LADDER_DEFAULT_BLOCK, fn, block);
+    return family_kernel_get(ctx, o, &spec, LADDER_DEFAULT_BLOCK, kernel, block);
 }
 
 /* The launches for n elements. Steps 1-3 take one element per thread and
@@ -70,13 +70,13 @@ static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_
  * 7-10 run one full wave of blocks over the input, then one block. */
 static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                      const ptxkit_launch_options *o, ladder_plan *p) {
-    ptxkit_status st = ladder_kernel(ctx, step, op, type, o, &p->fn, &p->block);
+    ptxkit_status st = ladder_kernel(ctx, step, op, type, o, &p->kernel, &p->block);
     if (st != PTXKIT_SUCCESS) return st;
     size_t per_block = (size_t)p->block * (step <= 3 ? 1 : 2);
     unsigned wave = 0;
     if (step >= 7) {
         size_t needed = (n + per_block - 1) / per_block;
-        if ((st = grid_size_for(ctx, p->fn, p->block, 0, o->blocks_per_sm, needed ? needed : 1, &wave)) !=
+        if ((st = grid_size_for(p->kernel, p->block, 0, o->blocks_per_sm, needed ? needed : 1, &wave)) !=
             PTXKIT_SUCCESS)
             return st;
     }
@@ -98,14 +98,15 @@ static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduc
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status ladder_launch(ptxkit_context *ctx, const ladder_plan *p, size_t elem, ptxkit_dptr in, size_t n,
+static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, ptxkit_dptr in, size_t n,
                                    ptxkit_dptr out, ptxkit_dptr scratch, ptxkit_stream *stream) {
     CUdeviceptr src = in, region = scratch;
     unsigned long long count = n;
     for (int i = 0; i < p->passes; i++) {
         CUdeviceptr dst = i == p->passes - 1 ? out : region;
         void *args[] = {&src, &count, &dst};
-        ptxkit_status st = launch_kernel(ctx, p->fn, p->grids[i], 1, 1, (unsigned)p->block, 1, 1, 0, stream, args);
+        ptxkit_status st = ptxkit_launch(p->kernel, (ptxkit_dim3){p->grids[i], 1, 1}, (ptxkit_dim3){(unsigned)p->block, 1, 1}, 0,
+                                         stream, args);
         if (st != PTXKIT_SUCCESS) return st;
         src = dst;
         count = p->grids[i];
@@ -121,9 +122,9 @@ ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
-    st = ladder_kernel(ctx, step, op, type, &o, &fn, &block);
+    st = ladder_kernel(ctx, step, op, type, &o, &kernel, &block);
     context_leave(ctx);
     return st;
 }
@@ -160,7 +161,7 @@ ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op 
                           p.scratch_elems * elem, elem, scratch_bytes, (unsigned long long)scratch);
         goto done;
     }
-    st = ladder_launch(ctx, &p, elem, in, n, out, scratch, stream);
+    st = ladder_launch(&p, elem, in, n, out, scratch, stream);
 done:
     context_leave(ctx);
     return st;
@@ -188,7 +189,7 @@ ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduc
             goto done;
         }
     }
-    st = ladder_launch(ctx, &p, elem, in, n, out, scratch, stream);
+    st = ladder_launch(&p, elem, in, n, out, scratch, stream);
     if (scratch) {
         CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
         if (r != CUDA_SUCCESS && st == PTXKIT_SUCCESS)

@@ -5,6 +5,7 @@
 
 #include "ops/reduce.h"
 #include "ops/scan.h"
+#include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
 const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind) {
@@ -336,7 +337,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan_experiment *x, CUfunction *fn,
+static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan_experiment *x, ptxkit_kernel **kernel,
                                  int *block) {
     char entry[64];
     snprintf(entry, sizeof entry, "ptxkit_scan_%s", c->suffix);
@@ -360,19 +361,11 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
         spec_define_int(&spec, &scratch, "SCAN_STAGED", 1);
         if (c->chunks > 1) spec_define_int(&spec, &scratch, "SCAN_CHUNKS", c->chunks);
     }
-    if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, fn, block)) != PTXKIT_SUCCESS) return st;
-    if (c->staged) {
-        /* the tile is dynamic shared memory, past the default 48 KB limit;
-         * and as much of the SM's memory as possible goes to shared, for
-         * several tiles per SM (a preference the driver may round) */
-        const cuda_driver *cu = ctx->cu;
-        CUresult r = cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            (int)staged_tile_bytes(*block, c));
-        if (r == CUDA_SUCCESS)
-            r = cu->cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuFuncSetAttribute (shared memory of the staged tile)");
-    }
-    return PTXKIT_SUCCESS;
+    if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, kernel, block)) != PTXKIT_SUCCESS) return st;
+    /* the staged tile is dynamic shared memory, past the default 48 KB
+     * limit; and as much of the SM's memory as possible goes to shared, for
+     * several tiles per SM (a preference the driver may round) */
+    return c->staged ? kernel_reserve_dynamic_shared(*kernel, staged_tile_bytes(*block, c), true) : PTXKIT_SUCCESS;
 }
 
 /* Elements per tile, as cu_sources/scan.cu counts them: in the register
@@ -390,9 +383,9 @@ ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtyp
     scan_config c;
     if ((st = scan_configure(ctx, op, type, 0, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
-    st = scan_kernel(ctx, &c, NULL, &fn, &block);
+    st = scan_kernel(ctx, &c, NULL, &kernel, &block);
     context_leave(ctx);
     return st;
 }
@@ -405,9 +398,9 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     scan_config c;
     if ((st = scan_configure(ctx, op, type, n, options, NULL, &c)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
+    ptxkit_kernel *kernel;
     int block;
-    st = scan_kernel(ctx, &c, NULL, &fn, &block);
+    st = scan_kernel(ctx, &c, NULL, &kernel, &block);
     context_leave(ctx);
     if (st == PTXKIT_SUCCESS)
         *elements = tile_elements(block, &c);
@@ -419,19 +412,36 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
                        ptxkit_stream *stream, const scan_experiment *experiment) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
-    scan_config c;
-    if ((st = scan_configure(ctx, op, type, n, options, experiment, &c)) != PTXKIT_SUCCESS) return st;
-    if (n == 0) return PTXKIT_SUCCESS;
+    ptxkit_launch_options opt;
+    if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
+    if (n == 0) { /* nothing to launch: the options are still checked */
+        scan_config c;
+        return scan_configure(ctx, op, type, n, &opt, experiment, &c);
+    }
+    const size_t elem = ptxkit_dtype_size(type);
+    /* the built-in shape changes at a size that need not be a bucket's edge */
+    const long long selectors[3] = {op, type, (unsigned long long)n * elem >= SCAN_STAGED_LARGE_BYTES};
+    launch_memo_key key = launch_memo_key_for(&scan_state_ops, &opt, selectors, 3, n);
+    launch_memo_value L;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    int block;
-    if ((st = scan_kernel(ctx, &c, experiment, &fn, &block)) != PTXKIT_SUCCESS) goto done;
-
-    const size_t elem = ptxkit_dtype_size(c.kernel_type);
-    const size_t tile = tile_elements(block, &c);
+    /* experiments are resolved on every call */
+    if (experiment || !launch_memo_find(ctx, &key, &L)) {
+        scan_config c;
+        if ((st = scan_configure(ctx, op, type, n, &opt, experiment, &c)) != PTXKIT_SUCCESS ||
+            (st = scan_kernel(ctx, &c, experiment, &L.kernel, &L.block)) != PTXKIT_SUCCESS)
+            goto done;
+        L.extra[0] = tile_elements(L.block, &c);
+        L.extra[1] = c.staged ? staged_tile_bytes(L.block, &c) : 0;
+        L.extra[2] = (size_t)c.vector_bytes;
+        L.extra[3] = (c.staged ? 1u : 0u) | (c.tickets ? 2u : 0u);
+        if (!experiment) launch_memo_store(ctx, &key, &L);
+    }
+    const size_t tile = L.extra[0], vector_bytes = L.extra[2];
+    const unsigned shared = (unsigned)L.extra[1];
+    const bool staged = L.extra[3] & 1, tickets = L.extra[3] & 2;
     /* as the kernel counts: from the vector boundary (16 bytes in the staged
      * kernel) at or before `in` */
-    const ptxkit_dptr origin = c.staged ? 16 : (ptxkit_dptr)c.vector_bytes;
+    const ptxkit_dptr origin = staged ? 16 : (ptxkit_dptr)vector_bytes;
     const size_t head = (size_t)(in % origin) / elem;
     const size_t tiles = (n - 1 + head) / tile + 1;
     if (tiles > 0x7fffffffu) {
@@ -456,14 +466,14 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
         unsigned long long count = n, base = p->tickets_used;
         unsigned epoch = p->epoch;
         unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
-                         (in % (ptxkit_dptr)c.vector_bytes == out % (ptxkit_dptr)c.vector_bytes ? 2u : 0u);
+                         (in % (ptxkit_dptr)vector_bytes == out % (ptxkit_dptr)vector_bytes ? 2u : 0u);
         void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
-        const unsigned shared = c.staged ? (unsigned)staged_tile_bytes(block, &c) : 0;
-        st = launch_kernel(ctx, fn, (unsigned)tiles, 1, 1, (unsigned)block, 1, 1, shared, stream, args);
+        st = ptxkit_launch(L.kernel, (ptxkit_dim3){(unsigned)tiles, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared,
+                           stream, args);
         if (st == PTXKIT_SUCCESS) {
             /* one ticket per block, taken only when there is more than one
              * and the kernel numbers tiles by ticket */
-            if (tiles > 1 && c.tickets) p->tickets_used += tiles;
+            if (tiles > 1 && tickets) p->tickets_used += tiles;
             p->epoch++;
         }
     }

@@ -24,7 +24,7 @@ const char *scan_ladder_step_name(int step) {
 }
 
 typedef struct ladder_plan {
-    CUfunction scan, add;
+    ptxkit_kernel *scan, *add;
     int block;
     size_t per_block; /* elements one block scans */
     int levels;
@@ -100,20 +100,21 @@ static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduc
 /* Level k scans counts[k] elements from src into dst; with more than one
  * block its block sums go to the next region of scratch, are scanned by
  * level k+1 in place (exclusive), and are added back. */
-static ptxkit_status ladder_launch(ptxkit_context *ctx, const ladder_plan *p, size_t elem, int level, ptxkit_dptr src,
+static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, int level, ptxkit_dptr src,
                                    ptxkit_dptr dst, ptxkit_dptr region, unsigned exclusive, ptxkit_stream *stream) {
     const size_t m = p->counts[level];
     const size_t blocks = (m + p->per_block - 1) / p->per_block;
     CUdeviceptr in = src, out = dst, sums = level + 1 < p->levels ? region : 0;
     unsigned long long count = m;
     void *args[] = {&in, &count, &out, &sums, &exclusive};
-    ptxkit_status st = launch_kernel(ctx, p->scan, (unsigned)blocks, 1, 1, (unsigned)p->block, 1, 1, 0, stream, args);
+    const ptxkit_dim3 grid = {(unsigned)blocks, 1, 1}, block = {(unsigned)p->block, 1, 1};
+    ptxkit_status st = ptxkit_launch(p->scan, grid, block, 0, stream, args);
     if (st != PTXKIT_SUCCESS || !sums) return st;
-    st = ladder_launch(ctx, p, elem, level + 1, sums, sums, region + (CUdeviceptr)(blocks * elem), 1, stream);
+    st = ladder_launch(p, elem, level + 1, sums, sums, region + (CUdeviceptr)(blocks * elem), 1, stream);
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long per_block = p->per_block;
     void *add_args[] = {&out, &count, &sums, &per_block};
-    return launch_kernel(ctx, p->add, (unsigned)blocks, 1, 1, (unsigned)p->block, 1, 1, 0, stream, add_args);
+    return ptxkit_launch(p->add, grid, block, 0, stream, add_args);
 }
 
 ptxkit_status scan_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
@@ -162,7 +163,7 @@ ptxkit_status scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kind ki
                           p.scratch_elems * elem, elem, scratch_bytes, (unsigned long long)scratch);
         goto done;
     }
-    st = ladder_launch(ctx, &p, elem, 0, in, out, scratch, kind == PTXKIT_SCAN_EXCLUSIVE, stream);
+    st = ladder_launch(&p, elem, 0, in, out, scratch, kind == PTXKIT_SCAN_EXCLUSIVE, stream);
 done:
     context_leave(ctx);
     return st;
@@ -191,7 +192,7 @@ ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind
             goto done;
         }
     }
-    st = ladder_launch(ctx, &p, elem, 0, in, out, scratch, kind == PTXKIT_SCAN_EXCLUSIVE, stream);
+    st = ladder_launch(&p, elem, 0, in, out, scratch, kind == PTXKIT_SCAN_EXCLUSIVE, stream);
     if (scratch) {
         CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
         if (r != CUDA_SUCCESS && st == PTXKIT_SUCCESS)

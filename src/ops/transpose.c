@@ -7,9 +7,15 @@
 #include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "transpose_defaults.h"
+#include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
 /* What the precompiled PTX is generated with (transpose.cu's defaults). */
+/* Tags of the two resolutions remembered per context (launch_memo.h): the
+ * configuration of (options, type, shape class, size), and the kernel of a
+ * configuration. */
+static const char resolve_memo, run_memo;
+
 static const transpose_config ptx_config = {
     .tile = TRANSPOSE_PTX_TILE, .block_size = TRANSPOSE_PTX_BLOCK, .vector_bytes = TRANSPOSE_PTX_VECTOR};
 
@@ -213,33 +219,37 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     if (tiles_x > 0x7fffffffu || tiles_y > 0x7fffffffu || tiles_x * tiles_y > 0x7fffffffu)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "transpose: %zu x %zu needs more than 2^31 tiles", rows, cols);
 
-    char entry[40];
-    snprintf(entry, sizeof entry, "transpose_%s_%s", transpose_kind_name(kind), elem == 8 ? "b64" : "b32");
-    kernel_spec spec = {.family = "transpose", .entry = entry};
-    define_scratch scratch = {0};
-    if (jit) {
-        spec_define_int(&spec, &scratch, "TILE", config->tile);
-        spec_define_int(&spec, &scratch, "VEC_BYTES", config->vector_bytes);
-        if (sector) spec_define_int(&spec, &scratch, "SECTOR_ALIGN", 1);
-    }
     opt.block_size = config->block_size; /* the PTX's own on that path: checked above */
+    const long long selectors[4] = {type, kind,
+                                    (long long)config->tile << 32 | (long long)config->block_size << 8 | config->vector_bytes,
+                                    sector};
+    launch_memo_key key = launch_memo_key_for(&run_memo, &opt, selectors, 4, count);
+    launch_memo_value L;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    int block = 0;
-    st = family_kernel_get(ctx, &opt, &spec, config->block_size, &fn, &block);
-    /* a tile wider than 64 is dynamic shared memory, past the static 48 KB */
-    unsigned dynamic = config->tile > 64 ? (unsigned)tile_bytes(config, kind, elem, sector) : 0;
-    if (st == PTXKIT_SUCCESS && dynamic) {
-        CUresult r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
-        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "transpose: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    if (!launch_memo_find(ctx, &key, &L)) {
+        char entry[40];
+        snprintf(entry, sizeof entry, "transpose_%s_%s", transpose_kind_name(kind), elem == 8 ? "b64" : "b32");
+        kernel_spec spec = {.family = "transpose", .entry = entry};
+        define_scratch scratch = {0};
+        if (jit) {
+            spec_define_int(&spec, &scratch, "TILE", config->tile);
+            spec_define_int(&spec, &scratch, "VEC_BYTES", config->vector_bytes);
+            if (sector) spec_define_int(&spec, &scratch, "SECTOR_ALIGN", 1);
+        }
+        st = family_kernel_get(ctx, &opt, &spec, config->block_size, &L.kernel, &L.block);
+        /* a tile wider than 64 is dynamic shared memory, past the static 48 KB */
+        L.extra[0] = config->tile > 64 ? tile_bytes(config, kind, elem, sector) : 0;
+        if (st == PTXKIT_SUCCESS && L.extra[0]) st = kernel_reserve_dynamic_shared(L.kernel, L.extra[0], false);
+        if (st != PTXKIT_SUCCESS) goto done;
+        launch_memo_store(ctx, &key, &L);
     }
-    if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr d = dst, s = src;
-        unsigned long long r = rows, c = cols;
-        unsigned tx = (unsigned)tiles_x;
-        void *args[] = {&d, &s, &r, &c, &tx, &flags};
-        st = launch_kernel(ctx, fn, (unsigned)(tiles_x * tiles_y), 1, 1, (unsigned)block, 1, 1, dynamic, stream, args);
-    }
+    CUdeviceptr d = dst, s = src;
+    unsigned long long r = rows, c = cols;
+    unsigned tx = (unsigned)tiles_x;
+    void *args[] = {&d, &s, &r, &c, &tx, &flags};
+    st = ptxkit_launch(L.kernel, (ptxkit_dim3){(unsigned)(tiles_x * tiles_y), 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1},
+                       L.extra[0], stream, args);
+done:
     context_leave(ctx);
     return st;
 }
@@ -307,9 +317,30 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
                                size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
                                ptxkit_stream *stream) {
     ptxkit_launch_options opt;
-    transpose_config config;
-    ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, &opt, &config);
+    ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve says why */
+        return transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0});
+    /* what transpose_resolve gives depends on the shape through its class
+     * and the tuning bucket only */
+    const long long selectors[3] = {type, kind, transpose_shape_aligned(type, rows, cols)};
+    launch_memo_key key = launch_memo_key_for(&resolve_memo, &opt, selectors, 3, transpose_tune_size(rows, cols));
+    launch_memo_value R;
+    transpose_config config;
+    if (launch_memo_find(ctx, &key, &R)) {
+        config = (transpose_config){(int)R.extra[0], (int)R.extra[1], (int)R.extra[2]};
+        opt.block_size = R.block;
+        opt.items_per_thread = (int)R.extra[3];
+        opt.vector_bytes = (int)R.wave;
+    } else {
+        ptxkit_launch_options used;
+        if ((st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config)) != PTXKIT_SUCCESS) return st;
+        opt = used;
+        R = (launch_memo_value){.block = opt.block_size, .wave = (unsigned)opt.vector_bytes,
+                                .extra = {(size_t)config.tile, (size_t)config.block_size, (size_t)config.vector_bytes,
+                                          (size_t)opt.items_per_thread}};
+        launch_memo_store(ctx, &key, &R);
+    }
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
 }
 

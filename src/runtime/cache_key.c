@@ -1,4 +1,6 @@
-/* Identity of a compiled kernel. */
+/* What a compiled kernel's identity is made of beside its request: the
+ * NVRTC build, the built-in headers and a program's text (kernel_cache.c
+ * builds the keys from them). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,17 +14,13 @@
 
 #include "runtime/runtime.h"
 
-static int compare_strings(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* NVRTC's build, not only its version number: the identity (size,
  * modification time, version) of the shared object that is loaded. Reading
  * it needs NVRTC loaded, which costs ~6 ms even when the disk cache holds the
  * kernel, so the identity is also recorded in the cache directory, keyed by
  * the environment that chooses the library, and reused while that file is
  * unchanged on disk. Read once per process. */
-static XXH128_hash_t nvrtc_identity_hash;
+static XXH128_hash_t nvrtc_identity_hash_value;
 static pthread_once_t nvrtc_identity_once = PTHREAD_ONCE_INIT;
 
 typedef struct nvrtc_identity {
@@ -92,7 +90,7 @@ static void nvrtc_identity_compute(void) {
     nvrtc_identity_major = id.major;
     nvrtc_identity_minor = id.minor;
     long long fields[4] = {id.major, id.minor, id.size, id.mtime};
-    nvrtc_identity_hash = XXH3_128bits(fields, sizeof fields);
+    nvrtc_identity_hash_value = XXH3_128bits(fields, sizeof fields);
 }
 
 bool nvrtc_identity_version(int *major, int *minor) {
@@ -102,74 +100,9 @@ bool nvrtc_identity_version(int *major, int *minor) {
     return nvrtc_identity_major > 0;
 }
 
-/* Hash of a family's source and every header it may include, computed once
- * per family and process: a registry hit then costs one short hash. */
-static XXH128_hash_t family_text_hash(const char *family) {
-    static struct {
-        char name[64];
-        XXH128_hash_t hash;
-    } memo[64];
-    static int memo_count;
-    static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&memo_lock);
-    for (int i = 0; i < memo_count; i++)
-        if (strcmp(memo[i].name, family) == 0) {
-            XXH128_hash_t h = memo[i].hash;
-            pthread_mutex_unlock(&memo_lock);
-            return h;
-        }
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
-    char source_name[96];
-    snprintf(source_name, sizeof source_name, "%s.cu", family);
-    for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        if (embedded_is_header(files[i].name) || strcmp(files[i].name, source_name) == 0) {
-            XXH3_128bits_update(&state, files[i].name, len + 1);
-            XXH3_128bits_update(&state, files[i].text, files[i].size);
-        }
-    }
-    XXH128_hash_t h = XXH3_128bits_digest(&state);
-    if (memo_count < 64 && strlen(family) < sizeof memo[0].name) {
-        snprintf(memo[memo_count].name, sizeof memo[0].name, "%s", family);
-        memo[memo_count++].hash = h;
-    }
-    pthread_mutex_unlock(&memo_lock);
-    return h;
-}
-
-/* The key of what state has hashed, with NVRTC's identity for compiled
- * images (the compiler's build decides their code). */
-static cache_key finish_key(XXH3_state_t *state, bool with_nvrtc) {
-    if (with_nvrtc) {
-        pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
-        XXH3_128bits_update(state, &nvrtc_identity_hash, sizeof nvrtc_identity_hash);
-    }
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(state));
-    cache_key key;
-    memcpy(key.bytes, canon.digest, sizeof key.bytes);
-    return key;
-}
-
-cache_key cache_key_for(const char *family, const char *const *defines, int define_count, int arch, int driver_version) {
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
-    XXH3_128bits_update(&state, PTXKIT_VERSION_STRING, sizeof PTXKIT_VERSION_STRING);
-    XXH3_128bits_update(&state, family, strlen(family) + 1);
-    XXH128_hash_t text = family_text_hash(family);
-    XXH3_128bits_update(&state, &text, sizeof text);
-    /* Defines are order-insensitive. */
-    const char *sorted[PTXKIT_MAX_DEFINES + 2];
-    int n = define_count < PTXKIT_MAX_DEFINES + 2 ? define_count : PTXKIT_MAX_DEFINES + 2;
-    memcpy(sorted, defines, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, compare_strings);
-    for (int i = 0; i < n; i++) XXH3_128bits_update(&state, sorted[i], strlen(sorted[i]) + 1);
-    int numbers[2] = {arch, driver_version};
-    XXH3_128bits_update(&state, numbers, sizeof numbers);
-    return finish_key(&state, true);
+text_hash nvrtc_identity_hash(void) {
+    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+    return (text_hash){nvrtc_identity_hash_value.low64, nvrtc_identity_hash_value.high64};
 }
 
 text_hash text_hash_of(const char *name, const char *source, const char *const *header_names,
@@ -186,8 +119,8 @@ text_hash text_hash_of(const char *name, const char *source, const char *const *
     return (text_hash){h.low64, h.high64};
 }
 
-/* Every embedded header, which any user program may include. */
-static XXH128_hash_t builtin_headers_hash;
+/* Every embedded header, which any program may include. */
+static XXH128_hash_t builtin_headers_value;
 static pthread_once_t builtin_headers_once = PTHREAD_ONCE_INIT;
 
 static void builtin_headers_compute(void) {
@@ -202,53 +135,12 @@ static void builtin_headers_compute(void) {
             XXH3_128bits_update(&state, files[i].text, files[i].size);
         }
     }
-    builtin_headers_hash = XXH3_128bits_digest(&state);
+    builtin_headers_value = XXH3_128bits_digest(&state);
 }
 
-/* Parts of a key are separated by a tag byte and lengths, so that no two
- * different inputs hash the same byte stream. */
-static void hash_string(XXH3_state_t *state, char tag, const char *s) {
-    size_t len = strlen(s);
-    XXH3_128bits_update(state, &tag, 1);
-    XXH3_128bits_update(state, &len, sizeof len);
-    XXH3_128bits_update(state, s, len);
-}
-
-cache_key cache_key_for_program(text_hash program, const char *const *defines, int define_count,
-                                const char *const *options, int option_count, const char *entry, int arch,
-                                int driver_version) {
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
-    hash_string(&state, 'v', PTXKIT_VERSION_STRING);
-    hash_string(&state, 'k', "user program");
-    XXH3_128bits_update(&state, &program, sizeof program);
+text_hash builtin_headers_hash(void) {
     pthread_once(&builtin_headers_once, builtin_headers_compute);
-    XXH3_128bits_update(&state, &builtin_headers_hash, sizeof builtin_headers_hash);
-    /* Defines are order-insensitive (distinct -D of one name are an error
-     * anyway); options are not ("-Xptxas" takes the next one). */
-    enum { SORT_MAX = 64 };
-    const char *sorted[SORT_MAX];
-    int n = define_count < SORT_MAX ? define_count : SORT_MAX;
-    memcpy(sorted, defines, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, compare_strings);
-    for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
-    for (int i = 0; i < option_count; i++) hash_string(&state, 'O', options[i]);
-    hash_string(&state, 'E', entry);
-    int numbers[2] = {arch, driver_version};
-    XXH3_128bits_update(&state, numbers, sizeof numbers);
-    return finish_key(&state, true);
-}
-
-cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version) {
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
-    hash_string(&state, 'v', PTXKIT_VERSION_STRING);
-    hash_string(&state, 'k', kind);
-    XXH3_128bits_update(&state, &size, sizeof size);
-    XXH3_128bits_update(&state, bytes, size);
-    int numbers[2] = {arch, driver_version};
-    XXH3_128bits_update(&state, numbers, sizeof numbers);
-    return finish_key(&state, false);
+    return (text_hash){builtin_headers_value.low64, builtin_headers_value.high64};
 }
 
 void cache_key_hex(const cache_key *key, char out[33]) {

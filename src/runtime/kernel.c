@@ -83,7 +83,7 @@ ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_
     ptxkit_status st = check_block_threads(k, block_threads, shared);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
-    st = grid_size_for(k->ctx, k->fn, block_threads, shared, 0, max_blocks, grid);
+    st = grid_size_for(k, block_threads, shared, 0, max_blocks, grid);
     context_leave(k->ctx);
     return st;
 }
@@ -106,6 +106,19 @@ ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *k, size_t byte
     return PTXKIT_SUCCESS;
 }
 
+ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool prefer_shared) {
+    /* a family raises the limit of a kernel other threads may launch: the
+     * limit only grows, and is read and written whole */
+    if (bytes <= (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED)) return PTXKIT_SUCCESS;
+    const cuda_driver *cu = k->ctx->cu;
+    CUresult r = cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+    if (r == CUDA_SUCCESS && prefer_shared)
+        r = cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+    if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncSetAttribute (dynamic shared memory)");
+    __atomic_store_n(&k->max_dynamic_shared, (int)bytes, __ATOMIC_RELAXED);
+    return PTXKIT_SUCCESS;
+}
+
 /* Dimensions and shared memory against the limits, without the driver. */
 static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_dim3 *block, size_t shared) {
     ptxkit_context *ctx = k->ctx;
@@ -125,7 +138,8 @@ static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_di
                                 b[i], ctx->max_block[i]);
     }
     unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
-    if (threads > (unsigned long long)k->max_threads || shared > (size_t)k->max_dynamic_shared)
+    if (threads > (unsigned long long)k->max_threads ||
+        shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
         return check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
     return PTXKIT_SUCCESS;
 }

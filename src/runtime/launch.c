@@ -1,20 +1,11 @@
-/* Kernel selection by path, grid sizing and launch. */
+/* The families' kernels by path (through the kernel cache), grid sizing,
+ * and the checks of their launch options. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
-
-ptxkit_status launch_kernel(ptxkit_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                            unsigned by, unsigned bz, unsigned shared_bytes, ptxkit_stream *stream, void **args) {
-    CUresult r = ctx->cu->cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared_bytes, stream_handle(stream), args, NULL);
-    if (r == CUDA_SUCCESS) return PTXKIT_SUCCESS;
-    char what[128];
-    snprintf(what, sizeof what, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u, %u B shared)", gx, gy, gz, bx, by, bz,
-             shared_bytes);
-    ptxkit_status st = record_cuda_error(ctx, r, what);
-    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
-}
+#include "runtime/kernel_cache.h"
+#include "runtime/program.h"
 
 /* ---- resident blocks per SM ----------------------------------------------
  * They never change while a function's module is loaded (as long as its
@@ -77,10 +68,11 @@ static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int blo
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status grid_size_for(ptxkit_context *ctx, CUfunction fn, int block_size, size_t shared_bytes, int blocks_per_sm,
-                            size_t max_useful, unsigned *grid) {
+ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm, size_t max_useful,
+                            unsigned *grid) {
+    ptxkit_context *ctx = k->ctx;
     int resident = 0;
-    ptxkit_status st = resident_blocks(ctx, fn, block_size, shared_bytes, &resident);
+    ptxkit_status st = resident_blocks(ctx, k->fn, block_size, shared_bytes, &resident);
     if (st != PTXKIT_SUCCESS) return st;
     if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
     size_t g = (size_t)resident * (size_t)ctx->info.sm_count;
@@ -131,8 +123,31 @@ bool options_use_jit(const ptxkit_launch_options *o) {
     return o->path == PTXKIT_PATH_JIT || (o->path == PTXKIT_PATH_AUTO && nvrtc_identity_version(NULL, NULL));
 }
 
+ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out) {
+    if (!spec || !spec->family || !spec->entry || spec->define_count < 0 || spec->define_count > PTXKIT_MAX_DEFINES)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: malformed kernel spec");
+    char source[96];
+    snprintf(source, sizeof source, "%s.cu", spec->family);
+    const ptxkit_program *program = builtin_program(source);
+    if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s in this build", source);
+    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = program, .defines = spec->defines,
+                          .define_count = spec->define_count, .entry = spec->entry};
+    return kernel_cache_get(ctx, &req, out);
+}
+
+ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, ptxkit_load_op op, const char *entry,
+                             ptxkit_kernel **out) {
+    if (!ptxkit_load_op_name(op))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "unknown load operator %d", (int)op);
+    const embedded_file *file = embedded_find(ptx_name);
+    if (!file) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no precompiled PTX file %s in this build", ptx_name);
+    kernel_request req = {.kind = KERNEL_FROM_PTX, .image = file->text, .image_size = file->size, .image_name = file->name,
+                          .load_op = op, .entry = entry};
+    return kernel_cache_get(ctx, &req, out);
+}
+
 static ptxkit_status jit_kernel(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,
-                                int block, CUfunction *out) {
+                                int block, ptxkit_kernel **out) {
     kernel_spec full = *spec;
     define_scratch scratch = {0};
     if (!spec_define_int(&full, &scratch, "BLOCK_SIZE", block) ||
@@ -142,7 +157,7 @@ static ptxkit_status jit_kernel(ptxkit_context *ctx, const ptxkit_launch_options
 }
 
 ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options *o, const kernel_spec *spec,
-                                int default_block, CUfunction *out, int *block_used) {
+                                int default_block, ptxkit_kernel **out, int *block_used) {
     int block = 0;
     ptxkit_status st = check_block_size(ctx, o->block_size, default_block, &block);
     if (st != PTXKIT_SUCCESS) return st;
@@ -160,9 +175,8 @@ ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options
         return jit_kernel(ctx, o, spec, block, out);
     }
     if (st != PTXKIT_SUCCESS) return st;
-    int fixed = 0;
-    CUresult r = ctx->cu->cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *out);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuFuncGetAttribute");
+    /* the PTX's kernels carry __launch_bounds__ of the block they were generated for */
+    int fixed = (*out)->max_threads;
     if (o->block_size && o->block_size != fixed)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "the precompiled PTX of %s is built for %d threads per block, not %d: use the JIT path for other "

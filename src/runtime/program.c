@@ -9,24 +9,15 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/runtime.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/program.h"
 
-#define MAX_OPTIONS 32
+#define MAX_OPTIONS PROGRAM_MAX_OPTIONS
 #define MAX_PROGRAM_HEADERS 48
 #define MAX_SOURCE_BYTES ((size_t)64 << 20)
 
-struct ptxkit_program {
-    char *name;
-    char *source;
-    char **header_names, **header_texts;
-    int header_count;
-    char *options[MAX_OPTIONS];
-    int option_count;
-    text_hash hash; /* of name, source and headers */
-};
-
 ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
-    if (!p) return PTXKIT_SUCCESS;
+    if (!p || p->builtin) return PTXKIT_SUCCESS;
     for (int i = 0; i < p->header_count; i++) {
         free(p->header_names[i]);
         free(p->header_texts[i]);
@@ -148,8 +139,8 @@ static ptxkit_status check_entry(ptxkit_context *ctx, const char *entry, const c
     return PTXKIT_SUCCESS;
 }
 
-static compile_request request_for(const ptxkit_program *p, const char *entry, const char *const *defines,
-                                   int define_count) {
+compile_request program_request(const ptxkit_program *p, const char *name_expression, const char *const *defines,
+                                int define_count) {
     return (compile_request){
         .name = p->name,
         .source = p->source,
@@ -161,8 +152,36 @@ static compile_request request_for(const ptxkit_program *p, const char *entry, c
         .define_count = define_count,
         .options = (const char *const *)p->options,
         .option_count = p->option_count,
-        .name_expression = entry,
+        .name_expression = name_expression,
     };
+}
+
+/* The families' sources, each a program made on first use. The table holds
+ * immutable copies of the library's own text, so it is a memo, not state:
+ * every context and thread sees the same programs. */
+enum { BUILTIN_PROGRAMS = 32 };
+static struct ptxkit_program builtin_programs[BUILTIN_PROGRAMS];
+static int builtin_program_count;
+static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const ptxkit_program *builtin_program(const char *source_name) {
+    const embedded_file *file = embedded_find(source_name);
+    if (!file) return NULL;
+    const ptxkit_program *found = NULL;
+    pthread_mutex_lock(&builtin_lock);
+    for (int i = 0; i < builtin_program_count && !found; i++)
+        if (builtin_programs[i].source == file->text) found = &builtin_programs[i];
+    if (!found && builtin_program_count < BUILTIN_PROGRAMS) {
+        struct ptxkit_program *p = &builtin_programs[builtin_program_count];
+        p->name = (char *)file->name;
+        p->source = (char *)file->text;
+        p->builtin = true;
+        p->hash = text_hash_of(p->name, p->source, NULL, NULL, 0);
+        builtin_program_count++;
+        found = p;
+    }
+    pthread_mutex_unlock(&builtin_lock);
+    return found;
 }
 
 ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry, const char *const *defines,
@@ -178,7 +197,7 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
     /* NULL entry: the whole module (the name checked is a stand-in) */
     ptxkit_status st = check_entry(NULL, entry ? entry : "*", defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
-    compile_request req = request_for(p, entry, defines, define_count);
+    compile_request req = program_request(p, entry, defines, define_count);
     compile_output o;
     if ((st = compile_source(NULL, &req, arch, want_ptx != 0, &o)) != PTXKIT_SUCCESS) return st;
     out->image = o.image;
@@ -198,49 +217,6 @@ void ptxkit_compiled_free(ptxkit_compiled *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* The disk cache keeps a kernel's lowered name beside its image: a C++
- * entry's name in the CUBIN is only known from NVRTC, which a warm process
- * must not load. */
-static cache_key lowered_name_key(const cache_key *key) {
-    return cache_key_for_bytes("lowered name", key->bytes, sizeof key->bytes, 0, 0);
-}
-
-/* The image and lowered name of a kernel: disk cache, else NVRTC (then
- * stored). *lowered is malloc'd. */
-static ptxkit_status user_image(ptxkit_context *ctx, const ptxkit_program *p, const char *entry,
-                                const char *const *defines, int define_count, const cache_key *key, void **image,
-                                bool *is_cubin, char **lowered) {
-    disk_cache *disk = disk_cache_open(NULL);
-    size_t size = 0, name_size = 0;
-    void *name = NULL;
-    bool name_cubin;
-    cache_key name_key = lowered_name_key(key);
-    if (disk_cache_read(disk, &name_key, &name, &name_size, &name_cubin) && name_size > 0 &&
-        memchr(name, 0, name_size) == (char *)name + name_size - 1 &&
-        disk_cache_read(disk, key, image, &size, is_cubin)) {
-        disk_cache_close(disk);
-        *lowered = name;
-        return PTXKIT_SUCCESS;
-    }
-    free(name);
-    compile_request req = request_for(p, entry, defines, define_count);
-    compile_output out;
-    ptxkit_status st = compile_source(ctx, &req, ctx->arch, false, &out);
-    if (st == PTXKIT_SUCCESS) {
-        /* name first: an image without its name is a miss, never a wrong name */
-        disk_cache_write(disk, &name_key, out.lowered_name, strlen(out.lowered_name) + 1, false);
-        disk_cache_write(disk, key, out.image, out.size, out.is_cubin);
-        *image = out.image;
-        *is_cubin = out.is_cubin;
-        *lowered = out.lowered_name;
-        out.image = NULL;
-        out.lowered_name = NULL;
-        compile_output_free(&out);
-    }
-    disk_cache_close(disk);
-    return st;
-}
-
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
                                 int define_count, ptxkit_kernel **out) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
@@ -248,49 +224,10 @@ ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const ch
     *out = NULL;
     ptxkit_status st = check_entry(ctx, entry, defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
-    cache_key key = cache_key_for_program(p->hash, defines, define_count, (const char *const *)p->options,
-                                          p->option_count, entry, ctx->arch, ctx->cu->version);
-    void *object = NULL;
-    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
-        *out = object;
-        return PTXKIT_SUCCESS;
-    }
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUmodule module;
-    if (!registry_lookup(ctx, &key, NULL, &module, NULL) || !module) module = NULL;
-    void *image = NULL;
-    char *lowered = NULL;
-    bool is_cubin = false;
-    char what[1200];
-    snprintf(what, sizeof what, "%s, entry %s", p->name, entry);
-    if (!module) {
-        st = user_image(ctx, p, entry, defines, define_count, &key, &image, &is_cubin, &lowered);
-        if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, !is_cubin, &module);
-        if (st == PTXKIT_SUCCESS) module = registry_add_module(ctx, &key, module);
-    }
-    free(image);
-    if (st == PTXKIT_SUCCESS && !lowered) {
-        /* The module was registered by another thread that has not yet
-         * registered its kernel. Its lowered name is in the disk cache, or,
-         * when the cache is off or could not be written, comes from NVRTC
-         * again: never an error for a kernel that compiled. */
-        void *unused = NULL;
-        st = user_image(ctx, p, entry, defines, define_count, &key, &unused, &is_cubin, &lowered);
-        free(unused);
-    }
-    CUfunction fn = NULL;
-    if (st == PTXKIT_SUCCESS) {
-        CUresult r = ctx->cu->cuModuleGetFunction(&fn, module, lowered);
-        if (r != CUDA_SUCCESS)
-            st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no kernel '%s' in the compiled module", what, lowered);
-    }
-    free(lowered);
-    if (st == PTXKIT_SUCCESS) {
-        *out = kernel_object(ctx, &key, fn);
-        if (!*out) st = PTXKIT_ERROR_OUT_OF_MEMORY;
-    }
-    context_leave(ctx);
-    return st;
+    /* the application's entry is a C++ name expression, lowered by NVRTC */
+    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
+                          .entry = entry, .name_expression = true};
+    return kernel_cache_get(ctx, &req, out);
 }
 
 const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }

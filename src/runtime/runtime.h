@@ -200,15 +200,13 @@ ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char
                              int extra_count, compile_output *out);
 void compile_output_free(compile_output *out);
 
-/* The loaded function for a JIT kernel: from the context's registry when it
- * was loaded before, else from the disk cache, else compiled by NVRTC. */
-ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, CUfunction *out);
-
-/* The loaded function `entry` of the embedded PTX file `ptx_name`
- * ("copy.ptx") with its plain global loads given the cache operator op
- * (DEFAULT leaves them plain), loading the module on first use. */
+/* A family's kernel compiled by NVRTC with spec's defines, through the
+ * kernel cache (the built-in program over cu_sources/<family>.cu). */
+ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out);
+/* The kernel `entry` of the embedded PTX file `ptx_name` ("copy.ptx") with
+ * its plain global loads given op (DEFAULT leaves them plain). */
 ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, ptxkit_load_op op, const char *entry,
-                             CUfunction *out);
+                             ptxkit_kernel **out);
 
 /* Whether options->path means the JIT path here (AUTO: where NVRTC is present). */
 bool options_use_jit(const ptxkit_launch_options *options);
@@ -221,19 +219,19 @@ bool options_use_jit(const ptxkit_launch_options *options);
  * explicit different block size is PTXKIT_ERROR_UNSUPPORTED. *block_used
  * receives the block size to launch with. */
 ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options *options,
-                                const kernel_spec *spec, int default_block, CUfunction *out,
+                                const kernel_spec *spec, int default_block, ptxkit_kernel **out,
                                 int *block_used);
-
-/* Launches fn with a 3D grid and block. args as for cuLaunchKernel. */
-ptxkit_status launch_kernel(ptxkit_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
-                            unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
-                            ptxkit_stream *stream, void **args);
 
 /* Grid for a grid-stride kernel: resident blocks per SM (from occupancy,
  * asked of the driver once per context and kernel shape; capped by
  * blocks_per_sm when > 0) x SM count, at most max_useful (0: no cap). */
-ptxkit_status grid_size_for(ptxkit_context *ctx, CUfunction fn, int block_size, size_t shared_bytes,
-                            int blocks_per_sm, size_t max_useful, unsigned *grid);
+ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm,
+                            size_t max_useful, unsigned *grid);
+
+/* Raises k's dynamic shared memory limit to at least bytes (asking the
+ * driver only when it must), with the SM's memory preferring shared when
+ * prefer_shared. Context current. */
+ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool prefer_shared);
 
 /* Validates a caller's block size: a power of two in [32, 1024] and within
  * the device limit. 0 is replaced by `fallback`. */
@@ -251,32 +249,24 @@ typedef struct cache_key {
     unsigned char bytes[16];
 } cache_key;
 
-/* Key of a kernel: source, defines (order-insensitive), arch, NVRTC and
- * driver versions and the library version. */
-cache_key cache_key_for(const char *family, const char *const *defines, int define_count, int arch,
-                        int driver_version);
+typedef struct text_hash {
+    uint64_t lo, hi;
+} text_hash;
+
 void cache_key_hex(const cache_key *key, char out[33]);
 
 /* A 128-bit hash of a program's name, source and headers, computed once per
  * program so that a kernel lookup hashes only its defines. */
-typedef struct text_hash {
-    uint64_t lo, hi;
-} text_hash;
 text_hash text_hash_of(const char *name, const char *source, const char *const *header_names,
                        const char *const *header_texts, int header_count);
 
-/* Key of a user kernel: the program's text hash, defines (order-insensitive),
- * options (in order), entry or name expression, the embedded headers it may
- * include, arch, driver, NVRTC identity and library version. */
-cache_key cache_key_for_program(text_hash program, const char *const *defines, int define_count,
-                                const char *const *options, int option_count, const char *entry, int arch,
-                                int driver_version);
 /* A hash of a program's name, source, headers and options (the tuning
  * record's code hash of a tunable bound to it). 0 for NULL. */
 unsigned long long program_code_digest(const ptxkit_program *p);
-
-/* Key of an image the application gave (kind: "ptx", "cubin", ...). */
-cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, int arch, int driver_version);
+/* NVRTC's identity (its build: version, size and time of the shared
+ * object) and every embedded header, as hashed into compiled kernels' keys. */
+text_hash nvrtc_identity_hash(void);
+text_hash builtin_headers_hash(void);
 
 /* NVRTC's version as the cache keys see it: from the identity record in the
  * cache directory when it is current, so that a warm process never loads
@@ -332,9 +322,9 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
 
 module_registry *module_registry_create(void);
 void module_registry_destroy(ptxkit_context *ctx, module_registry *registry);
-/* What is registered under key: a function, a module, an object handed to
- * the application (any may be NULL). False when nothing is. */
-bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUfunction *fn, CUmodule *module, void **object);
+/* What is registered under key: a module, an object handed out (either may
+ * be NULL). False when nothing is. */
+bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUmodule *module, void **object);
 /* Registers a freshly loaded module under key (the context owns it from
  * now); when another thread registered the same key first, ours is
  * unloaded and theirs returned. */

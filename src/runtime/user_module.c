@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/ptx_rewrite.h"
-#include "runtime/runtime.h"
+#include "runtime/kernel_cache.h"
 
 struct ptxkit_module {
     ptxkit_context *ctx;
@@ -58,35 +57,20 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
                             "ptxkit_module_load: a %s is machine code: its cache operators cannot be changed (give PTX)",
                             kind_name(kind));
 
-    char *text = NULL;
-    size_t text_size = 0;
-    ptx_rewrite_stats stats = {0};
-    if (kind == IMAGE_PTX) {
-        char why[256] = "";
-        ptxkit_status st = ptx_rewrite_loads(image, size, o->load_op, &text, &text_size, &stats, why, sizeof why);
-        if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "ptxkit_module_load: %s", why);
-    }
-    const void *loaded = kind == IMAGE_PTX ? (const void *)text : image;
-    size_t loaded_size = kind == IMAGE_PTX ? text_size : size;
-    cache_key key = cache_key_for_bytes(kind_name(kind), loaded, loaded_size, ctx->arch, ctx->cu->version);
+    kernel_request req = {.kind = kind == IMAGE_PTX ? KERNEL_FROM_PTX : KERNEL_FROM_IMAGE, .image = image,
+                          .image_size = size, .load_op = o->load_op};
+    cache_key key = kernel_cache_key(&req, KEY_MODULE, ctx->arch, ctx->cu->version);
     void *object = NULL;
-    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
-        free(text);
+    if (registry_lookup(ctx, &key, NULL, &object) && object) {
         *out = object;
         return PTXKIT_SUCCESS;
     }
     ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) {
-        free(text);
-        return st;
-    }
-    char what[96];
-    snprintf(what, sizeof what, "application %s (load operator %s)", kind_name(kind), ptxkit_load_op_name(o->load_op));
+    if (st != PTXKIT_SUCCESS) return st;
     CUmodule module;
-    st = load_image(ctx, what, loaded, kind == IMAGE_PTX, &module);
-    free(text);
+    ptx_rewrite_stats stats;
+    st = kernel_cache_module(ctx, &req, &module, &stats);
     if (st == PTXKIT_SUCCESS) {
-        module = registry_add_module(ctx, &key, module);
         ptxkit_module *m = calloc(1, sizeof *m);
         if (m) {
             *m = (ptxkit_module){ctx, module, key, stats.rewritten, stats.kept_operator + stats.kept_ordered};
@@ -101,24 +85,8 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
 ptxkit_status ptxkit_module_kernel(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
     if (!m || !entry || !out)
         return record_error(m ? m->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_kernel: NULL argument");
-    *out = NULL;
-    ptxkit_context *ctx = m->ctx;
-    cache_key key = cache_key_for_bytes(entry, m->key.bytes, sizeof m->key.bytes, 0, 0);
-    void *object = NULL;
-    if (registry_lookup(ctx, &key, NULL, NULL, &object) && object) {
-        *out = object;
-        return PTXKIT_SUCCESS;
-    }
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUfunction fn;
-    CUresult r = ctx->cu->cuModuleGetFunction(&fn, m->module, entry);
-    if (r != CUDA_SUCCESS)
-        st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel '%s' in the module (C++ kernels have mangled names)", entry);
-    else if ((*out = kernel_object(ctx, &key, fn)) == NULL)
-        st = PTXKIT_ERROR_OUT_OF_MEMORY;
-    context_leave(ctx);
-    return st;
+    kernel_request req = {.kind = KERNEL_FROM_MODULE, .module_key = &m->key, .entry = entry};
+    return kernel_cache_get(m->ctx, &req, out);
 }
 
 ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *m, int *rewritten, int *kept) {

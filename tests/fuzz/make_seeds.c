@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../family_key.h"
 #include "runtime/runtime.h"
 #include "tuned/db.h"
 #include "tune/record.h"

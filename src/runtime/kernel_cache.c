@@ -1,0 +1,239 @@
+/* The kernel cache: one key function and one path for every kernel source
+ * (kernel_cache.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "runtime/kernel_cache.h"
+#include "runtime/program.h"
+
+static int compare_strings(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Parts of a key are separated by a tag byte and lengths, so that no two
+ * different inputs hash the same byte stream. */
+static void hash_bytes(XXH3_state_t *state, char tag, const void *bytes, size_t len) {
+    XXH3_128bits_update(state, &tag, 1);
+    XXH3_128bits_update(state, &len, sizeof len);
+    XXH3_128bits_update(state, bytes, len);
+}
+
+static void hash_string(XXH3_state_t *state, char tag, const char *s) { hash_bytes(state, tag, s, strlen(s)); }
+
+static cache_key digest(XXH3_state_t *state) {
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(state));
+    cache_key key;
+    memcpy(key.bytes, canon.digest, sizeof key.bytes);
+    return key;
+}
+
+static cache_key module_key(const kernel_request *req, int arch, int driver_version) {
+    if (req->kind == KERNEL_FROM_MODULE) return *req->module_key;
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    hash_string(&state, 'v', PTXKIT_VERSION_STRING);
+    int numbers[3] = {(int)req->kind, arch, driver_version};
+    hash_bytes(&state, 'n', numbers, sizeof numbers);
+    if (req->kind == KERNEL_FROM_PROGRAM) {
+        const ptxkit_program *p = req->program;
+        hash_bytes(&state, 't', &p->hash, sizeof p->hash);
+        /* every embedded header, which any program may include */
+        text_hash builtin = builtin_headers_hash();
+        hash_bytes(&state, 'b', &builtin, sizeof builtin);
+        /* Defines are order-insensitive (distinct -D of one name are an
+         * error anyway); options are not ("-Xptxas" takes the next one). */
+        enum { SORT_MAX = 64 };
+        const char *sorted[SORT_MAX];
+        int n = req->define_count < SORT_MAX ? req->define_count : SORT_MAX;
+        if (n > 0) memcpy(sorted, req->defines, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, compare_strings);
+        for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
+        for (int i = 0; i < p->option_count; i++) hash_string(&state, 'O', p->options[i]);
+        if (req->name_expression && req->entry) hash_string(&state, 'E', req->entry);
+        /* the compiler's build decides the code */
+        text_hash nvrtc = nvrtc_identity_hash();
+        hash_bytes(&state, 'r', &nvrtc, sizeof nvrtc);
+    } else {
+        if (req->image_name) hash_string(&state, 'I', req->image_name);
+        else hash_bytes(&state, 'i', req->image, req->image_size);
+        int op = req->kind == KERNEL_FROM_PTX ? (int)req->load_op : -1;
+        hash_bytes(&state, 'o', &op, sizeof op);
+    }
+    return digest(&state);
+}
+
+cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, int driver_version) {
+    cache_key module = module_key(req, arch, driver_version);
+    if (part == KEY_MODULE) return module;
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    hash_bytes(&state, 'm', module.bytes, sizeof module.bytes);
+    if (part == KEY_KERNEL) hash_string(&state, 'e', req->entry ? req->entry : "");
+    else hash_string(&state, 'l', "lowered name");
+    return digest(&state);
+}
+
+static cache_key key_in(const ptxkit_context *ctx, const kernel_request *req, key_part part) {
+    return kernel_cache_key(req, part, ctx->arch, ctx->cu->version);
+}
+
+/* What the request is, for messages. */
+static void describe(const kernel_request *req, char *out, size_t size) {
+    switch (req->kind) {
+    case KERNEL_FROM_PROGRAM:
+        snprintf(out, size, "%s%s%s", req->program->name, req->entry ? ", entry " : "", req->entry ? req->entry : "");
+        break;
+    case KERNEL_FROM_PTX:
+        snprintf(out, size, "%s with %s loads", req->image_name ? req->image_name : "PTX", ptxkit_load_op_name(req->load_op));
+        break;
+    case KERNEL_FROM_IMAGE: snprintf(out, size, "application image"); break;
+    case KERNEL_FROM_MODULE: snprintf(out, size, "module"); break;
+    }
+}
+
+/* A compiled program's image (and, for a name expression, the lowered
+ * name, malloc'd): from disk, else NVRTC (then stored on disk). The name is
+ * written before the image: an image without its name is a miss, never a
+ * wrong name. */
+static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *req, const cache_key *key, void **image,
+                                    bool *is_cubin, char **lowered) {
+    disk_cache *disk = disk_cache_open(NULL);
+    size_t size = 0, name_size = 0;
+    void *name = NULL;
+    bool name_cubin;
+    cache_key name_key = key_in(ctx, req, KEY_LOWERED_NAME);
+    bool named = !req->name_expression ||
+                 (disk_cache_read(disk, &name_key, &name, &name_size, &name_cubin) && name_size > 0 &&
+                  memchr(name, 0, name_size) == (char *)name + name_size - 1);
+    if (named && disk_cache_read(disk, key, image, &size, is_cubin)) {
+        disk_cache_close(disk);
+        *lowered = name;
+        return PTXKIT_SUCCESS;
+    }
+    free(name);
+    compile_request creq =
+        program_request(req->program, req->name_expression ? req->entry : NULL, req->defines, req->define_count);
+    compile_output out;
+    ptxkit_status st = compile_source(ctx, &creq, ctx->arch, false, &out);
+    if (st == PTXKIT_SUCCESS) {
+        /* a cache that cannot be written costs speed, never correctness */
+        if (req->name_expression) disk_cache_write(disk, &name_key, out.lowered_name, strlen(out.lowered_name) + 1, false);
+        disk_cache_write(disk, key, out.image, out.size, out.is_cubin);
+        *image = out.image;
+        *is_cubin = out.is_cubin;
+        *lowered = out.lowered_name;
+        out.image = NULL;
+        out.lowered_name = NULL;
+        compile_output_free(&out);
+    }
+    disk_cache_close(disk);
+    return st;
+}
+
+/* Loads what the request produces and registers the module (lowered: a
+ * compiled name expression's lowered name, malloc'd, or NULL). */
+static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request *req, const cache_key *key,
+                                      CUmodule *module, ptx_rewrite_stats *stats, char **lowered) {
+    char what[1200];
+    describe(req, what, sizeof what);
+    void *image = NULL;
+    bool is_ptx = false;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    switch (req->kind) {
+    case KERNEL_FROM_PROGRAM: {
+        bool is_cubin = false;
+        st = compiled_image(ctx, req, key, &image, &is_cubin, lowered);
+        is_ptx = !is_cubin;
+        break;
+    }
+    case KERNEL_FROM_PTX: {
+        char why[256] = "";
+        size_t size = 0;
+        char *text = NULL;
+        st = ptx_rewrite_loads(req->image, req->image_size, req->load_op, &text, &size, stats, why, sizeof why);
+        if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "%s: %s", what, why);
+        image = text;
+        is_ptx = true;
+        break;
+    }
+    case KERNEL_FROM_IMAGE:
+        st = load_image(ctx, what, req->image, false, module);
+        if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+        return st;
+    case KERNEL_FROM_MODULE:
+        return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "kernel cache: the module is not loaded in this context");
+    }
+    if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, is_ptx, module);
+    free(image);
+    if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+    return st;
+}
+
+ptxkit_status kernel_cache_module(ptxkit_context *ctx, const kernel_request *req, CUmodule *module,
+                                  ptx_rewrite_stats *stats) {
+    cache_key key = key_in(ctx, req, KEY_MODULE);
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (registry_lookup(ctx, &key, module, NULL) && *module) {
+        if (stats && req->kind == KERNEL_FROM_PTX) {
+            /* the counts of a module another caller loaded: rewrite again to count */
+            char *text = NULL, why[8];
+            size_t size;
+            if (ptx_rewrite_loads(req->image, req->image_size, req->load_op, &text, &size, stats, why, sizeof why) ==
+                PTXKIT_SUCCESS)
+                free(text);
+        }
+        return PTXKIT_SUCCESS;
+    }
+    char *lowered = NULL;
+    ptxkit_status st = produce_and_load(ctx, req, &key, module, stats, &lowered);
+    free(lowered);
+    return st;
+}
+
+ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, ptxkit_kernel **out) {
+    *out = NULL;
+    if (!req->entry) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel cache: no entry point");
+    cache_key kernel_key = key_in(ctx, req, KEY_KERNEL);
+    void *object = NULL;
+    if (registry_lookup(ctx, &kernel_key, NULL, &object) && object) {
+        *out = object;
+        return PTXKIT_SUCCESS;
+    }
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    cache_key key = key_in(ctx, req, KEY_MODULE);
+    CUmodule module = NULL;
+    char *lowered = NULL;
+    if (!registry_lookup(ctx, &key, &module, NULL) || !module) st = produce_and_load(ctx, req, &key, &module, NULL, &lowered);
+    if (st == PTXKIT_SUCCESS && req->name_expression && !lowered) {
+        /* The module was registered by another thread (or an earlier call
+         * that failed after loading). The lowered name is on disk, or, when
+         * the cache is off or could not be written, comes from NVRTC again:
+         * never an error for a kernel that compiled. */
+        void *unused = NULL;
+        bool is_cubin;
+        st = compiled_image(ctx, req, &key, &unused, &is_cubin, &lowered);
+        free(unused);
+    }
+    const char *name = lowered ? lowered : req->entry;
+    CUfunction fn = NULL;
+    if (st == PTXKIT_SUCCESS) {
+        CUresult r = ctx->cu->cuModuleGetFunction(&fn, module, name);
+        if (r != CUDA_SUCCESS) {
+            char what[1200];
+            describe(req, what, sizeof what);
+            st = record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: no kernel '%s' in the module%s", what, name,
+                              req->kind == KERNEL_FROM_IMAGE || req->kind == KERNEL_FROM_MODULE
+                                  ? " (C++ kernels have mangled names)" : "");
+        }
+    }
+    free(lowered);
+    if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn)) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    context_leave(ctx);
+    return st;
+}

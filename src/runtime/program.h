@@ -1,0 +1,34 @@
+/* A program: the text NVRTC compiles (an application's source with its
+ * headers and options, or a built-in family's embedded source). The kernel
+ * cache reads it; program.c makes it. */
+#ifndef PTXKIT_RUNTIME_PROGRAM_H
+#define PTXKIT_RUNTIME_PROGRAM_H
+
+#include <stdbool.h>
+
+#include "runtime/runtime.h"
+
+#define PROGRAM_MAX_OPTIONS 32
+
+struct ptxkit_program {
+    char *name;
+    char *source;
+    char **header_names, **header_texts;
+    int header_count;
+    char *options[PROGRAM_MAX_OPTIONS];
+    int option_count;
+    text_hash hash;   /* of name, source and headers */
+    bool builtin;     /* a family's embedded source: text borrowed, never freed */
+};
+
+/* The built-in program over the embedded source `source_name` ("copy.cu"),
+ * made once per process (its text is the library's own and never changes);
+ * NULL when the library holds no such source. */
+const ptxkit_program *builtin_program(const char *source_name);
+
+/* What NVRTC is given to compile `entry` of p with defines (entry NULL or
+ * a plain name: no name expression is registered). */
+compile_request program_request(const ptxkit_program *p, const char *name_expression, const char *const *defines,
+                                int define_count);
+
+#endif
