@@ -77,7 +77,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     CUdeviceptr d = dst, s = src;
     unsigned long long n = bytes;
     void *args[] = {&d, &s, &n};
-    st = ptxkit_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
+    st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
 done:
     context_leave(ctx);
     return st;

@@ -675,20 +675,20 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         st = scratch_acquire(ctx, s, stream_handle(stream), scratch_bytes, &dw);
         if (st == PTXKIT_SUCCESS) {
             void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
-            st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
+            st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
         }
         if (st == PTXKIT_SUCCESS) {
             int splits = split;
             void *args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
             size_t total = m * n, blocks = ceil_div(total, 256);
             size_t cap = (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1) * 8;
-            st = ptxkit_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
+            st = kernel_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
                                0, stream, args);
         }
         pthread_mutex_unlock(&s->lock);
     } else {
         void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
-        st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
+        st = kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
     }
 done:
     context_leave(ctx);

@@ -106,7 +106,7 @@ ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t
         void *args[] = {&da, &db, &dc, &im, &in, &ik};
         unsigned gx = (unsigned)((n + (size_t)s->tile - 1) / (size_t)s->tile);
         unsigned gy = (unsigned)((m + (size_t)s->tile - 1) / (size_t)s->tile);
-        st = ptxkit_launch(kernel, (ptxkit_dim3){gx, gy, 1}, (ptxkit_dim3){(unsigned)s->block_x, (unsigned)s->block_y, 1}, 0,
+        st = kernel_launch(kernel, (ptxkit_dim3){gx, gy, 1}, (ptxkit_dim3){(unsigned)s->block_x, (unsigned)s->block_y, 1}, 0,
                            stream, args);
     }
     context_leave(ctx);

@@ -301,18 +301,18 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if (grid == 1) {
         /* no scratch: nothing to order against other streams */
         pthread_mutex_unlock(&s->lock);
-        st = ptxkit_launch(L.kernel, one, block, 0, stream, args);
+        st = kernel_launch(L.kernel, one, block, 0, stream, args);
         goto done;
     }
     /* The slot's owner must not change between its choice and the launches
      * that use it: the lock is held across them. */
     st = slot_acquire(ctx, s, stream_handle(stream), &slot);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
+    if (st == PTXKIT_SUCCESS) st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
     if (st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
-        st = ptxkit_launch(L.kernel, one, block, 0, stream, args);
+        st = kernel_launch(L.kernel, one, block, 0, stream, args);
     }
     pthread_mutex_unlock(&s->lock);
 done:

@@ -105,7 +105,7 @@ static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, ptxkit_dpt
     for (int i = 0; i < p->passes; i++) {
         CUdeviceptr dst = i == p->passes - 1 ? out : region;
         void *args[] = {&src, &count, &dst};
-        ptxkit_status st = ptxkit_launch(p->kernel, (ptxkit_dim3){p->grids[i], 1, 1}, (ptxkit_dim3){(unsigned)p->block, 1, 1}, 0,
+        ptxkit_status st = kernel_launch(p->kernel, (ptxkit_dim3){p->grids[i], 1, 1}, (ptxkit_dim3){(unsigned)p->block, 1, 1}, 0,
                                          stream, args);
         if (st != PTXKIT_SUCCESS) return st;
         src = dst;

@@ -468,7 +468,7 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
         unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
                          (in % (ptxkit_dptr)vector_bytes == out % (ptxkit_dptr)vector_bytes ? 2u : 0u);
         void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
-        st = ptxkit_launch(L.kernel, (ptxkit_dim3){(unsigned)tiles, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared,
+        st = kernel_launch(L.kernel, (ptxkit_dim3){(unsigned)tiles, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared,
                            stream, args);
         if (st == PTXKIT_SUCCESS) {
             /* one ticket per block, taken only when there is more than one

@@ -108,13 +108,13 @@ static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, int level,
     unsigned long long count = m;
     void *args[] = {&in, &count, &out, &sums, &exclusive};
     const ptxkit_dim3 grid = {(unsigned)blocks, 1, 1}, block = {(unsigned)p->block, 1, 1};
-    ptxkit_status st = ptxkit_launch(p->scan, grid, block, 0, stream, args);
+    ptxkit_status st = kernel_launch(p->scan, grid, block, 0, stream, args);
     if (st != PTXKIT_SUCCESS || !sums) return st;
     st = ladder_launch(p, elem, level + 1, sums, sums, region + (CUdeviceptr)(blocks * elem), 1, stream);
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long per_block = p->per_block;
     void *add_args[] = {&out, &count, &sums, &per_block};
-    return ptxkit_launch(p->add, grid, block, 0, stream, add_args);
+    return kernel_launch(p->add, grid, block, 0, stream, add_args);
 }
 
 ptxkit_status scan_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,

@@ -247,7 +247,7 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     unsigned long long r = rows, c = cols;
     unsigned tx = (unsigned)tiles_x;
     void *args[] = {&d, &s, &r, &c, &tx, &flags};
-    st = ptxkit_launch(L.kernel, (ptxkit_dim3){(unsigned)(tiles_x * tiles_y), 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1},
+    st = kernel_launch(L.kernel, (ptxkit_dim3){(unsigned)(tiles_x * tiles_y), 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1},
                        L.extra[0], stream, args);
 done:
     context_leave(ctx);

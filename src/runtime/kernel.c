@@ -153,20 +153,32 @@ static ptxkit_status launch_failed(ptxkit_context *ctx, CUresult r, const ptxkit
     return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
 }
 
+/* The checked launch itself, with k's context current. */
+static ptxkit_status launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                    ptxkit_stream *stream, void **args) {
+    CUresult r = k->ctx->cu->cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shared,
+                                            stream_handle(stream), args, NULL);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
+}
+
+ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
+                            void **args) {
+    ptxkit_status st = check_launch(k, &grid, &block, shared);
+    return st == PTXKIT_SUCCESS ? launch_checked(k, grid, block, shared, stream, args) : st;
+}
+
 ptxkit_status ptxkit_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch: kernel is NULL");
     ptxkit_status st = check_launch(k, &grid, &block, shared);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_context *ctx = k->ctx;
-    const cuda_driver *cu = ctx->cu;
     CUcontext current = NULL;
-    bool push = cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context;
+    bool push = ctx->cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context;
     if (push && (st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUresult r = cu->cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shared,
-                                    stream_handle(stream), args, NULL);
+    st = launch_checked(k, grid, block, shared, stream, args);
     if (push) context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
+    return st;
 }
 
 ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,

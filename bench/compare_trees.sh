@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds two ptxkit trees on a GPU machine and runs the same benchmarks on
+# both in alternating fresh processes (default settings, default cache
+# directory, no environment), so a change is measured against its base in
+# one run: BASE (default .base, e.g. `git archive <rev> | tar -x -C .base`)
+# and the working tree. Logs go to $OUT (default ./compare-out), one file per
+# tree and benchmark.
+# Usage: bench/compare_trees.sh [STAGES] with STAGES from "build tests
+# sanitize launch host copy reduce scan transpose gemm" (default all).
+# ROUNDS (default 3) fresh processes per benchmark and tree.
+set -u
+STAGES=${1:-"build tests sanitize launch host copy reduce scan transpose gemm"}
+BASE=${BASE:-.base}
+OUT=${OUT:-./compare-out}
+ROUNDS=${ROUNDS:-3}
+mkdir -p "$OUT"
+[ -f .devdeps/setup.sh ] && source .devdeps/setup.sh
+has() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
+t0=$(date +%s)
+stamp() { echo "== $* ($(( $(date +%s) - t0 )) s)"; }
+declare -A TREE=([base]="$BASE" [new]=".")
+
+build_tree() { # name dir
+    (cd "$2" && rm -rf build && meson setup build -Dcub_compare=disabled >/dev/null && ninja -C build >/dev/null) \
+        >"$OUT/build-$1.log" 2>&1 || { tail -30 "$OUT/build-$1.log"; return 1; }
+    if ls .cubbin/libptxkit-cub-* >/dev/null 2>&1; then
+        mkdir -p "$2/build/bench" && cp .cubbin/ptxkit-cub-* .cubbin/libptxkit-cub-* "$2/build/bench/" 2>/dev/null
+    fi
+    cc -O2 -I"$2/include" bench/host_cost.c -L"$2/build" -lptxkit -Wl,-rpath,"$PWD/$2/build" -o "$2/build/host_cost"
+}
+
+if has build; then
+    stamp build
+    for t in base new; do build_tree $t "${TREE[$t]}" || exit 1; done
+fi
+if has tests; then
+    stamp tests
+    meson test -C build --suite gpu --print-errorlogs --num-processes 4 >"$OUT/tests.log" 2>&1
+    grep -E "^ *[0-9]+/[0-9]+ " "$OUT/tests.log" | sort -u -k2 >"$OUT/tests-summary.txt"
+    cat "$OUT/tests-summary.txt"
+fi
+if has sanitize; then
+    stamp sanitize
+    for t in ${SANITIZE:-test_gpu_graph test_gpu_runtime test_gpu_copy test_gpu_user}; do
+        [ -x build/tests/$t ] || continue
+        for tool in memcheck racecheck synccheck; do
+            echo "-- $tool $t"
+            PTXKIT_TEST_SMALL=1 timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool \
+                --target-processes application-only ./build/tests/$t 2>&1 | tail -4
+        done
+    done >"$OUT/sanitize.log" 2>&1
+fi
+# each benchmark: ROUNDS fresh processes per tree, base and new alternating
+run_both() { # name command...
+    local name=$1; shift
+    for i in $(seq "$ROUNDS"); do
+        for t in base new; do
+            stamp "$name $t run $i" >>"$OUT/$name-$t.txt"
+            (cd "${TREE[$t]}" && timeout 300 "$@") >>"$OUT/$name-$t.txt" 2>&1
+        done
+    done
+}
+P=build/tools/ptxkit
+if has launch; then
+    stamp launch
+    run_both launch $P bench launch
+    run_both startup $P bench startup --runs 5
+    run_both startup-user $P bench startup --user --runs 5
+fi
+has host && { stamp host; run_both host build/host_cost; }
+has copy && { stamp copy; run_both copy $P bench copy --size 1073741824; }
+has reduce && { stamp reduce; run_both reduce $P bench reduce --compare --csv; }
+has scan && { stamp scan; run_both scan $P bench scan --compare --csv; }
+has transpose && { stamp transpose; run_both transpose $P bench transpose --shape 4097x4095 --shape 8192x8192 --csv; }
+has gemm && { stamp gemm; run_both gemm $P bench gemm --compare; }
+stamp done
