@@ -5,6 +5,7 @@
 #include "copy_defaults.h"
 #include "ops/family.h"
 #include "runtime/runtime.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/tuned.h"
 
 /* Widest vector both addresses allow when advanced together, capped by the
@@ -16,8 +17,8 @@ static int copy_vector_width(ptxkit_dptr dst, ptxkit_dptr src, int requested) {
     return 0;
 }
 
-ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
+static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                              const ptxkit_launch_options *options, ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
@@ -64,6 +65,18 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
         }
     }
     context_leave(ctx);
+    return st;
+}
+
+/* Nothing of copy's is capture-unsafe but a first kernel load and
+ * auto-tuning: the guard covers both (runtime/stream_scratch.h). */
+ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = copy_run(ctx, dst, src, bytes, options, stream);
+    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/runtime.h"
 #include "transpose_defaults.h"
 #include "tuned/tuned.h"
+#include "runtime/stream_scratch.h"
 
 /* What the precompiled PTX is generated with (transpose.cu's defaults). */
 static const transpose_config ptx_config = {
@@ -308,9 +309,15 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
                                ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     transpose_config config;
-    ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, &opt, &config);
+    /* a first kernel load and auto-tuning are what a capture must be kept
+     * from here (runtime/stream_scratch.h) */
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
     if (st != PTXKIT_SUCCESS) return st;
-    return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+    st = transpose_resolve(ctx, type, rows, cols, kind, options, &opt, &config);
+    if (st == PTXKIT_SUCCESS) st = transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+    capture_guard_leave(ctx, &guard);
+    return st;
 }
 
 /* ---- the family's descriptor (ops/family.h) ---------------------------- */
