@@ -591,7 +591,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         stream_scratch h;
         if ((st = stream_scratch_acquire(ctx, &gemm_scratch, stream, capturing, &h)) != PTXKIT_SUCCESS) goto done;
         /* room to grow a little without a new buffer */
-        st = stream_scratch_grow(ctx, &h, scratch_bytes, scratch_bytes + scratch_bytes / 2);
+        st = stream_scratch_grow(ctx, &h, scratch_bytes,
+                                 scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
         dw = h.buffer;
         if (st == PTXKIT_SUCCESS) {
             void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};

@@ -339,18 +339,20 @@ ptxkit_status stream_scratch_grow(ptxkit_context *ctx, stream_scratch *h, size_t
     if (want < needed) want = needed;
     ptxkit_status st = retire_buffer(ctx, p, s, h->stream);
     if (st != PTXKIT_SUCCESS) return st;
+    /* the payload described the old buffer: zeroed now, so that a failed
+     * allocation leaves a slot that grows again, never stale state */
+    if (s->payload) memset(s->payload, 0, p->client->payload_bytes);
+    h->buffer = 0;
+    h->bytes = 0;
     CUdeviceptr d = 0;
     CUresult r = ctx->cu->cuMemAlloc(&d, want);
     if (r != CUDA_SUCCESS) {
-        h->buffer = 0;
-        h->bytes = 0;
         char what[96];
         snprintf(what, sizeof what, "%s: cuMemAlloc of %zu bytes of stream scratch", p->client->who, want);
         return record_cuda_error(ctx, r, what);
     }
     s->buffer = d;
     s->bytes = want;
-    if (s->payload) memset(s->payload, 0, p->client->payload_bytes);
     h->buffer = d;
     h->bytes = want;
     return PTXKIT_SUCCESS;
