@@ -236,6 +236,27 @@ ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stre
 /* The CUstream behind a stream (NULL stream: the default stream). */
 void *ptxkit_stream_handle(ptxkit_stream *stream);
 
+/* CUDA graph capture. The ops (copy, reduce, scan, transpose, gemm) may be
+ * called on a stream being captured (cuStreamBeginCapture on
+ * ptxkit_stream_handle); they then record their launches and, during
+ * capture, allocate nothing, wait for nothing, read nothing back and tune
+ * nothing (PTXKIT_TUNE=auto reads the database as cached does). A kernel
+ * not loaded yet is loaded during the call, the calling thread's capture
+ * mode relaxed meanwhile so that a global-mode capture stays valid.
+ * Scratch: reduce (above one block of work), scan and split-K gemm use
+ * per-stream scratch. During capture a call uses only the scratch its
+ * stream already holds: run the op once on that stream, with the same or a
+ * larger problem, before beginning the capture. Where it holds none (a
+ * stream that never ran the op, or lost its scratch to other streams), or
+ * too little, the call returns PTXKIT_ERROR_UNSUPPORTED, records nothing,
+ * and the capture stays usable. Scratch a capture used stays with its
+ * stream until ptxkit_stream_destroy: launch the graph on that stream (or
+ * ordered with its work), while it exists; replays are then correct in any
+ * order with the stream's other calls. When every scratch slot of an op
+ * (16 for reduce and scan, 4 for gemm) belongs to such streams, uncaptured
+ * calls on other streams return PTXKIT_ERROR_UNSUPPORTED.
+ * ptxkit_reduce_to_host and the ladders allocate and wait: not capturable. */
+
 ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out);
 ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event);
 ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream);
@@ -326,7 +347,8 @@ int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * (float32) / 1e-13 (float64) of sum |x_i| from the exact sum. Float min/max
  * ignore NaNs as fminf/fmaxf do. One launch; any number of streams may
  * reduce at the same time. options->items_per_thread counts 16-byte (or
- * vector_bytes) loads in flight per thread. */
+ * vector_bytes) loads in flight per thread. During capture (see the stream
+ * functions): UNSUPPORTED where the stream holds no scratch yet. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
                             ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream);
 /* Same, and waits for the result: `result` points to one element of `type`.
@@ -401,7 +423,9 @@ int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * bound of a sequential sum over tiles (typical errors are far smaller, and
  * grow like the square root of the tile count). Which earlier prefix a tile
  * builds on depends on timing, so float sums may differ in their last bits
- * from run to run; integer results never do. */
+ * from run to run; integer results never do. During capture (see the stream
+ * functions): UNSUPPORTED where the stream holds no scratch, or too little
+ * for n; a captured scan clears its tile status words in the graph. */
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                           ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                           ptxkit_stream *stream);
@@ -517,8 +541,9 @@ typedef struct ptxkit_gemm_tiles {
  * else the built-in one; else a whole configuration (bm .. stages all set;
  * split_k optional), INVALID_ARGUMENT when the kernel cannot run it. JIT only:
  * NO_NVRTC where NVRTC is missing and the kernel is not in the disk cache.
- * Split-K uses per-context scratch: calls on different streams stay
- * correct, ordered through it. */
+ * Split-K uses per-stream scratch: calls on different streams stay
+ * correct, ordered through it. During capture (see the stream functions):
+ * UNSUPPORTED where split-K needs more scratch than the stream holds. */
 ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
                           double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,

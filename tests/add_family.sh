@@ -101,7 +101,7 @@ ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, si
         CUdeviceptr d = out, s = in;
         unsigned long long count = n;
         void *args[] = {&d, &s, &count, &factor};
-        st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
+        st = kernel_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
     }
     context_leave(ctx);
     return st;

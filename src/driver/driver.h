@@ -33,6 +33,7 @@
     X(cuStreamGetCtx, 9020)                                                    \
     X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000)      \
     X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                    \
+    X(cuEventQuery, 2000)                                                      \
     X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000)                        \
     X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
     X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
@@ -42,7 +43,8 @@
 #define DRIVER_OPTIONAL_ENTRIES(X)                                             \
     X(cuLaunchKernelEx, 11060) X(cuCtxResetPersistingL2Cache, 11000)           \
     X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)                   \
-    X(cuStreamGetAttribute, 11000)
+    X(cuStreamGetAttribute, 11000) X(cuStreamIsCapturing, 10000)              \
+    X(cuThreadExchangeStreamCaptureMode, 10010)
 
 /* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
  * rename declaration and uses alike. */

@@ -6,6 +6,7 @@
 #include "copy_defaults.h"
 #include "ops/family.h"
 #include "runtime/runtime.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
@@ -46,8 +47,8 @@ static ptxkit_status copy_resolve(ptxkit_context *ctx, ptxkit_launch_options opt
     return st;
 }
 
-ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
+static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                              const ptxkit_launch_options *options, ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
@@ -80,6 +81,18 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
 done:
     context_leave(ctx);
+    return st;
+}
+
+/* Nothing of copy's is capture-unsafe but a first kernel load and
+ * auto-tuning: the guard covers both (runtime/stream_scratch.h). */
+ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = copy_run(ctx, dst, src, bytes, options, stream);
+    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -11,6 +11,7 @@
 
 #include "ops/family.h"
 #include "ops/gemm.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/lookup.h"
 
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op) {
@@ -276,96 +277,13 @@ int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_co
 }
 
 /* ---- split-K scratch -------------------------------------------------------
- * One buffer per context, owned by the stream that used it last: a call on
- * another stream first waits for an event recorded on the owner, so two
- * streams never share it at once. An outgrown buffer may still be in use
- * by launches in flight: it is freed with the context. */
-typedef struct gemm_state {
-    pthread_mutex_t lock;
-    CUdeviceptr buffer;
-    size_t bytes;
-    CUstream owner;
-    bool owned, pending;
-    CUevent handover;
-    CUdeviceptr *retired;
-    size_t retired_count, retired_capacity;
-} gemm_state;
+ * A buffer per stream among the GEMM_SCRATCH_SLOTS most recently used, from
+ * the stream scratch pool (runtime/stream_scratch.h: hand-over by event,
+ * outgrown buffers freed once their work is done, capture rules). A few
+ * slots, not one: a stream whose work a graph captured keeps its slot. */
+enum { GEMM_SCRATCH_SLOTS = 4 };
 
-static void state_destroy(ptxkit_context *ctx, void *p) {
-    gemm_state *s = p;
-    ctx->cu->cuCtxSynchronize();
-    if (s->buffer) ctx->cu->cuMemFree(s->buffer);
-    for (size_t i = 0; i < s->retired_count; i++) ctx->cu->cuMemFree(s->retired[i]);
-    if (s->handover) ctx->cu->cuEventDestroy(s->handover);
-    free(s->retired);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
-}
-
-static void *state_create(ptxkit_context *ctx) {
-    gemm_state *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    pthread_mutex_init(&s->lock, NULL);
-    if (ctx->cu->cuEventCreate(&s->handover, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-        s->handover = NULL;
-        state_destroy(ctx, s);
-        return NULL;
-    }
-    return s;
-}
-
-static void state_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
-    gemm_state *s = p;
-    pthread_mutex_lock(&s->lock);
-    if (s->owned && s->owner == stream) {
-        if (ctx->cu->cuEventRecord(s->handover, stream) == CUDA_SUCCESS) s->pending = true;
-        else ctx->cu->cuStreamSynchronize(stream);
-        s->owned = false;
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
-static const context_state_ops gemm_state_ops = {state_create, state_destroy, state_stream_closing};
-
-/* The scratch for `bytes`, ordered after its previous owner (lock held). */
-static ptxkit_status scratch_acquire(ptxkit_context *ctx, gemm_state *s, CUstream stream, size_t bytes,
-                                     CUdeviceptr *out) {
-    if (s->owned && s->owner != stream) {
-        CUresult r = ctx->cu->cuEventRecord(s->handover, s->owner);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "gemm: cuEventRecord on the scratch's previous stream");
-        s->pending = true;
-    }
-    if (s->pending) {
-        CUresult r = ctx->cu->cuStreamWaitEvent(stream, s->handover, 0);
-        if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "gemm: cuStreamWaitEvent");
-        s->pending = false;
-    }
-    s->owner = stream;
-    s->owned = true;
-    if (s->bytes < bytes) {
-        if (s->buffer) {
-            if (s->retired_count == s->retired_capacity) {
-                size_t cap = s->retired_capacity ? 2 * s->retired_capacity : 8;
-                CUdeviceptr *grown = realloc(s->retired, cap * sizeof *grown);
-                if (!grown) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: out of host memory");
-                s->retired = grown;
-                s->retired_capacity = cap;
-            }
-            s->retired[s->retired_count++] = s->buffer;
-            s->buffer = 0;
-            s->bytes = 0;
-        }
-        size_t want = bytes + bytes / 2; /* room to grow a little without a new buffer */
-        CUresult r = ctx->cu->cuMemAlloc(&s->buffer, want);
-        if (r != CUDA_SUCCESS) {
-            s->buffer = 0;
-            return record_cuda_error(ctx, r, "gemm: cuMemAlloc of the split-K scratch");
-        }
-        s->bytes = want;
-    }
-    *out = s->buffer;
-    return PTXKIT_SUCCESS;
-}
+static const stream_scratch_client gemm_scratch = {"gemm", GEMM_SCRATCH_SLOTS, 0};
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -618,7 +536,7 @@ static bool vector_ok(ptxkit_dptr p, size_t ld, size_t elem) { return p % 16 == 
 static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                    size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                    size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
-                                   ptxkit_stream *stream, bool launch) {
+                                   ptxkit_stream *stream, bool launch, bool capturing) {
     gemm_call g;
     ptxkit_status st = check_args(ctx, &g, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
     if (st != PTXKIT_SUCCESS) return st;
@@ -665,14 +583,13 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     unsigned grid = (unsigned)(tiles_m * tiles_n);
     const ptxkit_dim3 threads = {(unsigned)sh.threads, 1, 1};
     if (split > 1) {
-        gemm_state *s = context_state(ctx, &gemm_state_ops);
-        if (!s) {
-            st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: cannot create the per-context scratch");
-            goto done;
-        }
         /* held until both kernels are queued: the scratch is this stream's meanwhile */
-        pthread_mutex_lock(&s->lock);
-        st = scratch_acquire(ctx, s, stream_handle(stream), scratch_bytes, &dw);
+        stream_scratch h;
+        if ((st = stream_scratch_acquire(ctx, &gemm_scratch, stream, capturing, &h)) != PTXKIT_SUCCESS) goto done;
+        /* room to grow a little without a new buffer */
+        st = stream_scratch_grow(ctx, &h, scratch_bytes,
+                                 scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
+        dw = h.buffer;
         if (st == PTXKIT_SUCCESS) {
             void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
             st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
@@ -685,7 +602,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
             st = kernel_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
                                0, stream, args);
         }
-        pthread_mutex_unlock(&s->lock);
+        stream_scratch_release(&h);
     } else {
         void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
         st = kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
@@ -699,13 +616,20 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
                           double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
                           ptxkit_stream *stream) {
-    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true);
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true,
+                       guard.capturing);
+    capture_guard_leave(ctx, &guard);
+    return st;
 }
 
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                 size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles) {
-    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false);
+    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false,
+                         false);
 }
 
 /* ---- the family's descriptor (ops/family.h) ---------------------------- */

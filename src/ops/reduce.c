@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/reduce.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
@@ -84,93 +85,15 @@ ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_red
 
 /* ---- per-context state --------------------------------------------------
  * Scratch slots: the kernel's partials and ticket counter live in its
- * module, in REDUCE_SLOTS copies. A stream keeps one slot while it is among
- * the REDUCE_SLOTS most recently used streams of the context, so launches
- * that share a slot are ordered by their stream, at no cost per call. When a
- * slot passes to another stream, an event recorded on the previous owner at
- * that moment (it follows all the owner's work so far, its reductions with
- * the slot included) is waited for by the new one; a stream being destroyed
- * records it first. Any number of streams may reduce at once, never sharing
- * a counter while it is in use. A launch of one block touches no scratch
- * (the kernel writes its result directly), so it takes no slot. */
+ * module, in REDUCE_SLOTS copies, one per slot of the stream scratch pool
+ * (runtime/stream_scratch.h: a stream keeps its slot while among the
+ * REDUCE_SLOTS most recently used, hand-over by event, capture rules). Any
+ * number of streams may reduce at once, never sharing a counter while it is
+ * in use. A launch of one block touches no scratch (the kernel writes its
+ * result directly), so it takes no slot. */
 
-typedef struct reduce_state {
-    pthread_mutex_t lock;
-    struct {
-        CUstream owner;      /* valid while owned */
-        CUevent handover;    /* the previous owner's work, when pending */
-        bool owned, pending;
-        unsigned long long last_use;
-    } slot[REDUCE_SLOTS];
-    unsigned long long clock;
-} reduce_state;
-
-static void state_destroy(ptxkit_context *ctx, void *p) {
-    reduce_state *s = p;
-    for (int i = 0; i < REDUCE_SLOTS; i++)
-        if (s->slot[i].handover) ctx->cu->cuEventDestroy(s->slot[i].handover);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
-}
-
-static void *state_create(ptxkit_context *ctx) {
-    reduce_state *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    pthread_mutex_init(&s->lock, NULL);
-    for (int i = 0; i < REDUCE_SLOTS; i++)
-        if (ctx->cu->cuEventCreate(&s->slot[i].handover, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-            state_destroy(ctx, s);
-            return NULL;
-        }
-    return s;
-}
-
-/* Releases the slots of a stream about to be destroyed; a later owner
- * waits for its work. */
-static void state_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
-    reduce_state *s = p;
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < REDUCE_SLOTS; i++)
-        if (s->slot[i].owned && s->slot[i].owner == stream) {
-            /* should the record fail, the stream's destruction still lets its
-             * work finish; only the ordering guarantee is lost, so wait */
-            if (ctx->cu->cuEventRecord(s->slot[i].handover, stream) == CUDA_SUCCESS) s->slot[i].pending = true;
-            else ctx->cu->cuStreamSynchronize(stream);
-            s->slot[i].owned = false;
-            s->slot[i].last_use = 0; /* free: the next new stream takes it, not a live stream's */
-        }
-    pthread_mutex_unlock(&s->lock);
-}
-
-static const context_state_ops reduce_state_ops = {state_create, state_destroy, state_stream_closing};
-
-/* Picks the slot of `stream` (lock held) and orders the stream after the
- * slot's previous owner when that was another stream. */
-static ptxkit_status slot_acquire(ptxkit_context *ctx, reduce_state *s, CUstream stream, unsigned *slot) {
-    int pick = -1;
-    for (int i = 0; i < REDUCE_SLOTS && pick < 0; i++)
-        if (s->slot[i].owned && s->slot[i].owner == stream) pick = i;
-    if (pick < 0) {
-        pick = 0;
-        for (int i = 1; i < REDUCE_SLOTS; i++)
-            if (s->slot[i].last_use < s->slot[pick].last_use) pick = i;
-        if (s->slot[pick].owned) {
-            CUresult r = ctx->cu->cuEventRecord(s->slot[pick].handover, s->slot[pick].owner);
-            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuEventRecord on a slot's previous stream");
-            s->slot[pick].pending = true;
-        }
-        if (s->slot[pick].pending) {
-            CUresult r = ctx->cu->cuStreamWaitEvent(stream, s->slot[pick].handover, 0);
-            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "reduce: cuStreamWaitEvent");
-        }
-        s->slot[pick].owner = stream;
-        s->slot[pick].owned = true;
-        s->slot[pick].pending = false;
-    }
-    s->slot[pick].last_use = ++s->clock;
-    *slot = (unsigned)pick;
-    return PTXKIT_SUCCESS;
-}
+/* The slots are indices only: the module globals are the scratch. */
+static const stream_scratch_client reduce_scratch = {"reduce", REDUCE_SLOTS, 0};
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -272,20 +195,20 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     ptxkit_launch_options opt;
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
     const long long selectors[2] = {op, type};
-    launch_memo_key key = launch_memo_key_for(&reduce_state_ops, &opt, selectors, 2, n);
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    launch_memo_key key = launch_memo_key_for(&reduce_scratch, &opt, selectors, 2, n);
+    capture_guard guard;
+    if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) {
+        capture_guard_leave(ctx, &guard);
+        return st;
+    }
     launch_memo_value L;
     if (!launch_memo_find(ctx, &key, &L)) {
         /* resolving may compile: other threads' reductions go on meanwhile */
         if ((st = reduce_resolve(ctx, op, type, n, &opt, &L)) != PTXKIT_SUCCESS) goto done;
-        launch_memo_store(ctx, &key, &L);
+        /* a capture paused auto-tuning: its resolution is not the bucket's */
+        if (!guard.capturing) launch_memo_store(ctx, &key, &L);
     }
-    reduce_state *s = context_state(ctx, &reduce_state_ops); /* its events need the context current */
-    if (!s) {
-        st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "reduce: cannot create the per-context scratch events");
-        goto done;
-    }
-    pthread_mutex_lock(&s->lock);
     /* One unrolled trip per thread at most where the input is small (fewer,
      * fuller blocks: less to combine at the end), one full wave of resident
      * blocks where it is large. */
@@ -300,23 +223,26 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     const ptxkit_dim3 one = {1, 1, 1}, block = {(unsigned)L.block, 1, 1};
     if (grid == 1) {
         /* no scratch: nothing to order against other streams */
-        pthread_mutex_unlock(&s->lock);
         st = kernel_launch(L.kernel, one, block, 0, stream, args);
         goto done;
     }
     /* The slot's owner must not change between its choice and the launches
-     * that use it: the lock is held across them. */
-    st = slot_acquire(ctx, s, stream_handle(stream), &slot);
-    if (st == PTXKIT_SUCCESS) st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
+     * that use it: the pool's lock is held across them. */
+    stream_scratch scratch;
+    st = stream_scratch_acquire(ctx, &reduce_scratch, stream, guard.capturing, &scratch);
+    if (st != PTXKIT_SUCCESS) goto done;
+    slot = (unsigned)scratch.slot;
+    st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
     if (st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
         st = kernel_launch(L.kernel, one, block, 0, stream, args);
     }
-    pthread_mutex_unlock(&s->lock);
+    stream_scratch_release(&scratch);
 done:
     context_leave(ctx);
+    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ops/reduce.h"
 #include "ops/scan.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
@@ -53,176 +54,99 @@ ptxkit_status scan_check_args(ptxkit_context *ctx, const char *who, ptxkit_scan_
 }
 
 /* ---- scratch slots ------------------------------------------------------
- * A slot is what one scan in flight needs besides its data: a ticket
- * counter (numbers tiles in the order blocks start) and the tiles' status
- * words, one array per word size (8 bytes for 32-bit types, 16 for 64-bit:
- * a word is only ever read as the format that wrote it). A stream keeps its
- * slot while it is among the SCAN_SLOTS most recently used streams, so the
- * launches sharing a slot are ordered by their stream; a slot passing to
- * another stream waits for an event recorded on its previous owner (as
- * reduce's slots do), and so does a stream being destroyed. Launches never
- * clear the words: each carries a new epoch, and a word of an older epoch
- * reads as not yet published. The host knows every ticket a launch takes
- * (one per block), so the counter is never reset either. */
+ * A slot (runtime/stream_scratch.h: one per stream among the SCAN_SLOTS most
+ * recently used, hand-over by event, capture rules) is what one scan in
+ * flight needs besides its data, in one device buffer: two ticket counters
+ * (number tiles in the order blocks start) and the tiles' status words, one
+ * array per word size (8 bytes for 32-bit types, 16 for 64-bit: a word is
+ * only ever read as the format that wrote it).
+ *
+ * Uncaptured launches never clear the words: each carries a new epoch (2 and
+ * up), and a word of an older epoch reads as not yet published. The host
+ * knows every ticket a launch takes (one per block), so their counter is
+ * never reset either.
+ *
+ * A captured launch replays later with the arguments it was recorded with,
+ * so it cannot take the host's next epoch or ticket base: it clears its
+ * own counter (the second one) and the words it will use, in the graph,
+ * and runs with ticket base 0 and epoch 1, which uncaptured launches never
+ * use. Its words then never read as published to an uncaptured launch, and
+ * the uncaptured counter never moves under a replay, in whatever order
+ * replays and calls on the stream come. */
 typedef struct scan_slot {
-    CUstream owner;   /* valid while owned */
-    CUevent handover; /* the previous owner's work, when pending */
-    bool owned, pending;
-    unsigned long long last_use;
-    bool counter_ready;              /* its ticket counter has been zeroed */
-    unsigned long long tickets_used; /* the counter's value after the slot's launches so far */
-    unsigned epoch;                  /* of the next launch; 0: clear the words first */
-    CUdeviceptr words[2];            /* status words: [0] 8-byte, [1] 16-byte */
-    size_t capacity[2];              /* tiles */
+    bool ready;                      /* counters zeroed, words cleared */
+    unsigned long long tickets_used; /* the uncaptured counter's value after the slot's launches so far */
+    unsigned epoch;                  /* of the next uncaptured launch */
+    size_t capacity[2];              /* tiles: [0] 8-byte words, [1] 16-byte */
 } scan_slot;
 
-typedef struct scan_state {
-    pthread_mutex_t lock;
-    scan_slot slot[SCAN_SLOTS];
-    unsigned long long clock;
-    CUdeviceptr counters; /* SCAN_SLOTS ticket counters, 128 bytes apart */
-    /* Outgrown status arrays: launches still in flight may use them, so
-     * they are freed with the context (they total less than the live ones). */
-    CUdeviceptr *retired;
-    size_t retired_count, retired_capacity;
-} scan_state;
+enum {
+    COUNTER_STRIDE = 128,   /* counters a cache line apart */
+    WORDS_OFFSET = 2 * COUNTER_STRIDE,
+    MIN_STATUS_TILES = 1024,
+    CAPTURED_EPOCH = 1,
+    FIRST_EPOCH = 2,
+};
 
-enum { COUNTER_STRIDE = 128, MIN_STATUS_TILES = 1024 };
+static const stream_scratch_client scan_scratch = {"scan", SCAN_SLOTS, sizeof(scan_slot)};
 
-static void state_destroy(ptxkit_context *ctx, void *p) {
-    scan_state *s = p;
-    /* launches in flight may still use the scratch */
-    ctx->cu->cuCtxSynchronize();
-    for (int i = 0; i < SCAN_SLOTS; i++) {
-        if (s->slot[i].handover) ctx->cu->cuEventDestroy(s->slot[i].handover);
-        for (int w = 0; w < 2; w++)
-            if (s->slot[i].words[w]) ctx->cu->cuMemFree(s->slot[i].words[w]);
-    }
-    for (size_t i = 0; i < s->retired_count; i++) ctx->cu->cuMemFree(s->retired[i]);
-    if (s->counters) ctx->cu->cuMemFree(s->counters);
-    free(s->retired);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
+/* Where a slot's words of format w start. */
+static CUdeviceptr words_of(CUdeviceptr buffer, const scan_slot *p, int w) {
+    return buffer + WORDS_OFFSET + (w ? (CUdeviceptr)(p->capacity[0] * 8) : 0);
 }
 
-static void *state_create(ptxkit_context *ctx) {
-    scan_state *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    pthread_mutex_init(&s->lock, NULL);
-    bool ok = ctx->cu->cuMemAlloc(&s->counters, SCAN_SLOTS * COUNTER_STRIDE) == CUDA_SUCCESS;
-    for (int i = 0; ok && i < SCAN_SLOTS; i++)
-        ok = ctx->cu->cuEventCreate(&s->slot[i].handover, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
-    if (!ok) {
-        state_destroy(ctx, s);
-        return NULL;
-    }
-    return s;
-}
+static size_t slot_bytes(const size_t capacity[2]) { return WORDS_OFFSET + capacity[0] * 8 + capacity[1] * 16; }
 
-static void state_stream_closing(ptxkit_context *ctx, void *p, CUstream stream) {
-    scan_state *s = p;
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < SCAN_SLOTS; i++)
-        if (s->slot[i].owned && s->slot[i].owner == stream) {
-            /* should the record fail, waiting keeps the ordering */
-            if (ctx->cu->cuEventRecord(s->slot[i].handover, stream) == CUDA_SUCCESS) s->slot[i].pending = true;
-            else ctx->cu->cuStreamSynchronize(stream);
-            s->slot[i].owned = false;
-            s->slot[i].last_use = 0; /* free: the next new stream takes it */
-        }
-    pthread_mutex_unlock(&s->lock);
-}
-
-static const context_state_ops scan_state_ops = {state_create, state_destroy, state_stream_closing};
-
-/* The slot of `stream` (lock held), ordering the stream after the slot's
- * previous owner when that was another stream. */
-static ptxkit_status slot_acquire(ptxkit_context *ctx, scan_state *s, CUstream stream, scan_slot **out) {
-    int pick = -1;
-    for (int i = 0; i < SCAN_SLOTS && pick < 0; i++)
-        if (s->slot[i].owned && s->slot[i].owner == stream) pick = i;
-    if (pick < 0) {
-        pick = 0;
-        for (int i = 1; i < SCAN_SLOTS; i++)
-            if (s->slot[i].last_use < s->slot[pick].last_use) pick = i;
-        scan_slot *p = &s->slot[pick];
-        if (p->owned) {
-            CUresult r = ctx->cu->cuEventRecord(p->handover, p->owner);
-            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuEventRecord on a slot's previous stream");
-            p->pending = true;
-        }
-        if (p->pending) {
-            CUresult r = ctx->cu->cuStreamWaitEvent(stream, p->handover, 0);
-            if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "scan: cuStreamWaitEvent");
-        }
-        p->owner = stream;
-        p->owned = true;
-        p->pending = false;
-    }
-    s->slot[pick].last_use = ++s->clock;
-    *out = &s->slot[pick];
-    return PTXKIT_SUCCESS;
-}
-
-/* Readies slot p (lock held, owned by `stream`) for a launch of `tiles`
- * tiles with status words of format w: zeroes its counter on first use,
- * grows the status array, clears the words when the epoch wraps. */
-static ptxkit_status slot_ready(ptxkit_context *ctx, scan_state *s, scan_slot *p, int w, size_t tiles,
-                                CUstream stream) {
+/* Readies the held slot for a launch of `tiles` tiles with status words of
+ * format w: grows the buffer (a new one is cleared: epoch 0, which no launch
+ * uses), clears the words when the uncaptured epoch wraps. */
+static ptxkit_status slot_ready(ptxkit_context *ctx, stream_scratch *h, int w, size_t tiles, CUstream stream) {
     const cuda_driver *cu = ctx->cu;
-    const size_t word_bytes = w ? 16 : 8;
-    CUdeviceptr counter = s->counters + (CUdeviceptr)(p - s->slot) * COUNTER_STRIDE;
+    scan_slot *p = h->payload;
     CUresult r;
-    if (!p->counter_ready) {
-        if ((r = cu->cuMemsetD32Async(counter, 0, 2, stream)) != CUDA_SUCCESS)
-            return record_cuda_error(ctx, r, "scan: clearing a ticket counter");
-        p->counter_ready = true;
-        p->tickets_used = 0;
-    }
-    if (p->capacity[w] < tiles) {
-        size_t capacity = MIN_STATUS_TILES;
-        while (capacity < tiles) capacity *= 2;
-        if (p->words[w]) {
-            if (s->retired_count == s->retired_capacity) {
-                size_t cap = s->retired_capacity ? 2 * s->retired_capacity : 16;
-                CUdeviceptr *grown = realloc(s->retired, cap * sizeof *grown);
-                if (!grown) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: out of host memory");
-                s->retired = grown;
-                s->retired_capacity = cap;
-            }
+    if (!p->ready || p->capacity[w] < tiles) {
+        size_t capacity[2] = {p->capacity[0], p->capacity[1]};
+        if (capacity[w] < tiles) {
+            capacity[w] = MIN_STATUS_TILES;
+            while (capacity[w] < tiles) capacity[w] *= 2;
         }
-        CUdeviceptr words = 0;
-        if ((r = cu->cuMemAlloc(&words, capacity * word_bytes)) != CUDA_SUCCESS)
-            return record_cuda_error(ctx, r, "scan: cuMemAlloc of the tile status words");
-        /* zero: epoch 0, which no launch uses */
-        if ((r = cu->cuMemsetD32Async(words, 0, capacity * word_bytes / 4, stream)) != CUDA_SUCCESS) {
-            cu->cuMemFree(words);
-            return record_cuda_error(ctx, r, "scan: clearing the tile status words");
+        size_t bytes = slot_bytes(capacity);
+        if (!p->ready && h->capturing)
+            return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                                "scan: during stream capture the stream's scratch must be ready: run the call once on "
+                                "this stream before beginning the capture");
+        ptxkit_status st = stream_scratch_grow(ctx, h, bytes, bytes);
+        if (st != PTXKIT_SUCCESS) return st;
+        if (!p->ready || p->capacity[0] != capacity[0] || p->capacity[1] != capacity[1]) {
+            /* a new buffer (the payload was zeroed): clear all of it */
+            if ((r = cu->cuMemsetD32Async(h->buffer, 0, h->bytes / 4, stream)) != CUDA_SUCCESS)
+                return record_cuda_error(ctx, r, "scan: clearing the scratch");
+            p->capacity[0] = capacity[0];
+            p->capacity[1] = capacity[1];
+            p->tickets_used = 0;
+            p->epoch = FIRST_EPOCH;
+            p->ready = true;
         }
-        if (p->words[w]) s->retired[s->retired_count++] = p->words[w];
-        p->words[w] = words;
-        p->capacity[w] = capacity;
     }
-    if (p->epoch == 0 || p->epoch >= SCAN_EPOCH_LIMIT) {
+    if (!h->capturing && p->epoch >= SCAN_EPOCH_LIMIT) {
         /* a wrapped epoch would meet words of its earlier use */
-        for (int k = 0; k < 2; k++)
-            if (p->words[k] && (r = cu->cuMemsetD32Async(p->words[k], 0, p->capacity[k] * (k ? 16 : 8) / 4, stream)) !=
-                                   CUDA_SUCCESS)
-                return record_cuda_error(ctx, r, "scan: clearing the tile status words");
-        p->epoch = 1;
+        if ((r = cu->cuMemsetD32Async(h->buffer + WORDS_OFFSET, 0, (h->bytes - WORDS_OFFSET) / 4, stream)) !=
+            CUDA_SUCCESS)
+            return record_cuda_error(ctx, r, "scan: clearing the tile status words");
+        p->epoch = FIRST_EPOCH;
     }
     return PTXKIT_SUCCESS;
+}
+
+static void set_epoch(void *payload, void *arg) {
+    scan_slot *p = payload;
+    if (p->ready) p->epoch = *(const unsigned *)arg;
 }
 
 ptxkit_status scan_debug_set_epoch(ptxkit_context *ctx, unsigned epoch) {
-    if (!ctx || epoch == 0 || epoch >= SCAN_EPOCH_LIMIT)
+    if (!ctx || epoch < FIRST_EPOCH || epoch >= SCAN_EPOCH_LIMIT)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_debug_set_epoch: epoch %u out of range", epoch);
-    scan_state *s = context_state(ctx, &scan_state_ops);
-    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: cannot create the per-context scratch");
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < SCAN_SLOTS; i++)
-        if (s->slot[i].epoch) s->slot[i].epoch = epoch;
-    pthread_mutex_unlock(&s->lock);
+    stream_scratch_for_each_payload(ctx, &scan_scratch, set_epoch, &epoch);
     return PTXKIT_SUCCESS;
 }
 
@@ -364,7 +288,8 @@ static ptxkit_status scan_kernel(ptxkit_context *ctx, scan_config *c, const scan
     if ((st = family_kernel_get(ctx, &c->opt, &spec, c->block, kernel, block)) != PTXKIT_SUCCESS) return st;
     /* the staged tile is dynamic shared memory, past the default 48 KB
      * limit; and as much of the SM's memory as possible goes to shared, for
-     * several tiles per SM (a preference the driver may round) */
+     * several tiles per SM (a preference the driver may round). Raised once
+     * per kernel: no driver call on later calls, none during a capture. */
     return c->staged ? kernel_reserve_dynamic_shared(*kernel, staged_tile_bytes(*block, c), true) : PTXKIT_SUCCESS;
 }
 
@@ -407,9 +332,11 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     return st;
 }
 
-ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
-                       ptxkit_stream *stream, const scan_experiment *experiment) {
+/* scan_run once the capture state of the stream is known (guard). */
+static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                      ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
+                                      const ptxkit_launch_options *options, ptxkit_stream *stream,
+                                      const scan_experiment *experiment, const capture_guard guard) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_launch_options opt;
@@ -421,7 +348,7 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
     const size_t elem = ptxkit_dtype_size(type);
     /* the built-in shape changes at a size that need not be a bucket's edge */
     const long long selectors[3] = {op, type, (unsigned long long)n * elem >= SCAN_STAGED_LARGE_BYTES};
-    launch_memo_key key = launch_memo_key_for(&scan_state_ops, &opt, selectors, 3, n);
+    launch_memo_key key = launch_memo_key_for(&scan_scratch, &opt, selectors, 3, n);
     launch_memo_value L;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     /* experiments are resolved on every call */
@@ -434,14 +361,15 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
         L.extra[1] = c.staged ? staged_tile_bytes(L.block, &c) : 0;
         L.extra[2] = (size_t)c.vector_bytes;
         L.extra[3] = (c.staged ? 1u : 0u) | (c.tickets ? 2u : 0u);
-        if (!experiment) launch_memo_store(ctx, &key, &L);
+        /* a capture paused auto-tuning: its resolution is not the bucket's */
+        if (!experiment && !guard.capturing) launch_memo_store(ctx, &key, &L);
     }
     const size_t tile = L.extra[0], vector_bytes = L.extra[2];
     const unsigned shared = (unsigned)L.extra[1];
-    const bool staged = L.extra[3] & 1, tickets = L.extra[3] & 2;
+    const bool tickets = L.extra[3] & 2;
     /* as the kernel counts: from the vector boundary (16 bytes in the staged
      * kernel) at or before `in` */
-    const ptxkit_dptr origin = staged ? 16 : (ptxkit_dptr)vector_bytes;
+    const ptxkit_dptr origin = L.extra[3] & 1 ? 16 : (ptxkit_dptr)vector_bytes;
     const size_t head = (size_t)(in % origin) / elem;
     const size_t tiles = (n - 1 + head) / tile + 1;
     if (tiles > 0x7fffffffu) {
@@ -449,37 +377,50 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
                           n, tiles);
         goto done;
     }
-    scan_state *s = context_state(ctx, &scan_state_ops);
-    if (!s) {
-        st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "scan: cannot create the per-context scratch");
-        goto done;
-    }
     const int w = elem == 8 ? 1 : 0;
     CUstream cs = stream_handle(stream);
-    pthread_mutex_lock(&s->lock);
-    scan_slot *p = NULL;
-    st = slot_acquire(ctx, s, cs, &p);
-    if (st == PTXKIT_SUCCESS) st = slot_ready(ctx, s, p, w, tiles, cs);
+    stream_scratch h;
+    if ((st = stream_scratch_acquire(ctx, &scan_scratch, stream, guard.capturing, &h)) != PTXKIT_SUCCESS) goto done;
+    scan_slot *p = h.payload;
+    st = slot_ready(ctx, &h, w, tiles, cs);
+    CUdeviceptr d_in = in, d_out = out, words = words_of(h.buffer, p, w);
+    CUdeviceptr counter = h.buffer + (guard.capturing ? COUNTER_STRIDE : 0);
+    unsigned long long count = n, base = guard.capturing ? 0 : p->tickets_used;
+    unsigned epoch = guard.capturing ? CAPTURED_EPOCH : p->epoch;
+    if (st == PTXKIT_SUCCESS && guard.capturing) {
+        /* recorded in the graph: every replay starts from a zero counter and
+         * words of no epoch */
+        CUresult r = ctx->cu->cuMemsetD32Async(counter, 0, 2, cs);
+        if (r == CUDA_SUCCESS) r = ctx->cu->cuMemsetD32Async(words, 0, tiles * (w ? 16 : 8) / 4, cs);
+        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "scan: clearing the captured launch's scratch");
+    }
     if (st == PTXKIT_SUCCESS) {
-        CUdeviceptr d_in = in, d_out = out, words = p->words[w];
-        CUdeviceptr counter = s->counters + (CUdeviceptr)(p - s->slot) * COUNTER_STRIDE;
-        unsigned long long count = n, base = p->tickets_used;
-        unsigned epoch = p->epoch;
         unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
                          (in % (ptxkit_dptr)vector_bytes == out % (ptxkit_dptr)vector_bytes ? 2u : 0u);
         void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
         st = kernel_launch(L.kernel, (ptxkit_dim3){(unsigned)tiles, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared,
                            stream, args);
-        if (st == PTXKIT_SUCCESS) {
+        if (st == PTXKIT_SUCCESS && !guard.capturing) {
             /* one ticket per block, taken only when there is more than one
              * and the kernel numbers tiles by ticket */
             if (tiles > 1 && tickets) p->tickets_used += tiles;
             p->epoch++;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    stream_scratch_release(&h);
 done:
     context_leave(ctx);
+    return st;
+}
+
+ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                       ptxkit_stream *stream, const scan_experiment *experiment) {
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = scan_run_guarded(ctx, kind, op, type, in, n, out, options, stream, experiment, guard);
+    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -59,8 +59,9 @@ ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtyp
 ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                  const ptxkit_launch_options *options, size_t *elements);
 
-/* Tests: sets the epoch every scratch slot of ctx uses next (1 ..
- * SCAN_EPOCH_LIMIT - 1), so a test reaches the wrap-around in a few calls. */
+/* Tests: sets the epoch every scratch slot of ctx uses next (2 ..
+ * SCAN_EPOCH_LIMIT - 1; 1 is the captured launches'), so a test reaches the
+ * wrap-around in a few calls. */
 ptxkit_status scan_debug_set_epoch(ptxkit_context *ctx, unsigned epoch);
 
 /* ---- the ladder --------------------------------------------------------- */

@@ -7,15 +7,16 @@
 #include "ops/transpose.h"
 #include "runtime/runtime.h"
 #include "transpose_defaults.h"
+#include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 
-/* What the precompiled PTX is generated with (transpose.cu's defaults). */
 /* Tags of the two resolutions remembered per context (launch_memo.h): the
  * configuration of (options, type, shape class, size), and the kernel of a
  * configuration. */
 static const char resolve_memo, run_memo;
 
+/* What the precompiled PTX is generated with (transpose.cu's defaults). */
 static const transpose_config ptx_config = {
     .tile = TRANSPOSE_PTX_TILE, .block_size = TRANSPOSE_PTX_BLOCK, .vector_bytes = TRANSPOSE_PTX_VECTOR};
 
@@ -313,9 +314,10 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                               ptxkit_stream *stream) {
+/* ptxkit_transpose's resolution, remembered per context, and its launch. */
+static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
+                                    size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                                    ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
@@ -342,6 +344,19 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
         launch_memo_store(ctx, &key, &R);
     }
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+}
+
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
+                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                               ptxkit_stream *stream) {
+    /* a first kernel load and auto-tuning are what a capture must be kept
+     * from here (runtime/stream_scratch.h) */
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = transpose_call(ctx, type, dst, src, rows, cols, kind, options, stream);
+    capture_guard_leave(ctx, &guard);
+    return st;
 }
 
 /* ---- the family's descriptor (ops/family.h) ---------------------------- */

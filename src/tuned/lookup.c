@@ -52,6 +52,15 @@ void tune_guard_leave(void) {
 }
 bool tune_guard_active(void) { return guard_depth > 0; }
 
+/* Auto-tuning allocates, times and synchronizes: none of that may happen
+ * inside a call that a stream capture is recording (stream_scratch.h). */
+static _Thread_local int auto_pause_depth;
+
+void tune_auto_pause(bool on) {
+    if (on) auto_pause_depth++;
+    else if (auto_pause_depth > 0) auto_pause_depth--;
+}
+
 tune_mode tune_mode_from_env_note(char *note, size_t note_size) {
     if (note && note_size) note[0] = 0;
     const char *v = getenv("PTXKIT_TUNE");
@@ -239,7 +248,7 @@ bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *vari
         bool idle = false;
         bool tune_now = !e && s && auto_fn && attempt == 0 && mode == TUNE_MODE_AUTO && bucket >= TUNE_AUTO_MIN_LOG2 &&
                         s->path[0] && !attempted_before(s, family, variant, bucket) &&
-                        atomic_compare_exchange_strong(&auto_tuning, &idle, true);
+                        auto_pause_depth == 0 && atomic_compare_exchange_strong(&auto_tuning, &idle, true);
         if (!e && !tune_now && s) e = tune_db_find(&s->mine, &s->key, family, variant, bucket, TUNE_NEAREST_BUCKETS);
         if (e) {
             *out = *e;

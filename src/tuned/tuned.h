@@ -63,5 +63,9 @@ int tune_bucket(size_t n);
 void tune_guard_enter(void);
 void tune_guard_leave(void);
 bool tune_guard_active(void);
+/* While paused (nestable, per thread), PTXKIT_TUNE=auto reads the database
+ * as cached does and tunes nothing: an op recorded by a stream capture may
+ * not allocate or wait. */
+void tune_auto_pause(bool on);
 
 #endif

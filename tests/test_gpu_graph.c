@@ -1,0 +1,420 @@
+/* GPU tests of the ops inside CUDA graphs: copy, reduce, scan, transpose and
+ * gemm captured on a stream (cuStreamBeginCapture on ptxkit_stream_handle),
+ * each alone and in a sequence, instantiated and replayed several times
+ * with fresh inputs written into the same buffers between replays (a
+ * graph's arguments are fixed pointers), uncaptured calls on the same
+ * stream between replays, a capture on a stream that never ran the op, and
+ * two streams captured at once, their ops alternating.
+ *
+ * Integers and copies must match exactly. gemm (float32) is compared with a
+ * double reference within the bound ptxkit.h documents: (k + 2) * 2^-24 *
+ * sum_k |a_ik b_kj| (alpha 1, beta 0).
+ *
+ * Graphs are driven through the driver itself: libcuda.so.1 opened here,
+ * its entry points from cuGetProcAddress, as the library does. Where a call
+ * refuses capture it must return PTXKIT_ERROR_UNSUPPORTED and leave the
+ * capture usable (ptxkit.h, the stream functions). */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "test_util.h"
+
+static struct {
+    PFN_cuStreamBeginCapture_v10010 begin;
+    PFN_cuStreamEndCapture_v10000 end;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
+    PFN_cuGraphLaunch_v10000 launch;
+    PFN_cuGraphExecDestroy_v10000 exec_destroy;
+    PFN_cuGraphDestroy_v10000 destroy;
+} drv;
+
+static bool load_graph_api(void) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    PFN_cuGetProcAddress_v12000 get = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
+    if (!get) return false;
+    struct {
+        const char *name;
+        void **slot;
+        int version;
+    } entries[] = {
+        {"cuStreamBeginCapture", (void **)&drv.begin, 10010},
+        {"cuStreamEndCapture", (void **)&drv.end, 10000},
+        {"cuGraphInstantiateWithFlags", (void **)&drv.instantiate, 11040},
+        {"cuGraphLaunch", (void **)&drv.launch, 10000},
+        {"cuGraphExecDestroy", (void **)&drv.exec_destroy, 10000},
+        {"cuGraphDestroy", (void **)&drv.destroy, 10000},
+    };
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        CUdriverProcAddressQueryResult found;
+        if (get(entries[i].name, entries[i].slot, entries[i].version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                CUDA_SUCCESS ||
+            found != CU_GET_PROC_ADDRESS_SUCCESS || !*entries[i].slot)
+            return false;
+    }
+    return true;
+}
+
+/* ---- problems: device buffers, fresh inputs, CPU checks ----------------- */
+
+enum { COPY_BYTES = (1 << 20) + 13, REDUCE_N = (1 << 20) + 7, SCAN_N = 3000017, T_ROWS = 1000, T_COLS = 777,
+       G_M = 128, G_N = 96, G_K = 4099 };
+
+typedef struct problems {
+    ptxkit_dptr copy_src, copy_dst;
+    ptxkit_dptr red_in, red_out;
+    ptxkit_dptr scan_in, scan_out;
+    ptxkit_dptr t_src, t_dst;
+    ptxkit_dptr ga, gb, gc;
+    unsigned char *h_copy;
+    uint32_t *h_red, *h_scan, *h_scan_out;
+    float *h_t, *h_t_out, *ha, *hb, *hc;
+} problems;
+
+static uint64_t rng;
+
+static void problems_alloc(ptxkit_context *ctx, problems *p) {
+    memset(p, 0, sizeof *p);
+    assert_ok(ctx, ptxkit_malloc(ctx, COPY_BYTES, &p->copy_src));
+    assert_ok(ctx, ptxkit_malloc(ctx, COPY_BYTES, &p->copy_dst));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)REDUCE_N * 4, &p->red_in));
+    assert_ok(ctx, ptxkit_malloc(ctx, 8, &p->red_out));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)SCAN_N * 4, &p->scan_in));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)SCAN_N * 4, &p->scan_out));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_src));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_dst));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_M * G_K * 4, &p->ga));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_K * G_N * 4, &p->gb));
+    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_M * G_N * 4, &p->gc));
+    p->h_copy = malloc(2 * (size_t)COPY_BYTES);
+    p->h_red = malloc((size_t)REDUCE_N * 4);
+    p->h_scan = malloc((size_t)SCAN_N * 4);
+    p->h_scan_out = malloc((size_t)SCAN_N * 4);
+    p->h_t = malloc((size_t)T_ROWS * T_COLS * 4);
+    p->h_t_out = malloc((size_t)T_ROWS * T_COLS * 4);
+    p->ha = malloc((size_t)G_M * G_K * 4);
+    p->hb = malloc((size_t)G_K * G_N * 4);
+    p->hc = malloc((size_t)G_M * G_N * 4);
+    assert_non_null(p->hc);
+}
+
+static void problems_free(ptxkit_context *ctx, problems *p) {
+    ptxkit_dptr d[] = {p->copy_src, p->copy_dst, p->red_in, p->red_out, p->scan_in, p->scan_out,
+                       p->t_src,    p->t_dst,    p->ga,     p->gb,      p->gc};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) ptxkit_free(ctx, d[i]);
+    free(p->h_copy), free(p->h_red), free(p->h_scan), free(p->h_scan_out), free(p->h_t), free(p->h_t_out);
+    free(p->ha), free(p->hb), free(p->hc);
+}
+
+static void fill_floats(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)((double)(test_rand(&rng) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* Fresh inputs in place, poisoned outputs; the stream is idle (synchronous copies). */
+static void problems_refresh(ptxkit_context *ctx, problems *p) {
+    test_fill_random(p->h_copy, COPY_BYTES, &rng);
+    test_fill_random(p->h_red, (size_t)REDUCE_N * 4, &rng);
+    test_fill_random(p->h_scan, (size_t)SCAN_N * 4, &rng);
+    fill_floats(p->h_t, (size_t)T_ROWS * T_COLS);
+    fill_floats(p->ha, (size_t)G_M * G_K);
+    fill_floats(p->hb, (size_t)G_K * G_N);
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->copy_src, p->h_copy, COPY_BYTES));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->red_in, p->h_red, (size_t)REDUCE_N * 4));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->scan_in, p->h_scan, (size_t)SCAN_N * 4));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->t_src, p->h_t, (size_t)T_ROWS * T_COLS * 4));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->ga, p->ha, (size_t)G_M * G_K * 4));
+    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->gb, p->hb, (size_t)G_K * G_N * 4));
+    ptxkit_dptr outs[] = {p->copy_dst, p->red_out, p->scan_out, p->t_dst, p->gc};
+    size_t sizes[] = {COPY_BYTES, 8, (size_t)SCAN_N * 4, (size_t)T_ROWS * T_COLS * 4, (size_t)G_M * G_N * 4};
+    for (int i = 0; i < 5; i++) assert_ok(ctx, ptxkit_memset8_async(ctx, outs[i], 0xCD, sizes[i], NULL));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
+}
+
+enum { OP_COPY = 1, OP_REDUCE = 2, OP_SCAN = 4, OP_TRANSPOSE = 8, OP_GEMM = 16, OP_ALL = 31 };
+
+static ptxkit_status run_op(ptxkit_context *ctx, problems *p, int op, ptxkit_stream *s) {
+    switch (op) {
+    case OP_COPY: return ptxkit_copy(ctx, p->copy_dst, p->copy_src, COPY_BYTES, NULL, s);
+    case OP_REDUCE: return ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, p->red_out, p->red_in, REDUCE_N, NULL, s);
+    case OP_SCAN:
+        return ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, p->scan_out, p->scan_in, SCAN_N,
+                           NULL, s);
+    case OP_TRANSPOSE:
+        return ptxkit_transpose(ctx, PTXKIT_FLOAT32, p->t_dst, p->t_src, T_ROWS, T_COLS, PTXKIT_TRANSPOSE_PADDED, NULL, s);
+    default:
+        return ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, G_M, G_N, G_K, 1.0, p->ga, G_K, p->gb, G_N,
+                           0.0, p->gc, G_N, NULL, s);
+    }
+}
+
+static ptxkit_status run_ops(ptxkit_context *ctx, problems *p, int ops, ptxkit_stream *s) {
+    for (int op = 1; op <= OP_GEMM; op <<= 1)
+        if (ops & op) {
+            ptxkit_status st = run_op(ctx, p, op, s);
+            if (st != PTXKIT_SUCCESS) return st;
+        }
+    return PTXKIT_SUCCESS;
+}
+
+/* Compares the outputs of `ops` with the CPU (after the stream finished). */
+static void problems_check(ptxkit_context *ctx, problems *p, int ops) {
+    if (ops & OP_COPY) {
+        unsigned char *out = p->h_copy + COPY_BYTES;
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, p->copy_dst, COPY_BYTES));
+        assert_memory_equal(out, p->h_copy, COPY_BYTES);
+    }
+    if (ops & OP_REDUCE) {
+        uint32_t want = 0, got = 0;
+        for (size_t i = 0; i < REDUCE_N; i++) want += p->h_red[i];
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &got, p->red_out, 4));
+        assert_int_equal(got, want);
+    }
+    if (ops & OP_SCAN) {
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->h_scan_out, p->scan_out, (size_t)SCAN_N * 4));
+        uint32_t sum = 0;
+        for (size_t i = 0; i < SCAN_N; i++) {
+            sum += p->h_scan[i];
+            if (p->h_scan_out[i] != sum) fail_msg("scan: element %zu is %u, want %u", i, p->h_scan_out[i], sum);
+        }
+    }
+    if (ops & OP_TRANSPOSE) {
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->h_t_out, p->t_dst, (size_t)T_ROWS * T_COLS * 4));
+        for (size_t r = 0; r < T_ROWS; r++)
+            for (size_t c = 0; c < T_COLS; c++)
+                if (memcmp(&p->h_t_out[c * T_ROWS + r], &p->h_t[r * T_COLS + c], 4) != 0)
+                    fail_msg("transpose: (%zu, %zu) differs", r, c);
+    }
+    if (ops & OP_GEMM) {
+        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->hc, p->gc, (size_t)G_M * G_N * 4));
+        for (size_t i = 0; i < G_M; i++)
+            for (size_t j = 0; j < G_N; j++) {
+                double exact = 0, mag = 0;
+                for (size_t k = 0; k < G_K; k++) {
+                    double t = (double)p->ha[i * G_K + k] * (double)p->hb[k * G_N + j];
+                    exact += t;
+                    mag += fabs(t);
+                }
+                double bound = (G_K + 2) * ldexp(1.0, -24) * mag;
+                if (!(fabs((double)p->hc[i * G_N + j] - exact) <= bound))
+                    fail_msg("gemm: C(%zu, %zu) = %.9g, want %.9g within %.3g", i, j, p->hc[i * G_N + j], exact, bound);
+            }
+    }
+}
+
+/* ---- capture ------------------------------------------------------------ */
+
+static void begin(ptxkit_context *ctx, ptxkit_stream *s, CUstreamCaptureMode mode) {
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    CUresult r = drv.begin((CUstream)ptxkit_stream_handle(s), mode);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(r, CUDA_SUCCESS);
+}
+
+/* Ends the capture and instantiates it; a capture the driver invalidated fails the test. */
+static CUgraphExec end(ptxkit_context *ctx, ptxkit_stream *s) {
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    CUresult r = drv.end((CUstream)ptxkit_stream_handle(s), &graph);
+    if (r == CUDA_SUCCESS) r = drv.instantiate(&exec, graph, 0);
+    if (graph) drv.destroy(graph);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    if (r != CUDA_SUCCESS) fail_msg("ending or instantiating the capture: CUresult %d", (int)r);
+    return exec;
+}
+
+static void replay(ptxkit_context *ctx, CUgraphExec exec, ptxkit_stream *s) {
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    CUresult r = drv.launch(exec, (CUstream)ptxkit_stream_handle(s));
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    assert_int_equal(r, CUDA_SUCCESS);
+}
+
+static void exec_destroy(ptxkit_context *ctx, CUgraphExec exec) {
+    ptxkit_context_enter(ctx);
+    drv.exec_destroy(exec);
+    ptxkit_context_leave(ctx);
+}
+
+enum { REPLAYS = 4 };
+
+/* Runs `ops` once on s (the preparation the capture rules ask for), captures
+ * them, and replays the graph with fresh inputs, an uncaptured run of the
+ * same ops on the stream between replays. */
+static void capture_and_replay(int ops) {
+    ptxkit_context *ctx = test_gpu();
+    problems p;
+    problems_alloc(ctx, &p);
+    ptxkit_stream *s;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    problems_refresh(ctx, &p);
+    assert_ok(ctx, run_ops(ctx, &p, ops, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    problems_check(ctx, &p, ops);
+
+    begin(ctx, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ptxkit_status st = run_ops(ctx, &p, ops, s);
+    CUgraphExec exec = end(ctx, s);
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    for (int i = 0; i < REPLAYS; i++) {
+        problems_refresh(ctx, &p);
+        replay(ctx, exec, s);
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, ops);
+        /* uncaptured calls between replays share the stream's scratch */
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, run_ops(ctx, &p, ops, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, ops);
+    }
+    exec_destroy(ctx, exec);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    problems_free(ctx, &p);
+}
+
+static void test_graph_copy(void **state) { (void)state; capture_and_replay(OP_COPY); }
+static void test_graph_reduce(void **state) { (void)state; capture_and_replay(OP_REDUCE); }
+static void test_graph_scan(void **state) { (void)state; capture_and_replay(OP_SCAN); }
+static void test_graph_transpose(void **state) { (void)state; capture_and_replay(OP_TRANSPOSE); }
+static void test_graph_gemm(void **state) { (void)state; capture_and_replay(OP_GEMM); }
+static void test_graph_sequence(void **state) { (void)state; capture_and_replay(OP_ALL); }
+
+/* A capture on a fresh stream: each op either records (and its replays are
+ * right) or returns UNSUPPORTED, recording nothing, the capture still valid. */
+static void test_graph_unprepared_stream(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems p;
+    problems_alloc(ctx, &p);
+    /* the kernels are loaded by another stream: only scratch is missing */
+    ptxkit_stream *other;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &other));
+    problems_refresh(ctx, &p);
+    assert_ok(ctx, run_ops(ctx, &p, OP_ALL, other));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, other));
+    for (int op = 1; op <= OP_GEMM; op <<= 1) {
+        ptxkit_stream *s;
+        assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+        begin(ctx, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        ptxkit_status st = run_op(ctx, &p, op, s);
+        CUgraphExec exec = end(ctx, s);
+        if (st == PTXKIT_SUCCESS) {
+            for (int i = 0; i < 2; i++) {
+                problems_refresh(ctx, &p);
+                replay(ctx, exec, s);
+                assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+                problems_check(ctx, &p, op);
+            }
+        } else {
+            assert_int_equal(st, PTXKIT_ERROR_UNSUPPORTED);
+            assert_non_null(strstr(ptxkit_last_error(ctx), "capture"));
+            /* nothing recorded: the empty graph replays harmlessly */
+            replay(ctx, exec, s);
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        }
+        /* copy and transpose need no scratch: they always record */
+        if (op == OP_COPY || op == OP_TRANSPOSE) assert_int_equal(st, PTXKIT_SUCCESS);
+        exec_destroy(ctx, exec);
+        /* the stream still works uncaptured, and on the other stream too */
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, run_op(ctx, &p, op, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, op);
+        assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    }
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, other));
+    problems_free(ctx, &p);
+}
+
+/* Two streams captured at once, their ops alternating between them; the
+ * graphs replayed alternately, and then at the same time on their streams,
+ * while uncaptured calls run on more streams than there are slots. */
+static void test_graph_two_streams(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems pa, pb;
+    problems_alloc(ctx, &pa);
+    problems_alloc(ctx, &pb);
+    ptxkit_stream *a, *b;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
+    const int ops_a = OP_REDUCE | OP_SCAN | OP_GEMM, ops_b = OP_SCAN | OP_REDUCE | OP_COPY | OP_GEMM;
+    problems_refresh(ctx, &pa);
+    problems_refresh(ctx, &pb);
+    assert_ok(ctx, run_ops(ctx, &pa, ops_a, a));
+    assert_ok(ctx, run_ops(ctx, &pb, ops_b, b));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
+
+    begin(ctx, a, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    begin(ctx, b, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    assert_ok(ctx, run_op(ctx, &pa, OP_REDUCE, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_SCAN, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_SCAN, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_REDUCE, b));
+    assert_ok(ctx, run_op(ctx, &pb, OP_COPY, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_GEMM, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_GEMM, b));
+    CUgraphExec ga = end(ctx, a), gb = end(ctx, b);
+
+    enum { EXTRA = 20 }; /* more than the 16 slots of reduce and scan */
+    ptxkit_stream *extra[EXTRA];
+    problems px;
+    problems_alloc(ctx, &px);
+    for (int i = 0; i < EXTRA; i++) assert_ok(ctx, ptxkit_stream_create(ctx, &extra[i]));
+    for (int i = 0; i < REPLAYS; i++) {
+        problems_refresh(ctx, &pa);
+        problems_refresh(ctx, &pb);
+        if (i % 2 == 0) {
+            /* one after the other */
+            replay(ctx, ga, a);
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, a));
+            replay(ctx, gb, b);
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, b));
+        } else {
+            /* at once, with uncaptured reductions and scans on other streams
+             * (into their own outputs: only the scratch is shared) */
+            problems_refresh(ctx, &px);
+            replay(ctx, ga, a);
+            replay(ctx, gb, b);
+            for (int k = 0; k < EXTRA; k++)
+                assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, px.red_out + 0, px.red_in, REDUCE_N,
+                                             NULL, extra[k]));
+            assert_ok(ctx, ptxkit_context_synchronize(ctx));
+            problems_check(ctx, &px, OP_REDUCE);
+        }
+        problems_check(ctx, &pa, ops_a);
+        problems_check(ctx, &pb, ops_b);
+    }
+    for (int i = 0; i < EXTRA; i++) assert_ok(ctx, ptxkit_stream_destroy(ctx, extra[i]));
+    exec_destroy(ctx, ga);
+    exec_destroy(ctx, gb);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
+    problems_free(ctx, &pa);
+    problems_free(ctx, &pb);
+    problems_free(ctx, &px);
+}
+
+int main(void) {
+    test_require_gpu();
+    (void)test_gpu();
+    if (!load_graph_api()) {
+        printf("the driver has no graph API (cuStreamBeginCapture, cuGraphInstantiateWithFlags): skipped\n");
+        return TEST_SKIP_EXIT;
+    }
+    rng = test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graph_copy),      cmocka_unit_test(test_graph_reduce),
+        cmocka_unit_test(test_graph_scan),      cmocka_unit_test(test_graph_transpose),
+        cmocka_unit_test(test_graph_gemm),      cmocka_unit_test(test_graph_sequence),
+        cmocka_unit_test(test_graph_unprepared_stream), cmocka_unit_test(test_graph_two_streams),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    test_gpu_release();
+    return failed;
+}
