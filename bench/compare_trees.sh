@@ -31,7 +31,7 @@ build_tree() { # name dir
 
 if has build; then
     stamp build
-    for t in base new; do build_tree $t "${TREE[$t]}" || exit 1; done
+    for t in ${BUILD:-base new}; do build_tree $t "${TREE[$t]}" || exit 1; done
 fi
 if has tests; then
     stamp tests
@@ -41,14 +41,17 @@ if has tests; then
 fi
 if has sanitize; then
     stamp sanitize
-    for t in ${SANITIZE:-test_gpu_graph test_gpu_runtime test_gpu_copy test_gpu_user}; do
+    # the suites' small modes keep the sanitizers' slowdown within the limit
+    export PTXKIT_TEST_SCAN_MAX_LOG=16 PTXKIT_TEST_GEMM_SMALL=1 PTXKIT_TEST_ASYNC_SMALL=1
+    for t in ${SANITIZE:-test_gpu_graph test_gpu_runtime test_gpu_copy test_gpu_user test_gpu_scan test_gpu_gemm}; do
         [ -x build/tests/$t ] || continue
-        for tool in memcheck racecheck synccheck; do
+        for tool in ${TOOLS:-memcheck racecheck}; do
             echo "-- $tool $t"
-            PTXKIT_TEST_SMALL=1 timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool \
+            timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool \
                 --target-processes application-only ./build/tests/$t 2>&1 | tail -4
         done
     done >"$OUT/sanitize.log" 2>&1
+    unset PTXKIT_TEST_SCAN_MAX_LOG PTXKIT_TEST_GEMM_SMALL PTXKIT_TEST_ASYNC_SMALL
 fi
 # each benchmark: ROUNDS fresh processes per tree, base and new alternating
 run_both() { # name command...
