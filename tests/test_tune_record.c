@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/record.h"
@@ -166,11 +167,11 @@ static void damaged_file(void **state) {
     }
     size_t whole = used;
     used += tune_record_format(&lines[0], text + used, sizeof text - used) - 10; /* torn: no newline */
-    assert_true(cache_make_dirs(tmp_root));
+    assert_true(files_make_dirs(tmp_root));
     char dir[512];
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = 0;
-    assert_true(cache_make_dirs(dir));
+    assert_true(files_make_dirs(dir));
     write_text(path, text, used);
     tune_record r;
     tune_record_init(&r);

@@ -10,6 +10,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 
 static int compare_strings(const void *a, const void *b) {
@@ -69,14 +70,14 @@ static bool identity_from_library(nvrtc_identity *id) {
     id->mtime = (long long)st.st_mtime;
     char record[4200], signature[2048], dir[4096], text[2048 + PATH_MAX + 96];
     identity_record_path(record, sizeof record);
-    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !cache_make_dirs(dir)) return true;
+    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !files_make_dirs(dir)) return true;
     environment_signature(signature, sizeof signature);
     int length = snprintf(text, sizeof text, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime,
                           id->major, id->minor);
     const void *parts[1] = {text};
     size_t sizes[1] = {(size_t)length};
     /* a read-only cache directory: identify by loading NVRTC each time */
-    if (length > 0 && length < (int)sizeof text) write_file_atomic(record, parts, sizes, 1, false);
+    if (length > 0 && length < (int)sizeof text) files_write_atomic(record, parts, sizes, 1, false);
     return true;
 }
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 #include "tune/record.h"
 
@@ -379,17 +379,6 @@ ptxkit_status tune_record_load(const char *path, const tune_record_filter *filte
     return PTXKIT_SUCCESS;
 }
 
-static bool write_all(int fd, const char *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 ptxkit_status tune_record_append(const char *path, const tune_record_line *line, char *msg, size_t msg_size) {
     char text[TUNE_RECORD_MAX_LINE + 1];
     size_t len = tune_record_format(line, text + 1, sizeof text - 1);
@@ -397,38 +386,22 @@ ptxkit_status tune_record_append(const char *path, const tune_record_line *line,
         snprintf(msg, msg_size, "a configuration of %s too long for a record line: not recorded", line->family);
         return PTXKIT_ERROR_INVALID_ARGUMENT;
     }
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) < (int)sizeof dir) {
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
-            *slash = 0;
-            if (!cache_make_dirs(dir)) {
-                snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
-                return PTXKIT_ERROR_IO;
-            }
-        }
+    if (!files_make_parent_dirs(path)) {
+        snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
+        return PTXKIT_ERROR_IO;
     }
-    /* O_NONBLOCK: a FIFO in the record's place must not block the tuner */
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    struct stat st;
+    /* appended, not replaced: the file is its own lock (a FIFO in its place
+     * is refused without blocking the tuner) */
+    int fd = files_lock_open(path, O_APPEND);
     if (fd < 0) {
-        snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
+        if (fd == -2) snprintf(msg, msg_size, "%s is not a regular file", path);
+        else snprintf(msg, msg_size, "cannot %s %s: %s", fd == -1 ? "open" : "lock", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        snprintf(msg, msg_size, "%s is not a regular file", path);
-        return PTXKIT_ERROR_IO;
-    }
-    while (flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR) {
-            snprintf(msg, msg_size, "cannot lock %s: %s", path, strerror(errno));
-            close(fd);
-            return PTXKIT_ERROR_IO;
-        }
     /* After a writer died mid-line, start a fresh line: the torn one stays
      * damaged (and ignored) instead of swallowing this one. */
     const char *start = text + 1;
+    struct stat st;
     if (fstat(fd, &st) == 0 && st.st_size > 0) {
         char last = '\n';
         if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
@@ -437,10 +410,9 @@ ptxkit_status tune_record_append(const char *path, const tune_record_line *line,
             len++;
         }
     }
-    bool ok = write_all(fd, start, len);
+    bool ok = files_write_all(fd, start, len);
     int err = errno;
-    flock(fd, LOCK_UN);
-    close(fd);
+    files_unlock_close(fd);
     if (!ok) {
         snprintf(msg, msg_size, "cannot append to %s: %s", path, strerror(err));
         return PTXKIT_ERROR_IO;
