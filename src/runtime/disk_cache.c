@@ -1,6 +1,8 @@
 /* On-disk cache of compiled kernels: <dir>/<first key byte>/<key>.bin.
  * Each file is a header (magic, format, kind, size, key, checksum) and the
- * image. Writes go to a temporary name and are renamed into place, so a
+ * image; the checksum covers the header's other fields and the image, and
+ * every field is checked, so a damaged entry is a miss, never a hit of the
+ * other kind. Writes go to a temporary name and are renamed into place, so a
  * reader sees a whole file or none; a file that fails any check is deleted
  * and rebuilt. The total size is capped by least-recent use (mtime, touched
  * on every hit). */
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,8 @@
 #include "runtime/runtime.h"
 
 #define CACHE_MAGIC "PTXKITC1"
-#define CACHE_FORMAT 1u
+/* 2: the checksum covers the header too (format 1 entries are misses) */
+#define CACHE_FORMAT 2u
 #define CACHE_DEFAULT_CAP_MB 512
 #define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
@@ -34,11 +38,16 @@ struct disk_cache {
 typedef struct cache_header {
     char magic[8];
     uint32_t format;
-    uint32_t is_cubin;
+    uint32_t is_cubin;       /* 0 or 1 */
     uint64_t size;
     unsigned char key[16];
-    uint64_t checksum;
+    uint64_t checksum;       /* of the fields above, then the image */
 } cache_header;
+_Static_assert(sizeof(cache_header) == 48 && offsetof(cache_header, checksum) == 40, "the header has no padding");
+
+static uint64_t entry_checksum(const cache_header *h, const void *image, size_t size) {
+    return XXH3_64bits_withSeed(image, size, XXH3_64bits(h, offsetof(cache_header, checksum)));
+}
 
 static bool cache_disabled(void) {
     const char *v = getenv("PTXKIT_CACHE");
@@ -143,9 +152,10 @@ bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *
     /* the size is bounded by the cap before anything is allocated: a sparse
      * file with a consistent header cost seconds and gigabytes */
     bool ok = files_read_all(fd, &h, sizeof h) && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.format == CACHE_FORMAT &&
-              memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 && h.size <= c->cap_bytes &&
-              (uint64_t)st.st_size == sizeof h + h.size && (data = malloc((size_t)h.size + 1)) != NULL &&
-              files_read_all(fd, data, (size_t)h.size) && XXH3_64bits(data, (size_t)h.size) == h.checksum;
+              (h.is_cubin == 0 || h.is_cubin == 1) && memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 &&
+              h.size <= c->cap_bytes && (uint64_t)st.st_size == sizeof h + h.size &&
+              (data = malloc((size_t)h.size + 1)) != NULL && files_read_all(fd, data, (size_t)h.size) &&
+              entry_checksum(&h, data, (size_t)h.size) == h.checksum;
     close(fd);
     if (!ok) {
         free(data);
@@ -156,7 +166,7 @@ bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *
     utimensat(AT_FDCWD, path, NULL, 0); /* least-recent-use order */
     *image = data;
     *size = (size_t)h.size;
-    *is_cubin = h.is_cubin != 0;
+    *is_cubin = h.is_cubin == 1;
     return true;
 }
 
@@ -246,9 +256,10 @@ ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *
     char shard[4200], path[4300];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
     if (!files_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
-    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size, .checksum = XXH3_64bits(image, size)};
+    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size};
     memcpy(h.magic, CACHE_MAGIC, 8);
     memcpy(h.key, key->bytes, 16);
+    h.checksum = entry_checksum(&h, image, size);
     const void *parts[2] = {&h, image};
     size_t sizes[2] = {sizeof h, size};
     int err = files_write_atomic(path, parts, sizes, 2, false);

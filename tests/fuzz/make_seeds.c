@@ -108,6 +108,11 @@ static void cache_seeds(void) {
         free(file);
     }
     unsigned char dir_mode = 0x10, fifo_mode = 0x20;
+    /* a written entry with header bytes flipped: the kind word, the checksum */
+    static const unsigned char kind_flip[] = {0xc0, 0x00, 12, 0x01, 'P', 'T', 'X'};
+    static const unsigned char sum_flip[] = {0x41, 0x01, 40, 0x80, 47, 0x01, '\x7f', 'E', 'L', 'F'};
+    put("cache_entry", "flip-kind", "", 0, kind_flip, sizeof kind_flip);
+    put("cache_entry", "flip-checksum", "", 0, sum_flip, sizeof sum_flip);
     put("cache_entry", "directory", &dir_mode, 1, "", 0);
     put("cache_entry", "fifo", &fifo_mode, 1, "", 0);
     disk_cache_close(c);
