@@ -16,7 +16,7 @@
 #include "runtime/runtime.h"
 
 /* The writer's buffer: a longer file is not one it wrote. */
-#define RECORD_MAX (2048 + PATH_MAX + 96)
+#define RECORD_MAX (NVRTC_SIGNATURE_SIZE + PATH_MAX + 96)
 
 /* The next line of [*p, end) without its newline; false when none ends. */
 static bool next_line(const char **p, const char *end, const char **line, size_t *len) {

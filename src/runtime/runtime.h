@@ -282,6 +282,10 @@ cache_key cache_key_for_bytes(const char *kind, const void *bytes, size_t size, 
  * cache directory when it is current, so that a warm process never loads
  * NVRTC; else from the library. False when NVRTC is unavailable. */
 bool nvrtc_identity_version(int *major, int *minor);
+/* The first line of the nvrtc-identity record: a hash of the environment
+ * that chooses the NVRTC library (PTXKIT_NVRTC_PATH, LD_LIBRARY_PATH). */
+#define NVRTC_SIGNATURE_SIZE 64
+void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]);
 
 /* Disk cache of compiled images. Directory NULL: the configured one. */
 typedef struct disk_cache disk_cache;
