@@ -979,8 +979,10 @@ void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
 /* Merges entries into the database at path (NULL: the default) under its
  * lock, as a tuning run stores: an entry replaces the one of the same key,
  * family, variant and bucket. All or nothing: an entry the database cannot
- * hold (empty or over-long names, control characters, reserved fields set)
- * is INVALID_ARGUMENT naming its index, and nothing is stored. *total (may
+ * hold as given (empty or over-long names, control characters, reserved
+ * fields set, a field out of the file's range: every field reads back as
+ * given, gbs and default_gbs to two decimals) is INVALID_ARGUMENT naming its
+ * index and field, and nothing is stored. *total (may
  * be NULL) receives the database's entry count afterwards; note (may be
  * NULL) what else happened, empty when nothing did (a damaged database file
  * kept aside and rewritten). */

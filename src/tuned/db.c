@@ -306,6 +306,29 @@ char *tune_db_format(const tune_db *db, size_t *size) {
     return b.data;
 }
 
+bool tune_db_entry_kept(const tune_db_entry *given, const tune_db_entry *back, char *why, size_t why_size) {
+    const char *field = NULL;
+    if (!tune_db_key_equal(&given->key, &back->key)) field = "key (device to library)";
+    else if (strcmp(given->family, back->family) != 0) field = "family";
+    else if (strcmp(given->variant, back->variant) != 0) field = "variant";
+    else if (given->bucket != back->bucket) field = "log2n";
+    else if (given->config.block_size != back->config.block_size) field = "block_size";
+    else if (given->config.items_per_thread != back->config.items_per_thread) field = "items_per_thread";
+    else if (given->config.vector_bytes != back->config.vector_bytes) field = "vector_bytes";
+    else if (given->config.blocks_per_sm != back->config.blocks_per_sm) field = "blocks_per_sm";
+    else if (given->config.load_op != back->config.load_op) field = "load_op";
+    else if (given->param_count != back->param_count) field = "param_count";
+    /* GB/s are kept to two decimals (documented), nothing else is rounded */
+    else if (!(gbs_two_decimals(given->gbs) == back->gbs)) field = "gbs";
+    else if (!(gbs_two_decimals(given->default_gbs) == back->default_gbs)) field = "default_gbs";
+    else if (given->when != back->when) field = "when";
+    for (int i = 0; !field && i < given->param_count && i < TUNE_DB_MAX_PARAMS; i++)
+        if (strcmp(given->param_names[i], back->param_names[i]) != 0 || given->param_values[i] != back->param_values[i])
+            field = "a parameter";
+    if (field) snprintf(why, why_size, "its %s is out of the database's range", field);
+    return !field;
+}
+
 /* ---- parsing ----------------------------------------------------------- */
 
 static bool parse_int(const char *s, long long lo, long long hi, int *out) {
