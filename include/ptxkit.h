@@ -600,7 +600,10 @@ typedef struct ptxkit_header {
  * call the file ("saxpy.cu"); headers: header_count named headers (copied).
  * A program is text, not tied to a context or GPU: creating compiles
  * nothing, and one program serves every context. Errors are recorded as the
- * thread's (ptxkit_last_error(NULL)). */
+ * thread's (ptxkit_last_error(NULL)). INVALID_ARGUMENT, naming the header,
+ * for two headers of one name or one named like a built-in header
+ * ("ptxkit_load.cuh", <ptxkit/load.cuh>, ...), which every program is
+ * offered; and for control characters in the program's or a header's name. */
 ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
                                     int header_count, ptxkit_program **out);
 /* Reads the file once; its path is the program's name. */
@@ -608,7 +611,10 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
                                               ptxkit_program **out);
 /* Adds NVRTC options for every kernel of the program ("-use_fast_math",
  * "-lineinfo", "-maxrregcount=64"; "--gpu-architecture" is ptxkit's and is
- * refused). Options are part of a kernel's cache key. */
+ * refused). Options are part of a kernel's cache key. Options that make
+ * NVRTC read files no cache key covers are refused: include paths (give
+ * headers to ptxkit_program_create) and, for now, precompiled headers
+ * (--pch, --use-pch, --pch-dir, --create-pch). */
 ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
 /* Kernels obtained from the program stay valid (they belong to the
  * context); destroying the program frees its text. NULL is a no-op. */
