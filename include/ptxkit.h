@@ -625,7 +625,10 @@ typedef struct ptxkit_header {
  * call the file ("saxpy.cu"); headers: header_count named headers (copied).
  * A program is text, not tied to a context or GPU: creating compiles
  * nothing, and one program serves every context. Errors are recorded as the
- * thread's (ptxkit_last_error(NULL)). */
+ * thread's (ptxkit_last_error(NULL)). INVALID_ARGUMENT, naming the header,
+ * for two headers of one name or one named like a built-in header
+ * ("ptxkit_load.cuh", <ptxkit/load.cuh>, ...), which every program is
+ * offered; and for control characters in the program's or a header's name. */
 ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
                                     int header_count, ptxkit_program **out);
 /* Reads the file once; its path is the program's name. */
@@ -633,7 +636,10 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
                                               ptxkit_program **out);
 /* Adds NVRTC options for every kernel of the program ("-use_fast_math",
  * "-lineinfo", "-maxrregcount=64"; "--gpu-architecture" is ptxkit's and is
- * refused). Options are part of a kernel's cache key. */
+ * refused). Options are part of a kernel's cache key. Options that make
+ * NVRTC read files no cache key covers are refused: include paths (give
+ * headers to ptxkit_program_create) and, for now, precompiled headers
+ * (--pch, --use-pch, --pch-dir, --create-pch). */
 ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
 /* Kernels obtained from the program stay valid (they belong to the
  * context); destroying the program frees its text. NULL is a no-op. */
@@ -1004,8 +1010,10 @@ void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
 /* Merges entries into the database at path (NULL: the default) under its
  * lock, as a tuning run stores: an entry replaces the one of the same key,
  * family, variant and bucket. All or nothing: an entry the database cannot
- * hold (empty or over-long names, control characters, reserved fields set)
- * is INVALID_ARGUMENT naming its index, and nothing is stored. *total (may
+ * hold as given (empty or over-long names, control characters, reserved
+ * fields set, a field out of the file's range: every field reads back as
+ * given, gbs and default_gbs to two decimals) is INVALID_ARGUMENT naming its
+ * index and field, and nothing is stored. *total (may
  * be NULL) receives the database's entry count afterwards; note (may be
  * NULL) what else happened, empty when nothing did (a damaged database file
  * kept aside and rewritten). */

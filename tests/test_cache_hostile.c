@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "family_key.h"
 #include "test_util.h"
+#include "tune/record.h"
 #include "tuned/db.h"
 
 static char root[256], dir[512];
@@ -306,7 +307,116 @@ static void tune_db_not_a_file(void **state) {
     tune_db_clear(&db);
 }
 
-int main(void) {
+/* Every path the environment names (PTXKIT_NVRTC_PATH, PTXKIT_CACHE_DIR,
+ * XDG_CACHE_HOME, HOME, PTXKIT_TUNE_DB, PTXKIT_TUNE_RECORD,
+ * PTXKIT_DUMP_SOURCE) as a FIFO or a directory: every use of it returns,
+ * with a status where the call has one. A FIFO as PTXKIT_NVRTC_PATH was
+ * opened blocking by dlopen, inside pthread_once, forever. In a new process
+ * each, so NVRTC and its identity are looked up afresh. */
+static void path_variables_fifo_or_directory(void **state) {
+    (void)state;
+    static const char *const variables[] = {"PTXKIT_NVRTC_PATH", "PTXKIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME",
+                                            "PTXKIT_TUNE_DB", "PTXKIT_TUNE_RECORD", "PTXKIT_DUMP_SOURCE"};
+    for (size_t v = 0; v < sizeof variables / sizeof variables[0]; v++)
+        for (int kind = 0; kind < 2; kind++) {
+            char path[600];
+            snprintf(path, sizeof path, "%s/%s-%s", root, variables[v], kind ? "dir" : "fifo");
+            assert_int_equal(kind ? mkdir(path, 0755) : mkfifo(path, 0644), 0);
+            fflush(NULL);
+            pid_t pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0) {
+                alarm(20);
+                /* the other cache-directory variables out of the way, so the one tested decides */
+                if (strcmp(variables[v], "PTXKIT_CACHE_DIR") != 0) unsetenv("PTXKIT_CACHE_DIR");
+                if (strcmp(variables[v], "XDG_CACHE_HOME") != 0) unsetenv("XDG_CACHE_HOME");
+                if (strcmp(variables[v], "HOME") != 0) setenv("HOME", dir, 1);
+                setenv(variables[v], path, 1);
+                execl("/proc/self/exe", "path-variable-child", variables[v], (char *)NULL);
+                _exit(3);
+            }
+            int status = 0;
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("%s as a %s: %s %d", variables[v], kind ? "directory" : "FIFO",
+                         WIFSIGNALED(status) ? "killed by signal" : "exit",
+                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        }
+}
+
+/* path_variables_fifo_or_directory's process: every use of the paths. */
+static int path_variable_child(const char *variable) {
+    const char *path = getenv(variable);
+    struct stat st;
+    bool fifo = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+    int jit = ptxkit_jit_available();
+    if (strcmp(variable, "PTXKIT_NVRTC_PATH") == 0 &&
+        (jit || !strstr(ptxkit_last_error(NULL), "not a regular file"))) {
+        fprintf(stderr, "PTXKIT_NVRTC_PATH=%s: available %d, %s\n", path, jit, ptxkit_last_error(NULL));
+        return 1;
+    }
+    const char *defines[] = {"N=1"};
+    cache_key k = cache_key_for("copy", defines, 1, 90, 13000);
+    disk_cache *c = disk_cache_open(NULL);
+    if (c) {
+        disk_cache_write(c, &k, "x", 1, false);
+        void *image = NULL;
+        size_t size;
+        bool cubin;
+        if (disk_cache_read(c, &k, &image, &size, &cubin)) free(image);
+        disk_cache_close(c);
+    }
+    size_t files, bytes;
+    ptxkit_cache_stats(&files, &bytes);
+    char db_path[4096], msg[640];
+    tune_db db;
+    tune_db_init(&db);
+    if (tune_db_default_path(db_path, sizeof db_path)) {
+        ptxkit_status load = tune_db_load(db_path, &db, msg, sizeof msg);
+        tune_db_entry e;
+        memset(&e, 0, sizeof e);
+        tune_db_key_make(&e.key, "GPU", 90, 132, 13000, 13, 0, "0.1.0");
+        snprintf(e.family, sizeof e.family, "copy");
+        snprintf(e.variant, sizeof e.variant, "bytes");
+        ptxkit_status store = tune_db_store(db_path, &e, 1, NULL, msg, sizeof msg);
+        if (strcmp(variable, "PTXKIT_TUNE_DB") == 0 && (load != PTXKIT_ERROR_IO || store != PTXKIT_ERROR_IO)) {
+            fprintf(stderr, "PTXKIT_TUNE_DB as a %s: load %d, store %d\n", fifo ? "FIFO" : "directory", load, store);
+            return 1;
+        }
+    }
+    tune_db_clear(&db);
+    tune_record r;
+    tune_record_init(&r);
+    char record_path[4096];
+    if (tune_record_default_path(record_path, sizeof record_path)) {
+        ptxkit_status load = tune_record_load(record_path, NULL, &r, msg, sizeof msg);
+        tune_record_line line;
+        memset(&line, 0, sizeof line);
+        line.key = (tune_db_key){.device = "GPU"};
+        snprintf(line.family, sizeof line.family, "copy");
+        snprintf(line.variant, sizeof line.variant, "bytes");
+        ptxkit_status append = tune_record_append(record_path, &line, msg, sizeof msg);
+        if (strcmp(variable, "PTXKIT_TUNE_RECORD") == 0 && (load != PTXKIT_ERROR_IO || append != PTXKIT_ERROR_IO)) {
+            fprintf(stderr, "PTXKIT_TUNE_RECORD as a %s: load %d, append %d\n", fifo ? "FIFO" : "directory", load,
+                    append);
+            return 1;
+        }
+    }
+    tune_record_clear(&r);
+    if (jit) { /* a compile error writes PTXKIT_DUMP_SOURCE's dump */
+        ptxkit_program *p;
+        ptxkit_compiled out;
+        if (ptxkit_program_create("bad.cu", "this is not C++", NULL, 0, &p) == PTXKIT_SUCCESS) {
+            ptxkit_program_compile(p, NULL, NULL, 0, 90, 1, &out);
+            ptxkit_compiled_free(&out);
+            ptxkit_program_destroy(p);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[0], "path-variable-child") == 0) return path_variable_child(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(identity_record_is_a_fifo, make_dirs, remove_dirs),
         cmocka_unit_test_setup_teardown(entry_is_a_fifo, make_dirs, remove_dirs),
@@ -317,6 +427,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(cache_dir_is_a_file, make_dirs, remove_dirs),
         cmocka_unit_test_setup_teardown(purge_stays_inside, make_dirs, remove_dirs),
         cmocka_unit_test_setup_teardown(tune_db_not_a_file, make_dirs, remove_dirs),
+        cmocka_unit_test_setup_teardown(path_variables_fifo_or_directory, make_dirs, remove_dirs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -636,6 +636,66 @@ static char *show_rows(void) {
     return text;
 }
 
+/* An export holding one tunable entry whose parameter P is `value` (JSON
+ * text: a number or a string). */
+static void write_tunable_export(const char *json, const char *value) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"schema\": \"ptxkit-tune-export/1\", \"entries\": [{\"key\": {\"device\": \"G\", \"cc\": 90, "
+             "\"sm_count\": 1, \"driver\": 1, \"nvrtc_major\": 13, \"nvrtc_minor\": 0, \"library\": \"0.1.0\"}, "
+             "\"family\": \"app.exact\", \"variant\": \"-\", \"log2n\": 20, \"config\": {\"block_size\": 0, "
+             "\"items_per_thread\": 0, \"vector_bytes\": 0, \"blocks_per_sm\": 0, \"load\": \"default\"}, "
+             "\"params\": {\"P\": %s}, \"gbs\": 1, \"default_gbs\": 1, \"when\": 1}]}",
+             value);
+    write_text(json, text);
+}
+
+/* Integers an import cannot take exactly are refused; those it takes come
+ * back from an export as they went in. 9223372036854775807 as a JSON
+ * number was stored as INT64_MIN (a bound compared in doubles), and
+ * 9007199254740991 went out as 9.00719925474099e+15 (cJSON's 15 digits). */
+static void exact_integers(const char *json, const char *import_args) {
+    static result r;
+    static const char *const refused[] = {"9223372036854775807", "9223372036854775808", "-9223372036854775809",
+                                          "9007199254740993", "1e300", "\"9223372036854775808\""};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        write_tunable_export(json, refused[i]);
+        run(&r, import_args);
+        if (r.code != 1) fail_msg("import of P = %s: exit %d", refused[i], r.code);
+    }
+    static const struct {
+        const char *in, *out;
+    } exact[] = {{"\"9223372036854775807\"", "9223372036854775807"},
+                 {"\"-9223372036854775808\"", "-9223372036854775808"},
+                 {"\"9007199254740991\"", "9007199254740991"},
+                 {"9007199254740991", "9007199254740991"},
+                 {"999999999999999", NULL}};
+    char export_args[256];
+    snprintf(export_args, sizeof export_args, "tune --export %s", json);
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        write_tunable_export(json, exact[i].in);
+        run(&r, import_args);
+        if (r.code != 0) fail_msg("import of P = %s: exit %d\n%s", exact[i].in, r.code, r.err);
+        run(&r, export_args);
+        assert_int_equal(r.code, 0);
+        cJSON *doc = parse_file(json), *e;
+        bool found = false;
+        cJSON_ArrayForEach(e, member(doc, "entries")) {
+            if (strcmp(member(e, "family")->valuestring, "app.exact") != 0) continue;
+            cJSON *p = member(member(e, "params"), "P");
+            if (exact[i].out) {
+                if (!cJSON_IsString(p) || strcmp(p->valuestring, exact[i].out) != 0)
+                    fail_msg("P = %s exported as %s", exact[i].in, cJSON_PrintUnformatted(p));
+            } else {
+                assert_true(cJSON_IsNumber(p) && p->valuedouble == 999999999999999.0);
+            }
+            found = true;
+        }
+        assert_true(found);
+        cJSON_Delete(doc);
+    }
+}
+
 /* --export then --import into an empty database gives the same entries,
  * an application tunable's named parameters included. */
 static void tune_export_import(void **state) {
@@ -721,6 +781,7 @@ static void tune_export_import(void **state) {
     after = show_rows();
     assert_non_null(strstr(after, "myapp.stencil"));
     free(after);
+    exact_integers(json, args);
     /* usage errors */
     const char *bad[] = {"tune --export", "tune --export a.json --import b.json", "tune --import a.json --show",
                          "tune --export a.json reduce"};

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -434,11 +435,42 @@ static void accepted_values(void **state) {
     }
 }
 
+/* A helper named by the environment (PTXKIT_CUB_LIB is dlopen'ed, the
+ * others run) must be a regular file: an executable FIFO passed the old
+ * access(X_OK) check and dlopen blocked on it. */
+static void helper_paths(void **state) {
+    (void)state;
+    char dir[] = "/tmp/ptxkit-helper-XXXXXX", fifo[64], sub[64], file[64], path[4096];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sub, sizeof sub, "%s/dir", dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    assert_int_equal(mkfifo(fifo, 0755), 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    assert_int_equal(chmod(file, 0755), 0);
+    const char *const refused[] = {fifo, sub};
+    for (int i = 0; i < 2; i++) {
+        setenv("PTXKIT_TEST_HELPER", refused[i], 1);
+        assert_false(cli_find_helper("none", "PTXKIT_TEST_HELPER", path, sizeof path));
+        assert_false(cli_regular_file(refused[i]));
+    }
+    setenv("PTXKIT_TEST_HELPER", file, 1);
+    assert_true(cli_find_helper("none", "PTXKIT_TEST_HELPER", path, sizeof path));
+    unsetenv("PTXKIT_TEST_HELPER");
+    unlink(fifo);
+    unlink(file);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     exe = argc > 1 ? argv[1] : NULL;
     const struct CMUnitTest tests[] = {cmocka_unit_test(sizes), cmocka_unit_test(integers), cmocka_unit_test(defines),
                                        cmocka_unit_test(json_cells), cmocka_unit_test(config_cells),
                                        cmocka_unit_test(every_command), cmocka_unit_test(each_bad_argument),
-                                       cmocka_unit_test(define_warnings), cmocka_unit_test(accepted_values)};
+                                       cmocka_unit_test(define_warnings), cmocka_unit_test(accepted_values),
+                                       cmocka_unit_test(helper_paths)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,37 @@ static void other_key(const char *path) {
 }
 
 static void corrupt_file(void **state) { (void)state; check_rejected(flip_byte); }
+
+/* Any single bit flipped in the 48-byte header (magic, format, kind, size,
+ * key, checksum) is a miss: the kind word once read any non-zero value as
+ * CUBIN, and the checksum covered only the image. */
+static void damaged_header(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k = key_of(5);
+    const char image[] = "// PTX text\n.version 8.0\n";
+    char path[1024];
+    entry_file(&k, path, sizeof path);
+    for (int bit = 0; bit < 48 * 8; bit++)
+        for (int kind = 0; kind < 2; kind++) {
+            assert_ok(NULL, disk_cache_write(c, &k, image, sizeof image, kind == 1));
+            FILE *f = fopen(path, "r+b");
+            assert_non_null(f);
+            fseek(f, bit / 8, SEEK_SET);
+            int ch = fgetc(f);
+            fseek(f, bit / 8, SEEK_SET);
+            fputc(ch ^ (1 << (bit % 8)), f);
+            fclose(f);
+            void *data = NULL;
+            size_t size;
+            bool cubin;
+            if (disk_cache_read(c, &k, &data, &size, &cubin))
+                fail_msg("header bit %d flipped in a %s entry read as a hit (%s)", bit, kind ? "CUBIN" : "PTX",
+                         cubin ? "CUBIN" : "PTX");
+            assert_int_not_equal(access(path, F_OK), 0);
+        }
+    disk_cache_close(c);
+}
 static void truncated_file(void **state) { (void)state; check_rejected(cut_short); }
 static void foreign_file(void **state) { (void)state; check_rejected(foreign_magic); }
 static void empty_entry(void **state) { (void)state; check_rejected(empty_file); }
@@ -240,6 +271,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(corrupt_file, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(damaged_header, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(truncated_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(foreign_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(empty_entry, make_dir, remove_dir),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
@@ -89,9 +90,8 @@ static void files(void **state) {
         const char *d[] = {"N=1"};
         cache_key_for("copy", d, 1, 90, 13000);
         unsetenv("PTXKIT_CACHE_DIR");
-        const char *a = getenv("PTXKIT_NVRTC_PATH"), *b = getenv("LD_LIBRARY_PATH");
-        char signature[2048];
-        snprintf(signature, sizeof signature, "%s|%s", a ? a : "", b ? b : "");
+        char signature[NVRTC_SIGNATURE_SIZE];
+        nvrtc_environment_signature(signature);
         assert_true(identity_record_read(path, signature, f.path, sizeof f.path, &f.size, &f.mtime, &f.major, &f.minor));
         struct stat st;
         assert_int_equal(stat(f.path, &st), 0);
@@ -102,11 +102,78 @@ static void files(void **state) {
     rmdir(dir);
 }
 
-int main(void) {
+/* In a new process (the identity is read once per process, and a forked
+ * child would inherit this one's): 1 when the cache keys see the made-up
+ * NVRTC 99.77 with LD_LIBRARY_PATH = library_path and the cache in dir. */
+static int version_seen(const char *dir, const char *library_path) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("PTXKIT_CACHE_DIR", dir, 1);
+        setenv("LD_LIBRARY_PATH", library_path, 1);
+        unsetenv("PTXKIT_NVRTC_PATH");
+        execl("/proc/self/exe", "identity-version", (char *)NULL);
+        _exit(2);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Two environments equal in their first 2047 bytes once shared a record:
+ * the signature was "PTXKIT_NVRTC_PATH|LD_LIBRARY_PATH" cut to 2048 bytes.
+ * A record for one (naming a made-up NVRTC 99.77) must not be read in the
+ * other; the record of the environment itself is. */
+static void long_environment(void **state) {
+    (void)state;
+    char dir[] = "/tmp/ptxkit-identity-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char record[128];
+    snprintf(record, sizeof record, "%s/nvrtc-identity", dir);
+    static char a[4096], b[4096];
+    memset(a, 'a', sizeof a - 1);
+    memcpy(a, "/nonexistent/", 13);
+    memcpy(b, a, sizeof b);
+    b[3000] = 'b';
+    struct stat st;
+    assert_int_equal(stat("/bin/sh", &st), 0);
+    char real[PATH_MAX];
+    assert_non_null(realpath("/bin/sh", real));
+    /* the record as the truncating writer wrote it for a */
+    FILE *f = fopen(record, "w");
+    fprintf(f, "|%.2046s\n%s\n%lld %lld 99 77\n", a, real, (long long)st.st_size, (long long)st.st_mtime);
+    fclose(f);
+    assert_int_equal(version_seen(dir, b), 0);
+    /* the library's own signature for a, in a child with a's environment */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LD_LIBRARY_PATH", a, 1);
+        unsetenv("PTXKIT_NVRTC_PATH");
+        char signature[NVRTC_SIGNATURE_SIZE];
+        nvrtc_environment_signature(signature);
+        FILE *out = fopen(record, "w");
+        fprintf(out, "%s\n%s\n%lld %lld 99 77\n", signature, real, (long long)st.st_size, (long long)st.st_mtime);
+        _exit(fclose(out) == 0 ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(version_seen(dir, a), 1);
+    assert_int_equal(version_seen(dir, b), 0);
+    unlink(record);
+    rmdir(dir);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 1 && strcmp(argv[0], "identity-version") == 0) { /* version_seen's process */
+        int major = 0, minor = 0;
+        nvrtc_identity_version(&major, &minor);
+        return major == 99 && minor == 77 ? 1 : 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writer_format_reads_back),
         cmocka_unit_test(anything_else_is_no_record),
         cmocka_unit_test(files),
+        cmocka_unit_test(long_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

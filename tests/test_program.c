@@ -3,6 +3,7 @@
  * file/line, PTXKIT_DUMP_SOURCE, ptxkit's headers, and the cache key of a
  * user kernel. Tests that compile skip where NVRTC is missing. */
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,6 +110,39 @@ static void create_arguments(void **state) {
     ptxkit_program_destroy(p);
 }
 
+/* Headers NVRTC could not tell apart (two of a name, or one named like a
+ * built-in, which every program is offered) and names with control
+ * characters are refused at creation, naming the header. */
+static void create_refuses_ambiguous_names(void **state) {
+    (void)state;
+    ptxkit_program *p = (ptxkit_program *)0x1;
+    const ptxkit_header twice[] = {{"my/a.h", "#define A 1\n"}, {"b.h", ""}, {"my/a.h", "#define A 2\n"}};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", twice, 3, &p));
+    assert_null(p);
+    assert_non_null(strstr(ptxkit_last_error(NULL), "'my/a.h'"));
+    const char *const builtin[] = {"ptxkit/load.cuh", "ptxkit_load.cuh", "ptxkit/warp.cuh", "ptxkit_warp.cuh"};
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
+        const ptxkit_header h = {builtin[i], "#define ld_f32(p) 0\n"};
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &h, 1, &p));
+        assert_null(p);
+        assert_non_null(strstr(ptxkit_last_error(NULL), builtin[i]));
+    }
+    /* names near a built-in's are the application's own */
+    const ptxkit_header near[] = {{"ptxkit/load.h", ""}, {"my/ptxkit_load.cuh", ""}, {"load.cuh", ""}};
+    assert_ok(NULL, ptxkit_program_create("a.cu", "", near, 3, &p));
+    ptxkit_program_destroy(p);
+    p = (ptxkit_program *)0x1;
+    /* a newline in the name once turned a compile error into NOT_FOUND */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_program_create("a.cu\n__nv_name_map(1): error: x", "", NULL, 0, &p));
+    assert_null(p);
+    assert_non_null(strstr(ptxkit_last_error(NULL), "control character"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a\tb.cu", "", NULL, 0, &p));
+    const ptxkit_header control = {"my\rh.h", ""};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &control, 1, &p));
+    assert_null(p);
+}
+
 /* sm_90a: the PTX and the CUBIN target the architecture-specific set,
  * which a kernel can test with __CUDA_ARCH_FEAT_SM90_ALL. */
 static void architecture_specific(void **state) {
@@ -201,6 +235,8 @@ static void defines(void **state) {
     ptxkit_program_destroy(p);
 }
 
+static const char *const one_option[] = {"-lineinfo"};
+
 static void options(void **state) {
     (void)state;
     ptxkit_program *p = make("opts.cu", template_source);
@@ -239,6 +275,18 @@ static void options(void **state) {
         free(fast_ptx);
         free(both);
     }
+    /* precompiled headers are read from files no cache key covers */
+    const char *pch[] = {"--pch", "-pch", "--use-pch=a.pch", "-use-pch", "--pch-dir=/tmp", "--pch-dir", "-pch-dir=x",
+                         "--create-pch=a.pch"};
+    for (size_t i = 0; i < sizeof pch / sizeof pch[0]; i++) {
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, &pch[i], 1));
+        assert_non_null(strstr(ptxkit_last_error(NULL), "precompiled"));
+    }
+    /* a count near INT_MAX: refused without overflowing the bound */
+    assert_ok(NULL, ptxkit_program_add_options(p, one_option, 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, one_option, INT_MAX));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, one_option, INT_MAX - 1));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "at most"));
     /* at most 32 options in all */
     const char *one[] = {"-lineinfo"};
     ptxkit_status st = PTXKIT_SUCCESS;
@@ -650,7 +698,7 @@ static void async_header(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(create_arguments), cmocka_unit_test(architecture_specific), cmocka_unit_test(create_from_file),
+        cmocka_unit_test(create_arguments), cmocka_unit_test(create_refuses_ambiguous_names), cmocka_unit_test(architecture_specific), cmocka_unit_test(create_from_file),
         cmocka_unit_test(defines), cmocka_unit_test(options),
         cmocka_unit_test(name_expressions), cmocka_unit_test(not_found_only_for_the_name),
         cmocka_unit_test(compile_errors_name_file_and_line),

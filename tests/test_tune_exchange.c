@@ -1,6 +1,7 @@
 /* The tuning database and record through the public API:
  * ptxkit_tune_db_path, _read, _merge (the calls `ptxkit tune
  * --export/--import` use), ptxkit_tune_record_path, _read (--show, info). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +85,26 @@ static void path_read_merge(void **state) {
     /* all or nothing: one entry the database cannot hold stores none */
     ptxkit_tune_entry bad[2] = {family_entry(), family_entry()};
     bad[0].log2n = 30;
-    const char *broken[] = {"empty family", "control character", "reserved", "parameters"};
-    for (int b = 0; b < 4; b++) {
+    /* 4 on: fields the file's writer once clamped, merged with success and
+     * read back altered */
+    const char *broken[] = {"empty family", "control character", "reserved", "parameters", "load_op 99",
+                            "when -5", "default_gbs 5e9", "gbs -1", "gbs NaN", "when beyond 9999", "block 100",
+                            "log2n 64", "cc -1"};
+    for (int b = 0; b < (int)(sizeof broken / sizeof broken[0]); b++) {
         bad[1] = family_entry();
         if (b == 0) bad[1].family[0] = 0;
         if (b == 1) snprintf(bad[1].variant, sizeof bad[1].variant, "a\tb");
         if (b == 2) bad[1].reserved[3] = 1;
         if (b == 3) bad[1].param_count = PTXKIT_TUNE_MAX_PARAMS + 1;
+        if (b == 4) bad[1].load_op = (ptxkit_load_op)99;
+        if (b == 5) bad[1].when = -5;
+        if (b == 6) bad[1].default_gbs = 5e9;
+        if (b == 7) bad[1].gbs = -1;
+        if (b == 8) bad[1].gbs = NAN;
+        if (b == 9) bad[1].when = 253402300800LL;
+        if (b == 10) bad[1].block_size = 100;
+        if (b == 11) bad[1].log2n = 64;
+        if (b == 12) bad[1].cc = -1;
         if (ptxkit_tune_db_merge(NULL, bad, 2, &total, NULL, 0) != PTXKIT_ERROR_INVALID_ARGUMENT)
             fail_msg("%s: not refused", broken[b]);
         assert_non_null(strstr(ptxkit_last_error(NULL), "tuning entry 1"));

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "driver/driver.h"
+#include "runtime/files.h" /* libc only: below every layer, this one included */
 
 static nvrtc_library nvrtc;
 static bool nvrtc_ok;
@@ -38,6 +40,17 @@ static void nvrtc_load(void) {
         count = 1;
     }
     for (size_t i = 0; i < count; i++) {
+        /* dlopen opens a path blocking, inside pthread_once: a FIFO there
+         * hung every thread's first NVRTC use; only a regular file is handed
+         * over (a bare name is the loader's search) */
+        if (strchr(names[i], '/') && !files_is_regular(names[i])) {
+            struct stat st;
+            bool exists = stat(names[i], &st) == 0;
+            if (used < sizeof nvrtc_why)
+                used += (size_t)snprintf(nvrtc_why + used, sizeof nvrtc_why - used, " %s%s", names[i],
+                                         exists ? " (not a regular file)" : "");
+            continue;
+        }
         /* lazy binding: resolving all of NVRTC's symbols up front costs ~90 ms */
         void *lib = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
         if (lib && nvrtc_bind(lib)) {

@@ -12,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 
 /* NVRTC's build, not only its version number: the identity (size,
@@ -35,15 +36,28 @@ static void identity_record_path(char *buf, size_t size) {
     if (ptxkit_cache_dir(dir, sizeof dir) == PTXKIT_SUCCESS && dir[0]) snprintf(buf, size, "%s/nvrtc-identity", dir);
 }
 
-static void environment_signature(char *buf, size_t size) {
-    const char *a = getenv("PTXKIT_NVRTC_PATH"), *b = getenv("LD_LIBRARY_PATH");
-    snprintf(buf, size, "%s|%s", a ? a : "", b ? b : "");
+/* A hash of the whole of what chooses the library (two environments that
+ * differ anywhere get different records), fixed in size so no environment
+ * is cut short, and free of newlines, which end the record's first line. */
+void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]) {
+    const char *parts[2] = {getenv("PTXKIT_NVRTC_PATH"), getenv("LD_LIBRARY_PATH")};
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    for (int i = 0; i < 2; i++) {
+        unsigned long long set = parts[i] != NULL, len = parts[i] ? strlen(parts[i]) : 0;
+        XXH3_128bits_update(&state, &set, sizeof set);
+        XXH3_128bits_update(&state, &len, sizeof len);
+        if (len) XXH3_128bits_update(&state, parts[i], (size_t)len);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(&state);
+    snprintf(buf, NVRTC_SIGNATURE_SIZE, "environment xxh3-128 %016llx%016llx", (unsigned long long)h.high64,
+             (unsigned long long)h.low64);
 }
 
 static bool identity_from_record(nvrtc_identity *id) {
-    char record[4200], signature[2048];
+    char record[4200], signature[NVRTC_SIGNATURE_SIZE];
     identity_record_path(record, sizeof record);
-    environment_signature(signature, sizeof signature);
+    nvrtc_environment_signature(signature);
     /* identity_record.c: never blocks (this runs inside pthread_once), parses strictly */
     if (!record[0] || !identity_record_read(record, signature, id->path, sizeof id->path, &id->size, &id->mtime,
                                             &id->major, &id->minor))
@@ -65,16 +79,16 @@ static bool identity_from_library(nvrtc_identity *id) {
         return true; /* version only */
     id->size = (long long)st.st_size;
     id->mtime = (long long)st.st_mtime;
-    char record[4200], signature[2048], dir[4096], text[2048 + PATH_MAX + 96];
+    char record[4200], signature[NVRTC_SIGNATURE_SIZE], dir[4096], text[NVRTC_SIGNATURE_SIZE + PATH_MAX + 96];
     identity_record_path(record, sizeof record);
-    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !cache_make_dirs(dir)) return true;
-    environment_signature(signature, sizeof signature);
+    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !files_make_dirs(dir)) return true;
+    nvrtc_environment_signature(signature);
     int length = snprintf(text, sizeof text, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime,
                           id->major, id->minor);
     const void *parts[1] = {text};
     size_t sizes[1] = {(size_t)length};
     /* a read-only cache directory: identify by loading NVRTC each time */
-    if (length > 0 && length < (int)sizeof text) write_file_atomic(record, parts, sizes, 1, false);
+    if (length > 0 && length < (int)sizeof text) files_write_atomic(record, parts, sizes, 1, false);
     return true;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 
 double now_ms(void) {
@@ -80,7 +81,7 @@ static void dump_failed_source(const compile_request *req, const char *const *op
                                char *where, size_t where_size) {
     where[0] = 0;
     const char *dir = getenv("PTXKIT_DUMP_SOURCE");
-    if (!dir || !*dir || !cache_make_dirs(dir)) return;
+    if (!dir || !*dir || !files_make_dirs(dir)) return;
     char path[4096], base[160];
     /* the program's base name, made safe for a file name */
     const char *name = req->name ? req->name : "program.cu", *slash = strrchr(name, '/');
@@ -90,7 +91,7 @@ static void dump_failed_source(const compile_request *req, const char *const *op
     snprintf(path, sizeof path, "%s/%s", dir, base);
     const void *parts[1] = {req->source};
     size_t sizes[1] = {strlen(req->source)};
-    if (write_file_atomic(path, parts, sizes, 1, false) != 0) return;
+    if (files_write_atomic(path, parts, sizes, 1, false) != 0) return;
     snprintf(where, where_size, "\nsource dumped to %s", path);
     for (int i = 0; i < req->header_count; i++) {
         char hpath[4096 + 200], hname[200];
@@ -100,7 +101,7 @@ static void dump_failed_source(const compile_request *req, const char *const *op
         snprintf(hpath, sizeof hpath, "%s/%s.header.%s", dir, base, hname);
         parts[0] = req->header_texts[i];
         sizes[0] = strlen(req->header_texts[i]);
-        write_file_atomic(hpath, parts, sizes, 1, false);
+        files_write_atomic(hpath, parts, sizes, 1, false);
     }
     char text[8192];
     size_t used = 0;
@@ -112,7 +113,7 @@ static void dump_failed_source(const compile_request *req, const char *const *op
     snprintf(opath, sizeof opath, "%s.options", path);
     parts[0] = text;
     sizes[0] = used < sizeof text ? used : sizeof text - 1;
-    write_file_atomic(opath, parts, sizes, 1, false);
+    files_write_atomic(opath, parts, sizes, 1, false);
 }
 
 /* A name expression that names no kernel makes NVRTC fail with errors in

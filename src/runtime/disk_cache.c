@@ -1,6 +1,8 @@
 /* On-disk cache of compiled kernels: <dir>/<first key byte>/<key>.bin.
  * Each file is a header (magic, format, kind, size, key, checksum) and the
- * image. Writes go to a temporary name and are renamed into place, so a
+ * image; the checksum covers the header's other fields and the image, and
+ * every field is checked, so a damaged entry is a miss, never a hit of the
+ * other kind. Writes go to a temporary name and are renamed into place, so a
  * reader sees a whole file or none; a file that fails any check is deleted
  * and rebuilt. The total size is capped by least-recent use (mtime, touched
  * on every hit). */
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +21,12 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 
 #define CACHE_MAGIC "PTXKITC1"
-#define CACHE_FORMAT 1u
+/* 2: the checksum covers the header too (format 1 entries are misses) */
+#define CACHE_FORMAT 2u
 #define CACHE_DEFAULT_CAP_MB 512
 #define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
@@ -33,11 +38,16 @@ struct disk_cache {
 typedef struct cache_header {
     char magic[8];
     uint32_t format;
-    uint32_t is_cubin;
+    uint32_t is_cubin;       /* 0 or 1 */
     uint64_t size;
     unsigned char key[16];
-    uint64_t checksum;
+    uint64_t checksum;       /* of the fields above, then the image */
 } cache_header;
+_Static_assert(sizeof(cache_header) == 48 && offsetof(cache_header, checksum) == 40, "the header has no padding");
+
+static uint64_t entry_checksum(const cache_header *h, const void *image, size_t size) {
+    return XXH3_64bits_withSeed(image, size, XXH3_64bits(h, offsetof(cache_header, checksum)));
+}
 
 static bool cache_disabled(void) {
     const char *v = getenv("PTXKIT_CACHE");
@@ -63,48 +73,6 @@ ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
         return record_error(NULL, PTXKIT_ERROR_IO, "no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
     }
     return PTXKIT_SUCCESS;
-}
-
-/* mkdir -p */
-bool cache_make_dirs(const char *path) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
-}
-
-static bool write_all(int fd, const char *data, size_t size) {
-    while (size) {
-        ssize_t w = write(fd, data, size);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        data += w;
-        size -= (size_t)w;
-    }
-    return true;
-}
-
-int write_file_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync) {
-    static unsigned counter; /* with the pid: unique among threads and processes */
-    char tmp[4400];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
-                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) >= (int)sizeof tmp)
-        return ENAMETOOLONG;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return errno;
-    bool ok = true;
-    for (int i = 0; i < count && ok; i++) ok = write_all(fd, parts[i], sizes[i]);
-    if (ok && sync) ok = fsync(fd) == 0;
-    int err = ok ? 0 : errno;
-    if (close(fd) != 0 && !err) err = errno;
-    if (!err && rename(tmp, path) != 0) err = errno;
-    if (err) unlink(tmp);
-    return err;
 }
 
 unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
@@ -156,25 +124,6 @@ static void entry_path(const disk_cache *c, const cache_key *key, char *shard, s
     snprintf(path, path_size, "%s/%s.bin", shard, hex);
 }
 
-int open_regular_file(const char *path, bool follow_links, struct stat *st) {
-    /* stat first: a device is never opened (opening one can have effects);
-     * O_NONBLOCK: a FIFO swapped in after the check does not block the
-     * open, and it is refused by the fstat below */
-    if ((follow_links ? stat(path, st) : lstat(path, st)) != 0) return -1;
-    if (!S_ISREG(st->st_mode)) return -2;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
-    if (fd < 0) return errno == ELOOP ? -2 : -1;
-    int flags = fcntl(fd, F_GETFL);
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        int err = errno;
-        bool regular = S_ISREG(st->st_mode);
-        close(fd);
-        errno = err;
-        return regular ? -1 : -2;
-    }
-    return fd;
-}
-
 static int remove_visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
     (void)st;
     (void)ftw;
@@ -190,34 +139,23 @@ static int remove_entry(const char *path) {
     return nftw(path, remove_visit, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static bool read_all(int fd, void *buf, size_t size) {
-    char *p = buf;
-    while (size) {
-        ssize_t r = read(fd, p, size);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        size -= (size_t)r;
-    }
-    return true;
-}
-
 bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin) {
     if (!c) return false;
     char shard[4200], path[4300];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
     struct stat st;
-    int fd = open_regular_file(path, false, &st);
+    int fd = files_open_regular(path, false, &st);
     if (fd == -2) remove_entry(path); /* a FIFO, directory, link or device: never ours */
     if (fd < 0) return false;
     cache_header h;
     void *data = NULL;
     /* the size is bounded by the cap before anything is allocated: a sparse
      * file with a consistent header cost seconds and gigabytes */
-    bool ok = read_all(fd, &h, sizeof h) && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.format == CACHE_FORMAT &&
-              memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 && h.size <= c->cap_bytes &&
-              (uint64_t)st.st_size == sizeof h + h.size && (data = malloc((size_t)h.size + 1)) != NULL &&
-              read_all(fd, data, (size_t)h.size) && XXH3_64bits(data, (size_t)h.size) == h.checksum;
+    bool ok = files_read_all(fd, &h, sizeof h) && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.format == CACHE_FORMAT &&
+              (h.is_cubin == 0 || h.is_cubin == 1) && memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 &&
+              h.size <= c->cap_bytes && (uint64_t)st.st_size == sizeof h + h.size &&
+              (data = malloc((size_t)h.size + 1)) != NULL && files_read_all(fd, data, (size_t)h.size) &&
+              entry_checksum(&h, data, (size_t)h.size) == h.checksum;
     close(fd);
     if (!ok) {
         free(data);
@@ -228,7 +166,7 @@ bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *
     utimensat(AT_FDCWD, path, NULL, 0); /* least-recent-use order */
     *image = data;
     *size = (size_t)h.size;
-    *is_cubin = h.is_cubin != 0;
+    *is_cubin = h.is_cubin == 1;
     return true;
 }
 
@@ -317,16 +255,17 @@ ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *
     if (!c) return PTXKIT_SUCCESS;
     char shard[4200], path[4300];
     entry_path(c, key, shard, sizeof shard, path, sizeof path);
-    if (!cache_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
-    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size, .checksum = XXH3_64bits(image, size)};
+    if (!files_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
+    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size};
     memcpy(h.magic, CACHE_MAGIC, 8);
     memcpy(h.key, key->bytes, 16);
+    h.checksum = entry_checksum(&h, image, size);
     const void *parts[2] = {&h, image};
     size_t sizes[2] = {sizeof h, size};
-    int err = write_file_atomic(path, parts, sizes, 2, false);
+    int err = files_write_atomic(path, parts, sizes, 2, false);
     if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) { /* a directory in the entry's place */
         remove_entry(path);
-        err = write_file_atomic(path, parts, sizes, 2, false);
+        err = files_write_atomic(path, parts, sizes, 2, false);
     }
     if (err) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(err));
     trim(c);

@@ -11,13 +11,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 
 /* The writer's buffer: a longer file is not one it wrote. */
-#define RECORD_MAX (2048 + PATH_MAX + 96)
+#define RECORD_MAX (NVRTC_SIGNATURE_SIZE + PATH_MAX + 96)
 
 /* The next line of [*p, end) without its newline; false when none ends. */
 static bool next_line(const char **p, const char *end, const char **line, size_t *len) {
@@ -83,22 +82,10 @@ bool identity_record_parse(const char *text, size_t size, const char *signature,
 
 bool identity_record_read(const char *record_path, const char *signature, char *path, size_t path_size,
                           long long *lib_size, long long *mtime, int *major, int *minor) {
-    struct stat st;
-    int fd = open_regular_file(record_path, true, &st);
-    if (fd < 0) return false;
-    char *text = NULL;
-    size_t got = 0;
-    if (st.st_size > 0 && st.st_size <= RECORD_MAX && (text = malloc((size_t)st.st_size)) != NULL) {
-        while (got < (size_t)st.st_size) {
-            ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            got += (size_t)r;
-        }
-    }
-    close(fd);
-    bool ok = text && got == (size_t)st.st_size &&
-              identity_record_parse(text, got, signature, path, path_size, lib_size, mtime, major, minor);
+    char *text;
+    size_t size;
+    if (files_read_regular(record_path, true, RECORD_MAX, &text, &size, NULL) != FILES_READ_OK) return false;
+    bool ok = identity_record_parse(text, size, signature, path, path_size, lib_size, mtime, major, minor);
     free(text);
     return ok;
 }

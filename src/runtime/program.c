@@ -31,6 +31,37 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
     return PTXKIT_SUCCESS;
 }
 
+static bool has_control_character(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return true;
+    return false;
+}
+
+/* Whether a header name is one compile.c offers every program: an embedded
+ * header by its own name, or "ptxkit/<name without ptxkit_>". */
+static bool builtin_header_name(const char *name) {
+    size_t count;
+    const embedded_file *files = embedded_all(&count);
+    for (size_t i = 0; i < count; i++) {
+        if (!embedded_is_header(files[i].name)) continue;
+        if (strcmp(name, files[i].name) == 0) return true;
+        if (strncmp(files[i].name, "ptxkit_", 7) == 0 && strncmp(name, "ptxkit/", 7) == 0 &&
+            strcmp(name + 7, files[i].name + 7) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* NVRTC's precompiled-header options (--pch, --use-pch, --pch-dir,
+ * --create-pch, ... in their one- and two-dash spellings). */
+static bool pch_option(const char *o) {
+    while (*o == '-') o++;
+    size_t len = strcspn(o, "=");
+    for (size_t i = 0; i + 3 <= len; i++)
+        if (memcmp(o + i, "pch", 3) == 0) return true;
+    return false;
+}
+
 ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
                                     int header_count, ptxkit_program **out) {
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: out is NULL");
@@ -41,9 +72,25 @@ ptxkit_status ptxkit_program_create(const char *name, const char *source, const 
     if (header_count < 0 || header_count > MAX_PROGRAM_HEADERS || (header_count > 0 && !headers))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: %d headers (0 to %d, not NULL)",
                             header_count, MAX_PROGRAM_HEADERS);
-    for (int i = 0; i < header_count; i++)
+    /* a newline in a name ends NVRTC's "file(line): error" lines early: a
+     * name carrying "\n__nv_name_map(" made a compile error read as NOT_FOUND */
+    if (has_control_character(name))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: the program's name holds a control character");
+    for (int i = 0; i < header_count; i++) {
         if (!headers[i].name || !*headers[i].name || !headers[i].text)
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: header #%d has no name or text", i);
+        if (has_control_character(headers[i].name))
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: header #%d's name holds a control character", i);
+        /* NVRTC would read one of two texts of a name, which the cache key
+         * (all of them) cannot tell apart */
+        for (int j = 0; j < i; j++)
+            if (strcmp(headers[i].name, headers[j].name) == 0)
+                return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: two headers named '%s'",
+                                    headers[i].name);
+        if (builtin_header_name(headers[i].name))
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_program_create: header '%s' has the name of a ptxkit built-in header", headers[i].name);
+    }
     ptxkit_program *p = calloc(1, sizeof *p);
     if (!p) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_create: out of host memory");
     p->name = strdup(name);
@@ -98,7 +145,7 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
 ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *options, int count) {
     if (!p || count < 0 || (count > 0 && !options))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: bad arguments");
-    if (p->option_count + count > MAX_OPTIONS)
+    if (count > MAX_OPTIONS - p->option_count) /* no sum: count may be INT_MAX */
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: at most %d options",
                             MAX_OPTIONS);
     for (int i = 0; i < count; i++) {
@@ -116,6 +163,10 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *o
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                                 "ptxkit_program_add_options: '%s': give headers to ptxkit_program_create, whose text is "
                                 "part of the kernel's cache key", o);
+        if (pch_option(o))
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_program_add_options: '%s': precompiled headers are read from files no kernel "
+                                "cache key covers; not supported for now", o);
     }
     for (int i = 0; i < count; i++) {
         if ((p->options[p->option_count] = strdup(options[i])) == NULL)

@@ -277,6 +277,10 @@ text_hash builtin_headers_hash(void);
  * cache directory when it is current, so that a warm process never loads
  * NVRTC; else from the library. False when NVRTC is unavailable. */
 bool nvrtc_identity_version(int *major, int *minor);
+/* The first line of the nvrtc-identity record: a hash of the environment
+ * that chooses the NVRTC library (PTXKIT_NVRTC_PATH, LD_LIBRARY_PATH). */
+#define NVRTC_SIGNATURE_SIZE 64
+void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]);
 
 /* Disk cache of compiled images. Directory NULL: the configured one. */
 typedef struct disk_cache disk_cache;
@@ -296,15 +300,6 @@ bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size
 ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const void *image, size_t size,
                                bool is_cubin);
 const char *disk_cache_path(const disk_cache *cache);
-/* mkdir -p; false when a component cannot be created. */
-bool cache_make_dirs(const char *path);
-/* Opens path read-only when it is a regular file, never blocking: a FIFO,
- * socket or device is refused before it is opened (so is a symbolic link
- * unless follow_links). The descriptor is blocking again when returned; *st
- * describes the file. -1: an error (errno; ENOENT when missing); -2: not a
- * regular file. */
-struct stat;
-int open_regular_file(const char *path, bool follow_links, struct stat *st);
 /* The nvrtc-identity record (identity_record.c): its text is the signature
  * line, the shared object's path, and "size mtime major minor", each line
  * ending in a newline, nothing after. True when `text` is exactly that for
@@ -315,10 +310,6 @@ bool identity_record_parse(const char *text, size_t size, const char *signature,
  * regular file, too large or not a record for `signature`. */
 bool identity_record_read(const char *record_path, const char *signature, char *path, size_t path_size,
                           long long *lib_size, long long *mtime, int *major, int *minor);
-/* Writes the concatenation of parts[0..count) to path through a temporary
- * file beside it and a rename: readers see the old file or the whole new
- * one, never a part. sync: fsync before the rename. 0, or an errno. */
-int write_file_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync);
 
 /* ---- module registry (per context) ---- */
 /* The kernel object for fn, registered under key (created on first use);

@@ -2,12 +2,12 @@
  * stdio and a reader for exactly the subset the writer produces. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 #include "tune/record.h"
 
@@ -84,6 +85,16 @@ static void put_string(out_buf *b, const char *s) {
 /* JSON has no inf or nan: anything not finite and non-negative is 0. */
 static double finite_or_zero(double v) { return isfinite(v) && v > 0 ? v : 0; }
 
+/* GB/s as the database bounds them: below 1e9, to the two decimals written
+ * (a value of 1e200 was kept by the reader, then written back with 201
+ * digits, which the reader refused). */
+#define RECORD_GBS_LIMIT 1e9
+static double gbs_for_record(double v) {
+    v = finite_or_zero(v);
+    v = round(v * 100) / 100;
+    return v < RECORD_GBS_LIMIT ? v : 999999999.99;
+}
+
 size_t tune_record_format(const tune_record_line *l, char *buf, size_t size) {
     if (size < 2) return 0;
     out_buf b = {buf, size - 1, 0, false}; /* room for the newline */
@@ -103,8 +114,8 @@ size_t tune_record_format(const tune_record_line *l, char *buf, size_t size) {
         put(&b, ":%lld", l->values[i]);
     }
     put(&b, "},\"outcome\":\"%s\",\"ms\":%.9g,\"gbs\":%.2f,\"samples\":%d,\"when\":%lld,\"note\":",
-        tune_record_outcome_name(l->outcome), finite_or_zero(l->ms), finite_or_zero(l->gbs),
-        l->samples > 0 ? l->samples : 0, l->when > 0 ? l->when : 0);
+        tune_record_outcome_name(l->outcome), finite_or_zero(l->ms), gbs_for_record(l->gbs),
+        l->samples > 0 ? l->samples : 0, l->when <= 0 ? 0 : l->when > TUNE_DB_MAX_WHEN ? TUNE_DB_MAX_WHEN : l->when);
     put_string(&b, l->note);
     if (b.full) return 0;
     unsigned long long sum = (unsigned long long)XXH3_64bits(buf, b.used);
@@ -129,67 +140,79 @@ static bool eat(cursor *c, char ch) {
     return true;
 }
 
-/* A string into out (at most size - 1 bytes); \uXXXX above 0x7f reads as '?'. */
+/* A string as put_string writes it, into out (at most size - 1 bytes):
+ * bytes from 0x20 on as they are, except '"', '\\' and 0x7f; \" and \\;
+ * a control character (not NUL) or 0x7f as \u00xx in lower-case hex. No
+ * other escape: the reader takes no text the writer would not write. */
 static bool read_string(cursor *c, char *out, size_t size) {
     if (!eat(c, '"')) return false;
     size_t used = 0;
     while (more(c) && *c->p != '"') {
-        char ch = *c->p++;
-        if ((unsigned char)ch < 0x20) return false;
+        unsigned char ch = (unsigned char)*c->p++;
+        if (ch < 0x20 || ch == 0x7f) return false;
         if (ch == '\\') {
             if (!more(c)) return false;
             char e = *c->p++;
-            switch (e) {
-            case '"': case '\\': case '/': ch = e; break;
-            case 'b': ch = '\b'; break;
-            case 'f': ch = '\f'; break;
-            case 'n': ch = '\n'; break;
-            case 'r': ch = '\r'; break;
-            case 't': ch = '\t'; break;
-            case 'u': {
-                if (c->end - c->p < 4) return false;
+            if (e == '"' || e == '\\') {
+                ch = (unsigned char)e;
+            } else if (e == 'u' && c->end - c->p >= 4 && memcmp(c->p, "00", 2) == 0) {
                 unsigned v = 0;
-                for (int i = 0; i < 4; i++) {
-                    char h = *c->p++;
-                    v = v * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                            : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 99);
-                    if (v > 0xffff) return false;
+                for (int i = 2; i < 4; i++) {
+                    char h = c->p[i];
+                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f'))) return false;
+                    v = v * 16 + (unsigned)(h <= '9' ? h - '0' : h - 'a' + 10);
                 }
-                ch = v < 0x80 ? (char)v : '?';
-                break;
-            }
-            default: return false;
+                if (v == 0 || (v >= 0x20 && v != 0x7f)) return false;
+                c->p += 4;
+                ch = (unsigned char)v;
+            } else {
+                return false;
             }
         }
         if (used + 1 >= size) return false; /* longer than the field: not ours */
-        out[used++] = ch;
+        out[used++] = (char)ch;
     }
     out[used] = 0;
     return eat(c, '"');
 }
 
-/* A number token, as text (strtod/strtoll check it). */
+static bool number_char(char ch) { return (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' || ch == 'e'; }
+
+/* A number token, as text (the conversions below check its form). */
 static bool read_number(cursor *c, char *out, size_t size) {
     size_t used = 0;
-    while (more(c) && strchr("+-0123456789.eE", *c->p) && used + 1 < size) out[used++] = *c->p++;
+    while (more(c) && number_char(*c->p)) {
+        if (used + 1 >= size) return false; /* longer than anything written */
+        out[used++] = *c->p++;
+    }
     out[used] = 0;
-    return used > 0 && (!more(c) || !strchr("+-0123456789.eE", *c->p));
+    return used > 0;
 }
 
+/* An integer exactly as %lld writes it (no '+', no leading zeros, no "-0"). */
 static bool to_ll(const char *s, long long lo, long long hi, long long *v) {
     char *end;
     errno = 0;
     long long x = strtoll(s, &end, 10);
+    char again[32];
     if (errno || *end || end == s || x < lo || x > hi) return false;
+    snprintf(again, sizeof again, "%lld", x);
+    if (strcmp(again, s) != 0) return false;
     *v = x;
     return true;
 }
 
-static bool to_double(const char *s, double *v) {
+/* A non-negative finite double exactly as the writer's format (%.9g or
+ * %.2f) writes it. */
+static bool to_double(const char *s, const char *format, double *v) {
+    if (*s == '-') return false; /* the writer writes 0, never -0 */
     char *end;
     errno = 0;
     double x = strtod(s, &end);
     if (errno || *end || end == s || !isfinite(x) || x < 0) return false;
+    char again[64];
+    snprintf(again, sizeof again, format, x);
+    if (strcmp(again, s) != 0) return false;
     *v = x;
     return true;
 }
@@ -238,10 +261,14 @@ static bool read_value(cursor *c, int k, tune_record_line *l) {
     case K_VARIANT: return read_string(c, l->variant, sizeof l->variant) && l->variant[0];
     case K_NOTE: return read_string(c, l->note, sizeof l->note);
     case K_NVRTC: {
-        int used = 0;
-        return read_string(c, text, sizeof text) &&
-               sscanf(text, "%d.%d%n", &l->key.nvrtc_major, &l->key.nvrtc_minor, &used) == 2 &&
-               (size_t)used == strlen(text) && l->key.nvrtc_major >= 0 && l->key.nvrtc_minor >= 0;
+        char *dot;
+        long long major, minor;
+        if (!read_string(c, text, sizeof text) || (dot = strchr(text, '.')) == NULL) return false;
+        *dot = 0;
+        if (!to_ll(text, 0, INT_MAX, &major) || !to_ll(dot + 1, 0, INT_MAX, &minor)) return false;
+        l->key.nvrtc_major = (int)major;
+        l->key.nvrtc_minor = (int)minor;
+        return true;
     }
     case K_CODE: {
         char *end;
@@ -271,8 +298,8 @@ static bool read_value(cursor *c, int k, tune_record_line *l) {
         l->n = (size_t)v;
         return true;
     }
-    case K_MS: return to_double(text, &l->ms);
-    case K_GBS: return to_double(text, &l->gbs);
+    case K_MS: return to_double(text, "%.9g", &l->ms);
+    case K_GBS: return to_double(text, "%.2f", &l->gbs) && l->gbs < RECORD_GBS_LIMIT;
     case K_SAMPLES: return int_field(text, 0, 1 << 20, &l->samples);
     case K_WHEN: return to_ll(text, 0, TUNE_DB_MAX_WHEN, &l->when);
     default: return false;
@@ -379,17 +406,6 @@ ptxkit_status tune_record_load(const char *path, const tune_record_filter *filte
     return PTXKIT_SUCCESS;
 }
 
-static bool write_all(int fd, const char *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 ptxkit_status tune_record_append(const char *path, const tune_record_line *line, char *msg, size_t msg_size) {
     char text[TUNE_RECORD_MAX_LINE + 1];
     size_t len = tune_record_format(line, text + 1, sizeof text - 1);
@@ -397,38 +413,22 @@ ptxkit_status tune_record_append(const char *path, const tune_record_line *line,
         snprintf(msg, msg_size, "a configuration of %s too long for a record line: not recorded", line->family);
         return PTXKIT_ERROR_INVALID_ARGUMENT;
     }
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) < (int)sizeof dir) {
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
-            *slash = 0;
-            if (!cache_make_dirs(dir)) {
-                snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
-                return PTXKIT_ERROR_IO;
-            }
-        }
+    if (!files_make_parent_dirs(path)) {
+        snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
+        return PTXKIT_ERROR_IO;
     }
-    /* O_NONBLOCK: a FIFO in the record's place must not block the tuner */
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    struct stat st;
+    /* appended, not replaced: the file is its own lock (a FIFO in its place
+     * is refused without blocking the tuner) */
+    int fd = files_lock_open(path, O_APPEND);
     if (fd < 0) {
-        snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
+        if (fd == -2) snprintf(msg, msg_size, "%s is not a regular file", path);
+        else snprintf(msg, msg_size, "cannot %s %s: %s", fd == -1 ? "open" : "lock", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        snprintf(msg, msg_size, "%s is not a regular file", path);
-        return PTXKIT_ERROR_IO;
-    }
-    while (flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR) {
-            snprintf(msg, msg_size, "cannot lock %s: %s", path, strerror(errno));
-            close(fd);
-            return PTXKIT_ERROR_IO;
-        }
     /* After a writer died mid-line, start a fresh line: the torn one stays
      * damaged (and ignored) instead of swallowing this one. */
     const char *start = text + 1;
+    struct stat st;
     if (fstat(fd, &st) == 0 && st.st_size > 0) {
         char last = '\n';
         if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
@@ -437,10 +437,9 @@ ptxkit_status tune_record_append(const char *path, const tune_record_line *line,
             len++;
         }
     }
-    bool ok = write_all(fd, start, len);
+    bool ok = files_write_all(fd, start, len);
     int err = errno;
-    flock(fd, LOCK_UN);
-    close(fd);
+    files_unlock_close(fd);
     if (!ok) {
         snprintf(msg, msg_size, "cannot append to %s: %s", path, strerror(err));
         return PTXKIT_ERROR_IO;

@@ -1,20 +1,17 @@
 /* The tuning database file: parse, format, locked atomic rewrite. See db.h
  * for the format. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/files.h"
 #include "runtime/runtime.h"
 #include "tuned/db.h"
 
@@ -309,6 +306,29 @@ char *tune_db_format(const tune_db *db, size_t *size) {
     return b.data;
 }
 
+bool tune_db_entry_kept(const tune_db_entry *given, const tune_db_entry *back, char *why, size_t why_size) {
+    const char *field = NULL;
+    if (!tune_db_key_equal(&given->key, &back->key)) field = "key (device to library)";
+    else if (strcmp(given->family, back->family) != 0) field = "family";
+    else if (strcmp(given->variant, back->variant) != 0) field = "variant";
+    else if (given->bucket != back->bucket) field = "log2n";
+    else if (given->config.block_size != back->config.block_size) field = "block_size";
+    else if (given->config.items_per_thread != back->config.items_per_thread) field = "items_per_thread";
+    else if (given->config.vector_bytes != back->config.vector_bytes) field = "vector_bytes";
+    else if (given->config.blocks_per_sm != back->config.blocks_per_sm) field = "blocks_per_sm";
+    else if (given->config.load_op != back->config.load_op) field = "load_op";
+    else if (given->param_count != back->param_count) field = "param_count";
+    /* GB/s are kept to two decimals (documented), nothing else is rounded */
+    else if (!(gbs_two_decimals(given->gbs) == back->gbs)) field = "gbs";
+    else if (!(gbs_two_decimals(given->default_gbs) == back->default_gbs)) field = "default_gbs";
+    else if (given->when != back->when) field = "when";
+    for (int i = 0; !field && i < given->param_count && i < TUNE_DB_MAX_PARAMS; i++)
+        if (strcmp(given->param_names[i], back->param_names[i]) != 0 || given->param_values[i] != back->param_values[i])
+            field = "a parameter";
+    if (field) snprintf(why, why_size, "its %s is out of the database's range", field);
+    return !field;
+}
+
 /* ---- parsing ----------------------------------------------------------- */
 
 static bool parse_int(const char *s, long long lo, long long hi, int *out) {
@@ -593,59 +613,40 @@ bad:
 
 /* ---- files ------------------------------------------------------------- */
 
-ptxkit_status tune_read_file(const char *path, size_t max_bytes, char **text, size_t *size, bool *missing, char *msg,
-                             size_t msg_size) {
-    *text = NULL;
-    *size = 0;
+/* The message and status of a read that did not return text; SUCCESS with
+ * *missing for a missing file. A FIFO, socket, device or directory is an
+ * I/O error, not a corrupt database, so a store leaves it where it is
+ * instead of renaming it. */
+static ptxkit_status read_status(const char *path, files_read_status read, int err, size_t max_bytes, bool *missing,
+                                 char *msg, size_t msg_size) {
     *missing = false;
-    /* never blocks on a FIFO (readers, --show, and the store under its lock);
-     * a FIFO, socket, device or directory is an I/O error, not a corrupt
-     * database, so a store leaves it where it is instead of renaming it */
-    struct stat st;
-    int fd = open_regular_file(path, true, &st);
-    if (fd == -2) {
-        snprintf(msg, msg_size, "%s is not a regular file", path);
-        return PTXKIT_ERROR_IO;
-    }
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            *missing = true;
-            return PTXKIT_SUCCESS;
-        }
-        snprintf(msg, msg_size, "cannot open %s: %s", path, strerror(errno));
-        return PTXKIT_ERROR_IO;
-    }
-    if ((unsigned long long)st.st_size > max_bytes) {
+    switch (read) {
+    case FILES_READ_OK: return PTXKIT_SUCCESS;
+    case FILES_READ_MISSING: *missing = true; return PTXKIT_SUCCESS;
+    case FILES_READ_NOT_REGULAR: snprintf(msg, msg_size, "%s is not a regular file", path); return PTXKIT_ERROR_IO;
+    case FILES_READ_TOO_LARGE:
         snprintf(msg, msg_size, "%s is larger than %zu MiB", path, max_bytes >> 20);
-        close(fd);
         return PTXKIT_ERROR_CORRUPT;
+    case FILES_READ_NO_MEMORY: snprintf(msg, msg_size, "out of host memory reading %s", path); return PTXKIT_ERROR_OUT_OF_MEMORY;
+    case FILES_READ_ERROR: break;
     }
-    char *buf = malloc((size_t)st.st_size + 1);
-    if (!buf) {
-        close(fd);
-        snprintf(msg, msg_size, "out of host memory reading %s", path);
-        return PTXKIT_ERROR_OUT_OF_MEMORY;
-    }
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = 0;
-    *text = buf;
-    *size = got;
-    return PTXKIT_SUCCESS;
+    snprintf(msg, msg_size, "cannot read %s: %s", path, strerror(err));
+    return PTXKIT_ERROR_IO;
 }
 
-ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_size) {
+ptxkit_status tune_read_file(const char *path, size_t max_bytes, char **text, size_t *size, bool *missing, char *msg,
+                             size_t msg_size) {
+    int err;
+    files_read_status read = files_read_regular(path, true, max_bytes, text, size, &err);
+    return read_status(path, read, err, max_bytes, missing, msg, msg_size);
+}
+
+/* The database in text as read from path (read: how the read went). */
+static ptxkit_status load_text(const char *path, files_read_status read, int err, const char *text, size_t size,
+                               tune_db *db, char *msg, size_t msg_size) {
     tune_db_clear(db);
-    char *text;
-    size_t size;
     bool missing;
-    ptxkit_status st = tune_read_file(path, DB_MAX_FILE, &text, &size, &missing, msg, msg_size);
+    ptxkit_status st = read_status(path, read, err, DB_MAX_FILE, &missing, msg, msg_size);
     if (st != PTXKIT_SUCCESS) return st;
     if (missing) {
         snprintf(msg, msg_size, "no tuning database at %s yet", path);
@@ -653,7 +654,6 @@ ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_
     }
     char why[320];
     st = tune_db_parse(text, size, db, why, sizeof why);
-    free(text);
     if (st == PTXKIT_SUCCESS)
         snprintf(msg, msg_size, "%s: %s", path, why);
     else
@@ -661,14 +661,14 @@ ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_
     return st;
 }
 
-/* mkdir -p of the directory that holds path. */
-static bool make_parent_dirs(const char *path) {
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return false;
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) return true;
-    *slash = 0;
-    return cache_make_dirs(dir);
+ptxkit_status tune_db_load(const char *path, tune_db *db, char *msg, size_t msg_size) {
+    char *text;
+    size_t size;
+    int err;
+    files_read_status read = files_read_regular(path, true, DB_MAX_FILE, &text, &size, &err);
+    ptxkit_status st = load_text(path, read, err, text, size, db, msg, msg_size);
+    free(text);
+    return st;
 }
 
 static int newest_first(const void *pa, const void *pb) {
@@ -676,90 +676,84 @@ static int newest_first(const void *pa, const void *pb) {
     return (a->when < b->when) - (a->when > b->when);
 }
 
+/* tune_db_store's merge, run by files_locked_replace under the lock. */
+typedef struct store_merge {
+    const char *path;
+    const tune_db_entry *entries;
+    size_t count;
+    tune_db current;
+    ptxkit_status status;
+    char *msg;
+    size_t msg_size;
+} store_merge;
+
+static int merge_entries(void *context, files_read_status read, int read_err, const char *text, size_t size,
+                         char **out, size_t *out_size) {
+    store_merge *m = context;
+    char load_msg[512];
+    ptxkit_status st = load_text(m->path, read, read_err, text, size, &m->current, load_msg, sizeof load_msg);
+    if (st == PTXKIT_ERROR_CORRUPT || st == PTXKIT_ERROR_UNSUPPORTED) {
+        char bad_path[4200];
+        snprintf(bad_path, sizeof bad_path, "%s.bad", m->path);
+        rename(m->path, bad_path); /* keep it for a look; replaced by the write */
+        snprintf(m->msg, m->msg_size, "%s; kept as %s and rewritten", load_msg, bad_path);
+    } else if (st != PTXKIT_SUCCESS) {
+        snprintf(m->msg, m->msg_size, "%s", load_msg);
+        m->status = st;
+        return 1;
+    }
+    for (size_t i = 0; i < m->count; i++)
+        if (!tune_db_put(&m->current, &m->entries[i])) {
+            m->status = PTXKIT_ERROR_OUT_OF_MEMORY;
+            snprintf(m->msg, m->msg_size, "out of host memory");
+            return 1;
+        }
+    if (m->current.count > TUNE_DB_MAX_ENTRIES) {
+        qsort(m->current.entries, m->current.count, sizeof *m->current.entries, newest_first);
+        m->current.count = TUNE_DB_MAX_ENTRIES;
+        index_drop(&m->current);
+    }
+    if ((*out = tune_db_format(&m->current, out_size)) == NULL) {
+        m->status = PTXKIT_ERROR_OUT_OF_MEMORY;
+        snprintf(m->msg, m->msg_size, "out of host memory");
+        return 1;
+    }
+    return 0;
+}
+
 ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size_t count, tune_db *merged, char *msg,
                             size_t msg_size) {
-    char lock_path[4200], bad_path[4200];
     msg[0] = 0;
     if (!path || !*path || (entries == NULL && count > 0)) {
         snprintf(msg, msg_size, "no database path");
         return PTXKIT_ERROR_INVALID_ARGUMENT;
     }
-    if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path) {
-        snprintf(msg, msg_size, "database path too long");
-        return PTXKIT_ERROR_INVALID_ARGUMENT;
-    }
-    if (!make_parent_dirs(path)) {
+    if (!files_make_parent_dirs(path)) {
         snprintf(msg, msg_size, "cannot create the directory of %s: %s", path, strerror(errno));
         return PTXKIT_ERROR_IO;
     }
-    /* O_NONBLOCK: a FIFO or device in the lock's place must not block the open */
-    struct stat lock_st;
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    if (lock < 0) {
-        snprintf(msg, msg_size, "cannot open %s: %s", lock_path, strerror(errno));
-        return PTXKIT_ERROR_IO;
-    }
-    if (fstat(lock, &lock_st) != 0 || !S_ISREG(lock_st.st_mode)) {
-        snprintf(msg, msg_size, "%s is not a regular file", lock_path);
-        close(lock);
-        return PTXKIT_ERROR_IO;
-    }
-    while (flock(lock, LOCK_EX) != 0)
-        if (errno != EINTR) {
-            snprintf(msg, msg_size, "cannot lock %s: %s", lock_path, strerror(errno));
-            close(lock);
-            return PTXKIT_ERROR_IO;
+    store_merge m = {.path = path, .entries = entries, .count = count, .status = PTXKIT_SUCCESS, .msg = msg,
+                     .msg_size = msg_size};
+    tune_db_init(&m.current);
+    int err;
+    int result = files_locked_replace(path, DB_MAX_FILE, true, merge_entries, &m, &err);
+    ptxkit_status st = m.status;
+    switch (result) {
+    case FILES_REPLACED:
+        if (merged) {
+            tune_db_clear(merged);
+            *merged = m.current;
+            tune_db_init(&m.current);
         }
-
-    /* Under the lock: merge with what other writers stored meanwhile. */
-    tune_db current;
-    tune_db_init(&current);
-    char load_msg[512];
-    ptxkit_status st = tune_db_load(path, &current, load_msg, sizeof load_msg);
-    if (st == PTXKIT_ERROR_CORRUPT || st == PTXKIT_ERROR_UNSUPPORTED) {
-        snprintf(bad_path, sizeof bad_path, "%s.bad", path);
-        rename(path, bad_path); /* keep it for a look; replaced below */
-        snprintf(msg, msg_size, "%s; kept as %s and rewritten", load_msg, bad_path);
-        st = PTXKIT_SUCCESS;
-    } else if (st != PTXKIT_SUCCESS) {
-        snprintf(msg, msg_size, "%s", load_msg);
-        goto done;
+        break;
+    case FILES_PATH_TOO_LONG: snprintf(msg, msg_size, "database path too long"); st = PTXKIT_ERROR_INVALID_ARGUMENT; break;
+    case FILES_LOCK_OPEN_FAILED: snprintf(msg, msg_size, "cannot open %s.lock: %s", path, strerror(err)); st = PTXKIT_ERROR_IO; break;
+    case FILES_LOCK_NOT_REGULAR: snprintf(msg, msg_size, "%s.lock is not a regular file", path); st = PTXKIT_ERROR_IO; break;
+    case FILES_LOCK_FAILED: snprintf(msg, msg_size, "cannot lock %s.lock: %s", path, strerror(err)); st = PTXKIT_ERROR_IO; break;
+    case FILES_WRITE_FAILED: snprintf(msg, msg_size, "cannot write %s: %s", path, strerror(err)); st = PTXKIT_ERROR_IO; break;
+    default: break; /* the merge's own failure: status and message set */
     }
-    for (size_t i = 0; i < count; i++)
-        if (!tune_db_put(&current, &entries[i])) {
-            st = PTXKIT_ERROR_OUT_OF_MEMORY;
-            snprintf(msg, msg_size, "out of host memory");
-            goto done;
-        }
-    if (current.count > TUNE_DB_MAX_ENTRIES) {
-        qsort(current.entries, current.count, sizeof *current.entries, newest_first);
-        current.count = TUNE_DB_MAX_ENTRIES;
-        index_drop(&current);
-    }
-    size_t size;
-    char *text = tune_db_format(&current, &size);
-    if (!text) {
-        st = PTXKIT_ERROR_OUT_OF_MEMORY;
-        snprintf(msg, msg_size, "out of host memory");
-        goto done;
-    }
-    const void *parts[1] = {text};
-    int err = write_file_atomic(path, parts, &size, 1, true);
-    free(text);
-    if (err) {
-        snprintf(msg, msg_size, "cannot write %s: %s", path, strerror(err));
-        st = PTXKIT_ERROR_IO;
-        goto done;
-    }
-    if (merged) {
-        tune_db_clear(merged);
-        *merged = current;
-        tune_db_init(&current);
-    }
-done:
-    tune_db_clear(&current);
-    flock(lock, LOCK_UN);
-    close(lock);
+    tune_db_clear(&m.current);
     return st;
 }
 

@@ -102,6 +102,11 @@ const tune_db_entry *tune_db_find(const tune_db *db, const tune_db_key *key, con
  * holding a tab or newline, a field out of range) is left out. */
 char *tune_db_format(const tune_db *db, size_t *size);
 
+/* Whether back (given, formatted and parsed back) is given as the database
+ * keeps it: every field equal, gbs and default_gbs to two decimals; else
+ * why names the first field that differs. */
+bool tune_db_entry_kept(const tune_db_entry *given, const tune_db_entry *back, char *why, size_t why_size);
+
 /* Parses a whole file's text into db (cleared first) in O(n): a file of more
  * than TUNE_DB_MAX_ENTRIES entries is corrupt. On failure db is
  * empty, the status is PTXKIT_ERROR_CORRUPT (damaged or not a database) or

@@ -52,7 +52,9 @@ static void to_public(const tune_db_entry *e, ptxkit_tune_entry *p) {
 }
 
 /* The entry as the database holds it; false (with why) for one it cannot:
- * the database's own writer and parser decide, by a round trip. */
+ * the database's own writer and parser decide, by a round trip that must
+ * give back every field (the writer clamps what it cannot hold, such as a
+ * load operator of 99 or a negative time, which would be stored altered). */
 static bool from_public(const ptxkit_tune_entry *p, tune_db_entry *e, char *why, size_t why_size) {
     memset(e, 0, sizeof *e);
     for (size_t i = 0; i < sizeof p->reserved / sizeof p->reserved[0]; i++)
@@ -90,10 +92,11 @@ static bool from_public(const ptxkit_tune_entry *p, tune_db_entry *e, char *why,
     char *text = tune_db_put(&one, e) ? tune_db_format(&one, &size) : NULL;
     char msg[256] = "";
     bool ok = text && tune_db_parse(text, size, &back, msg, sizeof msg) == PTXKIT_SUCCESS && back.count == 1;
+    if (!ok) snprintf(why, why_size, "the database cannot hold it%s%s", msg[0] ? ": " : "", msg);
+    else ok = tune_db_entry_kept(e, &back.entries[0], why, why_size);
     free(text);
     tune_db_clear(&one);
     tune_db_clear(&back);
-    if (!ok) snprintf(why, why_size, "the database cannot hold it%s%s", msg[0] ? ": " : "", msg);
     return ok;
 }
 

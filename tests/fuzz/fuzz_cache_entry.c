@@ -6,9 +6,14 @@
  *   bit 0: correct magic and format     bit 1: the key's bytes
  *   bit 2: size field = file size - 48  bit 3: the image's checksum
  *   bit 4: a directory in the entry's place instead, bit 5: a FIFO
- * A read that succeeds must return exactly the file's image. The header
- * layout (48 bytes: magic[8], u32 format, u32 is_cubin, u64 size, key[16],
- * u64 checksum) is disk_cache.c's; its seeds come from disk_cache_write. */
+ *   bit 6: instead, a valid entry written by disk_cache_write (the rest's
+ *          first byte f: (f & 7) + 1 header flips, each two bytes (offset
+ *          mod 48, XOR mask, 0 taken as 1), then the image; bit 7: CUBIN),
+ *          damaged by those flips: it must read as a miss
+ * A read that succeeds must return exactly the file's image and kind. The
+ * header layout (48 bytes: magic[8], u32 format, u32 is_cubin, u64 size,
+ * key[16], u64 checksum of the 40 bytes before it then of the image) is
+ * disk_cache.c's; its seeds come from disk_cache_write. */
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +36,20 @@ cache_key fuzz_cache_key(void) {
     cache_key k;
     for (int i = 0; i < 16; i++) k.bytes[i] = (unsigned char)(i * 0x11);
     return k;
+}
+
+/* The header disk_cache_write writes for an image. */
+static void cache_header_bytes(const cache_key *key, const void *image, size_t size, bool cubin,
+                               unsigned char out[HEADER]) {
+    uint32_t format = 2, kind = cubin;
+    uint64_t size64 = size;
+    memcpy(out, "PTXKITC1", 8);
+    memcpy(out + 8, &format, 4);
+    memcpy(out + 12, &kind, 4);
+    memcpy(out + 16, &size64, 8);
+    memcpy(out + 24, key->bytes, 16);
+    uint64_t sum = XXH3_64bits_withSeed(image, size, XXH3_64bits(out, 40));
+    memcpy(out + 40, &sum, 8);
 }
 
 static void cleanup(void) {
@@ -57,6 +76,38 @@ static void setup(void) {
     atexit(cleanup);
 }
 
+/* A valid entry with header bytes flipped: never a hit. */
+static void flipped_entry(const cache_key *key, const unsigned char *in, size_t n, bool cubin) {
+    if (n == 0) return;
+    size_t flips = (in[0] & 7u) + 1, at = 1;
+    if (n < at + 2 * flips) return;
+    const unsigned char *image = in + at + 2 * flips;
+    size_t image_size = n - at - 2 * flips;
+    if (image_size == 0) image = (const unsigned char *)"x", image_size = 1;
+    if (disk_cache_write(cache, key, image, image_size, cubin) != PTXKIT_SUCCESS) return;
+    unsigned char header[HEADER];
+    FILE *f = fopen(path, "r+b");
+    if (!f) return;
+    bool ok = fread(header, 1, HEADER, f) == HEADER;
+    for (size_t i = 0; ok && i < flips; i++) header[in[at + 2 * i] % HEADER] ^= in[at + 2 * i + 1] ? in[at + 2 * i + 1] : 1;
+    ok = ok && fseek(f, 0, SEEK_SET) == 0 && fwrite(header, 1, HEADER, f) == HEADER;
+    fclose(f);
+    if (!ok) return;
+    /* flips that cancel out leave the entry as written */
+    unsigned char written[HEADER];
+    cache_header_bytes(key, image, image_size, cubin, written);
+    bool same = memcmp(written, header, HEADER) == 0;
+    void *data = NULL;
+    size_t size = 0;
+    bool kind = false;
+    bool hit = disk_cache_read(cache, key, &data, &size, &kind);
+    FUZZ_CHECK(!hit || same, "a damaged header read as a hit (%s, %zu bytes)", kind ? "CUBIN" : "PTX", size);
+    if (hit) {
+        FUZZ_CHECK(size == image_size && memcmp(data, image, size) == 0 && kind == cubin, "the entry read back differs");
+        free(data);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!cache) setup();
     if (size == 0) return 0;
@@ -69,19 +120,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n >= HEADER) {
         uint64_t image = n - HEADER;
         if (mode & 1) {
-            uint32_t format = 1;
+            uint32_t format = 2;
             memcpy(file, "PTXKITC1", 8);
             memcpy(file + 8, &format, 4);
         }
         if (mode & 2) memcpy(file + 24, key.bytes, 16);
         if (mode & 4) memcpy(file + 16, &image, 8);
         if (mode & 8) {
-            uint64_t sum = XXH3_64bits(file + HEADER, (size_t)image);
+            uint64_t sum = XXH3_64bits_withSeed(file + HEADER, (size_t)image, XXH3_64bits(file, 40));
             memcpy(file + 40, &sum, 8);
         }
     }
     unlink(path);
     rmdir(path);
+    if (mode & 64) {
+        flipped_entry(&key, file, n, (mode & 128) != 0);
+        free(file);
+        return 0;
+    }
     bool placed;
     if (mode & 16) {
         placed = mkdir(path, 0755) == 0;
@@ -101,6 +157,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(image_size == n - HEADER && memcmp(image, file + HEADER, image_size) == 0,
                        "the image read differs from the file's");
             FUZZ_CHECK(((char *)image)[image_size] == 0, "the image is not NUL-terminated");
+            uint32_t kind;
+            memcpy(&kind, file + 12, 4);
+            FUZZ_CHECK(kind <= 1 && cubin == (kind == 1), "kind word %u read as %s", kind, cubin ? "CUBIN" : "PTX");
             free(image);
         } else {
             struct stat st;

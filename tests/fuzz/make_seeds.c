@@ -109,6 +109,11 @@ static void cache_seeds(void) {
         free(file);
     }
     unsigned char dir_mode = 0x10, fifo_mode = 0x20;
+    /* a written entry with header bytes flipped: the kind word, the checksum */
+    static const unsigned char kind_flip[] = {0xc0, 0x00, 12, 0x01, 'P', 'T', 'X'};
+    static const unsigned char sum_flip[] = {0x41, 0x01, 40, 0x80, 47, 0x01, '\x7f', 'E', 'L', 'F'};
+    put("cache_entry", "flip-kind", "", 0, kind_flip, sizeof kind_flip);
+    put("cache_entry", "flip-checksum", "", 0, sum_flip, sizeof sum_flip);
     put("cache_entry", "directory", &dir_mode, 1, "", 0);
     put("cache_entry", "fifo", &fifo_mode, 1, "", 0);
     disk_cache_close(c);
@@ -171,8 +176,11 @@ static void record_seeds(void) {
     l.outcome = TUNE_RECORD_FAILED;
     snprintf(l.note, sizeof l.note, "ptxas: \"too many resources\"\tline 3");
     n += tune_record_format(&l, text + n, sizeof text - n);
-    put("tune_record", "three", "", 0, text, n);
-    put("tune_record", "torn", "", 0, text, n - 7);
+    /* the first byte is the harness's mode: 1 reseals every line */
+    unsigned char as_is = 0, reseal = 1;
+    put("tune_record", "three", &as_is, 1, text, n);
+    put("tune_record", "torn", &as_is, 1, text, n - 7);
+    put("tune_record", "three-resealed", &reseal, 1, text, n);
 }
 
 int main(int argc, char **argv) {

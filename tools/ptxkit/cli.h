@@ -139,6 +139,9 @@ double cli_now_ms(void);
  * (it must be executable), else beside this executable, in ../bench of a
  * build tree, or in the installed libexec/ptxkit. False when none is found. */
 bool cli_find_helper(const char *name, const char *env_var, char *path, size_t size);
+/* Whether path names a regular file (following links); checked before a
+ * path from the environment is handed to dlopen, which would block on a FIFO. */
+bool cli_regular_file(const char *path);
 
 /* Writes the names of the set flags, comma-separated, into out. */
 void cli_join_names(char *out, size_t size, const bool *flags, int count, const char *(*name_of)(int));

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -527,7 +528,14 @@ double cli_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static bool executable_file(const char *path) { return path && path[0] && access(path, X_OK) == 0; }
+/* A regular file only: a helper is run or dlopen'ed, and dlopen opens a
+ * FIFO blocking, forever (stat itself never blocks). */
+bool cli_regular_file(const char *path) {
+    struct stat st;
+    return path && path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool executable_file(const char *path) { return cli_regular_file(path) && access(path, X_OK) == 0; }
 
 bool cli_find_helper(const char *name, const char *env_var, char *path, size_t size) {
     const char *env = getenv(env_var);

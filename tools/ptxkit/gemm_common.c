@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "gemm_common.h"
 
 /* ---- peak ------------------------------------------------------------------ */
@@ -139,6 +140,9 @@ struct cublas_lib {
 
 cublas_lib *cublas_open(ptxkit_context *ctx, char *why, size_t why_size) {
     const char *env = getenv("PTXKIT_CUBLAS");
+    /* a path is dlopen'ed only when it is a regular file: a FIFO would block */
+    if (env && *env && strchr(env, '/') && !cli_regular_file(env))
+        return snprintf(why, why_size, "PTXKIT_CUBLAS=%s is not a regular file", env), NULL;
     const char *names[] = {env && *env ? env : NULL, "libcublas.so.13", "libcublas.so.12", "libcublas.so",
                            PTXKIT_TOOLKIT_CUBLAS};
     cublas_lib *lib = calloc(1, sizeof *lib);

@@ -19,9 +19,17 @@
 #define MAX_ENTRIES 20000                /* what a database holds */
 #define MAX_WHEN 253402300799LL         /* 9999-12-31, the database's bound */
 
-/* Integers beyond 2^53 do not survive a JSON number: they go as strings. */
+/* cJSON prints a number with 15 significant digits whenever they read back
+ * within a relative 2^-52 (9007199254740991 went out as
+ * 9.00719925474099e+15 and came back one less): an integer of more digits
+ * goes as a string, exactly. */
+#define EXACT_NUMBER_LIMIT 1000000000000000LL /* 10^15 */
+/* A JSON number read into a double is an integer exactly only below 2^53;
+ * beyond, the text may have been rounded (or be out of range entirely). */
+#define EXACT_DOUBLE_LIMIT 9007199254740992.0 /* 2^53 */
+
 static cJSON *integer_json(long long v) {
-    if (v >= -(1LL << 53) && v <= (1LL << 53)) return cJSON_CreateNumber((double)v);
+    if (v > -EXACT_NUMBER_LIMIT && v < EXACT_NUMBER_LIMIT) return cJSON_CreateNumber((double)v);
     char s[32];
     snprintf(s, sizeof s, "%lld", v);
     return cJSON_CreateString(s);
@@ -55,6 +63,12 @@ static cJSON *entry_json(const ptxkit_tune_entry *e) {
     return o;
 }
 
+cJSON *tune_export_entries(const ptxkit_tune_entry *entries, size_t count) {
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; list && i < count; i++) cJSON_AddItemToArray(list, entry_json(&entries[i]));
+    return list;
+}
+
 static bool database_path(char *db_path, size_t size) {
     if (ptxkit_tune_db_path(db_path, size) == PTXKIT_SUCCESS && db_path[0]) return true;
     fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
@@ -74,8 +88,7 @@ int tune_export(const char *path) {
     cJSON_AddStringToObject(doc, "schema", EXPORT_SCHEMA);
     cJSON_AddItemToObject(doc, "metadata", report_metadata());
     cJSON_AddStringToObject(doc, "database", db_path);
-    cJSON *entries = cJSON_AddArrayToObject(doc, "entries");
-    for (size_t i = 0; i < count; i++) cJSON_AddItemToArray(entries, entry_json(&db[i]));
+    cJSON_AddItemToObject(doc, "entries", tune_export_entries(db, count));
     bool ok = report_write_json("tune", path, doc);
     cJSON_Delete(doc);
     if (ok && strcmp(path, "-") != 0) fprintf(stderr, "ptxkit tune: exported %zu entries of %s to %s\n", count, db_path, path);
@@ -108,9 +121,13 @@ static bool get_string(reader *r, const cJSON *o, const char *name, char *out, s
 
 static bool to_integer(const cJSON *v, long long lo, long long hi, long long *out) {
     if (cJSON_IsNumber(v)) {
+        /* (double)INT64_MAX is 2^63: a bound compared in doubles let
+         * 9223372036854775807 through, and the cast made it INT64_MIN */
         double d = v->valuedouble;
-        if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) return false;
-        *out = (long long)d;
+        if (!isfinite(d) || d != floor(d) || !(fabs(d) < EXACT_DOUBLE_LIMIT)) return false;
+        long long x = (long long)d;
+        if (x < lo || x > hi) return false;
+        *out = x;
         return true;
     }
     if (cJSON_IsString(v)) {
@@ -137,11 +154,15 @@ static bool get_small(reader *r, const cJSON *o, const char *name, int lo, int h
     return true;
 }
 
+/* GB/s to the database's two decimals: the value the merge stores, and one
+ * that an export prints exactly (at most 11 significant digits). */
 static bool get_gbs(reader *r, const cJSON *o, const char *name, double *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble >= 1e9)
         return bad(r, name, "is missing or not a number in [0, 1e9)");
-    *out = v->valuedouble;
+    double two = round(v->valuedouble * 100) / 100;
+    if (!(two < 1e9)) return bad(r, name, "is missing or not a number in [0, 1e9)");
+    *out = two == 0 ? 0 : two;
     return true;
 }
 
@@ -187,6 +208,35 @@ static bool read_entry(reader *r, const cJSON *o, ptxkit_tune_entry *e) {
     return true;
 }
 
+bool tune_import_entries(const cJSON *list, ptxkit_tune_entry **out, size_t *out_count, char *why, size_t why_size) {
+    *out = NULL;
+    *out_count = 0;
+    int count = cJSON_GetArraySize(list);
+    if (!cJSON_IsArray(list) || count > MAX_ENTRIES) {
+        snprintf(why, why_size, "%d entries, more than a database holds (%d)", count, MAX_ENTRIES);
+        if (!cJSON_IsArray(list)) snprintf(why, why_size, "the entries are not an array");
+        return false;
+    }
+    ptxkit_tune_entry *entries = calloc((size_t)(count ? count : 1), sizeof *entries);
+    if (!entries) {
+        snprintf(why, why_size, "out of memory");
+        return false;
+    }
+    reader r = {.why = ""};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        if (!read_entry(&r, it, &entries[r.index])) {
+            snprintf(why, why_size, "%s", r.why);
+            free(entries);
+            return false;
+        }
+        r.index++;
+    }
+    *out = entries;
+    *out_count = (size_t)count;
+    return true;
+}
+
 int tune_import(const char *path) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
@@ -224,26 +274,14 @@ int tune_import(const char *path) {
         cJSON_Delete(doc);
         return 1;
     }
-    int count = cJSON_GetArraySize(list);
-    if (count > MAX_ENTRIES) {
-        fprintf(stderr, "ptxkit tune: %s has %d entries, more than a database holds (%d)\n", path, count, MAX_ENTRIES);
-        cJSON_Delete(doc);
-        return 1;
-    }
-    ptxkit_tune_entry *entries = calloc((size_t)(count ? count : 1), sizeof *entries);
-    reader r = {.why = ""};
-    bool ok = entries != NULL;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, list) {
-        if (!ok) break;
-        ok = read_entry(&r, it, &entries[r.index]);
-        if (ok) r.index++;
-    }
+    ptxkit_tune_entry *entries;
+    size_t count;
+    char why[320];
+    bool ok = tune_import_entries(list, &entries, &count, why, sizeof why);
     cJSON_Delete(doc);
     if (!ok) {
         /* nothing is stored unless every entry reads */
-        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, entries ? r.why : "out of memory");
-        free(entries);
+        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, why);
         return 1;
     }
     char db_path[4096], note[640] = "";
@@ -252,12 +290,12 @@ int tune_import(const char *path) {
         return 1;
     }
     size_t total = 0;
-    ptxkit_status st = ptxkit_tune_db_merge(db_path, entries, (size_t)count, &total, note, sizeof note);
+    ptxkit_status st = ptxkit_tune_db_merge(db_path, entries, count, &total, note, sizeof note);
     free(entries);
     if (st != PTXKIT_SUCCESS) { /* an entry the database cannot hold, or the file */
         fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, ptxkit_last_error(NULL));
         return 1;
     }
-    printf("imported %d entries into %s (now %zu)%s%s\n", count, db_path, total, note[0] ? ": " : "", note);
+    printf("imported %zu entries into %s (now %zu)%s%s\n", count, db_path, total, note[0] ? ": " : "", note);
     return 0;
 }

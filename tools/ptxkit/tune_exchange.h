@@ -3,12 +3,22 @@
 #ifndef PTXKIT_TUNE_EXCHANGE_H
 #define PTXKIT_TUNE_EXCHANGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cli.h"
 
 int tune_export(const char *path);
 int tune_import(const char *path);
+
+/* The export's "entries" array for entries[0..count) (NULL when out of
+ * memory), and back: every value an import accepts, an export writes
+ * exactly (integers of 16 digits or more as strings, GB/s to two decimals),
+ * so export -> import -> export is the identity. false (why says which
+ * entry and field) for a list that does not read; *entries is then NULL. */
+typedef struct cJSON cJSON;
+cJSON *tune_export_entries(const ptxkit_tune_entry *entries, size_t count);
+bool tune_import_entries(const cJSON *list, ptxkit_tune_entry **entries, size_t *count, char *why, size_t why_size);
 
 /* Prints the tuning database's entries and the tuning record's
  * configurations as two tables (entries of this GPU and build marked *):

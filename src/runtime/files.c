@@ -1,0 +1,206 @@
+/* The one file layer (files.h): atomic replace, bounded non-blocking reads,
+ * mkdir -p, and locked read-merge-replace. libc only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/files.h"
+
+bool files_make_dirs(const char *path) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
+}
+
+bool files_make_parent_dirs(const char *path) {
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return true;
+    *slash = 0;
+    return files_make_dirs(dir);
+}
+
+int files_open_regular(const char *path, bool follow_links, struct stat *st) {
+    /* stat first: a device is never opened (opening one can have effects);
+     * O_NONBLOCK: a FIFO swapped in after the check does not block the
+     * open, and it is refused by the fstat below */
+    if ((follow_links ? stat(path, st) : lstat(path, st)) != 0) return -1;
+    if (!S_ISREG(st->st_mode)) return -2;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
+    if (fd < 0) return errno == ELOOP ? -2 : -1;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        bool regular = S_ISREG(st->st_mode);
+        close(fd);
+        errno = err;
+        return regular ? -1 : -2;
+    }
+    return fd;
+}
+
+bool files_is_regular(const char *path) {
+    struct stat st;
+    int fd = files_open_regular(path, true, &st);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
+bool files_read_all(int fd, void *buf, size_t size) {
+    char *p = buf;
+    while (size) {
+        ssize_t r = read(fd, p, size);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        size -= (size_t)r;
+    }
+    return true;
+}
+
+bool files_write_all(int fd, const void *data, size_t size) {
+    const char *p = data;
+    while (size) {
+        ssize_t w = write(fd, p, size);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        size -= (size_t)w;
+    }
+    return true;
+}
+
+int files_write_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync) {
+    static unsigned counter; /* with the pid: unique among threads and processes */
+    char tmp[4400];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) >= (int)sizeof tmp)
+        return ENAMETOOLONG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    bool ok = true;
+    for (int i = 0; i < count && ok; i++) ok = files_write_all(fd, parts[i], sizes[i]);
+    if (ok && sync) ok = fsync(fd) == 0;
+    int err = ok ? 0 : errno ? errno : EIO;
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) unlink(tmp);
+    return err;
+}
+
+files_read_status files_read_regular(const char *path, bool follow_links, size_t max_bytes, char **text, size_t *size,
+                                     int *err) {
+    *text = NULL;
+    *size = 0;
+    if (err) *err = 0;
+    struct stat st;
+    int fd = files_open_regular(path, follow_links, &st);
+    if (fd == -2) return FILES_READ_NOT_REGULAR;
+    if (fd < 0) {
+        if (errno == ENOENT) return FILES_READ_MISSING;
+        if (err) *err = errno;
+        return FILES_READ_ERROR;
+    }
+    if ((unsigned long long)st.st_size > max_bytes) {
+        close(fd);
+        return FILES_READ_TOO_LARGE;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        close(fd);
+        return FILES_READ_NO_MEMORY;
+    }
+    size_t got = 0;
+    int read_err = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) read_err = errno;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (read_err) {
+        free(buf);
+        if (err) *err = read_err;
+        return FILES_READ_ERROR;
+    }
+    buf[got] = 0;
+    *text = buf;
+    *size = got;
+    return FILES_READ_OK;
+}
+
+int files_lock_open(const char *path, int extra_flags) {
+    /* O_NONBLOCK: a FIFO or device in the file's place must not block the open */
+    int fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | extra_flags, 0644);
+    if (fd < 0) return -1;
+    struct stat st;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        close(fd);
+        return -2;
+    }
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -3;
+        }
+    return fd;
+}
+
+void files_unlock_close(int fd) {
+    if (fd < 0) return;
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+int files_locked_replace(const char *path, size_t max_bytes, bool sync, files_merge_fn merge, void *context, int *err) {
+    char lock_path[4200];
+    if (err) *err = 0;
+    if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path) return FILES_PATH_TOO_LONG;
+    int lock = files_lock_open(lock_path, 0);
+    if (lock < 0) {
+        if (err) *err = errno;
+        return lock == -1 ? FILES_LOCK_OPEN_FAILED : lock == -2 ? FILES_LOCK_NOT_REGULAR : FILES_LOCK_FAILED;
+    }
+    /* under the lock: what other writers stored meanwhile is merged */
+    char *text, *out = NULL;
+    size_t size, out_size = 0;
+    int read_err;
+    files_read_status read = files_read_regular(path, true, max_bytes, &text, &size, &read_err);
+    int result = merge(context, read, read_err, text, size, &out, &out_size);
+    free(text);
+    if (result == 0) {
+        const void *parts[1] = {out};
+        int e = files_write_atomic(path, parts, &out_size, 1, sync);
+        if (e) {
+            if (err) *err = e;
+            result = FILES_WRITE_FAILED;
+        }
+    }
+    free(out);
+    files_unlock_close(lock);
+    return result;
+}
