@@ -224,6 +224,15 @@ void *context_state(ptxkit_context *ctx, const context_state_ops *ops) {
     return value;
 }
 
+void *context_state_find(ptxkit_context *ctx, const context_state_ops *ops) {
+    void *value = NULL;
+    pthread_mutex_lock(&ctx->state_lock);
+    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0] && ctx->states[i].ops; i++)
+        if (ctx->states[i].ops == ops) value = ctx->states[i].value;
+    pthread_mutex_unlock(&ctx->state_lock);
+    return value;
+}
+
 void context_states_release(ptxkit_context *ctx) {
     pthread_mutex_lock(&ctx->state_lock);
     for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0]; i++) {

@@ -83,6 +83,9 @@ typedef struct context_state_ops {
 
 /* The family's state, created if needed; NULL when creation fails. */
 void *context_state(ptxkit_context *ctx, const context_state_ops *ops);
+/* The family's state if it was created, else NULL: for a reader to whom
+ * no state means the defaults, so that reading allocates nothing. */
+void *context_state_find(ptxkit_context *ctx, const context_state_ops *ops);
 
 /* Destroys every state (context current where the driver allows it); the
  * context's close does this. */
