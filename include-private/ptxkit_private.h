@@ -45,12 +45,13 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                                   ptxkit_stream *stream, const ptxkit_private_scan_experiment *experiment);
 
-/* GEMM main-loop switches, process-wide, for kernels compiled after the
- * call: cross-tile fragment prefetch (0 off, 1 on, the default; -1 the
- * default again), and the tensor-core kernel's mma k depth (4, 8, 16; 0 its
- * default). INVALID_ARGUMENT for other values. */
-ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on);
-ptxkit_status ptxkit_private_gemm_set_mma_k(int k);
+/* GEMM main-loop switches of one context, for the GEMMs it runs after the
+ * call (other contexts keep theirs): cross-tile fragment prefetch (0 off, 1
+ * on, the default; -1 the default again), and the tensor-core kernel's mma
+ * k depth (4, 8, 16; 0 its default). INVALID_ARGUMENT for other values or
+ * a NULL context. */
+ptxkit_status ptxkit_private_gemm_set_cross_prefetch(ptxkit_context *ctx, int on);
+ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k);
 
 /* Compiles and loads GEMM ladder step `step` without launching it, so that
  * `ptxkit ladder gemm` times no compile. */

@@ -33,18 +33,23 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, &e);
 }
 
-ptxkit_status ptxkit_private_gemm_set_cross_prefetch(int on) {
+ptxkit_status ptxkit_private_gemm_set_cross_prefetch(ptxkit_context *ctx, int on) {
+    if (!ctx)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: context is NULL");
     if (on < -1 || on > 1)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: %d", on);
-    gemm_set_cross_prefetch(on);
-    return PTXKIT_SUCCESS;
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: %d", on);
+    gemm_switches sw = gemm_switches_get(ctx);
+    sw.cross_prefetch = on;
+    return gemm_switches_set(ctx, &sw);
 }
 
-ptxkit_status ptxkit_private_gemm_set_mma_k(int k) {
+ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: context is NULL");
     if (k != 0 && k != 4 && k != 8 && k != 16)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
-    gemm_set_mma_k(k);
-    return PTXKIT_SUCCESS;
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
+    gemm_switches sw = gemm_switches_get(ctx);
+    sw.mma_k = k;
+    return gemm_switches_set(ctx, &sw);
 }
 
 ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step) {

@@ -1,8 +1,9 @@
 /* The table of kernel families (src/ops/family.h) against what the build
  * embedded: each family's source is there, its precompiled PTX exactly when
  * cu_sources/meson.build says so, every <name>_defaults.h belongs to a
- * family, the defines `ptxkit compile` checks are ones the kernel reads, and
- * a tuned family's start lies in its own space. No GPU, no NVRTC. */
+ * family, every embedded kernel text is one family's (its own or one of its
+ * sources), the defines `ptxkit compile` checks are ones the kernel reads,
+ * and a tuned family's start lies in its own space. No GPU, no NVRTC. */
 #include <stdio.h>
 #include <string.h>
 
@@ -65,6 +66,48 @@ static void sources_and_ptx_embedded(void **state) {
 }
 
 /* A define the descriptor declares is one its source or a header reads. */
+/* The family (NULL: none) whose host code compiles the embedded kernel
+ * text <source>.cu: its own name, or one of its sources. */
+static const family_desc *family_of_source(const char *source) {
+    const family_desc *owner = NULL;
+    for (int i = 0; i < family_count(); i++) {
+        const family_desc *f = family_at(i);
+        bool mine = strcmp(f->name, source) == 0;
+        for (int k = 0; f->sources && f->sources[k] && !mine; k++) mine = strcmp(f->sources[k], source) == 0;
+        if (mine) {
+            if (owner) fail_msg("%s.cu belongs to families %s and %s", source, owner->name, f->name);
+            owner = f;
+        }
+    }
+    return owner;
+}
+
+/* gemm_dmma.cu is a second kernel text of family gemm, not a family; no
+ * kernel text is left without a family, none has two. */
+static void sources_belong_to_one_family(void **state) {
+    (void)state;
+    assert_null(family_find("gemm_dmma"));
+    assert_ptr_equal(family_of_source("gemm_dmma"), family_find("gemm"));
+    for (int i = 0; i < family_count(); i++) {
+        const family_desc *f = family_at(i);
+        for (int k = 0; f->sources && f->sources[k]; k++) {
+            if (!embedded_named(f->sources[k], ".cu"))
+                fail_msg("family %s: its source cu_sources/%s.cu is not embedded", f->name, f->sources[k]);
+            if (family_find(f->sources[k])) fail_msg("family %s: its source %s is a family too", f->name, f->sources[k]);
+        }
+    }
+    size_t count;
+    const embedded_file *files = embedded_all(&count);
+    for (size_t i = 0; i < count; i++) {
+        const char *name = files[i].name;
+        size_t len = strlen(name);
+        if (!ends_with(name, ".cu") || strchr(name, '/')) continue;
+        char source[128];
+        snprintf(source, sizeof source, "%.*s", (int)(len - 3), name);
+        if (!family_of_source(source)) fail_msg("%s is embedded but no family compiles it", name);
+    }
+}
+
 static void defines_are_read(void **state) {
     (void)state;
     size_t count;
@@ -75,6 +118,8 @@ static void defines_are_read(void **state) {
             bool found = false;
             const embedded_file *src = embedded_named(f->name, ".cu");
             found = src && strstr(src->text, d->name);
+            for (int k = 0; f->sources && f->sources[k] && !found; k++)
+                found = (src = embedded_named(f->sources[k], ".cu")) && strstr(src->text, d->name);
             for (size_t k = 0; k < count && !found; k++)
                 found = embedded_is_header(files[k].name) && strstr(files[k].text, d->name);
             if (!found) fail_msg("family %s declares -D %s, which nothing it compiles reads", f->name, d->name);
@@ -118,6 +163,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_lookup),
         cmocka_unit_test(sources_and_ptx_embedded),
+        cmocka_unit_test(sources_belong_to_one_family),
         cmocka_unit_test(defines_are_read),
         cmocka_unit_test(tuned_families_start_in_space),
     };

@@ -10,7 +10,7 @@
 
 static bool legal(int kind, gemm_config c) {
     char why[256];
-    return gemm_config_check(kind, &c, NULL, why, sizeof why);
+    return gemm_config_check(kind, NULL, &c, NULL, why, sizeof why);
 }
 
 /* Every built-in and sweep configuration is legal; its derived warp tile
@@ -26,10 +26,10 @@ static void test_builtin_configs(void **state) {
         for (int i = 0; i < n; i++) {
             gemm_shape sh;
             char why[256];
-            assert_true(gemm_config_check(kind, &list[i], &sh, why, sizeof why));
+            assert_true(gemm_config_check(kind, NULL, &list[i], &sh, why, sizeof why));
             assert_int_equal(sh.lanes_m * sh.lanes_n, 32);
             assert_int_equal(sh.threads, sh.warps * 32);
-            assert_true(gemm_min_blocks(kind, &list[i], NULL) >= 1);
+            assert_true(gemm_min_blocks(kind, NULL, &list[i], NULL) >= 1);
             /* every one fits an H100's 227 KB of shared memory per block */
             assert_true(gemm_shared_bytes_max(kind, &list[i]) <= 227 * 1024);
         }
@@ -38,11 +38,15 @@ static void test_builtin_configs(void **state) {
     /* which kernel a type gets: FP64 mma from sm_80 on */
     ptxkit_device_info info = {0};
     info.cc_major = 9;
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info), GEMM_F64_TC);
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info), GEMM_F32);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, NULL), GEMM_F64_TC);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, NULL), GEMM_F32);
+    /* the test switch: the CUDA cores whatever the GPU */
+    gemm_switches simt = GEMM_SWITCHES_DEFAULT;
+    simt.f64_simt = true;
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, &simt), GEMM_F64);
     info.cc_major = 7;
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info), GEMM_F64);
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, NULL), GEMM_F64);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, NULL), GEMM_F64);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, NULL, NULL), GEMM_F64);
 }
 
 static void test_illegal_configs(void **state) {
@@ -85,7 +89,7 @@ static void test_tensor_core_configs(void **state) {
     assert_true(legal(GEMM_F64_TC, good));
     gemm_shape sh;
     char why[256];
-    assert_true(gemm_config_check(GEMM_F64_TC, &good, &sh, why, sizeof why));
+    assert_true(gemm_config_check(GEMM_F64_TC, NULL, &good, &sh, why, sizeof why));
     assert_true(sh.threads == 256 && sh.wm == 64 && sh.wn == 32 && sh.lanes_m == 8 && sh.lanes_n == 4);
     gemm_config c = good;
     c.warps_m = 4; /* warp tile 32 x 64: not 8 x 4 lanes of 8 x 8 */
@@ -111,6 +115,17 @@ static void test_tensor_core_configs(void **state) {
     assert_int_equal(gemm_shared_bytes(GEMM_F64_TC, &good, false, false), 3 * (128 * 18 + 16 * 132) * 8);
     assert_int_equal(gemm_shared_bytes(GEMM_F64_TC, &good, true, true), 3 * (16 * 132 + 128 * 18) * 8);
     assert_int_equal(gemm_shared_bytes_max(GEMM_F64_TC, &good), 3 * (128 * 18 + 128 * 18) * 8);
+    /* a deeper mma (the benchmark's switch) holds more fragments: 8 x 8
+     * lanes fit at k 4, not at k 16; the k depth is capped by bk */
+    gemm_switches deep = GEMM_SWITCHES_DEFAULT;
+    deep.mma_k = 16;
+    c = (gemm_config){64, 128, 16, 8, 8, 1, 4, 0};
+    assert_true(gemm_config_check(GEMM_F64_TC, NULL, &c, NULL, why, sizeof why));
+    assert_false(gemm_config_check(GEMM_F64_TC, &deep, &c, NULL, why, sizeof why));
+    assert_int_equal(gemm_mma_k(&c, NULL), 4);
+    assert_int_equal(gemm_mma_k(&c, &deep), 16);
+    c.bk = 8;
+    assert_int_equal(gemm_mma_k(&c, &deep), 8);
 }
 
 static void test_classes(void **state) {

@@ -343,9 +343,12 @@ static void test_gemm_f64_odd(void **state) {
  * first configurations of its sweep. */
 static void test_gemm_f64_simt(void **state) {
     (void)state;
-    gemm_set_f64_simt(true);
     ptxkit_context *ctx = test_gpu();
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &ctx->info), GEMM_F64);
+    gemm_switches simt = GEMM_SWITCHES_DEFAULT;
+    simt.f64_simt = true;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &simt));
+    gemm_switches sw = gemm_switches_get(ctx);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &ctx->info, &sw), GEMM_F64);
     static const size_t simt_shapes[][3] = {{17, 33, 65}, {128, 128, 128}, {1000, 1, 1000}, {33, 70, 517}};
     gemm_case cases[4 * 4 + 3];
     int count = 0;
@@ -376,7 +379,8 @@ static void test_gemm_f64_simt(void **state) {
         c->tiles = gemm_tiles_of(&list[i]);
     }
     int failures = run_cases(cases, count);
-    gemm_set_f64_simt(false);
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
     assert_int_equal(failures, 0);
 }
 
@@ -400,7 +404,7 @@ static void test_gemm_split_k(void **state) {
                 c->beta = p % 2 ? 0.0 : 1.25;
                 c->pad_a = (size_t)p;
                 if (splits[p]) {
-                    gemm_config d = gemm_default_config(gemm_kind_of(c->type, &test_gpu()->info), GEMM_SMALL_M);
+                    gemm_config d = gemm_default_config(gemm_kind_of(c->type, &test_gpu()->info, NULL), GEMM_SMALL_M);
                     d.split_k = splits[p];
                     c->tiles = gemm_tiles_of(&d);
                 }
@@ -417,7 +421,7 @@ static void test_gemm_configs(void **state) {
     for (int t = 0; t < 2; t++) {
         ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
         int n;
-        const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &test_gpu()->info), &n);
+        const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &test_gpu()->info, NULL), &n);
         if (small_only && n > 3) n = 3; /* under a sanitizer: the first few */
         for (int i = 0; i < n && count + 2 <= 2 * 64; i++)
             for (int v = 0; v < 2; v++) {
@@ -560,12 +564,12 @@ static void test_gemm_arguments(void **state) {
     assert_true(used.bm > 0 && used.split_k >= 1 && (tuned == 0 || tuned == 1));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config_get(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
     /* float64 from sm_80 on runs the tensor-core kernel: its configurations */
-    gemm_kind f64 = gemm_kind_of(PTXKIT_FLOAT64, &ctx->info);
+    gemm_kind f64 = gemm_kind_of(PTXKIT_FLOAT64, &ctx->info, NULL);
     assert_int_equal(f64, ctx->info.cc_major >= 8 ? GEMM_F64_TC : GEMM_F64);
     assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT64, 4096, 4096, 4096, &used, &tuned));
     gemm_config want = gemm_default_config(f64, GEMM_SQUARE), got = gemm_config_of(&used);
     char why[256];
-    assert_true(gemm_config_check(f64, &got, NULL, why, sizeof why));
+    assert_true(gemm_config_check(f64, NULL, &got, NULL, why, sizeof why));
     if (!tuned) assert_true(got.bm == want.bm && got.bn == want.bn && got.tm == want.tm && got.tn == want.tn);
     if (f64 == GEMM_F64_TC) {
         /* a lane tile the mma layout cannot hold (tn not a multiple of 4) */

@@ -85,7 +85,7 @@ static void gemm_sweep_prepare_split(void **state) {
         ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
         assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, NULL, 0, &count));
         int internal;
-        gemm_sweep_configs(gemm_kind_of(type, &ctx->info), &internal);
+        gemm_sweep_configs(gemm_kind_of(type, &ctx->info, NULL), &internal);
         assert_int_equal(count, internal); /* the whole list, whatever fits */
         assert_true(count > 1 && count <= 64);
         memset(tiles, 0, sizeof tiles);
@@ -97,7 +97,7 @@ static void gemm_sweep_prepare_split(void **state) {
         for (int i = 0; i < count; i++) {
             gemm_config c = gemm_config_of(&tiles[i]);
             char why[256];
-            assert_true(gemm_config_check(gemm_kind_of(type, &ctx->info), &c, NULL, why, sizeof why));
+            assert_true(gemm_config_check(gemm_kind_of(type, &ctx->info, NULL), NULL, &c, NULL, why, sizeof why));
         }
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -211,11 +211,25 @@ static void tune_calls(void **state) {
 
 static void private_calls(void **state) {
     (void)state;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(3));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(2));
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(0));          /* the defaults again */
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(-1));
     ptxkit_context *ctx = test_fake_context();
+    /* the GEMM switches are the context's: set on one, another keeps the defaults */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(NULL, 8));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(ctx, 3));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(ctx, 2));
+    assert_int_equal(gemm_switches_get(ctx).mma_k, 0); /* reading creates nothing */
+    assert_null(ctx->states[0].ops);
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(ctx, 8));
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(ctx, 0));
+    gemm_switches sw = gemm_switches_get(ctx);
+    assert_true(sw.mma_k == 8 && sw.cross_prefetch == 0 && !sw.f64_simt);
+    sw = gemm_switches_get(NULL);
+    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && !sw.f64_simt);
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(ctx, 0)); /* the defaults again */
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(ctx, -1));
+    sw = gemm_switches_get(ctx);
+    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1);
+    context_states_release(ctx);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1));

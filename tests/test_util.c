@@ -92,6 +92,7 @@ ptxkit_context *test_fake_context(void) {
     static ptxkit_context ctx;
     memset(&ctx, 0, sizeof ctx);
     pthread_mutex_init(&ctx.error_lock, NULL);
+    pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info.max_threads_per_block = 1024;
     ctx.info.sm_count = 132;
     return &ctx;

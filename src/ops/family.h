@@ -53,6 +53,10 @@ typedef struct family_desc {
     const char *name;          /* cu_sources/<name>.cu, src/ops/<name>.c, ptx/<name>.ptx */
     const char *description;
     const char *entries;       /* its kernels' entry points, or their pattern */
+    /* Embedded kernel texts besides <name>.cu that its host code compiles
+     * (cu_sources/<source>.cu, the 'sources' of its entry in
+     * cu_sources/meson.build), ending at NULL; NULL: none. */
+    const char *const *sources;
     const family_define *defines; /* ends at {NULL}; NULL: none */
 
     /* The tuner's view, for a family tuned through the five launch options

@@ -1,4 +1,8 @@
-/* Contexts: a device's primary context, or a caller's CUcontext. */
+/* Contexts: a device's primary context, or a caller's CUcontext. The public
+ * ptxkit_context_open and ptxkit_context_attach are src/tune/context_open.c's:
+ * they open through context_open and context_attach here, then install the
+ * tuner's runner for PTXKIT_TUNE=auto (runtime.h, ptxkit_context.auto_tune),
+ * which this layer may not name. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,7 +89,7 @@ static void context_free(ptxkit_context *ctx) {
     free(ctx);
 }
 
-ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out) {
+ptxkit_status context_open(int ordinal, ptxkit_context **out) {
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_open: out is NULL");
     *out = NULL;
     ptxkit_status st;
@@ -112,7 +116,7 @@ ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out) {
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out) {
+ptxkit_status context_attach(void *cu_context, ptxkit_context **out) {
     if (!out || !cu_context)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_attach: %s is NULL", out ? "cu_context" : "out");
     *out = NULL;
@@ -216,6 +220,15 @@ void *context_state(ptxkit_context *ctx, const context_state_ops *ops) {
     } else if (i < n && (value = ops->create(ctx)) != NULL) {
         ctx->states[i] = (struct context_state){ops, value};
     }
+    pthread_mutex_unlock(&ctx->state_lock);
+    return value;
+}
+
+void *context_state_find(ptxkit_context *ctx, const context_state_ops *ops) {
+    void *value = NULL;
+    pthread_mutex_lock(&ctx->state_lock);
+    for (size_t i = 0; i < sizeof ctx->states / sizeof ctx->states[0] && ctx->states[i].ops; i++)
+        if (ctx->states[i].ops == ops) value = ctx->states[i].value;
     pthread_mutex_unlock(&ctx->state_lock);
     return value;
 }

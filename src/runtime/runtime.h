@@ -16,6 +16,11 @@
 
 typedef struct module_registry module_registry;
 
+/* Tunes (family, variant) at size n within budget_s seconds and stores the
+ * result; true when something was stored. */
+typedef bool (*context_auto_tune_fn)(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                                     double budget_s, void *user);
+
 struct ptxkit_context {
     const cuda_driver *cu;
     CUcontext cu_context;
@@ -34,6 +39,14 @@ struct ptxkit_context {
         void *value;
     } states[8];
     pthread_mutex_t state_lock;
+    /* How a lookup of a tuned configuration (src/tuned) tunes a missing
+     * bucket of a built-in family under PTXKIT_TUNE=auto; NULL: it does not.
+     * The search sits above the families and the lookup below them, so the
+     * layer that opens contexts for the public API (src/tune/context_open.c)
+     * sets it, once, before the context is handed out; the runtime only
+     * carries it and never calls it. Read without a lock: it never changes
+     * after the open. */
+    context_auto_tune_fn auto_tune;
 };
 
 struct ptxkit_stream {
@@ -70,6 +83,9 @@ typedef struct context_state_ops {
 
 /* The family's state, created if needed; NULL when creation fails. */
 void *context_state(ptxkit_context *ctx, const context_state_ops *ops);
+/* The family's state if it was created, else NULL: for a reader to whom
+ * no state means the defaults, so that reading allocates nothing. */
+void *context_state_find(ptxkit_context *ctx, const context_state_ops *ops);
 
 /* Destroys every state (context current where the driver allows it); the
  * context's close does this. */
@@ -90,6 +106,12 @@ void clear_error(ptxkit_context *ctx);
 /* Copies text (ctx->error or ctx->jit_log) into buf under ctx->error_lock,
  * truncated to size; returns its full length. */
 size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf, size_t size);
+
+/* Open a context as ptxkit_context_open and ptxkit_context_attach do (the
+ * same checks and messages) but without the auto-tune runner: those public
+ * calls, in src/tune/context_open.c, add it. */
+ptxkit_status context_open(int ordinal, ptxkit_context **out);
+ptxkit_status context_attach(void *cu_context, ptxkit_context **out);
 
 /* Checks ctx and pushes its CUDA context on the calling thread. Every public
  * entry point pairs it with context_leave. */

@@ -34,6 +34,9 @@ static const char *const param_names[P_COUNT] = {"BM", "BN", "BK", "TM", "TN", "
 typedef struct gemm_impl {
     ptxkit_dtype type;
     gemm_class cls;
+    /* the context's switches when the problem opened: the candidates are
+     * checked under the ones the op will compile them with */
+    gemm_switches sw;
     size_t m, n, k;                  /* the timed shape */
     ptxkit_dptr a, b, c;
     size_t vm, vn, vk;               /* the verification shape */
@@ -67,8 +70,8 @@ static bool gemm_legal(const tune_problem *pr, const tune_point *p, size_t n, ch
     (void)n;
     const gemm_impl *g = pr->impl;
     gemm_config c = config_of_point(p);
-    int kind = gemm_kind_of(g->type, &pr->ctx->info);
-    if (!gemm_config_check(kind, &c, NULL, why, why_size)) return false;
+    int kind = gemm_kind_of(g->type, &pr->ctx->info, &g->sw);
+    if (!gemm_config_check(kind, &g->sw, &c, NULL, why, why_size)) return false;
     size_t shared = gemm_shared_bytes_max(kind, &c);
     int limit = pr->ctx->info.shared_per_block_optin > 0 ? pr->ctx->info.shared_per_block_optin : 48 * 1024;
     if (shared > (size_t)limit) {
@@ -244,6 +247,7 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     if (!g) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "tune gemm: out of host memory");
     g->type = type;
     g->cls = cls;
+    g->sw = gemm_switches_get(ctx);
     pr->ctx = ctx;
     pr->impl = g;
     pr->ops = &gemm_ops;
@@ -252,7 +256,7 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     snprintf(pr->family, sizeof pr->family, "gemm");
     snprintf(pr->variant, sizeof pr->variant, "%s.%s", ptxkit_dtype_name(type), gemm_class_name(cls));
     bool f64 = type == PTXKIT_FLOAT64;
-    gemm_kind kind = gemm_kind_of(type, &ctx->info);
+    gemm_kind kind = gemm_kind_of(type, &ctx->info, &g->sw);
     /* on the tensor cores tm x tn is a lane's part of C (gemm.h), tn whole 4s */
     bool tc = kind == GEMM_F64_TC;
     const long long values[P_COUNT][8] = {

@@ -825,17 +825,6 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
     return tune_sizes(ctx, family, variant, sizes, size_count, &o, report);
 }
 
-/* PTXKIT_TUNE=auto for the built-in families: the lookup layer, below the
- * families, reaches the search only through this hook. */
-static bool family_auto(ptxkit_context *ctx, const char *family, const char *variant, size_t n, double budget_s,
-                        void *user) {
-    (void)user;
-    ptxkit_tune_options o = {.budget_s = budget_s};
-    return ptxkit_tune(ctx, family, variant, n, n, &o, NULL) == PTXKIT_SUCCESS;
-}
-
-__attribute__((constructor)) static void register_family_auto(void) { tune_set_family_auto(family_auto); }
-
 const char *ptxkit_tune_family_name(int index) {
     const tune_family *f = tune_family_at(index);
     if (f) return f->name;

@@ -1,7 +1,8 @@
 /* Dispatch side of tuning: the ops ask tune_lookup for the configuration of
  * a size bucket. The database is loaded on the first lookup of a context and
  * kept in the context's state (context_state, as the families keep theirs),
- * under the state's own lock; PTXKIT_TUNE=auto tunes a missing bucket there. */
+ * under the state's own lock; PTXKIT_TUNE=auto tunes a missing bucket there,
+ * through the runner the context's opener installed (ctx->auto_tune). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -216,13 +217,6 @@ static void remember_attempt(tune_state *s, const char *family, const char *vari
 
 static double auto_budget(void) { return tune_budget_from_env(NULL, 0); }
 
-/* The tuner registers how a missing bucket of a built-in family is tuned
- * (PTXKIT_TUNE=auto): lookups sit below the families and the search above
- * them, so this layer calls up only through the hook. */
-static tune_auto_fn family_auto_hook;
-
-void tune_set_family_auto(tune_auto_fn fn) { family_auto_hook = fn; }
-
 /* Tunes one bucket that a lookup missed: failures here only mean the
  * defaults stay. The bucket is tuned once per process whatever happens: a
  * result that could not be saved must not cost the next call a tuning too. */
@@ -263,13 +257,16 @@ bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *vari
 
 bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out) {
     tune_db_entry e;
-    if (!out || !tune_lookup_entry(ctx, family, variant, n, family_auto_hook, NULL, &e)) return false;
+    /* ctx->auto_tune: how the context's opener tunes a built-in family's
+     * missing bucket (runtime.h); lookups sit below the families and the
+     * search above them, so this layer calls up only through it. */
+    if (!out || !ctx || !tune_lookup_entry(ctx, family, variant, n, ctx->auto_tune, NULL, &e)) return false;
     *out = e.config;
     return true;
 }
 
 bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_db_entry *out) {
-    return tune_lookup_entry(ctx, family, variant, n, family_auto_hook, NULL, out);
+    return ctx && tune_lookup_entry(ctx, family, variant, n, ctx->auto_tune, NULL, out);
 }
 
 void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {

@@ -1,10 +1,12 @@
 /* Reading tuned configurations: the layer below the kernel families. The
  * context's database (loaded on first use), lookups by family or tunable
- * key and size bucket, and PTXKIT_TUNE=auto through a hook that the tuner,
- * which sits above the families, registers. */
+ * key and size bucket, and PTXKIT_TUNE=auto through the runner that the
+ * context carries (ctx->auto_tune): the tuner, which sits above the
+ * families, installs it when it opens a context for the public API. */
 #ifndef PTXKIT_TUNE_LOOKUP_H
 #define PTXKIT_TUNE_LOOKUP_H
 
+#include "runtime/runtime.h"
 #include "tuned/db.h"
 #include "tuned/tuned.h"
 
@@ -16,9 +18,9 @@
 #define TUNE_NEAREST_BUCKETS 2
 
 /* Tunes (family, variant) at size n within budget_s seconds and saves the
- * result; true when something was saved. */
-typedef bool (*tune_auto_fn)(ptxkit_context *ctx, const char *family, const char *variant, size_t n, double budget_s,
-                             void *user);
+ * result; true when something was saved (runtime.h: the type a context
+ * carries its built-in families' runner as). */
+typedef context_auto_tune_fn tune_auto_fn;
 
 /* The entry for (family, variant) at n's bucket (else a neighbouring one
  * within TUNE_NEAREST_BUCKETS); with PTXKIT_TUNE=auto and auto_fn, a
@@ -28,13 +30,11 @@ typedef bool (*tune_auto_fn)(ptxkit_context *ctx, const char *family, const char
 bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_auto_fn auto_fn,
                        void *auto_user, tune_db_entry *out);
 
-/* tune_lookup_entry with the built-in families' auto-tuning hook: for a
+/* tune_lookup_entry with the context's auto-tuning runner (ctx->auto_tune,
+ * set by ptxkit_context_open and _attach): for a
  * family whose parameters are named (gemm), read from the entry's
  * p.NAME=VALUE fields. */
 bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_db_entry *out);
-
-/* How the built-in families' missing buckets are tuned (set by the tuner). */
-void tune_set_family_auto(tune_auto_fn fn);
 
 /* The database key of a context's device and this build. */
 void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);

@@ -3,8 +3,9 @@
  * what reading a tuned configuration needs: the database file (db.h) and
  * the per-context lookup (lookup.h, implemented in lookup.c). The search
  * that writes the database (src/tune/) sits above the families and drives
- * them through their calls; it reaches back down only through the hook of
- * lookup.h (tune_set_family_auto), so no two layers include each other. */
+ * them through their calls; lookups reach it only through the runner a
+ * context carries (ctx->auto_tune, installed by src/tune/context_open.c), so
+ * no two layers include each other. */
 #ifndef PTXKIT_TUNED_H
 #define PTXKIT_TUNED_H
 

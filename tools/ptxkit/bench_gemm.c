@@ -214,8 +214,13 @@ int bench_gemm(int argc, char **argv) {
     }
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
-    if (b.no_cross_prefetch) ptxkit_private_gemm_set_cross_prefetch(0);
-    if (b.mma_k) ptxkit_private_gemm_set_mma_k(b.mma_k);
+    /* the switches are the context's: every GEMM of this run sees them */
+    if ((b.no_cross_prefetch && ptxkit_private_gemm_set_cross_prefetch(ctx, 0) != PTXKIT_SUCCESS) ||
+        (b.mma_k && ptxkit_private_gemm_set_mma_k(ctx, b.mma_k) != PTXKIT_SUCCESS)) {
+        fprintf(stderr, "ptxkit bench gemm: %s\n", ptxkit_last_error(ctx));
+        ptxkit_context_close(ctx);
+        return 1;
+    }
 
     char why[512] = "";
     cublas_lib *cublas = b.compare || b.check ? cublas_open(ctx, why, sizeof why) : NULL;
