@@ -215,18 +215,30 @@ static void begin(ptxkit_context *ctx, ptxkit_stream *s, CUstreamCaptureMode mod
     assert_int_equal(r, CUDA_SUCCESS);
 }
 
-/* Ends the capture and instantiates it; a capture the driver invalidated fails the test. */
-static CUgraphExec end(ptxkit_context *ctx, ptxkit_stream *s) {
+/* Ends the capture; a capture the driver invalidated fails the test. */
+static CUgraph end_capture(ptxkit_context *ctx, ptxkit_stream *s) {
     CUgraph graph = NULL;
-    CUgraphExec exec = NULL;
     assert_ok(ctx, ptxkit_context_enter(ctx));
     CUresult r = drv.end((CUstream)ptxkit_stream_handle(s), &graph);
-    if (r == CUDA_SUCCESS) r = drv.instantiate(&exec, graph, 0);
-    if (graph) drv.destroy(graph);
     assert_ok(ctx, ptxkit_context_leave(ctx));
-    if (r != CUDA_SUCCESS) fail_msg("ending or instantiating the capture: CUresult %d", (int)r);
+    if (r != CUDA_SUCCESS) fail_msg("ending the capture: CUresult %d", (int)r);
+    return graph;
+}
+
+/* Instantiates a captured graph (and destroys the graph). Instantiation may
+ * allocate, which a thread may not do while it has a capture of its own
+ * under way in global or thread-local mode: end every capture first. */
+static CUgraphExec instantiate(ptxkit_context *ctx, CUgraph graph) {
+    CUgraphExec exec = NULL;
+    assert_ok(ctx, ptxkit_context_enter(ctx));
+    CUresult r = drv.instantiate(&exec, graph, 0);
+    drv.destroy(graph);
+    assert_ok(ctx, ptxkit_context_leave(ctx));
+    if (r != CUDA_SUCCESS) fail_msg("instantiating the capture: CUresult %d", (int)r);
     return exec;
 }
+
+static CUgraphExec end(ptxkit_context *ctx, ptxkit_stream *s) { return instantiate(ctx, end_capture(ctx, s)); }
 
 static void replay(ptxkit_context *ctx, CUgraphExec exec, ptxkit_stream *s) {
     assert_ok(ctx, ptxkit_context_enter(ctx));
@@ -359,7 +371,8 @@ static void test_graph_two_streams(void **state) {
     assert_ok(ctx, run_op(ctx, &pb, OP_COPY, b));
     assert_ok(ctx, run_op(ctx, &pa, OP_GEMM, a));
     assert_ok(ctx, run_op(ctx, &pb, OP_GEMM, b));
-    CUgraphExec ga = end(ctx, a), gb = end(ctx, b);
+    CUgraph graph_a = end_capture(ctx, a), graph_b = end_capture(ctx, b);
+    CUgraphExec ga = instantiate(ctx, graph_a), gb = instantiate(ctx, graph_b);
 
     enum { EXTRA = 20 }; /* more than the 16 slots of reduce and scan */
     ptxkit_stream *extra[EXTRA];
