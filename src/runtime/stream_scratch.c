@@ -62,12 +62,21 @@ ptxkit_status capture_guard_enter(ptxkit_context *ctx, ptxkit_stream *stream, ca
     memset(g, 0, sizeof *g);
     /* a context that never reached the driver (the CPU tests' stand-in)
      * has no stream to capture; its calls fail on their arguments */
-    if (ctx && !ctx->cu) return PTXKIT_SUCCESS;
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUresult r;
-    g->capturing = stream_captured(ctx->cu, stream_handle(stream), &r);
-    context_leave(ctx);
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "context is NULL");
+    if (!ctx->cu) return PTXKIT_SUCCESS;
+    /* An application's stream knows its context: asked directly, a call
+     * costs one driver call, not three. The legacy stream is the current
+     * context's, so it (and a driver that wants a context anyway) is asked
+     * with ours current. */
+    CUresult r = CUDA_ERROR_INVALID_CONTEXT;
+    CUstream handle = stream_handle(stream);
+    if (handle) g->capturing = stream_captured(ctx->cu, handle, &r);
+    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+        ptxkit_status st = context_enter(ctx);
+        if (st != PTXKIT_SUCCESS) return st;
+        g->capturing = stream_captured(ctx->cu, handle, &r);
+        context_leave(ctx);
+    }
     if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuStreamIsCapturing");
     if (!g->capturing) return PTXKIT_SUCCESS;
     if (ctx->cu->cuThreadExchangeStreamCaptureMode) {
