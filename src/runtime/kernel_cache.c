@@ -237,3 +237,16 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
     context_leave(ctx);
     return st;
 }
+
+ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
+                                int define_count, ptxkit_kernel **out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
+    if (!out || !p) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: %s is NULL", out ? "program" : "out");
+    *out = NULL;
+    ptxkit_status st = program_check_entry(ctx, entry, defines, define_count);
+    if (st != PTXKIT_SUCCESS) return st;
+    /* the application's entry is a C++ name expression, lowered by NVRTC */
+    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
+                          .entry = entry, .name_expression = true};
+    return kernel_cache_get(ctx, &req, out);
+}

@@ -31,4 +31,10 @@ const ptxkit_program *builtin_program(const char *source_name);
 compile_request program_request(const ptxkit_program *p, const char *name_expression, const char *const *defines,
                                 int define_count);
 
+/* Checks a kernel's entry name and defines (NAME or NAME=VALUE, at most
+ * PTXKIT_MAX_KERNEL_DEFINES) as ptxkit_program_compile and ptxkit_kernel_get
+ * take them; records and returns the failure. */
+ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines,
+                                  int define_count);
+
 #endif

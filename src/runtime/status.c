@@ -152,11 +152,6 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out) {
                         "unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)", name);
 }
 
-const char *load_op_define(ptxkit_load_op op) {
-    static const char *const values[PTXKIT_LOAD_OP_COUNT] = {"0", "1", "2", "3", "4", "5", "6"};
-    return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? values[op] : NULL;
-}
-
 void ptxkit_versions_get(ptxkit_versions *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
