@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/cache_dir.h"
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 
 bool cache_dir_disabled(void) {
     const char *v = getenv("PTXKIT_CACHE");

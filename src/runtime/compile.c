@@ -4,8 +4,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 
 double now_ms(void) {
     struct timespec ts;

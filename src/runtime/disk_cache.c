@@ -22,8 +22,10 @@
 #include <xxhash.h>
 
 #include "runtime/cache_dir.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 
 #define CACHE_MAGIC "PTXKITC1"
 /* 2: the checksum covers the header too (format 1 entries are misses) */

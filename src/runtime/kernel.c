@@ -3,11 +3,19 @@
  * A launch checks its dimensions against limits read once (no driver call)
  * and pushes the context only when it is not already current, so it costs
  * little more than cuLaunchKernel itself. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/args.h"
+#include "runtime/cache_key.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/l2.h"
+#include "runtime/objects.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
     ptxkit_kernel *k = calloc(1, sizeof *k);

@@ -7,8 +7,18 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/context.h"
+#include "runtime/disk_cache.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/loader.h"
+#include "runtime/objects.h"
 #include "runtime/program.h"
+#include "runtime/ptx_rewrite.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 static int compare_strings(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -4,8 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/args.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
 #include "runtime/program.h"
+#include "runtime/status.h"
 
 ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out) {
     int b = requested ? requested : fallback;

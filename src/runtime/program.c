@@ -1,6 +1,7 @@
 /* Programs: the application's CUDA C++ source, compiled per (entry,
  * defines) through the same registry, disk cache and NVRTC path as the
  * built-in families. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/kernel_cache.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/program.h"
+#include "runtime/status.h"
 
 #define MAX_OPTIONS PROGRAM_MAX_OPTIONS
 #define MAX_PROGRAM_HEADERS 48

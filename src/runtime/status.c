@@ -1,8 +1,11 @@
 /* Status strings and the per-context (or per-thread) last error. */
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
     [PTXKIT_SUCCESS] = "success",
