@@ -9,7 +9,10 @@
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "ptxkit_private.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "tune/params.h"
 #include "tune/tuner.h"
 

@@ -73,7 +73,7 @@ cat >"$tree/src/ops/$name.h" <<'END'
 /* scale: the internal call its test makes. */
 #ifndef PTXKIT_OPS_SCALE_H
 #define PTXKIT_OPS_SCALE_H
-#include "runtime/runtime.h"
+#include "ptxkit.h"
 ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, size_t n, unsigned factor,
                         const ptxkit_launch_options *options, ptxkit_stream *stream);
 #endif
@@ -82,6 +82,10 @@ cat >"$tree/src/ops/$name.c" <<'END'
 /* scale: out[i] = in[i] * factor (cu_sources/scale.cu), JIT or its PTX. */
 #include "ops/family.h"
 #include "ops/scale.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/status.h"
 #include "scale_defaults.h"
 
 ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, size_t n, unsigned factor,

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "runtime/cache_key.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/program.h"
 

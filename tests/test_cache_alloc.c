@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "test_util.h"
 
 void *__real_malloc(size_t size);

@@ -15,8 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
 #include "family_key.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "test_util.h"
 #include "tune/record.h"
 #include "tuned/db.h"

@@ -2,8 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
 #include "family_key.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "test_util.h"
 
 static void compiles_cubin_for_sm90(void **state) {

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
 #include "family_key.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/disk_cache.h"
 #include "test_util.h"
 
 static char dir[512];

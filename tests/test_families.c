@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ops/family.h"
-#include "runtime/runtime.h"
+#include "runtime/embedded.h"
 #include "test_util.h"
 #include "tune/params.h"
 

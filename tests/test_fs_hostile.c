@@ -22,7 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "test_util.h"
 #include "tuned/db.h"
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ops/gemm.h"
+#include "runtime/objects.h"
 #include "test_util.h"
 
 #define GUARD_ELEMS 64

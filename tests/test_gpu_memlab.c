@@ -12,7 +12,7 @@
 
 #include "memlab.h"
 #include "ops/transpose.h"
-#include "runtime/runtime.h"
+#include "runtime/embedded.h"
 #include "test_util.h"
 
 enum { GUARD_WORDS = 64 };

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/compile.h"
+#include "runtime/context.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
 #include "test_util.h"
 
 static void device_properties(void **state) {

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "ops/transpose.h"
-#include "runtime/runtime.h"
 #include "test_util.h"
 #include "tuned/db.h"
 #include "tune/record.h"

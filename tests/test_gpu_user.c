@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "runtime/compile.h"
 #include "test_util.h"
 
 /* Plain C loads on purpose: NVRTC's PTX of mix then holds plain

@@ -8,8 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
 #include "family_key.h"
+#include "runtime/cache_key.h"
+#include "runtime/identity_record.h"
 #include "test_util.h"
 
 typedef struct fields {

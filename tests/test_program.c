@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
 #include "family_key.h"
+#include "runtime/cache_key.h"
 #include "test_util.h"
 
 #define NVRTC_OR_SKIP()                 \

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/embedded.h"
 #include "runtime/ptx_rewrite.h"
-#include "runtime/runtime.h"
 #include "test_util.h"
 
 static const char *ptx_dir, *genptx, *ptxas;

@@ -15,10 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver/driver.h"
 #include "ops/family.h"
 #include "lab.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/ptx_rewrite.h"
-#include "runtime/runtime.h"
 #include "test_util.h"
 
 static const char *corpus_dir, *ptx_dir, *ptxas;

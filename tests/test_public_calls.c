@@ -6,7 +6,8 @@
 
 #include "ops/gemm.h"
 #include "ptxkit_private.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
 #include "test_util.h"
 
 static void supported_combinations(void **state) {

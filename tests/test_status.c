@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/l2.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "test_util.h"
 
 static void status_strings(void **state) {

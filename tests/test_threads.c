@@ -7,7 +7,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "test_util.h"
 
 enum { WRITERS = 3, READERS = 3, ROUNDS = 3000 };

@@ -3,6 +3,7 @@
  * constraints that reject illegal configurations; dispatch lookups. */
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +14,8 @@
 #include <xxhash.h>
 
 #include "ops/transpose.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
 #include "test_util.h"
 #include "tuned/db.h"
 #include "tune/params.h"

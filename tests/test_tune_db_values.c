@@ -13,7 +13,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/runtime.h"
 #include "test_util.h"
 #include "tuned/db.h"
 

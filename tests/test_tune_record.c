@@ -14,7 +14,6 @@
 #include <xxhash.h>
 
 #include "runtime/files.h"
-#include "runtime/runtime.h"
 #include "test_util.h"
 #include "tune/record.h"
 

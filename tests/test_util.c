@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
 
 const size_t test_awkward_sizes[] = {0, 1, 2, 3, 31, 33, 97, 1000, 4095, 4097, 65535, 65537, 1048583, (1u << 22) + 1};
 const size_t test_awkward_size_count = sizeof(test_awkward_sizes) / sizeof(test_awkward_sizes[0]);

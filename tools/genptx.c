@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "ops/family.h"
-#include "runtime/runtime.h"
+#include "runtime/compile.h"
+#include "runtime/launch.h"
 
 enum { PTX_ARCH = 75 };
 

@@ -5,7 +5,10 @@
 
 #include "copy_defaults.h"
 #include "ops/family.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/status.h"
 #include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"

@@ -6,7 +6,8 @@
 
 #include "family_list.h"
 #include "ops/family.h"
-#include "runtime/runtime.h"
+#include "runtime/launch.h"
+#include "runtime/status.h"
 
 #define DECLARE(name, ptx) extern const family_desc name##_family;
 PTXKIT_FAMILIES(DECLARE)

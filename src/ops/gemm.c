@@ -12,6 +12,12 @@
 
 #include "ops/family.h"
 #include "ops/gemm.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "runtime/stream_scratch.h"
 #include "tuned/lookup.h"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "ops/gemm_config.h"
-#include "runtime/runtime.h"
+#include "ptxkit.h"
 
 /* The configuration ptxkit_gemm runs for a call: the caller's tiles when
  * given, else the tuning database's entry for (type, class, m * n * k),

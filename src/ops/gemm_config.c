@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include "ops/gemm_config.h"
+#include "runtime/context.h"
+#include "runtime/status.h"
 
 /* ---- the switches, per context --------------------------------------------- */
 

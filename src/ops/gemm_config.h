@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/runtime.h"
+#include "ptxkit.h"
 
 /* A tile configuration of cu_sources/gemm.cu and gemm_dmma.cu:
  * ptxkit_gemm_tiles without its reserved fields. The warp tile follows:

@@ -4,6 +4,9 @@
  * register estimate and mma depth are gemm_config.c's; argument checks,
  * split-K and the launch are gemm.c's, shared with the CUDA-core kernels. */
 #include "ops/gemm.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
 
 /* gemm_dmma.cu's kernel (both operands copied in 16-byte vectors where
  * aligned). The spec names the embedded source gemm_dmma.cu, not the

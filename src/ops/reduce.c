@@ -5,6 +5,12 @@
 #include <string.h>
 
 #include "ops/reduce.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "runtime/stream_scratch.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"

@@ -7,8 +7,8 @@
 
 #include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
 #include "ops/family.h"
+#include "ptxkit.h"
 #include "reduce_ladder_defaults.h"
-#include "runtime/runtime.h"
 
 enum {
     REDUCE_MAX_UNROLL = 16,

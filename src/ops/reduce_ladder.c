@@ -6,6 +6,11 @@
 #include <stdio.h>
 
 #include "ops/reduce.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 enum { LADDER_MAX_PASSES = 48 };
 

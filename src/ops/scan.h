@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/runtime.h"
+#include "ptxkit.h"
 #include "scan_defaults.h" /* shared with scan.cu */
 #include "scan_ladder_defaults.h"
 

@@ -8,6 +8,11 @@
 
 #include "ops/reduce.h"
 #include "ops/scan.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 enum { LADDER_MAX_LEVELS = 48 };
 

@@ -5,9 +5,14 @@
 
 #include "ops/family.h"
 #include "ops/transpose.h"
-#include "runtime/runtime.h"
-#include "transpose_defaults.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "runtime/stream_scratch.h"
+#include "transpose_defaults.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 

@@ -3,6 +3,7 @@
  * builds the keys from them). */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,12 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "driver/driver.h"
+#include "ptxkit.h"
+#include "runtime/cache_key.h"
+#include "runtime/embedded.h"
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/identity_record.h"
 
 /* NVRTC's build, not only its version number: the identity (size,
  * modification time, version) of the shared object that is loaded. Reading

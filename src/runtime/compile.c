@@ -4,29 +4,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 
 double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-bool spec_define_str(kernel_spec *spec, define_scratch *scratch, const char *name, const char *value) {
-    if (spec->define_count >= PTXKIT_MAX_DEFINES || scratch->used >= PTXKIT_MAX_DEFINES) return false;
-    char *slot = scratch->text[scratch->used];
-    int len = snprintf(slot, sizeof scratch->text[0], "%s=%s", name, value);
-    if (len < 0 || (size_t)len >= sizeof scratch->text[0]) return false;
-    scratch->used++;
-    spec->defines[spec->define_count++] = slot;
-    return true;
-}
-
-bool spec_define_int(kernel_spec *spec, define_scratch *scratch, const char *name, long long value) {
-    char text[32];
-    snprintf(text, sizeof text, "%lld", value);
-    return spec_define_str(spec, scratch, name, text);
 }
 
 /* Highest architecture NVRTC can emit CUBIN for that is <= arch; 0 if none. */

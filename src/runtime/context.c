@@ -1,12 +1,16 @@
 /* Contexts: a device's primary context, or a caller's CUcontext. The public
  * ptxkit_context_open and ptxkit_context_attach are src/tune/context_open.c's:
  * they open through context_open and context_attach here, then install the
- * tuner's runner for PTXKIT_TUNE=auto (runtime.h, ptxkit_context.auto_tune),
+ * tuner's runner for PTXKIT_TUNE=auto (objects.h, ptxkit_context.auto_tune),
  * which this layer may not name. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 static const cuda_driver *driver_or_error(ptxkit_status *st) {
     char why[512];

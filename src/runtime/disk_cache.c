@@ -21,8 +21,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/cache_dir.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 
 #define CACHE_MAGIC "PTXKITC1"
 /* 2: the checksum covers the header too (format 1 entries are misses) */
@@ -47,32 +50,6 @@ _Static_assert(sizeof(cache_header) == 48 && offsetof(cache_header, checksum) ==
 
 static uint64_t entry_checksum(const cache_header *h, const void *image, size_t size) {
     return XXH3_64bits_withSeed(image, size, XXH3_64bits(h, offsetof(cache_header, checksum)));
-}
-
-static bool cache_disabled(void) {
-    const char *v = getenv("PTXKIT_CACHE");
-    return v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0);
-}
-
-static bool default_dir(char *buf, size_t size) {
-    const char *v = getenv("PTXKIT_CACHE_DIR");
-    if (v && *v) return (size_t)snprintf(buf, size, "%s", v) < size;
-    v = getenv("XDG_CACHE_HOME");
-    if (v && *v) return (size_t)snprintf(buf, size, "%s/ptxkit", v) < size;
-    v = getenv("HOME");
-    if (v && *v) return (size_t)snprintf(buf, size, "%s/.cache/ptxkit", v) < size;
-    return false;
-}
-
-ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
-    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_dir: no buffer");
-    buf[0] = 0;
-    if (cache_disabled()) return PTXKIT_SUCCESS;
-    if (!default_dir(buf, size)) {
-        buf[0] = 0;
-        return record_error(NULL, PTXKIT_ERROR_IO, "no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
-    }
-    return PTXKIT_SUCCESS;
 }
 
 unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
@@ -100,11 +77,11 @@ ptxkit_status ptxkit_cache_limit(unsigned long long *bytes) {
 }
 
 disk_cache *disk_cache_open(const char *directory) {
-    if (!directory && cache_disabled()) return NULL;
+    if (!directory && cache_dir_disabled()) return NULL;
     disk_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     if (directory ? (size_t)snprintf(c->dir, sizeof c->dir, "%s", directory) >= sizeof c->dir
-                  : !default_dir(c->dir, sizeof c->dir - 64)) {
+                  : !cache_dir_configured(c->dir, sizeof c->dir - 64)) {
         free(c);
         return NULL;
     }

@@ -5,7 +5,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/runtime.h"
+#include "runtime/embedded.h"
+#include "runtime/status.h"
 
 /* Defined in the generated embedded_kernels.c, with the same layout. */
 extern const embedded_file ptxkit_embedded_files[];

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "runtime/files.h"
-#include "runtime/runtime.h"
+#include "runtime/identity_record.h"
 
 /* The writer's buffer: a longer file is not one it wrote. */
 #define RECORD_MAX (NVRTC_SIGNATURE_SIZE + PATH_MAX + 96)

@@ -1,12 +1,21 @@
-/* Kernels handed to the application: attributes, occupancy and launches.
+/* Kernels handed to the application: attributes, occupancy (and the grid a
+ * grid-stride kernel gets from it) and launches.
  * A launch checks its dimensions against limits read once (no driver call)
  * and pushes the context only when it is not already current, so it costs
  * little more than cuLaunchKernel itself. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/args.h"
+#include "runtime/cache_key.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/l2.h"
+#include "runtime/objects.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
     ptxkit_kernel *k = calloc(1, sizeof *k);
@@ -75,6 +84,80 @@ ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *k, int block_threads, size_
     CUresult r = k->ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k->fn, block_threads, shared);
     context_leave(k->ctx);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(k->ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+}
+
+/* ---- resident blocks per SM ----------------------------------------------
+ * They never change while a function's module is loaded (as long as its
+ * context), and asking the driver on every launch costs time that small
+ * launches notice: each context keeps the answers in a small ring. */
+enum { OCCUPANCY_CACHE = 64 };
+
+typedef struct occupancy_cache {
+    pthread_mutex_t lock;
+    struct {
+        CUfunction fn;
+        int block, resident;
+        size_t shared;
+    } e[OCCUPANCY_CACHE];
+    unsigned next;
+} occupancy_cache;
+
+static void *occupancy_create(ptxkit_context *ctx) {
+    (void)ctx;
+    occupancy_cache *c = calloc(1, sizeof *c);
+    if (c) pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void occupancy_destroy(ptxkit_context *ctx, void *p) {
+    (void)ctx;
+    occupancy_cache *c = p;
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static const context_state_ops occupancy_ops = {occupancy_create, occupancy_destroy, NULL};
+
+static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int block, size_t shared, int *resident) {
+    occupancy_cache *c = context_state(ctx, &occupancy_ops); /* NULL (no memory): ask every time */
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        for (int i = 0; i < OCCUPANCY_CACHE; i++)
+            if (c->e[i].fn == fn && c->e[i].block == block && c->e[i].shared == shared) {
+                *resident = c->e[i].resident;
+                pthread_mutex_unlock(&c->lock);
+                return PTXKIT_SUCCESS;
+            }
+        pthread_mutex_unlock(&c->lock);
+    }
+    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, fn, block, shared);
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (*resident <= 0)
+        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "a block of %d threads with %zu bytes of shared memory cannot run on this GPU",
+                            block, shared);
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        unsigned i = c->next++ % OCCUPANCY_CACHE;
+        c->e[i].fn = fn;
+        c->e[i].block = block;
+        c->e[i].shared = shared;
+        c->e[i].resident = *resident;
+        pthread_mutex_unlock(&c->lock);
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm, size_t max_useful,
+                            unsigned *grid) {
+    ptxkit_context *ctx = k->ctx;
+    int resident = 0;
+    ptxkit_status st = resident_blocks(ctx, k->fn, block_size, shared_bytes, &resident);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
+    size_t g = (size_t)resident * (size_t)ctx->info.sm_count;
+    if (max_useful && g > max_useful) g = max_useful;
+    *grid = (unsigned)(g ? g : 1);
+    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,

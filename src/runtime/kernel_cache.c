@@ -7,8 +7,18 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/context.h"
+#include "runtime/disk_cache.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/loader.h"
+#include "runtime/objects.h"
 #include "runtime/program.h"
+#include "runtime/ptx_rewrite.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 static int compare_strings(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -236,4 +246,17 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
     if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn)) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     context_leave(ctx);
     return st;
+}
+
+ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
+                                int define_count, ptxkit_kernel **out) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
+    if (!out || !p) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: %s is NULL", out ? "program" : "out");
+    *out = NULL;
+    ptxkit_status st = program_check_entry(ctx, entry, defines, define_count);
+    if (st != PTXKIT_SUCCESS) return st;
+    /* the application's entry is a C++ name expression, lowered by NVRTC */
+    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
+                          .entry = entry, .name_expression = true};
+    return kernel_cache_get(ctx, &req, out);
 }

@@ -20,8 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "driver/driver.h"
+#include "ptxkit.h"
+#include "runtime/cache_key.h"
 #include "runtime/ptx_rewrite.h"
-#include "runtime/runtime.h"
 
 typedef enum kernel_source {
     KERNEL_FROM_PROGRAM,  /* program, defines: compiled by NVRTC */

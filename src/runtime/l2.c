@@ -2,7 +2,11 @@
  * (and their checks, shared with ptxkit_launch_ex), and the reset. */
 #include <stdint.h>
 
-#include "runtime/runtime.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/l2.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 static CUaccessProperty to_cu(ptxkit_access_property p) {
     return p == PTXKIT_ACCESS_STREAMING    ? CU_ACCESS_PROPERTY_STREAMING

@@ -1,85 +1,18 @@
-/* The families' kernels by path (through the kernel cache), grid sizing,
- * and the checks of their launch options. */
+/* The families' kernels by path (through the kernel cache), the defines
+ * their specs carry, and the checks of their launch options. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/args.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
 #include "runtime/program.h"
-
-/* ---- resident blocks per SM ----------------------------------------------
- * They never change while a function's module is loaded (as long as its
- * context), and asking the driver on every launch costs time that small
- * launches notice: each context keeps the answers in a small ring. */
-enum { OCCUPANCY_CACHE = 64 };
-
-typedef struct occupancy_cache {
-    pthread_mutex_t lock;
-    struct {
-        CUfunction fn;
-        int block, resident;
-        size_t shared;
-    } e[OCCUPANCY_CACHE];
-    unsigned next;
-} occupancy_cache;
-
-static void *occupancy_create(ptxkit_context *ctx) {
-    (void)ctx;
-    occupancy_cache *c = calloc(1, sizeof *c);
-    if (c) pthread_mutex_init(&c->lock, NULL);
-    return c;
-}
-
-static void occupancy_destroy(ptxkit_context *ctx, void *p) {
-    (void)ctx;
-    occupancy_cache *c = p;
-    pthread_mutex_destroy(&c->lock);
-    free(c);
-}
-
-static const context_state_ops occupancy_ops = {occupancy_create, occupancy_destroy, NULL};
-
-static ptxkit_status resident_blocks(ptxkit_context *ctx, CUfunction fn, int block, size_t shared, int *resident) {
-    occupancy_cache *c = context_state(ctx, &occupancy_ops); /* NULL (no memory): ask every time */
-    if (c) {
-        pthread_mutex_lock(&c->lock);
-        for (int i = 0; i < OCCUPANCY_CACHE; i++)
-            if (c->e[i].fn == fn && c->e[i].block == block && c->e[i].shared == shared) {
-                *resident = c->e[i].resident;
-                pthread_mutex_unlock(&c->lock);
-                return PTXKIT_SUCCESS;
-            }
-        pthread_mutex_unlock(&c->lock);
-    }
-    CUresult r = ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, fn, block, shared);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (*resident <= 0)
-        return record_error(ctx, PTXKIT_ERROR_LAUNCH, "a block of %d threads with %zu bytes of shared memory cannot run on this GPU",
-                            block, shared);
-    if (c) {
-        pthread_mutex_lock(&c->lock);
-        unsigned i = c->next++ % OCCUPANCY_CACHE;
-        c->e[i].fn = fn;
-        c->e[i].block = block;
-        c->e[i].shared = shared;
-        c->e[i].resident = *resident;
-        pthread_mutex_unlock(&c->lock);
-    }
-    return PTXKIT_SUCCESS;
-}
-
-ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm, size_t max_useful,
-                            unsigned *grid) {
-    ptxkit_context *ctx = k->ctx;
-    int resident = 0;
-    ptxkit_status st = resident_blocks(ctx, k->fn, block_size, shared_bytes, &resident);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (blocks_per_sm > 0 && blocks_per_sm < resident) resident = blocks_per_sm;
-    size_t g = (size_t)resident * (size_t)ctx->info.sm_count;
-    if (max_useful && g > max_useful) g = max_useful;
-    *grid = (unsigned)(g ? g : 1);
-    return PTXKIT_SUCCESS;
-}
+#include "runtime/status.h"
 
 ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out) {
     int b = requested ? requested : fallback;
@@ -116,6 +49,29 @@ ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_opti
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "blocks per SM %d is not in [0, 64]", out->blocks_per_sm);
     return PTXKIT_SUCCESS;
 }
+
+bool spec_define_str(kernel_spec *spec, define_scratch *scratch, const char *name, const char *value) {
+    if (spec->define_count >= PTXKIT_MAX_DEFINES || scratch->used >= PTXKIT_MAX_DEFINES) return false;
+    char *slot = scratch->text[scratch->used];
+    int len = snprintf(slot, sizeof scratch->text[0], "%s=%s", name, value);
+    if (len < 0 || (size_t)len >= sizeof scratch->text[0]) return false;
+    scratch->used++;
+    spec->defines[spec->define_count++] = slot;
+    return true;
+}
+
+bool spec_define_int(kernel_spec *spec, define_scratch *scratch, const char *name, long long value) {
+    char text[32];
+    snprintf(text, sizeof text, "%lld", value);
+    return spec_define_str(spec, scratch, name, text);
+}
+
+const char *load_op_define(ptxkit_load_op op) {
+    static const char *const values[PTXKIT_LOAD_OP_COUNT] = {"0", "1", "2", "3", "4", "5", "6"};
+    return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? values[op] : NULL;
+}
+
+const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }
 
 /* Availability through the NVRTC identity record, which a warm process
  * reads from the cache directory instead of loading NVRTC (~6 ms). */

@@ -1,10 +1,13 @@
 /* Loading an image into the context: the driver JIT's logs and wall time
  * are kept, and PTX newer than the driver is refused by name first. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/loader.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 /* Lowest CUDA version whose driver accepts a PTX ISA version. */
 static int cuda_for_ptx_isa(int major, int minor) {

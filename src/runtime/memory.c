@@ -1,7 +1,10 @@
 /* Device and pinned host memory, copies and memsets. */
 #include <stdio.h>
 
-#include "runtime/runtime.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 /* Runs one driver call with ctx current; the call's CUresult becomes a status. */
 #define WITH_CONTEXT(ctx, what, call)                                    \

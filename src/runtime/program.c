@@ -1,6 +1,7 @@
 /* Programs: the application's CUDA C++ source, compiled per (entry,
  * defines) through the same registry, disk cache and NVRTC path as the
  * built-in families. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/kernel_cache.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
+#include "runtime/embedded.h"
 #include "runtime/program.h"
+#include "runtime/status.h"
 
 #define MAX_OPTIONS PROGRAM_MAX_OPTIONS
 #define MAX_PROGRAM_HEADERS 48
@@ -176,7 +180,7 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *o
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines, int define_count) {
+ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines, int define_count) {
     if (!entry || !*entry || strlen(entry) > 1024)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel entry name is empty, NULL or too long");
     if (define_count < 0 || define_count > PTXKIT_MAX_KERNEL_DEFINES || (define_count > 0 && !defines))
@@ -246,7 +250,7 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
                             "ptxkit_program_compile: architecture %#x is not sm_30.. (or sm_90a.. with PTXKIT_ARCH_SPECIFIC)",
                             (unsigned)arch);
     /* NULL entry: the whole module (the name checked is a stand-in) */
-    ptxkit_status st = check_entry(NULL, entry ? entry : "*", defines, define_count);
+    ptxkit_status st = program_check_entry(NULL, entry ? entry : "*", defines, define_count);
     if (st != PTXKIT_SUCCESS) return st;
     compile_request req = program_request(p, entry, defines, define_count);
     compile_output o;
@@ -267,21 +271,6 @@ void ptxkit_compiled_free(ptxkit_compiled *c) {
     free(c->lowered_name);
     memset(c, 0, sizeof *c);
 }
-
-ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
-                                int define_count, ptxkit_kernel **out) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
-    if (!out || !p) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: %s is NULL", out ? "program" : "out");
-    *out = NULL;
-    ptxkit_status st = check_entry(ctx, entry, defines, define_count);
-    if (st != PTXKIT_SUCCESS) return st;
-    /* the application's entry is a C++ name expression, lowered by NVRTC */
-    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
-                          .entry = entry, .name_expression = true};
-    return kernel_cache_get(ctx, &req, out);
-}
-
-const char *ptxkit_load_op_define(ptxkit_load_op op) { return load_op_define(op); }
 
 unsigned long long program_code_digest(const ptxkit_program *p) {
     if (!p) return 0;

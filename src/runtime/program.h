@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 
-#include "runtime/runtime.h"
+#include "ptxkit.h"
+#include "runtime/cache_key.h"
+#include "runtime/compile.h"
 
 #define PROGRAM_MAX_OPTIONS 32
 
@@ -30,5 +32,15 @@ const ptxkit_program *builtin_program(const char *source_name);
  * a plain name: no name expression is registered). */
 compile_request program_request(const ptxkit_program *p, const char *name_expression, const char *const *defines,
                                 int define_count);
+
+/* A hash of a program's name, source, headers and options (the tuning
+ * record's code hash of a tunable bound to it). 0 for NULL. */
+unsigned long long program_code_digest(const ptxkit_program *p);
+
+/* Checks a kernel's entry name and defines (NAME or NAME=VALUE, at most
+ * PTXKIT_MAX_KERNEL_DEFINES) as ptxkit_program_compile and ptxkit_kernel_get
+ * take them; records and returns the failure. */
+ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines,
+                                  int define_count);
 
 #endif

@@ -3,11 +3,14 @@
  * made once per context, and all are released with it. Lookups hold a
  * mutex only around the table; compiles run unlocked, so threads may
  * compile different kernels at once. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/objects.h"
+#include "runtime/registry.h"
 
 /* A key maps to a loaded module or to an object handed out. */
 typedef struct registry_entry {

@@ -1,8 +1,11 @@
 /* Status strings and the per-context (or per-thread) last error. */
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
     [PTXKIT_SUCCESS] = "success",
@@ -150,11 +153,6 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out) {
         }
     return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                         "unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)", name);
-}
-
-const char *load_op_define(ptxkit_load_op op) {
-    static const char *const values[PTXKIT_LOAD_OP_COUNT] = {"0", "1", "2", "3", "4", "5", "6"};
-    return (unsigned)op < PTXKIT_LOAD_OP_COUNT ? values[op] : NULL;
 }
 
 void ptxkit_versions_get(ptxkit_versions *out) {

@@ -1,7 +1,9 @@
 /* Streams and events. */
 #include <stdlib.h>
 
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 
 ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out) {
     if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create: NULL argument");

@@ -1,7 +1,12 @@
 /* Stream-owned scratch with one hand-over rule (stream_scratch.h). */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/context.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "runtime/stream_scratch.h"
 #include "tuned/tuned.h"
 

@@ -48,7 +48,11 @@
 #ifndef PTXKIT_STREAM_SCRATCH_H
 #define PTXKIT_STREAM_SCRATCH_H
 
-#include "runtime/runtime.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "driver/driver.h"
+#include "ptxkit.h"
 
 enum { STREAM_SCRATCH_MAX_SLOTS = 16, STREAM_SCRATCH_MAX_CLIENTS = 8 };
 

@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/args.h"
+#include "runtime/cache_key.h"
+#include "runtime/context.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/objects.h"
+#include "runtime/ptx_rewrite.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
 
 struct ptxkit_module {
     ptxkit_context *ctx;

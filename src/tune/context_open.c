@@ -13,7 +13,8 @@
  * runtime opens alone (context_open: tests, internal tools) has none and
  * never auto-tunes. */
 #include "ptxkit.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
+#include "runtime/objects.h"
 
 static bool family_auto(ptxkit_context *ctx, const char *family, const char *variant, size_t n, double budget_s,
                         void *user) {

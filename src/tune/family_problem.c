@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/embedded.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "tune/family_problem.h"
 
 /* Rotate buffers until this many times the L2 size is touched between two

@@ -26,6 +26,9 @@
 #include <string.h>
 
 #include "ops/gemm.h"
+#include "runtime/embedded.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
 #include "tune/gemm_problem.h"
 
 enum { P_BM, P_BN, P_BK, P_TM, P_TN, P_WARPS_M, P_STAGES, P_SPLIT_K, P_COUNT };

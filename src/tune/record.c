@@ -16,7 +16,6 @@
 #include <xxhash.h>
 
 #include "runtime/files.h"
-#include "runtime/runtime.h"
 #include "tune/record.h"
 
 #define CHECKSUM_FIELD ",\"xxh3\":\""

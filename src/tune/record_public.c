@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 #include "tune/record.h"
 #include "tuned/lookup.h"
 

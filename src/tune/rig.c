@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/compile.h"
+#include "runtime/objects.h"
 #include "tune/rig.h"
 #include "tuned/tuned.h"
 

@@ -9,7 +9,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
+#include "runtime/program.h"
+#include "runtime/status.h"
 #include "tuned/lookup.h"
 #include "tune/problem.h"
 #include "tune/tuner.h"

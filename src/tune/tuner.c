@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "runtime/args.h"
+#include "runtime/compile.h"
+#include "runtime/status.h"
 #include "tune/family_problem.h"
 #include "tune/record.h"
 #include "tune/rig.h"

@@ -12,7 +12,6 @@
 #include <xxhash.h>
 
 #include "runtime/files.h"
-#include "runtime/runtime.h"
 #include "tuned/db.h"
 
 #define DB_MAGIC "ptxkit-tune-db "

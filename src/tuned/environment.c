@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/disk_cache.h"
+#include "runtime/status.h"
 #include "tuned/tuned.h"
 
 ptxkit_status ptxkit_environment_notes(char *buf, size_t size) {

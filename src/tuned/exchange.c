@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/status.h"
 #include "tuned/db.h"
 
 _Static_assert(PTXKIT_TUNE_MAX_PARAMS == TUNE_DB_MAX_PARAMS, "the public entry holds the database's parameters");

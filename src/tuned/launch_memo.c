@@ -1,9 +1,10 @@
 /* Resolved launches per context (launch_memo.h): a small table, most
  * recently found first, replaced oldest first. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/context.h"
 #include "tuned/launch_memo.h"
 #include "tuned/tuned.h"
 

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/context.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
 #include "tuned/lookup.h"
 
 #define AUTO_ATTEMPTS_KEPT 64
@@ -258,7 +261,7 @@ bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *vari
 bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_config *out) {
     tune_db_entry e;
     /* ctx->auto_tune: how the context's opener tunes a built-in family's
-     * missing bucket (runtime.h); lookups sit below the families and the
+     * missing bucket (objects.h); lookups sit below the families and the
      * search above them, so this layer calls up only through it. */
     if (!out || !ctx || !tune_lookup_entry(ctx, family, variant, n, ctx->auto_tune, NULL, &e)) return false;
     *out = e.config;

@@ -6,7 +6,7 @@
 #ifndef PTXKIT_TUNE_LOOKUP_H
 #define PTXKIT_TUNE_LOOKUP_H
 
-#include "runtime/runtime.h"
+#include "runtime/objects.h"
 #include "tuned/db.h"
 #include "tuned/tuned.h"
 
@@ -18,7 +18,7 @@
 #define TUNE_NEAREST_BUCKETS 2
 
 /* Tunes (family, variant) at size n within budget_s seconds and saves the
- * result; true when something was saved (runtime.h: the type a context
+ * result; true when something was saved (objects.h: the type a context
  * carries its built-in families' runner as). */
 typedef context_auto_tune_fn tune_auto_fn;
 

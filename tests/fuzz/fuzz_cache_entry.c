@@ -23,7 +23,8 @@
 #include <xxhash.h>
 
 #include "fuzz.h"
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 
 #define HEADER 48
 

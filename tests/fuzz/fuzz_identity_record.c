@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "runtime/runtime.h"
+#include "runtime/identity_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;

@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "../family_key.h"
-#include "runtime/runtime.h"
+#include "runtime/cache_key.h"
+#include "runtime/disk_cache.h"
 #include "tuned/db.h"
 #include "tune/record.h"
 

@@ -1,0 +1,26 @@
+/* The kernel text embedded into the library (embedded.c over the file
+ * tools/embed generates at build time): the families' sources, headers and
+ * PTX. */
+#ifndef PTXKIT_RUNTIME_EMBEDDED_H
+#define PTXKIT_RUNTIME_EMBEDDED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct embedded_file {
+    const char *name;     /* "copy.cu", "ptxkit_load.cuh", "copy.ptx" */
+    const char *text;
+    size_t size;
+} embedded_file;
+
+const embedded_file *embedded_find(const char *name);
+/* All embedded files; *count receives their number. */
+const embedded_file *embedded_all(size_t *count);
+/* Whether an embedded file is a header NVRTC is handed: a device header
+ * (.cuh) or a family's <family>_defaults.h, which the C side reads too. */
+bool embedded_is_header(const char *name);
+/* A hash of every embedded .cu and header: the built-in kernels' code, for
+ * the tuning record (a rebuilt library with edited kernels re-times them). */
+unsigned long long embedded_sources_digest(void);
+
+#endif

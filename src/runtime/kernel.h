@@ -1,0 +1,34 @@
+/* Kernel objects (kernel.c): the ptxkit_kernel a loaded function is handed
+ * out as, its occupancy and grid size, and the checked launch. The struct
+ * itself is in objects.h. */
+#ifndef PTXKIT_RUNTIME_KERNEL_H
+#define PTXKIT_RUNTIME_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "driver/driver.h"
+#include "ptxkit.h"
+#include "runtime/cache_key.h"
+
+/* The kernel object for fn, registered under key (created on first use);
+ * NULL (error recorded) when out of memory or the driver fails. */
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn);
+
+/* Grid for a grid-stride kernel: resident blocks per SM (from occupancy,
+ * asked of the driver once per context and kernel shape; capped by
+ * blocks_per_sm when > 0) x SM count, at most max_useful (0: no cap). */
+ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm,
+                            size_t max_useful, unsigned *grid);
+
+/* ptxkit_launch for callers that made k's context current (the ops): the
+ * same checks, without asking the driver which context is current. */
+ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
+                            void **args);
+
+/* Raises k's dynamic shared memory limit to at least bytes (asking the
+ * driver only when it must), with the SM's memory preferring shared when
+ * prefer_shared. Context current. */
+ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool prefer_shared);
+
+#endif

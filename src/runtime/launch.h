@@ -1,0 +1,62 @@
+/* What the families' host code launches with (launch.c): a kernel by its
+ * spec and path (JIT or PTX, through the kernel cache), the defines a spec
+ * carries, and the checks of launch options and block sizes. */
+#ifndef PTXKIT_RUNTIME_LAUNCH_H
+#define PTXKIT_RUNTIME_LAUNCH_H
+
+#include <stdbool.h>
+
+#include "ptxkit.h"
+#include "runtime/compile.h"
+
+/* A kernel to JIT: the family's source cu_sources/<family>.cu, an entry point
+ * and injected defines "NAME=VALUE" (emulating template arguments). */
+typedef struct kernel_spec {
+    const char *family;
+    const char *entry;
+    const char *defines[PTXKIT_MAX_DEFINES];
+    int define_count;
+} kernel_spec;
+
+/* Adds "NAME=VALUE" to spec, formatting the value; storage is in `scratch`,
+ * which must outlive the spec. Returns false when full. */
+typedef struct define_scratch {
+    char text[PTXKIT_MAX_DEFINES][64];
+    int used;
+} define_scratch;
+bool spec_define_int(kernel_spec *spec, define_scratch *scratch, const char *name, long long value);
+bool spec_define_str(kernel_spec *spec, define_scratch *scratch, const char *name, const char *value);
+
+/* A family's kernel compiled by NVRTC with spec's defines, through the
+ * kernel cache (the built-in program over cu_sources/<family>.cu). */
+ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out);
+/* The kernel `entry` of the embedded PTX file `ptx_name` ("copy.ptx") with
+ * its plain global loads given op (DEFAULT leaves them plain). */
+ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, ptxkit_load_op op, const char *entry,
+                             ptxkit_kernel **out);
+
+/* Whether options->path means the JIT path here (AUTO: where NVRTC is present). */
+bool options_use_jit(const ptxkit_launch_options *options);
+
+/* The kernel `spec->entry` of a family by options->path (AUTO: JIT where
+ * NVRTC is present, else PTX). The caller's spec carries the family's own
+ * defines; this adds BLOCK_SIZE and LOAD_OP. JIT compiles for the block size
+ * options->block_size (0: default_block). The PTX path loads
+ * "<family>.ptx" with the loads given options->load_op, whose block size is fixed at generation time: an
+ * explicit different block size is PTXKIT_ERROR_UNSUPPORTED. *block_used
+ * receives the block size to launch with. */
+ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options *options,
+                                const kernel_spec *spec, int default_block, ptxkit_kernel **out,
+                                int *block_used);
+
+/* Validates a caller's block size: a power of two in [32, 1024] and within
+ * the device limit. 0 is replaced by `fallback`. */
+ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out);
+/* Validates options (NULL means defaults) and copies them to *out. */
+ptxkit_status check_launch_options(ptxkit_context *ctx, const ptxkit_launch_options *in,
+                                   ptxkit_launch_options *out);
+
+/* The token a kernel source expects in LOAD_OP for an operator. */
+const char *load_op_define(ptxkit_load_op op);
+
+#endif

@@ -1,0 +1,72 @@
+/* The runtime's objects: what a context, a stream, a kernel and an event
+ * are behind ptxkit.h's opaque types. Plain structs, read by every room of
+ * the runtime and by the ops; the calls on them live in their rooms
+ * (context.h, kernel.h, status.h for the context's last error). */
+#ifndef PTXKIT_RUNTIME_OBJECTS_H
+#define PTXKIT_RUNTIME_OBJECTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "driver/driver.h"
+#include "ptxkit.h"
+
+#define PTXKIT_ERROR_SIZE 16384
+
+typedef struct module_registry module_registry; /* registry.h */
+
+/* Tunes (family, variant) at size n within budget_s seconds and stores the
+ * result; true when something was stored. */
+typedef bool (*context_auto_tune_fn)(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                                     double budget_s, void *user);
+
+struct ptxkit_context {
+    const cuda_driver *cu;
+    CUcontext cu_context;
+    CUdevice device;
+    bool owns_primary;          /* retained the primary context: release it */
+    bool lost;                  /* a sticky fault: the driver refuses the context from now on */
+    int arch;                   /* compute capability as 90 */
+    ptxkit_device_info info;
+    module_registry *registry;
+    pthread_mutex_t error_lock;
+    char error[PTXKIT_ERROR_SIZE];
+    char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
+    unsigned max_block[3], max_grid[3]; /* device launch limits */
+    struct context_state {      /* per-context state of kernel families */
+        const struct context_state_ops *ops;
+        void *value;
+    } states[8];
+    pthread_mutex_t state_lock;
+    /* How a lookup of a tuned configuration (src/tuned) tunes a missing
+     * bucket of a built-in family under PTXKIT_TUNE=auto; NULL: it does not.
+     * The search sits above the families and the lookup below them, so the
+     * layer that opens contexts for the public API (src/tune/context_open.c)
+     * sets it, once, before the context is handed out; the runtime only
+     * carries it and never calls it. Read without a lock: it never changes
+     * after the open. */
+    context_auto_tune_fn auto_tune;
+};
+
+struct ptxkit_stream {
+    CUstream handle;
+    bool wrapped;               /* the application's CUstream: destroy releases only the wrapper */
+};
+
+/* A loaded kernel handed to the application; owned by the context's
+ * registry. Limits read once, so a launch checks them without the driver. */
+struct ptxkit_kernel {
+    ptxkit_context *ctx;
+    CUfunction fn;
+    int max_threads;          /* per block, for this kernel's resources */
+    int max_dynamic_shared;   /* current limit, bytes */
+};
+
+struct ptxkit_event {
+    CUevent handle;
+};
+
+static inline CUstream stream_handle(ptxkit_stream *s) { return s ? s->handle : NULL; }
+
+#endif

@@ -1,0 +1,29 @@
+/* The module registry (registry.c): per context, what the kernel cache
+ * loaded and handed out, by key. */
+#ifndef PTXKIT_RUNTIME_REGISTRY_H
+#define PTXKIT_RUNTIME_REGISTRY_H
+
+#include <stdbool.h>
+
+#include "driver/driver.h"
+#include "ptxkit.h"
+#include "runtime/cache_key.h"
+
+/* A context's registry (ctx->registry), opaque outside registry.c. */
+typedef struct module_registry module_registry;
+
+module_registry *module_registry_create(void);
+void module_registry_destroy(ptxkit_context *ctx, module_registry *registry);
+/* What is registered under key: a module, an object handed out (either may
+ * be NULL). False when nothing is. */
+bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUmodule *module, void **object);
+/* Registers a freshly loaded module under key (the context owns it from
+ * now); when another thread registered the same key first, ours is
+ * unloaded and theirs returned. */
+CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module);
+/* Registers a malloc'd object (freed with the context) under key; returns
+ * the object now registered (another thread's, ours being freed), or NULL
+ * when out of memory (ours freed). */
+void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *object);
+
+#endif
