@@ -251,6 +251,13 @@ static scratch_pool *pool_of(ptxkit_context *ctx, const stream_scratch_client *c
         record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the stream scratch", client->who);
         return NULL;
     }
+    /* a pool, once made, stays until the context closes: published whole
+     * (as context states are), it is found without the lock */
+    for (int k = 0; k < STREAM_SCRATCH_MAX_CLIENTS; k++) {
+        scratch_pool *seen = __atomic_load_n(&st->pools[k], __ATOMIC_ACQUIRE);
+        if (!seen) break;
+        if (seen->client == client) return seen;
+    }
     scratch_pool *found = NULL;
     pthread_mutex_lock(&st->lock);
     int i = 0;
@@ -261,7 +268,7 @@ static scratch_pool *pool_of(ptxkit_context *ctx, const stream_scratch_client *c
     else if (st->pools[i])
         found = st->pools[i];
     else
-        found = st->pools[i] = pool_create(ctx, client);
+        __atomic_store_n(&st->pools[i], found = pool_create(ctx, client), __ATOMIC_RELEASE);
     pthread_mutex_unlock(&st->lock);
     return found;
 }
