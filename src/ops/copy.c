@@ -50,8 +50,8 @@ static ptxkit_status copy_resolve(ptxkit_context *ctx, ptxkit_launch_options opt
     return st;
 }
 
-static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                              const ptxkit_launch_options *options, ptxkit_stream *stream) {
+ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
@@ -68,8 +68,16 @@ static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr 
     launch_memo_value L;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     if (!launch_memo_find(ctx, &key, &L)) {
-        if ((st = copy_resolve(ctx, opt, (uint64_t)alignment, bytes, &L)) != PTXKIT_SUCCESS) goto done;
-        launch_memo_store(ctx, &key, &L);
+        /* a first kernel load and auto-tuning are what a capture must be
+         * kept from (runtime/stream_scratch.h); a remembered launch does
+         * neither, so only a resolution asks whether the stream is captured */
+        capture_guard guard;
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) goto done;
+        st = copy_resolve(ctx, opt, (uint64_t)alignment, bytes, &L);
+        /* a capture paused auto-tuning: its resolution is not the bucket's */
+        if (st == PTXKIT_SUCCESS && !guard.capturing) launch_memo_store(ctx, &key, &L);
+        capture_guard_leave(ctx, &guard);
+        if (st != PTXKIT_SUCCESS) goto done;
     }
     const size_t width = L.extra[0], unroll = L.extra[1];
     /* One block per tile of block x unroll vectors (at least one block,
@@ -84,18 +92,6 @@ static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr 
     st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
 done:
     context_leave(ctx);
-    return st;
-}
-
-/* Nothing of copy's is capture-unsafe but a first kernel load and
- * auto-tuning: the guard covers both (runtime/stream_scratch.h). */
-ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    capture_guard guard;
-    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = copy_run(ctx, dst, src, bytes, options, stream);
-    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -202,14 +202,16 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
     const long long selectors[2] = {op, type};
     launch_memo_key key = launch_memo_key_for(&reduce_scratch, &opt, selectors, 2, n);
-    capture_guard guard;
-    if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) {
-        capture_guard_leave(ctx, &guard);
-        return st;
-    }
+    /* Whether the stream is being captured matters to a resolution (a first
+     * kernel load, auto-tuning) and to the scratch (runtime/stream_scratch.h);
+     * a remembered one-block launch touches neither, so only those ask. */
+    capture_guard guard = {0};
+    bool guarded = false;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     launch_memo_value L;
     if (!launch_memo_find(ctx, &key, &L)) {
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) goto done;
+        guarded = true;
         /* resolving may compile: other threads' reductions go on meanwhile */
         if ((st = reduce_resolve(ctx, op, type, n, &opt, &L)) != PTXKIT_SUCCESS) goto done;
         /* a capture paused auto-tuning: its resolution is not the bucket's */
@@ -232,6 +234,10 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
         st = kernel_launch(L.kernel, one, block, 0, stream, args);
         goto done;
     }
+    if (!guarded) {
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) goto done;
+        guarded = true;
+    }
     /* The slot's owner must not change between its choice and the launches
      * that use it: the pool's lock is held across them. */
     stream_scratch scratch;
@@ -247,8 +253,8 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     }
     stream_scratch_release(&scratch);
 done:
+    if (guarded) capture_guard_leave(ctx, &guard);
     context_leave(ctx);
-    capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -242,7 +242,12 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
             spec_define_int(&spec, &scratch, "VEC_BYTES", config->vector_bytes);
             if (sector) spec_define_int(&spec, &scratch, "SECTOR_ALIGN", 1);
         }
+        /* a first kernel load is what a capture must be kept from
+         * (runtime/stream_scratch.h): only a resolution asks */
+        capture_guard guard;
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) goto done;
         st = family_kernel_get(ctx, &opt, &spec, config->block_size, &L.kernel, &L.block);
+        capture_guard_leave(ctx, &guard);
         /* a tile wider than 64 is dynamic shared memory, past the static 48 KB */
         L.extra[0] = config->tile > 64 ? tile_bytes(config, kind, elem, sector) : 0;
         if (st == PTXKIT_SUCCESS && L.extra[0]) st = kernel_reserve_dynamic_shared(L.kernel, L.extra[0], false);
@@ -319,10 +324,10 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
     return PTXKIT_SUCCESS;
 }
 
-/* ptxkit_transpose's resolution, remembered per context, and its launch. */
-static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                                    size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                    ptxkit_stream *stream) {
+/* The resolution is remembered per context; the kernel's is transpose_run's. */
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
+                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
+                               ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
@@ -340,29 +345,23 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
         opt.items_per_thread = (int)R.extra[3];
         opt.vector_bytes = (int)R.wave;
     } else {
+        /* auto-tuning is what a capture must be kept from: only a resolution asks */
         ptxkit_launch_options used;
-        if ((st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config)) != PTXKIT_SUCCESS) return st;
+        capture_guard guard;
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
+        st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config);
+        capture_guard_leave(ctx, &guard);
+        if (st != PTXKIT_SUCCESS) return st;
         opt = used;
         R = (launch_memo_value){.block = opt.block_size, .wave = (unsigned)opt.vector_bytes,
                                 .extra = {(size_t)config.tile, (size_t)config.block_size, (size_t)config.vector_bytes,
                                           (size_t)opt.items_per_thread}};
-        launch_memo_store(ctx, &key, &R);
+        /* a capture paused auto-tuning: its resolution is not the bucket's */
+        if (!guard.capturing) launch_memo_store(ctx, &key, &R);
     }
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
 }
 
-ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                               ptxkit_stream *stream) {
-    /* a first kernel load and auto-tuning are what a capture must be kept
-     * from here (runtime/stream_scratch.h) */
-    capture_guard guard;
-    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = transpose_call(ctx, type, dst, src, rows, cols, kind, options, stream);
-    capture_guard_leave(ctx, &guard);
-    return st;
-}
 
 /* ---- the family's descriptor (ops/family.h) ---------------------------- */
 
