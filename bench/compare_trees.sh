@@ -35,7 +35,7 @@ if has build; then
 fi
 if has tests; then
     stamp tests
-    meson test -C build --suite gpu --print-errorlogs --num-processes 4 >"$OUT/tests.log" 2>&1
+    meson test -C build --suite gpu --print-errorlogs --num-processes 4 ${TESTS:-} >"$OUT/tests.log" 2>&1
     grep -E "^ *[0-9]+/[0-9]+ " "$OUT/tests.log" | sort -u -k2 >"$OUT/tests-summary.txt"
     cat "$OUT/tests-summary.txt"
 fi
@@ -74,8 +74,9 @@ if has launch; then
 fi
 has host && { stamp host; run_both host build/host_cost; }
 has copy && { stamp copy; run_both copy $P bench copy --size 1073741824; }
-has reduce && { stamp reduce; run_both reduce $P bench reduce --compare --csv; }
-has scan && { stamp scan; run_both scan $P bench scan --compare --csv; }
+# REDUCE_ARGS / SCAN_ARGS / GEMM_ARGS narrow a run to fit a time limit
+has reduce && { stamp reduce; run_both reduce $P bench reduce --compare --csv ${REDUCE_ARGS:-}; }
+has scan && { stamp scan; run_both scan $P bench scan --compare --csv ${SCAN_ARGS:-}; }
 has transpose && { stamp transpose; run_both transpose $P bench transpose --shape 4097x4095 --shape 8192x8192 --csv; }
-has gemm && { stamp gemm; run_both gemm $P bench gemm --compare; }
+has gemm && { stamp gemm; run_both gemm $P bench gemm --compare --check ${GEMM_ARGS:-}; }
 stamp done
