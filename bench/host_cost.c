@@ -1,9 +1,16 @@
 /* Host time per call of the built-in ops on small inputs, where a call is
  * bound by the host: the median over many calls of the wall time one call
  * takes to return (the stream is synchronized between batches, outside the
- * timing, so the launch queue never fills). Public API only, so the same
- * file measures any ptxkit build:
- *   cc -O2 -Iinclude bench/host_cost.c -Lbuild -lptxkit -o host_cost && ./host_cost */
+ * timing, so the launch queue never fills).
+ *
+ * Each library named on the command line (a libptxkit.so of any build: the
+ * public API only) is opened with dlopen in this one process, and the
+ * libraries take turns, round after round, so that two builds are compared
+ * under the same conditions (clocks, other load): process-to-process
+ * spread is larger than the differences measured.
+ *   cc -O2 -Iinclude bench/host_cost.c -ldl -o host_cost
+ *   ./host_cost base/build/libptxkit.so build/libptxkit.so */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +18,34 @@
 
 #include "ptxkit.h"
 
-enum { CALLS = 4000, BATCH = 50 };
+enum { CALLS = 2000, BATCH = 50, ROUNDS = 5, MAX_LIBS = 4, OPS = 4, SIZES = 4 };
+
+typedef struct api {
+    const char *path;
+    ptxkit_status (*open)(int, ptxkit_context **);
+    ptxkit_status (*close)(ptxkit_context *);
+    const char *(*last_error)(ptxkit_context *);
+    ptxkit_status (*stream_create)(ptxkit_context *, ptxkit_stream **);
+    ptxkit_status (*stream_destroy)(ptxkit_context *, ptxkit_stream *);
+    ptxkit_status (*stream_synchronize)(ptxkit_context *, ptxkit_stream *);
+    ptxkit_status (*malloc_)(ptxkit_context *, size_t, ptxkit_dptr *);
+    ptxkit_status (*free_)(ptxkit_context *, ptxkit_dptr);
+    ptxkit_status (*memset32)(ptxkit_context *, ptxkit_dptr, uint32_t, size_t, ptxkit_stream *);
+    ptxkit_status (*copy)(ptxkit_context *, ptxkit_dptr, ptxkit_dptr, size_t, const ptxkit_launch_options *,
+                          ptxkit_stream *);
+    ptxkit_status (*reduce)(ptxkit_context *, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t,
+                            const ptxkit_launch_options *, ptxkit_stream *);
+    ptxkit_status (*scan)(ptxkit_context *, ptxkit_scan_kind, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
+                          size_t, const ptxkit_launch_options *, ptxkit_stream *);
+    ptxkit_status (*transpose)(ptxkit_context *, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t, size_t,
+                               ptxkit_transpose_kind, const ptxkit_launch_options *, ptxkit_stream *);
+    ptxkit_context *ctx;
+    ptxkit_stream *stream;
+    ptxkit_dptr in, out;
+    double median[ROUNDS][OPS][SIZES];
+} api;
+
+static const char *const op_names[OPS] = {"copy", "reduce", "scan", "transpose"};
 
 static double now_us(void) {
     struct timespec ts;
@@ -24,57 +58,108 @@ static int cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-typedef enum op { OP_COPY, OP_REDUCE, OP_SCAN, OP_TRANSPOSE } op;
-static const char *const names[] = {"copy", "reduce", "scan", "transpose"};
-
-static ptxkit_status call(ptxkit_context *ctx, op o, ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_stream *s) {
-    switch (o) {
-    case OP_COPY: return ptxkit_copy(ctx, out, in, n * 4, NULL, s);
-    case OP_REDUCE: return ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, n, NULL, s);
-    case OP_SCAN: return ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, n, NULL, s);
-    case OP_TRANSPOSE: return ptxkit_transpose(ctx, PTXKIT_FLOAT32, out, in, 32, n / 32, PTXKIT_TRANSPOSE_PADDED, NULL, s);
+static ptxkit_status call(api *a, int op, size_t n) {
+    switch (op) {
+    case 0: return a->copy(a->ctx, a->out, a->in, n * 4, NULL, a->stream);
+    case 1: return a->reduce(a->ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
+    case 2: return a->scan(a->ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
+    default:
+        return a->transpose(a->ctx, PTXKIT_FLOAT32, a->out, a->in, 32, n / 32, PTXKIT_TRANSPOSE_PADDED, NULL, a->stream);
     }
-    return PTXKIT_ERROR_INVALID_ARGUMENT;
 }
 
-int main(void) {
-    ptxkit_context *ctx;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "no GPU: %s\n", ptxkit_last_error(NULL));
-        return 77;
-    }
-    ptxkit_stream *s;
-    ptxkit_dptr in, out;
-    size_t max = (size_t)1 << 16;
-    if (ptxkit_stream_create(ctx, &s) || ptxkit_malloc(ctx, max * 4, &in) || ptxkit_malloc(ctx, max * 4, &out) ||
-        ptxkit_memset32_async(ctx, in, 1, max, s) || ptxkit_stream_synchronize(ctx, s)) {
-        fprintf(stderr, "setup: %s\n", ptxkit_last_error(ctx));
+#define SYM(field, name) ok = ok && (*(void **)&a->field = dlsym(lib, name)) != NULL
+
+static int load(api *a, const char *path) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "%s\n", dlerror());
         return 1;
     }
+    a->path = path;
+    int ok = 1;
+    SYM(open, "ptxkit_context_open");
+    SYM(close, "ptxkit_context_close");
+    SYM(last_error, "ptxkit_last_error");
+    SYM(stream_create, "ptxkit_stream_create");
+    SYM(stream_destroy, "ptxkit_stream_destroy");
+    SYM(stream_synchronize, "ptxkit_stream_synchronize");
+    SYM(malloc_, "ptxkit_malloc");
+    SYM(free_, "ptxkit_free");
+    SYM(memset32, "ptxkit_memset32_async");
+    SYM(copy, "ptxkit_copy");
+    SYM(reduce, "ptxkit_reduce");
+    SYM(scan, "ptxkit_scan");
+    SYM(transpose, "ptxkit_transpose");
+    if (!ok) {
+        fprintf(stderr, "%s: missing symbols\n", path);
+        return 1;
+    }
+    size_t max = (size_t)1 << 16;
+    if (a->open(0, &a->ctx) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "no GPU: %s\n", a->last_error(NULL));
+        return 77;
+    }
+    if (a->stream_create(a->ctx, &a->stream) || a->malloc_(a->ctx, max * 4, &a->in) ||
+        a->malloc_(a->ctx, max * 4, &a->out) || a->memset32(a->ctx, a->in, 1, max, a->stream) ||
+        a->stream_synchronize(a->ctx, a->stream)) {
+        fprintf(stderr, "%s: setup: %s\n", path, a->last_error(a->ctx));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static api libs[MAX_LIBS];
+    int count = argc - 1 < MAX_LIBS ? argc - 1 : MAX_LIBS;
+    if (count < 1) {
+        fprintf(stderr, "usage: host_cost LIBPTXKIT.so [LIBPTXKIT.so ...]\n");
+        return 2;
+    }
+    for (int l = 0; l < count; l++) {
+        int r = load(&libs[l], argv[l + 1]);
+        if (r) return r;
+    }
     static double t[CALLS];
-    printf("op\tn\thost_us_median\thost_us_p10\thost_us_p90\n");
-    for (int o = 0; o < 4; o++)
-        for (int lg = 10; lg <= 16; lg += 2) {
-            size_t n = (size_t)1 << lg;
-            for (int w = 0; w < 200; w++) /* compile or load, warm the caches */
-                if (call(ctx, (op)o, out, in, n, s)) {
-                    fprintf(stderr, "%s: %s\n", names[o], ptxkit_last_error(ctx));
-                    return 1;
+    for (int round = 0; round < ROUNDS; round++)
+        for (int l = 0; l < count; l++)
+            for (int op = 0; op < OPS; op++)
+                for (int k = 0; k < SIZES; k++) {
+                    api *a = &libs[l];
+                    size_t n = (size_t)1 << (10 + 2 * k);
+                    for (int w = 0; w < 100; w++) /* compile or load, warm the caches */
+                        if (call(a, op, n)) {
+                            fprintf(stderr, "%s %s: %s\n", a->path, op_names[op], a->last_error(a->ctx));
+                            return 1;
+                        }
+                    a->stream_synchronize(a->ctx, a->stream);
+                    for (int i = 0; i < CALLS; i++) {
+                        double t0 = now_us();
+                        call(a, op, n);
+                        t[i] = now_us() - t0;
+                        if (i % BATCH == BATCH - 1) a->stream_synchronize(a->ctx, a->stream);
+                    }
+                    a->stream_synchronize(a->ctx, a->stream);
+                    qsort(t, CALLS, sizeof t[0], cmp);
+                    a->median[round][op][k] = t[CALLS / 2];
                 }
-            ptxkit_stream_synchronize(ctx, s);
-            for (int i = 0; i < CALLS; i++) {
-                double t0 = now_us();
-                call(ctx, (op)o, out, in, n, s);
-                t[i] = now_us() - t0;
-                if (i % BATCH == BATCH - 1) ptxkit_stream_synchronize(ctx, s);
+    /* per library, op and size: the median over rounds of each round's median */
+    printf("library\top\tn\thost_us\tround_min\tround_max\n");
+    for (int l = 0; l < count; l++)
+        for (int op = 0; op < OPS; op++)
+            for (int k = 0; k < SIZES; k++) {
+                double r[ROUNDS];
+                for (int i = 0; i < ROUNDS; i++) r[i] = libs[l].median[i][op][k];
+                qsort(r, ROUNDS, sizeof r[0], cmp);
+                printf("%s\t%s\t%zu\t%.3f\t%.3f\t%.3f\n", libs[l].path, op_names[op], (size_t)1 << (10 + 2 * k),
+                       r[ROUNDS / 2], r[0], r[ROUNDS - 1]);
             }
-            ptxkit_stream_synchronize(ctx, s);
-            qsort(t, CALLS, sizeof t[0], cmp);
-            printf("%s\t%zu\t%.3f\t%.3f\t%.3f\n", names[o], n, t[CALLS / 2], t[CALLS / 10], t[CALLS * 9 / 10]);
-        }
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
-    ptxkit_stream_destroy(ctx, s);
-    ptxkit_context_close(ctx);
+    for (int l = 0; l < count; l++) {
+        api *a = &libs[l];
+        a->free_(a->ctx, a->in);
+        a->free_(a->ctx, a->out);
+        a->stream_destroy(a->ctx, a->stream);
+        a->close(a->ctx);
+    }
     return 0;
 }
