@@ -842,6 +842,8 @@ int main(void) {
         cmocka_unit_test(test_ladder_all),
         cmocka_unit_test(test_ladder_load_ops), cmocka_unit_test(test_ladder_public),
     };
+    /* PTXKIT_TEST_FILTER=test_scan_streams runs the matching tests only (a sanitizer's session) */
+    if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));
     int failed = cmocka_run_group_tests_name("gpu_scan", tests, setup, teardown);
     if (skipped_cases) printf("%d cases skipped: their sizes exceed PTXKIT_TEST_SCAN_MAX_LOG2=%d\n", skipped_cases, max_log2);
     ptxkit_free(ctx, ladder_scratch);
