@@ -347,6 +347,10 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_launch_options opt;
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
+    /* switches all left at -1 are the production kernel (its launch is remembered) */
+    if (experiment && experiment->dynamic_tiles < 0 && experiment->spin_ns < 0 && experiment->lookback < 0 &&
+        experiment->min_blocks < 0 && experiment->staged < 0 && experiment->chunks < 0)
+        experiment = NULL;
     if (n == 0) { /* nothing to launch: the options are still checked */
         scan_config c;
         return scan_configure(ctx, op, type, n, &opt, experiment, &c);
