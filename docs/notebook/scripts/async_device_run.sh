@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batch on a GPU machine for issue 12 (async copies, barriers, L2
 # residency): build without the CUB comparison, the GPU suites it touches,
-# the benchmarks BENCHMARKS.md quotes, then compute-sanitizer (memcheck,
+# the benchmarks docs/notebook/2026-11-benchmarks.md quotes, then compute-sanitizer (memcheck,
 # racecheck, synccheck) over test_gpu_async in its small mode. Every stage
 # runs under a time limit that keeps the whole batch inside DEADLINE
 # seconds (default 190). Logs go to OUT (default ./async-out).
@@ -13,7 +13,7 @@
 # L2-resident 16 MiB array, bench l2, bench stencil), ncu (Nsight Compute
 # on the stencil at full occupancy: sync against cp.async 2 and 4 stages),
 # bench3 (each benchmark section 11 quotes, in RUNS=3 fresh processes).
-# Usage: tools/async_device_run.sh [STAGES]  (default: "build tests bench sanitize")
+# Usage: docs/notebook/scripts/async_device_run.sh [STAGES]  (default: "build tests bench sanitize")
 set -u
 STAGES=${1:-"build tests bench sanitize"}
 OUT=${OUT:-./async-out}
@@ -95,7 +95,7 @@ if has l2bench; then
 fi
 if has bench3; then
     stamp bench3
-    # each figure BENCHMARKS.md section 11 quotes, in RUNS fresh processes, default settings, no environment
+    # each figure docs/notebook/2026-11-benchmarks.md section 11 quotes, in RUNS fresh processes, default settings, no environment
     (
         unset PTXKIT_CACHE_DIR
         for i in $(seq ${RUNS:-3}); do

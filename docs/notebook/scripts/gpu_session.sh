@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One batch on a GPU machine: build, the GPU suites, compute-sanitizer over
-# the user-kernel suites, and the benchmarks whose figures BENCHMARKS.md
+# the user-kernel suites, and the benchmarks whose figures docs/notebook/2026-11-benchmarks.md
 # quotes (each in several fresh processes, default settings). Logs go to
 # $OUT (default ./gpu-out); a summary is printed last.
-# Usage: tools/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all),
+# Usage: docs/notebook/scripts/gpu_session.sh [STAGES]   STAGES from "build tests sanitize bench" (default all),
 # plus "families" (copy, reduce against CUB, ladder, tuned transpose: three
 # processes each), "gemm" (bench gemm, float32 and float64, against cuBLAS, two
 # processes) and "exchange"
@@ -72,7 +72,7 @@ if has bench; then
     } >"$OUT/bench-families.txt" 2>&1
 fi
 if has families; then
-    # the built-in families' figures BENCHMARKS.md quotes, in three fresh
+    # the built-in families' figures docs/notebook/2026-11-benchmarks.md quotes, in three fresh
     # processes each, no environment: copy on every operator, reduce against
     # CUB, the reduction ladder, tuned transpose (tuned as documented first)
     stamp families

@@ -6,7 +6,7 @@
 # where the machine lacks it, libcmocka.so.0), built elsewhere with
 #   meson setup B -Dcub_compare=enabled && ninja -C B
 # Logs go to OUT (default ./rt-out): reduce.txt, transpose.txt, tests.txt,
-# summary.txt. Usage: tools/rt_device_run.sh [STAGES], STAGES a subset of
+# summary.txt. Usage: docs/notebook/scripts/rt_device_run.sh [STAGES], STAGES a subset of
 # "reduce transpose tests" (default: all three, in that order).
 set -u
 BIN=${BIN:-devbin}

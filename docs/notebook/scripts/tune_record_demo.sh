@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The tuning record on a GPU (BENCHMARKS.md section 10): one tuning problem
+# The tuning record on a GPU (docs/notebook/2026-11-benchmarks.md section 10): one tuning problem
 # run uninterrupted, then run again in a fresh database and killed with
 # SIGKILL (nothing is flushed at exit) once its record holds half as many
 # configurations as the uninterrupted run's, then resumed; the
 # configurations each run timed come from the record files. Then --export
 # of the resumed database and --import into an empty one, compared through
 # --show. Each run has its own kernel cache, so each compiles cold.
-# Usage: tools/tune_record_demo.sh   (from the build's parent directory)
+# Usage: docs/notebook/scripts/tune_record_demo.sh   (from the build's parent directory)
 set -u
 P=${P:-./build/tools/ptxkit}
 ARGS=${ARGS:-"reduce --variant sum.float32 --sizes 2^24 --max-variants 120 --budget 300"}
