@@ -6,8 +6,8 @@
 #define PTXKIT_COPY_DEFAULTS_H
 
 /* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
- * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays near
- * 95% of it (see BENCHMARKS.md). */
+ * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays
+ * below it (figures: BENCHMARKS.md, #copy). */
 #define COPY_DEFAULT_BLOCK 512
 #define COPY_DEFAULT_UNROLL 2  /* vectors in flight per thread (items_per_thread) */
 #define COPY_DEFAULT_VECTOR 16 /* widest vector tried; the addresses may allow less */

@@ -86,12 +86,12 @@
 // in its one warp. In the staged kernel every warp holds data, and warp 0
 // looks back once the tile's sums are in.
 // Tiles each lane reads per look-back step: the warp sees 32 x SCAN_LOOKBACK
-// predecessors per round trip to L2. Register kernel: 1, 4 and 8 timed
-// within 1% of each other at 2^20 to 2^28 elements on an H100, and 4 costs
-// registers in its look-back warp only. Staged kernel: warp 0 both holds
-// data and looks back, and every warp pays for the look-back's registers
-// (32 a thread at two 1024-thread blocks per SM): at 2^28, 1 / 2 / 4 / 8
-// timed 797 / 809 / 814 / 849 us in one process (BENCHMARKS.md section 9).
+// predecessors per round trip to L2. Register kernel: 1, 4 and 8 time
+// alike on an H100 (within the noise), and 4 costs registers in its
+// look-back warp only. Staged kernel: warp 0 both holds data and looks
+// back, and every warp pays for the look-back's registers (32 a thread at
+// two 1024-thread blocks per SM), so the time at 2^28 grows with every
+// step past 1.
 #ifndef SCAN_LOOKBACK
 #define SCAN_LOOKBACK (SCAN_STAGED ? 1 : 4)
 #endif

@@ -19,7 +19,7 @@
  * from SCAN_STAGED_LARGE_BYTES on, 112 KB tiles, two per SM (the fastest
  * staged shape at 2^24 .. 2^28 elements of int32); below, 64 KB tiles,
  * three per SM (at 2^14 .. 2^22 the large tiles are too few to fill 132
- * SMs: up to 1.3x slower there). Items left at 0 with a block size given
+ * SMs, and slower there). Items left at 0 with a block size given
  * take the shape's unroll, fewer where the tile would pass
  * SCAN_STAGED_MAX_TILE_BYTES. */
 #define SCAN_STAGED_DEFAULT_BLOCK 256
@@ -34,14 +34,13 @@
  * does; the copy starts at once), 1, by a ticket taken from a counter in
  * L2 (every block the look-back waits on has started, whatever the order
  * of dispatch; the copy starts after the ticket's round trip). 0 was
- * 0.2-0.5% faster at 2^28 and up to 7% at 2^22 .. 2^25 on an H100
- * (BENCHMARKS.md section 9). The register kernel always takes tickets. */
+ * faster on an H100 at every size measured, most at 2^22 .. 2^25. The
+ * register kernel always takes tickets. */
 #define SCAN_STAGED_TICKETS 0
 /* Bulk copies per staged tile of 4-byte elements (each onto its own
  * barrier: the warps of the first parts start summing while the rest is
  * in flight); it must divide the block's warps, else the kernel makes one.
- * At 2^28 int32 on an H100, 2 / 4 / 8 timed 89.4-89.9 / 89.6-89.9 /
- * 89.9-90.1% of cuMemcpyDtoD (one copy: 89.9%; BENCHMARKS.md section 9).
+ * At 2^28 int32 on an H100, 8 was the fastest of 1, 2, 4 and 8.
  * 8-byte elements make one: at 32 registers the barrier index spills
  * 48-132 bytes there (ptxkit compile scan ... --resources). */
 #define SCAN_DEFAULT_CHUNKS 8

@@ -181,8 +181,8 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 // Where output rows do not start on a 32-byte sector, a tile row's run of
 // each output row starts and ends inside a sector that the neighbouring
 // tile row's block writes the rest of (on an H100 at 4097 x 4095 float32:
-// 13-16% more L2 write requests than sectors and up to 24% more time, with
-// DRAM bytes at the ideal all the same). Here the boundary between tile rows
+// more L2 write requests than sectors and more time, with DRAM bytes at
+// the ideal all the same: the L2 merges the halves). Here the boundary between tile rows
 // in output row c moves d_c < S elements later (S elements per sector), to
 // where that row's sectors begin, so every sector in the body of the matrix
 // is written whole by one block. The tile holds S - 1 more input rows for

@@ -10,12 +10,12 @@
 #define TRANSPOSE_PTX_TILE 32
 #define TRANSPOSE_PTX_VECTOR 16
 
-/* The JIT path, measured on an H100 at 8192 x 8192 (BENCHMARKS.md): 64 x 64
- * tiles of float32 with 4-byte accesses (16 per thread) reach 95% of
- * cuMemcpyDtoD, 16-byte accesses only 88% (bank conflicts on the padded
- * tile); 32 x 32 tiles of float64 with 8-byte accesses reach 97%. At odd
- * shapes (4097 x 4095), with the sector-aligned kernel, the same defaults
- * reach 98.5-99.4% (float32) and 96.9-97.8% (float64): the tuner keeps them. */
+/* The JIT path, measured on an H100 at 8192 x 8192 (figures: BENCHMARKS.md,
+ * #transpose): 64 x 64 tiles of float32 with 4-byte accesses (16 per
+ * thread) come closest to cuMemcpyDtoD, 16-byte accesses fall behind (bank
+ * conflicts on the padded tile); for float64, 32 x 32 tiles with 8-byte
+ * accesses. At odd shapes (4097 x 4095), with the sector-aligned kernel,
+ * the same defaults do best too: the tuner keeps them. */
 #define TRANSPOSE_JIT_BLOCK 256
 #define TRANSPOSE_F32_TILE 64
 #define TRANSPOSE_F32_VECTOR 4

@@ -305,7 +305,7 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 }
 
 /* Built-in configurations, per type and shape class (the tuner's starting
- * points), from the sweeps on an H100 (BENCHMARKS.md, "GEMM"). */
+ * points), from the sweeps on an H100 (figures: BENCHMARKS.md, #gemm). */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
@@ -315,7 +315,7 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
         /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
          * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
          * at 2048^3, 4096^3 and 8192^3 on an H100, ahead of 128 x 128 with 8
-         * warps (BENCHMARKS.md, "FP64 on the tensor cores") */
+         * warps */
         default: return (gemm_config){64, 128, 16, 8, 8, 1, 4, 0};
         }
     }
@@ -323,15 +323,15 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
         switch (c) {
         case GEMM_SMALL_M:
         case GEMM_SMALL_N: return (gemm_config){64, 64, 8, 4, 8, 2, 4, 0};
-        default: return (gemm_config){64, 128, 8, 8, 8, 2, 3, 0}; /* 22 TFLOP/s at 2048^3 and 4096^3 */
+        default: return (gemm_config){64, 128, 8, 8, 8, 2, 3, 0}; /* close to the DFMA sweep's best at 2048^3 and 4096^3 */
         }
     }
     switch (c) {
     case GEMM_SMALL_M: return (gemm_config){64, 128, 8, 8, 8, 2, 4, 0};
     case GEMM_SMALL_N: return (gemm_config){128, 64, 8, 8, 8, 2, 4, 0};
     case GEMM_SMALL_K: return (gemm_config){128, 128, 8, 8, 8, 4, 3, 0};
-    /* 92% of cuBLAS (pedantic) at 2048^3, 4096^3 and 8192^3 in the second
-     * H100 sweep: the best all-round configuration of it */
+    /* the best all-round configuration of the second H100 sweep against
+     * cuBLAS (pedantic) at 2048^3, 4096^3 and 8192^3, past the target at each */
     default: return (gemm_config){128, 128, 16, 8, 8, 2, 4, 0};
     }
 }

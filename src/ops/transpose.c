@@ -136,9 +136,8 @@ static size_t tile_bytes(const transpose_config *c, ptxkit_transpose_kind kind, 
 
 /* Whether a tile of this shape may take the sector-aligned kernel: not
  * 128 x 128 tiles of 8-byte elements (with the extra rows they take 230
- * registers and run at 84-88% of cuMemcpyDtoD on an H100 at 4097 x 4095
- * where the plain kernel runs at 92-93%, BENCHMARKS.md section 6; every
- * other tile gained). */
+ * registers and run slower than the plain kernel on an H100 at
+ * 4097 x 4095; every other tile gained). */
 static bool sector_tile_ok(const transpose_config *c, size_t elem) { return !(elem == 8 && c->tile == 128); }
 
 /* Vector flags of a launch: bit 0, whole tiles may load vectors (every

@@ -248,7 +248,8 @@ static ptxkit_status time_interleaved(ptxkit_context *ctx, const cub_lib *lib, i
 /* The buffers the read ceiling runs on: the reductions' own input (filled
  * once, holding the largest row), so nothing is allocated or freed between
  * timed rows: a 2 GiB ceiling buffer freed before the max.int32 rows made
- * their 2^24 and 2^25 rows 15% slower (BENCHMARKS.md section 15). */
+ * their 2^24 and 2^25 rows slower, with the same kernel and launch (what
+ * the driver does after such a free was not observed). */
 static ptxkit_dptr ceiling_in, ceiling_out;
 
 /* The read ceiling of `bytes`; the ceiling kernel reads whole 16-byte words. */
