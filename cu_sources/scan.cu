@@ -90,8 +90,8 @@
 // alike on an H100 (within the noise), and 4 costs registers in its
 // look-back warp only. Staged kernel: warp 0 both holds data and looks
 // back, and every warp pays for the look-back's registers (32 a thread at
-// two 1024-thread blocks per SM), so the time at 2^28 grows with every
-// step past 1.
+// two 1024-thread blocks per SM), so at 2^28 each value above 1 timed
+// slower than 1, and the more the larger.
 #ifndef SCAN_LOOKBACK
 #define SCAN_LOOKBACK (SCAN_STAGED ? 1 : 4)
 #endif
