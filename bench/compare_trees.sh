@@ -21,7 +21,7 @@ stamp() { echo "== $* ($(( $(date +%s) - t0 )) s)"; }
 declare -A TREE=([base]="$BASE" [new]=".")
 
 build_tree() { # name dir
-    (cd "$2" && rm -rf build && meson setup build -Dcub_compare=disabled >/dev/null && ninja -C build >/dev/null) \
+    (cd "$2" && rm -rf build && meson setup build -Dtests=enabled -Dcub_compare=disabled >/dev/null && ninja -C build >/dev/null) \
         >"$OUT/build-$1.log" 2>&1 || { tail -30 "$OUT/build-$1.log"; return 1; }
     if ls .cubbin/libptxkit-cub-* >/dev/null 2>&1; then
         mkdir -p "$2/build/bench" && cp .cubbin/ptxkit-cub-* .cubbin/libptxkit-cub-* "$2/build/bench/" 2>/dev/null
