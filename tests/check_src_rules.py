@@ -38,27 +38,6 @@ for path in files:
             if re.search(r"\b%s\b" % word, code):
                 failures.append("%s uses %s (ops launch through ptxkit_launch and take scratch from the pool)" % (rel, word))
 
-# include graph among src/'s headers
-graph = {}
-for path in files:
-    if not path.endswith(".h"):
-        continue
-    rel = os.path.relpath(path, src)
-    graph[rel] = [inc for inc in re.findall(r'#include\s+"([^"]+)"', code_of(path))
-                  if os.path.exists(os.path.join(src, inc))]
-state = {}
-def visit(node, stack):
-    state[node] = 1
-    for nxt in graph.get(node, []):
-        if state.get(nxt) == 1:
-            failures.append("include cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
-        elif nxt not in state:
-            visit(nxt, stack + [nxt])
-    state[node] = 2
-for node in sorted(graph):
-    if node not in state:
-        visit(node, [node])
-
 def find_cycles(graph):
     """Each cycle of graph (node -> [nodes]) once, as the path that closes it."""
     cycles, state = [], {}
@@ -74,6 +53,17 @@ def find_cycles(graph):
         if node not in state:
             visit(node, [node])
     return cycles
+
+# include graph among src/'s headers
+graph = {}
+for path in files:
+    if not path.endswith(".h"):
+        continue
+    rel = os.path.relpath(path, src)
+    graph[rel] = [inc for inc in re.findall(r'#include\s+"([^"]+)"', code_of(path))
+                  if os.path.exists(os.path.join(src, inc))]
+for cycle in find_cycles(graph):
+    failures.append("include cycle: " + " -> ".join(cycle))
 
 # module graph among src/runtime's rooms
 runtime_dir = os.path.join(src, "runtime")
