@@ -17,7 +17,7 @@ static inline cache_key cache_key_for(const char *family, const char *const *def
     char source[96];
     snprintf(source, sizeof source, "%s.cu", family);
     struct ptxkit_program other = {.name = source, .source = (char *)"", .builtin = true};
-    const ptxkit_program *p = builtin_program(source);
+    const ptxkit_program *p = builtin_program(family);
     if (!p) {
         other.hash = text_hash_of(source, "", NULL, NULL, 0);
         p = &other;

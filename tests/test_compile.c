@@ -5,6 +5,7 @@
 #include "family_key.h"
 #include "runtime/cache_key.h"
 #include "runtime/compile.h"
+#include "runtime/program.h"
 #include "runtime/embedded.h"
 #include "test_util.h"
 

@@ -11,6 +11,7 @@
 #include "family_key.h"
 #include "runtime/cache_key.h"
 #include "runtime/compile.h"
+#include "runtime/program.h"
 #include "runtime/disk_cache.h"
 #include "test_util.h"
 

@@ -19,6 +19,7 @@
 #include "ops/family.h"
 #include "lab.h"
 #include "runtime/compile.h"
+#include "runtime/program.h"
 #include "runtime/embedded.h"
 #include "runtime/ptx_rewrite.h"
 #include "test_util.h"

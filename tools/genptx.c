@@ -16,6 +16,7 @@
 
 #include "ops/family.h"
 #include "runtime/compile.h"
+#include "runtime/program.h"
 #include "runtime/launch.h"
 
 enum { PTX_ARCH = 75 };

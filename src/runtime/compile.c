@@ -255,26 +255,3 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     out->compile_ms = now_ms() - t0;
     return PTXKIT_SUCCESS;
 }
-
-ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char *const *defines, int define_count,
-                             int arch, bool want_ptx, const char *const *extra_options, int extra_count,
-                             compile_output *out) {
-    memset(out, 0, sizeof *out);
-    if (define_count < 0 || define_count > PTXKIT_MAX_DEFINES || extra_count < 0 || extra_count > 16)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines or options");
-    char source_name[96];
-    snprintf(source_name, sizeof source_name, "%s.cu", family ? family : "");
-    const embedded_file *src = family ? embedded_find(source_name) : NULL;
-    if (!src) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no cu_sources/%s)",
-                                  family ? family : "(null)", source_name);
-    compile_request req = {
-        .name = source_name,
-        .source = src->text,
-        .builtin_headers = true,
-        .defines = defines,
-        .define_count = define_count,
-        .options = extra_options,
-        .option_count = extra_count,
-    };
-    return compile_source(ctx, &req, arch, want_ptx, out);
-}

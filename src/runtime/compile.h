@@ -42,12 +42,6 @@ typedef struct compile_request {
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
                              compile_output *out);
 
-/* Compiles a family for arch (e.g. 90) with NVRTC, producing CUBIN when
- * want_ptx is false and NVRTC supports the arch, PTX otherwise. The family's
- * .cuh headers are passed as embedded headers. extra_options may be NULL. */
-ptxkit_status compile_family(ptxkit_context *ctx, const char *family, const char *const *defines,
-                             int define_count, int arch, bool want_ptx, const char *const *extra_options,
-                             int extra_count, compile_output *out);
 void compile_output_free(compile_output *out);
 
 /* Monotonic clock in milliseconds. */

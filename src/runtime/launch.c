@@ -82,10 +82,8 @@ bool options_use_jit(const ptxkit_launch_options *o) {
 ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out) {
     if (!spec || !spec->family || !spec->entry || spec->define_count < 0 || spec->define_count > PTXKIT_MAX_DEFINES)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: malformed kernel spec");
-    char source[96];
-    snprintf(source, sizeof source, "%s.cu", spec->family);
-    const ptxkit_program *program = builtin_program(source);
-    if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s in this build", source);
+    const ptxkit_program *program = builtin_program(spec->family);
+    if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s.cu in this build", spec->family);
     kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = program, .defines = spec->defines,
                           .define_count = spec->define_count, .entry = spec->entry};
     return kernel_cache_get(ctx, &req, out);

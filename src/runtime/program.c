@@ -219,7 +219,9 @@ static struct ptxkit_program builtin_programs[BUILTIN_PROGRAMS];
 static int builtin_program_count;
 static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
 
-const ptxkit_program *builtin_program(const char *source_name) {
+const ptxkit_program *builtin_program(const char *name) {
+    char source_name[96];
+    if (!name || snprintf(source_name, sizeof source_name, "%s.cu", name) >= (int)sizeof source_name) return NULL;
     const embedded_file *file = embedded_find(source_name);
     if (!file) return NULL;
     const ptxkit_program *found = NULL;
@@ -237,6 +239,21 @@ const ptxkit_program *builtin_program(const char *source_name) {
     }
     pthread_mutex_unlock(&builtin_lock);
     return found;
+}
+
+ptxkit_status compile_family(ptxkit_context *ctx, const char *name, const char *const *defines, int define_count,
+                             int arch, bool want_ptx, const char *const *extra_options, int extra_count,
+                             compile_output *out) {
+    memset(out, 0, sizeof *out);
+    if (define_count < 0 || define_count > PTXKIT_MAX_DEFINES || extra_count < 0 || extra_count > 16)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines or options");
+    const ptxkit_program *p = builtin_program(name);
+    if (!p) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no cu_sources/%s.cu)",
+                                name ? name : "(null)", name ? name : "(null)");
+    compile_request req = program_request(p, NULL, defines, define_count);
+    req.options = extra_options;
+    req.option_count = extra_count;
+    return compile_source(ctx, &req, arch, want_ptx, out);
 }
 
 ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry, const char *const *defines,

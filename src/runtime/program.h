@@ -23,10 +23,19 @@ struct ptxkit_program {
     bool builtin;     /* a family's embedded source: text borrowed, never freed */
 };
 
-/* The built-in program over the embedded source `source_name` ("copy.cu"),
- * made once per process (its text is the library's own and never changes);
- * NULL when the library holds no such source. */
-const ptxkit_program *builtin_program(const char *source_name);
+/* The built-in program over the embedded source cu_sources/<name>.cu
+ * (name "copy", or a family's second source "gemm_dmma"), made once per
+ * process (its text is the library's own and never changes); NULL when the
+ * library holds no such source. */
+const ptxkit_program *builtin_program(const char *name);
+
+/* Compiles the built-in program `name` for arch (e.g. 90) with NVRTC and
+ * no cache, producing CUBIN when want_ptx is false and NVRTC supports the
+ * arch, PTX otherwise (the PTX generator and the tests). extra_options may
+ * be NULL. */
+ptxkit_status compile_family(ptxkit_context *ctx, const char *name, const char *const *defines, int define_count,
+                             int arch, bool want_ptx, const char *const *extra_options, int extra_count,
+                             compile_output *out);
 
 /* What NVRTC is given to compile `entry` of p with defines (entry NULL or
  * a plain name: no name expression is registered). */
