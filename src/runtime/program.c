@@ -222,13 +222,14 @@ static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
 const ptxkit_program *builtin_program(const char *name) {
     char source_name[96];
     if (!name || snprintf(source_name, sizeof source_name, "%s.cu", name) >= (int)sizeof source_name) return NULL;
-    const embedded_file *file = embedded_find(source_name);
-    if (!file) return NULL;
+    /* the programs made so far first: every family kernel lookup comes here,
+     * and the embedded files are many */
     const ptxkit_program *found = NULL;
     pthread_mutex_lock(&builtin_lock);
     for (int i = 0; i < builtin_program_count && !found; i++)
-        if (builtin_programs[i].source == file->text) found = &builtin_programs[i];
-    if (!found && builtin_program_count < BUILTIN_PROGRAMS) {
+        if (strcmp(builtin_programs[i].name, source_name) == 0) found = &builtin_programs[i];
+    const embedded_file *file = found ? NULL : embedded_find(source_name);
+    if (file && builtin_program_count < BUILTIN_PROGRAMS) {
         struct ptxkit_program *p = &builtin_programs[builtin_program_count];
         p->name = (char *)file->name;
         p->source = (char *)file->text;
