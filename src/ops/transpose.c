@@ -228,7 +228,9 @@ ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr 
     const long long selectors[4] = {type, kind,
                                     (long long)config->tile << 32 | (long long)config->block_size << 8 | config->vector_bytes,
                                     sector};
-    launch_memo_key key = launch_memo_key_for(&run_memo, &opt, selectors, 4, count);
+    /* the kernel of a configuration does not depend on the size: one entry
+     * serves every size, not one per size bucket */
+    launch_memo_key key = launch_memo_key_for(&run_memo, &opt, selectors, 4, 0);
     launch_memo_value L;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     if (!launch_memo_find(ctx, &key, &L)) {
