@@ -129,7 +129,9 @@ int ptxkit_jit_available(void);
 ptxkit_status ptxkit_environment_notes(char *buf, size_t size);
 
 /* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
- * $XDG_CACHE_HOME/ptxkit, else ~/.cache/ptxkit). Empty if disabled. */
+ * $XDG_CACHE_HOME/ptxkit when that is an absolute path, else
+ * ~/.cache/ptxkit, the home directory from $HOME or the password
+ * database). Empty if disabled. */
 ptxkit_status ptxkit_cache_dir(char *buf, size_t size);
 /* Number of cached kernels and their total size on disk. */
 ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes);
@@ -863,7 +865,7 @@ void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
  * thread, vector width, blocks per SM, load operator) through its public
  * operation, checks each one's output against the built-in defaults', and
  * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
- * database: PTXKIT_TUNE_DB, else <cache dir>/tune.db. The operations use it
+ * database: PTXKIT_TUNE_DB, else <state dir>/tune.db. The operations use it
  * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
  * what it holds (the default), or also tune a size bucket on its first use.
  * Every configuration a tuning run measures (its parameters, time, GB/s,
@@ -998,8 +1000,11 @@ typedef struct ptxkit_tune_entry {
     int reserved[8];      /* zero: later 0.x releases give these meaning */
 } ptxkit_tune_entry;
 
-/* The database's file: PTXKIT_TUNE_DB, else tune.db in the kernel cache
- * directory; empty when the cache is disabled and PTXKIT_TUNE_DB unset. */
+/* The database's file: PTXKIT_TUNE_DB, else tune.db in the state directory
+ * (PTXKIT_STATE_DIR, else $XDG_STATE_HOME/ptxkit, else
+ * ~/.local/state/ptxkit): tuning data are state, which purging or disabling
+ * the kernel cache keeps. Empty when no home directory can be found and
+ * PTXKIT_TUNE_DB is unset. */
 ptxkit_status ptxkit_tune_db_path(char *buf, size_t size);
 /* Every entry of the database at path (NULL: ptxkit_tune_db_path) in a
  * malloc'd array (free with ptxkit_tune_entries_free; NULL when empty); a

@@ -309,15 +309,17 @@ static void tune_db_not_a_file(void **state) {
 }
 
 /* Every path the environment names (PTXKIT_NVRTC_PATH, PTXKIT_CACHE_DIR,
- * XDG_CACHE_HOME, HOME, PTXKIT_TUNE_DB, PTXKIT_TUNE_RECORD,
+ * XDG_CACHE_HOME, PTXKIT_STATE_DIR, XDG_STATE_HOME, HOME, PTXKIT_TUNE_DB,
+ * PTXKIT_TUNE_RECORD,
  * PTXKIT_DUMP_SOURCE) as a FIFO or a directory: every use of it returns,
  * with a status where the call has one. A FIFO as PTXKIT_NVRTC_PATH was
  * opened blocking by dlopen, inside pthread_once, forever. In a new process
  * each, so NVRTC and its identity are looked up afresh. */
 static void path_variables_fifo_or_directory(void **state) {
     (void)state;
-    static const char *const variables[] = {"PTXKIT_NVRTC_PATH", "PTXKIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME",
-                                            "PTXKIT_TUNE_DB", "PTXKIT_TUNE_RECORD", "PTXKIT_DUMP_SOURCE"};
+    static const char *const variables[] = {"PTXKIT_NVRTC_PATH", "PTXKIT_CACHE_DIR",   "XDG_CACHE_HOME",
+                                            "PTXKIT_STATE_DIR",  "XDG_STATE_HOME",     "HOME",
+                                            "PTXKIT_TUNE_DB",    "PTXKIT_TUNE_RECORD", "PTXKIT_DUMP_SOURCE"};
     for (size_t v = 0; v < sizeof variables / sizeof variables[0]; v++)
         for (int kind = 0; kind < 2; kind++) {
             char path[600];
@@ -331,6 +333,8 @@ static void path_variables_fifo_or_directory(void **state) {
                 /* the other cache-directory variables out of the way, so the one tested decides */
                 if (strcmp(variables[v], "PTXKIT_CACHE_DIR") != 0) unsetenv("PTXKIT_CACHE_DIR");
                 if (strcmp(variables[v], "XDG_CACHE_HOME") != 0) unsetenv("XDG_CACHE_HOME");
+                if (strcmp(variables[v], "PTXKIT_STATE_DIR") != 0) unsetenv("PTXKIT_STATE_DIR");
+                if (strcmp(variables[v], "XDG_STATE_HOME") != 0) unsetenv("XDG_STATE_HOME");
                 if (strcmp(variables[v], "HOME") != 0) setenv("HOME", dir, 1);
                 setenv(variables[v], path, 1);
                 execl("/proc/self/exe", "path-variable-child", variables[v], (char *)NULL);

@@ -1,6 +1,7 @@
 /* The on-disk kernel cache: round trips, damaged files, size cap, and
  * processes racing to store the same kernel. */
 #include <dirent.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "family_key.h"
+#include "runtime/cache_dir.h"
 #include "runtime/cache_key.h"
 #include "runtime/compile.h"
 #include "runtime/program.h"
@@ -270,6 +272,55 @@ static void disabled_by_environment(void **state) {
     assert_string_equal(buf, "/tmp/xdg/ptxkit");
 }
 
+/* The cache and state directories follow the XDG base-directory rules: a
+ * relative XDG variable is ignored, and without an absolute HOME the home
+ * directory comes from the password database. The cache switch does not
+ * touch the state directory. */
+static void xdg_rules(void **state) {
+    (void)state;
+    char buf[4096], home[4096];
+    const char *saved_home = getenv("HOME");
+    snprintf(home, sizeof home, "%s", saved_home ? saved_home : "");
+    unsetenv("PTXKIT_CACHE_DIR");
+    unsetenv("PTXKIT_STATE_DIR");
+    setenv("HOME", "/home/someone", 1);
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    setenv("XDG_STATE_HOME", "/x/state", 1);
+    assert_true(cache_dir_configured(buf, sizeof buf));
+    assert_string_equal(buf, "/x/cache/ptxkit");
+    assert_true(state_dir_configured(buf, sizeof buf));
+    assert_string_equal(buf, "/x/state/ptxkit");
+    setenv("XDG_CACHE_HOME", "relative/cache", 1); /* ignored, as XDG says */
+    setenv("XDG_STATE_HOME", "", 1);
+    assert_true(cache_dir_configured(buf, sizeof buf));
+    assert_string_equal(buf, "/home/someone/.cache/ptxkit");
+    assert_true(state_dir_configured(buf, sizeof buf));
+    assert_string_equal(buf, "/home/someone/.local/state/ptxkit");
+    setenv("PTXKIT_STATE_DIR", "/mine", 1);
+    setenv("PTXKIT_CACHE", "off", 1); /* the cache off: the state stays */
+    assert_true(state_dir_configured(buf, sizeof buf));
+    assert_string_equal(buf, "/mine");
+    unsetenv("PTXKIT_CACHE");
+    unsetenv("PTXKIT_STATE_DIR");
+    /* no HOME (a service's environment): the password database's */
+    unsetenv("HOME");
+    struct passwd *pw = getpwuid(getuid());
+    if (pw && pw->pw_dir && pw->pw_dir[0] == '/') {
+        char want[4200];
+        assert_true(state_dir_configured(buf, sizeof buf));
+        snprintf(want, sizeof want, "%s/.local/state/ptxkit", pw->pw_dir);
+        assert_string_equal(buf, want);
+        setenv("HOME", "not/absolute", 1);
+        assert_true(cache_dir_configured(buf, sizeof buf));
+        snprintf(want, sizeof want, "%s/.cache/ptxkit", pw->pw_dir);
+        assert_string_equal(buf, want);
+    }
+    if (saved_home) setenv("HOME", home, 1);
+    else unsetenv("HOME");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("XDG_STATE_HOME");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip, make_dir, remove_dir),
@@ -282,6 +333,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(size_cap_evicts_oldest, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(concurrent_writers, make_dir, remove_dir),
         cmocka_unit_test(disabled_by_environment),
+        cmocka_unit_test(xdg_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * corrupt, truncated, foreign-version and concurrently written files;
  * constraints that reject illegal configurations; dispatch lookups. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -895,6 +896,74 @@ static void test_lookup_and_apply(void **state) {
     pthread_mutex_destroy(&ctx.error_lock);
 }
 
+/* Tuning data are state: a 0.2 database and record in the cache directory
+ * move to the state directory on the first default-path lookup of a
+ * process, and the tuned values stay in force when the kernel cache is
+ * purged or switched off. In a child process: the move runs once a process. */
+static int state_child(const char *cache, const char *state_dir) {
+    char buf[4096], want[4200], msg[640];
+    if (!tune_db_default_path(buf, sizeof buf)) return 10;
+    snprintf(want, sizeof want, "%s/tune.db", state_dir);
+    if (strcmp(buf, want) != 0) return 11;
+    struct stat st;
+    if (stat(want, &st) != 0) return 12;
+    snprintf(want, sizeof want, "%s/tune.record.jsonl", state_dir);
+    if (stat(want, &st) != 0) return 13;
+    snprintf(want, sizeof want, "%s/tune.db", cache);
+    if (stat(want, &st) == 0 || errno != ENOENT) return 14;
+    if (ptxkit_cache_purge() != PTXKIT_SUCCESS) return 15;
+    setenv("PTXKIT_CACHE", "off", 1);
+    ptxkit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.error_lock, NULL);
+    pthread_mutex_init(&ctx.state_lock, NULL);
+    ctx.info = h100_info();
+    tune_config c;
+    int rc = tune_lookup(&ctx, "reduce", "sum.float32", 1 << 24, &c) && c.block_size == 512 ? 0 : 16;
+    tune_db db;
+    tune_db_init(&db);
+    if (!rc && (tune_db_load(buf, &db, msg, sizeof msg) != PTXKIT_SUCCESS || db.count != 1)) rc = 17;
+    tune_db_clear(&db);
+    context_states_release(&ctx);
+    return rc;
+}
+
+static void test_state_survives_cache(void **state) {
+    (void)state;
+    char cache[512], state_dir[512], path[600], msg[640];
+    fresh_path(cache, sizeof cache, "cache");
+    fresh_path(state_dir, sizeof state_dir, "state");
+    snprintf(path, sizeof path, "%s/tune.db", cache);
+    ptxkit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.info = h100_info();
+    tune_db_entry e;
+    memset(&e, 0, sizeof e);
+    tune_db_key_for(&ctx, &e.key);
+    snprintf(e.family, sizeof e.family, "reduce");
+    snprintf(e.variant, sizeof e.variant, "sum.float32");
+    e.bucket = 24;
+    e.config = (tune_config){512, 8, 16, 0, PTXKIT_LOAD_NC};
+    assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+    snprintf(path, sizeof path, "%s/tune.record.jsonl", cache);
+    write_text(path, "\n", 1);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("PTXKIT_CACHE_DIR", cache, 1);
+        setenv("PTXKIT_STATE_DIR", state_dir, 1);
+        unsetenv("PTXKIT_TUNE_DB");
+        unsetenv("PTXKIT_TUNE_RECORD");
+        unsetenv("PTXKIT_TUNE");
+        _exit(state_child(cache, state_dir));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* The budget split among sizes: the first may run long, each later size
  * keeps a floor, and the shares never add up to more than the budget. */
 static void test_size_budget(void **state) {
@@ -919,6 +988,7 @@ static void test_size_budget(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_budget),
+        cmocka_unit_test(test_state_survives_cache),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_key_sanitized),
         cmocka_unit_test(test_round_trip_text),

@@ -204,3 +204,28 @@ int files_locked_replace(const char *path, size_t max_bytes, bool sync, files_me
     files_unlock_close(lock);
     return result;
 }
+
+int files_move(const char *from, const char *to, size_t max_bytes) {
+    struct stat st;
+    if (lstat(to, &st) == 0) return EEXIST;
+    if (stat(from, &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode)) return EINVAL;
+    if (rename(from, to) == 0) return 0;
+    if (errno != EXDEV) return errno;
+    char *text = NULL;
+    size_t size = 0;
+    int err = 0;
+    switch (files_read_regular(from, true, max_bytes, &text, &size, &err)) {
+    case FILES_READ_OK: break;
+    case FILES_READ_MISSING: return ENOENT;
+    case FILES_READ_TOO_LARGE: return EFBIG;
+    case FILES_READ_NO_MEMORY: return ENOMEM;
+    case FILES_READ_ERROR: return err ? err : EIO;
+    default: return EINVAL;
+    }
+    const void *parts[1] = {text};
+    err = files_write_atomic(to, parts, &size, 1, true);
+    free(text);
+    if (!err && unlink(from) != 0) err = errno;
+    return err;
+}

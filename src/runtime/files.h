@@ -42,6 +42,12 @@ bool files_write_all(int fd, const void *data, size_t size);
  * one, never a part. sync: fsync before the rename. 0, or an errno. */
 int files_write_atomic(const char *path, const void *const *parts, const size_t *sizes, int count, bool sync);
 
+/* Moves the regular file `from` to `to` (whose directory must exist): a
+ * rename, or where the two lie on different file systems a bounded read,
+ * an atomic write and an unlink. 0, or an errno (ENOENT: nothing to move;
+ * EEXIST: `to` exists and is kept). */
+int files_move(const char *from, const char *to, size_t max_bytes);
+
 typedef enum files_read_status {
     FILES_READ_OK,
     FILES_READ_MISSING,     /* no such file */

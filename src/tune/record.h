@@ -77,7 +77,7 @@ const char *tune_record_outcome_name(tune_record_outcome o);
 
 /* The record's path: PTXKIT_TUNE_RECORD (a path; "off" disables the
  * record), else the database's path with ".db" replaced by ".record.jsonl"
- * (<cache dir>/tune.record.jsonl). False, with an empty path, when off or
+ * (<state dir>/tune.record.jsonl). False, with an empty path, when off or
  * when there is no database path either. */
 bool tune_record_default_path(char *buf, size_t size);
 

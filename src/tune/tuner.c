@@ -516,7 +516,7 @@ static void save_result(session *s, const tune_point *choice, double gbs, double
     if (!tune_db_default_path(path, sizeof path)) {
         if (report)
             snprintf(report->database_note, sizeof report->database_note,
-                     "not saved: no cache directory and no PTXKIT_TUNE_DB");
+                     "not saved: no state directory and no PTXKIT_TUNE_DB");
         return;
     }
     tune_db_entry e;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "runtime/cache_dir.h"
 #include "runtime/files.h"
 #include "tuned/db.h"
 
@@ -756,12 +758,36 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
     return st;
 }
 
+/* Tuning data are state: 0.2 kept them in the cache directory, where a
+ * purge or PTXKIT_CACHE=off took them too. The first default-path lookup of
+ * a process moves the database and its record from there into the state
+ * directory, where the state directory has none yet (a failed move leaves
+ * the old files, and the defaults are used). */
+static void move_from_cache_dir(void) {
+    char from_dir[4096], to_dir[4096];
+    if (!cache_dir_configured(from_dir, sizeof from_dir) || !state_dir_configured(to_dir, sizeof to_dir) ||
+        strcmp(from_dir, to_dir) == 0)
+        return;
+    static const char *const names[] = {"tune.db", "tune.record.jsonl"};
+    bool made = false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char from[4200], to[4200];
+        snprintf(from, sizeof from, "%s/%s", from_dir, names[i]);
+        snprintf(to, sizeof to, "%s/%s", to_dir, names[i]);
+        if (!files_is_regular(from)) continue;
+        if (!made && !(made = files_make_dirs(to_dir))) return;
+        files_move(from, to, (size_t)256 << 20); /* the larger of the two files' read limits */
+    }
+}
+
 bool tune_db_default_path(char *buf, size_t size) {
     buf[0] = 0;
     const char *env = getenv("PTXKIT_TUNE_DB");
     if (env && *env) return (size_t)snprintf(buf, size, "%s", env) < size;
+    static pthread_once_t moved = PTHREAD_ONCE_INIT;
+    pthread_once(&moved, move_from_cache_dir);
     char dir[4096];
-    if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !dir[0]) return false;
+    if (!state_dir_configured(dir, sizeof dir)) return false;
     if ((size_t)snprintf(buf, size, "%s/tune.db", dir) >= size) {
         buf[0] = 0;
         return false;

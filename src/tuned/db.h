@@ -132,8 +132,10 @@ ptxkit_status tune_db_store(const char *path, const tune_db_entry *entries, size
 ptxkit_status tune_read_file(const char *path, size_t max_bytes, char **text, size_t *size, bool *missing, char *msg,
                              size_t msg_size);
 
-/* The database's path: PTXKIT_TUNE_DB, else <cache dir>/tune.db. False
- * (and an empty path) when neither is available. */
+/* The database's path: PTXKIT_TUNE_DB, else <state dir>/tune.db
+ * (runtime/cache_dir.h; the first call of a process moves 0.2's files from
+ * the cache directory there). False (and an empty path) when neither is
+ * available. */
 bool tune_db_default_path(char *buf, size_t size);
 
 #endif

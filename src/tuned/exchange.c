@@ -113,7 +113,7 @@ ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries,
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "no tuning database: %s", path ? "the path is empty or too long"
-                                                          : "the cache directory is disabled and PTXKIT_TUNE_DB is not set");
+                                                          : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db db;
     tune_db_init(&db);
     ptxkit_status st = tune_db_load(file, &db, msg, sizeof msg);
@@ -144,7 +144,7 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "no tuning database: %s", path ? "the path is empty or too long"
-                                                          : "the cache directory is disabled and PTXKIT_TUNE_DB is not set");
+                                                          : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db_entry *own = calloc(count ? count : 1, sizeof *own);
     if (!own) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_tune_db_merge: %zu entries", count);
     for (size_t i = 0; i < count; i++) {

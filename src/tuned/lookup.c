@@ -125,7 +125,7 @@ static void state_load(tune_state *s) {
     s->attempt_count = 0;
     if (!tune_db_default_path(s->path, sizeof s->path)) {
         snprintf(s->message, sizeof s->message,
-                 "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
+                 "no tuning database: no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
         return;
     }
     tune_db_load(s->path, &s->db, s->message, sizeof s->message);

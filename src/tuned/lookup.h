@@ -44,7 +44,7 @@ void tune_db_key_for(ptxkit_context *ctx, tune_db_key *key);
 void tune_state_update(ptxkit_context *ctx, tune_db *db);
 
 /* Forgets the context's loaded database and which buckets were auto-tuned:
- * the next use reads the file again (PTXKIT_TUNE_DB and the cache directory
+ * the next use reads the file again (PTXKIT_TUNE_DB and the state directory
  * looked up anew). */
 void tune_state_reset(ptxkit_context *ctx);
 

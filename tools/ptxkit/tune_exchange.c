@@ -71,7 +71,7 @@ cJSON *tune_export_entries(const ptxkit_tune_entry *entries, size_t count) {
 
 static bool database_path(char *db_path, size_t size) {
     if (ptxkit_tune_db_path(db_path, size) == PTXKIT_SUCCESS && db_path[0]) return true;
-    fprintf(stderr, "ptxkit tune: no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
+    fprintf(stderr, "ptxkit tune: no tuning database: no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set\n");
     return false;
 }
 
