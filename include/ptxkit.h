@@ -120,6 +120,15 @@ void ptxkit_versions_get(ptxkit_versions *out);
 /* Whether NVRTC could be opened (the JIT path). When 0, the thread's
  * ptxkit_last_error(NULL) says what was looked for and why it failed. */
 int ptxkit_jit_available(void);
+/* The NVRTC file the JIT path uses and how it was found, e.g.
+ * "/usr/local/cuda/lib64/libnvrtc.so.13 (found through CUDA_HOME)"; a short
+ * buffer truncates. Where it looks, in order: PTXKIT_NVRTC_PATH alone when
+ * set; else the loader's search path (libnvrtc.so.13, then .so.12),
+ * $CUDA_HOME, $CUDA_PATH, the pip packages (nvidia-cuda-nvrtc) of the Python
+ * running the process, of $VIRTUAL_ENV and of $CONDA_PREFIX, and
+ * /usr/local/cuda. NO_NVRTC, with the places tried in ptxkit_last_error,
+ * when none loads. */
+ptxkit_status ptxkit_jit_library_get(char *buf, size_t size);
 
 /* One line per PTXKIT_* environment variable whose value ptxkit cannot use
  * (PTXKIT_TUNE, PTXKIT_TUNE_BUDGET, PTXKIT_CACHE_MAX_MB), naming the default

@@ -4,6 +4,8 @@
 #ifndef PTXKIT_DRIVER_H
 #define PTXKIT_DRIVER_H
 
+#include <stdbool.h>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <nvrtc.h>
@@ -76,9 +78,22 @@ typedef struct nvrtc_library {
  * NULL and writes a one-line reason (naming what was looked for) to why. */
 const cuda_driver *driver_get(ptxkit_status *status, char *why, size_t why_size);
 
-/* Opens NVRTC once per process: PTXKIT_NVRTC_PATH, then the versioned names
- * of CUDA 13 and 12. NULL (with a reason) when none loads. */
+/* Opens NVRTC once per process (nvrtc.c says where it looks). NULL (with a
+ * reason naming the places tried) when none loads. */
 const nvrtc_library *nvrtc_get(char *why, size_t why_size);
+/* The file NVRTC was loaded from and how it was found, "" when it was not. */
+const char *nvrtc_loaded_from(void);
+/* The places nvrtc_get tries, in order, each with how it was found. */
+enum { NVRTC_MAX_CANDIDATES = 32 };
+typedef struct nvrtc_candidates {
+    char path[NVRTC_MAX_CANDIDATES][4096];
+    const char *how[NVRTC_MAX_CANDIDATES];
+    int count;
+} nvrtc_candidates;
+void nvrtc_search_list(nvrtc_candidates *c);
+/* The prefix of the Python interpreter running this process, when it is
+ * one (its pip packages are among the places NVRTC is looked for). */
+bool nvrtc_python_prefix(char *buf, size_t size);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" style text for a CUresult. */
 void driver_error_text(const cuda_driver *cu, CUresult r, char *buf, size_t size);

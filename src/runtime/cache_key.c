@@ -45,10 +45,16 @@ static void identity_record_path(char *buf, size_t size) {
  * differ anywhere get different records), fixed in size so no environment
  * is cut short, and free of newlines, which end the record's first line. */
 void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]) {
-    const char *parts[2] = {getenv("PTXKIT_NVRTC_PATH"), getenv("LD_LIBRARY_PATH")};
+    /* what driver/nvrtc.c searches, a running Python's prefix too (its pip
+     * packages are among the places); not the program otherwise, so that
+     * programs taking turns share one record */
+    char python[4096];
+    const char *parts[] = {getenv("PTXKIT_NVRTC_PATH"), getenv("LD_LIBRARY_PATH"), getenv("CUDA_HOME"),
+                           getenv("CUDA_PATH"),         getenv("VIRTUAL_ENV"),     getenv("CONDA_PREFIX"),
+                           nvrtc_python_prefix(python, sizeof python) ? python : NULL};
     XXH3_state_t state;
     XXH3_128bits_reset(&state);
-    for (int i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         unsigned long long set = parts[i] != NULL, len = parts[i] ? strlen(parts[i]) : 0;
         XXH3_128bits_update(&state, &set, sizeof set);
         XXH3_128bits_update(&state, &len, sizeof len);

@@ -168,6 +168,16 @@ void ptxkit_versions_get(ptxkit_versions *out) {
     }
 }
 
+ptxkit_status ptxkit_jit_library_get(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_jit_library_get: no buffer");
+    buf[0] = 0;
+    char why[1024] = "";
+    if (!nvrtc_get(why, sizeof why))
+        return record_error(NULL, PTXKIT_ERROR_NO_NVRTC, "%s", why[0] ? why : "NVRTC could not be opened");
+    snprintf(buf, size, "%s", nvrtc_loaded_from());
+    return PTXKIT_SUCCESS;
+}
+
 int ptxkit_jit_available(void) {
     char why[512] = "";
     if (nvrtc_get(why, sizeof why)) return 1;

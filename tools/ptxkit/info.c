@@ -35,6 +35,8 @@ int cmd_info(int argc, char **argv) {
     char nvrtc_why[512] = "";
     bool jit = ptxkit_jit_available();
     if (!jit) snprintf(nvrtc_why, sizeof nvrtc_why, "%s", ptxkit_last_error(NULL));
+    char nvrtc_file[4352] = "";
+    if (jit) ptxkit_jit_library_get(nvrtc_file, sizeof nvrtc_file);
     ptxkit_versions v;
     ptxkit_versions_get(&v);
     char cache[4096] = "", cache_err[512] = "";
@@ -68,7 +70,7 @@ int cmd_info(int argc, char **argv) {
 
     if (text) {
         printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());
-        if (jit) printf("NVRTC             %d.%d (JIT path available)\n", v.nvrtc_major, v.nvrtc_minor);
+        if (jit) printf("NVRTC             %d.%d (JIT path available): %s\n", v.nvrtc_major, v.nvrtc_minor, nvrtc_file);
         else printf("NVRTC             not found (precompiled PTX path only): %s\n", nvrtc_why);
         if (cache_err[0]) printf("kernel cache      %s: %s\n", cache[0] ? cache : "?", cache_err);
         else if (!cache[0]) printf("kernel cache      disabled (PTXKIT_CACHE=off)\n");
@@ -87,6 +89,7 @@ int cmd_info(int argc, char **argv) {
         char s[32];
         snprintf(s, sizeof s, "%d.%d", v.nvrtc_major, v.nvrtc_minor);
         cJSON_AddStringToObject(nv, "version", s);
+        cJSON_AddStringToObject(nv, "library", nvrtc_file);
     } else {
         cJSON_AddStringToObject(nv, "error", nvrtc_why);
     }
