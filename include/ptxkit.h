@@ -81,6 +81,10 @@ typedef enum ptxkit_status {
     PTXKIT_ERROR_NOT_FOUND,         /* unknown kernel family or entry point */
     PTXKIT_ERROR_CORRUPT,           /* a file failed its checksum or format */
     PTXKIT_ERROR_CONTEXT_LOST,      /* a kernel fault left the context unusable (sticky) */
+    PTXKIT_ERROR_DEVICE_ASSERT,     /* a kernel's assert() failed: sticky too, as CONTEXT_LOST.
+                                     * No kernel fault leaves the context usable on current
+                                     * drivers: after either, the process must restart to use
+                                     * the GPU again. */
     PTXKIT_STATUS_COUNT
 } ptxkit_status;
 

@@ -595,24 +595,85 @@ static int fault_child(void) {
     return 0;
 }
 
-static void kernel_fault(void **state) {
-    (void)state;
+/* A failed device-side assert has a status of its own (the application
+ * tells a broken invariant from a bad address without reading the text),
+ * and is sticky as every kernel fault is. assert() in device code is a call
+ * of __assertfail, declared here so the program needs no header. */
+static const char assert_source[] =
+    "extern \"C\" __device__ void __assertfail(const char *, const char *, unsigned, const char *, unsigned long);\n"
+    "extern \"C\" __global__ void check_positive(const int *x) {\n"
+    "    if (x[threadIdx.x] <= 0) __assertfail(\"x[i] > 0\", \"assert.cu\", 3, \"check_positive\", 1);\n"
+    "}\n";
+
+static int assert_child(void) {
+    ptxkit_context *ctx = NULL;
+    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    ptxkit_program *p = NULL;
+    ptxkit_kernel *k = NULL;
+    ptxkit_dptr x = 0;
+    if (ptxkit_program_create("assert.cu", assert_source, NULL, 0, &p) != PTXKIT_SUCCESS ||
+        ptxkit_kernel_get(ctx, p, "check_positive", NULL, 0, &k) != PTXKIT_SUCCESS ||
+        ptxkit_malloc(ctx, 32 * sizeof(int), &x) != PTXKIT_SUCCESS ||
+        ptxkit_memset32_async(ctx, x, 1, 32, NULL) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "assert child: setup failed: %s\n", ptxkit_last_error(ctx));
+        return 1;
+    }
+    void *args[] = {&x};
+    /* all positive: no assert, the context is fine */
+    ptxkit_status st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
+    if (st != PTXKIT_SUCCESS) {
+        fprintf(stderr, "assert child: a passing assert gave %s\n", ptxkit_status_string(st));
+        return 1;
+    }
+    if (ptxkit_memset32_async(ctx, x + 5 * sizeof(int), 0, 1, NULL) != PTXKIT_SUCCESS) return 1;
+    st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
+    if (st != PTXKIT_ERROR_DEVICE_ASSERT || !strstr(ptxkit_last_error(ctx), "CUDA_ERROR_ASSERT")) {
+        fprintf(stderr, "assert child: the failed assert gave %s (%s), expected the device-assert status\n",
+                ptxkit_status_string(st), ptxkit_last_error(ctx));
+        return 1;
+    }
+    /* sticky, as the header says */
+    if ((st = ptxkit_context_synchronize(ctx)) == PTXKIT_SUCCESS) {
+        fprintf(stderr, "assert child: the context still synchronizes after the assert\n");
+        return 1;
+    }
+    ptxkit_context_close(ctx);
+    ptxkit_program_destroy(p);
+    return 0;
+}
+
+/* Runs this binary again with `flag` (a fault must not ruin the suite's
+ * own context) and fails unless it exits 0. */
+static void run_child(const char *flag) {
     fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        execl("/proc/self/exe", "test_gpu_user", "--fault", (char *)NULL);
+        execl("/proc/self/exe", "test_gpu_user", flag, (char *)NULL);
         _exit(127);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) != 0) fail_msg("the fault child exited %d (its stderr says why)", WEXITSTATUS(status));
+    if (WEXITSTATUS(status) != 0) fail_msg("the %s child exited %d (its stderr says why)", flag, WEXITSTATUS(status));
+}
+
+static void kernel_fault(void **state) {
+    (void)state;
+    run_child("--fault");
+}
+
+static void device_assert(void **state) {
+    (void)state;
+    run_child("--assert");
 }
 
 int main(int argc, char **argv) {
     /* before anything touches CUDA in this process */
     if (argc == 2 && strcmp(argv[1], "--fault") == 0) return fault_child();
+    if (argc == 2 && strcmp(argv[1], "--assert") == 0) return assert_child();
     test_require_gpu();
     if (!ptxkit_jit_available()) {
         printf("skipped: NVRTC not available (user kernels come from source)\n");
@@ -623,6 +684,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(registry_hit),        cmocka_unit_test(launch_errors),
         cmocka_unit_test(attributes_and_occupancy), cmocka_unit_test(launch_attributes),
         cmocka_unit_test(wrong_entry_names),   cmocka_unit_test(kernel_fault),
+        cmocka_unit_test(device_assert),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ptxkit_program_destroy(program());

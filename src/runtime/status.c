@@ -28,6 +28,7 @@ static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
     [PTXKIT_ERROR_NOT_FOUND] = "not found",
     [PTXKIT_ERROR_CORRUPT] = "corrupt file",
     [PTXKIT_ERROR_CONTEXT_LOST] = "a kernel fault left the GPU context unusable",
+    [PTXKIT_ERROR_DEVICE_ASSERT] = "a device-side assert failed (the GPU context is unusable)",
 };
 
 const char *ptxkit_status_string(ptxkit_status status) {
@@ -84,7 +85,7 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     /* sticky: the driver refuses every later call on the context */
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ASSERT: st = PTXKIT_ERROR_DEVICE_ASSERT; break;
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ILLEGAL_INSTRUCTION:
     case CUDA_ERROR_MISALIGNED_ADDRESS:
@@ -96,9 +97,10 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     case CUDA_ERROR_STUB_LIBRARY: st = PTXKIT_ERROR_STUB_DRIVER; break;
     default: st = PTXKIT_ERROR_DRIVER; break;
     }
-    if (st == PTXKIT_ERROR_CONTEXT_LOST && ctx) ctx->lost = true;
+    const bool sticky = st == PTXKIT_ERROR_CONTEXT_LOST || st == PTXKIT_ERROR_DEVICE_ASSERT;
+    if (sticky && ctx) ctx->lost = true;
     return record_error(ctx, st, "%s: %s%s", what, text,
-                        st == PTXKIT_ERROR_CONTEXT_LOST ? " (a sticky fault: the driver refuses this context from now "
+                        sticky ? " (a sticky fault: the driver refuses this context from now "
                                                           "on, and this process cannot use the GPU again until it "
                                                           "restarts)"
                                                         : "");
