@@ -866,6 +866,23 @@ ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *kernel, int block_threads, 
  * max_blocks (0: no cap). */
 ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *kernel, int block_threads, size_t shared_bytes,
                                       size_t max_blocks, unsigned *grid);
+/* The block size that maximizes the kernel's occupancy with `shared_bytes`
+ * of dynamic shared memory per block (cuOccupancyMaxPotentialBlockSize),
+ * and the smallest grid (min_grid, may be NULL) that fills the GPU with it. */
+ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *kernel, size_t shared_bytes, int *block_threads,
+                                                   int *min_grid);
+/* The kernel's parameter list as the driver knows it: *count parameters,
+ * the first `capacity` of them with their byte offsets and sizes (offsets
+ * and sizes may be NULL when capacity is 0). UNSUPPORTED on drivers before
+ * CUDA 12.4 (no cuFuncGetParamInfo). */
+ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *kernel, size_t *count, size_t *offsets, size_t *sizes,
+                                       size_t capacity);
+/* ptxkit_launch after checking the arguments against the parameter list:
+ * arg_sizes[i] is the size of *args[i] (sizeof of what args[i] points to).
+ * A count or size that differs from the kernel's is INVALID_ARGUMENT,
+ * naming the parameter, before anything runs; UNSUPPORTED before CUDA 12.4. */
+ptxkit_status ptxkit_launch_checked(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared_bytes,
+                                    ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count);
 /* Raises the kernel's dynamic shared memory limit (up to the device's
  * opt-in maximum; beyond it INVALID_ARGUMENT). */
 ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *kernel, size_t bytes);

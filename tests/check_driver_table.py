@@ -1,6 +1,8 @@
 """driver.h's entry points carry, each, the newest signature version of
 cudaTypedefs.h not above DRIVER_API_VERSION (the one cuGetProcAddress returns
-at that version), so a pointer's type matches the function it receives.
+at that version), so a pointer's type matches the function it receives. An
+entry newer than DRIVER_API_VERSION is asked for at its own version, so it
+must name the newest signature not above that version.
 usage: check_driver_table.py driver.h driver.c cudaTypedefs.h"""
 import re
 import sys
@@ -13,7 +15,8 @@ for name, version in re.findall(r"\bPFN_(cu\w+?)_v(\d+)\)", typedefs):
     available.setdefault(name, set()).add(int(version))
 bad = 0
 for name, version in listed:
-    versions = [v for v in available.get(name, ()) if v <= api]
+    bound = max(api, int(version))
+    versions = [v for v in available.get(name, ()) if v <= bound]
     want = max(versions) if versions else None
     if want != int(version):
         print(f"{name}: driver.h names v{version}, cudaTypedefs.h's newest at or below {api} is v{want}")

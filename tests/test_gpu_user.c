@@ -436,6 +436,64 @@ static void attributes_and_occupancy(void **state) {
     free(out);
 }
 
+/* The parameter list from the driver, a launch checked against it (wrong
+ * count, wrong size, NULL argument refused before anything runs, the context
+ * usable after), and the block size of best occupancy. */
+static void checked_launch(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_kernel *k = kernel("mix", 128);
+    size_t count = 0, offsets[8], sizes[8];
+    ptxkit_status st = ptxkit_kernel_params_get(k, &count, offsets, sizes, 8);
+    if (st == PTXKIT_ERROR_UNSUPPORTED) {
+        print_message("driver before CUDA 12.4: no parameter list\n");
+        skip();
+    }
+    assert_ok(ctx, st);
+    /* mix(const unsigned *, const unsigned *, unsigned *, unsigned long long, unsigned) */
+    assert_int_equal(count, 5);
+    const size_t want_offset[] = {0, 8, 16, 24, 32}, want_size[] = {8, 8, 8, 8, 4};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(offsets[i], want_offset[i]);
+        assert_int_equal(sizes[i], want_size[i]);
+    }
+    size_t only = 0;
+    assert_ok(ctx, ptxkit_kernel_params_get(k, &only, NULL, NULL, 0));
+    assert_int_equal(only, 5);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_params_get(k, NULL, offsets, sizes, 8));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_params_get(k, &count, NULL, sizes, 8));
+
+    mix_case c;
+    mix_setup(&c, 100003);
+    unsigned long long n = c.n;
+    void *args[] = {&c.dx, &c.dy, &c.dout, &n, &c.k};
+    size_t arg_sizes[] = {sizeof c.dx, sizeof c.dy, sizeof c.dout, sizeof n, sizeof c.k};
+    ptxkit_dim3 grid = {64, 0, 0}, block = {128, 0, 0};
+    mix_poison(&c);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, arg_sizes, 4));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "5 parameters, 4 arguments"));
+    size_t narrow[] = {8, 8, 8, 4, 4}; /* n passed as 32 bits */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, narrow, 5));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "parameter 3"));
+    void *holes[] = {&c.dx, &c.dy, NULL, &n, &c.k};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, holes, arg_sizes, 5));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(NULL, grid, block, 0, NULL, args, arg_sizes, 5));
+    /* nothing ran: out is still poison */
+    uint32_t first = 0;
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first, c.dout, 4));
+    assert_int_equal(first, 0xA5A5A5A5u);
+    assert_ok(ctx, ptxkit_launch_checked(k, grid, block, 0, NULL, args, arg_sizes, 5));
+    mix_check(&c, "checked launch");
+    mix_free(&c);
+
+    int best = 0, min_grid = 0;
+    assert_ok(ctx, ptxkit_kernel_max_occupancy_block_get(k, 0, &best, &min_grid));
+    assert_true(best >= 32 && best <= 128 && best % 32 == 0); /* __launch_bounds__(128) */
+    assert_true(min_grid >= 1);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_max_occupancy_block_get(k, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_max_occupancy_block_get(k, (size_t)1 << 30, &best, NULL));
+}
+
 static void launch_attributes(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -684,7 +742,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(registry_hit),        cmocka_unit_test(launch_errors),
         cmocka_unit_test(attributes_and_occupancy), cmocka_unit_test(launch_attributes),
         cmocka_unit_test(wrong_entry_names),   cmocka_unit_test(kernel_fault),
-        cmocka_unit_test(device_assert),
+        cmocka_unit_test(device_assert),       cmocka_unit_test(checked_launch),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ptxkit_program_destroy(program());

@@ -20,10 +20,13 @@ static ptxkit_status driver_status = PTXKIT_ERROR_NO_DRIVER;
 static char driver_why[512];
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
-#define ENTRY(name, version) {#name, (void **)&driver.name},
+/* An entry newer than DRIVER_API_VERSION is asked for at its own version:
+ * cuGetProcAddress finds nothing at an older one. */
+#define ENTRY(name, version) {#name, (void **)&driver.name, version > DRIVER_API_VERSION ? version : DRIVER_API_VERSION},
 static const struct {
     const char *name;
     void **slot;
+    int version;
 } driver_entries[] = {DRIVER_REQUIRED_ENTRIES(ENTRY)}, optional_entries[] = {DRIVER_OPTIONAL_ENTRIES(ENTRY)};
 #undef ENTRY
 
@@ -51,9 +54,9 @@ static void driver_load(void) {
         CUresult r;
         CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
         if (get_v2)
-            r = get_v2(driver_entries[i].name, driver_entries[i].slot, DRIVER_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+            r = get_v2(driver_entries[i].name, driver_entries[i].slot, driver_entries[i].version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
         else
-            r = get_v1(driver_entries[i].name, driver_entries[i].slot, DRIVER_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);
+            r = get_v1(driver_entries[i].name, driver_entries[i].slot, driver_entries[i].version, CU_GET_PROC_ADDRESS_DEFAULT);
         if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || !*driver_entries[i].slot) {
             driver_fail(PTXKIT_ERROR_NO_DRIVER, "libcuda.so.1 lacks %s (CUDA %s API): driver too old", driver_entries[i].name, "12.0");
             return;
@@ -61,9 +64,9 @@ static void driver_load(void) {
     }
     for (size_t i = 0; i < sizeof optional_entries / sizeof optional_entries[0]; i++) {
         CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
-        CUresult r = get_v2 ? get_v2(optional_entries[i].name, optional_entries[i].slot, DRIVER_API_VERSION,
+        CUresult r = get_v2 ? get_v2(optional_entries[i].name, optional_entries[i].slot, optional_entries[i].version,
                                      CU_GET_PROC_ADDRESS_DEFAULT, &found)
-                            : get_v1(optional_entries[i].name, optional_entries[i].slot, DRIVER_API_VERSION,
+                            : get_v1(optional_entries[i].name, optional_entries[i].slot, optional_entries[i].version,
                                      CU_GET_PROC_ADDRESS_DEFAULT);
         if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) *optional_entries[i].slot = NULL;
     }

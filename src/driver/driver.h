@@ -39,14 +39,15 @@
     X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000)                        \
     X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
     X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010)
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010) \
+    X(cuOccupancyMaxPotentialBlockSize, 6050)
 /* Entry points a feature needs, not the library: NULL where the driver
  * lacks them, and the feature answers UNSUPPORTED. */
 #define DRIVER_OPTIONAL_ENTRIES(X)                                             \
     X(cuLaunchKernelEx, 11060) X(cuCtxResetPersistingL2Cache, 11000)           \
     X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)                   \
     X(cuStreamGetAttribute, 11000) X(cuStreamIsCapturing, 10000)              \
-    X(cuThreadExchangeStreamCaptureMode, 10010)
+    X(cuThreadExchangeStreamCaptureMode, 10010) X(cuFuncGetParamInfo, 12040)
 
 /* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
  * rename declaration and uses alike. */

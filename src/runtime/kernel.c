@@ -160,6 +160,76 @@ ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_byte
     return PTXKIT_SUCCESS;
 }
 
+ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *k, size_t shared, int *block_threads,
+                                                   int *min_grid) {
+    if (!k || !block_threads)
+        return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_kernel_max_occupancy_block_get: NULL argument");
+    if (shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_kernel_max_occupancy_block_get: %zu bytes of dynamic shared memory exceed the "
+                            "kernel's limit of %d", shared, k->max_dynamic_shared);
+    ptxkit_status st = context_enter(k->ctx);
+    if (st != PTXKIT_SUCCESS) return st;
+    int grid = 0, block = 0;
+    CUresult r = k->ctx->cu->cuOccupancyMaxPotentialBlockSize(&grid, &block, k->fn, NULL, shared, 0);
+    context_leave(k->ctx);
+    if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuOccupancyMaxPotentialBlockSize");
+    *block_threads = block;
+    if (min_grid) *min_grid = grid;
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- parameters ----------------------------------------------------------
+ * The driver knows each parameter's offset and size (cuFuncGetParamInfo,
+ * 12.4 and later), so a launch can refuse arguments that do not match
+ * before the kernel reads garbage, or faults and ruins the context. */
+ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *k, size_t *count, size_t *offsets, size_t *sizes, size_t capacity) {
+    if (!k || !count || (capacity && (!offsets || !sizes)))
+        return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_params_get: NULL argument");
+    *count = 0;
+    if (!k->ctx->cu->cuFuncGetParamInfo)
+        return record_error(k->ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_kernel_params_get: the driver has no cuFuncGetParamInfo (CUDA 12.4 or later)");
+    /* a kernel has at most 32764 bytes of parameters, so at most that many */
+    for (size_t i = 0; i < 32768; i++) {
+        size_t offset = 0, size = 0;
+        CUresult r = k->ctx->cu->cuFuncGetParamInfo(k->fn, i, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+        if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncGetParamInfo");
+        if (i < capacity) {
+            offsets[i] = offset;
+            sizes[i] = size;
+        }
+        *count = i + 1;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                    ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count) {
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: kernel is NULL");
+    if (arg_count && (!args || !arg_sizes))
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: NULL arguments");
+    enum { MANY = 64 };
+    size_t count = 0, offsets[MANY], sizes[MANY];
+    ptxkit_status st = ptxkit_kernel_params_get(k, &count, offsets, sizes, MANY);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (count != arg_count)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_launch_checked: the kernel takes %zu parameters, %zu arguments given", count,
+                            arg_count);
+    for (size_t i = 0; i < count && i < MANY; i++) {
+        if (arg_sizes[i] != sizes[i])
+            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_launch_checked: parameter %zu (at byte %zu) is %zu bytes, its argument %zu", i,
+                                offsets[i], sizes[i], arg_sizes[i]);
+        if (!args[i])
+            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: argument %zu is NULL", i);
+    }
+    return ptxkit_launch(k, grid, block, shared, stream, args);
+}
+
 ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,
                                       unsigned *grid) {
     if (!k || !grid) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_grid_size: NULL argument");
