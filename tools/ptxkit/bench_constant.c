@@ -53,10 +53,10 @@ int bench_constant(int argc, char **argv) {
              "through a polynomial of --taps coefficients (default %d, at most %d) by Horner's rule; each\n"
              "coefficient is read once per 4 elements, by every lane of a warp at one address (uniform) or at\n"
              "min(32, taps) addresses (divergent). The copy row runs the same loop without coefficients: the\n"
-             "ceiling. GBps counts the array read once and written once; vs_constant_uniform is the row's time\n"
-             "over the uniform __constant__ row's; pct_of_copy its GB/s over the copy's. The first %d outputs\n"
-             "are checked exactly against the CPU. Median of --reps runs (default 10) after 2 warm-up runs,\n"
-             "with their count, fastest and slowest.\n",
+             "ceiling. GBps counts the array read once and written once. A row's time over its store's uniform\n"
+             "row's is vs_uniform, over the uniform __constant__ row's vs_constant_uniform; pct_of_copy is its\n"
+             "GB/s over the copy's. The first %d outputs are checked exactly against the CPU. Median of --reps\n"
+             "runs (default 10) after 2 warm-up runs, with their count, fastest and slowest.\n",
              CONSTLAB_DEFAULT_TAPS, CONSTLAB_MAX_TAPS, CHECK_ELEMENTS);
     const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
@@ -96,12 +96,12 @@ int bench_constant(int argc, char **argv) {
     snprintf(title, sizeof title,
              "constant memory on %s: %zu floats (%d MiB), %d taps, block %d (copy ceiling %.0f GB/s; median of %d)",
              dev.name, n, mib, taps, block ? block : CONSTLAB_BLOCK, copy_gbs, reps);
-    const char *headers[] = {"store", "pattern", "taps", "addresses", "time_us", "GBps", "vs_constant_uniform",
-                             "pct_of_copy", "check", STATS_COLUMNS};
-    cli_table *t = table_new(title, 12, headers);
-    table_types(t, "ssnnnnnns" STATS_TYPES);
+    const char *headers[] = {"store", "pattern", "taps", "addresses", "time_us", "GBps", "vs_uniform",
+                             "vs_constant_uniform", "pct_of_copy", "check", STATS_COLUMNS};
+    cli_table *t = table_new(title, 13, headers);
+    table_types(t, "ssnnnnnnns" STATS_TYPES);
     int wrong = 0;
-    double constant_uniform_ms = 0;
+    double constant_uniform_ms = 0, uniform_ms[CONSTLAB_STORE_COUNT] = {0}, divergent_ms[CONSTLAB_STORE_COUNT] = {0};
     char spread[96];
     for (int s = CONSTLAB_CONSTANT; s < CONSTLAB_COPY && st == PTXKIT_SUCCESS; s++)
         for (int d = 0; d < 2 && st == PTXKIT_SUCCESS; d++) {
@@ -116,18 +116,28 @@ int bench_constant(int argc, char **argv) {
             wrong += strcmp(ok, "ok") != 0;
             double ms = ts.median_ms;
             if (s == CONSTLAB_CONSTANT && !d) constant_uniform_ms = ms;
+            *(d ? &divergent_ms[s] : &uniform_ms[s]) = ms;
             double gbs = bytes / (ms * 1e-3) / 1e9;
-            table_addf(t, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%.2f\t%.1f\t%s%s", constlab_store_name(p.store),
+            table_addf(t, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%s%s", constlab_store_name(p.store),
                        constlab_pattern_name(p.divergent), taps, constlab_addresses_per_read(&p), ms * 1e3, gbs,
-                       ms / constant_uniform_ms, 100.0 * gbs / copy_gbs, ok, stats_cells(&ts, spread, sizeof spread));
+                       ms / uniform_ms[s], ms / constant_uniform_ms, 100.0 * gbs / copy_gbs, ok,
+                       stats_cells(&ts, spread, sizeof spread));
         }
     if (st == PTXKIT_SUCCESS)
-        table_addf(t, "copy\t-\t0\t0\t%.1f\t%.0f\t%.2f\t100.0\t%s%s", copy_ts.median_ms * 1e3, copy_gbs,
+        table_addf(t, "copy\t-\t0\t0\t%.1f\t%.0f\t-\t%.2f\t100.0\t%s%s", copy_ts.median_ms * 1e3, copy_gbs,
                    copy_ts.median_ms / constant_uniform_ms, copy_check, stats_cells(&copy_ts, spread, sizeof spread));
     wrong += strcmp(copy_check, "ok") != 0 && st == PTXKIT_SUCCESS;
     if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), lab_last_error(ctx));
     table_print(t, common.format, stdout);
     table_free(t);
+    if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE) {
+        constlab_poly divergent = {.divergent = true, .taps = taps};
+        printf("divergent over uniform time (%d addresses per warp-wide read):",
+               constlab_addresses_per_read(&divergent));
+        for (int s = CONSTLAB_CONSTANT; s < CONSTLAB_COPY; s++)
+            printf(" %s %.2fx%s", constlab_store_name((constlab_store)s), divergent_ms[s] / uniform_ms[s],
+                   s + 1 < CONSTLAB_COPY ? "," : "\n");
+    }
     if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
     ptxkit_free(ctx, in);
     ptxkit_free(ctx, out);
