@@ -128,7 +128,8 @@ ptxkit_status constlab_poly_run(ptxkit_context *ctx, const constlab_poly *p, ptx
     if (!p->out || !p->in || (needs_table && !p->table))
         return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: NULL device pointer");
     if ((p->out | p->in) & 15u || (p->table & 3u))
-        return lab_error(PTXKIT_ERROR_MISALIGNED, "constant: input and output must be 16-byte aligned, the table 4-byte");
+        return lab_error(PTXKIT_ERROR_MISALIGNED,
+                         "constant: input and output must be 16-byte aligned, the table 4-byte");
     ptxkit_kernel *k = NULL;
     st = lab_kernel_get(ctx, FILE_NAME, "const_poly", v.defines, v.count, &k);
     unsigned grid = p->grid;

@@ -20,7 +20,9 @@
  * cheap at any size (the offsets depend on the element index only). */
 enum { CHECK_ELEMENTS = 1 << 20 };
 
-static ptxkit_status run_poly(ptxkit_context *ctx, ptxkit_stream *s, void *arg) { return constlab_poly_run(ctx, arg, s); }
+static ptxkit_status run_poly(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    return constlab_poly_run(ctx, arg, s);
+}
 
 static const char usage_text[] =
     "usage: ptxkit bench constant [--mib N] [--taps N] [--block N] [--reps N] [--csv|--json] [--json FILE]\n"
@@ -127,7 +129,8 @@ int bench_constant(int argc, char **argv) {
         table_addf(t, "copy\t-\t0\t0\t%.1f\t%.0f\t-\t%.2f\t100.0\t%s%s", copy_ts.median_ms * 1e3, copy_gbs,
                    copy_ts.median_ms / constant_uniform_ms, copy_check, stats_cells(&copy_ts, spread, sizeof spread));
     wrong += strcmp(copy_check, "ok") != 0 && st == PTXKIT_SUCCESS;
-    if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), lab_last_error(ctx));
+    if (st != PTXKIT_SUCCESS)
+        fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), lab_last_error(ctx));
     table_print(t, common.format, stdout);
     table_free(t);
     if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE) {
