@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report.h"
 #include "commands.h"
 #include "tune_exchange.h"
 
@@ -90,6 +91,9 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
                              "pick_pct_of_best", "saved", "timed", "reused", "legal", "failed", "wrong", "seconds"};
     cli_table *t = verify ? table_new(title, 14, checked) : table_new(title, 11, plain);
     table_types(t, verify ? "snncncnc" "nnnnnn" : "snnnc" "nnnnnn");
+    char id[64];
+    snprintf(id, sizeof id, "tune_%s", family);
+    table_id(t, id); /* one table a family: its rows are that family's sizes */
     for (int i = 0; i < done; i++) {
         const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
         char n[32], choice[128], pick[128], best[128];
@@ -235,9 +239,8 @@ int cmd_tune(int argc, char **argv) {
     if (record && !show) return args_error(&spec, "--record goes with --show");
     if (show) {
         if (tuning) return args_error(&spec, "--show lists the database: it takes no FAMILY or tuning option");
-        /* one table where standard output holds a single table (--csv, --json alone) */
-        int which = record ? 2 : common.format == OUT_CSV || common.format == OUT_JSON ? 1 : 0;
-        return tune_show(common.device, common.format, which);
+        report_set_kind("tune --show");
+        return tune_show(common.device, common.format, record ? 2 : 0);
     }
     char why[256] = "";
     ptxkit_status check = a.family ? ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) : PTXKIT_SUCCESS;
@@ -249,6 +252,7 @@ int cmd_tune(int argc, char **argv) {
     }
     if (a.variant && !a.family) return args_error(&spec, "--variant needs a FAMILY");
     if (a.variant && check != PTXKIT_SUCCESS) return args_error(&spec, "%s", why); /* before any GPU is opened */
+    if (verify) report_set_kind("tune --verify-exhaustive");
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
     for (int i = 0; ptxkit_tune_family_name(i); i++) {
