@@ -1,5 +1,6 @@
 /* Report files: see report.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ const char *report_default_table_id(void) { return rep.table_id[0] ? rep.table_i
 
 void report_set_command(int argc, char **argv) {
     char kind[64] = "";
-    bool bench = argc > 1 && strcmp(argv[0], "bench") == 0;
+    bool bench = argc > 1 && (strcmp(argv[0], "bench") == 0 || strcmp(argv[0], "report") == 0);
     if (argc > 0) snprintf(kind, sizeof kind, "%s%s%s", argv[0], bench ? " " : "", bench ? argv[1] : "");
     report_set_kind(kind);
     size_t used = 0;
@@ -139,25 +140,25 @@ cJSON *report_metadata(void) {
     return m;
 }
 
-/* Whether path can be written, before any work: an existing file must be
- * writable and no directory, a new one needs a writable directory. */
+/* Whether path can be written, before any work: a directory cannot; an
+ * existing file is opened for writing without truncating it; a new one is
+ * created and removed again (a permission check alone is not an answer for
+ * root, nor in /proc). */
 bool report_path_writable(const char *command, const char *path) {
     if (!path || strcmp(path, "-") == 0) return true;
     struct stat st;
     const char *why = NULL;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) why = "is a directory";
-        else if (access(path, W_OK) != 0) why = strerror(errno);
-    } else if (errno != ENOENT) {
-        why = strerror(errno);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        why = "is a directory";
     } else {
-        char dirname[4096];
-        snprintf(dirname, sizeof dirname, "%s", path);
-        char *slash = strrchr(dirname, '/');
-        if (!slash) snprintf(dirname, sizeof dirname, ".");
-        else if (slash == dirname) slash[1] = 0;
-        else *slash = 0;
-        if (access(dirname, W_OK | X_OK) != 0) why = strerror(errno);
+        bool existed = stat(path, &st) == 0;
+        int fd = open(path, O_WRONLY | O_CLOEXEC | (existed ? 0 : O_CREAT | O_EXCL), 0644);
+        if (fd < 0) {
+            why = strerror(errno);
+        } else {
+            close(fd);
+            if (!existed) unlink(path);
+        }
     }
     if (why) fprintf(stderr, "ptxkit %s: cannot write %s: %s\n", command, path, why);
     return why == NULL;
