@@ -197,7 +197,7 @@ static int compare(int argc, char **argv) {
 
     int na = 0, nb = 0;
     timed_row *ra = timed_rows(a, &na), *rb = timed_rows(b, &nb);
-    const char *headers[] = {"table", "row", "metric", "a", "b", "ratio", "noise", "verdict"};
+    const char *headers[] = {"table_id", "row", "metric", "a", "b", "ratio", "noise", "verdict"};
     cli_table *t = table_new("B against A", 8, headers);
     table_id(t, "report_compare");
     table_types(t, "sssnnnns");
