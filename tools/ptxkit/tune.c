@@ -153,7 +153,8 @@ static const char tune_usage[] =
     "                   [--exhaustive | --verify-exhaustive] [--threads N] [--no-save] [--no-record]\n"
     "                   [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n"
     "       ptxkit tune --show [--record] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
-    "       ptxkit tune --export FILE.json | --import FILE.json\n";
+    "       ptxkit tune --export FILE.json | --import FILE.json\n"
+    "       ptxkit tune --export-t4 FILE.json | --import-t4 FILE.json [FAMILY --variant V --sizes N]\n";
 
 static const char tune_help[] =
     "Times JIT variants of a kernel family (block size, items per thread, vector width, blocks per SM, load\n"
@@ -184,6 +185,12 @@ static const char tune_help[] =
     "  --record            with --show: the record alone\n"
     "  --export FILE       write every entry of the database, with its key, as JSON (- for standard output)\n"
     "  --import FILE       merge the entries of such a file into the database (- for standard input)\n"
+    "  --export-t4 FILE    write the tuning record as T4 results (Kernel Tuner's open results schema, 1.0.0;\n"
+    "                      ptxkit's key in an extra \"ptxkit\" object of each result)\n"
+    "  --import-t4 FILE    append the results of such a file to the tuning record (lines it holds already\n"
+    "                      left out); a result without the \"ptxkit\" object (Kernel Tuner's own file) is taken\n"
+    "                      as FAMILY --variant V at the one size of --sizes N on this GPU, its configuration\n"
+    "                      under ptxkit's parameter names: a later tune of that problem reuses its timings\n"
     "An application's own kernels are tuned through the ptxkit_tunable API, not here: timing one needs its\n"
     "arguments, buffers and output check, which only the application has. --show lists their entries too.\n";
 
@@ -196,7 +203,7 @@ static void list_families(FILE *out) {
 int cmd_tune(int argc, char **argv) {
     tune_args a = {0};
     bool show = false, record = false, exhaustive = false, verify = false, no_save = false, no_record = false;
-    const char *export_path = NULL, *import_path = NULL;
+    const char *export_path = NULL, *import_path = NULL, *export_t4 = NULL, *import_t4 = NULL;
     const arg_option options[] = {
         {.name = "variant", .kind = ARG_TEXT, .value = &a.variant},
         {.name = "sizes", .kind = ARG_SIZES, .value = a.sizes, .count = &a.size_count, .max = MAX_SIZES, .lo = 1,
@@ -212,8 +219,11 @@ int cmd_tune(int argc, char **argv) {
         {.name = "record", .kind = ARG_FLAG, .value = &record},
         {.name = "export", .kind = ARG_TEXT, .value = &export_path},
         {.name = "import", .kind = ARG_TEXT, .value = &import_path},
+        {.name = "export-t4", .kind = ARG_TEXT, .value = &export_t4},
+        {.name = "import-t4", .kind = ARG_TEXT, .value = &import_t4},
         {0}};
-    static const char *const exclusive[] = {"exhaustive,verify-exhaustive", "show,export,import", "no-save,no-record",
+    static const char *const exclusive[] = {"exhaustive,verify-exhaustive", "show,export,import,export-t4,import-t4",
+                                            "no-save,no-record",
                                             NULL};
     const arg_spec spec = {.command = "tune", .usage = tune_usage, .help = tune_help, .more_help = list_families,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options, .operands = "FAMILY",
@@ -231,6 +241,25 @@ int cmd_tune(int argc, char **argv) {
     bool tuning = a.family || a.variant || a.size_count || a.options.budget_s > 0 || a.options.max_variants ||
                   a.options.threads || exhaustive || verify || no_save || no_record;
     bool reports = common.format != OUT_TABLE || common.json_path || common.csv_path || common.md_path;
+    if (export_t4) {
+        if (tuning || reports || record || common.device) return args_error(&spec, "--export-t4 takes no other option");
+        return tune_export_t4(export_t4);
+    }
+    if (import_t4) {
+        bool other = a.options.budget_s > 0 || a.options.max_variants || a.options.threads || exhaustive || verify ||
+                     no_save || no_record;
+        if (other || reports || record) return args_error(&spec, "--import-t4 takes FAMILY, --variant, --sizes and --device alone");
+        if (!a.family && !a.variant && !a.size_count) {
+            if (common.device) return args_error(&spec, "--device goes with FAMILY (a Kernel Tuner file)");
+            return tune_import_t4(import_t4);
+        }
+        if (!a.family || !a.variant || a.size_count != 1)
+            return args_error(&spec, "--import-t4 of a Kernel Tuner file takes FAMILY, --variant V and one --sizes N");
+        char why[256] = "";
+        if (ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) != PTXKIT_SUCCESS)
+            return args_error(&spec, "%s", why);
+        return tune_import_t4_for(import_t4, common.device, a.family, a.variant, a.sizes[0]);
+    }
     if (export_path || import_path) {
         if (tuning || reports || record || common.device)
             return args_error(&spec, "--%s takes no other option", export_path ? "export" : "import");
