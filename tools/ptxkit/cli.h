@@ -148,6 +148,13 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
  * calling thread keeps until its next call. */
 const ptxkit_device_info *cli_device(ptxkit_context *ctx);
 
+/* A row's config_source column: "tuned" when the call of family/variant at
+ * n with options runs the tuning database's configuration
+ * (ptxkit_tune_source_get), else "default". */
+#define CONFIG_SOURCE_COLUMN "config_source"
+const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                          const ptxkit_launch_options *options);
+
 /* Milliseconds on the monotonic clock (host-side timings). */
 double cli_now_ms(void);
 

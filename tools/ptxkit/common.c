@@ -663,3 +663,10 @@ ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, d
     }
     return st;
 }
+
+const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                          const ptxkit_launch_options *options) {
+    int tuned = 0;
+    if (ptxkit_tune_source_get(ctx, family, variant, n, options, &tuned) != PTXKIT_SUCCESS) tuned = 0;
+    return tuned ? "tuned" : "default";
+}
