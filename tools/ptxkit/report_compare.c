@@ -255,7 +255,7 @@ static int compare(int argc, char **argv) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: ptxkit report compare A.json B.json [OPTIONS]\n\n"
+    fprintf(out, "usage: ptxkit report compare A.json B.json [OPTIONS]\n\nsubcommands:\n"
                  "  compare   two --json reports of one kind, row by row (exit 1 on a regression)\n"
                  "\nptxkit report compare --help describes its options.\n");
 }
