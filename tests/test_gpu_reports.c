@@ -118,6 +118,76 @@ static void info_document(void **state) {
     remove(path);
 }
 
+/* Two runs of one build compare as no regression (exit 0); the second with
+ * one row's times planted 10% slower (its spread kept) as one (exit 1).
+ * Large sizes, where a run's time is steady. */
+static void compare_two_runs(void **state) {
+    (void)state;
+    char a[200], b[200], planted[220], out[220], args[1024];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(planted, sizeof planted, "%s/planted.json", dir);
+    snprintf(out, sizeof out, "%s/compare.json", dir);
+    const char *bench = "bench reduce --log2 26,28 --ops sum --types int32,float32 --reps 30 --warmup 3";
+    snprintf(args, sizeof args, "%s --json %s", bench, a);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "%s --json %s", bench, b);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "report compare %s %s --json %s", a, b, out);
+    int rc = run(args);
+    if (rc != 0) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/out.txt", dir);
+        char *text = slurp(path);
+        fail_msg("two runs of one build: exit %d\n%s", rc, text);
+    }
+    if (report_validate_file(out, NULL, NULL, NULL) != 0) fail_msg("%s does not match its schema", out);
+    char *text = slurp(b);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "tables"), 0), "rows"), 1);
+    assert_non_null(row);
+    const char *fields[] = {"time_us", "min_us", "max_us"};
+    for (int i = 0; i < 3; i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(row, fields[i]);
+        assert_true(cJSON_IsNumber(v));
+        cJSON_SetNumberValue(v, v->valuedouble * 1.10);
+    }
+    char *printed = cJSON_Print(doc);
+    FILE *f = fopen(planted, "w");
+    assert_non_null(f);
+    fputs(printed, f);
+    fclose(f);
+    free(printed);
+    cJSON_Delete(doc);
+    snprintf(args, sizeof args, "report compare %s %s", a, planted);
+    assert_int_equal(run(args), 1);
+    remove(a);
+    remove(b);
+    remove(planted);
+    remove(out);
+}
+
+/* The tuning record every_report's `tune reduce` appended to, exported as T4
+ * results: valid against the vendored T4 schema, one result or more. */
+static void t4_export(void **state) {
+    (void)state;
+    char path[200], args[300], schema_file[4200];
+    snprintf(path, sizeof path, "%s/t4.json", dir);
+    snprintf(args, sizeof args, "tune --export-t4 %s", path);
+    assert_int_equal(run(args), 0);
+    snprintf(schema_file, sizeof schema_file, "%s/t4/results-schema.json", schema_dir);
+    if (report_validate_file(path, NULL, schema_file, NULL) != 0) fail_msg("%s is not T4", path);
+    char *text = slurp(path);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "results")) > 0);
+    cJSON_Delete(doc);
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) return 2;
     test_require_gpu();
@@ -134,7 +204,8 @@ int main(int argc, char **argv) {
     char db[200];
     snprintf(db, sizeof db, "%s/tune.db", dir); /* a private database and record */
     setenv("PTXKIT_TUNE_DB", db, 1);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report),
+                                       cmocka_unit_test(t4_export), cmocka_unit_test(compare_two_runs)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
