@@ -1067,7 +1067,8 @@ ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
  * transpose: as ptxkit_transpose names its padded kind's entry, rows x
  * cols rounded to a power of two). Reads only: with PTXKIT_TUNE=auto a
  * bucket not yet tuned reads 0, though the call itself may tune it first.
- * gemm has ptxkit_gemm_config_get. INVALID_ARGUMENT for a NULL argument. */
+ * gemm has ptxkit_gemm_config_get. INVALID_ARGUMENT for a NULL argument.
+ * Any thread; nothing is launched, no stream is used. */
 ptxkit_status ptxkit_tune_source_get(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
                                      const ptxkit_launch_options *options, int *tuned);
 
@@ -1122,7 +1123,8 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
 /* The code hash (ptxkit_tune_record_line.code) under which a tuning run of
  * a built-in `family` (variant as ptxkit_tune takes it) records and reuses
  * its timings in this build: lines appended with it are taken as measured
- * by such a run. Errors as ptxkit_tune_variant_check; no context needed. */
+ * by such a run. Errors as ptxkit_tune_variant_check; no context needed;
+ * any thread. */
 ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsigned long long *code);
 
 /* ---- tuning the application's kernels ----------------------------------
