@@ -10,6 +10,7 @@ int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_scan_ladder(int argc, char **argv);
 int cmd_gemm_ladder(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
