@@ -228,6 +228,7 @@ bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, si
               strcmp(m.key, hex) == 0 && m.image_size > 0 &&
               read_checked(m.is_cubin ? p.cubin : p.ptx, m.image_size, c->cap_bytes, m.image_sum, &data) == 1;
     free(text);
+    ok = ok && (m.names_size > 0 || m.names_sum == 0); /* one record per entry: no checksum of nothing */
     if (ok && m.names_size > 0) {
         /* lines of names ending with a newline, no NUL among them */
         ok = read_checked(p.names, m.names_size, META_MAX * 64, m.names_sum, &lines) == 1 &&
