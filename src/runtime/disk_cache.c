@@ -42,6 +42,7 @@
  * K.bin container) are never read, and trim and purge remove them */
 #define CACHE_FORMAT 3u
 #define META_MAX 1024 /* the rendered record is about 250 bytes */
+#define NAMES_MAX (64u << 10) /* lowered names: a few hundred bytes each */
 #define CACHE_DEFAULT_CAP_MB 512
 #define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
@@ -189,13 +190,13 @@ static void remove_files(const entry_paths *p) {
 }
 
 /* Reads a file the metadata describes: exactly size bytes (at most max)
- * with the checksum sum, into a malloc'd NUL-terminated buffer. -2: not a
- * regular file; -1: missing or unreadable; 0: present but wrong; 1: valid. */
-static int read_checked(const char *path, unsigned long long size, unsigned long long max, uint64_t sum, char **out) {
+ * with the checksum sum, into a malloc'd NUL-terminated buffer; false when
+ * it is missing, unreadable, not a regular file or not that. */
+static bool read_checked(const char *path, unsigned long long size, unsigned long long max, uint64_t sum, char **out) {
     *out = NULL;
     struct stat st;
     int fd = files_open_regular(path, false, &st);
-    if (fd < 0) return fd == -2 ? -2 : errno == ENOENT ? -1 : 0;
+    if (fd < 0) return false;
     /* the size is bounded before anything is allocated: a sparse file with
      * consistent metadata cost seconds and gigabytes */
     char *data = NULL;
@@ -204,11 +205,11 @@ static int read_checked(const char *path, unsigned long long size, unsigned long
     close(fd);
     if (!ok) {
         free(data);
-        return 0;
+        return false;
     }
     data[size] = 0;
     *out = data;
-    return 1;
+    return true;
 }
 
 bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin,
@@ -226,12 +227,12 @@ bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, si
     entry_meta m;
     bool ok = rs == FILES_READ_OK && parse_meta(text, text_size, &m) && m.format == CACHE_FORMAT &&
               strcmp(m.key, hex) == 0 && m.image_size > 0 &&
-              read_checked(m.is_cubin ? p.cubin : p.ptx, m.image_size, c->cap_bytes, m.image_sum, &data) == 1;
+              read_checked(m.is_cubin ? p.cubin : p.ptx, m.image_size, c->cap_bytes, m.image_sum, &data);
     free(text);
     ok = ok && (m.names_size > 0 || m.names_sum == 0); /* one record per entry: no checksum of nothing */
     if (ok && m.names_size > 0) {
         /* lines of names ending with a newline, no NUL among them */
-        ok = read_checked(p.names, m.names_size, META_MAX * 64, m.names_sum, &lines) == 1 &&
+        ok = read_checked(p.names, m.names_size, NAMES_MAX, m.names_sum, &lines) &&
              lines[m.names_size - 1] == '\n' && strlen(lines) == m.names_size;
         if (ok) lines[m.names_size - 1] = 0;
     }
@@ -428,8 +429,9 @@ static int write_file(const char *path, const void *const *parts, const size_t *
 ptxkit_status disk_cache_write_entry(disk_cache *c, const cache_key *key, const void *image, size_t size,
                                      bool is_cubin, disk_cache_origin origin, const char *names) {
     if (!c) return PTXKIT_SUCCESS;
-    if (size == 0 || origin < DISK_CACHE_FAMILY || origin >= (disk_cache_origin)ORIGIN_COUNT)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel cache: an empty image or an unknown origin");
+    if (size == 0 || origin < DISK_CACHE_FAMILY || origin >= (disk_cache_origin)ORIGIN_COUNT ||
+        (names && strlen(names) >= NAMES_MAX))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel cache: an empty image, an unknown origin or names over %u bytes", NAMES_MAX);
     entry_paths p;
     entry_paths_of(c, key, &p);
     if (!files_make_dirs(p.shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", p.shard, strerror(errno));
