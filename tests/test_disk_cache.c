@@ -378,11 +378,24 @@ static void old_format_and_strays(void **state) {
     assert_int_not_equal(access(legacy, F_OK), 0); /* the trim removed it */
     assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
     assert_int_equal(files, 1);
+    /* a temporary file a dead writer left counts with its entry, and goes with it */
+    char temp[1100], path[1024];
+    entry_file(&k, "cubin.tmp.99999.0", temp, sizeof temp);
+    f = fopen(temp, "wb");
+    fputs("half an image", f);
+    fclose(f);
+    size_t bytes_with_temp;
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes_with_temp));
+    assert_int_equal(files, 1);
+    assert_int_equal(bytes_with_temp, bytes + strlen("half an image"));
+    entry_file(&k, "meta", path, sizeof path);
+    assert_int_equal(access(path, F_OK), 0);
     f = fopen(legacy, "wb");
     fputs("old", f);
     fclose(f);
     assert_ok(NULL, ptxkit_cache_purge());
     assert_int_not_equal(access(legacy, F_OK), 0);
+    assert_int_not_equal(access(temp, F_OK), 0);
     assert_false(exists(&k, "meta"));
     assert_false(exists(&k, "cubin"));
     for (int i = 0; i < 4; i++) assert_int_equal(access(stray[i], F_OK), 0);

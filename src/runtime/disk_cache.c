@@ -256,8 +256,10 @@ bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *
     return disk_cache_read_entry(c, key, image, size, is_cubin, NULL, NULL);
 }
 
-/* One file of a cache entry in the cache's directory. */
-typedef enum file_kind { FILE_META, FILE_CUBIN, FILE_PTX, FILE_NAMES, FILE_LEGACY, FILE_KIND_COUNT } file_kind;
+/* One file of a cache entry in the cache's directory. FILE_TEMP: a write's
+ * temporary file (<key>.<suffix>.tmp.<pid>.<n>): in flight, or left by a
+ * writer that died; it counts with its entry and goes with it. */
+typedef enum file_kind { FILE_META, FILE_CUBIN, FILE_PTX, FILE_NAMES, FILE_LEGACY, FILE_KIND_COUNT, FILE_TEMP } file_kind;
 static const char *const file_suffixes[FILE_KIND_COUNT] = {".meta", ".cubin", ".ptx", ".names", ".bin"};
 
 typedef struct cache_file {
@@ -270,15 +272,19 @@ typedef struct cache_file {
 } cache_file;
 
 /* The entry a file name belongs to: 32 lowercase hex digits and a known
- * suffix; anything else in a shard is not the cache's and is left alone. */
+ * suffix (or a temporary file of one); anything else in a shard is not the
+ * cache's and is left alone. */
 static bool cache_file_name(const char *name, file_kind *kind) {
     for (int i = 0; i < 32; i++)
         if (!isxdigit((unsigned char)name[i]) || isupper((unsigned char)name[i])) return false;
-    for (int k = 0; k < FILE_KIND_COUNT; k++)
-        if (strcmp(name + 32, file_suffixes[k]) == 0) {
-            *kind = (file_kind)k;
-            return true;
-        }
+    for (int k = 0; k < FILE_KIND_COUNT; k++) {
+        size_t len = strlen(file_suffixes[k]);
+        if (strncmp(name + 32, file_suffixes[k], len) != 0) continue;
+        if (name[32 + len] == 0) *kind = (file_kind)k;
+        else if (k != FILE_LEGACY && strncmp(name + 32 + len, ".tmp.", 5) == 0) *kind = FILE_TEMP;
+        else continue;
+        return true;
+    }
     return false;
 }
 
