@@ -121,8 +121,7 @@ cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, i
     key_writer state;
     key_writer_init(&state);
     hash_bytes(&state, 'm', module.bytes, sizeof module.bytes);
-    if (part == KEY_KERNEL) hash_string(&state, 'e', req->entry ? req->entry : "");
-    else hash_string(&state, 'l', "lowered name");
+    hash_string(&state, 'e', req->entry ? req->entry : "");
     return digest(&state);
 }
 
@@ -146,32 +145,32 @@ static void describe(const kernel_request *req, char *out, size_t size) {
 
 /* A compiled program's image (and, for a name expression, the lowered
  * name, malloc'd): from disk, else NVRTC (then stored on disk). The name is
- * written before the image: an image without its name is a miss, never a
- * wrong name. */
+ * a file of the image's entry, checked with it: an entry without its name
+ * is a miss, never a wrong name. */
 static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *req, const cache_key *key, void **image,
                                     bool *is_cubin, char **lowered) {
     disk_cache *disk = disk_cache_open(NULL);
-    size_t size = 0, name_size = 0;
-    void *name = NULL;
-    bool name_cubin;
-    cache_key name_key = key_in(ctx, req, KEY_LOWERED_NAME);
-    bool named = !req->name_expression ||
-                 (disk_cache_read(disk, &name_key, &name, &name_size, &name_cubin) && name_size > 0 &&
-                  memchr(name, 0, name_size) == (char *)name + name_size - 1);
-    if (named && disk_cache_read(disk, key, image, &size, is_cubin)) {
-        disk_cache_close(disk);
-        *lowered = name;
-        return PTXKIT_SUCCESS;
+    size_t size = 0;
+    char *names = NULL;
+    if (disk_cache_read_entry(disk, key, image, &size, is_cubin, NULL, req->name_expression ? &names : NULL)) {
+        if (!req->name_expression || (names && names[0] && !strchr(names, '\n'))) {
+            disk_cache_close(disk);
+            *lowered = names;
+            return PTXKIT_SUCCESS;
+        }
+        free(*image);
+        *image = NULL;
     }
-    free(name);
+    free(names);
     compile_request creq =
         program_request(req->program, req->name_expression ? req->entry : NULL, req->defines, req->define_count);
     compile_output out;
     ptxkit_status st = compile_source(ctx, &creq, ctx->arch, false, &out);
     if (st == PTXKIT_SUCCESS) {
         /* a cache that cannot be written costs speed, never correctness */
-        if (req->name_expression) disk_cache_write(disk, &name_key, out.lowered_name, strlen(out.lowered_name) + 1, false);
-        disk_cache_write(disk, key, out.image, out.size, out.is_cubin);
+        disk_cache_write_entry(disk, key, out.image, out.size, out.is_cubin,
+                               req->program->builtin ? DISK_CACHE_FAMILY : DISK_CACHE_PROGRAM,
+                               req->name_expression ? out.lowered_name : NULL);
         *image = out.image;
         *is_cubin = out.is_cubin;
         *lowered = out.lowered_name;
