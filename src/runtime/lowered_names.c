@@ -1,0 +1,77 @@
+/* The names a module was compiled for and their names in the image: the
+ * table a module object carries, and the form the disk cache keeps beside
+ * the image, so that a warm start finds every kernel and variable without
+ * NVRTC. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/module.h"
+
+ptxkit_module *module_object_new(ptxkit_context *ctx, CUmodule module, const cache_key *key,
+                                 const char *const *names, const char *const *lowered, int count) {
+    size_t text = 0;
+    for (int i = 0; i < count; i++) text += strlen(names[i]) + 1 + strlen(lowered[i]) + 1;
+    size_t tables = (size_t)count * 2 * sizeof(const char *);
+    /* the tables first, so they are aligned for pointers */
+    ptxkit_module *m = calloc(1, sizeof *m + tables + text);
+    if (!m) return NULL;
+    m->ctx = ctx;
+    m->module = module;
+    m->key = *key;
+    m->name_count = count;
+    if (count > 0) {
+        m->names = (const char **)(void *)m->text;
+        m->lowered = m->names + count;
+        char *at = m->text + tables;
+        for (int i = 0; i < count; i++) {
+            size_t n = strlen(names[i]) + 1, l = strlen(lowered[i]) + 1;
+            m->names[i] = memcpy(at, names[i], n);
+            at += n;
+            m->lowered[i] = memcpy(at, lowered[i], l);
+            at += l;
+        }
+    }
+    return m;
+}
+
+const char *module_symbol_name(const ptxkit_module *m, const char *name) {
+    for (int i = 0; i < m->name_count; i++)
+        if (strcmp(m->names[i], name) == 0) return m->lowered[i];
+    return name;
+}
+
+bool module_name_is_expression(const char *name) {
+    /* a symbol is letters, digits, '_', '$' and '.' (PTX allows the last two) */
+    for (const char *c = name; *c; c++)
+        if (!(*c == '_' || *c == '$' || *c == '.' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+              (*c >= 'A' && *c <= 'Z')))
+            return true;
+    return false;
+}
+
+char *lowered_names_encode(const char *const *lowered, int count, size_t *size) {
+    size_t total = 0;
+    for (int i = 0; i < count; i++) total += strlen(lowered[i]) + 1;
+    char *blob = malloc(total ? total : 1);
+    if (!blob) return NULL;
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        size_t n = strlen(lowered[i]) + 1;
+        memcpy(blob + at, lowered[i], n);
+        at += n;
+    }
+    *size = total;
+    return blob;
+}
+
+bool lowered_names_decode(const char *blob, size_t size, int count, const char **names) {
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        const char *end = at < size ? memchr(blob + at, 0, size - at) : NULL;
+        if (!end || end == blob + at) return false;
+        names[i] = blob + at;
+        at = (size_t)(end - blob) + 1;
+    }
+    return at == size && count > 0;
+}
