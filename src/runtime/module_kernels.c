@@ -70,6 +70,9 @@ ptxkit_status ptxkit_module_kernel_get(ptxkit_module *m, const char *entry, ptxk
                             entry);
     kernel_request req = {.kind = KERNEL_FROM_MODULE, .module_key = &m->key, .entry = symbol};
     ptxkit_status st = kernel_cache_get(m->ctx, &req, out);
+    if (st == PTXKIT_ERROR_NOT_FOUND && symbol != entry) /* say what the application asked for */
+        return record_error(m->ctx, st, "ptxkit_module_kernel_get: '%s' (lowered '%s') is no kernel of the module", entry,
+                            symbol);
     /* every caller stores the same module: the kernel's key is the module's and the symbol's */
     if (st == PTXKIT_SUCCESS) __atomic_store_n(&(*out)->module, m, __ATOMIC_RELEASE);
     return st;
