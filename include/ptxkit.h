@@ -673,7 +673,10 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
  * (NVRTC's log, whose file names and lines are the program's and its
  * headers'; PTXKIT_DUMP_SOURCE=DIR also writes the failing source, headers
  * and options there), NOT_FOUND (no such entry, or a name expression that
- * does not instantiate), NO_NVRTC (not cached and no NVRTC). */
+ * does not instantiate), NO_NVRTC (not cached and no NVRTC).
+ * ptxkit_program_kernel_get is the same call under the name that pairs it
+ * with ptxkit_module_kernel_get; ptxkit_program_module_get compiles several
+ * kernels and variables into one module (see "modules" below). */
 #define PTXKIT_MAX_KERNEL_DEFINES 32
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
                                 const char *const *defines, int define_count, ptxkit_kernel **out);
@@ -755,7 +758,9 @@ typedef struct ptxkit_module_options {
  * ARGUMENT (NC without read_only, an operator on a binary image). */
 ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size,
                                  const ptxkit_module_options *options, ptxkit_module **out);
-/* The kernel `entry` (the name as it appears in the image: mangled for C++). */
+/* The kernel `entry` (the name as it appears in the image: mangled for C++);
+ * the same as ptxkit_module_kernel_get, its name from now on. Variables:
+ * ptxkit_module_variable_get by symbol. */
 ptxkit_status ptxkit_module_kernel(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
 /* How many plain global loads the operator was given, and how many were
  * left alone (already with an operator, or memory-ordered). */
