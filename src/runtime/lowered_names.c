@@ -2,11 +2,15 @@
  * table a module object carries, and the form the disk cache keeps beside
  * the image, so that a warm start finds every kernel and variable without
  * NVRTC. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/module.h"
+
+/* The name tables sit at the start of text: it must be aligned for them. */
+_Static_assert(offsetof(struct ptxkit_module, text) % _Alignof(const char *) == 0, "text holds pointers first");
 
 ptxkit_module *module_object_new(ptxkit_context *ctx, CUmodule module, const cache_key *key,
                                  const char *const *names, const char *const *lowered, int count) {
