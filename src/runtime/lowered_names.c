@@ -46,9 +46,9 @@ const char *module_symbol_name(const ptxkit_module *m, const char *name) {
 }
 
 bool module_name_is_expression(const char *name) {
-    /* a symbol is letters, digits, '_', '$' and '.' (PTX allows the last two) */
+    /* a symbol is letters, digits, '_', and PTX's '$', '%' and '.' */
     for (const char *c = name; *c; c++)
-        if (!(*c == '_' || *c == '$' || *c == '.' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+        if (!(*c == '_' || *c == '$' || *c == '%' || *c == '.' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
               (*c >= 'A' && *c <= 'Z')))
             return true;
     return false;
