@@ -1,6 +1,7 @@
 /* Streams and events. */
 #include <stdlib.h>
 
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -66,6 +67,11 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
+    /* on a captured stream the driver refuses and invalidates the capture */
+    if ((st = capture_stream_refuse(ctx, stream_handle(stream), "ptxkit_stream_synchronize")) != PTXKIT_SUCCESS) {
+        context_leave(ctx);
+        return st;
+    }
     CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
     context_leave(ctx);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamSynchronize");
