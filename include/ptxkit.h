@@ -396,9 +396,10 @@ ptxkit_status ptxkit_host_device_pointer_get(ptxkit_context *ctx, void *host, pt
  * that cannot be captured -- ptxkit_malloc, ptxkit_free, the host
  * allocations and registrations, the synchronous copies,
  * ptxkit_reduce_to_host, ptxkit_stream_synchronize, ptxkit_stream_query,
- * ptxkit_context_synchronize -- return PTXKIT_ERROR_CAPTURE before reaching
- * the driver, and the capture stays intact; other threads are not
- * affected. Calls that can be captured record nodes: the ops, launches,
+ * ptxkit_context_synchronize, and an op on another (uncaptured) stream
+ * that would have to grow its scratch -- return PTXKIT_ERROR_CAPTURE
+ * before reaching the driver, and the capture stays intact; other threads
+ * are not affected. Calls that can be captured record nodes: the ops, launches,
  * _async copies and memsets, host functions, event records and waits.
  * A capture whose stream ends up invalidated (e.g. by a raw CUDA call the
  * driver refuses) gives no graph: _end and _update return

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -357,6 +358,11 @@ ptxkit_status stream_scratch_grow(ptxkit_context *ctx, stream_scratch *h, size_t
                             "%s: during stream capture a call cannot grow its stream's scratch (%zu bytes needed, %zu "
                             "held): run the call with this size on this stream before beginning the capture",
                             p->client->who, needed, s->bytes);
+    /* an uncaptured stream, but this thread captures another in thread-local
+     * mode: the driver would refuse the allocation, and may invalidate that
+     * capture doing so */
+    ptxkit_status refused = capture_thread_refuse(ctx, p->client->who);
+    if (refused != PTXKIT_SUCCESS) return refused;
     if (want < needed) want = needed;
     ptxkit_status st = retire_buffer(ctx, p, s, h->stream);
     if (st != PTXKIT_SUCCESS) return st;
