@@ -301,7 +301,7 @@ static void test_graph_gemm(void **state) { (void)state; capture_and_replay(OP_G
 static void test_graph_sequence(void **state) { (void)state; capture_and_replay(OP_ALL); }
 
 /* A capture on a fresh stream: each op either records (and its replays are
- * right) or returns UNSUPPORTED, recording nothing, the capture still valid. */
+ * right) or returns PTXKIT_ERROR_CAPTURE, recording nothing, the capture still valid. */
 static void test_graph_unprepared_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
