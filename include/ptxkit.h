@@ -408,7 +408,8 @@ typedef struct ptxkit_graph ptxkit_graph;
 
 /* Starts capturing `stream` (a created or wrapped stream: the legacy
  * stream, NULL, cannot be captured; INVALID_ARGUMENT). A stream already
- * being captured is PTXKIT_ERROR_CAPTURE. End it on the same thread. */
+ * being captured is PTXKIT_ERROR_CAPTURE. End it on the same thread, with
+ * ptxkit_graph_capture_end or ptxkit_graph_update. */
 ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *stream);
 /* Ends the capture of `stream` and instantiates what it recorded: *out is
  * a new graph (destroy with ptxkit_graph_destroy). On failure *out is NULL
@@ -423,10 +424,13 @@ typedef enum ptxkit_graph_update_kind {
  * makes `graph` run what it recorded from now on: cuGraphExecUpdate in
  * place where the node structure is unchanged (the usual case: the same
  * calls with other pointers, sizes that keep the grid shape, or scalars),
- * else a new instantiation. *how (may be NULL) says which happened. Order
- * it after the graph's replays in flight (synchronize their streams):
- * CUDA's rule for updating an executable graph. On failure `graph` is
- * unchanged and the capture is over. */
+ * else a new instantiation. *how (may be NULL) says which happened. The
+ * change applies to later launches; to be safe with older drivers, order
+ * it after the graph's replays in flight (synchronize their streams). On
+ * failure the capture is over; a stream that was not captured
+ * (INVALID_ARGUMENT) leaves `graph` as it was, while after a failed update
+ * or instantiation the driver does not promise what the old executable
+ * graph still holds: destroy it, or update it again. */
 ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream,
                                   ptxkit_graph_update_kind *how);
 /* Replays the graph on `stream` (NULL: the legacy stream); asynchronous.

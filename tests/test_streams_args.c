@@ -145,7 +145,7 @@ static void capture_refusals(void **state) {
     void *h = NULL;
     char buf[16] = {0};
     uint32_t result;
-    capture_thread_begun();
+    capture_thread_begun((CUstream)0x1234);
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
     assert_non_null(strstr(ptxkit_last_error(ctx), "ptxkit_malloc"));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, 4096));
@@ -161,9 +161,10 @@ static void capture_refusals(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 0, &d));
     assert_status(PTXKIT_SUCCESS, ptxkit_free(ctx, 0));
     assert_status(PTXKIT_SUCCESS, ptxkit_memcpy_htod(ctx, 4096, buf, 0));
-    capture_thread_ended();
-    /* ended more often than begun: the count stays at zero */
-    capture_thread_ended();
+    capture_thread_ended((CUstream)0x1234);
+    /* ended more often than begun, or a stream never begun: nothing */
+    capture_thread_ended((CUstream)0x1234);
+    capture_thread_ended((CUstream)0x5678);
     assert_status(PTXKIT_SUCCESS, capture_thread_refuse(ctx, "x"));
 }
 

@@ -5,16 +5,42 @@
 #include "runtime/objects.h"
 #include "runtime/status.h"
 
-static _Thread_local int thread_captures;
+/* The streams this thread began capturing through ptxkit. A capture ended
+ * behind ptxkit's back (a raw cuStreamEndCapture, a destroyed stream) is
+ * dropped at the next check, where the driver can say so. */
+enum { THREAD_CAPTURES_MAX = 64 };
+static _Thread_local CUstream thread_captures[THREAD_CAPTURES_MAX];
+static _Thread_local int thread_capture_count;
 
-void capture_thread_begun(void) { thread_captures++; }
+void capture_thread_begun(CUstream stream) {
+    if (thread_capture_count < THREAD_CAPTURES_MAX) thread_captures[thread_capture_count++] = stream;
+}
 
-void capture_thread_ended(void) {
-    if (thread_captures > 0) thread_captures--;
+void capture_thread_ended(CUstream stream) {
+    for (int i = 0; i < thread_capture_count; i++)
+        if (thread_captures[i] == stream) {
+            thread_captures[i] = thread_captures[--thread_capture_count];
+            return;
+        }
+}
+
+/* Drops the streams the driver says are no longer captured. */
+static void prune(const cuda_driver *cu) {
+    if (!cu || !cu->cuStreamIsCapturing) return;
+    for (int i = 0; i < thread_capture_count;) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        CUresult r = cu->cuStreamIsCapturing(thread_captures[i], &status);
+        if (r == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE)
+            thread_captures[i] = thread_captures[--thread_capture_count];
+        else
+            i++;
+    }
 }
 
 ptxkit_status capture_thread_refuse(ptxkit_context *ctx, const char *what) {
-    if (thread_captures == 0) return PTXKIT_SUCCESS;
+    if (thread_capture_count == 0) return PTXKIT_SUCCESS;
+    prune(ctx ? ctx->cu : NULL);
+    if (thread_capture_count == 0) return PTXKIT_SUCCESS;
     return record_error(ctx, PTXKIT_ERROR_CAPTURE,
                         "%s: not allowed while this thread captures a stream into a graph (it would allocate, free "
                         "or wait): call it before ptxkit_graph_capture_begin or after ptxkit_graph_capture_end; "

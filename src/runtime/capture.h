@@ -5,9 +5,11 @@
  * frees, synchronous copies, synchronizations) and may invalidate the
  * capture doing so. ptxkit refuses them first, with PTXKIT_ERROR_CAPTURE
  * and nothing done, so that the capture the application is building stays
- * whole. The count is the calling thread's captures begun by ptxkit and not
- * ended; captures begun with raw driver calls are the application's to
- * manage (the stream-level checks below still see them). */
+ * whole. The thread's list holds the streams whose capture ptxkit began on
+ * it and that the driver still reports captured (one ended with a raw
+ * cuStreamEndCapture drops out at the next check); captures begun with raw
+ * driver calls are the application's to manage (the stream-level checks
+ * below still see them). */
 #ifndef PTXKIT_RUNTIME_CAPTURE_H
 #define PTXKIT_RUNTIME_CAPTURE_H
 
@@ -16,8 +18,8 @@
 #include "driver/driver.h"
 #include "ptxkit.h"
 
-void capture_thread_begun(void);
-void capture_thread_ended(void);
+void capture_thread_begun(CUstream stream);
+void capture_thread_ended(CUstream stream);
 
 /* PTXKIT_ERROR_CAPTURE (recorded, naming `what`) when the calling thread
  * has a capture begun by ptxkit under way; else PTXKIT_SUCCESS. */

@@ -50,7 +50,7 @@ ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *str
     if (r == CUDA_SUCCESS) r = ctx->cu->cuStreamBeginCapture(stream->handle, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     context_leave(ctx);
     if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "ptxkit_graph_capture_begin: cuStreamBeginCapture");
-    capture_thread_begun();
+    capture_thread_begun(stream->handle);
     return PTXKIT_SUCCESS;
 }
 
@@ -71,7 +71,7 @@ static ptxkit_status end_capture(ptxkit_context *ctx, ptxkit_stream *stream, CUg
     r = ctx->cu->cuStreamEndCapture(stream->handle, graph);
     CUstreamCaptureStatus after = CU_STREAM_CAPTURE_STATUS_NONE;
     if (ctx->cu->cuStreamIsCapturing(stream->handle, &after) == CUDA_SUCCESS && after == CU_STREAM_CAPTURE_STATUS_NONE)
-        capture_thread_ended();
+        capture_thread_ended(stream->handle);
     if (r != CUDA_SUCCESS) {
         if (*graph) ctx->cu->cuGraphDestroy(*graph);
         *graph = NULL;
