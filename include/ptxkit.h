@@ -368,7 +368,8 @@ ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned f
 /* Page-locks `bytes` of existing host memory at `ptr` (cuMemHostRegister),
  * so that async copies from and to it overlap with kernels, and with
  * PTXKIT_HOST_MAPPED maps it for the device. The range must not overlap
- * another registered one; WRITE_COMBINED is INVALID_ARGUMENT here. Undo
+ * another registered one; WRITE_COMBINED is INVALID_ARGUMENT here, and
+ * READ_ONLY is UNSUPPORTED where the system cannot register read-only. Undo
  * with ptxkit_host_unregister before freeing the memory. Not allowed during
  * a capture begun on this thread (PTXKIT_ERROR_CAPTURE). */
 ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes, unsigned flags);

@@ -30,7 +30,8 @@ static void prune(const cuda_driver *cu) {
     for (int i = 0; i < thread_capture_count;) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         CUresult r = cu->cuStreamIsCapturing(thread_captures[i], &status);
-        if (r == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE)
+        bool gone = r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+        if (gone || (r == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE))
             thread_captures[i] = thread_captures[--thread_capture_count];
         else
             i++;

@@ -58,6 +58,11 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
     if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "ptxkit_host_register: [%p, +%zu) overlaps a range already registered", ptr, bytes);
+    if (r == CUDA_ERROR_NOT_SUPPORTED)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_host_register: flags 0x%x are not supported on this system (READ_ONLY needs "
+                            "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED)",
+                            flags);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_host_register: cuMemHostRegister");
 }
 

@@ -58,6 +58,7 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
     /* e.g. scratch handed over by event; for a wrapped stream too, since the
      * application may destroy its CUstream once the wrapper is gone */
     context_stream_closing(ctx, stream->handle);
+    capture_thread_ended(stream->handle); /* a capture ptxkit began on it is over */
     CUresult r = stream->wrapped ? CUDA_SUCCESS : ctx->cu->cuStreamDestroy(stream->handle);
     context_leave(ctx);
     free(stream);
