@@ -5,6 +5,7 @@
  * ptxkit_last_error(). The others cannot fail and return their answer
  * directly (an invalid argument gets the neutral value documented at each:
  * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
+ * ptxkit_status_is_error,
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
  * ptxkit_tune_family_name, ptxkit_config_count/_value_at), handles
  * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
