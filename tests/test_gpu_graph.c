@@ -613,6 +613,53 @@ static void test_api_refusals_keep_capture_whole(void **state) {
     problems_free(ctx, &p);
 }
 
+/* Two captures under way on one thread, their calls alternating, ended one
+ * at a time (the first instantiation happens while the second capture is
+ * still open); both graphs replay correctly. */
+static void test_api_two_captures_one_thread(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems pa, pb;
+    problems_alloc(ctx, &pa);
+    problems_alloc(ctx, &pb);
+    ptxkit_stream *a, *b;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
+    const int ops_a = OP_REDUCE | OP_SCAN, ops_b = OP_COPY | OP_REDUCE | OP_TRANSPOSE;
+    problems_refresh(ctx, &pa);
+    problems_refresh(ctx, &pb);
+    assert_ok(ctx, run_ops(ctx, &pa, ops_a, a));
+    assert_ok(ctx, run_ops(ctx, &pb, ops_b, b));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, a));
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_REDUCE, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_COPY, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_SCAN, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_REDUCE, b));
+    ptxkit_graph *ga = NULL, *gb = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, a, &ga));
+    /* b is still captured: the thread's synchronous calls stay refused */
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_context_synchronize(ctx));
+    assert_ok(ctx, run_op(ctx, &pb, OP_TRANSPOSE, b));
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, b, &gb));
+    for (int i = 0; i < REPLAYS; i++) {
+        problems_refresh(ctx, &pa);
+        problems_refresh(ctx, &pb);
+        assert_ok(ctx, ptxkit_graph_launch(ctx, ga, a));
+        assert_ok(ctx, ptxkit_graph_launch(ctx, gb, b));
+        assert_ok(ctx, ptxkit_context_synchronize(ctx));
+        problems_check(ctx, &pa, ops_a);
+        problems_check(ctx, &pb, ops_b);
+    }
+    ptxkit_graph_destroy(ctx, ga);
+    ptxkit_graph_destroy(ctx, gb);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
+    problems_free(ctx, &pa);
+    problems_free(ctx, &pb);
+}
+
 static void count_replay(void *user) { (*(int *)user)++; }
 
 /* A fork and join across two streams (event record and wait inside the
@@ -676,7 +723,7 @@ int main(void) {
         cmocka_unit_test(test_api_scan),        cmocka_unit_test(test_api_transpose),
         cmocka_unit_test(test_api_gemm),        cmocka_unit_test(test_api_sequence),
         cmocka_unit_test(test_api_update),      cmocka_unit_test(test_api_refusals_keep_capture_whole),
-        cmocka_unit_test(test_api_fork_join_host_func),
+        cmocka_unit_test(test_api_fork_join_host_func), cmocka_unit_test(test_api_two_captures_one_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     test_gpu_release();

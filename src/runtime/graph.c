@@ -2,6 +2,7 @@
  * capture in thread-local mode, instantiate once, patch the executable
  * graph in place on later captures (cuGraphExecUpdate), re-instantiating
  * only when the topology changed. */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "runtime/capture.h"
@@ -30,6 +31,19 @@ static ptxkit_status need_graphs(ptxkit_context *ctx, const char *what) {
                                                                : NULL;
     if (!missing) return PTXKIT_SUCCESS;
     return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no %s (CUDA graphs)", what, missing);
+}
+
+/* Instantiates with the calling thread's capture mode relaxed meanwhile:
+ * instantiation may allocate, which the driver refuses on a thread that has
+ * another capture under way in thread-local or global mode (two captures
+ * on one thread, ended one at a time), as capture_guard_enter relaxes it
+ * for a module load. Context current. */
+static CUresult instantiate(const cuda_driver *cu, CUgraphExec *exec, CUgraph graph) {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    bool exchanged = cu->cuThreadExchangeStreamCaptureMode && cu->cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+    CUresult r = cu->cuGraphInstantiateWithFlags(exec, graph, 0);
+    if (exchanged) cu->cuThreadExchangeStreamCaptureMode(&mode);
+    return r;
 }
 
 ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *stream) {
@@ -98,7 +112,7 @@ ptxkit_status ptxkit_graph_capture_end(ptxkit_context *ctx, ptxkit_stream *strea
     }
     st = end_capture(ctx, stream, &g->graph, "ptxkit_graph_capture_end");
     if (st == PTXKIT_SUCCESS) {
-        CUresult r = ctx->cu->cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
+        CUresult r = instantiate(ctx->cu, &g->exec, g->graph);
         if (r != CUDA_SUCCESS) {
             ctx->cu->cuGraphDestroy(g->graph);
             st = record_cuda_error(ctx, r, "ptxkit_graph_capture_end: cuGraphInstantiateWithFlags");
@@ -135,7 +149,7 @@ ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxk
         /* another topology (or a change the driver cannot patch): a new
          * executable graph; the old one stays until the new one exists */
         CUgraphExec exec = NULL;
-        r = cu->cuGraphInstantiateWithFlags(&exec, fresh, 0);
+        r = instantiate(cu, &exec, fresh);
         if (r == CUDA_SUCCESS) {
             cu->cuGraphExecDestroy(graph->exec);
             graph->exec = exec;
