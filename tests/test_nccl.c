@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "driver/nccl.h"
+#include "multi/comm.h"
 #include "test_util.h"
 
 static const char *mode, *stub_dir;
@@ -176,6 +177,53 @@ static void shard_bookkeeping(void **state) {
     assert_int_equal(ptxkit_shard_offsets(counts, 0, offsets, &total), PTXKIT_ERROR_INVALID_ARGUMENT);
 }
 
+/* The shard kernels compile for every (operator, type) the sharded calls
+ * offer (NVRTC, no GPU; skipped without NVRTC). */
+static void shard_kernels_compile(void **state) {
+    (void)state;
+    if (!ptxkit_jit_available()) {
+        printf("no NVRTC: shard kernels not compiled (%s)\n", ptxkit_last_error(NULL));
+        return;
+    }
+    ptxkit_program *program = NULL;
+    assert_int_equal(shard_program_create(&program), PTXKIT_SUCCESS);
+    int compiled = 0;
+    for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+        for (int o = 0; o < PTXKIT_REDUCE_OP_COUNT; o++) {
+            if (!ptxkit_scan_supported((ptxkit_reduce_op)o, (ptxkit_dtype)t) &&
+                !ptxkit_reduce_supported((ptxkit_reduce_op)o, (ptxkit_dtype)t))
+                continue;
+            char type_define[16], op_define[16];
+            snprintf(type_define, sizeof type_define, "TYPE_ID=%d", t);
+            snprintf(op_define, sizeof op_define, "OP=%d", o);
+            const char *defines[2] = {type_define, op_define};
+            ptxkit_compiled out;
+            ptxkit_status st = ptxkit_program_compile(program, NULL, defines, 2, 90, 1, &out);
+            if (st != PTXKIT_SUCCESS) fail_msg("%s %s: %s", type_define, op_define, ptxkit_last_error(NULL));
+            assert_non_null(strstr(out.image, "shard_total"));
+            assert_non_null(strstr(out.image, "shard_combine"));
+            assert_non_null(strstr(out.image, "shard_offset"));
+            ptxkit_compiled_free(&out);
+            compiled++;
+        }
+    assert_int_equal(compiled, 26);
+    ptxkit_program_destroy(program);
+    /* the identity the kernels start from */
+    unsigned char id[8];
+    shard_identity(PTXKIT_REDUCE_MIN, PTXKIT_INT32, id);
+    int32_t i32;
+    memcpy(&i32, id, 4);
+    assert_int_equal(i32, INT32_MAX);
+    shard_identity(PTXKIT_REDUCE_AND, PTXKIT_UINT64, id);
+    uint64_t u64;
+    memcpy(&u64, id, 8);
+    assert_true(u64 == UINT64_MAX);
+    shard_identity(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT32, id);
+    float f;
+    memcpy(&f, id, 4);
+    assert_true(f < -3.4e38f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "missing") != 0 && strcmp(argv[1], "stub") != 0)) {
         fprintf(stderr, "usage: test_nccl missing|stub STUB_DIR\n");
@@ -193,6 +241,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(incomplete_refused), cmocka_unit_test(gated_by_version),
         cmocka_unit_test(version_text),     cmocka_unit_test(public_library),
         cmocka_unit_test(argument_checks),  cmocka_unit_test(shard_bookkeeping),
+        cmocka_unit_test(shard_kernels_compile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
