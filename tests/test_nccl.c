@@ -224,6 +224,25 @@ static void shard_kernels_compile(void **state) {
     assert_true(f < -3.4e38f);
 }
 
+/* The real NCCL where the loader finds one (this machine's toolkit may
+ * have it): it loads with every entry, the gated one included. */
+static void real_library(void **state) {
+    (void)state;
+    nccl_library lib;
+    char why[2048];
+    if (!nccl_open_at("libnccl.so.2", "the loader's search path", &lib, why, sizeof why)) {
+        printf("no NCCL on the loader's path here: %s\n", why);
+        return;
+    }
+    char text[32];
+    nccl_version_text(lib.version, text, sizeof text);
+    printf("NCCL %s: %s\n", text, lib.origin);
+    assert_true(lib.version >= NCCL_MIN_VERSION);
+    if (lib.version >= 21300) assert_non_null(lib.ncclGetLastError);
+    assert_non_null(lib.ncclCommInitRank);
+    nccl_close(&lib);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "missing") != 0 && strcmp(argv[1], "stub") != 0)) {
         fprintf(stderr, "usage: test_nccl missing|stub STUB_DIR\n");
@@ -241,7 +260,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(incomplete_refused), cmocka_unit_test(gated_by_version),
         cmocka_unit_test(version_text),     cmocka_unit_test(public_library),
         cmocka_unit_test(argument_checks),  cmocka_unit_test(shard_bookkeeping),
-        cmocka_unit_test(shard_kernels_compile),
+        cmocka_unit_test(shard_kernels_compile), cmocka_unit_test(real_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
