@@ -243,6 +243,78 @@ static void real_library(void **state) {
     nccl_close(&lib);
 }
 
+/* The sharded calls' checks on a communicator of one rank that never
+ * reaches NCCL or the GPU (a fake context, the stub library): each refusal
+ * comes before any work is queued. */
+static void sharded_argument_checks(void **state) {
+    (void)state;
+    nccl_library lib;
+    char path[1024], why[2048];
+    stub_path(path, sizeof path, "libnccl_stub_new.so");
+    assert_true(nccl_open_at(path, "test", &lib, why, sizeof why));
+    ptxkit_comm *comm = calloc(1, sizeof *comm + sizeof comm->local[0]);
+    assert_non_null(comm);
+    comm->nccl = &lib;
+    comm->ranks = 3, comm->local_ranks = 1, comm->first_rank = 1;
+    ptxkit_context *ctx = test_fake_context();
+    comm->local[0].ctx = ctx;
+    comm->local[0].rank = 1;
+    ptxkit_dptr d[1] = {256}, zero[1] = {0};
+    size_t n[1] = {5}, counts[3] = {1, 2, 3};
+    const ptxkit_reduce_op sum = PTXKIT_REDUCE_SUM;
+    /* arrays */
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, NULL, d, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "out is NULL"));
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, NULL, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, d, NULL, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, zero, d, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "out[0] is 0"));
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, zero, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "in[0] is 0 with n[0] = 5"));
+    /* operators, types and kinds */
+    assert_int_equal(ptxkit_comm_reduce(comm, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, d, d, n, NULL, NULL),
+                     PTXKIT_ERROR_UNSUPPORTED);
+    assert_int_equal(ptxkit_comm_reduce(comm, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, d, d, n, NULL, NULL),
+                     PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_scan(comm, PTXKIT_SCAN_INCLUSIVE, (ptxkit_reduce_op)-1, PTXKIT_INT32, d, d, n, NULL, NULL),
+                     PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_DTYPE_COUNT, d, d, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_scan(comm, PTXKIT_SCAN_KIND_COUNT, sum, PTXKIT_INT32, d, d, n, NULL, NULL),
+                     PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_scan(comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MIN, PTXKIT_INT64, d, d, n, NULL, NULL),
+                     PTXKIT_ERROR_UNSUPPORTED);
+    assert_int_equal(ptxkit_comm_allreduce(comm, PTXKIT_REDUCE_XOR, PTXKIT_INT32, d, d, 4, NULL), PTXKIT_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "sum, min and max"));
+    assert_int_equal(ptxkit_comm_allreduce(comm, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, d, d, 4, NULL),
+                     PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_allreduce(comm, sum, PTXKIT_INT32, d, zero, 4, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    /* nothing to do: no NCCL call, no GPU */
+    assert_int_equal(ptxkit_comm_allreduce(comm, sum, PTXKIT_INT32, zero, zero, 0, NULL), PTXKIT_SUCCESS);
+    /* gather and scatter */
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 3, d[0], d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "root 3 of 3 ranks"));
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, -1, d[0], d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 0, d[0], d, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 0, d[0], zero, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "in[0] is 0"));
+    /* this process holds root 1: its buffer is needed */
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 1, 0, d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_comm_scatter(comm, PTXKIT_INT32, 1, d, 0, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
+    const size_t huge[3] = {SIZE_MAX / 8, SIZE_MAX / 8, 1};
+    assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT64, 0, d[0], d, huge, NULL), PTXKIT_ERROR_OVERFLOW);
+    /* the description */
+    ptxkit_comm_info info;
+    assert_int_equal(ptxkit_comm_info_get(comm, &info), PTXKIT_SUCCESS);
+    assert_int_equal(info.ranks, 3);
+    assert_int_equal(info.local_ranks, 1);
+    assert_int_equal(info.first_rank, 1);
+    assert_int_equal(info.nccl_version, 22809);
+    assert_ptr_equal(ptxkit_comm_context(comm, 0), ctx);
+    assert_null(ptxkit_comm_context(comm, 1));
+    free(comm);
+    nccl_close(&lib);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "missing") != 0 && strcmp(argv[1], "stub") != 0)) {
         fprintf(stderr, "usage: test_nccl missing|stub STUB_DIR\n");
@@ -261,6 +333,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(version_text),     cmocka_unit_test(public_library),
         cmocka_unit_test(argument_checks),  cmocka_unit_test(shard_bookkeeping),
         cmocka_unit_test(shard_kernels_compile), cmocka_unit_test(real_library),
+        cmocka_unit_test(sharded_argument_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,13 +22,22 @@ static ptxkit_status check_common(ptxkit_comm *comm, ptxkit_dtype type, const ch
     return PTXKIT_SUCCESS;
 }
 
+static ptxkit_status check_op(ptxkit_comm *comm, ptxkit_reduce_op op, const char *what) {
+    if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT)
+        return record_error(comm->local[0].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: operator %d out of range", what,
+                            (int)op);
+    return PTXKIT_SUCCESS;
+}
+
+/* out[l] may be 0 for an empty shard of a scan (nothing is written), never
+ * for a reduce (every rank gets the result). */
 static ptxkit_status check_arrays(ptxkit_comm *comm, const ptxkit_dptr *out, const ptxkit_dptr *in, const size_t *n,
-                                  const char *what) {
+                                  bool empty_out_allowed, const char *what) {
     if (!out || !in || !n)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL (one entry per local rank)",
                             what, !out ? "out" : !in ? "in" : "n");
     for (int l = 0; l < comm->local_ranks; l++) {
-        if (!out[l])
+        if (!out[l] && (n[l] || !empty_out_allowed))
             return record_error(comm->local[l].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: out[%d] is 0", what, l);
         if (!in[l] && n[l])
             return record_error(comm->local[l].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: in[%d] is 0 with n[%d] = %zu",
@@ -67,11 +76,12 @@ ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_
     static const char what[] = "ptxkit_comm_reduce";
     ptxkit_status st = check_common(comm, type, what);
     if (st != PTXKIT_SUCCESS) return st;
+    if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
     if (!ptxkit_reduce_supported(op, type))
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
-                            ptxkit_reduce_op_name(op) ? ptxkit_reduce_op_name(op) : "(bad operator)",
+                            ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));
-    if ((st = check_arrays(comm, out, in, n, what)) != PTXKIT_SUCCESS) return st;
+    if ((st = check_arrays(comm, out, in, n, false, what)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *combine[1024];
     for (int l = 0; l < comm->local_ranks; l++)
         if ((st = shard_kernel_get(comm, l, SHARD_COMBINE, op, type, &combine[l])) != PTXKIT_SUCCESS) return st;
@@ -101,13 +111,14 @@ ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_
     static const char what[] = "ptxkit_comm_scan";
     ptxkit_status st = check_common(comm, type, what);
     if (st != PTXKIT_SUCCESS) return st;
+    if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
     if ((unsigned)kind >= PTXKIT_SCAN_KIND_COUNT)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: kind %d out of range", what, (int)kind);
     if (!ptxkit_scan_supported(op, type))
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
-                            ptxkit_reduce_op_name(op) ? ptxkit_reduce_op_name(op) : "(bad operator)",
+                            ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));
-    if ((st = check_arrays(comm, out, in, n, what)) != PTXKIT_SUCCESS) return st;
+    if ((st = check_arrays(comm, out, in, n, true, what)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *total[1024], *offset[1024];
     for (int l = 0; l < comm->local_ranks; l++) {
         if ((st = shard_kernel_get(comm, l, SHARD_TOTAL, op, type, &total[l])) != PTXKIT_SUCCESS) return st;
