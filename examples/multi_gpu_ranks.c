@@ -228,6 +228,7 @@ static int launch(const char *self, int ranks, size_t total) {
 
 int main(int argc, char **argv) {
     setenv("NCCL_NVLS_ENABLE", "0", 0); /* before NCCL starts: NVLink SHARP stays off */
+    setenv("NCCL_DEBUG", "WARN", 0); /* NCCL says why when it fails */
     int rank = -1, ranks = -1, launch_ranks = 0;
     const char *id_path = getenv("PTXKIT_ID_FILE") ? getenv("PTXKIT_ID_FILE") : "ptxkit-comm.id";
     size_t total = (size_t)1 << 24;

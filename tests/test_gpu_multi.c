@@ -726,6 +726,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* NVLink SHARP needs multicast objects, which the test machines keep off */
     setenv("NCCL_NVLS_ENABLE", "0", 0);
+    setenv("NCCL_DEBUG", "WARN", 0); /* NCCL says why when it fails */
     if (argc == 6 && strcmp(argv[1], "--child") == 0)
         return child(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10));
     int count = 0;
