@@ -6,10 +6,14 @@
  *  3. one process per GPU, 2 and 4 as available: the test runs itself as
  *     the children (--child), which exchange the unique id through a file
  *     (rank 0 writes it) and each check their own shards.
+ *  4. in the one-process cases: a sharded scan and reduce captured into one
+ *     CUDA graph per GPU and replayed on fresh inputs (a refused capture
+ *     is a note, a wrong replay a failure).
  * Integers exact; float min/max exact; float sums within the bounds
  * include/ptxkit.h documents (see float_bound). Exit 77 without a GPU or
  * without NCCL; NCCL_NVLS_ENABLE=0 unless the environment sets it.
  * Every line of output says which phase, case and rank it is about. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -23,6 +27,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "ptxkit.h"
 
@@ -575,6 +582,164 @@ done:
     return ok;
 }
 
+/* ---- capture (the graph API straight from the driver, as test_gpu_graph) ---- */
+
+static struct {
+    PFN_cuStreamBeginCapture_v10010 begin;
+    PFN_cuStreamEndCapture_v10000 end;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
+    PFN_cuGraphLaunch_v10000 launch;
+    PFN_cuGraphExecDestroy_v10000 exec_destroy;
+    PFN_cuGraphDestroy_v10000 destroy;
+} drv;
+
+static bool load_graph_api(void) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    PFN_cuGetProcAddress_v12000 get = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
+    if (!get) return false;
+    struct {
+        const char *name;
+        void **slot;
+        int version;
+    } entries[] = {
+        {"cuStreamBeginCapture", (void **)&drv.begin, 10010},
+        {"cuStreamEndCapture", (void **)&drv.end, 10000},
+        {"cuGraphInstantiateWithFlags", (void **)&drv.instantiate, 11040},
+        {"cuGraphLaunch", (void **)&drv.launch, 10000},
+        {"cuGraphExecDestroy", (void **)&drv.exec_destroy, 10000},
+        {"cuGraphDestroy", (void **)&drv.destroy, 10000},
+    };
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        CUdriverProcAddressQueryResult found;
+        if (get(entries[i].name, entries[i].slot, entries[i].version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                CUDA_SUCCESS ||
+            found != CU_GET_PROC_ADDRESS_SUCCESS || !*entries[i].slot)
+            return false;
+    }
+    return true;
+}
+
+/* A driver call on ctx's CUDA context; its CUresult. */
+#define ON(ctx, expr)                                                \
+    ({                                                               \
+        CUresult on_r_ = CUDA_ERROR_INVALID_CONTEXT;                 \
+        if (ptxkit_context_enter(ctx) == PTXKIT_SUCCESS) {           \
+            on_r_ = (expr);                                          \
+            ptxkit_context_leave(ctx);                               \
+        }                                                            \
+        on_r_;                                                       \
+    })
+
+/* A sharded int32 inclusive scan (sum) and reduce (max) of uneven shards,
+ * captured on every GPU's stream at once (global mode, one thread, as
+ * nccl-tests captures), instantiated, then replayed twice on new inputs
+ * written into the same buffers. */
+static bool capture_check(setup *s, uint64_t seed) {
+    if (!load_graph_api()) {
+        say("%s: capture: the driver has no graph API: skipped", s->label);
+        return true;
+    }
+    size_t counts[MAX_RANKS], offsets[MAX_RANKS], total;
+    for (int r = 0; r < s->ranks; r++) counts[r] = r == 1 ? 0 : (size_t)(300007 + 1001 * r);
+    ptxkit_shard_offsets(counts, s->ranks, offsets, &total);
+    bool ok = false;
+    int32_t *host = malloc(total * 4 + 4), *got = malloc(total * 4 + 4);
+    ptxkit_dptr in[MAX_RANKS] = {0}, out[MAX_RANKS] = {0}, red[MAX_RANKS] = {0};
+    CUgraphExec exec[MAX_RANKS] = {0};
+    size_t n[MAX_RANKS];
+    if (!host || !got) goto done;
+    for (int l = 0; l < s->local; l++) {
+        n[l] = counts[l];
+        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], n[l] * 4 + 4, &in[l]));
+        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], n[l] * 4 + 4, &out[l]));
+        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], 8, &red[l]));
+    }
+    /* one uncaptured call loads the kernels and gives the streams scratch */
+    CHECK(s->ctx[0], ptxkit_comm_scan(s->comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, n, NULL,
+                                      s->stream));
+    CHECK(s->ctx[0], ptxkit_comm_reduce(s->comm, PTXKIT_REDUCE_MAX, PTXKIT_INT32, red, in, n, NULL, s->stream));
+    if (!sync_all(s)) goto done;
+    for (int l = 0; l < s->local; l++) {
+        CUresult r = ON(s->ctx[l], drv.begin((CUstream)ptxkit_stream_handle(s->stream[l]), CU_STREAM_CAPTURE_MODE_GLOBAL));
+        if (r != CUDA_SUCCESS) {
+            say("%s: note: cuStreamBeginCapture refused (CUresult %d): capture not checked", s->label, (int)r);
+            ok = true;
+            goto done;
+        }
+    }
+    ptxkit_status st1 = ptxkit_comm_scan(s->comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, n,
+                                         NULL, s->stream);
+    ptxkit_status st2 = st1 == PTXKIT_SUCCESS
+                            ? ptxkit_comm_reduce(s->comm, PTXKIT_REDUCE_MAX, PTXKIT_INT32, red, in, n, NULL, s->stream)
+                            : st1;
+    char why[512];
+    snprintf(why, sizeof why, "%s", ptxkit_last_error(s->ctx[0]));
+    bool captured = st1 == PTXKIT_SUCCESS && st2 == PTXKIT_SUCCESS;
+    CUgraph graph[MAX_RANKS] = {0};
+    for (int l = 0; l < s->local; l++) {
+        CUresult r = ON(s->ctx[l], drv.end((CUstream)ptxkit_stream_handle(s->stream[l]), &graph[l]));
+        if (r != CUDA_SUCCESS && captured) {
+            snprintf(why, sizeof why, "cuStreamEndCapture on rank %d: CUresult %d", l, (int)r);
+            captured = false;
+        }
+    }
+    for (int l = 0; l < s->local && captured; l++) {
+        CUresult r = ON(s->ctx[l], drv.instantiate(&exec[l], graph[l], 0));
+        if (r != CUDA_SUCCESS) snprintf(why, sizeof why, "cuGraphInstantiate on rank %d: CUresult %d", l, (int)r), captured = false;
+    }
+    for (int l = 0; l < s->local; l++)
+        if (graph[l]) ON(s->ctx[l], drv.destroy(graph[l]));
+    if (!captured) {
+        say("%s: note: capture of the sharded calls refused: %s (capture not checked)", s->label, why);
+        ok = true;
+        goto done;
+    }
+    for (int round = 0; round < 2; round++) {
+        uint64_t st = seed * 31u + (uint64_t)round;
+        for (size_t i = 0; i < total; i++) host[i] = (int32_t)(rng(&st) % 2001) - 1000;
+        int32_t want_max = INT32_MIN;
+        for (size_t i = 0; i < total; i++) want_max = host[i] > want_max ? host[i] : want_max;
+        for (int l = 0; l < s->local; l++) {
+            if (n[l]) CHECK(s->ctx[l], ptxkit_memcpy_htod(s->ctx[l], in[l], host + offsets[l], n[l] * 4));
+            CHECK(s->ctx[l], ptxkit_memset8_async(s->ctx[l], out[l], 0xAB, n[l] * 4 + 4, s->stream[l]));
+            CHECK(s->ctx[l], ptxkit_stream_synchronize(s->ctx[l], s->stream[l]));
+        }
+        for (int l = 0; l < s->local; l++) {
+            CUresult r = ON(s->ctx[l], drv.launch(exec[l], (CUstream)ptxkit_stream_handle(s->stream[l])));
+            if (r != CUDA_SUCCESS) {
+                fail("%s: cuGraphLaunch on rank %d: CUresult %d", s->label, l, (int)r);
+                goto done;
+            }
+        }
+        if (!sync_all(s)) goto done;
+        int64_t prefix = 0;
+        for (int l = 0; l < s->local; l++) {
+            int32_t m = 0;
+            CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], &m, red[l], 4));
+            if (m != want_max) fail("%s: captured reduce (max) on rank %d: got %d, want %d", s->label, l, m, want_max);
+            if (n[l]) CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], got, out[l], n[l] * 4));
+            for (size_t k = 0; k < n[l]; k++) {
+                prefix += host[offsets[l] + k];
+                if (got[k] != (int32_t)prefix) {
+                    fail("%s: captured scan, replay %d, rank %d at %zu: got %d, want %d", s->label, round, l, k, got[k],
+                         (int32_t)prefix);
+                    break;
+                }
+            }
+        }
+    }
+    say("%s: capture: one graph per GPU, replayed twice", s->label);
+    ok = true;
+done:
+    for (int l = 0; l < s->local; l++) {
+        if (exec[l]) ON(s->ctx[l], drv.exec_destroy(exec[l]));
+        ptxkit_free(s->ctx[l], in[l]), ptxkit_free(s->ctx[l], out[l]), ptxkit_free(s->ctx[l], red[l]);
+    }
+    free(host), free(got);
+    return ok;
+}
+
 /* ---- the three phases ---- */
 
 static bool single_process(int ranks, uint64_t seed) {
@@ -603,6 +768,7 @@ static bool single_process(int ranks, uint64_t seed) {
         if (info.ranks != ranks || info.local_ranks != ranks || info.first_rank != 0)
             fail("%s: ptxkit_comm_info_get says %d/%d/%d", label, info.ranks, info.local_ranks, info.first_rank);
         ok = run_checks(&s, seed);
+        if (ok) ok = capture_check(&s, seed);
     }
     ptxkit_comm_destroy(s.comm);
     for (int l = 0; l < ranks; l++) {
