@@ -1213,6 +1213,11 @@ const char *const *ptxkit_config_defines(const ptxkit_config *config);
  * rank (the same stream, or ordered by events). Capture (cuStreamBeginCapture):
  * the calls record into the graph once their kernels for (op, type) are
  * loaded (one call outside capture), as NCCL allows for its collectives.
+ * The few small kernels reduce and scan add (a shard's total, the totals'
+ * combination, the offset added to a scanned shard) are a ptxkit program:
+ * compiled by NVRTC on first use for each (operator, type), then taken from
+ * the kernel caches; with no NVRTC and a cold cache those calls answer
+ * NO_NVRTC. All-reduce, gather and scatter are NCCL's alone.
  * NCCL failures are DRIVER (INVALID_ARGUMENT for NCCL's invalid argument)
  * with NCCL's name and message, recorded on the failing rank's context.
  * NVLink SHARP (NVLS) needs multicast objects: set NCCL_NVLS_ENABLE=0 in
