@@ -165,9 +165,19 @@ static cache_key key_in(const ptxkit_context *ctx, const kernel_request *req, ke
 /* What the request is, for messages. */
 static void describe(const kernel_request *req, char *out, size_t size) {
     switch (req->kind) {
-    case KERNEL_FROM_PROGRAM:
-        snprintf(out, size, "%s%s%s", req->program->name, req->entry ? ", entry " : "", req->entry ? req->entry : "");
+    case KERNEL_FROM_PROGRAM: {
+        /* the entry, or the names a module is compiled for */
+        const char *const *names;
+        int count = request_names(req, &names);
+        if (count == 0 && req->entry) {
+            names = &req->entry;
+            count = 1;
+        }
+        size_t at = (size_t)snprintf(out, size, "%s", req->program->name);
+        for (int i = 0; i < count && at < size; i++)
+            at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : count > 1 ? ", entries " : ", entry ", names[i]);
         break;
+    }
     case KERNEL_FROM_PTX:
         snprintf(out, size, "%s with %s loads", req->image_name ? req->image_name : "PTX", ptxkit_load_op_name(req->load_op));
         break;

@@ -26,7 +26,8 @@ static ptxkit_status variable_of(ptxkit_module *m, const char *call, const char 
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = m->ctx->cu->cuModuleGetGlobal(dptr, bytes, m->module, symbol);
     context_leave(m->ctx);
-    if (r == CUDA_ERROR_NOT_FOUND)
+    /* a symbol that is no variable (a kernel's) is answered INVALID_VALUE */
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE)
         return record_error(m->ctx, PTXKIT_ERROR_NOT_FOUND, "%s: the module has no variable '%s'%s%s%s", call, name,
                             symbol != name ? " (lowered '" : "", symbol != name ? symbol : "", symbol != name ? "')" : "");
     if (r != CUDA_SUCCESS) return record_cuda_error(m->ctx, r, "cuModuleGetGlobal");

@@ -87,9 +87,9 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_INVALID_CONTEXT: st = PTXKIT_ERROR_LAUNCH; break;
     /* sticky: the driver refuses every later call on the context */
+    case CUDA_ERROR_ASSERT: st = PTXKIT_ERROR_DEVICE_ASSERT; break;
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ASSERT: st = PTXKIT_ERROR_DEVICE_ASSERT; break;
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ILLEGAL_INSTRUCTION:
     case CUDA_ERROR_MISALIGNED_ADDRESS:
