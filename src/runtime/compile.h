@@ -37,6 +37,9 @@ typedef struct compile_request {
     const char *const *options;
     int option_count;
     const char *name_expression;
+    /* directories NVRTC searches for #include, in order (-I each) */
+    const char *const *include_dirs;
+    int include_dir_count;
 } compile_request;
 
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
