@@ -382,6 +382,7 @@ static void each_bad_argument(void **state) {
         {"compile", "nosuch", "no kernel family 'nosuch' and no file of that name (families: "},
         {"compile", "", "needs a FAMILY or a FILE.cu"},
         {"compile copy", "--entry k", "--entry and --header are for your own files"},
+        {"compile copy", "-I /tmp", "-I is for your own files"},
         {"cache", "--purge --purge", "--purge given twice"},
         {"cache", "--purge=yes", "--purge takes no value"},
         {"info", "--json a.json --json b.json", "--json given twice"},

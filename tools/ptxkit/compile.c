@@ -298,8 +298,9 @@ int cmd_compile(int argc, char **argv) {
         }
         return args_error(&spec, "no kernel family '%s' and no file of that name (families: %s)", a.target, names);
     }
-    if (a.entry || a.header_count || a.include_dir_count)
-        return args_error(&spec, "--entry, --header and -I are for your own files, not family %s", a.target);
+    if (a.entry || a.header_count)
+        return args_error(&spec, "--entry and --header are for your own files, not family %s", a.target);
+    if (a.include_dir_count) return args_error(&spec, "-I is for your own files, not family %s", a.target);
     if (!compile_check_defines(a.target, a.defines, a.define_count, strict))
         return args_error(&spec, "--strict: the defines above are not in family %s's space", a.target);
     if (!a.arch) a.arch = default_arch();
