@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/compile.h"
 #include "runtime/header_tree.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/program.h"
@@ -258,11 +260,71 @@ static void toolkit_headers(void **state) {
     ptxkit_program_destroy(q);
 }
 
-int main(void) {
+static bool nvrtc_mapped(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, "libnvrtc") != NULL;
+    if (f) fclose(f);
+    return found;
+}
+
+static const char toolkit_text[] = "#include <cooperative_groups.h>\n#include <cuda_fp16.h>\n"
+                                   "extern \"C\" __global__ void k(__half *o) { o[0] = __float2half(1.0f); }\n";
+
+/* A fresh process: the key of a program over the toolkit's headers, twice
+ * (a scan or the manifest, then the manifest), without loading NVRTC. */
+static int key_child(void) {
+    double t0 = now_ms();
+    ptxkit_program *p = NULL;
+    if (ptxkit_program_create("toolkit.cu", toolkit_text, NULL, 0, &p) != PTXKIT_SUCCESS) return 1;
+    cache_key k = key_of(p);
+    double t1 = now_ms();
+    ptxkit_program_destroy(p);
+    if (ptxkit_program_create("toolkit.cu", toolkit_text, NULL, 0, &p) != PTXKIT_SUCCESS) return 1;
+    cache_key again = key_of(p);
+    ptxkit_program_destroy(p);
+    printf("child: first key in %.2f ms\n", t1 - t0);
+    if (memcmp(k.bytes, again.bytes, 16) != 0) return 2;
+    return nvrtc_mapped() ? 3 : 0;
+}
+
+static void keys_without_nvrtc(void **state) {
+    (void)state;
+    const char *const *dirs = NULL;
+    if (!ptxkit_jit_available() || header_tree_toolkit_dirs(&dirs) == 0) {
+        print_message("no NVRTC or no toolkit include directory\n");
+        skip();
+    }
+    /* this process records NVRTC's identity in the cache directory */
+    ptxkit_program *p = NULL;
+    assert_ok(NULL, ptxkit_program_create("toolkit.cu", toolkit_text, NULL, 0, &p));
+    cache_key k = key_of(p);
+    (void)k;
+    ptxkit_program_destroy(p);
+    for (int round = 0; round < 2; round++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            execl("/proc/self/exe", "test_headers", "--key-child", (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("the child exited %d (2: keys differ, 3: NVRTC was loaded)", WEXITSTATUS(status));
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--key-child") == 0) return key_child();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edits_change_the_key), cmocka_unit_test(directory_order_and_shadowing),
         cmocka_unit_test(missing_directories),  cmocka_unit_test(beside_the_file),
         cmocka_unit_test(many_headers),         cmocka_unit_test(toolkit_headers),
+        cmocka_unit_test(keys_without_nvrtc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
