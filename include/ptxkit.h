@@ -658,8 +658,14 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
  * "--include-path=DIR" add an include directory, as
  * ptxkit_program_add_include_dirs does. Options that make NVRTC read files
  * no cache key covers are refused: pre-included files (-include,
- * --pre-include) and, for now, precompiled headers (--pch, --use-pch,
- * --pch-dir, --create-pch). */
+ * --pre-include) and precompiled-header options (--pch, --use-pch,
+ * --pch-dir, --create-pch): where NVRTC has them (12.8 and later), ptxkit
+ * itself compiles an application's programs with NVRTC's automatic
+ * precompiled headers, so a compile repeating a program's header prelude
+ * with the same defines and options in one process (another entry, or the
+ * same kernel compiled again) skips parsing it; the precompiled prelude is
+ * tied to the contents of every header it read. PTXKIT_PCH=off turns that
+ * off. */
 ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
 /* Adds directories searched for the program's #include lines, after the
  * ones added before (and after the directory of a program read from a

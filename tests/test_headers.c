@@ -16,6 +16,7 @@
 
 #include "runtime/compile.h"
 #include "runtime/header_tree.h"
+#include "runtime/pch.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -260,6 +261,72 @@ static void toolkit_headers(void **state) {
     ptxkit_program_destroy(q);
 }
 
+/* NVRTC's precompiled headers (pch.h) never serve a prelude whose headers
+ * changed: NVRTC compares only the source's text and the command line, so
+ * each compile names its headers' contents there. */
+static int pch_child(void) {
+    static const char text[] = "#include <cooperative_groups.h>\n#include \"value.h\"\n"
+                               "template <int V> __global__ void k(int *o) { o[0] = VALUE + V; }\n";
+    const char *g[] = {"g"};
+    for (int round = 0; round < 3; round++) {
+        char header[64];
+        snprintf(header, sizeof header, "#define VALUE %d\n", 1000 * (round + 1));
+        write_file("g/value.h", header);
+        ptxkit_program *p = program_with(text, g, 1);
+        /* two entries: the second repeats the first's prelude and options */
+        for (int v = 1; v <= 2; v++) {
+            char entry[16], want[32];
+            snprintf(entry, sizeof entry, "k<%d>", v);
+            snprintf(want, sizeof want, "%d;", 1000 * (round + 1) + v);
+            ptxkit_compiled c;
+            ptxkit_status st = ptxkit_program_compile(p, entry, NULL, 0, 90, 1, &c);
+            if (st != PTXKIT_SUCCESS) {
+                fprintf(stderr, "pch child: %s\n", ptxkit_last_error(NULL));
+                return 1;
+            }
+            if (!strstr(c.image, want)) {
+                fprintf(stderr, "pch child: round %d, %s: no '%s' in the PTX (a stale prelude?)\n", round, entry, want);
+                return 2;
+            }
+            /* NVRTC's notes about precompiled headers stay out of the log */
+            if (c.log && strstr(c.log, "precompiled")) {
+                fprintf(stderr, "pch child: the log speaks of precompiled headers: %s\n", c.log);
+                return 3;
+            }
+            ptxkit_compiled_free(&c);
+        }
+        ptxkit_program_destroy(p);
+    }
+    const nvrtc_library *rtc = nvrtc_get(NULL, 0);
+    /* where NVRTC has PCH, the rounds made preludes (else the test proved nothing) */
+    if (rtc && pch_available(rtc) && pch_created_count() == 0) {
+        fprintf(stderr, "pch child: NVRTC %d.%d has PCH but no prelude was created\n", rtc->major, rtc->minor);
+        return 4;
+    }
+    return 0;
+}
+
+/* In a fresh process: the budget of preludes is this test's alone. */
+static void precompiled_preludes_follow_headers(void **state) {
+    (void)state;
+    const char *const *dirs = NULL;
+    if (!ptxkit_jit_available() || header_tree_toolkit_dirs(&dirs) == 0) {
+        print_message("no NVRTC or no toolkit include directory\n");
+        skip();
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_headers", "--pch-child", root, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) fail_msg("the child exited %d (its stderr says why)", WEXITSTATUS(status));
+}
+
 static bool nvrtc_mapped(void) {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[4096];
@@ -320,11 +387,15 @@ static void keys_without_nvrtc(void **state) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--key-child") == 0) return key_child();
+    if (argc == 3 && strcmp(argv[1], "--pch-child") == 0) {
+        snprintf(root, sizeof root, "%s", argv[2]);
+        return pch_child();
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edits_change_the_key), cmocka_unit_test(directory_order_and_shadowing),
         cmocka_unit_test(missing_directories),  cmocka_unit_test(beside_the_file),
         cmocka_unit_test(many_headers),         cmocka_unit_test(toolkit_headers),
-        cmocka_unit_test(keys_without_nvrtc),
+        cmocka_unit_test(keys_without_nvrtc),   cmocka_unit_test(precompiled_preludes_follow_headers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include "runtime/compile.h"
 #include "runtime/embedded.h"
 #include "runtime/files.h"
+#include "runtime/pch.h"
 #include "runtime/status.h"
 
 double now_ms(void) {
@@ -142,7 +143,7 @@ static ptxkit_status compile_prepared(ptxkit_context *ctx, const nvrtc_library *
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d%s", cubin ? "sm" : "compute", cubin ? arch : target,
              specific ? "a" : "");
     const char *arch_name = strchr(arch_option, '=') + 1;
-    int option_room = 4 + req->define_count + req->option_count + req->include_dir_count;
+    int option_room = 4 + req->define_count + req->option_count + req->include_dir_count + PCH_OPTION_COUNT;
     const char **options = calloc((size_t)option_room, sizeof *options);
     char **define_options = calloc((size_t)(req->define_count ? req->define_count : 1), sizeof *define_options);
     char **dir_options = calloc((size_t)req->include_dir_count + 1, sizeof *dir_options);
@@ -183,19 +184,35 @@ static ptxkit_status compile_prepared(ptxkit_context *ctx, const nvrtc_library *
     }
     for (int i = 0; i < req->option_count && st == PTXKIT_SUCCESS; i++) options[n++] = req->options[i];
 
+    /* a repeated header prelude from NVRTC's precompiled headers (pch.h) */
+    char pch_domain[64];
+    const char *pch_options[PCH_OPTION_COUNT];
+    bool pch = st == PTXKIT_SUCCESS && req->pch &&
+               pch_before(rtc, req->pch_domain, pch_domain, sizeof pch_domain, pch_options);
+    for (int i = 0; pch && i < PCH_OPTION_COUNT; i++) options[n++] = pch_options[i];
+
     double t0 = now_ms();
     nvrtcProgram prog = NULL;
     nvrtcResult r = NVRTC_SUCCESS;
-    if (st == PTXKIT_SUCCESS) {
+    for (int attempt = 0; attempt < 2 && st == PTXKIT_SUCCESS; attempt++) {
         r = rtc->nvrtcCreateProgram(&prog, req->source, req->name, headers, header_text, header_names);
         if (r != NVRTC_SUCCESS)
             st = record_error(ctx, PTXKIT_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", req->name, rtc->nvrtcGetErrorString(r));
-    }
-    if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
-        st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
-                          rtc->nvrtcGetErrorString(r));
-    if (st == PTXKIT_SUCCESS) {
+        if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
+            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
+                              rtc->nvrtcGetErrorString(r));
+        if (st != PTXKIT_SUCCESS) break;
         r = rtc->nvrtcCompileProgram(prog, n, options);
+        if (!pch) break;
+        pch_after(rtc, prog, req->pch_domain, r);
+        pch = false;
+        if (r != NVRTC_ERROR_INVALID_OPTION) break;
+        /* an NVRTC that takes no PCH options after all: once more without */
+        rtc->nvrtcDestroyProgram(&prog);
+        prog = NULL;
+        n -= PCH_OPTION_COUNT;
+    }
+    if (st == PTXKIT_SUCCESS) {
         size_t log_size = 0;
         if (rtc->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
             out->log = malloc(log_size);

@@ -185,6 +185,22 @@ text_hash program_header_digest(const ptxkit_program *p) {
                               (const char *const *)p->header_texts, p->header_count);
 }
 
+/* The contents of every header a compile of p may read: the handed-in
+ * ones and the tree on disk (the program's own text is not needed: NVRTC
+ * compares the source's prelude itself). */
+static text_hash program_pch_domain(const ptxkit_program *p) {
+    text_hash tree = program_header_digest(p);
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    XXH3_128bits_update(&state, &tree, sizeof tree);
+    for (int i = 0; i < p->header_count; i++) {
+        XXH3_128bits_update(&state, p->header_names[i], strlen(p->header_names[i]) + 1);
+        XXH3_128bits_update(&state, p->header_texts[i], strlen(p->header_texts[i]) + 1);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(&state);
+    return (text_hash){h.low64, h.high64};
+}
+
 ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *options, int count) {
     if (!p || count < 0 || (count > 0 && !options))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: bad arguments");
@@ -215,8 +231,8 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *o
                                                            : "pre-included files are not supported; #include the header");
         if (pch_option(o))
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_program_add_options: '%s': precompiled headers are read from files no kernel "
-                                "cache key covers; not supported for now", o);
+                                "ptxkit_program_add_options: '%s': ptxkit manages NVRTC's precompiled headers itself "
+                                "(PTXKIT_PCH=off turns them off)", o);
     }
     if (count - dir_options > MAX_OPTIONS - p->option_count)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: at most %d options",
@@ -254,6 +270,8 @@ compile_request program_request(const ptxkit_program *p, const char *name_expres
                                 int define_count) {
     const char *const *dirs = NULL;
     int dir_count = header_tree_search_path(p->tree, &dirs); /* before the initializer: its order is unspecified */
+    /* an application's program: its headers' contents name its precompiled prelude */
+    text_hash domain = p->tree ? program_pch_domain(p) : (text_hash){0, 0};
     return (compile_request){
         .name = p->name,
         .source = p->source,
@@ -268,6 +286,8 @@ compile_request program_request(const ptxkit_program *p, const char *name_expres
         .name_expression = name_expression,
         .include_dir_count = dir_count,
         .include_dirs = dirs,
+        .pch = p->tree != NULL,
+        .pch_domain = domain,
     };
 }
 
