@@ -664,8 +664,9 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
  * precompiled headers, so a compile repeating a program's header prelude
  * with the same defines and options in one process (another entry, or the
  * same kernel compiled again) skips parsing it; the precompiled prelude is
- * tied to the contents of every header it read. PTXKIT_PCH=off turns that
- * off. */
+ * tied to the contents of every header it read. By default only programs
+ * that include header files from disk use it (the toolkit's headers are
+ * what costs parsing); PTXKIT_PCH=on: every program, PTXKIT_PCH=off: none. */
 ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
 /* Adds directories searched for the program's #include lines, after the
  * ones added before (and after the directory of a program read from a

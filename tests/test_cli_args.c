@@ -227,6 +227,7 @@ static const command_case commands[] = {
     {"ladder", T_DEVICE | T_TABLES, "--reps", "3"},
     {"scan-ladder", T_DEVICE | T_TABLES | T_SVG, "--reps", "3"},
     {"tune", T_DEVICE | T_TABLES, "--threads", "2"},
+    {"bench compile", T_TABLES, "--arch", "90"},
 };
 
 /* What every command shares: --help and --version, unknown options, extra

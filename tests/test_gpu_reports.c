@@ -94,6 +94,7 @@ static void every_report(void **state) {
         {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
         {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},
         {"tune --show", "tune", "--show"},
+        {"bench compile", "bench compile", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_command(cases[i].key, cases[i].command, cases[i].args);
 }

@@ -188,7 +188,7 @@ static ptxkit_status compile_prepared(ptxkit_context *ctx, const nvrtc_library *
     char pch_domain[64];
     const char *pch_options[PCH_OPTION_COUNT];
     bool pch = st == PTXKIT_SUCCESS && req->pch &&
-               pch_before(rtc, req->pch_domain, pch_domain, sizeof pch_domain, pch_options);
+               pch_before(rtc, req->pch_domain, req->pch_prelude_on_disk, pch_domain, sizeof pch_domain, pch_options);
     for (int i = 0; pch && i < PCH_OPTION_COUNT; i++) options[n++] = pch_options[i];
 
     double t0 = now_ms();

@@ -43,7 +43,7 @@ typedef struct compile_request {
     int include_dir_count;
     /* NVRTC's precompiled headers may serve a repeated prelude (pch.h);
      * pch_domain names the contents of every header the compile may read */
-    bool pch;
+    bool pch, pch_prelude_on_disk;
     text_hash pch_domain;
 } compile_request;
 

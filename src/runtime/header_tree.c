@@ -31,6 +31,7 @@ struct header_tree {
     int search_count;
     bool digest_ready;
     text_hash digest;
+    int files; /* header files on disk the digest covers */
 };
 
 /* ---- the toolkit's include directories ---------------------------------- */
@@ -463,7 +464,8 @@ static char *manifest_text(const scan *s, text_hash digest, size_t *length) {
 /* Whether each recorded file still has its recorded content (an
  * application's file re-hashed; a toolkit's trusted while its size and time
  * are unchanged) and each recorded directory its time. */
-static bool manifest_current(char *text, size_t size, text_hash *digest) {
+static bool manifest_current(char *text, size_t size, text_hash *digest, int *files) {
+    *files = 0;
     if (size == 0 || text[size - 1] != '\n' || memchr(text, 0, size)) return false;
     if (strncmp(text, MANIFEST_MAGIC, sizeof MANIFEST_MAGIC - 1) != 0) return false;
     char *line = text + sizeof MANIFEST_MAGIC - 1;
@@ -491,6 +493,7 @@ static bool manifest_current(char *text, size_t size, text_hash *digest) {
                 free(content);
                 if (h.high64 != h_hi || h.low64 != h_lo) return false;
             }
+            ++*files;
         } else if (sscanf(line, "dir %lld %n", &a, &at) == 1 && at) {
             if (stat(line + at, &st) != 0 || !S_ISDIR(st.st_mode) || mtime_ns_of(&st) != a) return false;
         } else {
@@ -567,7 +570,7 @@ text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char 
         if (text) {
             memcpy(text, recorded, recorded_size);
             text[recorded_size] = 0;
-            done = manifest_current(text, recorded_size, &t->digest);
+            done = manifest_current(text, recorded_size, &t->digest, &t->files);
             free(text);
         }
     }
@@ -576,6 +579,7 @@ text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char 
         scan_text(&s, source, s.source_dir);
         for (int i = 0; i < count; i++) scan_text(&s, texts[i], s.source_dir);
         t->digest = digest_of(&s);
+        t->files = s.file_count;
         if (s.failed) {
             /* a partial scan may miss a file: a digest no other tree has */
             static unsigned long long unique;
@@ -595,4 +599,12 @@ text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char 
     text_hash d = t->digest;
     pthread_mutex_unlock(&t->lock);
     return d;
+}
+
+int header_tree_file_count(header_tree *t) {
+    if (!t) return 0;
+    pthread_mutex_lock(&t->lock);
+    int n = t->digest_ready ? t->files : 0;
+    pthread_mutex_unlock(&t->lock);
+    return n;
 }

@@ -51,6 +51,9 @@ int header_tree_search_path(header_tree *tree, const char *const **dirs);
 text_hash header_tree_digest(header_tree *tree, text_hash program_hash, const char *program_name, const char *source,
                              const char *const *names, const char *const *texts, int count);
 
+/* How many header files on disk the digest covers (0 before it is made). */
+int header_tree_file_count(header_tree *tree);
+
 /* The toolkit's include directories (<cuda>/include and <cuda>/include/cccl
  * where they exist), found once per process beside the NVRTC library the
  * search of driver/nvrtc.c would open, without opening it.

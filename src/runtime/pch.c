@@ -72,11 +72,19 @@ static bool owns(text_hash domain) {
     return false;
 }
 
-bool pch_before(const nvrtc_library *rtc, text_hash domain, char *domain_option, size_t size,
+/* Every program (PTXKIT_PCH=on, or the benchmark's switch), not only those
+ * reading headers from disk. */
+static bool for_every_program(void) {
+    if (mode >= 0) return mode == 1;
+    const char *env = getenv("PTXKIT_PCH");
+    return env && strcmp(env, "on") == 0;
+}
+
+bool pch_before(const nvrtc_library *rtc, text_hash domain, bool prelude_on_disk, char *domain_option, size_t size,
                 const char *options[PCH_OPTION_COUNT]) {
     if (!pch_available(rtc) || pthread_mutex_trylock(&pch_lock) != 0) return false;
     pthread_mutex_lock(&state_lock);
-    bool use = owns(domain) || created < PCH_MAX_CREATED;
+    bool use = (prelude_on_disk || for_every_program()) && (owns(domain) || created < PCH_MAX_CREATED);
     pthread_mutex_unlock(&state_lock);
     if (!use) {
         pthread_mutex_unlock(&pch_lock);

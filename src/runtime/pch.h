@@ -27,18 +27,21 @@
 
 enum { PCH_MAX_CREATED = 4, PCH_OPTION_COUNT = 4 };
 
-/* Whether this compile of `domain` uses PCH; when true, options[0..3] are
+/* Whether this compile of `domain` uses PCH (by default only where the
+ * program includes header files from disk: creating a prelude costs time
+ * that ptxkit's own small headers do not repay); when true, options[0..3] are
  * the options to add (domain_option holds one of them) and pch_after must
  * follow the compile. */
-bool pch_before(const nvrtc_library *rtc, text_hash domain, char *domain_option, size_t size,
+bool pch_before(const nvrtc_library *rtc, text_hash domain, bool prelude_on_disk, char *domain_option, size_t size,
                 const char *options[PCH_OPTION_COUNT]);
 /* After a compile that pch_before allowed: records whether it created a
  * prelude; an NVRTC that refused the options (INVALID_OPTION) turns PCH
  * off for the process (the caller compiles again without). */
 void pch_after(const nvrtc_library *rtc, nvrtcProgram prog, text_hash domain, nvrtcResult compile_result);
 
-/* 1: on where NVRTC has it, 0: off, -1: as PTXKIT_PCH says (the default).
- * For the compile benchmark, which compares both in one process. */
+/* 1: on for every program where NVRTC has it, 0: off, -1: as PTXKIT_PCH
+ * says (off, on, or by default auto: programs with headers from disk). For
+ * the compile benchmark, which compares them in one process. */
 void pch_set_mode(int mode);
 /* How many preludes this process's compiles created (tests, benchmarks). */
 int pch_created_count(void);

@@ -286,7 +286,10 @@ compile_request program_request(const ptxkit_program *p, const char *name_expres
         .name_expression = name_expression,
         .include_dir_count = dir_count,
         .include_dirs = dirs,
+        /* a prelude read from disk (the toolkit's, the application's) is what
+         * costs parsing; ptxkit's own headers are small */
         .pch = p->tree != NULL,
+        .pch_prelude_on_disk = p->tree && header_tree_file_count(p->tree) > 0,
         .pch_domain = domain,
     };
 }

@@ -28,5 +28,6 @@ int bench_redux(int argc, char **argv);
 int bench_l2(int argc, char **argv);
 int bench_stencil(int argc, char **argv);
 int bench_gemm(int argc, char **argv);
+int bench_compile(int argc, char **argv);
 
 #endif
