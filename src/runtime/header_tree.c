@@ -544,10 +544,13 @@ static void source_dir_of(const char *name, char *out, size_t size) {
 
 text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char *program_name, const char *source,
                              const char *const *names, const char *const *texts, int count) {
+    /* every kernel lookup of the program asks: no lock once it is made */
+    if (__atomic_load_n(&t->digest_ready, __ATOMIC_ACQUIRE)) return t->digest;
     pthread_mutex_lock(&t->lock);
     t->used = true;
     if (t->digest_ready || !build_search(t)) {
-        text_hash d = t->digest;
+        /* out of memory for the search path: a digest no other tree has */
+        text_hash d = t->digest_ready ? t->digest : (text_hash){(uint64_t)(uintptr_t)t, ~0ULL};
         pthread_mutex_unlock(&t->lock);
         return d;
     }
@@ -595,7 +598,7 @@ text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char 
         scan_free(&s);
     }
     disk_cache_close(disk);
-    t->digest_ready = true;
+    __atomic_store_n(&t->digest_ready, true, __ATOMIC_RELEASE);
     text_hash d = t->digest;
     pthread_mutex_unlock(&t->lock);
     return d;
