@@ -232,6 +232,7 @@ typedef struct scan {
     tree_dir *dirs;
     int dir_count, dir_cap;
     bool failed; /* out of memory: the digest is then made unique, never reused */
+    char candidate[PATH_MAX];
 } scan;
 
 static long long mtime_ns_of(const struct stat *st) {
@@ -303,51 +304,60 @@ static void watch_absent(scan *s, const char *candidate) {
 static void scan_text(scan *s, const char *text, const char *dir);
 
 /* Reads, hashes and scans one file found on disk, once. */
+/* Reads, hashes and scans one file found on disk, once. Recursive as the
+ * includes nest (toolkit headers nest deeply): the frame keeps its buffers
+ * on the heap. */
 static void visit(scan *s, const char *candidate) {
-    char real[PATH_MAX];
-    if (!realpath(candidate, real)) return;
+    char *real = realpath(candidate, NULL);
+    if (!real) return;
     for (int i = 0; i < s->file_count; i++)
-        if (strcmp(s->files[i].path, real) == 0) return;
-    char *text = NULL;
-    size_t size = 0;
-    /* unreadable: hashed as absent, and NVRTC will say why */
-    if (files_read_regular(real, true, MAX_HEADER_BYTES, &text, &size, NULL) != FILES_READ_OK) return;
-    struct stat st;
-    if (s->file_count == s->file_cap) {
-        int cap = s->file_cap ? 2 * s->file_cap : 64;
-        tree_file *grown = realloc(s->files, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            s->failed = true;
-            free(text);
+        if (strcmp(s->files[i].path, real) == 0) {
+            free(real);
             return;
         }
-        s->files = grown;
-        s->file_cap = cap;
+    char *text = NULL, *here = NULL;
+    size_t size = 0;
+    struct stat st;
+    /* unreadable: hashed as absent, and NVRTC will say why */
+    bool ok = files_read_regular(real, true, MAX_HEADER_BYTES, &text, &size, NULL) == FILES_READ_OK;
+    if (ok && s->file_count == s->file_cap) {
+        int cap = s->file_cap ? 2 * s->file_cap : 64;
+        tree_file *grown = realloc(s->files, (size_t)cap * sizeof *grown);
+        if (grown) {
+            s->files = grown;
+            s->file_cap = cap;
+        } else {
+            s->failed = true;
+            ok = false;
+        }
     }
-    tree_file *f = &s->files[s->file_count];
-    if ((f->path = strdup(real)) == NULL || stat(real, &st) != 0) {
-        free(f->path);
+    if (ok && (stat(real, &st) != 0 || (here = strdup(real)) == NULL)) {
         s->failed = true;
+        ok = false;
+    }
+    if (!ok) {
+        free(real);
         free(text);
         return;
     }
+    tree_file *f = &s->files[s->file_count++];
+    f->path = real;
     f->size = (long long)size;
     f->mtime_ns = mtime_ns_of(&st);
     f->toolkit = under_toolkit(real);
     f->hash = XXH3_128bits(text, size);
-    s->file_count++;
-    char here[PATH_MAX];
-    snprintf(here, sizeof here, "%s", real);
     char *slash = strrchr(here, '/');
     if (slash == here) slash[1] = 0;
     else if (slash) *slash = 0;
     scan_text(s, text, here);
+    free(here);
     free(text);
 }
 
 static void resolve(scan *s, const char *name, bool quoted, const char *dir) {
     if (in_memory(s, name)) return;
-    char candidate[PATH_MAX];
+    /* shared by every level: each use is rebuilt before it is read */
+    char *candidate = s->candidate;
     if (name[0] == '/') {
         struct stat st;
         if (stat(name, &st) == 0) visit(s, name);
@@ -356,7 +366,7 @@ static void resolve(scan *s, const char *name, bool quoted, const char *dir) {
     }
     for (int i = quoted && dir ? -1 : 0; i < s->search_count; i++) {
         const char *base = i < 0 ? dir : s->search[i];
-        if ((size_t)snprintf(candidate, sizeof candidate, "%s/%s", base, name) >= sizeof candidate) continue;
+        if ((size_t)snprintf(candidate, PATH_MAX, "%s/%s", base, name) >= PATH_MAX) continue;
         struct stat st;
         if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) visit(s, candidate);
         else watch_absent(s, candidate);
