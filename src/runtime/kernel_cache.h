@@ -54,7 +54,6 @@ typedef struct kernel_request {
 typedef enum key_part {
     KEY_MODULE,        /* the module the request produces */
     KEY_KERNEL,        /* its kernel `entry` */
-    KEY_LOWERED_NAME,  /* the disk entry holding a name expression's lowered name */
 } key_part;
 
 /* The one key function: every cache key, in the registry and on disk, for

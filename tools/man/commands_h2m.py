@@ -51,6 +51,9 @@ def main():
         if command == "bench":
             for bench in listed(text, "benchmarks"):
                 parts += [f'.SS "ptxkit bench {bench}"', ".nf", roff(help_of(ptxkit, "bench", bench)), ".fi"]
+        if command == "report":
+            for sub in listed(text, "subcommands"):
+                parts += [f'.SS "ptxkit report {sub}"', ".nf", roff(help_of(ptxkit, "report", sub)), ".fi"]
     with open(output, "w", encoding="utf-8") as f:
         f.write("\n".join(parts) + "\n")
 

@@ -100,8 +100,10 @@ int bench_compile(int argc, char **argv) {
         return 1;
     }
     char title[128];
-    snprintf(title, sizeof title, "a second compile in one process, NVRTC precompiled headers off and on, sm_%d", arch);
-    const char *headers[] = {"case", "pch", "first compile ms", "second compile ms", "second / first"};
+    snprintf(title, sizeof title,
+             "a second compile in one process (time_ms), NVRTC precompiled headers off and on, sm_%d", arch);
+    /* the second compile's time is the metric (report compare keys rows by case and pch) */
+    const char *headers[] = {"case", "pch", "time_ms", "first_compile_ms", "second_over_first"};
     cli_table *t = table_new(title, 5, headers);
     table_types(t, "ssnnn");
     int failed = 0;
@@ -122,7 +124,7 @@ int bench_compile(int argc, char **argv) {
                 failed = 1;
                 break;
             }
-            table_addf(t, "%s\t%s\t%.1f\t%.1f\t%.3f", c->name, on ? "on" : "off", first, second,
+            table_addf(t, "%s\t%s\t%.1f\t%.1f\t%.3f", c->name, on ? "on" : "off", second, first,
                        first > 0 ? second / first : 0.0);
         }
     }

@@ -10,6 +10,7 @@ int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_scan_ladder(int argc, char **argv);
 int cmd_gemm_ladder(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);
@@ -28,6 +29,7 @@ int bench_redux(int argc, char **argv);
 int bench_l2(int argc, char **argv);
 int bench_stencil(int argc, char **argv);
 int bench_gemm(int argc, char **argv);
+int bench_constant(int argc, char **argv);
 int bench_compile(int argc, char **argv);
 
 #endif
