@@ -5,6 +5,7 @@
  * ptxkit_last_error(). The others cannot fail and return their answer
  * directly (an invalid argument gets the neutral value documented at each:
  * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
+ * ptxkit_status_is_error,
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
  * ptxkit_tune_family_name, ptxkit_config_count/_value_at), handles
  * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
@@ -85,11 +86,19 @@ typedef enum ptxkit_status {
                                      * No kernel fault leaves the context usable on current
                                      * drivers: after either, the process must restart to use
                                      * the GPU again. */
+    PTXKIT_NOT_READY,               /* not an error: the work asked about has not finished yet
+                                     * (ptxkit_stream_query, ptxkit_event_query) */
+    PTXKIT_ERROR_CAPTURE,           /* not allowed while a stream is captured into a graph (the
+                                     * call did nothing; the capture is intact), or a capture
+                                     * the driver invalidated */
     PTXKIT_STATUS_COUNT
 } ptxkit_status;
 
 /* Short constant description of a status ("invalid argument"). */
 const char *ptxkit_status_string(ptxkit_status status);
+/* 0 for PTXKIT_SUCCESS and PTXKIT_NOT_READY (answers, not failures), 1 for
+ * every other status, unknown values included. */
+int ptxkit_status_is_error(ptxkit_status status);
 
 typedef uint64_t ptxkit_dptr;
 typedef struct ptxkit_context ptxkit_context;
@@ -252,8 +261,9 @@ ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stre
 void *ptxkit_stream_handle(ptxkit_stream *stream);
 
 /* CUDA graph capture. The ops (copy, reduce, scan, transpose, gemm) may be
- * called on a stream being captured (cuStreamBeginCapture on
- * ptxkit_stream_handle); they then record their launches and, during
+ * called on a stream being captured (ptxkit_graph_capture_begin, or
+ * cuStreamBeginCapture on ptxkit_stream_handle); they then record their
+ * launches and, during
  * capture, allocate nothing, wait for nothing, read nothing back and tune
  * nothing (PTXKIT_TUNE=auto reads the database as cached does). A kernel
  * not loaded yet is loaded during the call, the calling thread's capture
@@ -263,7 +273,7 @@ void *ptxkit_stream_handle(ptxkit_stream *stream);
  * stream already holds: run the op once on that stream, with the same or a
  * larger problem, before beginning the capture. Where it holds none (a
  * stream that never ran the op, or lost its scratch to other streams), or
- * too little, the call returns PTXKIT_ERROR_UNSUPPORTED, records nothing,
+ * too little, the call returns PTXKIT_ERROR_CAPTURE, records nothing,
  * and the capture stays usable. Scratch a capture used stays with its
  * stream until ptxkit_stream_destroy: launch the graph on that stream (or
  * ordered with its work), while it exists; replays are then correct in any
@@ -277,6 +287,163 @@ ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event);
 ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream);
 ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event);
 ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms);
+
+/* Which stream a call uses. A NULL ptxkit_stream is CUDA's legacy default
+ * stream (CUstream 0) of the context. Streams from ptxkit_stream_create are
+ * non-blocking (CU_STREAM_NON_BLOCKING): their work never waits for the
+ * legacy stream's, nor the legacy stream's for theirs; order them with
+ * events (ptxkit_stream_wait_event) or synchronizations. The synchronous
+ * copies (ptxkit_memcpy_htod/_dtoh/_dtod) and ptxkit_reduce_to_host run on
+ * the legacy stream, so they do not wait for work queued on a ptxkit
+ * stream: synchronize that stream (or wait for an event) first. The _async
+ * copies and memsets, the ops, launches, ptxkit_host_func_launch and
+ * ptxkit_graph_launch use the stream they are given. ptxkit_malloc,
+ * ptxkit_free and the host memory calls use no stream (cuMemFree and the
+ * host frees may wait for the whole device); ptxkit_context_synchronize
+ * waits for every stream of the context. */
+
+/* Stream flags for ptxkit_stream_create_ex. */
+#define PTXKIT_STREAM_NON_BLOCKING 0u /* ptxkit_stream_create's: no implicit order with the legacy stream */
+#define PTXKIT_STREAM_BLOCKING 1u     /* CUDA's default-flag stream: ordered with the legacy stream */
+
+/* A stream with flags (PTXKIT_STREAM_*) and a priority in CUDA's numbers:
+ * lower is more urgent, 0 is the default, valid values lie between
+ * ptxkit_stream_priority_range_get's greatest and least (inclusive). A
+ * priority outside that range, or an unknown flag, is INVALID_ARGUMENT
+ * (the driver would clamp it silently). Priorities order the scheduling of
+ * blocks waiting to run, never preempt running ones. Destroy with
+ * ptxkit_stream_destroy. */
+ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int priority, ptxkit_stream **out);
+/* The device's stream priorities: *least (0, the default) and *greatest
+ * (the most urgent, e.g. -5); numerically greatest <= least. Either
+ * pointer may be NULL, not both. */
+ptxkit_status ptxkit_stream_priority_range_get(ptxkit_context *ctx, int *least, int *greatest);
+/* The priority a stream was created with (NULL: the legacy stream's). */
+ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *stream, int *priority);
+/* PTXKIT_SUCCESS when all work queued on the stream has finished,
+ * PTXKIT_NOT_READY (not an error: ptxkit_status_is_error says 0) while some
+ * is queued or running; does not wait. A stream being captured answers
+ * PTXKIT_ERROR_CAPTURE without asking the driver (asking would invalidate
+ * the capture). Errors of finished work (a kernel fault) are returned as
+ * by ptxkit_stream_synchronize. */
+ptxkit_status ptxkit_stream_query(ptxkit_context *ctx, ptxkit_stream *stream);
+/* Work queued on `stream` after this call waits, on the GPU, until the work
+ * `event` recorded has finished (cuStreamWaitEvent; the host does not
+ * wait). The state of the event's last ptxkit_event_record counts: a later
+ * record does not change what this wait waits for; an event never recorded
+ * is already complete. Allowed during capture (it joins the capture when
+ * the event was recorded in it). */
+ptxkit_status ptxkit_stream_wait_event(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_event *event);
+/* Host function run by ptxkit_host_func_launch, on a driver thread. */
+typedef void (*ptxkit_host_func)(void *user);
+/* Queues fn(user) on `stream` (cuLaunchHostFunc): it runs on a driver
+ * thread after the work queued before it has finished, and work queued
+ * after it waits for it to return. fn must not call ptxkit or CUDA (it
+ * would deadlock or fail): signal another thread instead. Host functions
+ * of one stream run in the order they were queued. During capture the
+ * call becomes a host node, run at every replay. */
+ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_host_func fn, void *user);
+
+/* Event flags for ptxkit_event_create_ex (or-ed). */
+#define PTXKIT_EVENT_DEFAULT 0u
+#define PTXKIT_EVENT_DISABLE_TIMING 1u /* cheaper record and wait; ptxkit_event_elapsed_ms refuses it */
+#define PTXKIT_EVENT_BLOCKING_SYNC 2u  /* ptxkit_event_synchronize sleeps instead of spinning */
+ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit_event **out);
+/* PTXKIT_SUCCESS when the work the event's last record follows has
+ * finished (or it was never recorded), PTXKIT_NOT_READY (not an error)
+ * while it has not; does not wait. An event recorded in a capture that is
+ * still under way is PTXKIT_ERROR_CAPTURE. */
+ptxkit_status ptxkit_event_query(ptxkit_context *ctx, ptxkit_event *event);
+
+/* ---- pinned, registered and mapped host memory ---------------------------- */
+
+/* Flags of ptxkit_host_alloc_ex and ptxkit_host_register (or-ed). */
+#define PTXKIT_HOST_PORTABLE 1u       /* pinned for every CUDA context, not only this one's */
+#define PTXKIT_HOST_MAPPED 2u         /* mapped into the device's address space: ptxkit_host_device_pointer_get */
+#define PTXKIT_HOST_WRITE_COMBINED 4u /* alloc only: fast host writes and PCIe reads, very slow host reads */
+#define PTXKIT_HOST_READ_ONLY 8u      /* register only: the device only reads it */
+
+/* Page-locked host memory with flags (ptxkit_host_alloc is flags 0).
+ * Free with ptxkit_host_free. READ_ONLY is INVALID_ARGUMENT here. */
+ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out);
+/* Page-locks `bytes` of existing host memory at `ptr` (cuMemHostRegister),
+ * so that async copies from and to it overlap with kernels, and with
+ * PTXKIT_HOST_MAPPED maps it for the device. The range must not overlap
+ * another registered one; WRITE_COMBINED is INVALID_ARGUMENT here, and
+ * READ_ONLY is UNSUPPORTED where the system cannot register read-only. Undo
+ * with ptxkit_host_unregister before freeing the memory. Not allowed during
+ * a capture begun on this thread (PTXKIT_ERROR_CAPTURE). */
+ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes, unsigned flags);
+/* Unpins a range registered at `ptr` (its start). Waits for nothing: the
+ * caller orders it after the copies using the range. */
+ptxkit_status ptxkit_host_unregister(ptxkit_context *ctx, void *ptr);
+/* The device address of mapped pinned memory (PTXKIT_HOST_MAPPED, from
+ * ptxkit_host_alloc_ex or ptxkit_host_register; `host` may point inside
+ * it). Kernels read and write the host memory through it over the bus,
+ * without copies. Memory not mapped is INVALID_ARGUMENT. */
+ptxkit_status ptxkit_host_device_pointer_get(ptxkit_context *ctx, void *host, ptxkit_dptr *out);
+
+/* ---- graphs ------------------------------------------------------------- */
+
+/* A captured and instantiated CUDA graph: the calls made on a stream
+ * between ptxkit_graph_capture_begin and _end, replayed by
+ * ptxkit_graph_launch at a fraction of their launch cost. Its kernels keep
+ * the arguments they were captured with (the same device pointers and
+ * sizes at each replay): write new inputs into the same buffers, or
+ * capture again with new arguments and ptxkit_graph_update, which patches
+ * the executable graph in place. See "CUDA graph capture" above for the
+ * ops' scratch rules (run each op once on the stream before capturing).
+ *
+ * Capture runs in CUDA's thread-local mode: the capturing thread's calls
+ * that cannot be captured -- ptxkit_malloc, ptxkit_free, the host
+ * allocations and registrations, the synchronous copies,
+ * ptxkit_reduce_to_host, ptxkit_stream_synchronize, ptxkit_stream_query,
+ * ptxkit_context_synchronize, and an op on another (uncaptured) stream
+ * that would have to grow its scratch -- return PTXKIT_ERROR_CAPTURE
+ * before reaching the driver, and the capture stays intact; other threads
+ * are not affected. Calls that can be captured record nodes: the ops, launches,
+ * _async copies and memsets, host functions, event records and waits.
+ * A capture whose stream ends up invalidated (e.g. by a raw CUDA call the
+ * driver refuses) gives no graph: _end and _update return
+ * PTXKIT_ERROR_CAPTURE and the stream is no longer captured. */
+typedef struct ptxkit_graph ptxkit_graph;
+
+/* Starts capturing `stream` (a created or wrapped stream: the legacy
+ * stream, NULL, cannot be captured; INVALID_ARGUMENT). A stream already
+ * being captured is PTXKIT_ERROR_CAPTURE. End it on the same thread, with
+ * ptxkit_graph_capture_end or ptxkit_graph_update. */
+ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *stream);
+/* Ends the capture of `stream` and instantiates what it recorded: *out is
+ * a new graph (destroy with ptxkit_graph_destroy). On failure *out is NULL
+ * and the capture is over either way. */
+ptxkit_status ptxkit_graph_capture_end(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_graph **out);
+
+typedef enum ptxkit_graph_update_kind {
+    PTXKIT_GRAPH_UPDATED_IN_PLACE = 0, /* same topology: the executable graph's arguments were patched */
+    PTXKIT_GRAPH_REINSTANTIATED = 1,   /* the topology changed: a new executable graph replaced it */
+} ptxkit_graph_update_kind;
+/* Ends the capture of `stream` (begun by ptxkit_graph_capture_begin) and
+ * makes `graph` run what it recorded from now on: cuGraphExecUpdate in
+ * place where the node structure is unchanged (the usual case: the same
+ * calls with other pointers, sizes that keep the grid shape, or scalars),
+ * else a new instantiation. *how (may be NULL) says which happened. The
+ * change applies to later launches; to be safe with older drivers, order
+ * it after the graph's replays in flight (synchronize their streams). On
+ * failure the capture is over; a stream that was not captured
+ * (INVALID_ARGUMENT) leaves `graph` as it was, while after a failed update
+ * or instantiation the driver does not promise what the old executable
+ * graph still holds: destroy it, or update it again. */
+ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream,
+                                  ptxkit_graph_update_kind *how);
+/* Replays the graph on `stream` (NULL: the legacy stream); asynchronous.
+ * For graphs holding ops with scratch, see the capture rules above. */
+ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream);
+/* The number of nodes of the graph as captured (kernels, copies, memsets,
+ * host functions, event nodes); an empty capture has 0. */
+ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
+/* Releases the graph; its replays in flight finish first (the driver's
+ * rule). NULL graph or context: nothing. */
+void ptxkit_graph_destroy(ptxkit_context *ctx, ptxkit_graph *graph);
 
 /* ---- kernel parameters shared by the families -------------------------- */
 
@@ -714,7 +881,10 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
  * (NVRTC's log, whose file names and lines are the program's and its
  * headers'; PTXKIT_DUMP_SOURCE=DIR also writes the failing source, headers
  * and options there), NOT_FOUND (no such entry, or a name expression that
- * does not instantiate), NO_NVRTC (not cached and no NVRTC). */
+ * does not instantiate), NO_NVRTC (not cached and no NVRTC).
+ * ptxkit_program_kernel_get is the same call under the name that pairs it
+ * with ptxkit_module_kernel_get; ptxkit_program_module_get compiles several
+ * kernels and variables into one module (see "modules" below). */
 #define PTXKIT_MAX_KERNEL_DEFINES 32
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
                                 const char *const *defines, int define_count, ptxkit_kernel **out);
@@ -796,11 +966,88 @@ typedef struct ptxkit_module_options {
  * ARGUMENT (NC without read_only, an operator on a binary image). */
 ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size,
                                  const ptxkit_module_options *options, ptxkit_module **out);
-/* The kernel `entry` (the name as it appears in the image: mangled for C++). */
+/* The kernel `entry` (the name as it appears in the image: mangled for C++);
+ * the same as ptxkit_module_kernel_get, its name from now on. Variables:
+ * ptxkit_module_variable_get by symbol. */
 ptxkit_status ptxkit_module_kernel(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
 /* How many plain global loads the operator was given, and how many were
  * left alone (already with an operator, or memory-ordered). */
 ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *module, int *rewritten, int *kept);
+
+/* ---- modules: several kernels of one program, and their variables ------
+ *
+ * A module compiled from a program for several names holds every kernel
+ * and variable of that one compile: its kernels share its __device__ and
+ * __constant__ variables, and the disk cache keeps one image (with the
+ * names' lowered forms beside it, so a warm start needs no NVRTC). Names
+ * pair as <source>_kernel_get: ptxkit_program_kernel_get compiles a kernel
+ * out of a program (the short path, a module of its one entry) as
+ * ptxkit_module_kernel_get takes one out of a module. */
+
+/* The most names one module is compiled for. */
+#define PTXKIT_MAX_MODULE_NAMES 256
+
+/* The program compiled once, with `defines` (as ptxkit_program_kernel_get
+ * takes them), into a module for the context's GPU, for name_count names
+ * (0 to PTXKIT_MAX_MODULE_NAMES, each at most once): extern "C" kernel
+ * names and C++ name expressions of kernels ("scale<float>", "ns::k") and
+ * of variables ("&ns::coeffs", "&table<float>", "&var" in an anonymous
+ * namespace), which NVRTC instantiates and lowers. Kernels and variables
+ * of extern "C" or unmangled global names are found without being named.
+ * The module belongs to the context (valid until it closes); the same
+ * program, names (in the same order), defines, options, GPU, NVRTC build,
+ * driver and library return the loaded module without compiling, and a
+ * new process reads it from the disk cache. One name asks for the module
+ * ptxkit_program_kernel_get uses for that entry. Errors: as
+ * ptxkit_program_kernel_get's (NOT_FOUND: a name that names nothing in the
+ * program); INVALID_ARGUMENT for a name given twice. Any thread. */
+ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *program, const char *const *names,
+                                        int name_count, const char *const *defines, int define_count,
+                                        ptxkit_module **out);
+/* The kernel `entry` of the module: one of the names it was compiled for,
+ * or a name as it appears in the image (an extern "C" name; a loaded
+ * image's mangled C++ name). NOT_FOUND for a name the module lacks, and
+ * for a C++ name expression it was not compiled for. The kernel belongs to
+ * the context; ptxkit_kernel_module_get returns this module. Any thread.
+ * (ptxkit_module_kernel is the same call under its former name.) */
+ptxkit_status ptxkit_module_kernel_get(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
+/* The kernel `entry` of the program, compiled with defines (ptxkit_kernel_get
+ * under the name that pairs it with ptxkit_module_kernel_get; same contract).
+ * Its module (ptxkit_kernel_module_get) is the program's compiled for the
+ * one name entry. */
+ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
+                                        const char *const *defines, int define_count, ptxkit_kernel **out);
+/* The module a kernel was taken from (by ptxkit_program_kernel_get,
+ * ptxkit_kernel_get or ptxkit_module_kernel_get), to reach the variables
+ * its kernels read. NOT_FOUND for a built-in family's kernel. Reads only. */
+ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *kernel, ptxkit_module **out);
+/* The device address and size in bytes of the module's __device__ or
+ * __constant__ variable `name`: a name expression the module was compiled
+ * for ("&ns::var"), an unmangled name (a variable at global namespace
+ * scope or extern "C"), or, in a loaded image, its symbol (mangled for
+ * C++). dptr or bytes may be NULL. NOT_FOUND, naming it, for a variable
+ * the module lacks or a name expression it was not compiled for. The
+ * address is valid while the context is open; kernels of the module read
+ * the variable, and any copy or kernel may write it at that address. */
+ptxkit_status ptxkit_module_variable_get(ptxkit_module *module, const char *name, ptxkit_dptr *dptr, size_t *bytes);
+/* Copies bytes from src into the variable at byte offset `offset`
+ * (ptxkit_memcpy_htod: returns once the copy is done), or out of it into
+ * dst (ptxkit_memcpy_dtoh). INVALID_ARGUMENT when offset + bytes
+ * overruns the variable or the host buffer is NULL with bytes > 0;
+ * NOT_FOUND as ptxkit_module_variable_get. bytes 0 copies nothing. */
+ptxkit_status ptxkit_module_variable_write(ptxkit_module *module, const char *name, size_t offset, const void *src,
+                                           size_t bytes);
+ptxkit_status ptxkit_module_variable_read(ptxkit_module *module, const char *name, size_t offset, void *dst,
+                                          size_t bytes);
+/* The same, queued on `stream` (NULL: the default stream) and returning
+ * before it has run, as ptxkit_memcpy_htod_async/_dtoh_async: ordered with
+ * the stream's kernels; src must stay unchanged, and dst is filled, only
+ * once the stream reaches the copy (page-locked host memory for copies
+ * that overlap kernels). */
+ptxkit_status ptxkit_module_variable_write_async(ptxkit_module *module, const char *name, size_t offset,
+                                                 const void *src, size_t bytes, ptxkit_stream *stream);
+ptxkit_status ptxkit_module_variable_read_async(ptxkit_module *module, const char *name, size_t offset, void *dst,
+                                                size_t bytes, ptxkit_stream *stream);
 
 /* ---- launching ---------------------------------------------------------- */
 

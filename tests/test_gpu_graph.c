@@ -10,10 +10,14 @@
  * double reference within the bound ptxkit.h documents: (k + 2) * 2^-24 *
  * sum_k |a_ik b_kj| (alpha 1, beta 0).
  *
- * Graphs are driven through the driver itself: libcuda.so.1 opened here,
- * its entry points from cuGetProcAddress, as the library does. Where a call
- * refuses capture it must return PTXKIT_ERROR_UNSUPPORTED and leave the
- * capture usable (ptxkit.h, the stream functions). */
+ * The first tests drive graphs through the driver itself (libcuda.so.1
+ * opened here, its entry points from cuGetProcAddress, as the library
+ * does), as an application with its own CUDA code does; the later ones
+ * through ptxkit_graph (issue 26): each op captured and replayed, updated
+ * in place with new arguments, re-instantiated when the topology changes,
+ * host functions and a fork/join across streams inside a capture. Where a
+ * call refuses capture it must return PTXKIT_ERROR_CAPTURE and leave the
+ * capture whole (ptxkit.h, the stream functions and "graphs"). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
@@ -297,7 +301,7 @@ static void test_graph_gemm(void **state) { (void)state; capture_and_replay(OP_G
 static void test_graph_sequence(void **state) { (void)state; capture_and_replay(OP_ALL); }
 
 /* A capture on a fresh stream: each op either records (and its replays are
- * right) or returns UNSUPPORTED, recording nothing, the capture still valid. */
+ * right) or returns PTXKIT_ERROR_CAPTURE, recording nothing, the capture still valid. */
 static void test_graph_unprepared_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -323,7 +327,7 @@ static void test_graph_unprepared_stream(void **state) {
                 problems_check(ctx, &p, op);
             }
         } else {
-            assert_int_equal(st, PTXKIT_ERROR_UNSUPPORTED);
+            assert_int_equal(st, PTXKIT_ERROR_CAPTURE);
             assert_non_null(strstr(ptxkit_last_error(ctx), "capture"));
             /* nothing recorded: the empty graph replays harmlessly */
             replay(ctx, exec, s);
@@ -413,6 +417,295 @@ static void test_graph_two_streams(void **state) {
     problems_free(ctx, &px);
 }
 
+/* ---- the ptxkit_graph API -------------------------------------------------- */
+
+static int popcount(int x) {
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+
+/* As capture_and_replay, through ptxkit_graph_capture_begin/_end/_launch. */
+static void api_capture_and_replay(int ops) {
+    ptxkit_context *ctx = test_gpu();
+    problems p;
+    problems_alloc(ctx, &p);
+    ptxkit_stream *s;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    problems_refresh(ctx, &p);
+    assert_ok(ctx, run_ops(ctx, &p, ops, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    problems_check(ctx, &p, ops);
+
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    ptxkit_status st = run_ops(ctx, &p, ops, s);
+    ptxkit_graph *g = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    size_t nodes = 0;
+    assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes));
+    assert_true(nodes >= (size_t)popcount(ops));
+    for (int i = 0; i < REPLAYS; i++) {
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, ops);
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, run_ops(ctx, &p, ops, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, ops);
+    }
+    ptxkit_graph_destroy(ctx, g);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    problems_free(ctx, &p);
+}
+
+static void test_api_copy(void **state) { (void)state; api_capture_and_replay(OP_COPY); }
+static void test_api_reduce(void **state) { (void)state; api_capture_and_replay(OP_REDUCE); }
+static void test_api_scan(void **state) { (void)state; api_capture_and_replay(OP_SCAN); }
+static void test_api_transpose(void **state) { (void)state; api_capture_and_replay(OP_TRANSPOSE); }
+static void test_api_gemm(void **state) { (void)state; api_capture_and_replay(OP_GEMM); }
+static void test_api_sequence(void **state) { (void)state; api_capture_and_replay(OP_ALL); }
+
+static void capture_ops(ptxkit_context *ctx, problems *p, int ops, ptxkit_stream *s) {
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    ptxkit_status st = run_ops(ctx, p, ops, s);
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+}
+
+static uint32_t read_u32(ptxkit_context *ctx, ptxkit_dptr p) {
+    uint32_t v = 0;
+    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &v, p, 4));
+    return v;
+}
+
+/* The same calls on other buffers: the executable graph is patched in
+ * place and then writes only the new buffers; another set of calls
+ * re-instantiates it. */
+static void test_api_update(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems pa, pb;
+    problems_alloc(ctx, &pa);
+    problems_alloc(ctx, &pb);
+    ptxkit_stream *s;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    const int ops = OP_REDUCE | OP_SCAN | OP_COPY | OP_GEMM;
+    problems_refresh(ctx, &pa);
+    assert_ok(ctx, run_ops(ctx, &pa, ops, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+
+    capture_ops(ctx, &pa, ops, s);
+    ptxkit_graph *g = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
+    size_t nodes = 0, nodes_after = 0;
+    assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes));
+    problems_refresh(ctx, &pa);
+    assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    problems_check(ctx, &pa, ops);
+
+    for (int round = 0; round < 2; round++) {
+        problems *now = round == 0 ? &pb : &pa, *before = round == 0 ? &pa : &pb;
+        capture_ops(ctx, now, ops, s);
+        ptxkit_graph_update_kind how = (ptxkit_graph_update_kind)-1;
+        assert_ok(ctx, ptxkit_graph_update(ctx, g, s, &how));
+        assert_int_equal(how, PTXKIT_GRAPH_UPDATED_IN_PLACE);
+        assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes_after));
+        assert_int_equal(nodes_after, nodes);
+        for (int i = 0; i < 2; i++) {
+            problems_refresh(ctx, now);
+            problems_refresh(ctx, before); /* poisons its outputs: the graph must leave them */
+            assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+            problems_check(ctx, now, ops);
+            assert_int_equal(read_u32(ctx, before->red_out), 0xCDCDCDCDu);
+            assert_int_equal(read_u32(ctx, before->copy_dst), 0xCDCDCDCDu);
+        }
+    }
+    /* another topology: one call more */
+    capture_ops(ctx, &pb, ops | OP_TRANSPOSE, s);
+    ptxkit_graph_update_kind how = PTXKIT_GRAPH_UPDATED_IN_PLACE;
+    assert_ok(ctx, ptxkit_graph_update(ctx, g, s, &how));
+    assert_int_equal(how, PTXKIT_GRAPH_REINSTANTIATED);
+    assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes_after));
+    assert_true(nodes_after > nodes);
+    problems_refresh(ctx, &pb);
+    assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    problems_check(ctx, &pb, ops | OP_TRANSPOSE);
+    /* updating from a stream that is not captured: the graph stays */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_update(ctx, g, s, &how));
+    problems_refresh(ctx, &pb);
+    assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    problems_check(ctx, &pb, ops | OP_TRANSPOSE);
+    ptxkit_graph_destroy(ctx, g);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    problems_free(ctx, &pa);
+    problems_free(ctx, &pb);
+}
+
+/* Calls that cannot be captured return PTXKIT_ERROR_CAPTURE mid-capture,
+ * do nothing, and the graph holds exactly the calls that succeeded. */
+static void test_api_refusals_keep_capture_whole(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems p;
+    problems_alloc(ctx, &p);
+    ptxkit_stream *s, *other;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, &other));
+    const int ops = OP_REDUCE | OP_COPY;
+    problems_refresh(ctx, &p);
+    assert_ok(ctx, run_ops(ctx, &p, ops, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    /* the reference: the same calls captured alone */
+    capture_ops(ctx, &p, ops, s);
+    ptxkit_graph *ref = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &ref));
+    size_t ref_nodes = 0, nodes = 0;
+    assert_ok(ctx, ptxkit_graph_node_count_get(ctx, ref, &ref_nodes));
+    ptxkit_graph_destroy(ctx, ref);
+
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    assert_ok(ctx, run_op(ctx, &p, OP_REDUCE, s));
+    ptxkit_dptr d = 1;
+    uint32_t word = 0;
+    void *h = NULL;
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
+    assert_true(d == 0);
+    assert_non_null(strstr(ptxkit_last_error(ctx), "capture"));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, p.red_in));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, &h));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_dtoh(ctx, &word, p.red_out, 4));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_htod(ctx, p.red_out, &word, 4));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_synchronize(ctx, s));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_synchronize(ctx, other));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_query(ctx, s));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_context_synchronize(ctx));
+    assert_status(PTXKIT_ERROR_CAPTURE,
+                  ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, &word, p.red_in, REDUCE_N, NULL));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_graph_capture_begin(ctx, s));
+    /* an op whose scratch this stream does not hold yet */
+    assert_status(PTXKIT_ERROR_CAPTURE, run_op(ctx, &p, OP_SCAN, s));
+    assert_ok(ctx, run_op(ctx, &p, OP_COPY, s));
+    ptxkit_graph *g = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
+    assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes));
+    assert_int_equal(nodes, ref_nodes);
+    /* the capture is over: the same calls work again */
+    assert_ok(ctx, ptxkit_stream_query(ctx, s));
+    for (int i = 0; i < 2; i++) {
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        problems_check(ctx, &p, ops);
+    }
+    /* ending twice, and capturing the legacy stream, are argument errors */
+    ptxkit_graph *none = (ptxkit_graph *)1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_end(ctx, s, &none));
+    assert_null(none);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_begin(ctx, NULL));
+    ptxkit_graph_destroy(ctx, g);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, other));
+    problems_free(ctx, &p);
+}
+
+/* Two captures under way on one thread, their calls alternating, ended one
+ * at a time (the first instantiation happens while the second capture is
+ * still open); both graphs replay correctly. */
+static void test_api_two_captures_one_thread(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems pa, pb;
+    problems_alloc(ctx, &pa);
+    problems_alloc(ctx, &pb);
+    ptxkit_stream *a, *b;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
+    const int ops_a = OP_REDUCE | OP_SCAN, ops_b = OP_COPY | OP_REDUCE | OP_TRANSPOSE;
+    problems_refresh(ctx, &pa);
+    problems_refresh(ctx, &pb);
+    assert_ok(ctx, run_ops(ctx, &pa, ops_a, a));
+    assert_ok(ctx, run_ops(ctx, &pb, ops_b, b));
+    assert_ok(ctx, ptxkit_context_synchronize(ctx));
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, a));
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_REDUCE, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_COPY, b));
+    assert_ok(ctx, run_op(ctx, &pa, OP_SCAN, a));
+    assert_ok(ctx, run_op(ctx, &pb, OP_REDUCE, b));
+    ptxkit_graph *ga = NULL, *gb = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, a, &ga));
+    /* b is still captured: the thread's synchronous calls stay refused */
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_context_synchronize(ctx));
+    assert_ok(ctx, run_op(ctx, &pb, OP_TRANSPOSE, b));
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, b, &gb));
+    for (int i = 0; i < REPLAYS; i++) {
+        problems_refresh(ctx, &pa);
+        problems_refresh(ctx, &pb);
+        assert_ok(ctx, ptxkit_graph_launch(ctx, ga, a));
+        assert_ok(ctx, ptxkit_graph_launch(ctx, gb, b));
+        assert_ok(ctx, ptxkit_context_synchronize(ctx));
+        problems_check(ctx, &pa, ops_a);
+        problems_check(ctx, &pb, ops_b);
+    }
+    ptxkit_graph_destroy(ctx, ga);
+    ptxkit_graph_destroy(ctx, gb);
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
+    problems_free(ctx, &pa);
+    problems_free(ctx, &pb);
+}
+
+static void count_replay(void *user) { (*(int *)user)++; }
+
+/* A fork and join across two streams (event record and wait inside the
+ * capture), with a host function: all replayed. */
+static void test_api_fork_join_host_func(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    problems p;
+    problems_alloc(ctx, &p);
+    ptxkit_stream *s, *side;
+    ptxkit_event *fork, *join;
+    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, &side));
+    assert_ok(ctx, ptxkit_event_create_ex(ctx, PTXKIT_EVENT_DISABLE_TIMING, &fork));
+    assert_ok(ctx, ptxkit_event_create_ex(ctx, PTXKIT_EVENT_DISABLE_TIMING, &join));
+    problems_refresh(ctx, &p);
+    assert_ok(ctx, run_ops(ctx, &p, OP_REDUCE, s));
+    assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+    int replays = 0;
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    assert_ok(ctx, ptxkit_event_record(ctx, fork, s));
+    assert_ok(ctx, ptxkit_stream_wait_event(ctx, side, fork));
+    assert_ok(ctx, run_op(ctx, &p, OP_COPY, side));
+    assert_ok(ctx, run_op(ctx, &p, OP_TRANSPOSE, side));
+    assert_ok(ctx, run_op(ctx, &p, OP_REDUCE, s));
+    assert_ok(ctx, ptxkit_event_record(ctx, join, side));
+    assert_ok(ctx, ptxkit_stream_wait_event(ctx, s, join));
+    assert_ok(ctx, ptxkit_host_func_launch(ctx, s, count_replay, &replays));
+    ptxkit_graph *g = NULL;
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
+    assert_int_equal(replays, 0);
+    for (int i = 1; i <= 3; i++) {
+        problems_refresh(ctx, &p);
+        assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        assert_int_equal(replays, i);
+        problems_check(ctx, &p, OP_COPY | OP_TRANSPOSE | OP_REDUCE);
+    }
+    ptxkit_graph_destroy(ctx, g);
+    assert_ok(ctx, ptxkit_event_destroy(ctx, fork));
+    assert_ok(ctx, ptxkit_event_destroy(ctx, join));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_stream_destroy(ctx, side));
+    problems_free(ctx, &p);
+}
+
 int main(void) {
     test_require_gpu();
     (void)test_gpu();
@@ -426,6 +719,11 @@ int main(void) {
         cmocka_unit_test(test_graph_scan),      cmocka_unit_test(test_graph_transpose),
         cmocka_unit_test(test_graph_gemm),      cmocka_unit_test(test_graph_sequence),
         cmocka_unit_test(test_graph_unprepared_stream), cmocka_unit_test(test_graph_two_streams),
+        cmocka_unit_test(test_api_copy),        cmocka_unit_test(test_api_reduce),
+        cmocka_unit_test(test_api_scan),        cmocka_unit_test(test_api_transpose),
+        cmocka_unit_test(test_api_gemm),        cmocka_unit_test(test_api_sequence),
+        cmocka_unit_test(test_api_update),      cmocka_unit_test(test_api_refusals_keep_capture_whole),
+        cmocka_unit_test(test_api_fork_join_host_func), cmocka_unit_test(test_api_two_captures_one_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     test_gpu_release();

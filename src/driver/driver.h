@@ -40,14 +40,23 @@
     X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
     X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010) \
-    X(cuOccupancyMaxPotentialBlockSize, 6050)
+    X(cuOccupancyMaxPotentialBlockSize, 6050) X(cuModuleGetGlobal, 3020)
 /* Entry points a feature needs, not the library: NULL where the driver
  * lacks them, and the feature answers UNSUPPORTED. */
 #define DRIVER_OPTIONAL_ENTRIES(X)                                             \
     X(cuLaunchKernelEx, 11060) X(cuCtxResetPersistingL2Cache, 11000)           \
     X(cuCtxGetLimit, 3010) X(cuDevicePrimaryCtxReset, 11000)                   \
     X(cuStreamGetAttribute, 11000) X(cuStreamIsCapturing, 10000)              \
-    X(cuThreadExchangeStreamCaptureMode, 10010) X(cuFuncGetParamInfo, 12040)
+    X(cuThreadExchangeStreamCaptureMode, 10010) X(cuFuncGetParamInfo, 12040)  \
+    X(cuStreamQuery, 2000) X(cuStreamCreateWithPriority, 5050)                \
+    X(cuCtxGetStreamPriorityRange, 5050) X(cuStreamGetPriority, 5050)          \
+    X(cuLaunchHostFunc, 10000) X(cuMemHostAlloc, 2020)                         \
+    X(cuMemHostRegister, 6050) X(cuMemHostUnregister, 4000)                    \
+    X(cuMemHostGetDevicePointer, 3020) X(cuStreamBeginCapture, 10010)          \
+    X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)         \
+    X(cuGraphLaunch, 10000) X(cuGraphExecUpdate, 12000)                        \
+    X(cuGraphExecDestroy, 10000) X(cuGraphDestroy, 10000)                      \
+    X(cuGraphGetNodes, 10000)
 
 /* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
  * rename declaration and uses alike. */

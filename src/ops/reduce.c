@@ -6,6 +6,7 @@
 
 #include "ops/reduce.h"
 #include "runtime/args.h"
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
@@ -271,6 +272,7 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     if (!result) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: result is NULL");
     /* Check the arguments before allocating (a dummy aligned output). */
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
+    if (st == PTXKIT_SUCCESS) st = capture_thread_refuse(ctx, "ptxkit_reduce_to_host");
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUdeviceptr d = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/registry.h"
@@ -199,7 +200,10 @@ ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *ou
 }
 
 ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx) {
-    ptxkit_status st = context_enter(ctx);
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_synchronize: context is NULL");
+    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_context_synchronize");
+    if (st != PTXKIT_SUCCESS) return st;
+    st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxSynchronize();
     context_leave(ctx);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "runtime/args.h"
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -17,6 +18,13 @@
                                        : record_cuda_error(ctx, with_r_, what); \
     } while (0)
 
+/* Synchronous calls the capturing thread may not make (capture.h). */
+#define CAPTURE_REFUSE(ctx, what)                                        \
+    do {                                                                 \
+        ptxkit_status refuse_st_ = capture_thread_refuse((ctx), (what)); \
+        if (refuse_st_ != PTXKIT_SUCCESS) return refuse_st_;             \
+    } while (0)
+
 #define REQUIRE(ctx, cond, ...) \
     do { if (!(cond)) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
 
@@ -25,7 +33,9 @@ ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out)
     *out = 0;
     REQUIRE(ctx, bytes > 0, "ptxkit_malloc: zero bytes requested");
     CUdeviceptr p = 0;
-    ptxkit_status st = context_enter(ctx);
+    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_malloc");
+    if (st != PTXKIT_SUCCESS) return st;
+    st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuMemAlloc(&p, bytes);
     context_leave(ctx);
@@ -41,6 +51,7 @@ ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out)
 ptxkit_status ptxkit_free(ptxkit_context *ctx, ptxkit_dptr ptr) {
     REQUIRE(ctx, ctx, "ptxkit_free: context is NULL");
     if (!ptr) return PTXKIT_SUCCESS;
+    CAPTURE_REFUSE(ctx, "ptxkit_free");
     WITH_CONTEXT(ctx, "ptxkit_free", ctx->cu->cuMemFree(ptr));
 }
 
@@ -48,12 +59,14 @@ ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out) {
     REQUIRE(ctx, ctx && out, "ptxkit_host_alloc: NULL argument");
     *out = NULL;
     REQUIRE(ctx, bytes > 0, "ptxkit_host_alloc: zero bytes requested");
+    CAPTURE_REFUSE(ctx, "ptxkit_host_alloc");
     WITH_CONTEXT(ctx, "ptxkit_host_alloc", ctx->cu->cuMemAllocHost(out, bytes));
 }
 
 ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr) {
     REQUIRE(ctx, ctx, "ptxkit_host_free: context is NULL");
     if (!ptr) return PTXKIT_SUCCESS;
+    CAPTURE_REFUSE(ctx, "ptxkit_host_free");
     WITH_CONTEXT(ctx, "ptxkit_host_free", ctx->cu->cuMemFreeHost(ptr));
 }
 
@@ -70,16 +83,19 @@ ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, si
 
 ptxkit_status ptxkit_memcpy_htod(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes) {
     COPY_ARGS("ptxkit_memcpy_htod", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_htod");
     WITH_CONTEXT(ctx, "cuMemcpyHtoD", ctx->cu->cuMemcpyHtoD(dst, src, bytes));
 }
 
 ptxkit_status ptxkit_memcpy_dtoh(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes) {
     COPY_ARGS("ptxkit_memcpy_dtoh", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_dtoh");
     WITH_CONTEXT(ctx, "cuMemcpyDtoH", ctx->cu->cuMemcpyDtoH(dst, src, bytes));
 }
 
 ptxkit_status ptxkit_memcpy_dtod(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes) {
     COPY_ARGS("ptxkit_memcpy_dtod", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_dtod");
     WITH_CONTEXT(ctx, "cuMemcpyDtoD", ctx->cu->cuMemcpyDtoD(dst, src, bytes));
 }
 

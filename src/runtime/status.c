@@ -29,12 +29,16 @@ static const char *const status_strings[PTXKIT_STATUS_COUNT] = {
     [PTXKIT_ERROR_CORRUPT] = "corrupt file",
     [PTXKIT_ERROR_CONTEXT_LOST] = "a kernel fault left the GPU context unusable",
     [PTXKIT_ERROR_DEVICE_ASSERT] = "a device-side assert failed (the GPU context is unusable)",
+    [PTXKIT_NOT_READY] = "not ready (queued work has not finished; not an error)",
+    [PTXKIT_ERROR_CAPTURE] = "not allowed during stream capture, or the capture was invalidated",
 };
 
 const char *ptxkit_status_string(ptxkit_status status) {
     if ((unsigned)status >= PTXKIT_STATUS_COUNT) return "unknown status";
     return status_strings[status];
 }
+
+int ptxkit_status_is_error(ptxkit_status status) { return status != PTXKIT_SUCCESS && status != PTXKIT_NOT_READY; }
 
 static _Thread_local char thread_error[PTXKIT_ERROR_SIZE];
 
@@ -95,6 +99,15 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE: st = PTXKIT_ERROR_NO_DEVICE; break;
     case CUDA_ERROR_STUB_LIBRARY: st = PTXKIT_ERROR_STUB_DRIVER; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_MERGE:
+    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+    case CUDA_ERROR_CAPTURED_EVENT: st = PTXKIT_ERROR_CAPTURE; break;
     default: st = PTXKIT_ERROR_DRIVER; break;
     }
     const bool sticky = st == PTXKIT_ERROR_CONTEXT_LOST || st == PTXKIT_ERROR_DEVICE_ASSERT;

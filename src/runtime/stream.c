@@ -1,6 +1,7 @@
 /* Streams and events. */
 #include <stdlib.h>
 
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -57,6 +58,7 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
     /* e.g. scratch handed over by event; for a wrapped stream too, since the
      * application may destroy its CUstream once the wrapper is gone */
     context_stream_closing(ctx, stream->handle);
+    capture_thread_ended(stream->handle); /* a capture ptxkit began on it is over */
     CUresult r = stream->wrapped ? CUDA_SUCCESS : ctx->cu->cuStreamDestroy(stream->handle);
     context_leave(ctx);
     free(stream);
@@ -66,6 +68,11 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
+    /* on a captured stream the driver refuses and invalidates the capture */
+    if ((st = capture_stream_refuse(ctx, stream_handle(stream), "ptxkit_stream_synchronize")) != PTXKIT_SUCCESS) {
+        context_leave(ctx);
+        return st;
+    }
     CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
     context_leave(ctx);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamSynchronize");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -304,7 +305,7 @@ ptxkit_status stream_scratch_acquire(ptxkit_context *ctx, const stream_scratch_c
         if (p->slot[i].owned && p->slot[i].owner == cs) pick = i;
     ptxkit_status st = PTXKIT_SUCCESS;
     if (pick < 0 && capturing) {
-        st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+        st = record_error(ctx, PTXKIT_ERROR_CAPTURE,
                           "%s: during stream capture a call uses only scratch its stream already holds, and this "
                           "stream holds none: run the call once on this stream before beginning the capture",
                           client->who);
@@ -353,10 +354,15 @@ ptxkit_status stream_scratch_grow(ptxkit_context *ctx, stream_scratch *h, size_t
     scratch_slot *s = &p->slot[h->slot];
     if (s->bytes >= needed) return PTXKIT_SUCCESS;
     if (h->capturing)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+        return record_error(ctx, PTXKIT_ERROR_CAPTURE,
                             "%s: during stream capture a call cannot grow its stream's scratch (%zu bytes needed, %zu "
                             "held): run the call with this size on this stream before beginning the capture",
                             p->client->who, needed, s->bytes);
+    /* an uncaptured stream, but this thread captures another in thread-local
+     * mode: the driver would refuse the allocation, and may invalidate that
+     * capture doing so */
+    ptxkit_status refused = capture_thread_refuse(ctx, p->client->who);
+    if (refused != PTXKIT_SUCCESS) return refused;
     if (want < needed) want = needed;
     ptxkit_status st = retire_buffer(ctx, p, s, h->stream);
     if (st != PTXKIT_SUCCESS) return st;

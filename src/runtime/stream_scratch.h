@@ -29,7 +29,7 @@
  *     event recorded on an uncaptured stream cannot be waited for by a
  *     capture; one recorded on a stream that is itself being captured would
  *     join the two captures). Where a hand-over or a growth would be needed,
- *     the call fails with PTXKIT_ERROR_UNSUPPORTED and a message saying so,
+ *     the call fails with PTXKIT_ERROR_CAPTURE and a message saying so,
  *     and records nothing: the capture stays valid.
  *   - pins the slot: it stays with its stream until that stream is destroyed
  *     (uncaptured calls on other streams take other slots; when every slot is
@@ -101,7 +101,7 @@ ptxkit_status stream_scratch_acquire(ptxkit_context *ctx, const stream_scratch_c
 
 /* Makes the slot's buffer at least `needed` bytes: where it is smaller, a
  * buffer of `want` (>= needed) bytes replaces it (the old one retired, the
- * payload zeroed). During capture a growth is PTXKIT_ERROR_UNSUPPORTED. The
+ * payload zeroed). During capture a growth is PTXKIT_ERROR_CAPTURE. The
  * lock stays held either way. */
 ptxkit_status stream_scratch_grow(ptxkit_context *ctx, stream_scratch *s, size_t needed, size_t want);
 
