@@ -1503,6 +1503,139 @@ ptxkit_status ptxkit_config_value(const ptxkit_config *config, const char *name,
  * which the application adds itself). */
 const char *const *ptxkit_config_defines(const ptxkit_config *config);
 
+/* ---- several GPUs ------------------------------------------------------ */
+/*
+ * Arrays split across GPUs ("shards", one per rank, each on its rank's GPU)
+ * and the collectives between them, through NCCL (libnccl.so.2, 2.12 or
+ * newer), which ptxkit opens with dlopen as it opens the driver: where it
+ * looks, in order: PTXKIT_NCCL_PATH alone when set; else the loader's search
+ * path, $CUDA_HOME/lib64, the nvidia-nccl pip wheel under $VIRTUAL_ENV or
+ * $CONDA_PREFIX, /usr/local/cuda/lib64. Without it every call below answers
+ * UNSUPPORTED, the reason in ptxkit_last_error(NULL).
+ *
+ * A communicator holds the ranks this process drives: several (one per
+ * context, ptxkit_comm_create_all) or one (ptxkit_comm_create_rank, one
+ * process per GPU, on one host or many). The sharded calls take arrays
+ * with one entry per local rank, in the order of the contexts given at
+ * creation: out[i], in[i], n[i] and streams[i] belong to local rank i (a
+ * NULL streams, or a NULL entry, is that context's default stream). With
+ * one process per rank, every rank makes the same calls in the same order
+ * (NCCL's rule). Reduce and scan move only one value per rank through NCCL:
+ * each rank reduces or scans its shard with ptxkit_reduce / ptxkit_scan on
+ * its GPU, the per-rank totals are all-gathered, and a scan adds the total
+ * of the ranks before it to its shard. Everything is queued on the given
+ * streams and returns before it has run; ptxkit_stream_synchronize each
+ * stream to wait. The contexts must be ptxkit_context_open ones (primary
+ * contexts, which NCCL uses) and outlive the communicator. Calls on one
+ * communicator are not concurrent: they share its small per-rank buffer of
+ * totals, so the next call's work must follow the previous call's on each
+ * rank (the same stream, or ordered by events). Capture (cuStreamBeginCapture):
+ * the calls record into the graph once their kernels for (op, type) are
+ * loaded (one call outside capture), as NCCL allows for its collectives.
+ * The few small kernels reduce and scan add (a shard's total, the totals'
+ * combination, the offset added to a scanned shard) are a ptxkit program:
+ * compiled by NVRTC on first use for each (operator, type), then taken from
+ * the kernel caches; with no NVRTC and a cold cache those calls answer
+ * NO_NVRTC. All-reduce, gather and scatter are NCCL's alone.
+ * NCCL failures are DRIVER (INVALID_ARGUMENT for NCCL's invalid argument)
+ * with NCCL's name and message, recorded on the failing rank's context.
+ * NVLink SHARP (NVLS) needs multicast objects: set NCCL_NVLS_ENABLE=0 in
+ * the environment before the first communicator where they must not be used.
+ */
+
+typedef struct ptxkit_comm ptxkit_comm;
+
+/* Bytes of the unique id of ptxkit_comm_unique_id_get (NCCL's ncclUniqueId). */
+#define PTXKIT_COMM_ID_BYTES 128
+
+/* The NCCL file the calls below use and how it was found, e.g.
+ * "/usr/lib/x86_64-linux-gnu/libnccl.so.2 (found through the loader's search
+ * path)", and its version as "2.28.9" (either buffer may be NULL; short
+ * buffers truncate). UNSUPPORTED, with every place tried and why each failed
+ * (missing, older than 2.12, not NCCL) in ptxkit_last_error(NULL), when none
+ * loads. Any thread. */
+ptxkit_status ptxkit_comm_library_get(char *path, size_t path_size, char *version, size_t version_size);
+
+/* A new unique id (ncclGetUniqueId) as PTXKIT_COMM_ID_BYTES bytes into id:
+ * one process creates it and hands it to every rank's
+ * ptxkit_comm_create_rank however it likes (a file, MPI_Bcast, a socket).
+ * It names a rendezvous this process opens: create it once per communicator. */
+ptxkit_status ptxkit_comm_unique_id_get(unsigned char id[PTXKIT_COMM_ID_BYTES]);
+
+/* One communicator over count contexts of this process, rank i on
+ * contexts[i] (ncclCommInitAll): count in [1, 1024], each context a
+ * distinct GPU. Blocks until NCCL has set up every rank. */
+ptxkit_status ptxkit_comm_create_all(ptxkit_context *const *contexts, int count, ptxkit_comm **out);
+/* This process's rank `rank` of `ranks` (ncclCommInitRank) on ctx, with the
+ * id one process made with ptxkit_comm_unique_id_get. Blocks until all
+ * ranks have joined. */
+ptxkit_status ptxkit_comm_create_rank(ptxkit_context *ctx, const unsigned char id[PTXKIT_COMM_ID_BYTES], int ranks,
+                                      int rank, ptxkit_comm **out);
+/* Waits for the communicator's work, then frees it (ncclCommDestroy) and
+ * its buffers; the contexts stay open. NULL is a no-op. */
+void ptxkit_comm_destroy(ptxkit_comm *comm);
+
+typedef struct ptxkit_comm_info {
+    int ranks;            /* ranks in the communicator, over all processes */
+    int local_ranks;      /* ranks this process drives (the arrays' length) */
+    int first_rank;       /* rank of local rank 0; local rank i is first_rank + i */
+    int nccl_version;     /* ncclGetVersion's code, e.g. 22809 */
+    int reserved[4];      /* zero today */
+} ptxkit_comm_info;
+ptxkit_status ptxkit_comm_info_get(const ptxkit_comm *comm, ptxkit_comm_info *out);
+/* The context of local rank i (NULL out of range or for a NULL comm). */
+ptxkit_context *ptxkit_comm_context(const ptxkit_comm *comm, int local_rank);
+/* An error NCCL met while running queued work (ncclCommGetAsyncError), on
+ * any local rank: SUCCESS, or DRIVER with NCCL's message on that rank's
+ * context. */
+ptxkit_status ptxkit_comm_check(ptxkit_comm *comm);
+
+/* Reduces the sharded array (local rank i's shard: n[i] elements at in[i])
+ * into one element written at out[i] on every local rank, as ptxkit_reduce
+ * does on one GPU: the same operators and types, empty shards allowed (the
+ * identity where every shard is empty). Integers: exact (sums wrap modulo
+ * 2^w). Float sums: each shard within ptxkit_reduce's bound, the ranks'
+ * totals then added in rank order: within (1e-5 + ranks * 2^-24) (float32)
+ * or (1e-13 + ranks * 2^-53) (float64) of sum |x_i| from the exact sum; every
+ * rank gets the same value. options go to each rank's ptxkit_reduce. */
+ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_dtype type, const ptxkit_dptr *out,
+                                 const ptxkit_dptr *in, const size_t *n, const ptxkit_launch_options *options,
+                                 ptxkit_stream *const *streams);
+/* Scans the sharded array as ptxkit_scan scans one (kinds, operators and
+ * types as there; in[i] == out[i] scans in place; empty shards allowed):
+ * out[i] gets the prefixes of the whole array at local rank i's positions.
+ * Integers: exact. Float sums: ptxkit_scan's bound within each shard, plus
+ * (ranks * 2^-24 or 2^-53) * sum |x_j| over the ranks before. Float min/max
+ * ignore NaNs as fminf/fmaxf do. options go to each rank's ptxkit_scan. */
+ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                               const ptxkit_dptr *out, const ptxkit_dptr *in, const size_t *n,
+                               const ptxkit_launch_options *options, ptxkit_stream *const *streams);
+/* Element-wise all-reduce of a vector of n elements held by every rank
+ * (ncclAllReduce): out[i][k] = in[0][k] op in[1][k] op ... over all ranks.
+ * SUM, MIN and MAX of every type (NCCL has no bitwise operators:
+ * UNSUPPORTED); in[i] == out[i] works in place. Float sums in NCCL's order. */
+ptxkit_status ptxkit_comm_allreduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_dtype type, const ptxkit_dptr *out,
+                                    const ptxkit_dptr *in, size_t n, ptxkit_stream *const *streams);
+/* Gathers the shards into one array on rank `root`: counts[r] elements of
+ * every rank r (all ranks' counts, the same on every rank; zeros allowed)
+ * land at out + offset of r (ptxkit_shard_offsets) on root. in[i]: local
+ * rank i's shard; out: root's array (read only where this process holds
+ * root, may be 0 elsewhere). Through NCCL send/receive. */
+ptxkit_status ptxkit_comm_gather(ptxkit_comm *comm, ptxkit_dtype type, int root, ptxkit_dptr out,
+                                 const ptxkit_dptr *in, const size_t *counts, ptxkit_stream *const *streams);
+/* The inverse: root's array `in` is cut into counts[r] elements per rank,
+ * rank r's part written at out[local index of r]. */
+ptxkit_status ptxkit_comm_scatter(ptxkit_comm *comm, ptxkit_dtype type, int root, const ptxkit_dptr *out,
+                                  ptxkit_dptr in, const size_t *counts, ptxkit_stream *const *streams);
+
+/* Shard bookkeeping (plain CPU code). ptxkit_shard_split: the even split of
+ * total elements over ranks, rank's first element and count (the first
+ * total % ranks ranks hold one more). ptxkit_shard_offsets: offsets[r] =
+ * counts[0] + ... + counts[r - 1] for ranks counts, and their sum in *total
+ * (may be NULL); OVERFLOW when it does not fit in size_t. */
+ptxkit_status ptxkit_shard_split(size_t total, int ranks, int rank, size_t *offset, size_t *count);
+ptxkit_status ptxkit_shard_offsets(const size_t *counts, int ranks, size_t *offsets, size_t *total);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -8,6 +8,10 @@ kernel"), checked over the source text:
 - the rooms of src/runtime need each other in one direction only: a room is
   a .c with the .h of the same name (either may be alone), and room A needs
   room B when A's .c or .h includes B's header; this graph has no cycle;
+- the layers' order (DESIGN.md): src/multi (several GPUs) stands on the
+  runtime, NCCL's loader and the public ops, so it includes driver/ and
+  runtime/ headers only, and no lower layer (driver, runtime, tuned, ops,
+  tune) includes multi/; only src/driver knows NCCL's shared-object name;
 - no file of the tree includes "runtime/runtime.h", the umbrella header the
   runtime had: each file includes the headers of the rooms whose names it
   uses (src/runtime/*.h), so that the includes say what a file depends on.
@@ -53,6 +57,23 @@ def find_cycles(graph):
         if node not in state:
             visit(node, [node])
     return cycles
+
+# src/multi's place among the layers
+lower_layers = ("driver", "runtime", "tuned", "ops", "tune")
+for path in files:
+    rel = os.path.relpath(path, src)
+    layer = rel.split(os.sep)[0]
+    includes = re.findall(r'#include\s+"([^"]+)"', code_of(path))
+    if layer == "multi":
+        for inc in includes:
+            if "/" in inc and inc.split("/")[0] not in ("driver", "runtime", "multi"):
+                failures.append("%s includes %s (src/multi stands on driver/ and runtime/ and the public API)" % (rel, inc))
+    elif layer in lower_layers:
+        for inc in includes:
+            if inc.startswith("multi/"):
+                failures.append("%s includes %s (a lower layer than src/multi)" % (rel, inc))
+    if layer != "driver" and re.search(r'"libnccl\.so', code_of(path)):
+        failures.append("%s names libnccl.so (only src/driver knows shared-object names)" % rel)
 
 # include graph among src/'s headers
 graph = {}

@@ -93,6 +93,7 @@ static void every_report(void **state) {
         {"ladder", "ladder", "--log2 14 --reps 3 --warmup 1"},
         {"scan-ladder", "scan-ladder", "--log2 12,16 --reps 3 --warmup 1"},
         {"bench gemm", "bench gemm", "--shapes 256,100x30x70 --reps 3 --warmup 1 --compare --check"},
+        {"bench multi", "bench multi", "--gpus 1 --log2 20 --small 256 --allreduce-bytes 1M --reps 3 --warmup 1"},
         {"gemm-ladder", "gemm-ladder", "--size 256 --reps 2 --warmup 1"},
         {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
         {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},

@@ -31,6 +31,7 @@ int bench_stencil(int argc, char **argv);
 int bench_gemm(int argc, char **argv);
 int bench_constant(int argc, char **argv);
 int bench_graph(int argc, char **argv);
+int bench_multi(int argc, char **argv);
 int bench_compile(int argc, char **argv);
 
 #endif

@@ -39,6 +39,10 @@ int cmd_info(int argc, char **argv) {
     if (jit) ptxkit_jit_library_get(nvrtc_file, sizeof nvrtc_file);
     ptxkit_versions v;
     ptxkit_versions_get(&v);
+    /* NCCL (the several-GPU calls): file, version and how it was found */
+    char nccl_file[4352] = "", nccl_version[32] = "", nccl_why[2048] = "";
+    bool nccl = ptxkit_comm_library_get(nccl_file, sizeof nccl_file, nccl_version, sizeof nccl_version) == PTXKIT_SUCCESS;
+    if (!nccl) snprintf(nccl_why, sizeof nccl_why, "%s", ptxkit_last_error(NULL));
     char cache[4096] = "", cache_err[512] = "";
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
@@ -72,6 +76,8 @@ int cmd_info(int argc, char **argv) {
         printf("ptxkit            %s (%s build)\n", PTXKIT_VERSION_STRING, report_build_type());
         if (jit) printf("NVRTC             %d.%d (JIT path available): %s\n", v.nvrtc_major, v.nvrtc_minor, nvrtc_file);
         else printf("NVRTC             not found (precompiled PTX path only): %s\n", nvrtc_why);
+        if (nccl) printf("NCCL              %s (several-GPU calls available): %s\n", nccl_version, nccl_file);
+        else printf("NCCL              not loaded (several-GPU calls unavailable): %s\n", nccl_why);
         if (cache_err[0]) printf("kernel cache      %s: %s\n", cache[0] ? cache : "?", cache_err);
         else if (!cache[0]) printf("kernel cache      disabled (PTXKIT_CACHE=off)\n");
         else printf("kernel cache      %s (%zu kernels, %.1f MiB, cap %llu MiB)\n", cache, files, bytes / 1048576.0, cap >> 20);
@@ -92,6 +98,14 @@ int cmd_info(int argc, char **argv) {
         cJSON_AddStringToObject(nv, "library", nvrtc_file);
     } else {
         cJSON_AddStringToObject(nv, "error", nvrtc_why);
+    }
+    cJSON *nc = cJSON_AddObjectToObject(root, "nccl");
+    cJSON_AddBoolToObject(nc, "available", nccl);
+    if (nccl) {
+        cJSON_AddStringToObject(nc, "version", nccl_version);
+        cJSON_AddStringToObject(nc, "library", nccl_file);
+    } else {
+        cJSON_AddStringToObject(nc, "error", nccl_why);
     }
     cJSON *kc = cJSON_AddObjectToObject(root, "kernel_cache");
     cJSON_AddBoolToObject(kc, "enabled", cache[0] != 0);
