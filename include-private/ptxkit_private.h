@@ -100,6 +100,14 @@ ptxkit_status ptxkit_private_blocks_measure(ptxkit_context *ctx, const char *fam
                                             ptxkit_private_measured *out, double *default_gbs,
                                             ptxkit_tune_progress_fn progress, void *progress_user);
 
+/* ---- `ptxkit bench compile` ------------------------------------------- */
+
+/* NVRTC's automatic precompiled headers for the compiles after the call:
+ * 1 on where NVRTC has them, 0 off, -1 as PTXKIT_PCH says (the default).
+ * *available (may be NULL): whether they would be used now (NVRTC 12.8+,
+ * loaded by the call). */
+ptxkit_status ptxkit_private_pch_mode(int mode, int *available);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -813,16 +813,57 @@ typedef struct ptxkit_header {
  * offered; and for control characters in the program's or a header's name. */
 ptxkit_status ptxkit_program_create(const char *name, const char *source, const ptxkit_header *headers,
                                     int header_count, ptxkit_program **out);
-/* Reads the file once; its path is the program's name. */
+/* Reads the file once; its path is the program's name. The file's
+ * directory is the program's first include directory, so headers beside it
+ * are found (#include "params.h"); nothing else is searched implicitly:
+ * not the working directory. */
 ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_header *headers, int header_count,
                                               ptxkit_program **out);
 /* Adds NVRTC options for every kernel of the program ("-use_fast_math",
  * "-lineinfo", "-maxrregcount=64"; "--gpu-architecture" is ptxkit's and is
- * refused). Options are part of a kernel's cache key. Options that make
- * NVRTC read files no cache key covers are refused: include paths (give
- * headers to ptxkit_program_create) and, for now, precompiled headers
- * (--pch, --use-pch, --pch-dir, --create-pch). */
+ * refused). Options are part of a kernel's cache key. "-IDIR" and
+ * "--include-path=DIR" add an include directory, as
+ * ptxkit_program_add_include_dirs does. Options that make NVRTC read files
+ * no cache key covers are refused: pre-included files (-include,
+ * --pre-include) and precompiled-header options (--pch, --use-pch,
+ * --pch-dir, --create-pch): where NVRTC has them (12.8 and later), ptxkit
+ * itself compiles an application's programs with NVRTC's automatic
+ * precompiled headers, so a compile repeating a program's header prelude
+ * with the same defines and options in one process (another entry, or the
+ * same kernel compiled again) skips parsing it; the precompiled prelude is
+ * tied to the contents of every header it read. By default only programs
+ * that include header files from disk use it (the toolkit's headers are
+ * what costs parsing); PTXKIT_PCH=on: every program, PTXKIT_PCH=off: none. */
 ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *const *options, int count);
+/* Adds directories searched for the program's #include lines, after the
+ * ones added before (and after the directory of a program read from a
+ * file), in order; each is kept as its absolute path (a relative one is
+ * taken from the working directory now). After them, ptxkit searches the
+ * CUDA toolkit's include directories, found beside the NVRTC library
+ * ptxkit_jit_library_get names (<cuda>/include/cccl and <cuda>/include,
+ * without loading NVRTC), so <cuda_fp16.h>, <cooperative_groups.h> and
+ * <cub/cub.cuh> need no directory; PTXKIT_TOOLKIT_INCLUDE=off leaves them
+ * out. Headers handed to ptxkit_program_create and the built-in ones are
+ * found by name before any directory.
+ *
+ * Every header file a compile may read from these directories is part of
+ * the kernel's cache key: the program's #include lines are followed through
+ * the directories (conditionals are not evaluated, so the set is a
+ * superset; a computed "#include MACRO" is not followed) at the program's
+ * first kernel lookup or compile, and the files' contents hashed. A header
+ * changed on disk is then a new key (a compile); unchanged headers find the
+ * cached CUBIN in a later process without loading NVRTC. The tree is read
+ * once per program object: a header edited after its first kernel is seen
+ * by a program created after the edit. The list of files read and their
+ * hashes is kept beside the cached images; a later process re-hashes the
+ * application's files and checks the toolkit's by size and modification
+ * time, and scans again only when something changed.
+ *
+ * Errors: IO for a directory that does not exist (nothing is added by the
+ * call then), INVALID_ARGUMENT for an empty name, a control character in
+ * one, or a call after the program's first kernel lookup or compile. Not
+ * thread-safe with other uses of the same program. */
+ptxkit_status ptxkit_program_add_include_dirs(ptxkit_program *program, const char *const *dirs, int count);
 /* Kernels obtained from the program stay valid (they belong to the
  * context); destroying the program frees its text. NULL is a no-op. */
 ptxkit_status ptxkit_program_destroy(ptxkit_program *program);

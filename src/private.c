@@ -11,6 +11,7 @@
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"
+#include "runtime/pch.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
 #include "tune/params.h"
@@ -154,4 +155,11 @@ ptxkit_status ptxkit_private_blocks_measure(ptxkit_context *ctx, const char *fam
         out[i] = (ptxkit_private_measured){measured[i].gbs, measured[i].ms, measured[i].min_ms, measured[i].max_ms,
                                            measured[i].samples};
     return st;
+}
+
+ptxkit_status ptxkit_private_pch_mode(int mode, int *available) {
+    if (mode < -1 || mode > 1) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_pch_mode: mode %d", mode);
+    pch_set_mode(mode);
+    if (available) *available = pch_available(nvrtc_get(NULL, 0));
+    return PTXKIT_SUCCESS;
 }

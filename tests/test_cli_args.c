@@ -227,6 +227,7 @@ static const command_case commands[] = {
     {"ladder", T_DEVICE | T_TABLES, "--reps", "3"},
     {"scan-ladder", T_DEVICE | T_TABLES | T_SVG, "--reps", "3"},
     {"tune", T_DEVICE | T_TABLES, "--threads", "2"},
+    {"bench compile", T_TABLES, "--arch", "90"},
 };
 
 /* What every command shares: --help and --version, unknown options, extra
@@ -382,6 +383,7 @@ static void each_bad_argument(void **state) {
         {"compile", "nosuch", "no kernel family 'nosuch' and no file of that name (families: "},
         {"compile", "", "needs a FAMILY or a FILE.cu"},
         {"compile copy", "--entry k", "--entry and --header are for your own files"},
+        {"compile copy", "-I /tmp", "-I is for your own files"},
         {"cache", "--purge --purge", "--purge given twice"},
         {"cache", "--purge=yes", "--purge takes no value"},
         {"info", "--json a.json --json b.json", "--json given twice"},

@@ -7,6 +7,7 @@
 #include "runtime/compile.h"
 #include "runtime/embedded.h"
 #include "runtime/files.h"
+#include "runtime/pch.h"
 #include "runtime/status.h"
 
 double now_ms(void) {
@@ -41,8 +42,8 @@ void compile_output_free(compile_output *out) {
 
 /* The embedded headers (embedded_is_header): each by its own name, and the
  * user-facing ones also as "ptxkit/<name>" ("ptxkit_load.cuh" is
- * <ptxkit/load.cuh>). */
-enum { MAX_HEADERS = 128 };
+ * <ptxkit/load.cuh>). Room for them beside a request's own headers: */
+enum { MAX_BUILTIN_HEADERS = 128 };
 
 static int builtin_headers(const char **texts, const char **names, char (*aliases)[64], int room) {
     size_t file_count;
@@ -144,31 +145,10 @@ static ptxkit_status lowered_names_of(ptxkit_context *ctx, const nvrtc_library *
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
-                             compile_output *out) {
-    memset(out, 0, sizeof *out);
-    char why[768];
-    const nvrtc_library *rtc = nvrtc_get(why, sizeof why);
-    if (!rtc) return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s", why);
-    if (!req || !req->source || !req->name)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: no source or name");
-    if (req->define_count < 0 || req->define_count > 64 || req->option_count < 0 || req->option_count > 64 ||
-        req->header_count < 0 || req->header_count > MAX_HEADERS / 2)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines, options or headers");
-
-    const char *header_text[MAX_HEADERS], *header_names[MAX_HEADERS];
-    char aliases[MAX_HEADERS][64];
-    int headers = 0;
-    for (int i = 0; i < req->header_count; i++) {
-        if (!req->header_names[i] || !req->header_texts[i])
-            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: header #%d has no name or text", i);
-        header_text[headers] = req->header_texts[i];
-        header_names[headers++] = req->header_names[i];
-    }
-    if (req->builtin_headers)
-        headers += builtin_headers(header_text + headers, header_names + headers, aliases + headers,
-                                   MAX_HEADERS - headers);
-
+static ptxkit_status compile_prepared(ptxkit_context *ctx, const nvrtc_library *rtc, const compile_request *req,
+                                     int arch, bool want_ptx, compile_output *out, const char **header_text,
+                                     const char **header_names, int headers) {
+    ptxkit_status st = PTXKIT_SUCCESS;
     /* sm_90a and the like: that architecture exactly, never a lower one */
     bool specific = (arch & PTXKIT_ARCH_SPECIFIC) != 0, exact = false;
     arch &= ~PTXKIT_ARCH_SPECIFIC;
@@ -184,23 +164,34 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d%s", cubin ? "sm" : "compute", cubin ? arch : target,
              specific ? "a" : "");
     const char *arch_name = strchr(arch_option, '=') + 1;
-    int option_room = 4 + req->define_count + req->option_count;
+    int option_room = 4 + req->define_count + req->option_count + req->include_dir_count + PCH_OPTION_COUNT;
     const char **options = calloc((size_t)option_room, sizeof *options);
     char **define_options = calloc((size_t)(req->define_count ? req->define_count : 1), sizeof *define_options);
-    if (!options || !define_options) {
+    char **dir_options = calloc((size_t)req->include_dir_count + 1, sizeof *dir_options);
+    if (!options || !define_options || !dir_options) {
         free(options);
         free(define_options);
+        free(dir_options);
         return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
     }
-    ptxkit_status st = PTXKIT_SUCCESS;
     int n = 0;
     options[n++] = arch_option;
     options[n++] = "--std=c++17";
     options[n++] = "-default-device";
-    /* Headers come from the request only: NVRTC would otherwise also read
-     * files beside the program's name (a path, for programs read from a
-     * file) or in the working directory, which no cache key covers. */
-    options[n++] = "-no-source-include";
+    /* Headers come from the request and its include directories only:
+     * NVRTC would otherwise also read files beside the program's name or in
+     * the working directory, which the header scan does not model (a
+     * program read from a file names its directory as the first -I). */
+    if (req->include_dir_count == 0) options[n++] = "-no-source-include";
+    for (int i = 0; i < req->include_dir_count && st == PTXKIT_SUCCESS; i++) {
+        size_t len = req->include_dirs[i] ? strlen(req->include_dirs[i]) : 0;
+        if ((dir_options[i] = malloc(len + 3)) == NULL) {
+            st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+        } else {
+            snprintf(dir_options[i], len + 3, "-I%s", req->include_dirs[i] ? req->include_dirs[i] : "");
+            options[n++] = dir_options[i];
+        }
+    }
     for (int i = 0; i < req->define_count && st == PTXKIT_SUCCESS; i++) {
         size_t len = req->defines[i] ? strlen(req->defines[i]) : 0;
         if (!len || len > 4096 || req->defines[i][0] == '=' || strchr(req->defines[i], '\n')) {
@@ -214,23 +205,39 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     }
     for (int i = 0; i < req->option_count && st == PTXKIT_SUCCESS; i++) options[n++] = req->options[i];
 
+    /* a repeated header prelude from NVRTC's precompiled headers (pch.h) */
+    char pch_domain[64];
+    const char *pch_options[PCH_OPTION_COUNT];
+    bool pch = st == PTXKIT_SUCCESS && req->pch &&
+               pch_before(rtc, req->pch_domain, req->pch_prelude_on_disk, pch_domain, sizeof pch_domain, pch_options);
+    for (int i = 0; pch && i < PCH_OPTION_COUNT; i++) options[n++] = pch_options[i];
+
     double t0 = now_ms();
     nvrtcProgram prog = NULL;
     nvrtcResult r = NVRTC_SUCCESS;
-    if (st == PTXKIT_SUCCESS) {
+    for (int attempt = 0; attempt < 2 && st == PTXKIT_SUCCESS; attempt++) {
         r = rtc->nvrtcCreateProgram(&prog, req->source, req->name, headers, header_text, header_names);
         if (r != NVRTC_SUCCESS)
             st = record_error(ctx, PTXKIT_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", req->name, rtc->nvrtcGetErrorString(r));
-    }
-    if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
-        st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
-                          rtc->nvrtcGetErrorString(r));
-    for (int i = 0; st == PTXKIT_SUCCESS && i < req->name_expression_count; i++)
-        if ((r = rtc->nvrtcAddNameExpression(prog, req->name_expressions[i])) != NVRTC_SUCCESS)
-            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s",
-                              req->name_expressions[i], rtc->nvrtcGetErrorString(r));
-    if (st == PTXKIT_SUCCESS) {
+        if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
+            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
+                              rtc->nvrtcGetErrorString(r));
+        for (int i = 0; st == PTXKIT_SUCCESS && i < req->name_expression_count; i++)
+            if ((r = rtc->nvrtcAddNameExpression(prog, req->name_expressions[i])) != NVRTC_SUCCESS)
+                st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s",
+                                  req->name_expressions[i], rtc->nvrtcGetErrorString(r));
+        if (st != PTXKIT_SUCCESS) break;
         r = rtc->nvrtcCompileProgram(prog, n, options);
+        if (!pch) break;
+        pch_after(rtc, prog, req->pch_domain, r);
+        pch = false;
+        if (r != NVRTC_ERROR_INVALID_OPTION) break;
+        /* an NVRTC that takes no PCH options after all: once more without */
+        rtc->nvrtcDestroyProgram(&prog);
+        prog = NULL;
+        n -= PCH_OPTION_COUNT;
+    }
+    if (st == PTXKIT_SUCCESS) {
         size_t log_size = 0;
         if (rtc->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
             out->log = malloc(log_size);
@@ -271,6 +278,8 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     if (prog) rtc->nvrtcDestroyProgram(&prog);
     for (int i = 0; i < req->define_count; i++) free(define_options[i]);
     free(define_options);
+    for (int i = 0; i < req->include_dir_count; i++) free(dir_options[i]);
+    free(dir_options);
     free(options);
     if (st != PTXKIT_SUCCESS) {
         compile_output_free(out);
@@ -282,3 +291,47 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     out->compile_ms = now_ms() - t0;
     return PTXKIT_SUCCESS;
 }
+
+ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
+                             compile_output *out) {
+    memset(out, 0, sizeof *out);
+    char why[768];
+    const nvrtc_library *rtc = nvrtc_get(why, sizeof why);
+    if (!rtc) return record_error(ctx, PTXKIT_ERROR_NO_NVRTC, "%s", why);
+    if (!req || !req->source || !req->name)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: no source or name");
+    if (req->define_count < 0 || req->define_count > 64 || req->option_count < 0 || req->option_count > 64 ||
+        req->header_count < 0 || req->header_count > (1 << 20) || req->include_dir_count < 0 ||
+        req->include_dir_count > (1 << 16))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines, options or headers");
+
+    /* the request's headers, then the built-in ones (their names and aliases) */
+    size_t header_room = (size_t)req->header_count + MAX_BUILTIN_HEADERS;
+    const char **header_text = malloc(header_room * sizeof *header_text);
+    const char **header_names = malloc(header_room * sizeof *header_names);
+    char (*aliases)[64] = malloc(header_room * sizeof *aliases);
+    if (!header_text || !header_names || !aliases) {
+        free(header_text);
+        free(header_names);
+        free(aliases);
+        return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+    }
+    int headers = 0;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    for (int i = 0; i < req->header_count && st == PTXKIT_SUCCESS; i++) {
+        if (!req->header_names[i] || !req->header_texts[i])
+            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: header #%d has no name or text", i);
+        header_text[headers] = req->header_texts[i];
+        header_names[headers++] = req->header_names[i];
+    }
+    if (req->builtin_headers)
+        headers += builtin_headers(header_text + headers, header_names + headers, aliases + headers,
+                                   MAX_BUILTIN_HEADERS);
+    if (st == PTXKIT_SUCCESS)
+        st = compile_prepared(ctx, rtc, req, arch, want_ptx, out, header_text, header_names, headers);
+    free(header_text);
+    free(header_names);
+    free(aliases);
+    return st;
+}
+

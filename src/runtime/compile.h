@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/cache_key.h"
 
 /* The most defines a family is compiled with (a kernel_spec holds as many). */
 #define PTXKIT_MAX_DEFINES 16
@@ -44,6 +45,13 @@ typedef struct compile_request {
      * compile_output.lowered_names, in this order. */
     const char *const *name_expressions;
     int name_expression_count;
+    /* directories NVRTC searches for #include, in order (-I each) */
+    const char *const *include_dirs;
+    int include_dir_count;
+    /* NVRTC's precompiled headers may serve a repeated prelude (pch.h);
+     * pch_domain names the contents of every header the compile may read */
+    bool pch, pch_prelude_on_disk;
+    text_hash pch_domain;
 } compile_request;
 
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,

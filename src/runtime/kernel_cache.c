@@ -119,6 +119,11 @@ static cache_key module_key(const kernel_request *req, int arch, int driver_vers
     if (req->kind == KERNEL_FROM_PROGRAM) {
         const ptxkit_program *p = req->program;
         hash_bytes(&state, 't', &p->hash, sizeof p->hash);
+        /* the header files on disk the compile may read (header_tree.h) */
+        if (p->tree) {
+            text_hash tree = program_header_digest(p);
+            hash_bytes(&state, 'h', &tree, sizeof tree);
+        }
         /* every embedded header, which any program may include */
         text_hash builtin = builtin_headers_hash();
         hash_bytes(&state, 'b', &builtin, sizeof builtin);

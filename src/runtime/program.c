@@ -13,11 +13,14 @@
 #include "runtime/cache_key.h"
 #include "runtime/compile.h"
 #include "runtime/embedded.h"
+#include "runtime/header_tree.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
 
 #define MAX_OPTIONS PROGRAM_MAX_OPTIONS
-#define MAX_PROGRAM_HEADERS 48
+/* handed-in headers are copied and searched by name: a bound on the count
+ * keeps the arithmetic far from overflow (header trees on disk have none) */
+#define MAX_PROGRAM_HEADERS 65536
 #define MAX_SOURCE_BYTES ((size_t)64 << 20)
 
 ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
@@ -29,6 +32,7 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
     for (int i = 0; i < p->option_count; i++) free(p->options[i]);
     free(p->header_names);
     free(p->header_texts);
+    header_tree_destroy(p->tree);
     free(p->name);
     free(p->source);
     free(p);
@@ -101,7 +105,8 @@ ptxkit_status ptxkit_program_create(const char *name, const char *source, const 
     p->source = strdup(source);
     p->header_names = calloc((size_t)header_count + 1, sizeof *p->header_names);
     p->header_texts = calloc((size_t)header_count + 1, sizeof *p->header_texts);
-    bool ok = p->name && p->source && p->header_names && p->header_texts;
+    p->tree = header_tree_create(NULL);
+    bool ok = p->name && p->source && p->header_names && p->header_texts && p->tree;
     for (int i = 0; ok && i < header_count; i++) {
         p->header_names[i] = strdup(headers[i].name);
         p->header_texts[i] = strdup(headers[i].text);
@@ -143,17 +148,73 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
     }
     ptxkit_status s = ptxkit_program_create(path, text, headers, header_count, out);
     free(text);
+    /* the file's directory is searched first, as a compiler searches the
+     * directory of the file it compiles */
+    header_tree *tree = s == PTXKIT_SUCCESS ? header_tree_create(path) : NULL;
+    if (s == PTXKIT_SUCCESS && !tree) {
+        ptxkit_program_destroy(*out);
+        *out = NULL;
+        return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_create_from_file: out of host memory");
+    }
+    if (tree) {
+        header_tree_destroy((*out)->tree);
+        (*out)->tree = tree;
+    }
     return s;
+}
+
+/* The directory of an include-path option ("-IDIR", "--include-path=DIR",
+ * "-I=DIR"), NULL for any other option or an empty directory. */
+static const char *include_dir_of(const char *o) {
+    const char *dir = NULL;
+    if (strncmp(o, "-I", 2) == 0) dir = o[2] == '=' ? o + 3 : o + 2;
+    else if (strncmp(o, "--include-path=", 15) == 0) dir = o + 15;
+    else if (strncmp(o, "-include-path=", 14) == 0) dir = o + 14;
+    return dir && *dir ? dir : NULL;
+}
+
+ptxkit_status ptxkit_program_add_include_dirs(ptxkit_program *p, const char *const *dirs, int count) {
+    if (!p || p->builtin || count < 0 || (count > 0 && !dirs))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_include_dirs: bad arguments");
+    return header_tree_add_dirs(p->tree, dirs, count, "ptxkit_program_add_include_dirs");
+}
+
+text_hash program_header_digest(const ptxkit_program *p) {
+    if (!p || !p->tree) return (text_hash){0, 0};
+    return header_tree_digest(p->tree, p->hash, p->name, p->source, (const char *const *)p->header_names,
+                              (const char *const *)p->header_texts, p->header_count);
+}
+
+/* The contents of every header a compile of p may read: the handed-in
+ * ones and the tree on disk (the program's own text is not needed: NVRTC
+ * compares the source's prelude itself). */
+static text_hash program_pch_domain(const ptxkit_program *p) {
+    text_hash tree = program_header_digest(p);
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    XXH3_128bits_update(&state, &tree, sizeof tree);
+    for (int i = 0; i < p->header_count; i++) {
+        XXH3_128bits_update(&state, p->header_names[i], strlen(p->header_names[i]) + 1);
+        XXH3_128bits_update(&state, p->header_texts[i], strlen(p->header_texts[i]) + 1);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(&state);
+    return (text_hash){h.low64, h.high64};
 }
 
 ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *options, int count) {
     if (!p || count < 0 || (count > 0 && !options))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: bad arguments");
-    if (count > MAX_OPTIONS - p->option_count) /* no sum: count may be INT_MAX */
+    /* bounded before anything is read: count may be INT_MAX */
+    if (count > 4096)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: at most %d options",
                             MAX_OPTIONS);
+    int dir_options = 0;
     for (int i = 0; i < count; i++) {
         const char *o = options[i];
+        if (o && include_dir_of(o)) {
+            dir_options++;
+            continue;
+        }
         if (!o || !*o)
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: option #%d is empty", i);
         /* the architecture is the device's own: a second one would compile
@@ -161,18 +222,29 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *p, const char *const *o
         if (strstr(o, "-arch") == o || strstr(o, "--gpu-architecture") == o || strstr(o, "-gpu-architecture") == o)
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                                 "ptxkit_program_add_options: '%s': ptxkit compiles for the context's GPU", o);
-        /* files read from disk are not part of a kernel's cache key */
+        /* a pre-included file is not scanned for the cache key */
         if (strncmp(o, "-I", 2) == 0 || strncmp(o, "--include-path", 14) == 0 || strncmp(o, "-include", 8) == 0 ||
             strncmp(o, "--pre-include", 13) == 0)
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_program_add_options: '%s': give headers to ptxkit_program_create, whose text is "
-                                "part of the kernel's cache key", o);
+                                "ptxkit_program_add_options: '%s': %s", o,
+                                o[1] == 'I' || o[2] == 'i' ? "an include path takes its directory (-IDIR or --include-path=DIR)"
+                                                           : "pre-included files are not supported; #include the header");
         if (pch_option(o))
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_program_add_options: '%s': precompiled headers are read from files no kernel "
-                                "cache key covers; not supported for now", o);
+                                "ptxkit_program_add_options: '%s': ptxkit manages NVRTC's precompiled headers itself "
+                                "(PTXKIT_PCH=off turns them off)", o);
+    }
+    if (count - dir_options > MAX_OPTIONS - p->option_count)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_add_options: at most %d options",
+                            MAX_OPTIONS);
+    /* the include directories first: a missing one refuses the whole call */
+    for (int i = 0; i < count && dir_options; i++) {
+        const char *dir = include_dir_of(options[i]);
+        ptxkit_status st = dir ? header_tree_add_dirs(p->tree, &dir, 1, "ptxkit_program_add_options") : PTXKIT_SUCCESS;
+        if (st != PTXKIT_SUCCESS) return st;
     }
     for (int i = 0; i < count; i++) {
+        if (include_dir_of(options[i])) continue;
         if ((p->options[p->option_count] = strdup(options[i])) == NULL)
             return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_add_options: out of host memory");
         p->option_count++;
@@ -196,6 +268,10 @@ ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const 
 
 compile_request program_request(const ptxkit_program *p, const char *name_expression, const char *const *defines,
                                 int define_count) {
+    const char *const *dirs = NULL;
+    int dir_count = header_tree_search_path(p->tree, &dirs); /* before the initializer: its order is unspecified */
+    /* an application's program: its headers' contents name its precompiled prelude */
+    text_hash domain = p->tree ? program_pch_domain(p) : (text_hash){0, 0};
     return (compile_request){
         .name = p->name,
         .source = p->source,
@@ -208,6 +284,13 @@ compile_request program_request(const ptxkit_program *p, const char *name_expres
         .options = (const char *const *)p->options,
         .option_count = p->option_count,
         .name_expression = name_expression,
+        .include_dir_count = dir_count,
+        .include_dirs = dirs,
+        /* a prelude read from disk (the toolkit's, the application's) is what
+         * costs parsing; ptxkit's own headers are small */
+        .pch = p->tree != NULL,
+        .pch_prelude_on_disk = p->tree && header_tree_file_count(p->tree) > 0,
+        .pch_domain = domain,
     };
 }
 
@@ -310,6 +393,10 @@ unsigned long long program_code_digest(const ptxkit_program *p) {
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
     XXH3_64bits_update(&state, &p->hash, sizeof p->hash);
+    if (p->tree) {
+        text_hash tree = program_header_digest(p);
+        XXH3_64bits_update(&state, &tree, sizeof tree);
+    }
     for (int i = 0; i < p->option_count; i++) XXH3_64bits_update(&state, p->options[i], strlen(p->options[i]) + 1);
     return (unsigned long long)XXH3_64bits_digest(&state);
 }

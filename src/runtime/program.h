@@ -21,6 +21,7 @@ struct ptxkit_program {
     int option_count;
     text_hash hash;   /* of name, source and headers */
     bool builtin;     /* a family's embedded source: text borrowed, never freed */
+    struct header_tree *tree; /* include directories and the header tree on disk; NULL for built-in programs */
 };
 
 /* The built-in program over the embedded source cu_sources/<name>.cu
@@ -51,5 +52,10 @@ unsigned long long program_code_digest(const ptxkit_program *p);
  * take them; records and returns the failure. */
 ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines,
                                   int define_count);
+
+/* The digest of the header files on disk a compile of p may read
+ * (header_tree.h), computed at the program's first use; zero for built-in
+ * programs. */
+text_hash program_header_digest(const ptxkit_program *p);
 
 #endif

@@ -31,6 +31,7 @@ static const bench_entry benches[] = {
     {"constant", bench_constant, "coefficients in __constant__ vs global, ld.global.nc and shared: one address per warp vs many"},
     {"graph", bench_graph, "100 small reductions one by one vs one CUDA graph replay (ptxkit_graph), us per op"},
     {"multi", bench_multi, "sharded reduce and scan over 1-8 GPUs (NCCL) vs the sum of single-GPU ops; all-reduce busbw"},
+    {"compile", bench_compile, "a second compile in one process with NVRTC's precompiled headers off and on (no GPU)"},
 };
 
 static void usage(FILE *out) {

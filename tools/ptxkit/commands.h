@@ -32,5 +32,6 @@ int bench_gemm(int argc, char **argv);
 int bench_constant(int argc, char **argv);
 int bench_graph(int argc, char **argv);
 int bench_multi(int argc, char **argv);
+int bench_compile(int argc, char **argv);
 
 #endif

@@ -14,10 +14,11 @@
 
 #define MAX_HEADERS 32
 #define MAX_OPTIONS 16
+#define MAX_INCLUDE_DIRS 32
 
 static const char compile_usage[] =
     "usage: ptxkit compile FAMILY [-D NAME=VALUE]... [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources] [--strict]\n"
-    "       ptxkit compile FILE.cu [-D NAME[=VALUE]]... [--entry EXPR] [--header NAME=PATH]...\n"
+    "       ptxkit compile FILE.cu [-D NAME[=VALUE]]... [--entry EXPR] [--header NAME=PATH]... [-I DIR]...\n"
     "                      [--option OPT]... [--arch sm_XY[a]] [--ptx | --resources]\n";
 
 static const char compile_help[] =
@@ -37,6 +38,9 @@ static const char compile_help[] =
     "                     name. Without it, every extern \"C\" kernel of the file.\n"
     "  --header NAME=PATH the file PATH is the header the source includes as \"NAME\" (PATH alone:\n"
     "                     NAME is its file name)\n"
+    "  -I DIR, --include-dir DIR\n"
+    "                     a directory of headers, searched after the file's own directory and before\n"
+    "                     the CUDA toolkit's\n"
     "  --option OPT       an NVRTC option (-use_fast_math, -lineinfo, -maxrregcount=64)\n";
 
 static void list_families(FILE *out) {
@@ -144,6 +148,8 @@ typedef struct compile_args {
     int option_count;
     const char *header_specs[MAX_HEADERS];
     int header_count;
+    const char *include_dirs[MAX_INCLUDE_DIRS];
+    int include_dir_count;
     const char *entry;
     int arch;
     bool resources;
@@ -207,6 +213,11 @@ static int compile_user_file(const compile_args *a) {
     ptxkit_compiled compiled = {0};
     ptxkit_status st = PTXKIT_SUCCESS;
     if (!code) st = ptxkit_program_create_from_file(a->target, headers, a->header_count, &program);
+    if (!code && st == PTXKIT_SUCCESS && a->include_dir_count &&
+        (st = ptxkit_program_add_include_dirs(program, a->include_dirs, a->include_dir_count)) != PTXKIT_SUCCESS) {
+        fprintf(stderr, "ptxkit compile: -I: %s\n", ptxkit_last_error(NULL));
+        code = 2;
+    }
     /* options the library refuses (an architecture) are usage errors */
     if (!code && st == PTXKIT_SUCCESS &&
         (st = ptxkit_program_add_options(program, options, option_count)) == PTXKIT_ERROR_INVALID_ARGUMENT) {
@@ -253,6 +264,8 @@ int cmd_compile(int argc, char **argv) {
          .max = PTXKIT_MAX_KERNEL_DEFINES, .parse = check_define},
         {.name = "option", .kind = ARG_TEXTS, .value = a.options, .count = &a.option_count, .max = MAX_OPTIONS},
         {.name = "header", .kind = ARG_TEXTS, .value = a.header_specs, .count = &a.header_count, .max = MAX_HEADERS},
+        {.name = "include-dir", .short_name = 'I', .kind = ARG_TEXTS, .value = a.include_dirs,
+         .count = &a.include_dir_count, .max = MAX_INCLUDE_DIRS},
         {.name = "entry", .kind = ARG_TEXT, .value = &a.entry},
         {.name = "name-expression", .kind = ARG_TEXT, .value = &name_expression},
         {.name = "arch", .kind = ARG_PARSE, .value = &a.arch, .parse = parse_arch},
@@ -287,6 +300,7 @@ int cmd_compile(int argc, char **argv) {
     }
     if (a.entry || a.header_count)
         return args_error(&spec, "--entry and --header are for your own files, not family %s", a.target);
+    if (a.include_dir_count) return args_error(&spec, "-I is for your own files, not family %s", a.target);
     if (!compile_check_defines(a.target, a.defines, a.define_count, strict))
         return args_error(&spec, "--strict: the defines above are not in family %s's space", a.target);
     if (!a.arch) a.arch = default_arch();
