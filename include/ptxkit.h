@@ -301,7 +301,7 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out);
 typedef enum ptxkit_path {
     PTXKIT_PATH_AUTO = 0,      /* JIT where NVRTC is present, else PTX */
     PTXKIT_PATH_JIT,           /* NVRTC-compiled CUBIN for this GPU */
-    PTXKIT_PATH_PTX            /* the precompiled PTX in ptx/ */
+    PTXKIT_PATH_PTX            /* the precompiled PTX embedded in the library */
 } ptxkit_path;
 
 /* Options for every kernel launch; zero-initialize for defaults (tuned values
@@ -511,7 +511,7 @@ typedef enum ptxkit_gemm_op {
 /* "n", "t"; NULL for a value out of range. */
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
 
-/* A tile configuration of the GEMM kernels (cu_sources/gemm.cu, and
+/* A tile configuration of the GEMM kernels (families/gemm/gemm.cu, and
  * gemm_dmma.cu for float64 from sm_80 on): a block of (bm / tm) x (bn / tn)
  * threads computes a bm x bn tile of C, k in steps of bk through a ring of
  * `stages` shared-memory buffers fed by cp.async; each thread holds tm x tn

@@ -23,7 +23,7 @@ struct ptxkit_program {
     bool builtin;     /* a family's embedded source: text borrowed, never freed */
 };
 
-/* The built-in program over the embedded source cu_sources/<name>.cu
+/* The built-in program over the embedded source <name>.cu
  * (name "copy", or a family's second source "gemm_dmma"), made once per
  * process (its text is the library's own and never changes); NULL when the
  * library holds no such source. */
