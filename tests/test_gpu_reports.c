@@ -87,10 +87,10 @@ static void every_report(void **state) {
         {"bench redux", "bench redux", "--reps 64"},
         {"bench l2", "bench l2", "--reps 2"},
         {"bench stencil", "bench stencil", "--width 512 --height 64 --occupancy 1 --variants 0,2 --reps 2"},
-        {"ladder", "ladder", "--log2 14 --reps 3 --warmup 1"},
-        {"scan-ladder", "scan-ladder", "--log2 12,16 --reps 3 --warmup 1"},
+        {"ladder reduce", "ladder reduce", "--log2 14 --reps 3 --warmup 1"},
+        {"ladder scan", "ladder scan", "--log2 12,16 --reps 3 --warmup 1"},
         {"bench gemm", "bench gemm", "--shapes 256,100x30x70 --reps 3 --warmup 1 --compare --check"},
-        {"gemm-ladder", "gemm-ladder", "--size 256 --reps 2 --warmup 1"},
+        {"ladder gemm", "ladder gemm", "--size 256 --reps 2 --warmup 1"},
         {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
         {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},
         {"tune --show", "tune", "--show"},

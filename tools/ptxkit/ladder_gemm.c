@@ -1,4 +1,4 @@
-/* ptxkit gemm-ladder: the matrix-multiply ladder of the memory-model
+/* ptxkit ladder gemm: the matrix-multiply ladder of the memory-model
  * lecture on this GPU (naive, TILE_WIDTH tiles, register blocking, 16-byte
  * loads with A transposed, warp tiling, cp.async double buffering) and
  * ptxkit_gemm, each with its time, TFLOP/s and speedup over the naive
@@ -38,7 +38,7 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
 }
 
 static const char ladder_usage[] =
-    "usage: ptxkit gemm-ladder [--size N] [--steps LIST] [--reps N] [--warmup N] [--csv|--json] [--json FILE]\n"
+    "usage: ptxkit ladder gemm [--size N] [--steps LIST] [--reps N] [--warmup N] [--csv|--json] [--json FILE]\n"
     "                          [--csv FILE] [--md FILE] [--device N]\n";
 
 static const char ladder_help[] =
@@ -63,7 +63,7 @@ static double max_difference(const float *x, const float *y, size_t count) {
     return scale > 0 ? diff / scale : diff;
 }
 
-int cmd_gemm_ladder(int argc, char **argv) {
+int ladder_gemm(int argc, char **argv) {
     size_t n = 4096;
     int reps = 0, warmup = 2, step_list[PRODUCTION_STEP], step_count = 0;
     const arg_option options[] = {
@@ -73,7 +73,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
         {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
         {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
         {0}};
-    const arg_spec spec = {.command = "gemm-ladder", .usage = ladder_usage, .help = ladder_help,
+    const arg_spec spec = {.command = "ladder gemm", .usage = ladder_usage, .help = ladder_help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
@@ -81,7 +81,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
     bool steps[PRODUCTION_STEP + 1];
     for (int s = 0; s <= PRODUCTION_STEP; s++) steps[s] = s > 0 && step_count == 0;
     for (int i = 0; i < step_count; i++) steps[step_list[i]] = true;
-    ptxkit_context *ctx = cli_open_context("gemm-ladder", common.device);
+    ptxkit_context *ctx = cli_open_context("ladder gemm", common.device);
     if (!ctx) return 1;
     size_t count = n * n, bytes = count * 4;
     ladder_run r = {.n = n};
@@ -120,7 +120,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
         if (!steps[s]) continue;
         const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : ptxkit_gemm_ladder_step_name(s);
         if (s >= 4 && n % 128) {
-            fprintf(stderr, "ptxkit gemm-ladder: step %d needs N a multiple of 128 (N is %zu)\n", s, n);
+            fprintf(stderr, "ptxkit ladder gemm: step %d needs N a multiple of 128 (N is %zu)\n", s, n);
             char none[32];
             table_addf(t, "%d\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-%s", s, name, stats_cells(NULL, none, sizeof none));
             continue;
@@ -150,7 +150,7 @@ int cmd_gemm_ladder(int argc, char **argv) {
                    stats_cells(&ts, spread, sizeof spread));
         prev_ms = ms;
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("gemm-ladder", ctx, st);
+    if (st != PTXKIT_SUCCESS) cli_fail("ladder gemm", ctx, st);
     table_print(t, common.format, stdout);
     table_free(t);
     free(host_ref);

@@ -1,4 +1,4 @@
-/* ptxkit scan-ladder: the 2007 scan seeds' steps (Hillis-Steele, Blelloch,
+/* ptxkit ladder scan: the 2007 scan seeds' steps (Hillis-Steele, Blelloch,
  * Blelloch with conflict-free padding), the warp-shuffle step and
  * ptxkit_scan on this GPU, next to a sequential scan on this machine's CPU
  * measured in the same run and the seed's published table (GeForce 8800
@@ -143,7 +143,7 @@ static int write_svg(const char *path, const char *gpu, const ladder_run *r, con
     return 0;
 }
 
-int cmd_scan_ladder(int argc, char **argv) {
+int ladder_scan(int argc, char **argv) {
     size_t sizes[MAX_SIZES];
     int size_count = 0;
     for (size_t i = 0; i < SEED_ROWS; i++) sizes[size_count++] = seed[i].n;
@@ -165,8 +165,8 @@ int cmd_scan_ladder(int argc, char **argv) {
         {0}};
     static const char *const exclusive[] = {"log2,sizes", NULL};
     const arg_spec spec = {
-        .command = "scan-ladder",
-        .usage = "usage: ptxkit scan-ladder [--log2 LIST | --sizes LIST] [--block N] [--type int32|uint32|int64|uint64]\n"
+        .command = "ladder scan",
+        .usage = "usage: ptxkit ladder scan [--log2 LIST | --sizes LIST] [--block N] [--type int32|uint32|int64|uint64]\n"
                  "                          [--kind exclusive|inclusive] [--steps LIST] [--load OP] [--reps N]\n"
                  "                          [--warmup N] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
                  "                          [--svg FILE] [--device N]\n",
@@ -189,7 +189,7 @@ int cmd_scan_ladder(int argc, char **argv) {
     if (rc >= 0) return rc;
     r.type = int_types[type];
     r.kind = kind == 1 ? PTXKIT_SCAN_INCLUSIVE : PTXKIT_SCAN_EXCLUSIVE;
-    ptxkit_context *ctx = cli_open_context("scan-ladder", common.device);
+    ptxkit_context *ctx = cli_open_context("ladder scan", common.device);
     if (!ctx) return 1;
     ptxkit_device_info dev;
     ptxkit_device_info_get(ctx, &dev);
@@ -266,7 +266,7 @@ int cmd_scan_ladder(int argc, char **argv) {
             times[r.step][s] = ms * 1e3;
         }
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("scan-ladder", ctx, st);
+    if (st != PTXKIT_SUCCESS) cli_fail("ladder scan", ctx, st);
     table_print(t, common.format, stdout);
     table_free(t);
     rc = st == PTXKIT_SUCCESS ? 0 : 1;
