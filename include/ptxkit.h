@@ -623,9 +623,12 @@ double ptxkit_gemm_ladder_bytes_per_fma(int step);
  * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
  * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
  * loads), <ptxkit/warp.cuh> (warp and block reductions) and
- * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies). A kernel that
- * includes load.cuh and takes LOAD_OP switches its cache operator with the
- * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
+ * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies),
+ * their helpers in namespace ptxkit (ptxkit::ld_f32, ptxkit::warp_reduce);
+ * the same headers are installed beside this one, so nvcc and an editor see
+ * what NVRTC is given. A kernel that includes load.cuh and takes LOAD_OP
+ * switches its cache operator with the define: pass "LOAD_OP=<n>" with
+ * ptxkit_load_op_define(). */
 
 typedef struct ptxkit_program ptxkit_program;
 typedef struct ptxkit_kernel ptxkit_kernel;

@@ -68,26 +68,26 @@ __device__ __forceinline__ void write_result(unsigned *out, unsigned acc) {
 // Misaligned start: element e reads word e + offset (offset 0: coalesced).
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 access_offset(unsigned *out, const unsigned *in, u64 n, u64 offset) {
-    ACCESS_BODY(ld_u32(in + e + offset))
+    ACCESS_BODY(ptxkit::ld_u32(in + e + offset))
 }
 
 // Strided: element e reads word e * stride.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 access_stride(unsigned *out, const unsigned *in, u64 n, u64 stride) {
-    ACCESS_BODY(ld_u32(in + e * stride))
+    ACCESS_BODY(ptxkit::ld_u32(in + e * stride))
 }
 
 // Random gather through an index (a permutation from access_make_index):
 // the index is read coalesced, the data scattered.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 access_gather(unsigned *out, const unsigned *in, const unsigned *index, u64 n) {
-    ACCESS_BODY(ld_u32(in + ld_u32(index + e)))
+    ACCESS_BODY(ptxkit::ld_u32(in + ptxkit::ld_u32(index + e)))
 }
 
 // Broadcast: the 32 lanes of a warp read the same word (e / 32).
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 access_broadcast(unsigned *out, const unsigned *in, u64 n) {
-    ACCESS_BODY(ld_u32(in + (e >> 5)))
+    ACCESS_BODY(ptxkit::ld_u32(in + (e >> 5)))
 }
 
 // Coalesced vectors: element e is the 8-byte (uint2) or 16-byte (uint4)
@@ -100,7 +100,7 @@ access_vec8(unsigned *out, const uint2 *in, u64 n) {
     #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         u64 e = t + (u64)j * T;
-        v[j] = e < n ? ld_v2u32(in + e) : make_uint2(0, 0);
+        v[j] = e < n ? ptxkit::ld_v2u32(in + e) : make_uint2(0, 0);
     }
     unsigned acc = 0;
     #pragma unroll
@@ -117,7 +117,7 @@ access_vec16(unsigned *out, const uint4 *in, u64 n) {
     #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         u64 e = t + (u64)j * T;
-        v[j] = e < n ? ld_v4u32(in + e) : make_uint4(0, 0, 0, 0);
+        v[j] = e < n ? ptxkit::ld_v4u32(in + e) : make_uint4(0, 0, 0, 0);
     }
     unsigned acc = 0;
     #pragma unroll
@@ -140,7 +140,7 @@ access_window(unsigned *out, const unsigned *in, u64 n) {
         if (e < n) {
             unsigned w[WINDOW];
             #pragma unroll
-            for (int k = 0; k < WINDOW; k++) w[k] = ld_u32(in + e + k);
+            for (int k = 0; k < WINDOW; k++) w[k] = ptxkit::ld_u32(in + e + k);
             #pragma unroll
             for (int k = 0; k < WINDOW; k++) acc = fold(acc, w[k]);
         }

@@ -32,9 +32,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 aos_naive(point3 *out, const point3 *in, u64 n) {
     GRID_STRIDE_LOOP(i, n) {
         point3 p;
-        p.x = ld_f32(&in[i].x) + 2.0f;
-        p.y = ld_f32(&in[i].y) + 2.0f;
-        p.z = ld_f32(&in[i].z) + 2.0f;
+        p.x = ptxkit::ld_f32(&in[i].x) + 2.0f;
+        p.y = ptxkit::ld_f32(&in[i].y) + 2.0f;
+        p.z = ptxkit::ld_f32(&in[i].z) + 2.0f;
         out[i] = p;
     }
 }
@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 aos_soa(float *out_x, float *out_y, float *out_z, const float *in_x, const float *in_y, const float *in_z,
         u64 n) {
     GRID_STRIDE_LOOP(i, n) {
-        float x = ld_f32(in_x + i), y = ld_f32(in_y + i), z = ld_f32(in_z + i);
+        float x = ptxkit::ld_f32(in_x + i), y = ptxkit::ld_f32(in_y + i), z = ptxkit::ld_f32(in_z + i);
         out_x[i] = x + 2.0f;
         out_y[i] = y + 2.0f;
         out_z[i] = z + 2.0f;
@@ -64,7 +64,7 @@ aos_staged(float *out, const float *in, u64 n) {
         #pragma unroll
         for (int k = 0; k < 3; k++) {
             u64 g = base + k * BLOCK_SIZE + threadIdx.x;
-            if (g < words) stage[k * BLOCK_SIZE + threadIdx.x] = ld_f32(in + g);
+            if (g < words) stage[k * BLOCK_SIZE + threadIdx.x] = ptxkit::ld_f32(in + g);
         }
         __syncthreads();
         if (c * BLOCK_SIZE + threadIdx.x < n) {
@@ -86,7 +86,7 @@ aos_staged(float *out, const float *in, u64 n) {
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 aos_aligned(point4 *out, const point4 *in, u64 n) {
     GRID_STRIDE_LOOP(i, n) {
-        float4 v = ld_v4f32((const float4 *)(in + i));
+        float4 v = ptxkit::ld_v4f32((const float4 *)(in + i));
         point4 p;
         p.x = v.x + 2.0f;
         p.y = v.y + 2.0f;

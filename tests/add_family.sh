@@ -71,7 +71,7 @@ typedef unsigned long long u64;
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     ptxkit_scale_u32(unsigned *out, const unsigned *in, u64 n, unsigned factor) {
     for (u64 i = (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK_SIZE)
-        out[i] = ld_u32(in + i) * factor;
+        out[i] = ptxkit::ld_u32(in + i) * factor;
 }
 END
 cat >"$dir/$name.h" <<'END'

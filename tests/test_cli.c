@@ -138,7 +138,7 @@ static void compile_user_file(void **state) {
                        "    if (i < n) out[i] = in[i] * f + scale_offset<T>();\n"
                        "}\n"
                        "extern \"C\" __global__ void copy_f32(const float *in, float *out) {\n"
-                       "    out[threadIdx.x] = ld_f32(in + threadIdx.x);\n"
+                       "    out[threadIdx.x] = ptxkit::ld_f32(in + threadIdx.x);\n"
                        "}\n");
     write_text(header, "template <typename T> __device__ T scale_offset() { return T(SCALE_OFFSET); }\n");
     write_text(broken, "extern \"C\" __global__ void k(int *o) {\n    o[0] = 1;\n    o[1] = not_declared;\n}\n");

@@ -17,8 +17,8 @@ typedef unsigned long long u64;
 __device__ __forceinline__ void copy_edges(unsigned char *dst, const unsigned char *src, u64 n,
                                            u64 head, u64 tail) {
     u64 gid = (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x;
-    if (gid < head) dst[gid] = ld_u8(src + gid);
-    if (gid < tail) dst[n - tail + gid] = ld_u8(src + n - tail + gid);
+    if (gid < head) dst[gid] = ptxkit::ld_u8(src + gid);
+    if (gid < tail) dst[n - tail + gid] = ptxkit::ld_u8(src + n - tail + gid);
 }
 
 // Requires (dst - src) % sizeof(VT) == 0: the vector body is aligned on both
@@ -54,9 +54,9 @@ __device__ __forceinline__ void copy_edges(unsigned char *dst, const unsigned ch
          i += (u64)gridDim.x * BLOCK_SIZE)                                               \
         d[i] = LOAD(s + i);
 
-DEFINE_COPY_VEC(ptxkit_copy_vec16, uint4, ld_v4u32)
-DEFINE_COPY_VEC(ptxkit_copy_vec8, uint2, ld_v2u32)
-DEFINE_COPY_VEC(ptxkit_copy_vec4, unsigned, ld_u32)
+DEFINE_COPY_VEC(ptxkit_copy_vec16, uint4, ptxkit::ld_v4u32)
+DEFINE_COPY_VEC(ptxkit_copy_vec8, uint2, ptxkit::ld_v2u32)
+DEFINE_COPY_VEC(ptxkit_copy_vec4, unsigned, ptxkit::ld_u32)
 
 // For addresses that are not mutually 4-byte aligned: dst words are aligned,
 // and each is assembled from the two aligned source words it straddles with a
@@ -82,7 +82,7 @@ ptxkit_copy_shift(unsigned char *dst, const unsigned char *src, u64 n) {
     unsigned *d = (unsigned *)(dst + p);
     u64 stride = (u64)gridDim.x * BLOCK_SIZE;
     for (u64 w = (u64)w0 + (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x; w < (u64)w1; w += stride) {
-        unsigned lo = ld_u32(a + w), hi = ld_u32(a + w + 1);
+        unsigned lo = ptxkit::ld_u32(a + w), hi = ptxkit::ld_u32(a + w + 1);
         d[w] = __funnelshift_r(lo, hi, 8 * r);
     }
 }

@@ -36,18 +36,18 @@ __device__ unsigned long long reduce_partials[REDUCE_SLOTS][REDUCE_MAX_GRID];
 #if VEC_BYTES == 16
 typedef uint4 rvec;
 __device__ __forceinline__ void rload_words(const rvec *p, unsigned *w) {
-    uint4 v = ld_v4u32(p);
+    uint4 v = ptxkit::ld_v4u32(p);
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
 }
 #elif VEC_BYTES == 8
 typedef uint2 rvec;
 __device__ __forceinline__ void rload_words(const rvec *p, unsigned *w) {
-    uint2 v = ld_v2u32(p);
+    uint2 v = ptxkit::ld_v2u32(p);
     w[0] = v.x, w[1] = v.y;
 }
 #elif VEC_BYTES == 4
 typedef unsigned rvec;
-__device__ __forceinline__ void rload_words(const rvec *p, unsigned *w) { w[0] = ld_u32(p); }
+__device__ __forceinline__ void rload_words(const rvec *p, unsigned *w) { w[0] = ptxkit::ld_u32(p); }
 #else
 #error "VEC_BYTES must be 4, 8 or 16"
 #endif

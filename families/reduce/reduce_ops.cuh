@@ -70,7 +70,7 @@ __device__ __forceinline__ unsigned rop_xor(unsigned a, unsigned b) { return a ^
 __device__ __forceinline__ unsigned long long rop_xor(unsigned long long a, unsigned long long b) { return a ^ b; }
 
 // ---- raw bits <-> element ----------------------------------------------
-// Loads are done on raw words (ld_u32, ld_v4u32, ...) so one set of LOAD_OP
+// Loads are done on raw words (ptxkit::ld_u32, ptxkit::ld_v4u32, ...) so one set of LOAD_OP
 // helpers serves every element type; these reinterpret the bits.
 __device__ __forceinline__ unsigned long long rbits64(int v) { return (unsigned)v; }
 __device__ __forceinline__ unsigned long long rbits64(unsigned v) { return v; }
@@ -90,8 +90,8 @@ __device__ __forceinline__ void rfrom(unsigned long long w, double *v) { *v = __
 #define RLOAD1_DEFINE(T)                                                                     \
     __device__ __forceinline__ T rload1(const T *p) {                                        \
         T v;                                                                                 \
-        if (sizeof(T) == 4) rfrom(ld_u32((const unsigned *)p), &v);                          \
-        else rfrom(ld_u64((const unsigned long long *)p), &v);                               \
+        if (sizeof(T) == 4) rfrom(ptxkit::ld_u32((const unsigned *)p), &v);                          \
+        else rfrom(ptxkit::ld_u64((const unsigned long long *)p), &v);                               \
         return v;                                                                            \
     }
 RLOAD1_DEFINE(int)

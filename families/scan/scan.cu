@@ -145,7 +145,7 @@
 
 #if VEC_BYTES == 16
 __device__ __forceinline__ void sload_words(const void *p, unsigned *w) {
-    uint4 v = ld_v4u32((const uint4 *)p);
+    uint4 v = ptxkit::ld_v4u32((const uint4 *)p);
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
 }
 __device__ __forceinline__ void sstore_words(void *p, const unsigned *w) {
@@ -154,14 +154,14 @@ __device__ __forceinline__ void sstore_words(void *p, const unsigned *w) {
 }
 #elif VEC_BYTES == 8
 __device__ __forceinline__ void sload_words(const void *p, unsigned *w) {
-    uint2 v = ld_v2u32((const uint2 *)p);
+    uint2 v = ptxkit::ld_v2u32((const uint2 *)p);
     w[0] = v.x, w[1] = v.y;
 }
 __device__ __forceinline__ void sstore_words(void *p, const unsigned *w) {
     asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
 }
 #elif VEC_BYTES == 4
-__device__ __forceinline__ void sload_words(const void *p, unsigned *w) { w[0] = ld_u32((const unsigned *)p); }
+__device__ __forceinline__ void sload_words(const void *p, unsigned *w) { w[0] = ptxkit::ld_u32((const unsigned *)p); }
 __device__ __forceinline__ void sstore_words(void *p, const unsigned *w) { *(unsigned *)p = w[0]; }
 #else
 #error "VEC_BYTES must be 4, 8 or 16"

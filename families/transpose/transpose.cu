@@ -54,22 +54,22 @@ typedef uint4 vec32;
 typedef ulonglong2 vec64;
 #define VEC32 4
 #define VEC64 2
-#define LD_VEC32 ld_v4u32
-#define LD_VEC64 ld_v2u64
+#define LD_VEC32 ptxkit::ld_v4u32
+#define LD_VEC64 ptxkit::ld_v2u64
 #elif VEC_BYTES == 8
 typedef uint2 vec32;
 typedef u64 vec64;
 #define VEC32 2
 #define VEC64 1
-#define LD_VEC32 ld_v2u32
-#define LD_VEC64 ld_u64
+#define LD_VEC32 ptxkit::ld_v2u32
+#define LD_VEC64 ptxkit::ld_u64
 #elif VEC_BYTES == 4
 typedef unsigned vec32;
 typedef u64 vec64;
 #define VEC32 1
 #define VEC64 1
-#define LD_VEC32 ld_u32
-#define LD_VEC64 ld_u64
+#define LD_VEC32 ptxkit::ld_u32
+#define LD_VEC64 ptxkit::ld_u64
 #else
 #error "VEC_BYTES must be 4, 8 or 16"
 #endif
@@ -232,14 +232,14 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 #define SECTOR_STORAGE(T) __shared__ T tile[TILE + 32 / sizeof(T) - 1][TILE + 1];
 #endif
 
-DEFINE_NAIVE(transpose_naive_b32, unsigned, ld_u32)
-DEFINE_NAIVE(transpose_naive_b64, u64, ld_u64)
-DEFINE_TILED(transpose_tiled_b32, unsigned, ld_u32, vec32, VEC32, LD_VEC32, 0)
-DEFINE_TILED(transpose_tiled_b64, u64, ld_u64, vec64, VEC64, LD_VEC64, 0)
+DEFINE_NAIVE(transpose_naive_b32, unsigned, ptxkit::ld_u32)
+DEFINE_NAIVE(transpose_naive_b64, u64, ptxkit::ld_u64)
+DEFINE_TILED(transpose_tiled_b32, unsigned, ptxkit::ld_u32, vec32, VEC32, LD_VEC32, 0)
+DEFINE_TILED(transpose_tiled_b64, u64, ptxkit::ld_u64, vec64, VEC64, LD_VEC64, 0)
 #if SECTOR_ALIGN
-DEFINE_SECTORED(transpose_padded_b32, unsigned, ld_u32)
-DEFINE_SECTORED(transpose_padded_b64, u64, ld_u64)
+DEFINE_SECTORED(transpose_padded_b32, unsigned, ptxkit::ld_u32)
+DEFINE_SECTORED(transpose_padded_b64, u64, ptxkit::ld_u64)
 #else
-DEFINE_TILED(transpose_padded_b32, unsigned, ld_u32, vec32, VEC32, LD_VEC32, 1)
-DEFINE_TILED(transpose_padded_b64, u64, ld_u64, vec64, VEC64, LD_VEC64, 1)
+DEFINE_TILED(transpose_padded_b32, unsigned, ptxkit::ld_u32, vec32, VEC32, LD_VEC32, 1)
+DEFINE_TILED(transpose_padded_b64, u64, ptxkit::ld_u64, vec64, VEC64, LD_VEC64, 1)
 #endif

@@ -1,4 +1,5 @@
-// Global loads with the load cache operator chosen at compile time.
+// Global loads with the load cache operator chosen at compile time, in
+// namespace ptxkit as the other device headers' helpers are.
 // LOAD_OP is injected as a number: 0 plain C loads (the compiler's choice),
 // 1 ca, 2 cg, 3 cs, 4 lu, 5 cv, 6 nc (ld.global.nc, the read-only path).
 // Every operator other than 0 is written as inline PTX so that each global
@@ -24,6 +25,8 @@
 #elif LOAD_OP != 0
 #error "LOAD_OP must be 0..6"
 #endif
+
+namespace ptxkit {
 
 #if LOAD_OP == 0
 __device__ __forceinline__ unsigned char ld_u8(const unsigned char *p) { return *p; }
@@ -115,3 +118,5 @@ __device__ __forceinline__ longlong2 ld_v2s64(const longlong2 *p) {
     return v;
 }
 #endif
+
+} // namespace ptxkit
