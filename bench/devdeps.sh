@@ -3,7 +3,7 @@
 # and libxxhash) into .devdeps/ (git-ignored), for carrying to the device
 # machine; bench/compare_trees.sh (and the notebook's GPU-session scripts)
 # source .devdeps/setup.sh when present.
-# `tools/devdeps.sh cub` instead builds the CUB comparison programs and the
+# `bench/devdeps.sh cub` instead builds the CUB comparison programs and the
 # reduce comparison library here with nvcc into .cubbin/ (git-ignored; carry
 # it), so the GPU machine can build with CUB=disabled and still run `bench
 # reduce|scan --compare`.

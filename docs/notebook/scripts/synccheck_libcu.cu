@@ -2,7 +2,7 @@
 // cp.async.mbarrier.arrive ptxkit's doing? The same pattern through
 // NVIDIA's own libcu++: cuda::memcpy_async onto a cuda::barrier, then
 // arrive_and_wait. Build and run on the GPU machine:
-//   nvcc -arch=sm_90 -o /tmp/libcu_barrier tools/synccheck_libcu.cu
+//   nvcc -arch=sm_90 -o /tmp/libcu_barrier docs/notebook/scripts/synccheck_libcu.cu
 //   compute-sanitizer --tool synccheck /tmp/libcu_barrier
 //   cuobjdump -sass /tmp/libcu_barrier | grep -E "LDGSTS|ARRIVE"   (the counting form's SASS)
 #include <cuda/barrier>
