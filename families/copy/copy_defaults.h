@@ -7,7 +7,7 @@
 
 /* Measured on an H100 at 1 GiB: one block per tile of 512 x 2 vectors
  * matches cuMemcpyDtoD, while a persistent occupancy-sized grid stays
- * below it (figures: BENCHMARKS.md, #copy). */
+ * below it. */
 #define COPY_DEFAULT_BLOCK 512
 #define COPY_DEFAULT_UNROLL 2  /* vectors in flight per thread (items_per_thread) */
 #define COPY_DEFAULT_VECTOR 16 /* widest vector tried; the addresses may allow less */

@@ -305,7 +305,8 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 }
 
 /* Built-in configurations, per type and shape class (the tuner's starting
- * points), from the sweeps on an H100 (figures: BENCHMARKS.md, #gemm). */
+ * points): the best of the tile sweeps on an H100 (`ptxkit bench gemm
+ * --tiles sweep` times the same candidates on another GPU). */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {

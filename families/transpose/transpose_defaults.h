@@ -10,8 +10,7 @@
 #define TRANSPOSE_PTX_TILE 32
 #define TRANSPOSE_PTX_VECTOR 16
 
-/* The JIT path, measured on an H100 at 8192 x 8192 (figures: BENCHMARKS.md,
- * #transpose): 64 x 64 tiles of float32 with 4-byte accesses (16 per
+/* The JIT path, measured on an H100 at 8192 x 8192: 64 x 64 tiles of float32 with 4-byte accesses (16 per
  * thread) come closest to cuMemcpyDtoD, 16-byte accesses fall behind (bank
  * conflicts on the padded tile); for float64, 32 x 32 tiles with 8-byte
  * accesses. At odd shapes (4097 x 4095), with the sector-aligned kernel,
