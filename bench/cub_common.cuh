@@ -21,7 +21,7 @@
         }                                                                                  \
     } while (0)
 
-// The same words as ptxkit's fill_random_words (lab/ceiling.cu), so
+// The same words as ptxkit's fill_random_words (lab/kernels/ceiling.cu), so
 // both sides work on identical bits.
 __global__ void fill_random(unsigned *out, unsigned long long count, unsigned seed) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;

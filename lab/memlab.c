@@ -269,7 +269,7 @@ void memlab_access_traffic(const memlab_access *a, double *app_bytes, double *se
     if (sector_bytes) *sector_bytes = sectors * n + out_sectors;
 }
 
-/* Must match permute() in lab/access.cu. */
+/* Must match permute() in lab/kernels/access.cu. */
 uint32_t memlab_permute(uint32_t e, unsigned bits, uint32_t seed) {
     uint32_t mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1u;
     unsigned s1 = bits / 2 > 0 ? bits / 2 : 1, s2 = bits / 3 > 0 ? bits / 3 : 1;
@@ -397,7 +397,7 @@ ptxkit_status memlab_banks_run(ptxkit_context *ctx, const memlab_banks *b, ptxki
     return st;
 }
 
-/* Must match banks_word() in lab/banks.cu. */
+/* Must match banks_word() in lab/kernels/banks.cu. */
 static uint32_t banks_word(uint32_t i) { return (i + 1u) * 2654435761u ^ (i >> 3); }
 
 void memlab_banks_reference(const memlab_banks *b, uint64_t *sink) {

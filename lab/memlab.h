@@ -1,5 +1,5 @@
 /* The memory lab: launchers for the access-pattern, structure-layout and
- * shared-memory bank kernels (lab/access.cu, aos.cu, banks.cu)
+ * shared-memory bank kernels (lab/kernels/access.cu, aos.cu, banks.cu)
  * and the byte and conflict accounting the benchmarks report. Part of the
  * lab library (lab.h): used by `ptxkit bench access|aos|banks` and the
  * tests, through the public API only. Failures: a status, the message in
