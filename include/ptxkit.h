@@ -1060,6 +1060,20 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
 /* The key fields (device to library) of an entry a tuning run on this
  * context would store, the rest zero: which entries are this GPU's. */
 ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
+/* Whether a call of a built-in family ("copy", "reduce", "scan",
+ * "transpose") with `options` (NULL: the defaults) at size n runs the tuning
+ * database's configuration: *tuned 1 when the call takes the JIT path,
+ * leaves a field to the database and the database has an entry for
+ * (family, variant) at n's bucket or a neighbouring one (PTXKIT_TUNE not
+ * off), else 0 (the built-in defaults). variant and n as ptxkit_tune counts
+ * them (reduce, scan: "<op>.<type>", elements; copy: "bytes", bytes;
+ * transpose: as ptxkit_transpose names its padded kind's entry, rows x
+ * cols rounded to a power of two). Reads only: with PTXKIT_TUNE=auto a
+ * bucket not yet tuned reads 0, though the call itself may tune it first.
+ * gemm has ptxkit_gemm_config_get. INVALID_ARGUMENT for a NULL argument.
+ * Any thread; nothing is launched, no stream is used. */
+ptxkit_status ptxkit_tune_source_get(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                                     const ptxkit_launch_options *options, int *tuned);
 
 /* The tuning record: every configuration tuning runs measured (the
  * database keeps the winners), one line each, in the order measured; a later
@@ -1098,6 +1112,23 @@ ptxkit_status ptxkit_tune_record_path(char *buf, size_t size);
 ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line **lines, size_t *count,
                                       size_t *ignored);
 void ptxkit_tune_record_free(ptxkit_tune_record_line *lines);
+/* Appends lines to the record at path (NULL: ptxkit_tune_record_path), as
+ * a tuning run would have measured them: how `ptxkit tune --import-t4`
+ * seeds a record from another machine or from Kernel Tuner's T4 results.
+ * Every line is checked first (family and parameter names non-empty, of
+ * letters, digits, '_', '.' and '-'; param_count within
+ * PTXKIT_TUNE_MAX_PARAMS; n > 0; figures finite and not negative) and
+ * none is written when one fails (INVALID_ARGUMENT naming it); IO when the
+ * file cannot be written. Each line is appended whole under the file's
+ * lock, so tuners running at the same time are safe; a line equal to one
+ * already there is appended again (the last one counts). */
+ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_record_line *lines, size_t count);
+/* The code hash (ptxkit_tune_record_line.code) under which a tuning run of
+ * a built-in `family` (variant as ptxkit_tune takes it) records and reuses
+ * its timings in this build: lines appended with it are taken as measured
+ * by such a run. Errors as ptxkit_tune_variant_check; no context needed;
+ * any thread. */
+ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsigned long long *code);
 
 /* ---- tuning the application's kernels ----------------------------------
  *

@@ -1,6 +1,6 @@
 /* The lab: kernels that exist to be measured (access patterns, structure
  * layouts, shared-memory banks, ceilings, async copies, L2 residency,
- * stencils; lab/kernels/) and their launchers. An internal static
+ * stencils, constant memory; lab/kernels/) and their launchers. An internal static
  * library of the ptxkit command and the tests, never installed, written
  * against the public header only: its kernels are user programs for the
  * library (ptxkit_program_create, ptxkit_kernel_get, ptxkit_launch), so

@@ -1,5 +1,5 @@
 /* The ptxkit command: exit codes and output that need no GPU.
- * usage: test_cli PTXKIT */
+ * usage: test_cli PTXKIT PYTHON VALIDATOR SCHEMA_DIR */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +11,13 @@
 #include <cjson/cJSON.h>
 #include <xxhash.h>
 
-#include "report_schema.h"
+#include "report_validate.h"
 #include "test_util.h"
 #include "tune/record.h"
 
 static const char *exe;
-static cJSON *schema; /* tests/report_schema.json */
+static cJSON *schema;          /* schemas/reports.json: the reports' description */
+static bool validator;         /* python3-jsonschema: the JSON Schema checks run */
 
 typedef struct result {
     int code;
@@ -399,8 +400,7 @@ static void info_without_gpu(void **state) {
     assert_int_equal(r.code, 1);
     cJSON *doc = parse_file(path);
     assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-info/1");
-    char why[512];
-    if (!report_schema_check_document(schema, "info", doc, why, sizeof why)) fail_msg("%s", why);
+    if (validator && report_validate_file(path, "info", NULL, NULL) != 0) fail_msg("%s: not the info schema", path);
     assert_string_equal(member(doc, "library")->valuestring, PTXKIT_VERSION_STRING);
     assert_true(cJSON_IsString(member(doc, "build_type")));
     cJSON *nv = member(doc, "nvrtc");
@@ -428,10 +428,10 @@ static void info_without_gpu(void **state) {
     assert_int_equal(r.code, 2);
 }
 
-/* Checks a report against the schema; returns its first table. */
+/* Checks a report against its JSON Schema; returns its first table. */
 static const cJSON *check_report(const cJSON *doc, const char *command) {
-    char why[512];
-    if (!report_schema_check(schema, command, doc, why, sizeof why)) fail_msg("%s report: %s", command, why);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "kind")->valuestring, command);
+    if (validator && report_validate_doc(doc, NULL) != 0) fail_msg("%s report: not its schema", command);
     return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "tables"), 0);
 }
 
@@ -440,7 +440,7 @@ static const cJSON *check_report(const cJSON *doc, const char *command) {
 static void schema_covers_every_command(void **state) {
     (void)state;
     static result r;
-    static const char *const no_tables[] = {"info", "compile", "cache", "bench user-tune", NULL};
+    static const char *const no_tables[] = {"info", "compile", "cache", "bench user-tune", "report", NULL};
     /* the commands, then the subcommands of those that have them */
     static const char *const lists[] = {"--help", "bench --help", "ladder --help"};
     static const char *const headings[] = {"commands:\n", "benchmarks:\n", "ladders:\n"};
@@ -459,7 +459,7 @@ static void schema_covers_every_command(void **state) {
             for (int k = 0; no_tables[k]; k++) tables = tables && strcmp(no_tables[k], command);
             const cJSON *reports = cJSON_GetObjectItemCaseSensitive(schema, "reports");
             if (tables && !cJSON_GetObjectItemCaseSensitive(reports, command))
-                fail_msg("'ptxkit %s' prints tables; tests/report_schema.json has no report for it", command);
+                fail_msg("'ptxkit %s' prints tables; schemas/reports.json has no report for it", command);
             listed++;
         }
     }
@@ -511,30 +511,32 @@ static void report_files(void **state) {
     cJSON *doc = parse_file(path);
     remove(path);
     const cJSON *t = check_report(doc, "tune --show");
-    /* the checker is no rubber stamp: a cell of the wrong type, a column
-     * missing, a column the schema does not know, or metadata without its
-     * date fails it */
-    char why[512];
-    for (int damage = 0; damage < 4; damage++) {
+    /* the schema is no rubber stamp: a cell of the wrong type, a column
+     * missing, a column it does not know, or metadata without its date
+     * fails it */
+    for (int damage = 0; validator && damage < 4; damage++) {
         cJSON *copy = cJSON_Duplicate(doc, 1);
         cJSON *table0 = cJSON_GetArrayItem(member(copy, "tables"), 0);
         cJSON *row0 = cJSON_GetArrayItem(member(table0, "rows"), 0), *cols0 = member(table0, "columns");
         if (damage == 0) cJSON_ReplaceItemInObject(row0, "sms", cJSON_CreateString("132"));
         if (damage == 1) {
-            cJSON_DeleteItemFromArray(cols0, 11); /* GBps */
-            cJSON_DeleteItemFromObject(row0, "GBps");
+            cJSON_DeleteItemFromArray(cols0, 11); /* gbps */
+            cJSON_DeleteItemFromObject(row0, "gbps");
         }
         if (damage == 2) cJSON_AddStringToObject(cJSON_GetArrayItem(cols0, 0), "name2", "x"),
                          cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cols0, 0), "name", cJSON_CreateString("bogus"));
         if (damage == 3) cJSON_DeleteItemFromObject(member(copy, "metadata"), "date");
-        if (report_schema_check(schema, "tune --show", copy, why, sizeof why)) fail_msg("damage %d passed the check", damage);
+        if (report_validate_doc(copy, NULL) != 1) fail_msg("damage %d passed the check", damage);
         cJSON_Delete(copy);
     }
     cJSON *cols = member(t, "columns"), *rows = member(t, "rows");
     assert_int_equal(cJSON_GetArraySize(rows), 1);
     cJSON *row = cJSON_GetArrayItem(rows, 0);
     assert_true(cJSON_IsNumber(member(row, "sms")) && member(row, "sms")->valueint == 132);
-    assert_true(cJSON_IsNumber(member(row, "GBps")));
+    assert_true(cJSON_IsNumber(member(row, "gbps")));
+    assert_string_equal(member(t, "id")->valuestring, "tune_database");
+    assert_string_equal(member(t, "title")->valuestring, "tuning database"); /* the file's state in the note */
+    assert_true(cJSON_IsString(member(t, "note")));
     assert_string_equal(member(row, "variant")->valuestring, "sum.float32");
     /* the configuration as an object of its parameters */
     cJSON *choice = member(row, "choice");
@@ -555,11 +557,21 @@ static void report_files(void **state) {
     /* CSV and Markdown: the same tables, a header row and a line a row */
     snprintf(path, sizeof path, "%s.csv", base);
     slurp(path, csv, sizeof csv);
+    if (validator) {
+        char json_path[96];
+        snprintf(json_path, sizeof json_path, "%s.doc.json", base);
+        char *text = cJSON_Print(doc);
+        write_text(json_path, text);
+        free(text);
+        if (report_validate_file(json_path, NULL, NULL, path) != 0) fail_msg("CSV:\n%s", csv);
+        remove(json_path);
+    }
     remove(path);
+    assert_int_equal(strncmp(csv, "table,this_gpu,", 15), 0); /* one CSV document: a table column */
+    assert_int_equal(count_lines(csv), 3);
     snprintf(path, sizeof path, "%s.md", base);
     slurp(path, md, sizeof md);
     remove(path);
-    if (!report_files_consistent(doc, csv, md, why, sizeof why)) fail_msg("%s\nCSV:\n%s\nMarkdown:\n%s", why, csv, md);
     assert_non_null(strstr(md, "| this_gpu |"));
     assert_non_null(strstr(md, "sum.float32"));
     (void)cols;
@@ -572,20 +584,28 @@ static void report_files(void **state) {
     if (!doc) fail_msg("not JSON:\n%s", r.out);
     check_report(doc, "tune --show");
     cJSON_Delete(doc);
-    /* the older --json: the table alone, typed */
+    /* --json alone is --json -: the same document */
     run(&r, "tune --show --json");
     assert_int_equal(r.code, 0);
     doc = cJSON_Parse(r.out);
     if (!doc) fail_msg("not JSON:\n%s", r.out);
-    assert_true(cJSON_IsNumber(member(cJSON_GetArrayItem(member(doc, "rows"), 0), "sms")));
+    check_report(doc, "tune --show");
     cJSON_Delete(doc);
-    run(&r, "tune --show --csv"); /* one table on standard output: the database's */
+    run(&r, "tune --show --csv"); /* both tables, a table column */
     assert_int_equal(r.code, 0);
-    assert_int_equal(count_lines(r.out), 2);
+    assert_int_equal(count_lines(r.out), 3);
     run(&r, "tune --show --record --csv"); /* the record's */
     assert_int_equal(r.code, 0);
     assert_int_equal(count_lines(r.out), 2);
     assert_non_null(strstr(r.out, "block=256 items=4"));
+    /* an unwritable report path fails before any work, exit 1 */
+    const char *unwritable[] = {"tune --show --json /nonexistent-dir/r.json", "tune --show --csv /proc/r.csv",
+                                "tune --show --md /tmp"};
+    for (size_t i = 0; i < sizeof unwritable / sizeof unwritable[0]; i++) {
+        run(&r, unwritable[i]);
+        if (r.code != 1 || !strstr(r.err, "cannot write") || strstr(r.out, "tuning"))
+            fail_msg("ptxkit %s: exit %d, stdout:\n%s\nstderr:\n%s", unwritable[i], r.code, r.out, r.err);
+    }
     remove(record);
     /* conflicts and missing values are usage errors */
     const char *bad[] = {"tune --show --csv --json", "tune --show --json - --md -", "tune --show --md",
@@ -620,7 +640,7 @@ static char *show_rows(void) {
     assert_int_equal(r.code, 0);
     cJSON *doc = cJSON_Parse(r.out);
     if (!doc) fail_msg("not JSON:\n%s", r.out);
-    cJSON *rows = member(doc, "rows"), *row;
+    cJSON *rows = member(cJSON_GetArrayItem(member(doc, "tables"), 0), "rows"), *row;
     char *lines[64];
     size_t count = 0, total = 1;
     cJSON_ArrayForEach(row, rows) {
@@ -725,8 +745,7 @@ static void tune_export_import(void **state) {
     if (r.code != 0) fail_msg("%s: exit %d\n%s", args, r.code, r.err);
     cJSON *doc = parse_file(json);
     assert_string_equal(member(doc, "schema")->valuestring, "ptxkit-tune-export/1");
-    char why[512];
-    if (!report_schema_check_document(schema, "tune --export", doc, why, sizeof why)) fail_msg("%s", why);
+    if (validator && report_validate_file(json, "tune --export", NULL, NULL) != 0) fail_msg("%s: not its schema", json);
     assert_true(cJSON_IsObject(member(doc, "metadata")));
     cJSON *entries = member(doc, "entries");
     assert_int_equal(cJSON_GetArraySize(entries), 2);
@@ -800,13 +819,20 @@ static void tune_export_import(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) return 2;
+    if (argc != 5) return 2;
     exe = argv[1];
-    char why[256];
-    if (!(schema = report_schema_load(argv[2], why, sizeof why))) {
-        fprintf(stderr, "%s\n", why);
+    report_validate_setup(argv[2], argv[3], argv[4]);
+    validator = report_validator_available();
+    if (!validator) fprintf(stderr, "python3-jsonschema is not installed: the JSON Schema checks are skipped\n");
+    char desc[4096];
+    snprintf(desc, sizeof desc, "%s/reports.json", argv[4]);
+    size_t size;
+    char *text = test_read_file(desc, &size);
+    if (!text || !(schema = cJSON_Parse(text))) {
+        fprintf(stderr, "%s: not read\n", desc);
         return 1;
     }
+    free(text);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_unknown), cmocka_unit_test(compile_prints_ptx),
         cmocka_unit_test(compile_errors), cmocka_unit_test(compile_user_file),

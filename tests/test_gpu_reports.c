@@ -1,9 +1,11 @@
 /* Every command's report on a GPU: each table command runs small, writing
- * --json, --csv and --md at once; the JSON must match tests/report_schema.json
- * (metadata, every column's type, every row) and the three files must hold
- * the same tables, and the metadata must name the GPU. `ptxkit info --json`
- * is checked as its own document. The tuning runs use a private database.
- * usage: test_gpu_reports PTXKIT SCHEMA */
+ * --json, --csv and --md at once; the JSON must match its JSON Schema
+ * (schemas/<kind>.schema.json: metadata, every column's type, every row),
+ * the CSV must hold the same tables, and the metadata must name the GPU.
+ * `ptxkit info --json` is checked as its own document; the tuning record
+ * exported as T4 against the vendored T4 schema. The tuning runs use a
+ * private database. Skipped (77) without python3-jsonschema.
+ * usage: test_gpu_reports PTXKIT PYTHON VALIDATOR SCHEMA_DIR */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report_schema.h"
+#include "report_validate.h"
 #include "test_util.h"
 
 static const char *exe;
-static cJSON *schema;
+static const char *schema_dir;
 static char dir[128];
 
 static char *slurp(const char *path) {
@@ -33,7 +35,7 @@ static int run(const char *args) {
 }
 
 static void check_command(const char *key, const char *command, const char *args) {
-    char line[1024], json[256], csv[256], md[256], why[512];
+    char line[1024], json[256], csv[256], md[256];
     snprintf(json, sizeof json, "%s/r.json", dir);
     snprintf(csv, sizeof csv, "%s/r.csv", dir);
     snprintf(md, sizeof md, "%s/r.md", dir);
@@ -51,8 +53,9 @@ static void check_command(const char *key, const char *command, const char *args
     char *json_text = slurp(json), *csv_text = slurp(csv), *md_text = slurp(md);
     cJSON *doc = cJSON_Parse(json_text);
     if (!doc) fail_msg("ptxkit %s: the report is not JSON", line);
-    if (!report_schema_check(schema, key, doc, why, sizeof why)) fail_msg("ptxkit %s: %s", line, why);
-    if (!report_files_consistent(doc, csv_text, md_text, why, sizeof why)) fail_msg("ptxkit %s: %s", line, why);
+    if (strcmp(cJSON_GetObjectItemCaseSensitive(doc, "kind")->valuestring, key) != 0) fail_msg("ptxkit %s: kind is not %s", line, key);
+    if (report_validate_file(json, NULL, NULL, csv) != 0) fail_msg("ptxkit %s: the report does not match its schema", line);
+    if (!strstr(md_text, "## ")) fail_msg("ptxkit %s: the Markdown report has no table", line);
     const cJSON *device = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "device");
     if (!cJSON_IsObject(device)) fail_msg("ptxkit %s: the metadata names no device", line);
     int rows = 0;
@@ -94,20 +97,21 @@ static void every_report(void **state) {
         {"tune", "tune", "reduce --sizes 2^16 --budget 3"}, /* saved: --show then has an entry and a record */
         {"tune --verify-exhaustive", "tune", "transpose --sizes 2^16 --budget 2 --verify-exhaustive --no-save"},
         {"tune --show", "tune", "--show"},
+        {"bench constant", "bench constant", "--mib 8 --taps 5 --reps 2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_command(cases[i].key, cases[i].command, cases[i].args);
 }
 
 static void info_document(void **state) {
     (void)state;
-    char args[256], path[200], why[512];
+    char args[256], path[200];
     snprintf(path, sizeof path, "%s/info.json", dir);
     snprintf(args, sizeof args, "info --json %s", path);
     assert_int_equal(run(args), 0);
     char *text = slurp(path);
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
-    if (!report_schema_check_document(schema, "info", doc, why, sizeof why)) fail_msg("%s", why);
+    if (report_validate_file(path, "info", NULL, NULL) != 0) fail_msg("%s: not the info schema", path);
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "device")));
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "driver"), "usable")));
     cJSON_Delete(doc);
@@ -115,26 +119,97 @@ static void info_document(void **state) {
     remove(path);
 }
 
+/* Two runs of one build compare as no regression (exit 0); the second with
+ * one row's times planted 10% slower (its spread kept) as one (exit 1).
+ * Large sizes, where a run's time is steady. */
+static void compare_two_runs(void **state) {
+    (void)state;
+    char a[200], b[200], planted[220], out[220], args[1024];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(planted, sizeof planted, "%s/planted.json", dir);
+    snprintf(out, sizeof out, "%s/compare.json", dir);
+    const char *bench = "bench reduce --log2 26,28 --ops sum --types int32,float32 --reps 30 --warmup 3";
+    snprintf(args, sizeof args, "%s --json %s", bench, a);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "%s --json %s", bench, b);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "report compare %s %s --json %s", a, b, out);
+    int rc = run(args);
+    if (rc != 0) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/out.txt", dir);
+        char *text = slurp(path);
+        fail_msg("two runs of one build: exit %d\n%s", rc, text);
+    }
+    if (report_validate_file(out, NULL, NULL, NULL) != 0) fail_msg("%s does not match its schema", out);
+    char *text = slurp(b);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "tables"), 0), "rows"), 1);
+    assert_non_null(row);
+    const char *fields[] = {"time_us", "min_us", "max_us"};
+    for (int i = 0; i < 3; i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(row, fields[i]);
+        assert_true(cJSON_IsNumber(v));
+        cJSON_SetNumberValue(v, v->valuedouble * 1.10);
+    }
+    char *printed = cJSON_Print(doc);
+    FILE *f = fopen(planted, "w");
+    assert_non_null(f);
+    fputs(printed, f);
+    fclose(f);
+    free(printed);
+    cJSON_Delete(doc);
+    snprintf(args, sizeof args, "report compare %s %s", a, planted);
+    assert_int_equal(run(args), 1);
+    remove(a);
+    remove(b);
+    remove(planted);
+    remove(out);
+}
+
+/* The tuning record every_report's `tune reduce` appended to, exported as T4
+ * results: valid against the vendored T4 schema, one result or more. */
+static void t4_export(void **state) {
+    (void)state;
+    char path[200], args[300], schema_file[4200];
+    snprintf(path, sizeof path, "%s/t4.json", dir);
+    snprintf(args, sizeof args, "tune --export-t4 %s", path);
+    assert_int_equal(run(args), 0);
+    snprintf(schema_file, sizeof schema_file, "%s/t4/results-schema.json", schema_dir);
+    if (report_validate_file(path, NULL, schema_file, NULL) != 0) fail_msg("%s is not T4", path);
+    char *text = slurp(path);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "results")) > 0);
+    cJSON_Delete(doc);
+    remove(path);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3) return 2;
+    if (argc != 5) return 2;
     test_require_gpu();
     test_gpu_release(); /* the commands open the GPU in their own processes */
     exe = argv[1];
-    char why[256];
-    if (!(schema = report_schema_load(argv[2], why, sizeof why))) {
-        fprintf(stderr, "%s\n", why);
-        return 1;
+    schema_dir = argv[4];
+    report_validate_setup(argv[2], argv[3], argv[4]);
+    if (!report_validator_available()) {
+        fprintf(stderr, "python3-jsonschema is not installed\n");
+        return 77;
     }
     snprintf(dir, sizeof dir, "/tmp/ptxkit-gpu-reports-XXXXXX");
     if (!mkdtemp(dir)) return 1;
     char db[200];
     snprintf(db, sizeof db, "%s/tune.db", dir); /* a private database and record */
     setenv("PTXKIT_TUNE_DB", db, 1);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report),
+                                       cmocka_unit_test(t4_export), cmocka_unit_test(compare_two_runs)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    cJSON_Delete(schema);
     return failed;
 }

@@ -195,11 +195,92 @@ static void record_read(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_key_get(NULL, &key));
 }
 
+/* ptxkit_tune_record_append: lines written as the reader reads them back;
+ * one bad line writes none; ptxkit_tune_code_get and _source_get's checks. */
+static void record_append(void **state) {
+    (void)state;
+    char record[128];
+    snprintf(record, sizeof record, "/tmp/ptxkit-test-append.%d.record.jsonl", (int)getpid());
+    remove(record);
+    ptxkit_tune_record_line lines[2];
+    memset(lines, 0, sizeof lines);
+    ptxkit_tune_record_line *l = &lines[0];
+    snprintf(l->key.device, sizeof l->key.device, "GPU B");
+    l->key.cc = 90;
+    l->key.sm_count = 132;
+    l->key.driver = 13000;
+    l->key.nvrtc_major = 13;
+    snprintf(l->key.library, sizeof l->key.library, "0.2.1");
+    snprintf(l->key.family, sizeof l->key.family, "reduce");
+    snprintf(l->key.variant, sizeof l->key.variant, "sum.int32");
+    l->code = 0xfedcba9876543210ULL;
+    l->n = 3u << 20;
+    l->param_count = 2;
+    snprintf(l->param_names[0], sizeof l->param_names[0], "block");
+    l->param_values[0] = 512;
+    snprintf(l->param_names[1], sizeof l->param_names[1], "items");
+    l->param_values[1] = 8;
+    l->outcome = PTXKIT_TUNE_OK;
+    l->ms = 0.125;
+    l->gbs = 100.25;
+    l->samples = 7;
+    l->when = 1763850000;
+    snprintf(l->note, sizeof l->note, "a \"quoted\" note");
+    lines[1] = lines[0];
+    lines[1].outcome = PTXKIT_TUNE_WRONG;
+    lines[1].ms = lines[1].gbs = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_append(record, lines, 2));
+    ptxkit_tune_record_line *got = NULL;
+    size_t count = 0, ignored = 9;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(record, &got, &count, &ignored));
+    assert_int_equal(count, 2);
+    assert_int_equal(ignored, 0);
+    assert_string_equal(got[0].key.device, "GPU B");
+    assert_string_equal(got[0].key.variant, "sum.int32");
+    assert_true(got[0].code == l->code && got[0].n == l->n && got[0].param_values[0] == 512);
+    assert_true(got[0].ms == 0.125 && got[0].gbs == 100.25 && got[0].samples == 7 && got[0].when == l->when);
+    assert_string_equal(got[0].note, l->note);
+    assert_int_equal(got[1].outcome, PTXKIT_TUNE_WRONG);
+    ptxkit_tune_record_free(got);
+    /* a bad line anywhere: nothing written */
+    ptxkit_tune_record_line bad[2] = {lines[0], lines[0]};
+    snprintf(bad[1].param_names[0], sizeof bad[1].param_names[0], "bad name");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
+    bad[1] = lines[0];
+    bad[1].key.family[0] = 0;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
+    bad[1] = lines[0];
+    bad[1].param_count = PTXKIT_TUNE_MAX_PARAMS + 1;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
+    bad[1] = lines[0];
+    bad[1].key.variant[0] = 0;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, NULL, 1));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_read(record, &got, &count, NULL));
+    assert_int_equal(count, 2);
+    ptxkit_tune_record_free(got);
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_append(record, lines, 0));
+    remove(record);
+    char lock[160];
+    snprintf(lock, sizeof lock, "%s.lock", record);
+    remove(lock);
+
+    unsigned long long code = 1, code2 = 2;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_code_get("reduce", "sum.float32", &code));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_code_get("copy", NULL, &code2));
+    assert_true(code != 0 && code == code2); /* the embedded sources' digest */
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_code_get("nosuch", NULL, &code));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_code_get("reduce", NULL, NULL));
+    int tuned = 7;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_source_get(NULL, "reduce", "sum.float32", 1024, NULL, &tuned));
+}
+
 int main(void) {
     snprintf(db_path, sizeof db_path, "/tmp/ptxkit-test-exchange.%d.db", (int)getpid());
     remove(db_path);
     setenv("PTXKIT_TUNE_DB", db_path, 1);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(path_read_merge), cmocka_unit_test(record_read)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(path_read_merge), cmocka_unit_test(record_read),
+                                       cmocka_unit_test(record_append)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char aside[256];
     remove(db_path);

@@ -338,11 +338,21 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
     return st;
 }
 
-/* scan_run once the capture state of the stream is known (guard). */
+/* Asks once per call whether the stream is being captured (a driver call):
+ * only a resolution (a first kernel load, auto-tuning) and a launch of
+ * several tiles (scratch words and the ticket counter) depend on it. */
+static ptxkit_status guard_once(ptxkit_context *ctx, ptxkit_stream *stream, capture_guard *guard, bool *guarded) {
+    if (*guarded) return PTXKIT_SUCCESS;
+    ptxkit_status st = capture_guard_enter(ctx, stream, guard);
+    *guarded = st == PTXKIT_SUCCESS;
+    return st;
+}
+
+/* scan_run with the capture guard entered on demand (guard_once). */
 static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                       ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
                                       const ptxkit_launch_options *options, ptxkit_stream *stream,
-                                      const scan_experiment *experiment, const capture_guard guard) {
+                                      const scan_experiment *experiment, capture_guard *g, bool *guarded) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_launch_options opt;
@@ -353,6 +363,7 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
         experiment = NULL;
     if (n == 0) { /* nothing to launch: the options are still checked */
         scan_config c;
+        if ((st = guard_once(ctx, stream, g, guarded)) != PTXKIT_SUCCESS) return st;
         return scan_configure(ctx, op, type, n, &opt, experiment, &c);
     }
     const size_t elem = ptxkit_dtype_size(type);
@@ -364,7 +375,8 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
     /* experiments are resolved on every call */
     if (experiment || !launch_memo_find(ctx, &key, &L)) {
         scan_config c;
-        if ((st = scan_configure(ctx, op, type, n, &opt, experiment, &c)) != PTXKIT_SUCCESS ||
+        if ((st = guard_once(ctx, stream, g, guarded)) != PTXKIT_SUCCESS ||
+            (st = scan_configure(ctx, op, type, n, &opt, experiment, &c)) != PTXKIT_SUCCESS ||
             (st = scan_kernel(ctx, &c, experiment, &L.kernel, &L.block)) != PTXKIT_SUCCESS)
             goto done;
         L.extra[0] = tile_elements(L.block, &c);
@@ -372,7 +384,7 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
         L.extra[2] = (size_t)c.vector_bytes;
         L.extra[3] = (c.staged ? 1u : 0u) | (c.tickets ? 2u : 0u);
         /* a capture paused auto-tuning: its resolution is not the bucket's */
-        if (!experiment && !guard.capturing) launch_memo_store(ctx, &key, &L);
+        if (!experiment && !g->capturing) launch_memo_store(ctx, &key, &L);
     }
     const size_t tile = L.extra[0], vector_bytes = L.extra[2];
     const unsigned shared = (unsigned)L.extra[1];
@@ -389,15 +401,28 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
     }
     const int w = elem == 8 ? 1 : 0;
     CUstream cs = stream_handle(stream);
+    unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
+                     (in % (ptxkit_dptr)vector_bytes == out % (ptxkit_dptr)vector_bytes ? 2u : 0u);
+    if (tiles == 1) {
+        /* one block reads no status word and takes no ticket (scan_body.cuh):
+         * no scratch, nothing to order, the same launch captured or not */
+        CUdeviceptr d_in = in, d_out = out, none = 0;
+        unsigned long long count = n, base = 0;
+        unsigned epoch = 0;
+        void *args[] = {&d_in, &count, &d_out, &none, &none, &base, &epoch, &flags};
+        st = kernel_launch(L.kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared, stream, args);
+        goto done;
+    }
+    if ((st = guard_once(ctx, stream, g, guarded)) != PTXKIT_SUCCESS) goto done;
     stream_scratch h;
-    if ((st = stream_scratch_acquire(ctx, &scan_scratch, stream, guard.capturing, &h)) != PTXKIT_SUCCESS) goto done;
+    if ((st = stream_scratch_acquire(ctx, &scan_scratch, stream, g->capturing, &h)) != PTXKIT_SUCCESS) goto done;
     scan_slot *p = h.payload;
     st = slot_ready(ctx, &h, w, tiles, cs);
     CUdeviceptr d_in = in, d_out = out, words = words_of(h.buffer, p, w);
-    CUdeviceptr counter = h.buffer + (guard.capturing ? COUNTER_STRIDE : 0);
-    unsigned long long count = n, base = guard.capturing ? 0 : p->tickets_used;
-    unsigned epoch = guard.capturing ? CAPTURED_EPOCH : p->epoch;
-    if (st == PTXKIT_SUCCESS && guard.capturing) {
+    CUdeviceptr counter = h.buffer + (g->capturing ? COUNTER_STRIDE : 0);
+    unsigned long long count = n, base = g->capturing ? 0 : p->tickets_used;
+    unsigned epoch = g->capturing ? CAPTURED_EPOCH : p->epoch;
+    if (st == PTXKIT_SUCCESS && g->capturing) {
         /* recorded in the graph: every replay starts from a zero counter and
          * words of no epoch */
         CUresult r = ctx->cu->cuMemsetD32Async(counter, 0, 2, cs);
@@ -405,12 +430,10 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
         if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "scan: clearing the captured launch's scratch");
     }
     if (st == PTXKIT_SUCCESS) {
-        unsigned flags = (kind == PTXKIT_SCAN_EXCLUSIVE ? 1u : 0u) |
-                         (in % (ptxkit_dptr)vector_bytes == out % (ptxkit_dptr)vector_bytes ? 2u : 0u);
         void *args[] = {&d_in, &count, &d_out, &words, &counter, &base, &epoch, &flags};
         st = kernel_launch(L.kernel, (ptxkit_dim3){(unsigned)tiles, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared,
                            stream, args);
-        if (st == PTXKIT_SUCCESS && !guard.capturing) {
+        if (st == PTXKIT_SUCCESS && !g->capturing) {
             /* one ticket per block, taken only when there is more than one
              * and the kernel numbers tiles by ticket */
             if (tiles > 1 && tickets) p->tickets_used += tiles;
@@ -426,11 +449,10 @@ done:
 ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                        ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
                        ptxkit_stream *stream, const scan_experiment *experiment) {
-    capture_guard guard;
-    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
-    if (st != PTXKIT_SUCCESS) return st;
-    st = scan_run_guarded(ctx, kind, op, type, in, n, out, options, stream, experiment, guard);
-    capture_guard_leave(ctx, &guard);
+    capture_guard guard = {0};
+    bool guarded = false;
+    ptxkit_status st = scan_run_guarded(ctx, kind, op, type, in, n, out, options, stream, experiment, &guard, &guarded);
+    if (guarded) capture_guard_leave(ctx, &guard);
     return st;
 }
 

@@ -20,32 +20,70 @@
 #include "runtime/registry.h"
 #include "runtime/status.h"
 
-static int compare_strings(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+/* A key's bytes are gathered on the stack and hashed in one call: a registry
+ * hit (every family kernel lookup) pays for the key, and one-shot XXH3 over a
+ * short buffer costs a fraction of a streaming state's reset, updates and
+ * digest. Longer inputs (an image hashed by content) spill into a streaming
+ * state; XXH3 gives the same hash for the same bytes either way, so keys do
+ * not depend on where the spill happened. */
+typedef struct key_writer {
+    size_t len;
+    bool streaming;
+    unsigned char buf[768];
+    XXH3_state_t stream;
+} key_writer;
+
+static void key_writer_init(key_writer *w) {
+    w->len = 0;
+    w->streaming = false;
+}
+
+static void put(key_writer *w, const void *bytes, size_t len) {
+    if (!w->streaming && len <= sizeof w->buf - w->len) {
+        memcpy(w->buf + w->len, bytes, len);
+        w->len += len;
+        return;
+    }
+    if (!w->streaming) {
+        XXH3_128bits_reset(&w->stream);
+        XXH3_128bits_update(&w->stream, w->buf, w->len);
+        w->streaming = true;
+    }
+    XXH3_128bits_update(&w->stream, bytes, len);
 }
 
 /* Parts of a key are separated by a tag byte and lengths, so that no two
  * different inputs hash the same byte stream. */
-static void hash_bytes(XXH3_state_t *state, char tag, const void *bytes, size_t len) {
-    XXH3_128bits_update(state, &tag, 1);
-    XXH3_128bits_update(state, &len, sizeof len);
-    XXH3_128bits_update(state, bytes, len);
+static void hash_bytes(key_writer *state, char tag, const void *bytes, size_t len) {
+    put(state, &tag, 1);
+    put(state, &len, sizeof len);
+    put(state, bytes, len);
 }
 
-static void hash_string(XXH3_state_t *state, char tag, const char *s) { hash_bytes(state, tag, s, strlen(s)); }
+static void hash_string(key_writer *state, char tag, const char *s) { hash_bytes(state, tag, s, strlen(s)); }
 
-static cache_key digest(XXH3_state_t *state) {
+static cache_key digest(key_writer *w) {
     XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(state));
+    XXH128_canonicalFromHash(&canon, w->streaming ? XXH3_128bits_digest(&w->stream) : XXH3_128bits(w->buf, w->len));
     cache_key key;
     memcpy(key.bytes, canon.digest, sizeof key.bytes);
     return key;
 }
 
+/* Defines are few: an insertion sort without qsort's indirect calls. */
+static void sort_strings(const char **s, int n) {
+    for (int i = 1; i < n; i++) {
+        const char *v = s[i];
+        int j = i;
+        for (; j > 0 && strcmp(s[j - 1], v) > 0; j--) s[j] = s[j - 1];
+        s[j] = v;
+    }
+}
+
 static cache_key module_key(const kernel_request *req, int arch, int driver_version) {
     if (req->kind == KERNEL_FROM_MODULE) return *req->module_key;
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
+    key_writer state;
+    key_writer_init(&state);
     hash_string(&state, 'v', PTXKIT_VERSION_STRING);
     int numbers[3] = {(int)req->kind, arch, driver_version};
     hash_bytes(&state, 'n', numbers, sizeof numbers);
@@ -61,7 +99,7 @@ static cache_key module_key(const kernel_request *req, int arch, int driver_vers
         const char *sorted[SORT_MAX];
         int n = req->define_count < SORT_MAX ? req->define_count : SORT_MAX;
         if (n > 0) memcpy(sorted, req->defines, (size_t)n * sizeof *sorted);
-        qsort(sorted, (size_t)n, sizeof *sorted, compare_strings);
+        sort_strings(sorted, n);
         for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
         for (int i = 0; i < p->option_count; i++) hash_string(&state, 'O', p->options[i]);
         if (req->name_expression && req->entry) hash_string(&state, 'E', req->entry);
@@ -80,8 +118,8 @@ static cache_key module_key(const kernel_request *req, int arch, int driver_vers
 cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, int driver_version) {
     cache_key module = module_key(req, arch, driver_version);
     if (part == KEY_MODULE) return module;
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
+    key_writer state;
+    key_writer_init(&state);
     hash_bytes(&state, 'm', module.bytes, sizeof module.bytes);
     if (part == KEY_KERNEL) hash_string(&state, 'e', req->entry ? req->entry : "");
     else hash_string(&state, 'l', "lowered name");

@@ -219,15 +219,30 @@ static struct ptxkit_program builtin_programs[BUILTIN_PROGRAMS];
 static int builtin_program_count;
 static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Whether `source` is "<family>.cu". */
+static bool is_source_of(const char *source, const char *family, size_t family_len) {
+    return strncmp(source, family, family_len) == 0 && strcmp(source + family_len, ".cu") == 0;
+}
+
+/* Every family kernel lookup comes here, so the programs made so far are
+ * searched without the lock: an entry is complete before the count that
+ * publishes it is stored (release), and is never changed afterwards. */
+static const ptxkit_program *builtin_program_made(const char *name, size_t len, int count) {
+    for (int i = 0; i < count; i++)
+        if (is_source_of(builtin_programs[i].name, name, len)) return &builtin_programs[i];
+    return NULL;
+}
+
 const ptxkit_program *builtin_program(const char *name) {
+    if (!name) return NULL;
+    size_t len = strlen(name);
+    const ptxkit_program *found =
+        builtin_program_made(name, len, __atomic_load_n(&builtin_program_count, __ATOMIC_ACQUIRE));
+    if (found) return found;
     char source_name[96];
-    if (!name || snprintf(source_name, sizeof source_name, "%s.cu", name) >= (int)sizeof source_name) return NULL;
-    /* the programs made so far first: every family kernel lookup comes here,
-     * and the embedded files are many */
-    const ptxkit_program *found = NULL;
+    if (snprintf(source_name, sizeof source_name, "%s.cu", name) >= (int)sizeof source_name) return NULL;
     pthread_mutex_lock(&builtin_lock);
-    for (int i = 0; i < builtin_program_count && !found; i++)
-        if (strcmp(builtin_programs[i].name, source_name) == 0) found = &builtin_programs[i];
+    found = builtin_program_made(name, len, builtin_program_count);
     const embedded_file *file = found ? NULL : embedded_find(source_name);
     if (file && builtin_program_count < BUILTIN_PROGRAMS) {
         struct ptxkit_program *p = &builtin_programs[builtin_program_count];
@@ -235,7 +250,7 @@ const ptxkit_program *builtin_program(const char *name) {
         p->source = (char *)file->text;
         p->builtin = true;
         p->hash = text_hash_of(p->name, p->source, NULL, NULL, 0);
-        builtin_program_count++;
+        __atomic_store_n(&builtin_program_count, builtin_program_count + 1, __ATOMIC_RELEASE);
         found = p;
     }
     pthread_mutex_unlock(&builtin_lock);

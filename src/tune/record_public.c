@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/embedded.h"
 #include "runtime/status.h"
 #include "tune/record.h"
 #include "tuned/lookup.h"
@@ -98,3 +99,88 @@ ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line 
 }
 
 void ptxkit_tune_record_free(ptxkit_tune_record_line *lines) { free(lines); }
+
+static bool record_name_ok(const char *s, size_t size) {
+    size_t len = strnlen(s, size);
+    if (len == 0 || len == size) return false;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '.' || *p == '-'))
+            return false;
+    return true;
+}
+
+ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_record_line *lines, size_t count) {
+    if (!lines && count) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_append: NULL lines");
+    char file[4096];
+    if (path ? (!path[0] || (size_t)snprintf(file, sizeof file, "%s", path) >= sizeof file)
+             : !tune_record_default_path(file, sizeof file))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "no tuning record: %s",
+                            path ? "the path is empty or too long" : "PTXKIT_TUNE_RECORD=off, or no database path");
+    /* every line checked (and read back from its text) before any is written */
+    tune_record_line *out = calloc(count ? count : 1, sizeof *out);
+    if (!out) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_tune_record_append: %zu lines", count);
+    for (size_t i = 0; i < count; i++) {
+        const ptxkit_tune_record_line *p = &lines[i];
+        tune_record_line *l = &out[i];
+        bool ok = record_name_ok(p->key.family, sizeof p->key.family) && strnlen(p->key.device, sizeof p->key.device) &&
+                  strnlen(p->key.device, sizeof p->key.device) < sizeof p->key.device &&
+                  strnlen(p->key.library, sizeof p->key.library) < sizeof p->key.library &&
+                  strnlen(p->key.variant, sizeof p->key.variant) < sizeof p->key.variant &&
+                  strnlen(p->note, sizeof p->note) < sizeof p->note && p->param_count >= 0 &&
+                  p->param_count <= PTXKIT_TUNE_MAX_PARAMS && (unsigned)p->outcome <= PTXKIT_TUNE_FAILED && p->n > 0 &&
+                  p->ms >= 0 && p->ms < 1e12 && p->gbs >= 0 && p->gbs < 1e12 && p->samples >= 0 && p->when >= 0 &&
+                  strnlen(p->key.family, sizeof p->key.family) < sizeof l->family &&
+                  strnlen(p->key.variant, sizeof p->key.variant) < sizeof l->variant;
+        for (int j = 0; ok && j < p->param_count; j++) ok = record_name_ok(p->param_names[j], sizeof p->param_names[j]);
+        if (ok) {
+            tune_db_key_make(&l->key, p->key.device, p->key.cc, p->key.sm_count, p->key.driver, p->key.nvrtc_major,
+                             p->key.nvrtc_minor, p->key.library);
+            snprintf(l->family, sizeof l->family, "%s", p->key.family);
+            snprintf(l->variant, sizeof l->variant, "%s", p->key.variant);
+            l->code = p->code;
+            l->n = p->n;
+            l->param_count = p->param_count;
+            for (int j = 0; j < p->param_count; j++) {
+                snprintf(l->names[j], sizeof l->names[j], "%s", p->param_names[j]);
+                l->values[j] = p->param_values[j];
+            }
+            l->outcome = (tune_record_outcome)p->outcome;
+            l->ms = p->ms;
+            l->gbs = p->gbs;
+            l->samples = p->samples;
+            l->when = p->when;
+            snprintf(l->note, sizeof l->note, "%s", p->note);
+            char text[TUNE_RECORD_MAX_LINE + 1];
+            tune_record_line back;
+            size_t len = tune_record_format(l, text, sizeof text);
+            ok = len > 1 && tune_record_parse(text, len - 1, &back); /* without its newline */
+        }
+        if (!ok) {
+            free(out);
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_tune_record_append: line %zu (%.63s) is no record line: a name empty or not of "
+                                "letters, digits, '_', '.', '-', a count, size or figure out of range",
+                                i, p->key.family);
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        char msg[640] = "";
+        ptxkit_status st = tune_record_append(file, &out[i], msg, sizeof msg);
+        if (st != PTXKIT_SUCCESS) {
+            free(out);
+            return record_error(NULL, st, "ptxkit_tune_record_append: %s (%zu of %zu lines written)", msg, i, count);
+        }
+    }
+    free(out);
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsigned long long *code) {
+    if (!code) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_code_get: NULL code");
+    *code = 0;
+    ptxkit_status st = ptxkit_tune_variant_check(family, variant, NULL, 0); /* sets the last error */
+    if (st != PTXKIT_SUCCESS) return st;
+    *code = embedded_sources_digest(); /* the built-in families' problems are keyed by the embedded sources */
+    return PTXKIT_SUCCESS;
+}

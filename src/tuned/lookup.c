@@ -13,6 +13,7 @@
 #include "runtime/context.h"
 #include "runtime/launch.h"
 #include "runtime/objects.h"
+#include "runtime/status.h"
 #include "tuned/lookup.h"
 
 #define AUTO_ATTEMPTS_KEPT 64
@@ -284,4 +285,21 @@ void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, si
     if (!opt->vector_bytes) opt->vector_bytes = c.vector_bytes;
     if (!opt->blocks_per_sm) opt->blocks_per_sm = c.blocks_per_sm;
     if (!opt->load_op) opt->load_op = c.load_op;
+}
+
+ptxkit_status ptxkit_tune_source_get(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                                     const ptxkit_launch_options *options, int *tuned) {
+    if (!ctx || !family || !variant || !tuned)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_source_get: NULL argument");
+    *tuned = 0;
+    ptxkit_launch_options o = {0};
+    if (options) o = *options;
+    /* as tune_apply decides: the precompiled PTX is fixed at the defaults,
+     * and options that set every field leave nothing to the database */
+    if (!options_use_jit(&o) || (o.block_size && o.items_per_thread && o.vector_bytes && o.blocks_per_sm && o.load_op))
+        return PTXKIT_SUCCESS;
+    tune_db_entry e;
+    /* no auto_fn: asking never tunes */
+    *tuned = tune_lookup_entry(ctx, family, variant, n, NULL, NULL, &e) ? 1 : 0;
+    return PTXKIT_SUCCESS;
 }

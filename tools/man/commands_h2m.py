@@ -32,7 +32,7 @@ def listed(text, heading):
 
 
 # Commands with subcommands, and the heading their --help lists them under.
-SUBCOMMANDS = {"bench": "benchmarks", "ladder": "ladders"}
+SUBCOMMANDS = {"bench": "benchmarks", "ladder": "ladders", "report": "subcommands"}
 
 
 def roff(text):

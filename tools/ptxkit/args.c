@@ -220,17 +220,13 @@ static int report_option(const arg_spec *spec, int which, const char *value, cli
     const char **path = which == OPT_JSON ? &c->json_path : which == OPT_CSV ? &c->csv_path : &c->md_path;
     if (which == OPT_MD && !value) return args_error(spec, "--md needs a FILE (- for standard output)");
     if (value && !value[0]) return args_error(spec, "%s needs a FILE (- for standard output)", flag);
-    bool *alone = &cs->table_seen[which == OPT_CSV];
-    if (value ? *path != NULL : *alone) return args_error(spec, "%s given twice", flag);
-    if (!value || strcmp(value, "-") == 0) cs->stdout_users++;
+    (void)cs->table_seen;
+    if (!value) value = "-"; /* --json alone is --json -: one document shape per format */
+    if (*path != NULL) return args_error(spec, "%s given twice", flag);
+    if (strcmp(value, "-") == 0) cs->stdout_users++;
     if (cs->stdout_users > 1) return args_error(spec, "standard output can hold one of --csv, --json, --md -");
-    if (value) {
-        *path = value;
-        if (strcmp(value, "-") == 0) c->format = OUT_NONE;
-    } else {
-        *alone = true;
-        c->format = which == OPT_CSV ? OUT_CSV : OUT_JSON;
-    }
+    *path = value;
+    if (strcmp(value, "-") == 0) c->format = OUT_NONE;
     return -1;
 }
 
@@ -390,6 +386,10 @@ int args_parse(const arg_spec *spec, int argc, char **argv, cli_common *common, 
     if ((rc = check_exclusive(spec, seen, count)) >= 0) return rc;
     if (operands) *operands = argv + optind;
     if (operand_count) *operand_count = operand_total;
+    /* an unwritable report path fails now, not after the benchmark */
+    if (!report_path_writable(spec->command, c->json_path) || !report_path_writable(spec->command, c->csv_path) ||
+        !report_path_writable(spec->command, c->md_path) || !report_path_writable(spec->command, c->svg_path))
+        return 1;
     report_set_paths(c->json_path, c->csv_path, c->md_path);
     return -1;
 }

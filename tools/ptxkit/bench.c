@@ -28,6 +28,7 @@ static const bench_entry benches[] = {
     {"stencil", bench_stencil, "5-point stencil: __syncthreads sandwich vs cp.async pipelines vs warp-specialized mbarriers"},
     {"gemm", bench_gemm, "ptxkit_gemm float32/float64 by shape in TFLOP/s and % of peak (--compare: vs cuBLAS)"},
     {"blocks", bench_blocks, "GB/s against block size, one curve per items per thread (copy, reduce, transpose, scan)"},
+    {"constant", bench_constant, "coefficients in __constant__ vs global, ld.global.nc and shared: one address per warp vs many"},
 };
 
 static void usage(FILE *out) {

@@ -54,9 +54,10 @@ int bench_copy(int argc, char **argv) {
     ptxkit_device_info_get(ctx, &dev);
     char title[400];
     snprintf(title, sizeof title, "ptxkit_copy on %s (GB/s = bytes read + written per second, median of %d)", dev.name, reps);
-    const char *headers[] = {"bytes", "variant", "load_op", "time_us", "GBps", "pct_of_dtod", STATS_COLUMNS};
-    cli_table *t = table_new(title, 9, headers);
-    table_types(t, "nssnnn" STATS_TYPES);
+    const char *headers[] = {"bytes", "variant", "load_op", "time_us", "GBps", "pct_of_dtod", STATS_COLUMNS,
+                             CONFIG_SOURCE_COLUMN};
+    cli_table *t = table_new(title, 10, headers);
+    table_types(t, "nssnnn" STATS_TYPES "s");
     ptxkit_status st = PTXKIT_SUCCESS;
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         copy_run r = {.bytes = sizes[s]};
@@ -68,8 +69,8 @@ int bench_copy(int argc, char **argv) {
         char spread[64];
         if (st == PTXKIT_SUCCESS) st = measure_dtod_stats(ctx, r.bytes, &dtod, &ts);
         if (st == PTXKIT_SUCCESS)
-            table_addf(t, "%zu\tcuMemcpyDtoD\t-\t%.1f\t%.0f\t100.0%s", r.bytes, ts.median_ms * 1e3, dtod,
-                       stats_cells(&ts, spread, sizeof spread));
+            table_addf(t, "%zu\tcuMemcpyDtoD\t-\t%.1f\t%.0f\t100.0%s\t-", r.bytes, ts.median_ms * 1e3, dtod,
+                       stats_cells(&ts, spread, sizeof spread)); /* not ptxkit's: no configuration */
         static const int widths[] = {16, 8, 4};
         for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++)
             for (int op = 0; op < PTXKIT_LOAD_OP_COUNT && st == PTXKIT_SUCCESS; op++) {
@@ -79,9 +80,10 @@ int bench_copy(int argc, char **argv) {
                 st = time_stats_ms(ctx, run_copy, &r, 2, reps, &ts);
                 if (st != PTXKIT_SUCCESS) break;
                 double ms = ts.median_ms, gbs = 2.0 * r.bytes / (ms * 1e-3) / 1e9;
-                table_addf(t, "%zu\tvec%d\t%s\t%.1f\t%.0f\t%.1f%s", r.bytes, widths[w],
+                table_addf(t, "%zu\tvec%d\t%s\t%.1f\t%.0f\t%.1f%s\t%s", r.bytes, widths[w],
                            ptxkit_load_op_name((ptxkit_load_op)op), ms * 1e3, gbs, 100.0 * gbs / dtod,
-                           stats_cells(&ts, spread, sizeof spread));
+                           stats_cells(&ts, spread, sizeof spread),
+                           config_source(ctx, "copy", "bytes", r.bytes, &r.options));
             }
         ptxkit_free(ctx, r.src);
         ptxkit_free(ctx, r.dst);

@@ -274,9 +274,9 @@ int bench_gemm(int argc, char **argv) {
              b.mma_k == 8 ? "; float64 mma k 8" : b.mma_k == 16 ? "; float64 mma k 16" : "");
     const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
                              "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
-                             "check",     STATS_COLUMNS};
-    cli_table *tab = table_new(title, 16, headers);
-    table_types(tab, "ssnnnsnnnnnnn" STATS_TYPES);
+                             "check",     STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
+    cli_table *tab = table_new(title, 17, headers);
+    table_types(tab, "ssnnnsnnnnnnn" STATS_TYPES "s");
     timed_gemm g = {.a = a, .b = bm, .c = c, .cublas = cublas};
     for (int t = 0; st == PTXKIT_SUCCESS && t < 2; t++)
         for (int o = 0; b.types[t] && o < MAX_OPS && st == PTXKIT_SUCCESS; o++)
@@ -305,9 +305,11 @@ int bench_gemm(int argc, char **argv) {
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
                     g.tiles = &list[t][i];
                     ptxkit_gemm_tiles used = list[t][i];
+                    const char *source = "-"; /* tiles of the sweep's own */
                     if (!used.bm) {
                         int tuned = 0;
                         ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
+                        source = tuned ? "tuned" : "default";
                     } else {
                         used = with_split(ctx, used, g.m, g.n, g.k);
                     }
@@ -320,8 +322,9 @@ int bench_gemm(int argc, char **argv) {
                     if (run != PTXKIT_SUCCESS) {
                         /* a configuration this GPU cannot run is a row, not the end of the sweep */
                         if (run == PTXKIT_ERROR_CONTEXT_LOST) st = run;
-                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t-%s", ptxkit_dtype_name(g.type),
-                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread));
+                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t-%s\t%s", ptxkit_dtype_name(g.type),
+                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread),
+                                   source);
                         fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g.type),
                                 op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error(ctx));
                         continue;
@@ -331,10 +334,10 @@ int bench_gemm(int argc, char **argv) {
                     if (cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * cublas_ms / ms);
                     if (b.check && cublas)
                         snprintf(check, sizeof check, "%.2e", relative_difference(ctx, g.type, c, c_ref, g.m * g.n));
-                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s%s", ptxkit_dtype_name(g.type),
+                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s%s\t%s", ptxkit_dtype_name(g.type),
                                op_names[o], g.m, g.n, g.k, tiles, ms * 1e3, tf,
                                peak[t].tflops > 0 ? 100.0 * tf / peak[t].tflops : 0, cub_us, cub_tf, pct_cub, check,
-                               stats_cells(&ts, spread, sizeof spread));
+                               stats_cells(&ts, spread, sizeof spread), source);
                 }
             }
     if (st != PTXKIT_SUCCESS) cli_fail("bench gemm", ctx, st);

@@ -246,6 +246,7 @@ int bench_l2(int argc, char **argv) {
     const char *pheaders[] = {"p_mib", "windows", "set_aside_mib", "hit_ratio", "consumer_ms", "pair_ms",
                               "consumer_speedup", "pair_speedup", "check", STATS_COLUMNS};
     cli_table *ptab = table_new(title, 12, pheaders);
+    table_id(ptab, "bench_l2_pairs");
     table_types(ptab, "nsnnnnnns" STATS_TYPES);
     pair_run pr = {.ctx = ctx, .grid = (unsigned)dev.sm_count * 8};
     pr.big_vecs = 2 * l2 / 16;

@@ -210,8 +210,8 @@ int bench_launch(int argc, char **argv) {
              "(microseconds per launch, median of rounds)",
              d.name, launches, n, batch);
     /* min and max are the spread over the rounds, the samples of the median */
-    const char *headers[] = {"launch", "us/launch in the call", "min", "max", "minus raw (median of rounds)",
-                             "us/launch with syncs", "samples"};
+    const char *headers[] = {"launch", "us_per_launch", "min_us", "max_us", "minus_raw_us", "us_per_launch_synced",
+                             "samples"};
     cli_table *t = table_new(title, 7, headers);
     table_types(t, "snnnnnn");
     for (int s = 0; s < SIDE_COUNT; s++)

@@ -520,6 +520,25 @@ static ptxkit_status run_transpose(ptxkit_context *ctx, ptxkit_stream *s, void *
     return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, &o, s);
 }
 
+/* The row's config_source: the public call's padded kind may run the tuned
+ * configuration (ptxkit_transpose: the entry of its type and shape class at
+ * the power of two nearest rows x cols); a case with options of its own is
+ * neither ("-"). */
+static const char *transpose_source(ptxkit_context *ctx, const transpose_args *a) {
+    if (!a->c->public_api) return "-";
+    if (a->c->kind != PTXKIT_TRANSPOSE_PADDED) return "default";
+    size_t count = a->rows * a->cols;
+    int b = 0;
+    while (b < 62 && ((size_t)2 << b) <= count) b++;
+    if ((double)count > ldexp(1.0, b) * M_SQRT2) b++; /* the nearer power of two */
+    size_t n = (size_t)1 << b;
+    size_t per_vector = 16 / ptxkit_dtype_size(a->type);
+    char variant[32];
+    snprintf(variant, sizeof variant, "%s%s", ptxkit_dtype_name(a->type),
+             a->rows % per_vector == 0 && a->cols % per_vector == 0 ? "" : ".unaligned");
+    return config_source(ctx, "transpose", variant, n, NULL);
+}
+
 /* The seeds' three kernels with the classic 32 x 8 block (4-byte accesses),
  * then vector-width, tile and block variants of the tiled and padded ones. */
 static const transpose_case transpose_cases[] = {
@@ -595,9 +614,9 @@ int bench_transpose(int argc, char **argv) {
              "transpose on %s (GB/s = bytes read + written, median of %d; target: padded float32 8192x8192 >= 90%% of "
              "cuMemcpyDtoD)", dev.name, reps);
     const char *headers[] = {"rows", "cols", "dtype", "kernel", "kind", "tile", "block", "vector_bytes", "time_us",
-                             "GBps", "pct_dtod", STATS_COLUMNS};
-    cli_table *t = table_new(title, 14, headers);
-    table_types(t, "nnsssnnnnnn" STATS_TYPES);
+                             "GBps", "pct_dtod", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
+    cli_table *t = table_new(title, 15, headers);
+    table_types(t, "nnsssnnnnnn" STATS_TYPES "s");
     static double gbs[8][2][TRANSPOSE_CASES], dtod[8][2];
     ptxkit_status st = PTXKIT_SUCCESS;
     static const ptxkit_dtype types[2] = {PTXKIT_FLOAT32, PTXKIT_FLOAT64};
@@ -612,7 +631,7 @@ int bench_transpose(int argc, char **argv) {
             if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.dst);
             if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 5);
             if (st == PTXKIT_SUCCESS)
-                table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0%s", a.rows, a.cols,
+                table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0%s\t-", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), ts.median_ms * 1e3, dtod[sh][ty],
                            stats_cells(&ts, spread, sizeof spread));
             for (size_t c = 0; c < TRANSPOSE_CASES && st == PTXKIT_SUCCESS; c++) {
@@ -627,10 +646,10 @@ int bench_transpose(int argc, char **argv) {
                     (st = ptxkit_transpose_config_get(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, &cfg.tile,
                                                       &cfg.block_size, &cfg.vector_bytes)) != PTXKIT_SUCCESS)
                     break;
-                table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s", a.rows, a.cols,
+                table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s\t%s", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,
                            cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty],
-                           stats_cells(&ts, spread, sizeof spread));
+                           stats_cells(&ts, spread, sizeof spread), transpose_source(ctx, &a));
             }
             ptxkit_free(ctx, a.src);
             ptxkit_free(ctx, a.dst);

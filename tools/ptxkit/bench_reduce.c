@@ -294,10 +294,11 @@ int bench_reduce(int argc, char **argv) {
                         : "; CUB in a child process run first; speedup = CUB time / ptxkit time");
     /* the spread columns last, after the CUB ones when there are any */
     const char *headers[] = {"op",       "type",   "n",        "time_us", "GBps", "read_GBps", "pct_read",
-                             "cub_us",   "cub_GBps", "speedup", STATS_COLUMNS};
-    const char *plain[] = {"op", "type", "n", "time_us", "GBps", "read_GBps", "pct_read", STATS_COLUMNS};
-    cli_table *t = b.compare ? table_new(title, 13, headers) : table_new(title, 10, plain);
-    table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES : "ssnnnnn" STATS_TYPES);
+                             "cub_us",   "cub_GBps", "speedup", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
+    const char *plain[] = {"op", "type", "n", "time_us", "GBps", "read_GBps", "pct_read", STATS_COLUMNS,
+                           CONFIG_SOURCE_COLUMN};
+    cli_table *t = b.compare ? table_new(title, 14, headers) : table_new(title, 11, plain);
+    table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES "s" : "ssnnnnn" STATS_TYPES "s");
     ceiling_cache ceilings = {.measure = read_ceiling};
     timed_reduce r = {.b = &b};
     float *pt_times = calloc((size_t)b.reps, sizeof *pt_times), *cub_times = calloc((size_t)b.reps, sizeof *cub_times);
@@ -341,8 +342,11 @@ int bench_reduce(int argc, char **argv) {
                 }
                 char spread[64], cub_cells[128] = "";
                 if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
-                table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s", op_name_at(op), type_name_at(type), r.n, ms * 1e3,
-                           gbs, ceil_text, pct_text, cub_cells, stats_cells(&ts, spread, sizeof spread));
+                char variant[48];
+                snprintf(variant, sizeof variant, "%s.%s", op_name_at(op), type_name_at(type));
+                table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type), r.n,
+                           ms * 1e3, gbs, ceil_text, pct_text, cub_cells, stats_cells(&ts, spread, sizeof spread),
+                           config_source(ctx, "reduce", variant, r.n, &b.options));
             }
         }
     if (st != PTXKIT_SUCCESS) cli_fail("bench reduce", ctx, st);

@@ -216,10 +216,11 @@ int bench_scan(int argc, char **argv) {
              dev.name, b.reps, b.in_place ? "; in place" : "", b.offset ? "; offset inputs" : "",
              b.compare ? "; speedup = CUB time / ptxkit time" : "");
     const char *headers[] = {"op",       "type",     "kind",   "n",       "time_us",   "GBps", "dtod_GBps",
-                             "pct_dtod", "cub_us", "cub_GBps", "speedup", STATS_COLUMNS};
-    const char *plain[] = {"op", "type", "kind", "n", "time_us", "GBps", "dtod_GBps", "pct_dtod", STATS_COLUMNS};
-    cli_table *t = b.compare ? table_new(title, 14, headers) : table_new(title, 11, plain);
-    table_types(t, b.compare ? "sssnnnnnnnn" STATS_TYPES : "sssnnnnn" STATS_TYPES);
+                             "pct_dtod", "cub_us", "cub_GBps", "speedup", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
+    const char *plain[] = {"op", "type", "kind", "n", "time_us", "GBps", "dtod_GBps", "pct_dtod", STATS_COLUMNS,
+                           CONFIG_SOURCE_COLUMN};
+    cli_table *t = b.compare ? table_new(title, 15, headers) : table_new(title, 12, plain);
+    table_types(t, b.compare ? "sssnnnnnnnn" STATS_TYPES "s" : "sssnnnnn" STATS_TYPES "s");
     ceiling_cache ceilings = {.measure = measure_dtod_gbs};
     timed_scan r = {.b = &b};
     ptxkit_dptr in_alloc = 0, out_alloc = 0;
@@ -260,9 +261,12 @@ int bench_scan(int argc, char **argv) {
                     }
                     char spread[64], cub_cells[128] = "";
                     if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
-                    table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s", op_name_at(op), type_name_at(type),
+                    char variant[48];
+                    snprintf(variant, sizeof variant, "%s.%s", op_name_at(op), type_name_at(type));
+                    table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type),
                                kind_name_at(kind), r.n, ms * 1e3, gbs, ceil_text, pct_text, cub_cells,
-                               stats_cells(&ts, spread, sizeof spread));
+                               stats_cells(&ts, spread, sizeof spread),
+                               config_source(ctx, "scan", variant, r.n, &b.options));
                 }
             }
     if (st != PTXKIT_SUCCESS) cli_fail("bench scan", ctx, st);

@@ -216,8 +216,8 @@ int bench_startup(int argc, char **argv) {
     static startup_figures figures[1000];
     char title[256];
     snprintf(title, sizeof title, "first kernel of a fresh process: %s, %d processes in turn", what, runs);
-    const char *headers[] = {"run", "context open ms", "to first kernel finished ms", "of which kernel call to finished ms",
-                             "NVRTC loaded", "module load"};
+    const char *headers[] = {"run", "context_open_ms", "first_kernel_ms", "kernel_call_ms", "nvrtc_loaded",
+                             "module_load"};
     cli_table *t = table_new(title, 6, headers);
     table_types(t, "nnnnss");
     double warm[1000];
@@ -248,6 +248,7 @@ int bench_startup(int argc, char **argv) {
                  "runs 2..%d (the disk cache filled by then): context open to first kernel finished, ms", runs);
         const char *summary_headers[] = {"runs", "samples", "median_ms", "min_ms", "max_ms", "nvrtc_loaded_runs"};
         cli_table *w = table_new(title, 6, summary_headers);
+        table_id(w, "bench_startup_summary");
         table_types(w, "snnnnn");
         table_addf(w, "2..%d\t%d\t%.3f\t%.3f\t%.3f\t%d", runs, warm_count, median, warm[0], warm[warm_count - 1],
                    warm_nvrtc);

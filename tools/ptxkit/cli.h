@@ -70,10 +70,26 @@ void table_emit(const cli_table *t, out_format format, FILE *out);  /* prints on
 void table_print_markdown(const cli_table *t, FILE *out);
 cli_table *table_copy(const cli_table *t);
 void table_free(cli_table *t);
-/* {"title", "columns": [{"name", "type"}], "rows": [{NAME: value}]}; with
- * columns false, the older {"title", "rows"} of --json alone. A cJSON *. */
+/* {"id", "title", "note" (where set), "keys": [NAME], "metric": NAME|null,
+ * "columns": [{"name", "type"}], "rows": [{NAME: value}]}: names as
+ * column_name writes them; keys the columns before the metric, which
+ * `ptxkit report compare` matches rows by. columns is ignored. A cJSON *. */
 struct cJSON;
 struct cJSON *table_to_json(const cli_table *t, bool columns);
+/* A stable name for the table in reports (default: the report's kind, as
+ * "bench_reduce"), and a note on what its rows rest on (a file's state),
+ * kept out of the title so the title is fixed text. */
+void table_id(cli_table *t, const char *id);
+void table_note(cli_table *t, const char *note);
+const char *table_get_id(const cli_table *t);
+/* A header as a report's column name: lower case, runs of other characters
+ * as one '_' ("GBps" gbps, "us/launch" us_launch). */
+void column_name(const char *header, char *out, size_t size);
+/* The measured (lower is better) column, -1 when none: see table_to_json. */
+int table_metric_column(const cli_table *t);
+int table_columns(const cli_table *t);
+int table_rows(const cli_table *t);             /* not counting the headers */
+const char *table_cell(const cli_table *t, int row, int column); /* row 0: the headers */
 /* For report.c: keeps a copy of t for the report files. */
 void report_keep_table(const cli_table *t);
 
@@ -131,6 +147,13 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
 /* The context's device properties (ptxkit_device_info_get), in a copy the
  * calling thread keeps until its next call. */
 const ptxkit_device_info *cli_device(ptxkit_context *ctx);
+
+/* A row's config_source column: "tuned" when the call of family/variant at
+ * n with options runs the tuning database's configuration
+ * (ptxkit_tune_source_get), else "default". */
+#define CONFIG_SOURCE_COLUMN "config_source"
+const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                          const ptxkit_launch_options *options);
 
 /* Milliseconds on the monotonic clock (host-side timings). */
 double cli_now_ms(void);

@@ -8,6 +8,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* `ptxkit ladder` subcommands */
 int ladder_reduce(int argc, char **argv);
@@ -31,5 +32,6 @@ int bench_redux(int argc, char **argv);
 int bench_l2(int argc, char **argv);
 int bench_stencil(int argc, char **argv);
 int bench_gemm(int argc, char **argv);
+int bench_constant(int argc, char **argv);
 
 #endif

@@ -123,6 +123,8 @@ void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
 
 struct cli_table {
     char *title;
+    char *id;     /* NULL: the report's kind (report_default_table_id) */
+    char *note;   /* NULL, or what the table's rows rest on (a file's state) */
     int columns, rows, capacity;
     char **cells; /* rows x columns, row 0 the headers */
     char *types;  /* NULL, or 'n' / 's' per column */
@@ -138,6 +140,8 @@ cli_table *table_copy(const cli_table *t) {
     cli_table *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->title = strdup(t->title);
+    c->id = t->id ? strdup(t->id) : NULL;
+    c->note = t->note ? strdup(t->note) : NULL;
     c->columns = t->columns;
     c->rows = c->capacity = t->rows;
     c->cells = calloc((size_t)t->rows * (size_t)t->columns, sizeof *c->cells);
@@ -152,6 +156,43 @@ cli_table *table_copy(const cli_table *t) {
     for (size_t i = 0; i < (size_t)t->rows * (size_t)t->columns; i++) c->cells[i] = strdup(t->cells[i] ? t->cells[i] : "");
     return c;
 }
+
+void table_id(cli_table *t, const char *id) {
+    if (!t || !id) return;
+    free(t->id);
+    t->id = strdup(id);
+}
+
+void table_note(cli_table *t, const char *note) {
+    if (!t || !note) return;
+    free(t->note);
+    t->note = strdup(note);
+}
+
+const char *table_get_id(const cli_table *t) { return t->id ? t->id : report_default_table_id(); }
+
+void column_name(const char *header, char *out, size_t size) {
+    size_t n = 0;
+    bool gap = false;
+    for (const char *p = header; *p && n + 1 < size; p++) {
+        char ch = *p;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) {
+        } else if (ch >= 'A' && ch <= 'Z') {
+            ch = (char)(ch - 'A' + 'a');
+        } else {
+            gap = n > 0;
+            continue;
+        }
+        if (gap && n + 2 < size) out[n++] = '_';
+        gap = false;
+        out[n++] = ch;
+    }
+    out[n] = 0;
+}
+
+int table_columns(const cli_table *t) { return t->columns; }
+int table_rows(const cli_table *t) { return t->rows - 1; }
+const char *table_cell(const cli_table *t, int row, int column) { return t->cells[(size_t)row * t->columns + column]; }
 
 cli_table *table_new(const char *title, int columns, const char *const *headers) {
     cli_table *t = calloc(1, sizeof *t);
@@ -257,28 +298,65 @@ static cJSON *cell_json(const cli_table *t, int c, const char *cell) {
     return type == 'n' ? cJSON_CreateNull() : cJSON_CreateString(cell);
 }
 
+/* The column a regression shows in: the first of these (lower is better). */
+static const char *const metric_names[] = {"time_us", "time_ms", "ms", "median_ms", "us_per_launch",
+                                           "cycles_per_access", "cycles_per_reduction", "cycles_per_byte"};
+
+int table_metric_column(const cli_table *t) {
+    char name[128];
+    for (int c = 0; c < t->columns; c++) {
+        column_name(t->cells[c], name, sizeof name);
+        for (size_t i = 0; i < sizeof metric_names / sizeof metric_names[0]; i++)
+            if (strcmp(name, metric_names[i]) == 0) return c;
+    }
+    return -1;
+}
+
+static const char *column_type_name(const cli_table *t, int c) {
+    bool number = column_type(t, c) == 'n';
+    if (!column_type(t, c)) { /* undeclared: a number column when every cell is one */
+        number = t->rows > 1;
+        for (int r = 1; r < t->rows && number; r++) number = is_json_number(t->cells[(size_t)r * t->columns + c]);
+    }
+    return column_type(t, c) == 'c' ? "object" : number ? "number" : "string";
+}
+
 struct cJSON *table_to_json(const cli_table *t, bool columns) {
+    (void)columns;
     cJSON *o = cJSON_CreateObject();
+    char name[128];
+    cJSON_AddStringToObject(o, "id", table_get_id(t));
     cJSON_AddStringToObject(o, "title", t->title);
-    if (columns) {
-        cJSON *cols = cJSON_AddArrayToObject(o, "columns");
-        for (int c = 0; c < t->columns; c++) {
-            cJSON *col = cJSON_CreateObject();
-            cJSON_AddStringToObject(col, "name", t->cells[c]);
-            bool number = column_type(t, c) == 'n';
-            if (!column_type(t, c)) { /* undeclared: a number column when every cell is one */
-                number = t->rows > 1;
-                for (int r = 1; r < t->rows && number; r++) number = is_json_number(t->cells[(size_t)r * t->columns + c]);
-            }
-            cJSON_AddStringToObject(col, "type", column_type(t, c) == 'c' ? "object" : number ? "number" : "string");
-            cJSON_AddItemToArray(cols, col);
-        }
+    if (t->note) cJSON_AddStringToObject(o, "note", t->note);
+    /* the row's identity for `ptxkit report compare`: the columns before the
+     * measured one (none where the table times nothing) */
+    int metric = table_metric_column(t);
+    cJSON *keys = cJSON_AddArrayToObject(o, "keys");
+    for (int c = 0; c < metric; c++) {
+        column_name(t->cells[c], name, sizeof name);
+        cJSON_AddItemToArray(keys, cJSON_CreateString(name));
+    }
+    if (metric >= 0) {
+        column_name(t->cells[metric], name, sizeof name);
+        cJSON_AddStringToObject(o, "metric", name);
+    } else {
+        cJSON_AddNullToObject(o, "metric");
+    }
+    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+    for (int c = 0; c < t->columns; c++) {
+        cJSON *col = cJSON_CreateObject();
+        column_name(t->cells[c], name, sizeof name);
+        cJSON_AddStringToObject(col, "name", name);
+        cJSON_AddStringToObject(col, "type", column_type_name(t, c));
+        cJSON_AddItemToArray(cols, col);
     }
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (int r = 1; r < t->rows; r++) {
         cJSON *row = cJSON_CreateObject();
-        for (int c = 0; c < t->columns; c++)
-            cJSON_AddItemToObject(row, t->cells[c], cell_json(t, c, t->cells[(size_t)r * t->columns + c]));
+        for (int c = 0; c < t->columns; c++) {
+            column_name(t->cells[c], name, sizeof name);
+            cJSON_AddItemToObject(row, name, cell_json(t, c, t->cells[(size_t)r * t->columns + c]));
+        }
         cJSON_AddItemToArray(rows, row);
     }
     return o;
@@ -286,6 +364,7 @@ struct cJSON *table_to_json(const cli_table *t, bool columns) {
 
 void table_print_markdown(const cli_table *t, FILE *out) {
     if (t->title[0]) fprintf(out, "## %s\n\n", t->title);
+    if (t->note) fprintf(out, "%s\n\n", t->note);
     for (int r = 0; r < t->rows; r++) {
         fputc('|', out);
         for (int c = 0; c < t->columns; c++) {
@@ -345,6 +424,7 @@ void table_emit(const cli_table *t, out_format format, FILE *out) {
             if (w > width[c]) width[c] = w;
         }
     if (t->title[0]) fprintf(out, "%s\n", t->title);
+    if (t->note) fprintf(out, "%s\n", t->note);
     for (int r = 0; r < t->rows; r++) {
         for (int c = 0; c < t->columns; c++)
             fprintf(out, c ? "  %*s" : "%-*s", c < 64 ? width[c] : 0, t->cells[(size_t)r * t->columns + c]);
@@ -358,6 +438,8 @@ void table_free(cli_table *t) {
     free(t->cells);
     free(t->types);
     free(t->title);
+    free(t->id);
+    free(t->note);
     free(t);
 }
 
@@ -580,4 +662,11 @@ ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, d
         c->gbs[c->count++] = *gbs;
     }
     return st;
+}
+
+const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+                          const ptxkit_launch_options *options) {
+    int tuned = 0;
+    if (ptxkit_tune_source_get(ctx, family, variant, n, options, &tuned) != PTXKIT_SUCCESS) tuned = 0;
+    return tuned ? "tuned" : "default";
 }

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
     {"ladder", cmd_ladder, "the ladders from a naive kernel to the production one: reduce, scan, gemm"},
     {"tune", cmd_tune, "choose block size and the other injected constants for this GPU; --show lists them"},
+    {"report", cmd_report, "compare two --json reports row by row (exit 1 on a regression): report compare A B"},
 };
 
 static void usage(FILE *out) {
@@ -32,8 +33,8 @@ static void usage(FILE *out) {
     fprintf(out, "\nptxkit COMMAND --help describes a command; every command takes --help and --version, and a\n"
                  "usage error exits 2 with the command's usage lines before any GPU is opened.\n"
                  "Commands that print tables also write reports like nvbench's, several at once: --json FILE\n"
-                 "(metadata and typed columns), --csv FILE, --md FILE; - is standard output. --csv or --json alone\n"
-                 "prints the table to standard output.\n");
+                 "(metadata and typed columns), --csv FILE, --md FILE; - is standard output, and --csv or --json\n"
+                 "alone is the same as with -. Their JSON Schemas are installed in share/ptxkit/schemas.\n");
 }
 
 /* The library never prints: it falls back to the default on an unusable

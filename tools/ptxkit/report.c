@@ -1,9 +1,12 @@
 /* Report files: see report.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "report.h"
@@ -19,6 +22,8 @@ const char *report_build_type(void) { return PTXKIT_BUILD_TYPE; }
 static struct {
     const char *json, *csv, *md;
     char command[1024];
+    char kind[64];      /* "bench reduce", "tune --show": names the schema */
+    char table_id[64];  /* the kind as an id: "bench_reduce" */
     bool have_device;
     ptxkit_device_info device;
     int ceiling_count;
@@ -27,7 +32,20 @@ static struct {
     int table_count;
 } rep;
 
+void report_set_kind(const char *kind) {
+    snprintf(rep.kind, sizeof rep.kind, "%s", kind);
+    column_name(kind, rep.table_id, sizeof rep.table_id);
+}
+
+const char *report_kind(void) { return rep.kind; }
+const char *report_default_table_id(void) { return rep.table_id[0] ? rep.table_id : "table"; }
+
 void report_set_command(int argc, char **argv) {
+    char kind[64] = "";
+    bool bench = argc > 1 && (strcmp(argv[0], "bench") == 0 || strcmp(argv[0], "report") == 0 ||
+                               strcmp(argv[0], "ladder") == 0);
+    if (argc > 0) snprintf(kind, sizeof kind, "%s%s%s", argv[0], bench ? " " : "", bench ? argv[1] : "");
+    report_set_kind(kind);
     size_t used = 0;
     rep.command[0] = 0;
     for (int i = 0; i < argc && used < sizeof rep.command; i++) {
@@ -93,6 +111,13 @@ cJSON *report_metadata(void) {
     }
     if (v.driver) cJSON_AddNumberToObject(m, "driver", v.driver);
     else cJSON_AddNullToObject(m, "driver");
+    /* PTXKIT_TUNE as the library reads it: whether rows may have run tuned
+     * configurations (each row's config_source says which did) */
+    const char *tune = getenv("PTXKIT_TUNE");
+    const char *mode = !tune || !*tune || strcmp(tune, "cached") == 0 ? "cached"
+                       : strcmp(tune, "off") == 0 || strcmp(tune, "0") == 0 ? "off"
+                       : strcmp(tune, "auto") == 0 ? "auto" : "cached";
+    cJSON_AddStringToObject(m, "tuning_mode", mode);
     if (rep.have_device) {
         cJSON *d = cJSON_AddObjectToObject(m, "device");
         char cc[16];
@@ -114,6 +139,85 @@ cJSON *report_metadata(void) {
         cJSON_AddItemToArray(c, o);
     }
     return m;
+}
+
+/* Whether path can be written, before any work: a directory cannot; an
+ * existing file is opened for writing without truncating it; a new one is
+ * created and removed again (a permission check alone is not an answer for
+ * root, nor in /proc). */
+bool report_path_writable(const char *command, const char *path) {
+    if (!path || strcmp(path, "-") == 0) return true;
+    struct stat st;
+    const char *why = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        why = "is a directory";
+    } else {
+        bool existed = stat(path, &st) == 0;
+        int fd = open(path, O_WRONLY | O_CLOEXEC | (existed ? 0 : O_CREAT | O_EXCL), 0644);
+        if (fd < 0) {
+            why = strerror(errno);
+        } else {
+            close(fd);
+            if (!existed) unlink(path);
+        }
+    }
+    if (why) fprintf(stderr, "ptxkit %s: cannot write %s: %s\n", command, path, why);
+    return why == NULL;
+}
+
+static void csv_cell(FILE *f, const char *cell) {
+    if (strpbrk(cell, ",\"\n") == NULL) {
+        fputs(cell, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = cell; *p; p++) fprintf(f, *p == '"' ? "\"\"" : "%c", *p);
+    fputc('"', f);
+}
+
+/* One CSV document for every report: a `table` column (the table's id),
+ * then every column of every table in order of first appearance; a cell of
+ * a column its table lacks is empty. */
+static void write_csv(FILE *f) {
+    char (*names)[128] = calloc(1024, sizeof *names);
+    int count = 0;
+    if (!names) return;
+    for (int i = 0; i < rep.table_count; i++)
+        for (int c = 0; c < table_columns(rep.tables[i]); c++) {
+            char name[128];
+            column_name(table_cell(rep.tables[i], 0, c), name, sizeof name);
+            int k = 0;
+            while (k < count && strcmp(names[k], name) != 0) k++;
+            if (k == count && count < 1024) snprintf(names[count++], sizeof names[0], "%s", name);
+        }
+    fputs("table", f);
+    for (int k = 0; k < count; k++) {
+        fputc(',', f);
+        csv_cell(f, names[k]);
+    }
+    fputc('\n', f);
+    for (int i = 0; i < rep.table_count; i++) {
+        const cli_table *t = rep.tables[i];
+        int *where = calloc((size_t)count + 1, sizeof *where);
+        if (!where) break;
+        for (int k = 0; k < count; k++) where[k] = -1;
+        for (int c = 0; c < table_columns(t); c++) {
+            char name[128];
+            column_name(table_cell(t, 0, c), name, sizeof name);
+            for (int k = 0; k < count; k++)
+                if (strcmp(names[k], name) == 0 && where[k] < 0) where[k] = c;
+        }
+        for (int r = 1; r <= table_rows(t); r++) {
+            csv_cell(f, table_get_id(t));
+            for (int k = 0; k < count; k++) {
+                fputc(',', f);
+                if (where[k] >= 0) csv_cell(f, table_cell(t, r, where[k]));
+            }
+            fputc('\n', f);
+        }
+        free(where);
+    }
+    free(names);
 }
 
 static FILE *open_out(const char *command, const char *path) {
@@ -149,7 +253,8 @@ bool report_finish(const char *command, int rc) {
     bool ok = true;
     if (rep.json) {
         cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "ptxkit-report/1");
+        cJSON_AddStringToObject(doc, "schema", "ptxkit-report/2");
+        cJSON_AddStringToObject(doc, "kind", rep.kind);
         cJSON_AddItemToObject(doc, "metadata", report_metadata());
         cJSON *tables = cJSON_AddArrayToObject(doc, "tables");
         for (int i = 0; i < rep.table_count; i++) cJSON_AddItemToArray(tables, table_to_json(rep.tables[i], true));
@@ -158,10 +263,7 @@ bool report_finish(const char *command, int rc) {
     }
     if (rep.csv) {
         FILE *f = open_out(command, rep.csv);
-        for (int i = 0; f && i < rep.table_count; i++) {
-            if (i) fputc('\n', f);
-            table_emit(rep.tables[i], OUT_CSV, f);
-        }
+        if (f) write_csv(f);
         ok = f && close_out(command, rep.csv, f) && ok;
     }
     if (rep.md) {

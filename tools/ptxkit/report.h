@@ -16,6 +16,18 @@
 /* The build's Meson buildtype ("release", "debug", ...). */
 const char *report_build_type(void);
 
+/* What the report holds: "bench reduce", "tune --show" (report_set_command
+ * sets it from the command line; a command with several kinds of report
+ * sets its own). It names the report's schema, schemas/<kind>.schema.json
+ * with spaces and "--" as '-'. */
+void report_set_kind(const char *kind);
+const char *report_kind(void);
+/* The kind as a table id ("bench_reduce"): the id of a table that sets none. */
+const char *report_default_table_id(void);
+/* Whether a report can be written at path (- always): checked by
+ * args_parse before any work; false after a message naming it. */
+bool report_path_writable(const char *command, const char *path);
+
 /* The command line, for the report's metadata. */
 void report_set_command(int argc, char **argv);
 /* Destinations (NULL: none, "-": standard output); set by args_parse. */

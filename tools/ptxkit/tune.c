@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report.h"
 #include "commands.h"
 #include "tune_exchange.h"
 
@@ -90,6 +91,9 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
                              "pick_pct_of_best", "saved", "timed", "reused", "legal", "failed", "wrong", "seconds"};
     cli_table *t = verify ? table_new(title, 14, checked) : table_new(title, 11, plain);
     table_types(t, verify ? "snncncnc" "nnnnnn" : "snnnc" "nnnnnn");
+    char id[64];
+    snprintf(id, sizeof id, "tune_%s", family);
+    table_id(t, id); /* one table a family: its rows are that family's sizes */
     for (int i = 0; i < done; i++) {
         const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
         char n[32], choice[128], pick[128], best[128];
@@ -149,7 +153,8 @@ static const char tune_usage[] =
     "                   [--exhaustive | --verify-exhaustive] [--threads N] [--no-save] [--no-record]\n"
     "                   [--csv|--json] [--json FILE] [--csv FILE] [--md FILE] [--device N]\n"
     "       ptxkit tune --show [--record] [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n"
-    "       ptxkit tune --export FILE.json | --import FILE.json\n";
+    "       ptxkit tune --export FILE.json | --import FILE.json\n"
+    "       ptxkit tune --export-t4 FILE.json | --import-t4 FILE.json [FAMILY --variant V --sizes N]\n";
 
 static const char tune_help[] =
     "Times JIT variants of a kernel family (block size, items per thread, vector width, blocks per SM, load\n"
@@ -180,6 +185,12 @@ static const char tune_help[] =
     "  --record            with --show: the record alone\n"
     "  --export FILE       write every entry of the database, with its key, as JSON (- for standard output)\n"
     "  --import FILE       merge the entries of such a file into the database (- for standard input)\n"
+    "  --export-t4 FILE    write the tuning record as T4 results (Kernel Tuner's open results schema, 1.0.0;\n"
+    "                      ptxkit's key in an extra \"ptxkit\" object of each result)\n"
+    "  --import-t4 FILE    append the results of such a file to the tuning record (lines it holds already\n"
+    "                      left out); a result without the \"ptxkit\" object (Kernel Tuner's own file) is taken\n"
+    "                      as FAMILY --variant V at the one size of --sizes N on this GPU, its configuration\n"
+    "                      under ptxkit's parameter names: a later tune of that problem reuses its timings\n"
     "An application's own kernels are tuned through the ptxkit_tunable API, not here: timing one needs its\n"
     "arguments, buffers and output check, which only the application has. --show lists their entries too.\n";
 
@@ -192,7 +203,7 @@ static void list_families(FILE *out) {
 int cmd_tune(int argc, char **argv) {
     tune_args a = {0};
     bool show = false, record = false, exhaustive = false, verify = false, no_save = false, no_record = false;
-    const char *export_path = NULL, *import_path = NULL;
+    const char *export_path = NULL, *import_path = NULL, *export_t4 = NULL, *import_t4 = NULL;
     const arg_option options[] = {
         {.name = "variant", .kind = ARG_TEXT, .value = &a.variant},
         {.name = "sizes", .kind = ARG_SIZES, .value = a.sizes, .count = &a.size_count, .max = MAX_SIZES, .lo = 1,
@@ -208,8 +219,11 @@ int cmd_tune(int argc, char **argv) {
         {.name = "record", .kind = ARG_FLAG, .value = &record},
         {.name = "export", .kind = ARG_TEXT, .value = &export_path},
         {.name = "import", .kind = ARG_TEXT, .value = &import_path},
+        {.name = "export-t4", .kind = ARG_TEXT, .value = &export_t4},
+        {.name = "import-t4", .kind = ARG_TEXT, .value = &import_t4},
         {0}};
-    static const char *const exclusive[] = {"exhaustive,verify-exhaustive", "show,export,import", "no-save,no-record",
+    static const char *const exclusive[] = {"exhaustive,verify-exhaustive", "show,export,import,export-t4,import-t4",
+                                            "no-save,no-record",
                                             NULL};
     const arg_spec spec = {.command = "tune", .usage = tune_usage, .help = tune_help, .more_help = list_families,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options, .operands = "FAMILY",
@@ -227,6 +241,25 @@ int cmd_tune(int argc, char **argv) {
     bool tuning = a.family || a.variant || a.size_count || a.options.budget_s > 0 || a.options.max_variants ||
                   a.options.threads || exhaustive || verify || no_save || no_record;
     bool reports = common.format != OUT_TABLE || common.json_path || common.csv_path || common.md_path;
+    if (export_t4) {
+        if (tuning || reports || record || common.device) return args_error(&spec, "--export-t4 takes no other option");
+        return tune_export_t4(export_t4);
+    }
+    if (import_t4) {
+        bool other = a.options.budget_s > 0 || a.options.max_variants || a.options.threads || exhaustive || verify ||
+                     no_save || no_record;
+        if (other || reports || record) return args_error(&spec, "--import-t4 takes FAMILY, --variant, --sizes and --device alone");
+        if (!a.family && !a.variant && !a.size_count) {
+            if (common.device) return args_error(&spec, "--device goes with FAMILY (a Kernel Tuner file)");
+            return tune_import_t4(import_t4);
+        }
+        if (!a.family || !a.variant || a.size_count != 1)
+            return args_error(&spec, "--import-t4 of a Kernel Tuner file takes FAMILY, --variant V and one --sizes N");
+        char why[256] = "";
+        if (ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) != PTXKIT_SUCCESS)
+            return args_error(&spec, "%s", why);
+        return tune_import_t4_for(import_t4, common.device, a.family, a.variant, a.sizes[0]);
+    }
     if (export_path || import_path) {
         if (tuning || reports || record || common.device)
             return args_error(&spec, "--%s takes no other option", export_path ? "export" : "import");
@@ -235,9 +268,8 @@ int cmd_tune(int argc, char **argv) {
     if (record && !show) return args_error(&spec, "--record goes with --show");
     if (show) {
         if (tuning) return args_error(&spec, "--show lists the database: it takes no FAMILY or tuning option");
-        /* one table where standard output holds a single table (--csv, --json alone) */
-        int which = record ? 2 : common.format == OUT_CSV || common.format == OUT_JSON ? 1 : 0;
-        return tune_show(common.device, common.format, which);
+        report_set_kind("tune --show");
+        return tune_show(common.device, common.format, record ? 2 : 0);
     }
     char why[256] = "";
     ptxkit_status check = a.family ? ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) : PTXKIT_SUCCESS;
@@ -249,6 +281,7 @@ int cmd_tune(int argc, char **argv) {
     }
     if (a.variant && !a.family) return args_error(&spec, "--variant needs a FAMILY");
     if (a.variant && check != PTXKIT_SUCCESS) return args_error(&spec, "%s", why); /* before any GPU is opened */
+    if (verify) report_set_kind("tune --verify-exhaustive");
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
     for (int i = 0; ptxkit_tune_family_name(i); i++) {

@@ -237,11 +237,11 @@ bool tune_import_entries(const cJSON *list, ptxkit_tune_entry **out, size_t *out
     return true;
 }
 
-int tune_import(const char *path) {
+cJSON *tune_read_json(const char *path) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "ptxkit tune: cannot read %s: %s\n", path, strerror(errno));
-        return 1;
+        return NULL;
     }
     size_t cap = 1 << 16, len = 0;
     char *text = malloc(cap + 1);
@@ -261,11 +261,18 @@ int tune_import(const char *path) {
     if (read_error) {
         fprintf(stderr, "ptxkit tune: cannot read %s (unreadable, or over %u MiB)\n", path, MAX_IMPORT_BYTES >> 20);
         free(text);
-        return 1;
+        return NULL;
     }
     text[len] = 0;
     cJSON *doc = cJSON_ParseWithLength(text, len);
     free(text);
+    if (!doc) fprintf(stderr, "ptxkit tune: %s is not JSON\n", path);
+    return doc;
+}
+
+int tune_import(const char *path) {
+    cJSON *doc = tune_read_json(path);
+    if (!doc) return 1;
     const cJSON *schema = doc ? cJSON_GetObjectItemCaseSensitive(doc, "schema") : NULL;
     const cJSON *list = doc ? cJSON_GetObjectItemCaseSensitive(doc, "entries") : NULL;
     if (!doc || !cJSON_IsString(schema) || strcmp(schema->valuestring, EXPORT_SCHEMA) != 0 || !cJSON_IsArray(list)) {

@@ -10,13 +10,21 @@
 
 int tune_export(const char *path);
 int tune_import(const char *path);
+/* The tuning record as Kernel Tuner's T4 results (tune_t4.c), and back. */
+int tune_export_t4(const char *path);
+int tune_import_t4(const char *path);
+/* The same for a file without ptxkit's key (Kernel Tuner's): each result
+ * as family/variant at size n on the GPU `device` (opened for its key). */
+int tune_import_t4_for(const char *path, int device, const char *family, const char *variant, size_t n);
+/* A JSON file (- standard input, at most 64 MiB); NULL after a message. */
+typedef struct cJSON cJSON;
+cJSON *tune_read_json(const char *path);
 
 /* The export's "entries" array for entries[0..count) (NULL when out of
  * memory), and back: every value an import accepts, an export writes
  * exactly (integers of 16 digits or more as strings, GB/s to two decimals),
  * so export -> import -> export is the identity. false (why says which
  * entry and field) for a list that does not read; *entries is then NULL. */
-typedef struct cJSON cJSON;
 cJSON *tune_export_entries(const ptxkit_tune_entry *entries, size_t count);
 bool tune_import_entries(const cJSON *list, ptxkit_tune_entry **entries, size_t *count, char *why, size_t why_size);
 

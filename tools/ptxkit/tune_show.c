@@ -59,11 +59,11 @@ static void show_entries(const char *path, const ptxkit_tune_entry *key, out_for
     if (ptxkit_tune_db_read(path, &db, &count) != PTXKIT_SUCCESS) snprintf(msg, sizeof msg, "%s", ptxkit_last_error(NULL));
     else if (access(path, F_OK) != 0) snprintf(msg, sizeof msg, "no tuning database at %s yet", path);
     else snprintf(msg, sizeof msg, "%s: %zu entr%s", path, count, count == 1 ? "y" : "ies");
-    char title[9000];
-    snprintf(title, sizeof title, "tuning database %s (%s)", path, msg);
     const char *headers[] = {"this_gpu", "device", "cc", "sms", "driver", "nvrtc", "lib", "family", "variant", "n",
                              "choice", "GBps", "default_GBps", "speedup", "tuned_at"};
-    cli_table *t = table_new(title, 15, headers);
+    cli_table *t = table_new("tuning database", 15, headers);
+    table_id(t, "tune_database");
+    table_note(t, msg); /* the file's state: not in the title, which stays fixed text */
     table_types(t, "sssnnssssscnnns");
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_entry *e = &db[i];
@@ -110,12 +110,12 @@ static void show_record(const char *path, const ptxkit_tune_entry *key, out_form
     char msg[4400];
     ptxkit_tune_record_line *lines = NULL;
     size_t count = 0;
-    record_summary(path, &lines, &count, msg, sizeof msg); /* unreadable: said in the title */
-    char title[4800];
-    snprintf(title, sizeof title, "tuning record %s", msg);
+    record_summary(path, &lines, &count, msg, sizeof msg); /* unreadable: said in the note */
     const char *headers[] = {"this_gpu", "device", "driver", "lib", "family", "variant", "code", "n",
                              "config", "outcome", "time_us", "GBps", "samples", "measured_at", "note"};
-    cli_table *t = table_new(title, 15, headers);
+    cli_table *t = table_new("tuning record", 15, headers);
+    table_id(t, "tune_record");
+    table_note(t, msg);
     table_types(t, "ssnssssncsnnnss");
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_record_line *l = &lines[i];

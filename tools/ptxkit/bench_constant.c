@@ -1,0 +1,153 @@
+/* ptxkit bench constant: the constant-memory experiment. A streamed float
+ * array, each element run through a polynomial whose coefficients live in
+ * __constant__, in global memory (ld.global), behind ld.global.nc or in
+ * shared memory, every lane of a warp reading the same coefficient
+ * (uniform) or each lane its own (divergent); against the same loop as a
+ * plain copy of the same bytes, measured in the same run. The kernels and
+ * their arithmetic: lab/kernels/const_lab.cu (lab/constlab.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+#include "commands.h"
+#include "constlab.h"
+#include "lab.h"
+#include "report.h"
+
+/* Elements the output check covers: a prefix, so the CPU reference stays
+ * cheap at any size (the offsets depend on the element index only). */
+enum { CHECK_ELEMENTS = 1 << 20 };
+
+static ptxkit_status run_poly(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    return constlab_poly_run(ctx, arg, s);
+}
+
+static const char usage_text[] =
+    "usage: ptxkit bench constant [--mib N] [--taps N] [--block N] [--reps N] [--csv|--json] [--json FILE]\n"
+    "                             [--csv FILE] [--md FILE] [--device N]\n";
+
+/* The output prefix against the CPU: "ok" or "WRONG". */
+static const char *check(ptxkit_context *ctx, const constlab_poly *p, const float *in, float *want, float *got,
+                         ptxkit_status *st) {
+    constlab_poly prefix = *p;
+    prefix.n = p->n < CHECK_ELEMENTS ? p->n : CHECK_ELEMENTS;
+    *st = ptxkit_memcpy_dtoh(ctx, got, p->out, prefix.n * sizeof(float));
+    if (*st != PTXKIT_SUCCESS) return "-";
+    constlab_reference(&prefix, in, want);
+    return memcmp(got, want, prefix.n * sizeof(float)) == 0 ? "ok" : "WRONG";
+}
+
+int bench_constant(int argc, char **argv) {
+    static const char cmd[] = "bench constant";
+    int mib = 256, taps = CONSTLAB_DEFAULT_TAPS, block = 0, reps = 10;
+    const arg_option options[] = {
+        {.name = "mib", .kind = ARG_INT, .value = &mib, .lo = 1, .hi = 1 << 16},
+        {.name = "taps", .kind = ARG_INT, .value = &taps, .lo = 1, .hi = CONSTLAB_MAX_TAPS},
+        {.name = "block", .kind = ARG_PARSE, .value = &block, .parse = args_block_size},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
+        {0}};
+    char help[1600];
+    snprintf(help, sizeof help,
+             "Constant memory against global memory, ld.global.nc and shared memory as the store of a small\n"
+             "coefficient table. Each element of a float array of --mib MiB (default 256: far beyond L2) goes\n"
+             "through a polynomial of --taps coefficients (default %d, at most %d) by Horner's rule; each\n"
+             "coefficient is read once per 4 elements, by every lane of a warp at one address (uniform) or at\n"
+             "min(32, taps) addresses (divergent). The copy row runs the same loop without coefficients: the\n"
+             "ceiling. GBps counts the array read once and written once. A row's time over its store's uniform\n"
+             "row's is vs_uniform, over the uniform __constant__ row's vs_constant_uniform; pct_of_copy is its\n"
+             "GB/s over the copy's. The first %d outputs are checked exactly against the CPU. Median of --reps\n"
+             "runs (default 10) after 2 warm-up runs, with their count, fastest and slowest.\n",
+             CONSTLAB_DEFAULT_TAPS, CONSTLAB_MAX_TAPS, CHECK_ELEMENTS);
+    const arg_spec spec = {.command = cmd, .usage = usage_text, .help = help,
+                           .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    ptxkit_context *ctx = cli_open_context(cmd, common.device);
+    if (!ctx) return 1;
+    ptxkit_device_info dev;
+    ptxkit_device_info_get(ctx, &dev);
+
+    size_t n = (size_t)mib << 18, checked = n < CHECK_ELEMENTS ? n : CHECK_ELEMENTS;
+    float *host_in = malloc(checked * sizeof(float)), *want = malloc(checked * sizeof(float)),
+          *got = malloc(checked * sizeof(float));
+    ptxkit_dptr in = 0, out = 0, table = 0;
+    ptxkit_status st = host_in && want && got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof(float), &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof(float), &out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, constlab_table_words(taps) * sizeof(float), &table);
+    if (st == PTXKIT_SUCCESS) st = constlab_table_write(ctx, table, taps);
+    if (st == PTXKIT_SUCCESS) st = constlab_fill(ctx, in, n, 2024, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_in, in, checked * sizeof(float));
+
+    /* the ceiling first: the copy through the same loop */
+    constlab_poly base = {.store = CONSTLAB_COPY, .taps = taps, .block_size = block, .n = n, .out = out, .in = in,
+                          .table = table};
+    time_stats copy_ts = {0};
+    const char *copy_check = "-";
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, out, 0x7fc00001u, n, NULL);
+    if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_poly, &base, 2, reps, &copy_ts);
+    if (st == PTXKIT_SUCCESS) copy_check = check(ctx, &base, host_in, want, got, &st);
+    double bytes = constlab_streamed_bytes(&base);
+    double copy_gbs = st == PTXKIT_SUCCESS ? bytes / (copy_ts.median_ms * 1e-3) / 1e9 : 0;
+    if (st == PTXKIT_SUCCESS) report_note_ceiling("copy", (size_t)bytes, copy_gbs);
+
+    char title[512];
+    snprintf(title, sizeof title,
+             "constant memory on %s: %zu floats (%d MiB), %d taps, block %d (copy ceiling %.0f GB/s; median of %d)",
+             dev.name, n, mib, taps, block ? block : CONSTLAB_BLOCK, copy_gbs, reps);
+    const char *headers[] = {"store", "pattern", "taps", "addresses", "time_us", "GBps", "vs_uniform",
+                             "vs_constant_uniform", "pct_of_copy", "check", STATS_COLUMNS};
+    cli_table *t = table_new(title, 13, headers);
+    table_types(t, "ssnnnnnnns" STATS_TYPES);
+    int wrong = 0;
+    double constant_uniform_ms = 0, uniform_ms[CONSTLAB_STORE_COUNT] = {0}, divergent_ms[CONSTLAB_STORE_COUNT] = {0};
+    char spread[96];
+    for (int s = CONSTLAB_CONSTANT; s < CONSTLAB_COPY && st == PTXKIT_SUCCESS; s++)
+        for (int d = 0; d < 2 && st == PTXKIT_SUCCESS; d++) {
+            constlab_poly p = base;
+            p.store = (constlab_store)s;
+            p.divergent = d;
+            time_stats ts = {0};
+            if ((st = ptxkit_memset32_async(ctx, out, 0x7fc00001u, n, NULL)) != PTXKIT_SUCCESS) break;
+            if ((st = time_stats_ms(ctx, run_poly, &p, 2, reps, &ts)) != PTXKIT_SUCCESS) break;
+            const char *ok = check(ctx, &p, host_in, want, got, &st);
+            if (st != PTXKIT_SUCCESS) break;
+            wrong += strcmp(ok, "ok") != 0;
+            double ms = ts.median_ms;
+            if (s == CONSTLAB_CONSTANT && !d) constant_uniform_ms = ms;
+            *(d ? &divergent_ms[s] : &uniform_ms[s]) = ms;
+            double gbs = bytes / (ms * 1e-3) / 1e9;
+            table_addf(t, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%s%s", constlab_store_name(p.store),
+                       constlab_pattern_name(p.divergent), taps, constlab_addresses_per_read(&p), ms * 1e3, gbs,
+                       ms / uniform_ms[s], ms / constant_uniform_ms, 100.0 * gbs / copy_gbs, ok,
+                       stats_cells(&ts, spread, sizeof spread));
+        }
+    if (st == PTXKIT_SUCCESS)
+        table_addf(t, "copy\t-\t0\t0\t%.1f\t%.0f\t-\t%.2f\t100.0\t%s%s", copy_ts.median_ms * 1e3, copy_gbs,
+                   copy_ts.median_ms / constant_uniform_ms, copy_check, stats_cells(&copy_ts, spread, sizeof spread));
+    wrong += strcmp(copy_check, "ok") != 0 && st == PTXKIT_SUCCESS;
+    if (st != PTXKIT_SUCCESS)
+        fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), lab_last_error(ctx));
+    table_print(t, common.format, stdout);
+    table_free(t);
+    if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE) {
+        constlab_poly divergent = {.divergent = true, .taps = taps};
+        printf("divergent over uniform time (%d addresses per warp-wide read):",
+               constlab_addresses_per_read(&divergent));
+        for (int s = CONSTLAB_CONSTANT; s < CONSTLAB_COPY; s++)
+            printf(" %s %.2fx%s", constlab_store_name((constlab_store)s), divergent_ms[s] / uniform_ms[s],
+                   s + 1 < CONSTLAB_COPY ? "," : "\n");
+    }
+    if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
+    ptxkit_free(ctx, in);
+    ptxkit_free(ctx, out);
+    ptxkit_free(ctx, table);
+    ptxkit_context_close(ctx);
+    free(host_in);
+    free(want);
+    free(got);
+    return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
+}
