@@ -676,7 +676,10 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
  * (NVRTC's log, whose file names and lines are the program's and its
  * headers'; PTXKIT_DUMP_SOURCE=DIR also writes the failing source, headers
  * and options there), NOT_FOUND (no such entry, or a name expression that
- * does not instantiate), NO_NVRTC (not cached and no NVRTC). */
+ * does not instantiate), NO_NVRTC (not cached and no NVRTC).
+ * ptxkit_program_kernel_get is the same call under the name that pairs it
+ * with ptxkit_module_kernel_get; ptxkit_program_module_get compiles several
+ * kernels and variables into one module (see "modules" below). */
 #define PTXKIT_MAX_KERNEL_DEFINES 32
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
                                 const char *const *defines, int define_count, ptxkit_kernel **out);
@@ -758,11 +761,88 @@ typedef struct ptxkit_module_options {
  * ARGUMENT (NC without read_only, an operator on a binary image). */
 ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size,
                                  const ptxkit_module_options *options, ptxkit_module **out);
-/* The kernel `entry` (the name as it appears in the image: mangled for C++). */
+/* The kernel `entry` (the name as it appears in the image: mangled for C++);
+ * the same as ptxkit_module_kernel_get, its name from now on. Variables:
+ * ptxkit_module_variable_get by symbol. */
 ptxkit_status ptxkit_module_kernel(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
 /* How many plain global loads the operator was given, and how many were
  * left alone (already with an operator, or memory-ordered). */
 ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *module, int *rewritten, int *kept);
+
+/* ---- modules: several kernels of one program, and their variables ------
+ *
+ * A module compiled from a program for several names holds every kernel
+ * and variable of that one compile: its kernels share its __device__ and
+ * __constant__ variables, and the disk cache keeps one image (with the
+ * names' lowered forms beside it, so a warm start needs no NVRTC). Names
+ * pair as <source>_kernel_get: ptxkit_program_kernel_get compiles a kernel
+ * out of a program (the short path, a module of its one entry) as
+ * ptxkit_module_kernel_get takes one out of a module. */
+
+/* The most names one module is compiled for. */
+#define PTXKIT_MAX_MODULE_NAMES 256
+
+/* The program compiled once, with `defines` (as ptxkit_program_kernel_get
+ * takes them), into a module for the context's GPU, for name_count names
+ * (0 to PTXKIT_MAX_MODULE_NAMES, each at most once): extern "C" kernel
+ * names and C++ name expressions of kernels ("scale<float>", "ns::k") and
+ * of variables ("&ns::coeffs", "&table<float>", "&var" in an anonymous
+ * namespace), which NVRTC instantiates and lowers. Kernels and variables
+ * of extern "C" or unmangled global names are found without being named.
+ * The module belongs to the context (valid until it closes); the same
+ * program, names (in the same order), defines, options, GPU, NVRTC build,
+ * driver and library return the loaded module without compiling, and a
+ * new process reads it from the disk cache. One name asks for the module
+ * ptxkit_program_kernel_get uses for that entry. Errors: as
+ * ptxkit_program_kernel_get's (NOT_FOUND: a name that names nothing in the
+ * program); INVALID_ARGUMENT for a name given twice. Any thread. */
+ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *program, const char *const *names,
+                                        int name_count, const char *const *defines, int define_count,
+                                        ptxkit_module **out);
+/* The kernel `entry` of the module: one of the names it was compiled for,
+ * or a name as it appears in the image (an extern "C" name; a loaded
+ * image's mangled C++ name). NOT_FOUND for a name the module lacks, and
+ * for a C++ name expression it was not compiled for. The kernel belongs to
+ * the context; ptxkit_kernel_module_get returns this module. Any thread.
+ * (ptxkit_module_kernel is the same call under its former name.) */
+ptxkit_status ptxkit_module_kernel_get(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
+/* The kernel `entry` of the program, compiled with defines (ptxkit_kernel_get
+ * under the name that pairs it with ptxkit_module_kernel_get; same contract).
+ * Its module (ptxkit_kernel_module_get) is the program's compiled for the
+ * one name entry. */
+ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
+                                        const char *const *defines, int define_count, ptxkit_kernel **out);
+/* The module a kernel was taken from (by ptxkit_program_kernel_get,
+ * ptxkit_kernel_get or ptxkit_module_kernel_get), to reach the variables
+ * its kernels read. NOT_FOUND for a built-in family's kernel. Reads only. */
+ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *kernel, ptxkit_module **out);
+/* The device address and size in bytes of the module's __device__ or
+ * __constant__ variable `name`: a name expression the module was compiled
+ * for ("&ns::var"), an unmangled name (a variable at global namespace
+ * scope or extern "C"), or, in a loaded image, its symbol (mangled for
+ * C++). dptr or bytes may be NULL. NOT_FOUND, naming it, for a variable
+ * the module lacks or a name expression it was not compiled for. The
+ * address is valid while the context is open; kernels of the module read
+ * the variable, and any copy or kernel may write it at that address. */
+ptxkit_status ptxkit_module_variable_get(ptxkit_module *module, const char *name, ptxkit_dptr *dptr, size_t *bytes);
+/* Copies bytes from src into the variable at byte offset `offset`
+ * (ptxkit_memcpy_htod: returns once the copy is done), or out of it into
+ * dst (ptxkit_memcpy_dtoh). INVALID_ARGUMENT when offset + bytes
+ * overruns the variable or the host buffer is NULL with bytes > 0;
+ * NOT_FOUND as ptxkit_module_variable_get. bytes 0 copies nothing. */
+ptxkit_status ptxkit_module_variable_write(ptxkit_module *module, const char *name, size_t offset, const void *src,
+                                           size_t bytes);
+ptxkit_status ptxkit_module_variable_read(ptxkit_module *module, const char *name, size_t offset, void *dst,
+                                          size_t bytes);
+/* The same, queued on `stream` (NULL: the default stream) and returning
+ * before it has run, as ptxkit_memcpy_htod_async/_dtoh_async: ordered with
+ * the stream's kernels; src must stay unchanged, and dst is filled, only
+ * once the stream reaches the copy (page-locked host memory for copies
+ * that overlap kernels). */
+ptxkit_status ptxkit_module_variable_write_async(ptxkit_module *module, const char *name, size_t offset,
+                                                 const void *src, size_t bytes, ptxkit_stream *stream);
+ptxkit_status ptxkit_module_variable_read_async(ptxkit_module *module, const char *name, size_t offset, void *dst,
+                                                size_t bytes, ptxkit_stream *stream);
 
 /* ---- launching ---------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_meta.h"
 #include "runtime/cache_key.h"
 #include "runtime/disk_cache.h"
 #include "test_util.h"
@@ -54,7 +55,8 @@ static cache_key key_n(int n) {
     return k;
 }
 
-/* 150 entries: the scan's list grows 0 -> 64 -> 128 -> 256. */
+/* 150 entries of two files each: the scan's list grows 0 -> 64 -> 128 ->
+ * 256 -> 512. */
 static void fill(int count) {
     disk_cache *c = disk_cache_open(dir);
     assert_non_null(c);
@@ -108,8 +110,8 @@ static void trim_realloc_fails(void **state) {
     disk_cache_close(c);
 }
 
-/* disk_cache_read allocated whatever size a consistent header declared:
- * with a 1 MiB cap, a 64 MiB sparse entry must not cost 64 MiB. */
+/* disk_cache_read allocated whatever size consistent metadata declared:
+ * with a 1 MiB cap, a 64 MiB sparse image must not cost 64 MiB. */
 static void read_bounded_by_the_cap(void **state) {
     (void)state;
     setenv("PTXKIT_CACHE_MAX_MB", "1", 1);
@@ -117,14 +119,14 @@ static void read_bounded_by_the_cap(void **state) {
     unsetenv("PTXKIT_CACHE_MAX_MB");
     cache_key k = key_n(1);
     assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
-    char hex[33], path[512];
+    char hex[33], path[512], meta[512], text[1024];
     cache_key_hex(&k, hex);
-    snprintf(path, sizeof path, "%s/%.2s/%s.bin", dir, hex, hex);
-    int fd = open(path, O_RDWR);
-    uint64_t big = (uint64_t)64 << 20;
-    assert_int_equal(pwrite(fd, &big, sizeof big, 16), (ssize_t)sizeof big);
-    assert_int_equal(ftruncate(fd, (off_t)(48 + big)), 0);
-    close(fd);
+    snprintf(path, sizeof path, "%s/%.2s/%s.cubin", dir, hex, hex);
+    snprintf(meta, sizeof meta, "%s/%.2s/%s.meta", dir, hex, hex);
+    unsigned long long big = 64ull << 20;
+    assert_int_equal(truncate(path, (off_t)big), 0);
+    size_t n = cache_meta_text(&k, true, "program", big, 0, 0, 0, text, sizeof text);
+    assert_true(n > 0 && cache_meta_put(meta, text, n));
     void *data = NULL;
     size_t size;
     bool cubin;

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache_meta.h"
 #include "family_key.h"
 #include "runtime/cache_key.h"
 #include "runtime/disk_cache.h"
@@ -49,15 +50,15 @@ static cache_key key_n(int n) {
     return k;
 }
 
-static void entry_of(const cache_key *k, char *shard, size_t shard_size, char *path, size_t size) {
+static void entry_of(const cache_key *k, const char *suffix, char *shard, size_t shard_size, char *path, size_t size) {
     char hex[33];
     cache_key_hex(k, hex);
     snprintf(shard, shard_size, "%s/%.2s", dir, hex);
-    snprintf(path, size, "%s/%s.bin", shard, hex);
+    snprintf(path, size, "%s/%s.%s", shard, hex, suffix);
 }
 
-/* After the damage at the entry's path: a miss, the thing removed (never
- * followed), and a write then a read that work. */
+/* After the damage at the path of one of the entry's files: a miss, the
+ * thing removed (never followed), and a write then a read that work. */
 static void check_entry_recovers(const cache_key *k, const char *path) {
     disk_cache *c = disk_cache_open(dir);
     assert_non_null(c);
@@ -75,54 +76,81 @@ static void check_entry_recovers(const cache_key *k, const char *path) {
     disk_cache_close(c);
 }
 
+/* Puts make's hostile thing where the entry's metadata belongs (no entry),
+ * then where the image of a valid entry belongs, and checks that each is
+ * a miss and is removed. */
+static void hostile_in_place(int n, void (*make)(const char *path)) {
+    static const char *const files[] = {"meta", "cubin"};
+    for (int i = 0; i < 2; i++) {
+        cache_key k = key_n(n * 2 + i);
+        char shard[600], path[700];
+        entry_of(&k, files[i], shard, sizeof shard, path, sizeof path);
+        if (i == 0) {
+            assert_int_equal(mkdir(shard, 0755), 0);
+        } else {
+            disk_cache *c = disk_cache_open(dir);
+            assert_ok(NULL, disk_cache_write(c, &k, "image", 5, true));
+            disk_cache_close(c);
+            assert_int_equal(unlink(path), 0);
+        }
+        make(path);
+        check_entry_recovers(&k, path);
+    }
+}
+
+static void make_fifo(const char *path) { assert_int_equal(mkfifo(path, 0644), 0); }
+static void make_directory(const char *path) {
+    char inner[800];
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(inner, sizeof inner, "%s/file", path);
+    FILE *f = fopen(inner, "w");
+    fclose(f);
+}
+static void make_link_to_device(const char *path) { assert_int_equal(symlink("/dev/zero", path), 0); }
+
 static void entry_is_a_fifo(void **state) {
     (void)state;
     no_hang();
-    cache_key k = key_n(1);
-    char shard[600], path[700];
-    entry_of(&k, shard, sizeof shard, path, sizeof path);
-    assert_int_equal(mkdir(shard, 0755), 0);
-    assert_int_equal(mkfifo(path, 0644), 0);
-    check_entry_recovers(&k, path);
+    hostile_in_place(1, make_fifo);
 }
 
 /* A directory in an entry's place was a permanent miss whose writes failed. */
 static void entry_is_a_directory(void **state) {
     (void)state;
     no_hang();
-    cache_key k = key_n(2);
-    char shard[600], path[700], inner[800];
-    entry_of(&k, shard, sizeof shard, path, sizeof path);
-    assert_int_equal(mkdir(shard, 0755), 0);
-    assert_int_equal(mkdir(path, 0755), 0);
-    snprintf(inner, sizeof inner, "%s/file", path);
-    FILE *f = fopen(inner, "w");
-    fclose(f);
-    check_entry_recovers(&k, path);
-    /* and a directory that appears between a read and a write */
+    hostile_in_place(2, make_directory);
+    /* and a directory that appears between a read and a write, in the place
+     * of each file a write renames into place */
+    static const char *const files[] = {"meta", "cubin", "names"};
     disk_cache *c = disk_cache_open(dir);
-    unlink(path);
-    assert_int_equal(mkdir(path, 0755), 0);
-    assert_ok(NULL, disk_cache_write(c, &k, "image", 5, true));
+    for (int i = 0; i < 3; i++) {
+        cache_key k = key_n(20 + i);
+        char shard[600], path[700];
+        entry_of(&k, files[i], shard, sizeof shard, path, sizeof path);
+        assert_int_equal(mkdir(shard, 0755), 0);
+        make_directory(path);
+        assert_ok(NULL, disk_cache_write_entry(c, &k, "image", 5, true, DISK_CACHE_FAMILY, "name"));
+        void *data;
+        size_t size;
+        bool cubin;
+        assert_true(disk_cache_read(c, &k, &data, &size, &cubin));
+        free(data);
+    }
     disk_cache_close(c);
 }
 
 static void entry_is_a_link_to_a_device(void **state) {
     (void)state;
     no_hang();
-    cache_key k = key_n(3);
-    char shard[600], path[700];
-    entry_of(&k, shard, sizeof shard, path, sizeof path);
-    assert_int_equal(mkdir(shard, 0755), 0);
-    assert_int_equal(symlink("/dev/zero", path), 0);
-    check_entry_recovers(&k, path);
+    hostile_in_place(3, make_link_to_device);
     struct stat st;
     assert_int_equal(stat("/dev/zero", &st), 0);
     assert_true(S_ISCHR(st.st_mode));
 }
 
-/* A consistent header over a sparse file larger than the cap is refused
- * before the image is read (it cost seconds and gigabytes). */
+/* Consistent metadata over a sparse image larger than the cap is refused
+ * before the image is read (it cost seconds and gigabytes); so is a sparse
+ * metadata file. */
 static void sparse_entry_over_the_cap(void **state) {
     (void)state;
     no_hang();
@@ -131,19 +159,25 @@ static void sparse_entry_over_the_cap(void **state) {
     unsetenv("PTXKIT_CACHE_MAX_MB");
     cache_key k = key_n(4);
     assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
-    char shard[600], path[700];
-    entry_of(&k, shard, sizeof shard, path, sizeof path);
-    int fd = open(path, O_RDWR);
-    uint64_t big = (uint64_t)2 << 30; /* 2 GiB */
-    assert_int_equal(pwrite(fd, &big, sizeof big, 16), (ssize_t)sizeof big);
-    assert_int_equal(ftruncate(fd, (off_t)(48 + big)), 0);
-    close(fd);
+    char shard[600], path[700], meta[700];
+    entry_of(&k, "cubin", shard, sizeof shard, path, sizeof path);
+    entry_of(&k, "meta", shard, sizeof shard, meta, sizeof meta);
+    unsigned long long big = 2ull << 30; /* 2 GiB */
+    assert_int_equal(truncate(path, (off_t)big), 0);
+    char text[1024];
+    size_t n = cache_meta_text(&k, true, "program", big, 0, 0, 0, text, sizeof text);
+    assert_true(n > 0 && cache_meta_put(meta, text, n));
     void *data = NULL;
     size_t size;
     bool cubin;
     assert_false(disk_cache_read(c, &k, &data, &size, &cubin));
     assert_null(data);
     assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_not_equal(access(meta, F_OK), 0);
+    assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
+    assert_int_equal(truncate(meta, 2ll << 30), 0);
+    assert_false(disk_cache_read(c, &k, &data, &size, &cubin));
+    assert_int_not_equal(access(meta, F_OK), 0);
     disk_cache_close(c);
 }
 
@@ -214,11 +248,11 @@ static void cache_dir_is_a_file(void **state) {
 }
 
 /* The scan took ".." for a shard: purge removed *.bin files beside the
- * cache directory. */
+ * cache directory (now any name a cache file could have). */
 static void purge_stays_inside(void **state) {
     (void)state;
     char victim[600];
-    snprintf(victim, sizeof victim, "%s/mine.bin", root);
+    snprintf(victim, sizeof victim, "%s/00112233445566778899aabbccddeeff.cubin", root);
     FILE *f = fopen(victim, "w");
     fclose(f);
     disk_cache *c = disk_cache_open(dir);

@@ -1,5 +1,6 @@
-/* The on-disk kernel cache: round trips, damaged files, size cap, and
- * processes racing to store the same kernel. */
+/* The on-disk kernel cache: round trips, each file of an entry damaged in
+ * turn, swapped images, half-written and old-format entries, stray files,
+ * the size cap, and processes racing to store the same kernel. */
 #include <dirent.h>
 #include <pwd.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache_meta.h"
 #include "family_key.h"
 #include "runtime/cache_dir.h"
 #include "runtime/cache_key.h"
@@ -39,10 +41,27 @@ static cache_key key_of(int i) {
     return cache_key_for("copy", d, 1, 90, 13000);
 }
 
-static void entry_file(const cache_key *key, char *path, size_t size) {
+static void entry_file(const cache_key *key, const char *suffix, char *path, size_t size) {
     char hex[33];
     cache_key_hex(key, hex);
-    snprintf(path, size, "%s/%.2s/%s.bin", dir, hex, hex);
+    snprintf(path, size, "%s/%.2s/%s.%s", dir, hex, hex, suffix);
+}
+
+static bool exists(const cache_key *key, const char *suffix) {
+    char path[1024];
+    entry_file(key, suffix, path, sizeof path);
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static char *slurp(const char *path, size_t *size) {
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(1 << 16);
+    *size = fread(buf, 1, 1 << 16, f);
+    fclose(f);
+    return buf;
 }
 
 static void round_trip(void **state) {
@@ -60,72 +79,196 @@ static void round_trip(void **state) {
     assert_true(cubin);
     assert_memory_equal(data, image, sizeof image);
     free(data);
+    /* the image is a plain file, byte for byte; the metadata beside it */
+    char path[1024];
+    entry_file(&k, "cubin", path, sizeof path);
+    char *file = slurp(path, &size);
+    assert_non_null(file);
+    assert_int_equal(size, sizeof image);
+    assert_memory_equal(file, image, sizeof image);
+    free(file);
+    entry_file(&k, "meta", path, sizeof path);
+    file = slurp(path, &size);
+    assert_non_null(file);
+    file[size] = 0;
+    char hex[33], line[64];
+    cache_key_hex(&k, hex);
+    snprintf(line, sizeof line, "key %s\n", hex);
+    assert_non_null(strstr(file, "ptxkit-cache-entry 3\n"));
+    assert_non_null(strstr(file, line));
+    assert_non_null(strstr(file, "kind cubin\n"));
+    assert_non_null(strstr(file, "origin program\n"));
+    /* the record is exactly the documented text (cache_meta.h) */
+    char want[1024];
+    size_t want_size = cache_meta_text(&k, true, "program", sizeof image, XXH3_64bits(image, sizeof image), 0, 0, want,
+                                       sizeof want);
+    assert_int_equal(size, want_size);
+    assert_memory_equal(file, want, size);
+    free(file);
+    assert_false(exists(&k, "ptx"));
+    assert_false(exists(&k, "names"));
     cache_key other = key_of(2);
     assert_false(disk_cache_read(c, &other, &data, &size, &cubin));
     disk_cache_close(c);
 }
 
-/* Damages the stored file of key 3 with `damage`, and checks that it is then
- * rejected and removed. */
-static void check_rejected(void (*damage)(const char *path)) {
+/* Names and origin come back; the names are a plain file, one a line. */
+static void names_and_origin(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k = key_of(6);
+    const char ptx[] = "// PTX\n.version 8.0\n";
+    assert_ok(NULL, disk_cache_write_entry(c, &k, ptx, strlen(ptx), false, DISK_CACHE_FAMILY, "_Z3addPf\nsecond"));
+    void *data;
+    size_t size;
+    bool cubin = true;
+    disk_cache_origin origin = 0;
+    char *names = NULL;
+    assert_true(disk_cache_read_entry(c, &k, &data, &size, &cubin, &origin, &names));
+    assert_false(cubin);
+    assert_int_equal(origin, DISK_CACHE_FAMILY);
+    assert_string_equal(names, "_Z3addPf\nsecond");
+    assert_int_equal(size, strlen(ptx));
+    assert_string_equal(data, ptx); /* NUL-terminated */
+    free(data);
+    free(names);
+    char path[1024];
+    entry_file(&k, "names", path, sizeof path);
+    char *file = slurp(path, &size);
+    assert_int_equal(size, strlen("_Z3addPf\nsecond\n"));
+    assert_memory_equal(file, "_Z3addPf\nsecond\n", size);
+    free(file);
+    assert_true(exists(&k, "ptx"));
+    /* rewritten as a CUBIN without names: the PTX and the names go */
+    assert_ok(NULL, disk_cache_write_entry(c, &k, "\x7f" "ELF", 4, true, DISK_CACHE_USER_IMAGE, NULL));
+    assert_false(exists(&k, "ptx"));
+    assert_false(exists(&k, "names"));
+    assert_true(disk_cache_read_entry(c, &k, &data, &size, &cubin, &origin, &names));
+    assert_true(cubin);
+    assert_int_equal(origin, DISK_CACHE_USER_IMAGE);
+    assert_null(names);
+    free(data);
+    /* an empty image or an unknown origin is refused */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, disk_cache_write_entry(c, &k, "", 0, true, DISK_CACHE_FAMILY, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, disk_cache_write_entry(c, &k, "x", 1, true, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, disk_cache_write_entry(c, &k, "x", 1, true, 99, NULL));
+    disk_cache_close(c);
+}
+
+/* Writes the entry of key 3 (a 4 KiB PTX image with names), damages one
+ * of its files ("meta", "ptx", "names") with `damage`, and checks that it
+ * is then a miss and that every file of the entry is gone. */
+static void check_rejected(const char *which, void (*damage)(const char *path)) {
     disk_cache *c = disk_cache_open(dir);
     cache_key k = key_of(3);
     char image[4096];
     for (size_t i = 0; i < sizeof image; i++) image[i] = (char)(i * 7);
-    assert_ok(NULL, disk_cache_write(c, &k, image, sizeof image, false));
+    assert_ok(NULL, disk_cache_write_entry(c, &k, image, sizeof image, false, DISK_CACHE_PROGRAM, "lowered"));
     char path[1024];
-    entry_file(&k, path, sizeof path);
+    entry_file(&k, which, path, sizeof path);
     damage(path);
     void *data = NULL;
     size_t size;
     bool cubin;
-    assert_false(disk_cache_read(c, &k, &data, &size, &cubin));
+    char *names = NULL;
+    if (disk_cache_read_entry(c, &k, &data, &size, &cubin, NULL, &names))
+        fail_msg("the %s file damaged: read as a hit", which);
     assert_null(data);
-    assert_int_not_equal(access(path, F_OK), 0);
+    assert_null(names);
+    assert_false(exists(&k, "meta"));
+    assert_false(exists(&k, "ptx"));
+    assert_false(exists(&k, "names"));
+    /* and the entry is written again */
+    assert_ok(NULL, disk_cache_write_entry(c, &k, image, sizeof image, false, DISK_CACHE_PROGRAM, "lowered"));
+    assert_true(disk_cache_read_entry(c, &k, &data, &size, &cubin, NULL, &names));
+    assert_string_equal(names, "lowered");
+    free(data);
+    free(names);
     disk_cache_close(c);
 }
 
 static void flip_byte(const char *path) {
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    long at = st.st_size > 200 ? 200 : st.st_size / 2;
     FILE *f = fopen(path, "r+b");
-    fseek(f, 200, SEEK_SET);
+    fseek(f, at, SEEK_SET);
     int ch = fgetc(f);
-    fseek(f, 200, SEEK_SET);
+    fseek(f, at, SEEK_SET);
     fputc(ch ^ 0x40, f);
     fclose(f);
 }
-static void cut_short(const char *path) { assert_int_equal(truncate(path, 1000), 0); }
-static void foreign_magic(const char *path) {
-    FILE *f = fopen(path, "r+b");
-    fwrite("OTHERAPP", 1, 8, f);
+static void cut_short(const char *path) {
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(truncate(path, st.st_size > 1000 ? 1000 : st.st_size - 1), 0);
+}
+static void grow(const char *path) {
+    FILE *f = fopen(path, "ab");
+    fputc('\n', f);
     fclose(f);
 }
+static void foreign_version(const char *path) {
+    /* a whole, self-consistent record of another format */
+    size_t size;
+    char *text = slurp(path, &size);
+    text[size] = 0;
+    char *v = strstr(text, "ptxkit-cache-entry 3\n");
+    assert_non_null(v);
+    v[strlen("ptxkit-cache-entry ")] = '2';
+    FILE *f = fopen(path, "wb");
+    fwrite(text, 1, size, f);
+    fclose(f);
+    free(text);
+}
 static void empty_file(const char *path) { assert_int_equal(truncate(path, 0), 0); }
+static void removed(const char *path) { assert_int_equal(unlink(path), 0); }
+static void replaced_by_directory(const char *path) {
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+}
 static void other_key(const char *path) {
-    /* a valid entry of another key copied under this name */
+    /* the same file of a valid entry of another key, moved under this name */
     disk_cache *c = disk_cache_open(dir);
     cache_key k = key_of(4);
-    assert_ok(NULL, disk_cache_write(c, &k, "x", 1, true));
+    assert_ok(NULL, disk_cache_write_entry(c, &k, "other image", 11, false, DISK_CACHE_PROGRAM, "other"));
     char src[1024];
-    entry_file(&k, src, sizeof src);
+    entry_file(&k, strrchr(path, '.') + 1, src, sizeof src);
     assert_int_equal(rename(src, path), 0);
     disk_cache_close(c);
 }
 
-static void corrupt_file(void **state) { (void)state; check_rejected(flip_byte); }
+static void (*const damages[])(const char *) = {flip_byte, cut_short, grow, empty_file, removed,
+                                                replaced_by_directory, other_key};
+static const char *const damage_names[] = {"flip", "truncate", "grow", "empty", "remove", "directory", "other key"};
 
-/* Any single bit flipped in the 48-byte header (magic, format, kind, size,
- * key, checksum) is a miss: the kind word once read any non-zero value as
- * CUBIN, and the checksum covered only the image. */
-static void damaged_header(void **state) {
+/* Every damage to every file of an entry is a miss. */
+static void damaged_files(void **state) {
+    (void)state;
+    static const char *const files[] = {"meta", "ptx", "names"};
+    for (size_t f = 0; f < 3; f++)
+        for (size_t d = 0; d < sizeof damages / sizeof damages[0]; d++) {
+            if (f == 0 && damages[d] == removed) continue; /* no metadata: half_written */
+            print_message("%s: %s\n", files[f], damage_names[d]);
+            check_rejected(files[f], damages[d]);
+        }
+    check_rejected("meta", foreign_version);
+}
+
+/* Any single bit flipped anywhere in the metadata is a miss. */
+static void damaged_meta(void **state) {
     (void)state;
     disk_cache *c = disk_cache_open(dir);
     cache_key k = key_of(5);
     const char image[] = "// PTX text\n.version 8.0\n";
     char path[1024];
-    entry_file(&k, path, sizeof path);
-    for (int bit = 0; bit < 48 * 8; bit++)
-        for (int kind = 0; kind < 2; kind++) {
-            assert_ok(NULL, disk_cache_write(c, &k, image, sizeof image, kind == 1));
+    entry_file(&k, "meta", path, sizeof path);
+    for (int kind = 0; kind < 2; kind++) {
+        assert_ok(NULL, disk_cache_write_entry(c, &k, image, sizeof image, kind == 1, DISK_CACHE_FAMILY, "n"));
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        for (int bit = 0; bit < (int)st.st_size * 8; bit++) {
+            assert_ok(NULL, disk_cache_write_entry(c, &k, image, sizeof image, kind == 1, DISK_CACHE_FAMILY, "n"));
             FILE *f = fopen(path, "r+b");
             assert_non_null(f);
             fseek(f, bit / 8, SEEK_SET);
@@ -137,16 +280,131 @@ static void damaged_header(void **state) {
             size_t size;
             bool cubin;
             if (disk_cache_read(c, &k, &data, &size, &cubin))
-                fail_msg("header bit %d flipped in a %s entry read as a hit (%s)", bit, kind ? "CUBIN" : "PTX",
+                fail_msg("metadata bit %d flipped in a %s entry read as a hit (%s)", bit, kind ? "CUBIN" : "PTX",
                          cubin ? "CUBIN" : "PTX");
             assert_int_not_equal(access(path, F_OK), 0);
         }
+    }
     disk_cache_close(c);
 }
-static void truncated_file(void **state) { (void)state; check_rejected(cut_short); }
-static void foreign_file(void **state) { (void)state; check_rejected(foreign_magic); }
-static void empty_entry(void **state) { (void)state; check_rejected(empty_file); }
-static void misplaced_file(void **state) { (void)state; check_rejected(other_key); }
+
+/* Two entries' images swapped: both are misses, neither returns the
+ * other's image. */
+static void swapped_images(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    cache_key a = key_of(7), b = key_of(8);
+    assert_ok(NULL, disk_cache_write(c, &a, "\x7f" "ELF image a", 12, true));
+    assert_ok(NULL, disk_cache_write(c, &b, "\x7f" "ELF image b", 12, true));
+    char pa[1024], pb[1024], tmp[1100];
+    entry_file(&a, "cubin", pa, sizeof pa);
+    entry_file(&b, "cubin", pb, sizeof pb);
+    snprintf(tmp, sizeof tmp, "%s.swap", pa);
+    assert_int_equal(rename(pa, tmp), 0);
+    assert_int_equal(rename(pb, pa), 0);
+    assert_int_equal(rename(tmp, pb), 0);
+    void *data = NULL;
+    size_t size;
+    bool cubin;
+    assert_false(disk_cache_read(c, &a, &data, &size, &cubin));
+    assert_false(disk_cache_read(c, &b, &data, &size, &cubin));
+    assert_null(data);
+    /* the kind swapped: a CUBIN's metadata over a PTX file of the same bytes */
+    assert_ok(NULL, disk_cache_write(c, &a, "\x7f" "ELF image a", 12, true));
+    entry_file(&a, "ptx", pb, sizeof pb);
+    assert_int_equal(rename(pa, pb), 0);
+    assert_false(disk_cache_read(c, &a, &data, &size, &cubin));
+    assert_false(exists(&a, "ptx"));
+    disk_cache_close(c);
+}
+
+/* An image without metadata is a write in progress (or one that died): a
+ * miss, left alone for its writer; the next write completes the entry. */
+static void half_written(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k = key_of(9);
+    assert_ok(NULL, disk_cache_write(c, &k, "\x7f" "ELF", 4, true));
+    char path[1024];
+    entry_file(&k, "meta", path, sizeof path);
+    assert_int_equal(unlink(path), 0);
+    void *data;
+    size_t size;
+    bool cubin;
+    assert_false(disk_cache_read(c, &k, &data, &size, &cubin));
+    assert_true(exists(&k, "cubin"));
+    assert_ok(NULL, disk_cache_write(c, &k, "\x7f" "ELF", 4, true));
+    assert_true(disk_cache_read(c, &k, &data, &size, &cubin));
+    free(data);
+    disk_cache_close(c);
+}
+
+/* Entries of the earlier formats (one <key>.bin container) are never read;
+ * a write's trim and a purge remove them. Stray files that are not the
+ * cache's are neither counted nor removed. */
+static void old_format_and_strays(void **state) {
+    (void)state;
+    setenv("PTXKIT_CACHE_DIR", dir, 1);
+    disk_cache *c = disk_cache_open(dir);
+    cache_key old = key_of(10), k = key_of(11);
+    char legacy[1024], shard[1024];
+    entry_file(&old, "bin", legacy, sizeof legacy);
+    snprintf(shard, sizeof shard, "%s", legacy);
+    *strrchr(shard, '/') = 0;
+    assert_int_equal(mkdir(shard, 0755), 0);
+    FILE *f = fopen(legacy, "wb");
+    fwrite("PTXKITC1\2\0\0\0", 1, 12, f);
+    fclose(f);
+    void *data;
+    size_t size;
+    bool cubin;
+    assert_false(disk_cache_read(c, &old, &data, &size, &cubin));
+    size_t files, bytes;
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_int_equal(files, 0);
+    assert_int_equal(bytes, 12);
+    /* strays: not the cache's names */
+    char stray[4][1100];
+    snprintf(stray[0], sizeof stray[0], "%s/README", shard);
+    snprintf(stray[1], sizeof stray[1], "%s.txt", legacy);
+    snprintf(stray[2], sizeof stray[2], "%s/%s", shard, "0123456789ABCDEF0123456789ABCDEF.meta");
+    snprintf(stray[3], sizeof stray[3], "%s/%s", shard, "0123.cubin");
+    for (int i = 0; i < 4; i++) {
+        f = fopen(stray[i], "w");
+        fputs("not the cache's", f);
+        fclose(f);
+    }
+    assert_ok(NULL, disk_cache_write(c, &k, "\x7f" "ELF", 4, true));
+    assert_int_not_equal(access(legacy, F_OK), 0); /* the trim removed it */
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_int_equal(files, 1);
+    /* a temporary file a dead writer left counts with its entry, and goes with it */
+    char temp[1100], path[1024];
+    entry_file(&k, "cubin.tmp.99999.0", temp, sizeof temp);
+    f = fopen(temp, "wb");
+    fputs("half an image", f);
+    fclose(f);
+    size_t bytes_with_temp;
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes_with_temp));
+    assert_int_equal(files, 1);
+    assert_int_equal(bytes_with_temp, bytes + strlen("half an image"));
+    entry_file(&k, "meta", path, sizeof path);
+    assert_int_equal(access(path, F_OK), 0);
+    f = fopen(legacy, "wb");
+    fputs("old", f);
+    fclose(f);
+    assert_ok(NULL, ptxkit_cache_purge());
+    assert_int_not_equal(access(legacy, F_OK), 0);
+    assert_int_not_equal(access(temp, F_OK), 0);
+    assert_false(exists(&k, "meta"));
+    assert_false(exists(&k, "cubin"));
+    for (int i = 0; i < 4; i++) assert_int_equal(access(stray[i], F_OK), 0);
+    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_int_equal(files, 0);
+    assert_int_equal(bytes, 0);
+    unsetenv("PTXKIT_CACHE_DIR");
+    disk_cache_close(c);
+}
 
 static void size_cap_evicts_oldest(void **state) {
     (void)state;
@@ -161,27 +419,33 @@ static void size_cap_evicts_oldest(void **state) {
         assert_ok(NULL, disk_cache_write(c, &k, image, big, true));
         /* distinct mtimes so least-recent use is well defined */
         char path[1024];
-        entry_file(&k, path, sizeof path);
         struct timespec times[2] = {{.tv_sec = 1000000 + i}, {.tv_sec = 1000000 + i}};
+        entry_file(&k, "cubin", path, sizeof path);
+        utimensat(AT_FDCWD, path, times, 0);
+        entry_file(&k, "meta", path, sizeof path);
         utimensat(AT_FDCWD, path, times, 0);
     }
     size_t total = 0, count = 0;
     for (int i = 10; i < 20; i++) {
         char path[1024];
         cache_key k = key_of(i);
-        entry_file(&k, path, sizeof path);
         struct stat st;
-        if (stat(path, &st) == 0) {
-            total += (size_t)st.st_size;
-            count++;
-        }
+        entry_file(&k, "meta", path, sizeof path);
+        bool meta = stat(path, &st) == 0;
+        if (meta) total += (size_t)st.st_size;
+        entry_file(&k, "cubin", path, sizeof path);
+        bool image = stat(path, &st) == 0;
+        if (image) total += (size_t)st.st_size;
+        /* an entry goes whole: its image and metadata together */
+        assert_int_equal(meta, image);
+        count += meta;
     }
     assert_true(total <= (1u << 20));
     assert_true(count >= 2);
     /* the newest entry survived */
     cache_key newest = key_of(19);
     char path[1024];
-    entry_file(&newest, path, sizeof path);
+    entry_file(&newest, "meta", path, sizeof path);
     assert_int_equal(access(path, F_OK), 0);
     free(image);
     disk_cache_close(c);
@@ -251,7 +515,7 @@ static void concurrent_writers(void **state) {
             assert_null(strstr(e->d_name, ".tmp."));
         }
     closedir(d);
-    assert_int_equal(files, 1);
+    assert_int_equal(files, 2); /* the CUBIN and its metadata */
     disk_cache_close(c);
 }
 
@@ -324,12 +588,12 @@ static void xdg_rules(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(corrupt_file, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(damaged_header, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(truncated_file, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(foreign_file, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(empty_entry, make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(misplaced_file, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(names_and_origin, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(damaged_files, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(damaged_meta, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(swapped_images, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(half_written, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(old_format_and_strays, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(size_cap_evicts_oldest, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(concurrent_writers, make_dir, remove_dir),
         cmocka_unit_test(disabled_by_environment),

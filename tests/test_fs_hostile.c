@@ -90,10 +90,11 @@ static cache_key key_n(int n) {
     return k;
 }
 
-static void entry_path(const char *dir, const cache_key *k, char *path, size_t size) {
+/* The path of one of an entry's files ("meta", "cubin"). */
+static void entry_path(const char *dir, const cache_key *k, const char *suffix, char *path, size_t size) {
     char hex[33];
     cache_key_hex(k, hex);
-    snprintf(path, size, "%s/%.2s/%s.bin", dir, hex, hex);
+    snprintf(path, size, "%s/%.2s/%s.%s", dir, hex, hex, suffix);
 }
 
 static tune_db_entry sample_entry(int bucket) {
@@ -146,16 +147,20 @@ static void unreadable_body(void) {
     CHECK(disk_cache_write(c, &k, "x", 1, true) == PTXKIT_ERROR_IO);
     disk_cache_close(c);
     unsetenv("PTXKIT_CACHE_DIR");
-    /* an unreadable entry is a miss; a write replaces it */
+    /* an unreadable file of an entry (its metadata, its image) is a miss;
+     * a write replaces it */
     snprintf(dir, sizeof dir, "%s/cache", root);
     c = disk_cache_open(dir);
-    CHECK(disk_cache_write(c, &k, "image", 5, true) == PTXKIT_SUCCESS);
-    entry_path(dir, &k, path, sizeof path);
-    CHECK(chmod(path, 0) == 0);
-    CHECK(!disk_cache_read(c, &k, &image, &size, &cubin));
-    CHECK(disk_cache_write(c, &k, "image", 5, true) == PTXKIT_SUCCESS);
-    CHECK(disk_cache_read(c, &k, &image, &size, &cubin) && size == 5);
-    free(image);
+    static const char *const kinds[] = {"meta", "cubin"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(disk_cache_write(c, &k, "image", 5, true) == PTXKIT_SUCCESS);
+        entry_path(dir, &k, kinds[i], path, sizeof path);
+        CHECK(chmod(path, 0) == 0);
+        CHECK(!disk_cache_read(c, &k, &image, &size, &cubin));
+        CHECK(disk_cache_write(c, &k, "image", 5, true) == PTXKIT_SUCCESS);
+        CHECK(disk_cache_read(c, &k, &image, &size, &cubin) && size == 5);
+        free(image);
+    }
     disk_cache_close(c);
     /* an unreadable database: an I/O error naming it, left as it is */
     snprintf(path, sizeof path, "%s/tune.db", root);
@@ -243,8 +248,10 @@ static void check_full(const char *dir, const char *db_path) {
     size_t size;
     bool cubin;
     char path[700];
-    entry_path(dir, &k, path, sizeof path);
-    CHECK(access(path, F_OK) != 0); /* no partial entry */
+    entry_path(dir, &k, "meta", path, sizeof path);
+    CHECK(access(path, F_OK) != 0); /* no partial entry: no metadata, no image */
+    entry_path(dir, &k, "cubin", path, sizeof path);
+    CHECK(access(path, F_OK) != 0);
     CHECK(!disk_cache_read(c, &k, &back, &size, &cubin));
     free(image);
     disk_cache_close(c);

@@ -40,7 +40,7 @@
     X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
     X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010) \
-    X(cuOccupancyMaxPotentialBlockSize, 6050)
+    X(cuOccupancyMaxPotentialBlockSize, 6050) X(cuModuleGetGlobal, 3020)
 /* Entry points a feature needs, not the library: NULL where the driver
  * lacks them, and the feature answers UNSUPPORTED. */
 #define DRIVER_OPTIONAL_ENTRIES(X)                                             \

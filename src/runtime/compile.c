@@ -34,6 +34,8 @@ void compile_output_free(compile_output *out) {
     free(out->image);
     free(out->log);
     free(out->lowered_name);
+    for (int i = 0; i < out->lowered_count; i++) free(out->lowered_names[i]);
+    free(out->lowered_names);
     memset(out, 0, sizeof *out);
 }
 
@@ -123,6 +125,25 @@ static bool only_name_map_errors(const char *log) {
     return any;
 }
 
+/* The lowered name of each of req's name_expressions (a module of several
+ * kernels and variables). */
+static ptxkit_status lowered_names_of(ptxkit_context *ctx, const nvrtc_library *rtc, nvrtcProgram prog,
+                                      const compile_request *req, compile_output *out) {
+    out->lowered_names = calloc((size_t)req->name_expression_count, sizeof *out->lowered_names);
+    if (!out->lowered_names) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+    out->lowered_count = req->name_expression_count;
+    for (int i = 0; i < req->name_expression_count; i++) {
+        const char *lowered = NULL;
+        nvrtcResult r = rtc->nvrtcGetLoweredName(prog, req->name_expressions[i], &lowered);
+        if (r != NVRTC_SUCCESS || !lowered)
+            return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "%s: the name expression '%s' names no kernel or variable: %s",
+                                req->name, req->name_expressions[i], rtc->nvrtcGetErrorString(r));
+        if ((out->lowered_names[i] = strdup(lowered)) == NULL)
+            return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
+    }
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,
                              compile_output *out) {
     memset(out, 0, sizeof *out);
@@ -204,6 +225,10 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
     if (st == PTXKIT_SUCCESS && req->name_expression && (r = rtc->nvrtcAddNameExpression(prog, req->name_expression)) != NVRTC_SUCCESS)
         st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s", req->name_expression,
                           rtc->nvrtcGetErrorString(r));
+    for (int i = 0; st == PTXKIT_SUCCESS && i < req->name_expression_count; i++)
+        if ((r = rtc->nvrtcAddNameExpression(prog, req->name_expressions[i])) != NVRTC_SUCCESS)
+            st = record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "nvrtcAddNameExpression(%s): %s",
+                              req->name_expressions[i], rtc->nvrtcGetErrorString(r));
     if (st == PTXKIT_SUCCESS) {
         r = rtc->nvrtcCompileProgram(prog, n, options);
         size_t log_size = 0;
@@ -216,7 +241,7 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
             for (int i = 0, used = 0; i < req->define_count && used < (int)sizeof flat - 1; i++)
                 used += snprintf(flat + used, sizeof flat - (size_t)used, " -D%s", req->defines[i]);
             dump_failed_source(req, options, n, dumped, sizeof dumped);
-            bool missing = req->name_expression && out->log && only_name_map_errors(out->log);
+            bool missing = (req->name_expression || req->name_expression_count) && out->log && only_name_map_errors(out->log);
             st = record_error(ctx, missing ? PTXKIT_ERROR_NOT_FOUND : PTXKIT_ERROR_COMPILE,
                               "NVRTC failed to compile %s%s%s for %s%s: %s\n%s%s", req->name,
                               req->name_expression ? ", entry " : "", req->name_expression ? req->name_expression : "",
@@ -232,6 +257,8 @@ ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, in
         else if ((out->lowered_name = strdup(lowered)) == NULL)
             st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
     }
+    if (st == PTXKIT_SUCCESS && req->name_expression_count > 0)
+        st = lowered_names_of(ctx, rtc, prog, req, out);
     size_t size = 0;
     if (st == PTXKIT_SUCCESS) {
         r = cubin ? rtc->nvrtcGetCUBINSize(prog, &size) : rtc->nvrtcGetPTXSize(prog, &size);

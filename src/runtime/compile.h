@@ -18,6 +18,8 @@ typedef struct compile_output {
     bool is_cubin;
     char *log;            /* NVRTC log, malloc'd, may be NULL */
     char *lowered_name;   /* with a name expression: the entry's name in the image */
+    char **lowered_names; /* with name_expressions: each one's name in the image, malloc'd */
+    int lowered_count;
     double compile_ms;
 } compile_output;
 
@@ -37,6 +39,11 @@ typedef struct compile_request {
     const char *const *options;
     int option_count;
     const char *name_expression;
+    /* Several name expressions (kernels and __device__/__constant__
+     * variables) of one module; their lowered names come back in
+     * compile_output.lowered_names, in this order. */
+    const char *const *name_expressions;
+    int name_expression_count;
 } compile_request;
 
 ptxkit_status compile_source(ptxkit_context *ctx, const compile_request *req, int arch, bool want_ptx,

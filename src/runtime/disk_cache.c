@@ -1,16 +1,26 @@
-/* On-disk cache of compiled kernels: <dir>/<first key byte>/<key>.bin.
- * Each file is a header (magic, format, kind, size, key, checksum) and the
- * image; the checksum covers the header's other fields and the image, and
- * every field is checked, so a damaged entry is a miss, never a hit of the
- * other kind. Writes go to a temporary name and are renamed into place, so a
- * reader sees a whole file or none; a file that fails any check is deleted
- * and rebuilt. The total size is capped by least-recent use (mtime, touched
- * on every hit). */
+/* On-disk cache of compiled kernels. The entry of key K is a set of plain
+ * files in <dir>/<first two hex digits of K>/:
+ *   K.cubin or K.ptx  the image, byte for byte what the driver loads, so
+ *                     cuobjdump and nvdisasm read a K.cubin as it is
+ *   K.names           its lowered kernel names, one a line (when it has any)
+ *   K.meta            a few lines of text: format, key, kind, origin, the
+ *                     size and XXH3 checksum of the image and of the names,
+ *                     and a checksum of the lines before it
+ * Each file is written under a temporary name and renamed into place; the
+ * metadata goes last and commits the entry, so a reader sees a whole entry
+ * or none. A read checks the metadata byte for byte against the text its
+ * fields render to, then the image's size and checksum (and the names'):
+ * a truncated, corrupt, foreign, half-written or mismatched entry is a
+ * miss, never a wrong image. An entry that fails a check is deleted and
+ * rebuilt; an image without metadata is left to its writer, to eviction and
+ * to purge. The total size of all of an entry's files is capped by
+ * least-recent use (the metadata's mtime, touched on every hit). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +37,12 @@
 #include "runtime/files.h"
 #include "runtime/status.h"
 
-#define CACHE_MAGIC "PTXKITC1"
-/* 2: the checksum covers the header too (format 1 entries are misses) */
-#define CACHE_FORMAT 2u
+#define META_MAGIC "ptxkit-cache-entry"
+/* 3: plain files (image, names, metadata); entries of formats 1 and 2 (one
+ * K.bin container) are never read, and trim and purge remove them */
+#define CACHE_FORMAT 3u
+#define META_MAX 1024 /* the rendered record is about 250 bytes */
+#define NAMES_MAX (64u << 10) /* lowered names: a few hundred bytes each */
 #define CACHE_DEFAULT_CAP_MB 512
 #define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
@@ -38,18 +51,53 @@ struct disk_cache {
     unsigned long long cap_bytes;
 };
 
-typedef struct cache_header {
-    char magic[8];
-    uint32_t format;
-    uint32_t is_cubin;       /* 0 or 1 */
-    uint64_t size;
-    unsigned char key[16];
-    uint64_t checksum;       /* of the fields above, then the image */
-} cache_header;
-_Static_assert(sizeof(cache_header) == 48 && offsetof(cache_header, checksum) == 40, "the header has no padding");
+/* The metadata's fields. */
+typedef struct entry_meta {
+    unsigned format;
+    char key[33];
+    bool is_cubin;
+    disk_cache_origin origin;
+    unsigned long long image_size, names_size;
+    uint64_t image_sum, names_sum;
+} entry_meta;
 
-static uint64_t entry_checksum(const cache_header *h, const void *image, size_t size) {
-    return XXH3_64bits_withSeed(image, size, XXH3_64bits(h, offsetof(cache_header, checksum)));
+static const char *const origin_names[] = {NULL, "family", "program", "embedded-ptx", "user-image"};
+enum { ORIGIN_COUNT = sizeof origin_names / sizeof origin_names[0] };
+
+/* The one text a record renders to; its last line is the checksum of the
+ * lines before it. The length, or 0 when it does not fit. */
+static size_t render_meta(const entry_meta *m, char *out, size_t size) {
+    int n = snprintf(out, size,
+                     META_MAGIC " %u\nkey %s\nkind %s\norigin %s\nimage %llu %016" PRIx64 "\nnames %llu %016" PRIx64 "\n",
+                     m->format, m->key, m->is_cubin ? "cubin" : "ptx", origin_names[m->origin], m->image_size,
+                     m->image_sum, m->names_size, m->names_sum);
+    if (n < 0 || (size_t)n >= size) return 0;
+    int tail = snprintf(out + n, size - (size_t)n, "meta %016" PRIx64 "\n", (uint64_t)XXH3_64bits(out, (size_t)n));
+    if (tail < 0 || (size_t)(n + tail) >= size) return 0;
+    return (size_t)(n + tail);
+}
+
+/* Parses a record; true only when the text is exactly what its fields
+ * render to (so every byte, the checksum line included, is checked). */
+static bool parse_meta(const char *text, size_t size, entry_meta *m) {
+    if (size == 0 || size >= META_MAX || memchr(text, 0, size)) return false;
+    char kind[8] = "", origin[16] = "";
+    unsigned long long image_sum = 0, names_sum = 0, meta_sum = 0;
+    memset(m, 0, sizeof *m);
+    if (sscanf(text, META_MAGIC " %u\nkey %32s\nkind %7s\norigin %15s\nimage %llu %llx\nnames %llu %llx\nmeta %llx",
+               &m->format, m->key, kind, origin, &m->image_size, &image_sum, &m->names_size, &names_sum,
+               &meta_sum) != 9)
+        return false;
+    if (strcmp(kind, "cubin") != 0 && strcmp(kind, "ptx") != 0) return false;
+    m->is_cubin = kind[0] == 'c';
+    for (int i = 1; i < ORIGIN_COUNT; i++)
+        if (strcmp(origin, origin_names[i]) == 0) m->origin = (disk_cache_origin)i;
+    if (!m->origin) return false;
+    m->image_sum = image_sum;
+    m->names_sum = names_sum;
+    char canonical[META_MAX];
+    size_t n = render_meta(m, canonical, sizeof canonical);
+    return n == size && memcmp(canonical, text, size) == 0;
 }
 
 unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
@@ -93,12 +141,27 @@ void disk_cache_close(disk_cache *cache) { free(cache); }
 
 const char *disk_cache_path(const disk_cache *cache) { return cache ? cache->dir : ""; }
 
-static void entry_path(const disk_cache *c, const cache_key *key, char *shard, size_t shard_size, char *path,
-                       size_t path_size) {
+bool disk_cache_file_path(const disk_cache *c, const cache_key *key, const char *suffix, char *buf, size_t size) {
     char hex[33];
     cache_key_hex(key, hex);
-    snprintf(shard, shard_size, "%s/%.2s", c->dir, hex);
-    snprintf(path, path_size, "%s/%s.bin", shard, hex);
+    return c && (size_t)snprintf(buf, size, "%s/%.2s/%s.%s", c->dir, hex, hex, suffix) < size;
+}
+
+/* The paths of an entry's files. */
+typedef struct entry_paths {
+    char shard[4200];
+    char meta[4300], cubin[4300], ptx[4300], names[4300], legacy[4300];
+} entry_paths;
+
+static void entry_paths_of(const disk_cache *c, const cache_key *key, entry_paths *p) {
+    char hex[33];
+    cache_key_hex(key, hex);
+    snprintf(p->shard, sizeof p->shard, "%s/%.2s", c->dir, hex);
+    snprintf(p->meta, sizeof p->meta, "%s/%s.meta", p->shard, hex);
+    snprintf(p->cubin, sizeof p->cubin, "%s/%s.cubin", p->shard, hex);
+    snprintf(p->ptx, sizeof p->ptx, "%s/%s.ptx", p->shard, hex);
+    snprintf(p->names, sizeof p->names, "%s/%s.names", p->shard, hex);
+    snprintf(p->legacy, sizeof p->legacy, "%s/%s.bin", p->shard, hex);
 }
 
 static int remove_visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
@@ -107,8 +170,8 @@ static int remove_visit(const char *path, const struct stat *st, int type, struc
     return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-/* Removes an entry of any type: a directory where an entry belongs would be
- * a permanent miss whose rename-into-place fails forever. */
+/* Removes a file of any type: a directory where a file belongs would be a
+ * permanent miss whose rename-into-place fails forever. */
 static int remove_entry(const char *path) {
     struct stat st;
     if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
@@ -116,57 +179,145 @@ static int remove_entry(const char *path) {
     return nftw(path, remove_visit, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin) {
-    if (!c) return false;
-    char shard[4200], path[4300];
-    entry_path(c, key, shard, sizeof shard, path, sizeof path);
+/* Removes every file of an entry: the metadata first, so that no reader
+ * finds it without its image. */
+static void remove_files(const entry_paths *p) {
+    remove_entry(p->meta);
+    remove_entry(p->cubin);
+    remove_entry(p->ptx);
+    remove_entry(p->names);
+    remove_entry(p->legacy);
+}
+
+/* Reads a file the metadata describes: exactly size bytes (at most max)
+ * with the checksum sum, into a malloc'd NUL-terminated buffer; false when
+ * it is missing, unreadable, not a regular file or not that. */
+static bool read_checked(const char *path, unsigned long long size, unsigned long long max, uint64_t sum, char **out) {
+    *out = NULL;
     struct stat st;
     int fd = files_open_regular(path, false, &st);
-    if (fd == -2) remove_entry(path); /* a FIFO, directory, link or device: never ours */
     if (fd < 0) return false;
-    cache_header h;
-    void *data = NULL;
-    /* the size is bounded by the cap before anything is allocated: a sparse
-     * file with a consistent header cost seconds and gigabytes */
-    bool ok = files_read_all(fd, &h, sizeof h) && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.format == CACHE_FORMAT &&
-              (h.is_cubin == 0 || h.is_cubin == 1) && memcmp(h.key, key->bytes, 16) == 0 && h.size > 0 &&
-              h.size <= c->cap_bytes && (uint64_t)st.st_size == sizeof h + h.size &&
-              (data = malloc((size_t)h.size + 1)) != NULL && files_read_all(fd, data, (size_t)h.size) &&
-              entry_checksum(&h, data, (size_t)h.size) == h.checksum;
+    /* the size is bounded before anything is allocated: a sparse file with
+     * consistent metadata cost seconds and gigabytes */
+    char *data = NULL;
+    bool ok = size <= max && (uint64_t)st.st_size == size && (data = malloc((size_t)size + 1)) != NULL &&
+              files_read_all(fd, data, (size_t)size) && XXH3_64bits(data, (size_t)size) == sum;
     close(fd);
     if (!ok) {
         free(data);
-        unlink(path); /* corrupt, truncated, foreign or over the cap: rebuild */
         return false;
     }
-    ((char *)data)[h.size] = 0;
-    utimensat(AT_FDCWD, path, NULL, 0); /* least-recent-use order */
-    *image = data;
-    *size = (size_t)h.size;
-    *is_cubin = h.is_cubin == 1;
+    data[size] = 0;
+    *out = data;
     return true;
 }
 
+bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin,
+                           disk_cache_origin *origin, char **names) {
+    if (names) *names = NULL;
+    if (!c) return false;
+    entry_paths p;
+    entry_paths_of(c, key, &p);
+    char *text = NULL, *data = NULL, *lines = NULL;
+    size_t text_size = 0;
+    files_read_status rs = files_read_regular(p.meta, false, META_MAX, &text, &text_size, NULL);
+    if (rs == FILES_READ_MISSING) return false; /* absent, or a write in progress */
+    char hex[33];
+    cache_key_hex(key, hex);
+    entry_meta m;
+    bool ok = rs == FILES_READ_OK && parse_meta(text, text_size, &m) && m.format == CACHE_FORMAT &&
+              strcmp(m.key, hex) == 0 && m.image_size > 0 &&
+              read_checked(m.is_cubin ? p.cubin : p.ptx, m.image_size, c->cap_bytes, m.image_sum, &data);
+    free(text);
+    ok = ok && (m.names_size > 0 || m.names_sum == 0); /* one record per entry: no checksum of nothing */
+    if (ok && m.names_size > 0) {
+        /* lines of names ending with a newline, no NUL among them */
+        ok = read_checked(p.names, m.names_size, NAMES_MAX, m.names_sum, &lines) &&
+             lines[m.names_size - 1] == '\n' && strlen(lines) == m.names_size;
+        if (ok) lines[m.names_size - 1] = 0;
+    }
+    if (!ok) {
+        free(data);
+        free(lines);
+        remove_files(&p); /* corrupt, truncated, foreign or over the cap: rebuild */
+        return false;
+    }
+    utimensat(AT_FDCWD, p.meta, NULL, 0); /* least-recent-use order */
+    *image = data;
+    *size = (size_t)m.image_size;
+    *is_cubin = m.is_cubin;
+    if (origin) *origin = m.origin;
+    if (names) *names = lines;
+    else free(lines);
+    return true;
+}
+
+bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin) {
+    return disk_cache_read_entry(c, key, image, size, is_cubin, NULL, NULL);
+}
+
+/* One file of a cache entry in the cache's directory. FILE_TEMP: a write's
+ * temporary file (<key>.<suffix>.tmp.<pid>.<n>): in flight, or left by a
+ * writer that died; it counts with its entry and goes with it. */
+typedef enum file_kind { FILE_META, FILE_CUBIN, FILE_PTX, FILE_NAMES, FILE_LEGACY, FILE_KIND_COUNT, FILE_TEMP } file_kind;
+static const char *const file_suffixes[FILE_KIND_COUNT] = {".meta", ".cubin", ".ptx", ".names", ".bin"};
+
 typedef struct cache_file {
     char path[4300];
+    size_t stem; /* the length of the path up to the key's end: files of one entry share it */
+    file_kind kind;
     time_t mtime;
     off_t size;
     bool regular; /* else something to remove on purge, never to count */
 } cache_file;
 
+/* The entry a file name belongs to: 32 lowercase hex digits and a known
+ * suffix (or a temporary file of one); anything else in a shard is not the
+ * cache's and is left alone. */
+static bool cache_file_name(const char *name, file_kind *kind) {
+    for (int i = 0; i < 32; i++)
+        if (!isxdigit((unsigned char)name[i]) || isupper((unsigned char)name[i])) return false;
+    for (int k = 0; k < FILE_KIND_COUNT; k++) {
+        size_t len = strlen(file_suffixes[k]);
+        if (strncmp(name + 32, file_suffixes[k], len) != 0) continue;
+        if (name[32 + len] == 0) *kind = (file_kind)k;
+        else if (k != FILE_LEGACY && strncmp(name + 32 + len, ".tmp.", 5) == 0) *kind = FILE_TEMP;
+        else continue;
+        return true;
+    }
+    return false;
+}
+
+/* An entry: its files [first, first + count) of the sorted list. */
+typedef struct cache_entry {
+    size_t first, count;
+    time_t mtime;               /* the newest of its files' */
+    unsigned long long size;    /* of its regular files */
+    bool committed;             /* it has current metadata */
+    bool legacy;                /* only files of an old format */
+} cache_entry;
+
+static int by_path(const void *a, const void *b) {
+    return strcmp(((const cache_file *)a)->path, ((const cache_file *)b)->path);
+}
+
+/* Old-format entries first (nothing reads them), then least recently used. */
 static int by_age(const void *a, const void *b) {
-    const cache_file *x = a, *y = b;
+    const cache_entry *x = a, *y = b;
+    if (x->legacy != y->legacy) return x->legacy ? -1 : 1;
     return (x->mtime > y->mtime) - (x->mtime < y->mtime);
 }
 
-/* Lists every entry, with the total size of the regular ones. 0, or an
- * errno: ENOMEM, or why the directory cannot be read (a missing directory
- * is an empty cache). On failure the list is empty. */
-static int scan(const char *dir, cache_file **files, size_t *count, unsigned long long *total) {
+/* Lists every file of every entry, sorted so that an entry's files are
+ * adjacent, and groups them into entries. 0, or an errno: ENOMEM, or why
+ * the directory cannot be read (a missing directory is an empty cache). On
+ * failure both lists are empty. */
+static int scan(const char *dir, cache_file **files, size_t *count, cache_entry **entries, size_t *entry_count) {
     size_t cap = 0;
     *files = NULL;
     *count = 0;
-    *total = 0;
+    *entries = NULL;
+    *entry_count = 0;
     DIR *top = opendir(dir);
     if (!top) return errno == ENOENT ? 0 : errno;
     int err = 0;
@@ -179,10 +330,10 @@ static int scan(const char *dir, cache_file **files, size_t *count, unsigned lon
         if (!sd) continue;
         struct dirent *e;
         while (!err && (e = readdir(sd)) != NULL) {
-            size_t len = strlen(e->d_name);
-            if (len < 5 || strcmp(e->d_name + len - 4, ".bin") != 0) continue;
             cache_file f;
+            if (strlen(e->d_name) < 33 || !cache_file_name(e->d_name, &f.kind)) continue;
             snprintf(f.path, sizeof f.path, "%s/%s", shard, e->d_name);
+            f.stem = strlen(shard) + 1 + 32;
             struct stat st;
             if (lstat(f.path, &st) != 0) continue;
             f.mtime = st.st_mtime;
@@ -200,53 +351,138 @@ static int scan(const char *dir, cache_file **files, size_t *count, unsigned lon
                 cap = grown_cap;
             }
             (*files)[(*count)++] = f;
-            *total += (unsigned long long)f.size;
         }
         closedir(sd);
     }
     closedir(top);
+    if (!err && *count) {
+        qsort(*files, *count, sizeof **files, by_path);
+        if ((*entries = malloc(*count * sizeof **entries)) == NULL) err = ENOMEM;
+    }
+    for (size_t i = 0; !err && i < *count; i++) {
+        const cache_file *f = &(*files)[i];
+        cache_entry *last = *entry_count ? &(*entries)[*entry_count - 1] : NULL;
+        if (!last || strncmp((*files)[last->first].path, f->path, f->stem + 1) != 0) {
+            last = &(*entries)[(*entry_count)++];
+            *last = (cache_entry){.first = i, .legacy = true};
+        }
+        last->count++;
+        if (f->mtime > last->mtime) last->mtime = f->mtime;
+        last->size += (unsigned long long)f->size;
+        if (f->kind == FILE_META && f->regular) last->committed = true;
+        if (f->kind != FILE_LEGACY) last->legacy = false;
+    }
     if (err) {
         free(*files);
+        free(*entries);
         *files = NULL;
-        *count = 0;
-        *total = 0;
+        *entries = NULL;
+        *count = *entry_count = 0;
     }
+    return err;
+}
+
+/* Removes an entry's files, the metadata first: 0, or the errno of a file
+ * that could not be removed (*failed names it). */
+static int remove_group(const cache_file *files, const cache_entry *e, const char **failed) {
+    int err = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < e->count; i++) {
+            const cache_file *f = &files[e->first + i];
+            if ((f->kind == FILE_META) != (pass == 0)) continue;
+            if (remove_entry(f->path) != 0 && errno != ENOENT) {
+                err = errno;
+                *failed = f->path;
+            }
+        }
     return err;
 }
 
 static void trim(disk_cache *c) {
     cache_file *files;
-    size_t count;
-    unsigned long long total;
-    if (scan(c->dir, &files, &count, &total) != 0) return; /* out of memory: trim on a later write */
-    if (total > c->cap_bytes) {
-        qsort(files, count, sizeof *files, by_age);
-        unsigned long long target = c->cap_bytes / 10 * 9;
-        for (size_t i = 0; i < count && total > target; i++)
-            if (files[i].regular && unlink(files[i].path) == 0) total -= (unsigned long long)files[i].size;
+    cache_entry *entries;
+    size_t count, entry_count;
+    if (scan(c->dir, &files, &count, &entries, &entry_count) != 0) return; /* out of memory: trim on a later write */
+    unsigned long long total = 0;
+    for (size_t i = 0; i < entry_count; i++) total += entries[i].size;
+    qsort(entries, entry_count, sizeof *entries, by_age);
+    /* old-format entries always go; then, over the cap, the least recently
+     * used until a tenth is free (so that not every write trims) */
+    unsigned long long target = c->cap_bytes / 10 * 9;
+    bool over = false;
+    const char *failed;
+    for (size_t i = 0; i < entry_count; i++) {
+        if (!entries[i].legacy) {
+            if (!over) over = total > c->cap_bytes;
+            if (!over || total <= target) break;
+        }
+        if (remove_group(files, &entries[i], &failed) == 0) total -= entries[i].size;
     }
     free(files);
+    free(entries);
+}
+
+/* Writes one file atomically, replacing a directory in its place. */
+static int write_file(const char *path, const void *const *parts, const size_t *sizes, int count) {
+    int err = files_write_atomic(path, parts, sizes, count, false);
+    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) { /* a directory in the file's place */
+        remove_entry(path);
+        err = files_write_atomic(path, parts, sizes, count, false);
+    }
+    return err;
+}
+
+ptxkit_status disk_cache_write_entry(disk_cache *c, const cache_key *key, const void *image, size_t size,
+                                     bool is_cubin, disk_cache_origin origin, const char *names) {
+    if (!c) return PTXKIT_SUCCESS;
+    if (size == 0 || origin < DISK_CACHE_FAMILY || origin >= (disk_cache_origin)ORIGIN_COUNT ||
+        (names && strlen(names) >= NAMES_MAX))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel cache: an empty image, an unknown origin or names over %u bytes", NAMES_MAX);
+    entry_paths p;
+    entry_paths_of(c, key, &p);
+    if (!files_make_dirs(p.shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", p.shard, strerror(errno));
+    entry_meta m = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .origin = origin, .image_size = size,
+                    .image_sum = XXH3_64bits(image, size)};
+    cache_key_hex(key, m.key);
+    int err = 0;
+    const char *failed = p.meta;
+    if (names && *names) {
+        size_t len = strlen(names);
+        const void *parts[2] = {names, "\n"};
+        size_t sizes[2] = {len, 1};
+        m.names_size = len + 1;
+        /* the checksum of the file's bytes: the names and the newline */
+        XXH3_state_t state;
+        XXH3_64bits_reset(&state);
+        XXH3_64bits_update(&state, names, len);
+        XXH3_64bits_update(&state, "\n", 1);
+        m.names_sum = XXH3_64bits_digest(&state);
+        err = write_file(p.names, parts, sizes, 2);
+        failed = p.names;
+    }
+    if (!err) {
+        const void *parts[1] = {image};
+        err = write_file(is_cubin ? p.cubin : p.ptx, parts, &size, 1);
+        failed = is_cubin ? p.cubin : p.ptx;
+    }
+    char text[META_MAX];
+    size_t text_size = render_meta(&m, text, sizeof text);
+    if (!err) {
+        const void *parts[1] = {text};
+        err = text_size ? write_file(p.meta, parts, &text_size, 1) : ENAMETOOLONG;
+        failed = p.meta;
+    }
+    if (err) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", failed, strerror(err));
+    /* committed: what an older write or format left beside it goes */
+    unlink(is_cubin ? p.ptx : p.cubin);
+    unlink(p.legacy);
+    if (!m.names_size) unlink(p.names);
+    trim(c);
+    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status disk_cache_write(disk_cache *c, const cache_key *key, const void *image, size_t size, bool is_cubin) {
-    if (!c) return PTXKIT_SUCCESS;
-    char shard[4200], path[4300];
-    entry_path(c, key, shard, sizeof shard, path, sizeof path);
-    if (!files_make_dirs(shard)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot create %s: %s", shard, strerror(errno));
-    cache_header h = {.format = CACHE_FORMAT, .is_cubin = is_cubin, .size = size};
-    memcpy(h.magic, CACHE_MAGIC, 8);
-    memcpy(h.key, key->bytes, 16);
-    h.checksum = entry_checksum(&h, image, size);
-    const void *parts[2] = {&h, image};
-    size_t sizes[2] = {sizeof h, size};
-    int err = files_write_atomic(path, parts, sizes, 2, false);
-    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) { /* a directory in the entry's place */
-        remove_entry(path);
-        err = files_write_atomic(path, parts, sizes, 2, false);
-    }
-    if (err) return record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot store %s: %s", path, strerror(err));
-    trim(c);
-    return PTXKIT_SUCCESS;
+    return disk_cache_write_entry(c, key, image, size, is_cubin, DISK_CACHE_PROGRAM, NULL);
 }
 
 static ptxkit_status scan_error(const char *dir, int err) {
@@ -261,13 +497,17 @@ ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes) {
     disk_cache *c = disk_cache_open(NULL);
     if (!c) return PTXKIT_SUCCESS;
     cache_file *list;
-    size_t count;
-    unsigned long long total;
-    int err = scan(c->dir, &list, &count, &total);
+    cache_entry *entries;
+    size_t count, entry_count;
+    int err = scan(c->dir, &list, &count, &entries, &entry_count);
     ptxkit_status st = err ? scan_error(c->dir, err) : PTXKIT_SUCCESS;
-    for (size_t i = 0; i < count; i++) *files += list[i].regular;
-    *bytes = (size_t)total;
+    /* kernels: committed entries; bytes: every file the cache holds */
+    for (size_t i = 0; i < entry_count; i++) {
+        *files += entries[i].committed;
+        *bytes += (size_t)entries[i].size;
+    }
     free(list);
+    free(entries);
     disk_cache_close(c);
     return st;
 }
@@ -276,14 +516,17 @@ ptxkit_status ptxkit_cache_purge(void) {
     disk_cache *c = disk_cache_open(NULL);
     if (!c) return PTXKIT_SUCCESS;
     cache_file *list;
-    size_t count;
-    unsigned long long total;
-    int err = scan(c->dir, &list, &count, &total);
+    cache_entry *entries;
+    size_t count, entry_count;
+    int err = scan(c->dir, &list, &count, &entries, &entry_count);
     ptxkit_status st = err ? scan_error(c->dir, err) : PTXKIT_SUCCESS;
-    for (size_t i = 0; i < count; i++)
-        if (remove_entry(list[i].path) != 0 && errno != ENOENT)
-            st = record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot remove %s: %s", list[i].path, strerror(errno));
+    for (size_t i = 0; i < entry_count; i++) {
+        const char *failed = NULL;
+        int e = remove_group(list, &entries[i], &failed);
+        if (e) st = record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot remove %s: %s", failed, strerror(e));
+    }
     free(list);
+    free(entries);
     disk_cache_close(c);
     return st;
 }

@@ -8,6 +8,15 @@
 #include "ptxkit.h"
 #include "runtime/cache_key.h"
 
+/* Where an entry's image came from: recorded in its metadata, for people
+ * and tools reading the cache directory. */
+typedef enum disk_cache_origin {
+    DISK_CACHE_FAMILY = 1,   /* a built-in family's source, compiled by NVRTC */
+    DISK_CACHE_PROGRAM,      /* the application's program, compiled by NVRTC */
+    DISK_CACHE_EMBEDDED_PTX, /* the library's embedded PTX */
+    DISK_CACHE_USER_IMAGE,   /* an image the application brought */
+} disk_cache_origin;
+
 /* Disk cache of compiled images. Directory NULL: the configured one. */
 typedef struct disk_cache disk_cache;
 /* Returns NULL when the cache is disabled (PTXKIT_CACHE=off) or unusable. */
@@ -17,14 +26,29 @@ disk_cache *disk_cache_open(const char *directory);
  * NULL) then says why, for the CLI to show (empty when all is well). */
 unsigned long long disk_cache_cap_from_env(char *note, size_t note_size);
 void disk_cache_close(disk_cache *cache);
-/* Reads a valid entry into a malloc'd buffer; false when absent or invalid
- * (an invalid file, one larger than the cap, or anything not a regular file
- * is removed so it is rebuilt). */
+/* Reads a valid entry: the image into a malloc'd, NUL-terminated buffer;
+ * false when absent or invalid (an entry whose metadata, image or names
+ * fail a check, one larger than the cap, or anything not a regular file is
+ * removed so it is rebuilt; an image without metadata is a write in
+ * progress and is left alone). */
 bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size_t *size, bool *is_cubin);
-/* Atomically writes an entry (temporary file + rename), then trims the cache
- * to its size cap by least-recent use. */
+/* disk_cache_read, with the entry's origin and its lowered kernel names
+ * (malloc'd, one a line, without a final newline; NULL when the entry has
+ * none). Either pointer may be NULL. */
+bool disk_cache_read_entry(disk_cache *cache, const cache_key *key, void **image, size_t *size, bool *is_cubin,
+                           disk_cache_origin *origin, char **names);
+/* Writes an entry: its image and names each atomically (temporary file +
+ * rename), its metadata last (the commit point), then trims the cache to
+ * its size cap by least-recent use. disk_cache_write: origin
+ * DISK_CACHE_PROGRAM, no names. names (may be NULL): lines without a final
+ * newline. */
 ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const void *image, size_t size,
                                bool is_cubin);
+ptxkit_status disk_cache_write_entry(disk_cache *cache, const cache_key *key, const void *image, size_t size,
+                                     bool is_cubin, disk_cache_origin origin, const char *names);
 const char *disk_cache_path(const disk_cache *cache);
+/* The path of one of key's files ("meta", "cubin", "ptx" or "names") into
+ * buf; false when it does not fit. */
+bool disk_cache_file_path(const disk_cache *cache, const cache_key *key, const char *suffix, char *buf, size_t size);
 
 #endif

@@ -14,6 +14,7 @@
 #include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/loader.h"
+#include "runtime/module.h"
 #include "runtime/objects.h"
 #include "runtime/program.h"
 #include "runtime/ptx_rewrite.h"
@@ -80,6 +81,34 @@ static void sort_strings(const char **s, int n) {
     }
 }
 
+/* The name expressions a program request compiles for: its names, or its
+ * entry when that is one; their count. */
+static int request_names(const kernel_request *req, const char *const **names) {
+    if (req->name_count > 0) {
+        *names = req->names;
+        return req->name_count;
+    }
+    *names = &req->entry;
+    return req->name_expression && req->entry ? 1 : 0;
+}
+
+void kernel_cache_names_free(char **names, int count) {
+    if (!names) return;
+    for (int i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+/* A malloc'd copy of count names; NULL when out of memory. */
+static char **copy_names(const char *const *names, int count) {
+    char **copy = calloc((size_t)count, sizeof *copy);
+    for (int i = 0; copy && i < count; i++)
+        if ((copy[i] = strdup(names[i])) == NULL) {
+            kernel_cache_names_free(copy, i);
+            copy = NULL;
+        }
+    return copy;
+}
+
 static cache_key module_key(const kernel_request *req, int arch, int driver_version) {
     if (req->kind == KERNEL_FROM_MODULE) return *req->module_key;
     key_writer state;
@@ -102,7 +131,11 @@ static cache_key module_key(const kernel_request *req, int arch, int driver_vers
         sort_strings(sorted, n);
         for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
         for (int i = 0; i < p->option_count; i++) hash_string(&state, 'O', p->options[i]);
-        if (req->name_expression && req->entry) hash_string(&state, 'E', req->entry);
+        /* one name hashes as the single-entry request did: the short path
+         * and a module of that one name share their module */
+        const char *const *names;
+        int count = request_names(req, &names);
+        for (int i = 0; i < count; i++) hash_string(&state, 'E', names[i]);
         /* the compiler's build decides the code */
         text_hash nvrtc = nvrtc_identity_hash();
         hash_bytes(&state, 'r', &nvrtc, sizeof nvrtc);
@@ -121,8 +154,7 @@ cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, i
     key_writer state;
     key_writer_init(&state);
     hash_bytes(&state, 'm', module.bytes, sizeof module.bytes);
-    if (part == KEY_KERNEL) hash_string(&state, 'e', req->entry ? req->entry : "");
-    else hash_string(&state, 'l', "lowered name");
+    hash_string(&state, 'e', req->entry ? req->entry : "");
     return digest(&state);
 }
 
@@ -144,49 +176,73 @@ static void describe(const kernel_request *req, char *out, size_t size) {
     }
 }
 
-/* A compiled program's image (and, for a name expression, the lowered
- * name, malloc'd): from disk, else NVRTC (then stored on disk). The name is
- * written before the image: an image without its name is a miss, never a
- * wrong name. */
+/* A compiled program's image (and, for name expressions, their lowered
+ * names: a malloc'd array, see request_names): from disk, else NVRTC (then
+ * stored on disk). The names are a file of the image's entry, checked with
+ * it: an entry without its names is a miss, never a wrong name. */
 static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *req, const cache_key *key, void **image,
-                                    bool *is_cubin, char **lowered) {
+                                    bool *is_cubin, char ***lowered) {
+    const char *const *names;
+    int count = request_names(req, &names);
+    *lowered = NULL;
     disk_cache *disk = disk_cache_open(NULL);
-    size_t size = 0, name_size = 0;
-    void *name = NULL;
-    bool name_cubin;
-    cache_key name_key = key_in(ctx, req, KEY_LOWERED_NAME);
-    bool named = !req->name_expression ||
-                 (disk_cache_read(disk, &name_key, &name, &name_size, &name_cubin) && name_size > 0 &&
-                  memchr(name, 0, name_size) == (char *)name + name_size - 1);
-    if (named && disk_cache_read(disk, key, image, &size, is_cubin)) {
-        disk_cache_close(disk);
-        *lowered = name;
-        return PTXKIT_SUCCESS;
+    size_t size = 0;
+    char *text = NULL;
+    const char *stored[MODULE_MAX_NAMES];
+    if (count <= MODULE_MAX_NAMES &&
+        disk_cache_read_entry(disk, key, image, &size, is_cubin, NULL, count > 0 ? &text : NULL)) {
+        if (count == 0 || (text && lowered_names_decode(text, count, stored) && (*lowered = copy_names(stored, count)))) {
+            free(text);
+            disk_cache_close(disk);
+            return PTXKIT_SUCCESS;
+        }
+        free(*image);
+        *image = NULL;
     }
-    free(name);
-    compile_request creq =
-        program_request(req->program, req->name_expression ? req->entry : NULL, req->defines, req->define_count);
+    free(text);
+    /* one name: as a single entry, whose messages name it */
+    compile_request creq = program_request(req->program, count == 1 ? names[0] : NULL, req->defines, req->define_count);
+    if (count > 1) {
+        creq.name_expressions = names;
+        creq.name_expression_count = count;
+    }
     compile_output out;
     ptxkit_status st = compile_source(ctx, &creq, ctx->arch, false, &out);
+    if (st == PTXKIT_SUCCESS && count == 1) {
+        out.lowered_names = calloc(1, sizeof *out.lowered_names);
+        if (!out.lowered_names) {
+            compile_output_free(&out);
+            st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel cache: out of host memory");
+        } else {
+            out.lowered_names[0] = out.lowered_name;
+            out.lowered_name = NULL;
+            out.lowered_count = 1;
+        }
+    }
     if (st == PTXKIT_SUCCESS) {
         /* a cache that cannot be written costs speed, never correctness */
-        if (req->name_expression) disk_cache_write(disk, &name_key, out.lowered_name, strlen(out.lowered_name) + 1, false);
-        disk_cache_write(disk, key, out.image, out.size, out.is_cubin);
+        char *lines = count > 0 ? lowered_names_encode((const char *const *)out.lowered_names, count) : NULL;
+        if (count == 0 || lines)
+            disk_cache_write_entry(disk, key, out.image, out.size, out.is_cubin,
+                                   req->program->builtin ? DISK_CACHE_FAMILY : DISK_CACHE_PROGRAM, lines);
+        free(lines);
         *image = out.image;
         *is_cubin = out.is_cubin;
-        *lowered = out.lowered_name;
+        *lowered = out.lowered_names;
         out.image = NULL;
-        out.lowered_name = NULL;
+        out.lowered_names = NULL;
+        out.lowered_count = 0;
         compile_output_free(&out);
     }
     disk_cache_close(disk);
     return st;
 }
 
-/* Loads what the request produces and registers the module (lowered: a
- * compiled name expression's lowered name, malloc'd, or NULL). */
+/* Loads what the request produces and registers the module (lowered: the
+ * lowered names of a program's name expressions, see compiled_image, or
+ * NULL). */
 static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request *req, const cache_key *key,
-                                      CUmodule *module, ptx_rewrite_stats *stats, char **lowered) {
+                                      CUmodule *module, ptx_rewrite_stats *stats, char ***lowered) {
     char what[1200];
     describe(req, what, sizeof what);
     void *image = NULL;
@@ -237,9 +293,26 @@ ptxkit_status kernel_cache_module(ptxkit_context *ctx, const kernel_request *req
         }
         return PTXKIT_SUCCESS;
     }
-    char *lowered = NULL;
+    char **lowered = NULL;
     ptxkit_status st = produce_and_load(ctx, req, &key, module, stats, &lowered);
-    free(lowered);
+    const char *const *names;
+    kernel_cache_names_free(lowered, request_names(req, &names));
+    return st;
+}
+
+ptxkit_status kernel_cache_program_module(ptxkit_context *ctx, const kernel_request *req, CUmodule *module,
+                                          cache_key *key, char ***lowered) {
+    *lowered = NULL;
+    *key = key_in(ctx, req, KEY_MODULE);
+    if (!registry_lookup(ctx, key, module, NULL) || !*module) return produce_and_load(ctx, req, key, module, NULL, lowered);
+    const char *const *names;
+    if (request_names(req, &names) == 0) return PTXKIT_SUCCESS;
+    /* loaded before, without its names at hand (another thread, or a call
+     * that failed after loading): from disk, else NVRTC again */
+    void *unused = NULL;
+    bool is_cubin;
+    ptxkit_status st = compiled_image(ctx, req, key, &unused, &is_cubin, lowered);
+    free(unused);
     return st;
 }
 
@@ -256,7 +329,7 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
     if (st != PTXKIT_SUCCESS) return st;
     cache_key key = key_in(ctx, req, KEY_MODULE);
     CUmodule module = NULL;
-    char *lowered = NULL;
+    char **lowered = NULL;
     if (!registry_lookup(ctx, &key, &module, NULL) || !module) st = produce_and_load(ctx, req, &key, &module, NULL, &lowered);
     if (st == PTXKIT_SUCCESS && req->name_expression && !lowered) {
         /* The module was registered by another thread (or an earlier call
@@ -268,7 +341,7 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
         st = compiled_image(ctx, req, &key, &unused, &is_cubin, &lowered);
         free(unused);
     }
-    const char *name = lowered ? lowered : req->entry;
+    const char *name = lowered ? lowered[0] : req->entry;
     CUfunction fn = NULL;
     if (st == PTXKIT_SUCCESS) {
         CUresult r = ctx->cu->cuModuleGetFunction(&fn, module, name);
@@ -280,21 +353,9 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
                                   ? " (C++ kernels have mangled names)" : "");
         }
     }
-    free(lowered);
+    const char *const *names;
+    kernel_cache_names_free(lowered, request_names(req, &names));
     if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn)) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     context_leave(ctx);
     return st;
-}
-
-ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
-                                int define_count, ptxkit_kernel **out) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: context is NULL");
-    if (!out || !p) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_get: %s is NULL", out ? "program" : "out");
-    *out = NULL;
-    ptxkit_status st = program_check_entry(ctx, entry, defines, define_count);
-    if (st != PTXKIT_SUCCESS) return st;
-    /* the application's entry is a C++ name expression, lowered by NVRTC */
-    kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
-                          .entry = entry, .name_expression = true};
-    return kernel_cache_get(ctx, &req, out);
 }

@@ -49,12 +49,17 @@ typedef struct kernel_request {
      * the module is then compiled for that entry (its key includes it). */
     const char *entry;
     bool name_expression;
+    /* Programs: the C++ name expressions (kernels and variables) one module
+     * is compiled for (instead of entry with name_expression); each is
+     * part of the module's key, and their lowered names are kept on disk
+     * beside the image. */
+    const char *const *names;
+    int name_count;
 } kernel_request;
 
 typedef enum key_part {
     KEY_MODULE,        /* the module the request produces */
     KEY_KERNEL,        /* its kernel `entry` */
-    KEY_LOWERED_NAME,  /* the disk entry holding a name expression's lowered name */
 } key_part;
 
 /* The one key function: every cache key, in the registry and on disk, for
@@ -64,6 +69,14 @@ cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, i
 /* The kernel req->entry, as a ptxkit_kernel owned by the context: from the
  * registry, else through disk, compile or rewrite and load. */
 ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, ptxkit_kernel **out);
+
+/* The module of a program request compiled for req->names, its key, and
+ * the lowered name of each name (*lowered: a malloc'd array of
+ * req->name_count malloc'd strings, NULL for none; free with
+ * kernel_cache_names_free). Context current. */
+ptxkit_status kernel_cache_program_module(ptxkit_context *ctx, const kernel_request *req, CUmodule *module,
+                                          cache_key *key, char ***lowered);
+void kernel_cache_names_free(char **names, int count);
 
 /* The module of req (entry ignored) and its key; *stats (may be NULL) gets
  * the rewrite's counts for PTX. Context current. */

@@ -61,6 +61,9 @@ struct ptxkit_kernel {
     CUfunction fn;
     int max_threads;          /* per block, for this kernel's resources */
     int max_dynamic_shared;   /* current limit, bytes */
+    /* The module object it was taken from (set once, atomically, by
+     * module_kernels.c); NULL for a built-in family's kernels. */
+    struct ptxkit_module *module;
 };
 
 struct ptxkit_event {

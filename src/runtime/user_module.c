@@ -10,17 +10,11 @@
 #include "runtime/cache_key.h"
 #include "runtime/context.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/module.h"
 #include "runtime/objects.h"
 #include "runtime/ptx_rewrite.h"
 #include "runtime/registry.h"
 #include "runtime/status.h"
-
-struct ptxkit_module {
-    ptxkit_context *ctx;
-    CUmodule module;
-    cache_key key;
-    int rewritten, kept;
-};
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define MAX_IMAGE_BYTES ((size_t)1 << 30)
@@ -78,22 +72,16 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
     ptx_rewrite_stats stats;
     st = kernel_cache_module(ctx, &req, &module, &stats);
     if (st == PTXKIT_SUCCESS) {
-        ptxkit_module *m = calloc(1, sizeof *m);
+        ptxkit_module *m = module_object_new(ctx, module, &key, NULL, NULL, 0);
         if (m) {
-            *m = (ptxkit_module){ctx, module, key, stats.rewritten, stats.kept_operator + stats.kept_ordered};
+            m->rewritten = stats.rewritten;
+            m->kept = stats.kept_operator + stats.kept_ordered;
             *out = registry_add_object(ctx, &key, m);
         }
         if (!*out) st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_module_load: out of host memory");
     }
     context_leave(ctx);
     return st;
-}
-
-ptxkit_status ptxkit_module_kernel(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
-    if (!m || !entry || !out)
-        return record_error(m ? m->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_kernel: NULL argument");
-    kernel_request req = {.kind = KERNEL_FROM_MODULE, .module_key = &m->key, .entry = entry};
-    return kernel_cache_get(m->ctx, &req, out);
 }
 
 ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *m, int *rewritten, int *kept) {

@@ -1,34 +1,34 @@
-/* The kernel-cache entry reader (disk_cache_read) on arbitrary files. The
- * first input byte selects fix-ups the harness applies to the rest (the
- * entry file) so mutations get past each check in turn; the file is written
- * where the entry of a fixed key lives, in a private cache directory with a
- * 1 MiB cap, and read back:
- *   bit 0: correct magic and format     bit 1: the key's bytes
- *   bit 2: size field = file size - 48  bit 3: the image's checksum
- *   bit 4: a directory in the entry's place instead, bit 5: a FIFO
- *   bit 6: instead, a valid entry written by disk_cache_write (the rest's
- *          first byte f: (f & 7) + 1 header flips, each two bytes (offset
- *          mod 48, XOR mask, 0 taken as 1), then the image; bit 7: CUBIN),
- *          damaged by those flips: it must read as a miss
- * A read that succeeds must return exactly the file's image and kind. The
- * header layout (48 bytes: magic[8], u32 format, u32 is_cubin, u64 size,
- * key[16], u64 checksum of the 40 bytes before it then of the image) is
- * disk_cache.c's; its seeds come from disk_cache_write. */
+/* The kernel-cache entry reader (disk_cache_read_entry) on arbitrary files.
+ * An entry is a set of plain files (disk_cache.c, ../cache_meta.h): the
+ * metadata record, the image (.cubin or .ptx) and the lowered names. The
+ * input is split: mode byte, names length N (one byte), metadata length L
+ * (two bytes, little-endian), then L bytes of metadata, N of names and the
+ * image (the rest). The harness writes those files where the entry of a
+ * fixed key lives, in a private cache directory with a 1 MiB cap, and reads
+ * it back. Mode bits:
+ *   bit 0: the metadata is replaced by the consistent record of the image
+ *          and names (so mutations of those get past the record's checks);
+ *          the L bytes are then XORed onto it (all zero: left whole)
+ *   bit 1: no names file          bit 2: no image file
+ *   bit 3: the image goes to the file of the other kind than bit 7 says
+ *   bit 4: a directory in the metadata's place, bit 5: a FIFO in the image's
+ *   bit 6: instead, a valid entry written by disk_cache_write_entry (image,
+ *          names, kind bit 7), its metadata then XORed with the L bytes:
+ *          a hit only where the XOR changed nothing
+ *   bit 7: the kind: CUBIN, else PTX
+ * Whatever the files, a hit must return exactly the image, kind, origin and
+ * names whose canonical record is byte for byte the metadata file; a miss
+ * removes the metadata (a record that fails a check is never kept). */
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "../cache_meta.h"
 #include "fuzz.h"
-#include "runtime/cache_key.h"
 #include "runtime/disk_cache.h"
 
-#define HEADER 48
-
-static char dir[64], shard[128], path[256];
+static char dir[64], shard[128], meta_path[256], cubin_path[256], ptx_path[256], names_path[256];
 static disk_cache *cache;
 
 /* The fixed key of every input: bytes 0x00, 0x11, ..., 0xff. */
@@ -39,24 +39,17 @@ cache_key fuzz_cache_key(void) {
     return k;
 }
 
-/* The header disk_cache_write writes for an image. */
-static void cache_header_bytes(const cache_key *key, const void *image, size_t size, bool cubin,
-                               unsigned char out[HEADER]) {
-    uint32_t format = 2, kind = cubin;
-    uint64_t size64 = size;
-    memcpy(out, "PTXKITC1", 8);
-    memcpy(out + 8, &format, 4);
-    memcpy(out + 12, &kind, 4);
-    memcpy(out + 16, &size64, 8);
-    memcpy(out + 24, key->bytes, 16);
-    uint64_t sum = XXH3_64bits_withSeed(image, size, XXH3_64bits(out, 40));
-    memcpy(out + 40, &sum, 8);
+static void clear(void) {
+    const char *paths[] = {meta_path, cubin_path, ptx_path, names_path};
+    for (int i = 0; i < 4; i++) {
+        unlink(paths[i]);
+        rmdir(paths[i]);
+    }
 }
 
 static void cleanup(void) {
     disk_cache_close(cache);
-    unlink(path);
-    rmdir(path);
+    clear();
     rmdir(shard);
     rmdir(dir);
 }
@@ -72,101 +65,121 @@ static void setup(void) {
     char hex[33];
     cache_key_hex(&k, hex);
     snprintf(shard, sizeof shard, "%s/%.2s", dir, hex);
-    snprintf(path, sizeof path, "%s/%s.bin", shard, hex);
+    snprintf(meta_path, sizeof meta_path, "%s/%s.meta", shard, hex);
+    snprintf(cubin_path, sizeof cubin_path, "%s/%s.cubin", shard, hex);
+    snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", shard, hex);
+    snprintf(names_path, sizeof names_path, "%s/%s.names", shard, hex);
     if (mkdir(shard, 0755) != 0) abort();
     atexit(cleanup);
 }
 
-/* A valid entry with header bytes flipped: never a hit. */
-static void flipped_entry(const cache_key *key, const unsigned char *in, size_t n, bool cubin) {
-    if (n == 0) return;
-    size_t flips = (in[0] & 7u) + 1, at = 1;
-    if (n < at + 2 * flips) return;
-    const unsigned char *image = in + at + 2 * flips;
-    size_t image_size = n - at - 2 * flips;
-    if (image_size == 0) image = (const unsigned char *)"x", image_size = 1;
-    if (disk_cache_write(cache, key, image, image_size, cubin) != PTXKIT_SUCCESS) return;
-    unsigned char header[HEADER];
-    FILE *f = fopen(path, "r+b");
-    if (!f) return;
-    bool ok = fread(header, 1, HEADER, f) == HEADER;
-    for (size_t i = 0; ok && i < flips; i++) header[in[at + 2 * i] % HEADER] ^= in[at + 2 * i + 1] ? in[at + 2 * i + 1] : 1;
-    ok = ok && fseek(f, 0, SEEK_SET) == 0 && fwrite(header, 1, HEADER, f) == HEADER;
+/* A whole regular file (at most 2 MiB) into a malloc'd buffer; NULL when
+ * absent or not a regular file. */
+static unsigned char *slurp(const char *path, size_t *size) {
+    *size = 0;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (2 << 20)) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = malloc((size_t)st.st_size + 1);
+    *size = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
     fclose(f);
-    if (!ok) return;
-    /* flips that cancel out leave the entry as written */
-    unsigned char written[HEADER];
-    cache_header_bytes(key, image, image_size, cubin, written);
-    bool same = memcmp(written, header, HEADER) == 0;
-    void *data = NULL;
-    size_t size = 0;
-    bool kind = false;
-    bool hit = disk_cache_read(cache, key, &data, &size, &kind);
-    FUZZ_CHECK(!hit || same, "a damaged header read as a hit (%s, %zu bytes)", kind ? "CUBIN" : "PTX", size);
-    if (hit) {
-        FUZZ_CHECK(size == image_size && memcmp(data, image, size) == 0 && kind == cubin, "the entry read back differs");
-        free(data);
-    }
+    return buf;
 }
+
+static bool put(const char *path, const void *data, size_t size) { return cache_meta_put(path, data, size); }
+
+static void xor_into(unsigned char *text, size_t size, const unsigned char *mask, size_t mask_size) {
+    for (size_t i = 0; i < mask_size && size; i++) text[i % size] ^= mask[i];
+}
+
+static const char *const origin_names[] = {"", "family", "program", "embedded-ptx", "user-image"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!cache) setup();
-    if (size == 0) return 0;
+    if (size < 4) return 0;
     unsigned mode = data[0];
-    size_t n = size - 1;
-    unsigned char *file = malloc(n ? n : 1);
-    if (!file) return 0;
-    memcpy(file, data + 1, n);
+    size_t n_names = data[1], n_meta = (size_t)data[2] | (size_t)data[3] << 8;
+    data += 4;
+    size -= 4;
+    if (n_meta > size) n_meta = size;
+    if (n_names > size - n_meta) n_names = size - n_meta;
+    const unsigned char *meta_in = data, *names = data + n_meta, *image = names + n_names;
+    size_t image_size = size - n_meta - n_names;
+    bool cubin = (mode & 128) != 0;
     cache_key key = fuzz_cache_key();
-    if (n >= HEADER) {
-        uint64_t image = n - HEADER;
-        if (mode & 1) {
-            uint32_t format = 2;
-            memcpy(file, "PTXKITC1", 8);
-            memcpy(file + 8, &format, 4);
-        }
-        if (mode & 2) memcpy(file + 24, key.bytes, 16);
-        if (mode & 4) memcpy(file + 16, &image, 8);
-        if (mode & 8) {
-            uint64_t sum = XXH3_64bits_withSeed(file + HEADER, (size_t)image, XXH3_64bits(file, 40));
-            memcpy(file + 40, &sum, 8);
-        }
-    }
-    unlink(path);
-    rmdir(path);
+    clear();
     if (mode & 64) {
-        flipped_entry(&key, file, n, (mode & 128) != 0);
-        free(file);
-        return 0;
-    }
-    bool placed;
-    if (mode & 16) {
-        placed = mkdir(path, 0755) == 0;
-    } else if (mode & 32) {
-        placed = mkfifo(path, 0644) == 0;
+        /* the library's own entry, its record damaged */
+        char *names_text = NULL;
+        if (n_names) {
+            names_text = malloc(n_names + 1);
+            memcpy(names_text, names, n_names);
+            names_text[n_names] = 0;
+        }
+        ptxkit_status st = disk_cache_write_entry(cache, &key, image_size ? (const void *)image : "x",
+                                                  image_size ? image_size : 1, cubin, DISK_CACHE_FAMILY, names_text);
+        free(names_text);
+        if (st != PTXKIT_SUCCESS) return 0;
+        size_t meta_size;
+        unsigned char *meta = slurp(meta_path, &meta_size);
+        if (!meta) return 0;
+        xor_into(meta, meta_size, meta_in, n_meta);
+        put(meta_path, meta, meta_size);
+        free(meta);
     } else {
-        FILE *f = fopen(path, "wb");
-        placed = f && fwrite(file, 1, n, f) == n;
-        if (f) fclose(f);
-    }
-    if (placed) {
-        void *image = NULL;
-        size_t image_size = 0;
-        bool cubin = false;
-        if (disk_cache_read(cache, &key, &image, &image_size, &cubin)) {
-            FUZZ_CHECK(!(mode & 48) && n >= HEADER, "a read succeeded on a non-file or a short file");
-            FUZZ_CHECK(image_size == n - HEADER && memcmp(image, file + HEADER, image_size) == 0,
-                       "the image read differs from the file's");
-            FUZZ_CHECK(((char *)image)[image_size] == 0, "the image is not NUL-terminated");
-            uint32_t kind;
-            memcpy(&kind, file + 12, 4);
-            FUZZ_CHECK(kind <= 1 && cubin == (kind == 1), "kind word %u read as %s", kind, cubin ? "CUBIN" : "PTX");
-            free(image);
+        if (!(mode & 2)) put(names_path, names, n_names);
+        bool image_cubin = (mode & 8) ? !cubin : cubin;
+        if (mode & 32) mkfifo(image_cubin ? cubin_path : ptx_path, 0644);
+        else if (!(mode & 4)) put(image_cubin ? cubin_path : ptx_path, image, image_size);
+        if (mode & 16) {
+            mkdir(meta_path, 0755);
+        } else if (mode & 1) {
+            char text[1024];
+            size_t len = cache_meta_text(&key, cubin, "program", image_size, XXH3_64bits(image, image_size),
+                                         n_names, n_names ? XXH3_64bits(names, n_names) : 0, text, sizeof text);
+            xor_into((unsigned char *)text, len, meta_in, n_meta);
+            put(meta_path, text, len);
         } else {
-            struct stat st;
-            FUZZ_CHECK(lstat(path, &st) != 0, "a rejected entry was left in place");
+            put(meta_path, meta_in, n_meta);
         }
     }
-    free(file);
+    /* what the files hold before the read, for the oracle */
+    size_t meta_size, names_size, image_file_size[2];
+    unsigned char *meta = slurp(meta_path, &meta_size), *names_file = slurp(names_path, &names_size);
+    unsigned char *images[2] = {slurp(ptx_path, &image_file_size[0]), slurp(cubin_path, &image_file_size[1])};
+    void *got = NULL;
+    size_t got_size = 0;
+    bool got_cubin = false;
+    disk_cache_origin origin = 0;
+    char *got_names = NULL;
+    bool hit = disk_cache_read_entry(cache, &key, &got, &got_size, &got_cubin, &origin, &got_names);
+    if (hit) {
+        int kind = got_cubin;
+        FUZZ_CHECK(meta && images[kind] && origin >= DISK_CACHE_FAMILY && origin <= DISK_CACHE_USER_IMAGE,
+                   "a hit without its files");
+        FUZZ_CHECK(got_size == image_file_size[kind] && memcmp(got, images[kind], got_size) == 0,
+                   "the image read differs from the file's");
+        FUZZ_CHECK(((char *)got)[got_size] == 0, "the image is not NUL-terminated");
+        bool with_names = got_names != NULL;
+        FUZZ_CHECK(!with_names || (names_file && names_size == strlen(got_names) + 1 &&
+                                   memcmp(got_names, names_file, names_size - 1) == 0 && names_file[names_size - 1] == '\n'),
+                   "the names read differ from the file's");
+        char text[1024];
+        size_t len = cache_meta_text(&key, got_cubin, origin_names[origin], got_size, XXH3_64bits(got, got_size),
+                                     with_names ? names_size : 0, with_names ? XXH3_64bits(names_file, names_size) : 0,
+                                     text, sizeof text);
+        FUZZ_CHECK(len == meta_size && memcmp(text, meta, len) == 0, "a hit on metadata that is not the canonical record");
+        free(got);
+        free(got_names);
+    } else {
+        struct stat st;
+        FUZZ_CHECK(lstat(meta_path, &st) != 0, "a rejected entry's metadata was left in place");
+        FUZZ_CHECK(got_names == NULL, "names returned on a miss");
+    }
+    free(meta);
+    free(names_file);
+    free(images[0]);
+    free(images[1]);
     return 0;
 }

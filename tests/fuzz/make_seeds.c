@@ -86,41 +86,84 @@ static void tune_seeds(void) {
     tune_seed("edges", &edge, 1);
 }
 
+/* A cache_entry input: mode, names length, metadata length, then the
+ * metadata, names and image (fuzz_cache_entry.c). */
+static void cache_seed(const char *name, unsigned char mode, const void *meta, size_t meta_size, const char *names,
+                       const void *image, size_t image_size) {
+    size_t n_names = strlen(names), size = 4 + meta_size + n_names + image_size;
+    unsigned char *buf = malloc(size);
+    if (!buf) exit(1);
+    buf[0] = mode;
+    buf[1] = (unsigned char)n_names;
+    buf[2] = (unsigned char)(meta_size & 0xff);
+    buf[3] = (unsigned char)(meta_size >> 8);
+    memcpy(buf + 4, meta, meta_size);
+    memcpy(buf + 4 + meta_size, names, n_names);
+    memcpy(buf + 4 + meta_size + n_names, image, image_size);
+    put("cache_entry", name, "", 0, buf, size);
+    free(buf);
+}
+
 static void cache_seeds(void) {
     char dir[] = "/tmp/ptxkit-seeds-XXXXXX";
     if (!mkdtemp(dir)) exit(1);
     disk_cache *c = disk_cache_open(dir);
     cache_key k;
     for (int i = 0; i < 16; i++) k.bytes[i] = (unsigned char)(i * 0x11); /* fuzz_cache_entry.c's key */
-    char hex[33], path[256];
-    cache_key_hex(&k, hex);
-    snprintf(path, sizeof path, "%s/%.2s/%s.bin", dir, hex, hex);
+    char meta[1200], image_path[1200], names_path[1200];
     static const char *const images[] = {"\x7f" "ELF cubin", "// PTX\n.version 8.0\n.target sm_90\n"};
     for (int i = 0; i < 2; i++) {
-        if (disk_cache_write(c, &k, images[i], strlen(images[i]), i == 0) != PTXKIT_SUCCESS) exit(1);
+        bool cubin = i == 0;
+        if (disk_cache_write_entry(c, &k, images[i], strlen(images[i]), cubin, DISK_CACHE_FAMILY, "kernel_a") !=
+            PTXKIT_SUCCESS)
+            exit(1);
+        if (!disk_cache_file_path(c, &k, "meta", meta, sizeof meta) ||
+            !disk_cache_file_path(c, &k, cubin ? "cubin" : "ptx", image_path, sizeof image_path) ||
+            !disk_cache_file_path(c, &k, "names", names_path, sizeof names_path))
+            exit(1);
         size_t size = 0;
-        char *file = read_all(path, &size);
+        char *file = read_all(meta, &size);
         if (!file) exit(1);
-        char name[32];
-        for (unsigned mode = 0; mode <= 0x0f; mode += 0x0f) {
-            snprintf(name, sizeof name, "image%d-mode%02x", i, mode);
-            unsigned char m = (unsigned char)mode;
-            put("cache_entry", name, &m, 1, file, size);
-        }
+        unsigned char kind = cubin ? 0x80 : 0;
+        char name[64];
+        /* the files as the library wrote them (names "kernel_a\n"): a hit */
+        snprintf(name, sizeof name, "written-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind, file, size, "kernel_a\n", images[i], strlen(images[i]));
+        /* the consistent record the harness renders, and the library's own entry */
+        snprintf(name, sizeof name, "record-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 1, "", 0, "kernel_a\n", images[i], strlen(images[i]));
+        snprintf(name, sizeof name, "library-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x40, "", 0, "kernel_a", images[i], strlen(images[i]));
+        /* one byte of the record flipped: on its kind line, on its checksum */
+        unsigned char mask[256] = {0};
+        char *at = strstr(file, "kind ");
+        if (!at) exit(1);
+        mask[at - file + 5] = 0x01;
+        snprintf(name, sizeof name, "flip-kind-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x40, mask, (size_t)(at - file + 6), "kernel_a", images[i], strlen(images[i]));
+        memset(mask, 0, sizeof mask);
+        mask[size - 2] = 0x01;
+        snprintf(name, sizeof name, "flip-checksum-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x40, mask, size - 1, "kernel_a", images[i], strlen(images[i]));
+        /* the image under the other kind's name, missing, or no names file */
+        snprintf(name, sizeof name, "other-kind-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x09, "", 0, "", images[i], strlen(images[i]));
+        snprintf(name, sizeof name, "no-image-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x05, "", 0, "", images[i], strlen(images[i]));
+        snprintf(name, sizeof name, "no-names-%s", cubin ? "cubin" : "ptx");
+        cache_seed(name, kind | 0x03, "", 0, "kernel_a\n", images[i], strlen(images[i]));
         free(file);
+        unlink(meta);
+        unlink(image_path);
+        unlink(names_path);
     }
-    unsigned char dir_mode = 0x10, fifo_mode = 0x20;
-    /* a written entry with header bytes flipped: the kind word, the checksum */
-    static const unsigned char kind_flip[] = {0xc0, 0x00, 12, 0x01, 'P', 'T', 'X'};
-    static const unsigned char sum_flip[] = {0x41, 0x01, 40, 0x80, 47, 0x01, '\x7f', 'E', 'L', 'F'};
-    put("cache_entry", "flip-kind", "", 0, kind_flip, sizeof kind_flip);
-    put("cache_entry", "flip-checksum", "", 0, sum_flip, sizeof sum_flip);
-    put("cache_entry", "directory", &dir_mode, 1, "", 0);
-    put("cache_entry", "fifo", &fifo_mode, 1, "", 0);
+    cache_seed("directory", 0x10, "", 0, "", "x", 1);
+    cache_seed("fifo", 0x21, "", 0, "", "x", 1);
     disk_cache_close(c);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/%.2s", dir, hex);
-    rmdir(path);
+    char hex[33], shard[1200];
+    cache_key_hex(&k, hex);
+    snprintf(shard, sizeof shard, "%s/%.2s", dir, hex);
+    rmdir(shard);
     rmdir(dir);
 }
 

@@ -13,7 +13,9 @@ int cmd_cache(int argc, char **argv) {
         .command = "cache",
         .usage = "usage: ptxkit cache [--purge]\n",
         .help = "Shows the kernel cache directory, its entries and size; --purge empties it.\n"
-                "PTXKIT_CACHE_DIR moves it, PTXKIT_CACHE=off disables it, PTXKIT_CACHE_MAX_MB caps it (default 512).\n",
+                "PTXKIT_CACHE_DIR moves it, PTXKIT_CACHE=off disables it, PTXKIT_CACHE_MAX_MB caps it (default 512).\n"
+                "An entry is plain files in <dir>/<2 hex>/: <key>.cubin or .ptx (the image: cuobjdump -sass and\n"
+                "nvdisasm read it), <key>.names (lowered kernel names) and <key>.meta (kind, origin, checksums).\n",
         .options = options,
     };
     int rc = args_parse(&spec, argc, argv, NULL, NULL, NULL);
