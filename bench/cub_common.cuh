@@ -21,7 +21,7 @@
         }                                                                                  \
     } while (0)
 
-// The same words as ptxkit's fill_random_words (cu_sources/lab/ceiling.cu), so
+// The same words as ptxkit's fill_random_words (lab/kernels/ceiling.cu), so
 // both sides work on identical bits.
 __global__ void fill_random(unsigned *out, unsigned long long count, unsigned seed) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -63,7 +63,7 @@ static const char *const op_names[] = {"sum", "min", "max", "and", "or", "xor"};
 static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
 static const size_t type_sizes[] = {4, 4, 8, 8, 4, 8};
 
-// The combinations ptxkit provides (src/ops/reduce.c; scan takes the same).
+// The combinations ptxkit provides (families/reduce/reduce.c; scan takes the same).
 static bool provided(int op, int type) {
     bool is_float = type >= 4;
     if (op == OP_SUM) return true;

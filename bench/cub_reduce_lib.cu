@@ -3,7 +3,7 @@
 // ptxkit's rounds, on ptxkit's input buffer. The runtime API works on the
 // device's primary context, which ptxkit's context retains, so both
 // libraries share one context, one input and the GPU's state. Built with
-// nvcc by bench/meson.build (cub_compare) and `tools/devdeps.sh cub`; the
+// nvcc by bench/meson.build (cub_compare) and `bench/devdeps.sh cub`; the
 // library never depends on it. Entry points return 0 or a cudaError_t
 // value (ptxkit_cub_reduce_error() gives the text); nothing here prints or
 // exits.

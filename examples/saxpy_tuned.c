@@ -19,7 +19,7 @@
 
 /* BLOCK_SIZE, ITEMS_PER_THREAD and LOAD_OP are not defined here: they arrive
  * as -D defines, one compiled kernel per combination, so the loops below
- * unroll as if they were template arguments. ld_f32 (from ptxkit/load.cuh)
+ * unroll as if they were template arguments. ptxkit::ld_f32 (ptxkit/load.cuh)
  * loads with the cache operator LOAD_OP names. x and y are only read while
  * the kernel runs, so even the read-only path (LOAD_OP 6) would be legal. */
 static const char saxpy_source[] =
@@ -33,7 +33,7 @@ static const char saxpy_source[] =
     "#pragma unroll\n"
     "        for (int i = 0; i < ITEMS_PER_THREAD; i++) {\n"
     "            unsigned long long j = base + (unsigned long long)i * BLOCK_SIZE;\n"
-    "            if (j < n) out[j] = a * ld_f32(x + j) + ld_f32(y + j);\n"
+    "            if (j < n) out[j] = a * ptxkit::ld_f32(x + j) + ptxkit::ld_f32(y + j);\n"
     "        }\n"
     "    }\n"
     "}\n";

@@ -468,7 +468,7 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out);
 typedef enum ptxkit_path {
     PTXKIT_PATH_AUTO = 0,      /* JIT where NVRTC is present, else PTX */
     PTXKIT_PATH_JIT,           /* NVRTC-compiled CUBIN for this GPU */
-    PTXKIT_PATH_PTX            /* the precompiled PTX in ptx/ */
+    PTXKIT_PATH_PTX            /* the precompiled PTX embedded in the library */
 } ptxkit_path;
 
 /* Options for every kernel launch; zero-initialize for defaults (tuned values
@@ -678,7 +678,7 @@ typedef enum ptxkit_gemm_op {
 /* "n", "t"; NULL for a value out of range. */
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
 
-/* A tile configuration of the GEMM kernels (cu_sources/gemm.cu, and
+/* A tile configuration of the GEMM kernels (families/gemm/gemm.cu, and
  * gemm_dmma.cu for float64 from sm_80 on): a block of (bm / tm) x (bn / tn)
  * threads computes a bm x bn tile of C, k in steps of bk through a ring of
  * `stages` shared-memory buffers fed by cp.async; each thread holds tm x tn
@@ -790,9 +790,12 @@ double ptxkit_gemm_ladder_bytes_per_fma(int step);
  * helpers are included as <ptxkit/load.cuh> (load_op-selected global loads of
  * every width: see that header), <ptxkit/load_hint.cuh> (L2 eviction-hint
  * loads), <ptxkit/warp.cuh> (warp and block reductions) and
- * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies). A kernel that
- * includes load.cuh and takes LOAD_OP switches its cache operator with the
- * define: pass "LOAD_OP=<n>" with ptxkit_load_op_define(). */
+ * <ptxkit/async.cuh> (cp.async, mbarrier arrive/wait, sm_90 bulk copies),
+ * their helpers in namespace ptxkit (ptxkit::ld_f32, ptxkit::warp_reduce);
+ * the same headers are installed beside this one, so nvcc and an editor see
+ * what NVRTC is given. A kernel that includes load.cuh and takes LOAD_OP
+ * switches its cache operator with the define: pass "LOAD_OP=<n>" with
+ * ptxkit_load_op_define(). */
 
 typedef struct ptxkit_program ptxkit_program;
 typedef struct ptxkit_kernel ptxkit_kernel;

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/gemm.h"
-#include "ops/reduce.h"
-#include "ops/scan.h"
+#include "gemm/gemm.h"
+#include "reduce/reduce.h"
+#include "scan/scan.h"
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"

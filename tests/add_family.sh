@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CONTRIBUTING.md says which files a new kernel family touches. This adds a
-# trivial family with precompiled PTX ("scale": one kernel, a defaults
-# header, its src/ops file with its descriptor, a GPU test) to a scratch
-# copy of the tree, touching only files of that list, and there
-#   - builds ptxkit-genptx and generates ptx/scale.ptx with it, as a
+# trivial family with precompiled PTX ("scale": one folder families/scale/
+# with a kernel, a defaults header, its host file with its descriptor; a
+# GPU test) to a scratch copy of the tree, touching only paths of that
+# list, at most five, and there
+#   - builds ptxkit-genptx and generates families/scale/scale.ptx with it, as a
 #     contributor would (meson warns that the file is missing until then),
 #   - builds the ptxkit command, the family-table test and the new test,
 #   - checks that ptxkit compile lists the family, compiles it through NVRTC
@@ -11,7 +12,9 @@
 #     -D from its descriptor (--strict refuses a block size outside it),
 #   - runs the family-table test (its PTX is embedded, its defaults header
 #     is a family's) and the new test (which skips without a GPU),
-#   - checks that nothing outside the documented list changed in the copy.
+#   - checks that nothing outside the documented list changed in the copy
+#     (a path ending in / is a folder: anything under it), and that the
+#     change took at most five paths (a folder counts once).
 # Exit 77 (skipped) without git, meson, ninja or NVRTC, or outside a git
 # checkout. usage: add_family.sh SOURCE_ROOT PTXKIT
 set -u
@@ -48,16 +51,18 @@ manifest() { (cd "$tree" && find . -type f -print0 | sort -z | xargs -0 sha1sum)
 manifest >"$work/before"
 
 # ---- the new family, touching only documented files ----
-cat >"$tree/cu_sources/${name}_defaults.h" <<'END'
-/* scale's block size when none is injected: scale.cu and src/ops/scale.c. */
+dir=$tree/families/$name
+mkdir "$dir"
+cat >"$dir/${name}_defaults.h" <<'END'
+/* scale's block size when none is injected: scale.cu and scale.c. */
 #ifndef PTXKIT_SCALE_DEFAULTS_H
 #define PTXKIT_SCALE_DEFAULTS_H
 #define SCALE_DEFAULT_BLOCK 128
 #endif
 END
-cat >"$tree/cu_sources/$name.cu" <<'END'
+cat >"$dir/$name.cu" <<'END'
 // out[i] = in[i] * factor for i < n. Injected: BLOCK_SIZE, LOAD_OP (ptxkit_load.cuh).
-#include "ptxkit_load.cuh"
+#include <ptxkit/load.cuh>
 #include "scale_defaults.h"
 #ifndef BLOCK_SIZE
 #define BLOCK_SIZE SCALE_DEFAULT_BLOCK
@@ -66,10 +71,10 @@ typedef unsigned long long u64;
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     ptxkit_scale_u32(unsigned *out, const unsigned *in, u64 n, unsigned factor) {
     for (u64 i = (u64)blockIdx.x * BLOCK_SIZE + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK_SIZE)
-        out[i] = ld_u32(in + i) * factor;
+        out[i] = ptxkit::ld_u32(in + i) * factor;
 }
 END
-cat >"$tree/src/ops/$name.h" <<'END'
+cat >"$dir/$name.h" <<'END'
 /* scale: the internal call its test makes. */
 #ifndef PTXKIT_OPS_SCALE_H
 #define PTXKIT_OPS_SCALE_H
@@ -78,10 +83,10 @@ ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, si
                         const ptxkit_launch_options *options, ptxkit_stream *stream);
 #endif
 END
-cat >"$tree/src/ops/$name.c" <<'END'
-/* scale: out[i] = in[i] * factor (cu_sources/scale.cu), JIT or its PTX. */
-#include "ops/family.h"
-#include "ops/scale.h"
+cat >"$dir/$name.c" <<'END'
+/* scale: out[i] = in[i] * factor (scale.cu), JIT or its PTX. */
+#include "family.h"
+#include "scale/scale.h"
 #include "runtime/context.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
@@ -126,7 +131,7 @@ cat >"$tree/tests/test_gpu_$name.c" <<'END'
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/scale.h"
+#include "scale/scale.h"
 #include "test_util.h"
 
 static void scales_exactly_n(void **state) {
@@ -170,7 +175,7 @@ END
 awk -v entry="  {'name' : '$name', 'ptx' : true}," '
     /^families = \[/ { in_list = 1 }
     in_list && /^\]/ { print entry; in_list = 0 }
-    { print }' "$tree/cu_sources/meson.build" >"$work/m" && cat "$work/m" >"$tree/cu_sources/meson.build"
+    { print }' "$tree/families/meson.build" >"$work/m" && cat "$work/m" >"$tree/families/meson.build"
 awk -v entry="  'gpu_$name': 'test_gpu_$name.c'," '
     /^gpu_tests = \{/ { in_list = 1 }
     in_list && /^\}/ { print entry; in_list = 0 }
@@ -179,11 +184,12 @@ awk -v entry="  'gpu_$name': 'test_gpu_$name.c'," '
 # ---- it builds, its PTX is generated, and it is known ----
 meson setup "$build" "$tree" -Dbuildtype=plain -Dcub_compare=disabled -Dtests=enabled >"$work/setup.log" 2>&1 ||
     { cat "$work/setup.log"; fail "meson setup of the copy"; }
-grep -q "ptx/$name.ptx does not exist yet" "$work/setup.log" || fail "meson setup does not say that ptx/$name.ptx is missing"
+grep -q "families/$name/$name.ptx does not exist yet" "$work/setup.log" ||
+    fail "meson setup does not say that families/$name/$name.ptx is missing"
 ninja -C "$build" -j2 tools/ptxkit-genptx >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "building genptx"; }
-"$build/tools/ptxkit-genptx" "$tree/ptx" "$name" >"$work/genptx.log" 2>&1 ||
+"$build/tools/ptxkit-genptx" "$tree/families" "$name" >"$work/genptx.log" 2>&1 ||
     { cat "$work/genptx.log"; fail "ptxkit-genptx $name"; }
-grep -q "ld\.global\.u32" "$tree/ptx/$name.ptx" || fail "ptx/$name.ptx has no operator-free global load"
+grep -q "ld\.global\.u32" "$dir/$name.ptx" || fail "families/$name/$name.ptx has no operator-free global load"
 meson setup --reconfigure "$build" "$tree" >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; fail "meson reconfigure"; }
 ninja -C "$build" -j2 tools/ptxkit tests/test_families "tests/test_gpu_$name" >"$work/build.log" 2>&1 ||
     { tail -50 "$work/build.log"; fail "building the copy"; }
@@ -211,8 +217,20 @@ rc=$?
 manifest >"$work/after"
 changed=$( (diff "$work/before" "$work/after" | sed -n 's/^[<>] [0-9a-f]*  \.\///p') | sort -u)
 [ -n "$changed" ] || fail "adding the family changed nothing"
+paths=""
 for f in $changed; do
-    printf '%s\n' "$documented" | grep -qxF "$f" || fail "adding a family touched $f, which CONTRIBUTING.md does not list"
+    path=""
+    for d in $documented; do
+        case $d in
+        */) case $f in "$d"*) path=$d ;; esac ;;
+        *) [ "$f" = "$d" ] && path=$d ;;
+        esac
+    done
+    [ -n "$path" ] || fail "adding a family touched $f, which CONTRIBUTING.md does not list"
+    paths="$paths
+$path"
 done
-echo "touched: $(echo $changed)"
+count=$(printf '%s\n' "$paths" | sed '/^$/d' | sort -u | wc -l)
+[ "$count" -le 5 ] || fail "adding a family touched $count paths: $(echo $paths)"
+echo "touched $count paths: $(printf '%s\n' "$paths" | sed '/^$/d' | sort -u | tr '\n' ' ')"
 echo "family $name added, its PTX generated, built and compiled through NVRTC (its GPU test: exit $rc)"

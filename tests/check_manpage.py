@@ -14,7 +14,7 @@ import sys
 # The commands and their --help, read the way the page's generator reads them.
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "man"))
-from commands_h2m import help_of, listed  # noqa: E402
+from commands_h2m import SUBCOMMANDS, help_of, listed  # noqa: E402
 
 
 def main():
@@ -27,9 +27,8 @@ def main():
     helps = {(): top}
     for command in listed(top, "commands"):
         helps[(command,)] = help_of(ptxkit, command)
-        if command == "bench":
-            for bench in listed(helps[(command,)], "benchmarks"):
-                helps[(command, bench)] = help_of(ptxkit, command, bench)
+        for sub in listed(helps[(command,)], SUBCOMMANDS[command]) if command in SUBCOMMANDS else []:
+            helps[(command, sub)] = help_of(ptxkit, command, sub)
     for args, help_text in helps.items():
         if args and f'.SS "ptxkit {" ".join(args)}"' not in page:
             missing.append(f"no section for 'ptxkit {' '.join(args)}'")

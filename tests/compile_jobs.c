@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ops/reduce.h"
+#include "reduce/reduce.h"
 
 void compile_jobs_add(compile_jobs *jobs, int step, ptxkit_reduce_op op, ptxkit_dtype type,
                       ptxkit_launch_options options) {

@@ -104,7 +104,7 @@ static void compile_errors(void **state) {
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "no kernel family 'nosuchfamily'"));
     assert_non_null(strstr(r.err, "families: copy"));
-    assert_null(strstr(r.err, "cu_sources"));
+    assert_null(strstr(r.err, "nosuchfamily.cu"));
     run(&r, "compile copy --arch sm_90 -DLOAD_OP=42");
     assert_int_equal(r.code, 1);
     assert_non_null(strstr(r.err, "LOAD_OP must be 0..6"));
@@ -139,7 +139,7 @@ static void compile_user_file(void **state) {
                        "    if (i < n) out[i] = in[i] * f + scale_offset<T>();\n"
                        "}\n"
                        "extern \"C\" __global__ void copy_f32(const float *in, float *out) {\n"
-                       "    out[threadIdx.x] = ld_f32(in + threadIdx.x);\n"
+                       "    out[threadIdx.x] = ptxkit::ld_f32(in + threadIdx.x);\n"
                        "}\n");
     write_text(header, "template <typename T> __device__ T scale_offset() { return T(SCALE_OFFSET); }\n");
     write_text(broken, "extern \"C\" __global__ void k(int *o) {\n    o[0] = 1;\n    o[1] = not_declared;\n}\n");
@@ -319,7 +319,8 @@ static void usage_errors_before_the_gpu(void **state) {
         "bench reduce --block x", "bench reduce --vector x", "bench reduce --sizes -1", "bench reduce --log2 x",
         "bench reduce --ops bogus", "bench reduce --path bogus", "bench reduce --load bogus",
         "bench blocks copy --n abc", "bench blocks", "bench blocks nope", "bench startup --bogus",
-        "ladder --block x", "ladder --reps x", "ladder --sizes -1", "ladder --steps 0", "ladder --op bogus",
+        "ladder reduce --block x", "ladder reduce --reps x", "ladder reduce --sizes -1", "ladder reduce --steps 0",
+        "ladder reduce --op bogus", "ladder", "ladder nope", "ladder scan --steps 0", "ladder gemm --size x",
         "tune --budget x", "tune --sizes x", "tune --threads 0", "tune bogus", "info --device x", "info extra",
         "compile copy -D 1X=2", "compile copy -D =1", "compile copy -DX=", "compile copy -D 'X=a\tb'",
         "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch", "bench user-tune --log2 x",
@@ -440,17 +441,20 @@ static void schema_covers_every_command(void **state) {
     (void)state;
     static result r;
     static const char *const no_tables[] = {"info", "compile", "cache", "bench user-tune", "report", NULL};
-    const char *const lists[] = {"--help", "bench --help"};
+    /* the commands, then the subcommands of those that have them */
+    static const char *const lists[] = {"--help", "bench --help", "ladder --help"};
+    static const char *const headings[] = {"commands:\n", "benchmarks:\n", "ladders:\n"};
+    static const char *const prefixes[] = {"", "bench ", "ladder "};
     int listed = 0;
-    for (int l = 0; l < 2; l++) {
+    for (int l = 0; l < 3; l++) {
         run(&r, lists[l]);
-        char *p = strstr(r.out, l ? "benchmarks:\n" : "commands:\n");
+        char *p = strstr(r.out, headings[l]);
         assert_non_null(p);
         for (p = strchr(p, '\n') + 1; p[0] == ' ' && p[1] == ' ' && p[2] != ' '; p = strchr(p, '\n') + 1) {
             char name[64], command[80];
             if (sscanf(p, " %63s", name) != 1 || name[0] == '-') break;
-            if (!l && !strcmp(name, "bench")) continue;
-            snprintf(command, sizeof command, "%s%s", l ? "bench " : "", name);
+            if (!l && (!strcmp(name, "bench") || !strcmp(name, "ladder"))) continue;
+            snprintf(command, sizeof command, "%s%s", prefixes[l], name);
             bool tables = true;
             for (int k = 0; no_tables[k]; k++) tables = tables && strcmp(no_tables[k], command);
             const cJSON *reports = cJSON_GetObjectItemCaseSensitive(schema, "reports");

@@ -1,13 +1,13 @@
-/* The table of kernel families (src/ops/family.h) against what the build
+/* The table of kernel families (families/family.h) against what the build
  * embedded: each family's source is there, its precompiled PTX exactly when
- * cu_sources/meson.build says so, every <name>_defaults.h belongs to a
+ * families/meson.build says so, every <name>_defaults.h belongs to a
  * family, every embedded kernel text is one family's (its own or one of its
  * sources), the defines `ptxkit compile` checks are ones the kernel reads,
  * and a tuned family's start lies in its own space. No GPU, no NVRTC. */
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/family.h"
+#include "family.h"
 #include "runtime/embedded.h"
 #include "test_util.h"
 #include "tune/params.h"
@@ -44,10 +44,10 @@ static void sources_and_ptx_embedded(void **state) {
     (void)state;
     for (int i = 0; i < family_count(); i++) {
         const family_desc *f = family_at(i);
-        if (!embedded_named(f->name, ".cu")) fail_msg("family %s: no cu_sources/%s.cu embedded", f->name, f->name);
+        if (!embedded_named(f->name, ".cu")) fail_msg("family %s: no %s.cu embedded", f->name, f->name);
         bool ptx = embedded_named(f->name, ".ptx") != NULL;
         if (ptx != family_has_ptx(f))
-            fail_msg("family %s: ptx/%s.ptx %s embedded but the families list says %s", f->name, f->name,
+            fail_msg("family %s: %s.ptx %s embedded but the families list says %s", f->name, f->name,
                      ptx ? "is" : "is not", family_has_ptx(f) ? "'ptx'" : "no 'ptx'");
     }
     /* and every embedded PTX file and defaults header is a family's */
@@ -92,7 +92,7 @@ static void sources_belong_to_one_family(void **state) {
         const family_desc *f = family_at(i);
         for (int k = 0; f->sources && f->sources[k]; k++) {
             if (!embedded_named(f->sources[k], ".cu"))
-                fail_msg("family %s: its source cu_sources/%s.cu is not embedded", f->name, f->sources[k]);
+                fail_msg("family %s: its source %s.cu is not embedded", f->name, f->sources[k]);
             if (family_find(f->sources[k])) fail_msg("family %s: its source %s is a family too", f->name, f->sources[k]);
         }
     }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/gemm.h"
+#include "gemm/gemm.h"
 #include "test_util.h"
 #include "tune/gemm_problem.h"
 

@@ -1,4 +1,4 @@
-/* The constant-memory lab's kernels (cu_sources/lab/const_lab.cu) against
+/* The constant-memory lab's kernels (lab/kernels/const_lab.cu) against
  * the CPU reference: every coefficient store (__constant__, ld.global,
  * ld.global.nc, shared, and the copy) under both patterns (uniform,
  * divergent), awkward element counts (a partial last vector, fewer

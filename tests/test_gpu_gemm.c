@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops/gemm.h"
+#include "gemm/gemm.h"
 #include "runtime/objects.h"
 #include "test_util.h"
 

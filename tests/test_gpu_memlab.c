@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "memlab.h"
-#include "ops/transpose.h"
+#include "transpose/transpose.h"
 #include "runtime/embedded.h"
 #include "test_util.h"
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/reduce.h"
+#include "reduce/reduce.h"
 #include "compile_jobs.h"
 #include "test_util.h"
 
@@ -404,7 +404,7 @@ static void test_reduce_ptx_path(void **state) {
     ptxkit_launch_options probe = {.path = PTXKIT_PATH_PTX};
     ptxkit_status st = reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
     if (st == PTXKIT_ERROR_NOT_FOUND) {
-        printf("skipped: %s (regenerate ptx/ with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
+        printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
         skip();
     }
     assert_ok(ctx, st);

@@ -19,7 +19,7 @@ static const char *const source =
     "    for (int k = 0; k < ITEMS; k++) {\n"
     "        unsigned long long i = base + (unsigned long long)k * BLOCK_SIZE;\n"
     "        if (BROKEN && k == ITEMS - 1 && threadIdx.x == BLOCK_SIZE - 1) continue;\n"
-    "        if (i < n) out[i] = ld_s32(in + i) * 3 + 1;\n"
+    "        if (i < n) out[i] = ptxkit::ld_s32(in + i) * 3 + 1;\n"
     "    }\n"
     "}\n";
 

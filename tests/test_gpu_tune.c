@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ops/transpose.h"
+#include "transpose/transpose.h"
 #include "test_util.h"
 #include "tuned/db.h"
 #include "tune/record.h"

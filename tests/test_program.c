@@ -517,7 +517,7 @@ static void ptxkit_headers(void **state) {
      * ld.global (no __restrict__, so no .nc either) */
     ptxkit_program *p = make("loads.cu", "#include <ptxkit/load.cuh>\n"
                                          "extern \"C\" __global__ void k(const float *in, float *out) {\n"
-                                         "    out[threadIdx.x] = ld_f32(in + threadIdx.x) + in[threadIdx.x + 1024];\n"
+                                         "    out[threadIdx.x] = ptxkit::ld_f32(in + threadIdx.x) + in[threadIdx.x + 1024];\n"
                                          "}\n");
     const struct {
         const char *define, *load;
@@ -542,7 +542,7 @@ static void ptxkit_headers(void **state) {
     p = make("helpers.cu", "#include <ptxkit/load_hint.cuh>\n"
                            "#include <ptxkit/warp.cuh>\n"
                            "extern \"C\" __global__ void __launch_bounds__(256) k(const unsigned *in, unsigned *out) {\n"
-                           "    unsigned v = ld_u32(in + blockIdx.x * 256 + threadIdx.x);\n"
+                           "    unsigned v = ptxkit::ld_u32(in + blockIdx.x * 256 + threadIdx.x);\n"
                            "    v = ptxkit::block_reduce<256>(v, ptxkit::Max());\n"
                            "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n"
                            "}\n");

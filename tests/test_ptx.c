@@ -1,7 +1,7 @@
-/* The committed ptx/ is fresh, its global loads carry no operator, each
+/* The committed PTX (families/NAME/NAME.ptx) is fresh, its global loads carry no operator, each
  * operator the runtime gives them at load reaches every one of them, and
  * every family with every operator assembles for sm_75, sm_80 and sm_90.
- * usage: test_ptx PTX_DIR GENPTX PTXAS */
+ * usage: test_ptx FAMILIES_DIR GENPTX PTXAS */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,8 @@ static char fresh_dir[256];
 
 static int qsort_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Names of the .ptx files in a directory, sorted, joined by '\n'. */
+/* Names of the .ptx files in the folders of a directory (FOLDER/NAME.ptx),
+ * sorted, joined by '\n'. */
 static void list_ptx(const char *dir, char *out, size_t size) {
     char *names[512];
     int n = 0;
@@ -23,8 +24,21 @@ static void list_ptx(const char *dir, char *out, size_t size) {
     assert_non_null(d);
     struct dirent *e;
     while ((e = readdir(d)) != NULL && n < 512) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".ptx") == 0) names[n++] = strdup(e->d_name);
+        if (e->d_name[0] == '.') continue;
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *s = opendir(sub);
+        if (!s) continue;
+        struct dirent *f;
+        while ((f = readdir(s)) != NULL && n < 512) {
+            size_t len = strlen(f->d_name);
+            if (len > 4 && strcmp(f->d_name + len - 4, ".ptx") == 0) {
+                char name[600];
+                snprintf(name, sizeof name, "%s/%s", e->d_name, f->d_name);
+                names[n++] = strdup(name);
+            }
+        }
+        closedir(s);
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, qsort_strcmp);
@@ -62,7 +76,8 @@ static void committed_ptx_is_fresh(void **state) {
     list_ptx(ptx_dir, committed, sizeof committed);
     list_ptx(fresh_dir, fresh, sizeof fresh);
     if (strcmp(committed, fresh) != 0)
-        fail_msg("ptx/ holds a different set of files than cu_sources/ generates; run `ninja -C build regenerate-ptx`\n"
+        fail_msg("families/ holds a different set of PTX files than its kernels generate; run `ninja -C build "
+                 "regenerate-ptx`\n"
                  "committed:\n%s\ngenerated:\n%s", committed, fresh);
     for (char *name = strtok(fresh, "\n"); name; name = strtok(NULL, "\n")) {
         char a[1024], b[1024];
@@ -73,9 +88,9 @@ static void committed_ptx_is_fresh(void **state) {
         assert_non_null(x);
         assert_non_null(y);
         if (na != nb || memcmp(x, y, na) != 0)
-            fail_msg("ptx/%s is stale: regenerate with `ninja -C build regenerate-ptx`", name);
+            fail_msg("families/%s is stale: regenerate with `ninja -C build regenerate-ptx`", name);
         /* the library embeds the committed text */
-        const embedded_file *f = embedded_find(name);
+        const embedded_file *f = embedded_find(strrchr(name, '/') + 1);
         assert_non_null(f);
         assert_int_equal(f->size, na);
         free(x);
@@ -145,14 +160,15 @@ static void assembles_for_each_arch(void **state) {
         for (int op = PTXKIT_LOAD_DEFAULT; op < PTXKIT_LOAD_OP_COUNT; op++) {
             char *text = loaded_text(name, (ptxkit_load_op)op);
             char path[1024];
-            snprintf(path, sizeof path, "%s/%s.%s", fresh_dir, ptxkit_load_op_name((ptxkit_load_op)op), name);
+            snprintf(path, sizeof path, "%s/%s.%s", fresh_dir, ptxkit_load_op_name((ptxkit_load_op)op),
+                     strrchr(name, '/') + 1);
             assert_true(test_write_file(path, text, strlen(text)));
             free(text);
             for (int a = 0; a < 3; a++) {
                 char cmd[2048];
                 snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s'", ptxas, archs[a], path);
                 if (system(cmd) != 0)
-                    fail_msg("ptxas -arch=%s rejects ptx/%s with %s loads", archs[a], name,
+                    fail_msg("ptxas -arch=%s rejects families/%s with %s loads", archs[a], name,
                              ptxkit_load_op_name((ptxkit_load_op)op));
             }
         }
@@ -160,7 +176,7 @@ static void assembles_for_each_arch(void **state) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_ptx PTX_DIR GENPTX [PTXAS]\n");
+        fprintf(stderr, "usage: test_ptx FAMILIES_DIR GENPTX [PTXAS]\n");
         return 2;
     }
     ptx_dir = argv[1];

@@ -1,12 +1,12 @@
 /* ptx_rewrite_loads: the load cache-operator rewrite of PTX text (CPU only).
  * Inputs are copied into buffers of their exact size, without a NUL, so
  * AddressSanitizer catches any read past `size`.
- * usage: test_ptx_rewrite CORPUS_DIR PTX_DIR [PTXAS]
+ * usage: test_ptx_rewrite CORPUS_DIR FAMILIES_DIR [PTXAS]
  *   CORPUS_DIR  tests/ptx_corpus: fixtures whose lines ending in "//> CODE"
  *               must come out as CODE (OP: the operator; nc drops ".weak"),
  *               every other line unchanged, with the counts on their
  *               "// expect:" line
- *   PTX_DIR     the committed ptx/
+ *   FAMILIES_DIR  families/, holding the committed NAME/NAME.ptx
  *   PTXAS       ptxas, to check that every rewritten text assembles (empty
  *               or absent: that part is skipped) */
 #include <dirent.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "driver/driver.h"
-#include "ops/family.h"
+#include "family.h"
 #include "lab.h"
 #include "runtime/compile.h"
 #include "runtime/program.h"
@@ -477,7 +477,7 @@ static void random_texts(void **state) {
     }
 }
 
-/* ---- the committed ptx/ ---- */
+/* ---- the committed PTX of families/ ---- */
 
 /* The committed text of each family has plain global loads only; every
  * operator reaches each of them, a second rewrite keeps the first one's
@@ -489,7 +489,7 @@ static void committed_families(void **state) {
         if (!family_has_ptx(family_at(f))) continue;
         checked++;
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s.ptx", ptx_dir, family_at(f)->name);
+        snprintf(path, sizeof path, "%s/%s/%s.ptx", ptx_dir, family_at(f)->name, family_at(f)->name);
         size_t n;
         char *plain = test_read_file(path, &n);
         if (!plain) fail_msg("cannot read %s", path);
@@ -609,7 +609,7 @@ static void nvrtc_hinted_and_explicit(void **state) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_ptx_rewrite CORPUS_DIR PTX_DIR [PTXAS]\n");
+        fprintf(stderr, "usage: test_ptx_rewrite CORPUS_DIR FAMILIES_DIR [PTXAS]\n");
         return 2;
     }
     corpus_dir = argv[1];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/gemm.h"
+#include "gemm/gemm.h"
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"

@@ -14,7 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "ops/transpose.h"
+#include "transpose/transpose.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "test_util.h"

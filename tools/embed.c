@@ -1,5 +1,7 @@
 /* Build tool: writes a C file holding each input file's text, named by its
- * base name, so the library reads no kernel files at run time. --symbol
+ * base name, so the library reads no kernel files at run time. A device
+ * header of include/ptxkit/ (a folder named ptxkit) is named ptxkit_NAME:
+ * the runtime offers it to NVRTC by that name and as <ptxkit/NAME>. --symbol
  * names the table (default ptxkit_embedded: NAME_files, NAME_count), so a
  * second table (the lab's kernels) can be linked beside the library's.
  * usage: embed [--symbol NAME] OUTPUT.c FILE... */
@@ -10,6 +12,13 @@
 static const char *base_name(const char *path) {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
+}
+
+/* "ptxkit_" when path's folder is named ptxkit, else "". */
+static const char *name_prefix(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash - path < 6 || memcmp(slash - 6, "ptxkit", 6) != 0) return "";
+    return slash - path == 6 || slash[-7] == '/' ? "ptxkit_" : "";
 }
 
 int main(int argc, char **argv) {
@@ -49,7 +58,8 @@ int main(int argc, char **argv) {
         fclose(in);
     }
     fprintf(out, "const embedded_entry %s_files[] = {\n", symbol);
-    for (int i = 2; i < argc; i++) fprintf(out, "    {\"%s\", file_%d, %zu},\n", base_name(argv[i]), i, sizes[i]);
+    for (int i = 2; i < argc; i++) fprintf(out, "    {\"%s%s\", file_%d, %zu},\n", name_prefix(argv[i]), base_name(argv[i]), i,
+                sizes[i]);
     fprintf(out, "    {NULL, NULL, 0}};\nconst size_t %s_count = %d;\n", symbol, argc - 2);
     free(sizes);
     return fclose(out) == 0 ? 0 : 1;

@@ -1,6 +1,6 @@
-/* Regenerates ptx/ from the embedded cu_sources through NVRTC: for every
- * family marked 'ptx' in cu_sources/meson.build (family_has_ptx), one file
- * <family>.ptx whose global loads carry no cache operator, compiled for
+/* Regenerates the families' PTX from their embedded kernels through NVRTC:
+ * for every family marked 'ptx' in families/meson.build (family_has_ptx),
+ * one file FAMILIES_DIR/<family>/<family>.ptx whose global loads carry no cache operator, compiled for
  * compute_75 so the same text assembles for every GPU from Turing on. The runtime gives those loads the
  * caller's operator at load time (runtime/ptx_rewrite.c), so the six
  * operators cost one text in the library, not six.
@@ -9,12 +9,13 @@
  * LOAD_OP=cg and erasing the operator; the two results must agree byte for
  * byte, which proves that the operator reaches exactly the loads the rewrite
  * gives one to and changes nothing else.
- * usage: ptxkit-genptx OUTPUT_DIR [FAMILY...] (default: every such family) */
+ * usage: ptxkit-genptx FAMILIES_DIR [FAMILY...] (default: every such family) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "ops/family.h"
+#include "family.h"
 #include "runtime/compile.h"
 #include "runtime/program.h"
 #include "runtime/launch.h"
@@ -62,12 +63,12 @@ static bool named(const char *family, char **names, int count) {
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: ptxkit-genptx OUTPUT_DIR [FAMILY...]\n");
+        fprintf(stderr, "usage: ptxkit-genptx FAMILIES_DIR [FAMILY...]\n");
         return 2;
     }
     for (int k = 2; k < argc; k++)
         if (!family_find(argv[k]) || !family_has_ptx(family_find(argv[k]))) {
-            fprintf(stderr, "ptxkit-genptx: %s is no family marked 'ptx' in cu_sources/meson.build\n", argv[k]);
+            fprintf(stderr, "ptxkit-genptx: %s is no family marked 'ptx' in families/meson.build\n", argv[k]);
             return 2;
         }
     int written = 0;
@@ -87,7 +88,11 @@ int main(int argc, char **argv) {
             free(cg);
             return 1;
         }
-        snprintf(path, sizeof path, "%s/%s.ptx", argv[1], family);
+        /* a family's folder is its name: only the ladders, which have no
+         * PTX, live in another family's */
+        snprintf(path, sizeof path, "%s/%s", argv[1], family);
+        mkdir(path, 0777);
+        snprintf(path, sizeof path, "%s/%s/%s.ptx", argv[1], family, family);
         size_t size = strlen(ca);
         FILE *f = fopen(path, "wb");
         bool ok = f && fwrite(ca, 1, size, f) == size;

@@ -9,7 +9,7 @@
 #include "ptxkit.h"
 #include "runtime/compile.h"
 
-/* A kernel to JIT: the family's source cu_sources/<family>.cu, an entry point
+/* A kernel to JIT: the family's embedded source <family>.cu, an entry point
  * and injected defines "NAME=VALUE" (emulating template arguments). */
 typedef struct kernel_spec {
     const char *family;
@@ -28,7 +28,7 @@ bool spec_define_int(kernel_spec *spec, define_scratch *scratch, const char *nam
 bool spec_define_str(kernel_spec *spec, define_scratch *scratch, const char *name, const char *value);
 
 /* A family's kernel compiled by NVRTC with spec's defines, through the
- * kernel cache (the built-in program over cu_sources/<family>.cu). */
+ * kernel cache (the built-in program over the embedded <family>.cu). */
 ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out);
 /* The kernel `entry` of the embedded PTX file `ptx_name` ("copy.ptx") with
  * its plain global loads given op (DEFAULT leaves them plain). */

@@ -347,7 +347,7 @@ ptxkit_status compile_family(ptxkit_context *ctx, const char *name, const char *
     if (define_count < 0 || define_count > PTXKIT_MAX_DEFINES || extra_count < 0 || extra_count > 16)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "compile: too many defines or options");
     const ptxkit_program *p = builtin_program(name);
-    if (!p) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no cu_sources/%s.cu)",
+    if (!p) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "compile: no kernel family '%s' (no embedded %s.cu)",
                                 name ? name : "(null)", name ? name : "(null)");
     compile_request req = program_request(p, NULL, defines, define_count);
     req.options = extra_options;

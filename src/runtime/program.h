@@ -24,7 +24,7 @@ struct ptxkit_program {
     struct header_tree *tree; /* include directories and the header tree on disk; NULL for built-in programs */
 };
 
-/* The built-in program over the embedded source cu_sources/<name>.cu
+/* The built-in program over the embedded source <name>.cu
  * (name "copy", or a family's second source "gemm_dmma"), made once per
  * process (its text is the library's own and never changes); NULL when the
  * library holds no such source. */

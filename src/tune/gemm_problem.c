@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/gemm.h"
+#include "gemm/gemm.h"
 #include "runtime/embedded.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "ops/gemm.h"
+#include "gemm/gemm.h"
 #include "tune/problem.h"
 
 #define GEMM_TUNE_FAMILY "gemm"

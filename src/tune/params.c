@@ -1,5 +1,5 @@
 /* Parameter spaces of the tunable families (each declared by its
- * descriptor, src/ops/<name>.c) and the rules that prune configurations
+ * descriptor, families/<name>/<name>.c) and the rules that prune configurations
  * which cannot launch or would spill, before anything is compiled. */
 #include <stdio.h>
 #include <string.h>
@@ -80,7 +80,7 @@ static bool in_list(const int *list, int value, int terminator) {
     return false;
 }
 
-/* The families' descriptors (src/ops/<name>.c) hold their spaces and hooks;
+/* The families' descriptors (families/<name>/<name>.c) hold their spaces and hooks;
  * those with hooks are tuned here, in the table's order. */
 static bool tuned_here(const family_desc *f) { return f && f->parse_variant; }
 

@@ -1,5 +1,5 @@
 /* Parameter spaces of the tunable kernel families, which each family's
- * descriptor declares (ops/family.h, src/ops/<name>.c): their legal values
+ * descriptor declares (families/family.h, families/<name>/<name>.c): their legal values
  * on a device and the constraints between them. Everything here is plain
  * CPU code, so its rules are tested without a GPU. */
 #ifndef PTXKIT_TUNE_PARAMS_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/family.h" /* tune_param, tune_variant, the families' spaces */
+#include "family.h" /* tune_param, tune_variant, the families' spaces */
 #include "ptxkit.h"
 #include "tuned/tuned.h"
 
@@ -20,7 +20,7 @@ typedef struct tune_space {
     int count[TUNE_PARAM_COUNT];
 } tune_space;
 
-/* The families tuned through launch options (those of ops/family.h with
+/* The families tuned through launch options (those of families/family.h with
  * hooks), and lookup by name (NULL when unknown). */
 const tune_family *tune_family_at(int index);
 const tune_family *tune_family_find(const char *name);

@@ -1,5 +1,5 @@
 /* Tuned launch parameters, read by the ops when the caller leaves an
- * option at 0. src/tuned/ sits below the families (src/ops) and holds only
+ * option at 0. src/tuned/ sits below the families (families/) and holds only
  * what reading a tuned configuration needs: the database file (db.h) and
  * the per-context lookup (lookup.h, implemented in lookup.c). The search
  * that writes the database (src/tune/) sits above the families and drives

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes help2man's include file for ptxkit(1): the hand-written sections of
 ptxkit.h2m, then a COMMANDS section made of every command's own --help (and
-every benchmark's), so the manual page says what the program says.
+every benchmark's and every ladder's), so the manual page says what the
+program says.
 
 usage: commands_h2m.py PTXKIT STATIC.h2m OUTPUT
 """
@@ -30,6 +31,10 @@ def listed(text, heading):
     return names
 
 
+# Commands with subcommands, and the heading their --help lists them under.
+SUBCOMMANDS = {"bench": "benchmarks", "ladder": "ladders", "report": "subcommands"}
+
+
 def roff(text):
     """Preformatted text as roff: backslashes, leading dots and minus signs."""
     lines = []
@@ -48,12 +53,8 @@ def main():
     for command in listed(top, "commands"):
         text = help_of(ptxkit, command)
         parts += [f'.SS "ptxkit {command}"', ".nf", roff(text), ".fi"]
-        if command == "bench":
-            for bench in listed(text, "benchmarks"):
-                parts += [f'.SS "ptxkit bench {bench}"', ".nf", roff(help_of(ptxkit, "bench", bench)), ".fi"]
-        if command == "report":
-            for sub in listed(text, "subcommands"):
-                parts += [f'.SS "ptxkit report {sub}"', ".nf", roff(help_of(ptxkit, "report", sub)), ".fi"]
+        for sub in listed(text, SUBCOMMANDS[command]) if command in SUBCOMMANDS else []:
+            parts += [f'.SS "ptxkit {command} {sub}"', ".nf", roff(help_of(ptxkit, command, sub)), ".fi"]
     with open(output, "w", encoding="utf-8") as f:
         f.write("\n".join(parts) + "\n")
 

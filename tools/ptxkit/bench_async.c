@@ -7,7 +7,7 @@
  * is checked against the CPU. Reports clock64 cycles per byte per block
  * (median over blocks), GB/s of the whole array next to a streaming-read
  * kernel measured in the same run, and the cases where the synchronous
- * copy wins. Kernels: cu_sources/lab/async_lab.cu through the public API. */
+ * copy wins. Kernels: lab/kernels/async_lab.cu through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * shared memory, every lane of a warp reading the same coefficient
  * (uniform) or each lane its own (divergent); against the same loop as a
  * plain copy of the same bytes, measured in the same run. The kernels and
- * their arithmetic: cu_sources/lab/const_lab.cu (src/lab/constlab.h). */
+ * their arithmetic: lab/kernels/const_lab.cu (lab/constlab.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

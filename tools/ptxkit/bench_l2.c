@@ -12,7 +12,7 @@
  * unrelated 2 x L2 array (which evicts P from ordinary L2); the consumer
  * sums P. P in a persisting window of the producer's launch (and of the
  * consumer's; with the maximum set-aside, and with a set-aside of just P)
- * against no window, for P half the maximum set-aside and twice it. Kernels: cu_sources/lab/l2_lab.cu through the public API. */
+ * against no window, for P half the maximum set-aside and twice it. Kernels: lab/kernels/l2_lab.cu through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * the order-preserving integer image of a float, sum in 16.16 fixed point,
  * next to the same reduction done in float with shuffles. Every lane's
  * final value is checked against a CPU replay of the chain. Kernels:
- * cu_sources/lab/async_lab.cu (redux_chain) through the public API. */
+ * lab/kernels/async_lab.cu (redux_chain) through the public API. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * in shared memory synchronously (loads, __syncthreads sandwich), through a
  * cp.async ring of 1-4 stages, and warp-specialized (a producer warp's
  * cp.async arriving on mbarriers, consumers releasing buffers), each a JIT
- * constant of cu_sources/lab/stencil_lab.cu, at 1 and 2 blocks per SM and at
+ * constant of lab/kernels/stencil_lab.cu, at 1 and 2 blocks per SM and at
  * full occupancy. Every variant's output is compared exactly with the CPU
  * (C0 and C1 are powers of two, so fused and separate multiply-adds
  * round alike). */

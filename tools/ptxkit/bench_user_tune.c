@@ -24,7 +24,7 @@ static const char *const axpy_source =
     "#pragma unroll\n"
     "    for (int k = 0; k < ITEMS_PER_THREAD; k++) {\n"
     "        unsigned long long i = base + (unsigned long long)k * BLOCK_SIZE;\n"
-    "        if (i < n) { xv[k] = ld_f32(x + i); yv[k] = ld_f32(y + i); }\n"
+    "        if (i < n) { xv[k] = ptxkit::ld_f32(x + i); yv[k] = ptxkit::ld_f32(y + i); }\n"
     "    }\n"
     "#pragma unroll\n"
     "    for (int k = 0; k < ITEMS_PER_THREAD; k++) {\n"

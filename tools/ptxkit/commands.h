@@ -8,9 +8,12 @@ int cmd_bench(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_ladder(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
-int cmd_scan_ladder(int argc, char **argv);
-int cmd_gemm_ladder(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+
+/* `ptxkit ladder` subcommands */
+int ladder_reduce(int argc, char **argv);
+int ladder_scan(int argc, char **argv);
+int ladder_gemm(int argc, char **argv);
 
 /* `ptxkit bench` subcommands */
 int bench_copy(int argc, char **argv);

@@ -1,7 +1,7 @@
 /* ptxkit compile FAMILY -D NAME=VALUE: each define checked before NVRTC runs.
  * A name the family's source (and the headers it may include) never
  * mentions does nothing; a value outside the parameter space the family's
- * descriptor declares (src/ops/<family>.c) is one ptxkit never builds.
+ * descriptor declares (families/<family>/<family>.c) is one ptxkit never builds.
  * Both are warnings, so an experiment can still try them; --strict makes
  * them usage errors. */
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* Pieces the GEMM commands share (bench gemm, gemm-ladder): the GPU's
+/* Pieces the GEMM commands share (bench gemm, ladder gemm): the GPU's
  * arithmetic peak from its clock, random matrices, parallel compiles, and
  * cuBLAS opened with dlopen for the comparison (never a link dependency). */
 #ifndef PTXKIT_CLI_GEMM_COMMON_H

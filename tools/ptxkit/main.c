@@ -19,9 +19,7 @@ static const command commands[] = {
     {"compile", cmd_compile, "compile a kernel family or your own .cu file with NVRTC (no GPU needed): PTX or resources"},
     {"bench", cmd_bench, "benchmarks: ptxkit bench --help lists them"},
     {"cache", cmd_cache, "show or purge the on-disk kernel cache"},
-    {"ladder", cmd_ladder, "the reduction ladder (Harris steps 1-9) on this GPU, next to the 2007 G80 table"},
-    {"scan-ladder", cmd_scan_ladder, "the scan ladder (Hillis-Steele, Blelloch, shuffles) next to the 2007 table"},
-    {"gemm-ladder", cmd_gemm_ladder, "the matrix-multiply ladder (naive to cp.async pipelines) with the G80 arithmetic"},
+    {"ladder", cmd_ladder, "the ladders from a naive kernel to the production one: reduce, scan, gemm"},
     {"tune", cmd_tune, "choose block size and the other injected constants for this GPU; --show lists them"},
     {"report", cmd_report, "compare two --json reports row by row (exit 1 on a regression): report compare A B"},
 };

@@ -42,7 +42,8 @@ const char *report_default_table_id(void) { return rep.table_id[0] ? rep.table_i
 
 void report_set_command(int argc, char **argv) {
     char kind[64] = "";
-    bool bench = argc > 1 && (strcmp(argv[0], "bench") == 0 || strcmp(argv[0], "report") == 0);
+    bool bench = argc > 1 && (strcmp(argv[0], "bench") == 0 || strcmp(argv[0], "report") == 0 ||
+                               strcmp(argv[0], "ladder") == 0);
     if (argc > 0) snprintf(kind, sizeof kind, "%s%s%s", argv[0], bench ? " " : "", bench ? argv[1] : "");
     report_set_kind(kind);
     size_t used = 0;

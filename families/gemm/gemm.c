@@ -1,0 +1,441 @@
+/* gemm: C = alpha * op(A) * op(B) + beta * C: float32 (and float64 before
+ * sm_80) on the CUDA cores (gemm.cu), float64 from sm_80 on the
+ * FP64 tensor cores (gemm_dmma.cu, whose kernel gemm_dmma.c
+ * gets): argument checks, which configuration a call runs, the split-K
+ * scratch, gemm.cu's kernels and the launch. The configuration rules are
+ * gemm_config.c's. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "gemm/gemm.h"
+#include "runtime/args.h"
+#include "runtime/context.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/objects.h"
+#include "runtime/status.h"
+#include "runtime/stream_scratch.h"
+#include "tuned/lookup.h"
+
+const char *ptxkit_gemm_op_name(ptxkit_gemm_op op) {
+    static const char *const names[PTXKIT_GEMM_OP_COUNT] = {"n", "t"};
+    return (unsigned)op < PTXKIT_GEMM_OP_COUNT ? names[op] : NULL;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+/* ---- split-K scratch -------------------------------------------------------
+ * A buffer per stream among the GEMM_SCRATCH_SLOTS most recently used, from
+ * the stream scratch pool (runtime/stream_scratch.h: hand-over by event,
+ * outgrown buffers freed once their work is done, capture rules). A few
+ * slots, not one: a stream whose work a graph captured keeps its slot. */
+enum { GEMM_SCRATCH_SLOTS = 4 };
+
+static const stream_scratch_client gemm_scratch = {"gemm", GEMM_SCRATCH_SLOTS, 0};
+
+/* ---- arguments ------------------------------------------------------------ */
+
+/* Bytes from the first element of a rows x cols matrix with leading
+ * dimension ld to one past its last; false on overflow. */
+static bool extent_bytes(size_t rows, size_t cols, size_t ld, size_t elem, size_t *out) {
+    size_t elems;
+    if (rows == 0 || cols == 0) return *out = 0, true;
+    if (!mul_size(rows - 1, ld, &elems) || elems > SIZE_MAX - cols) return false;
+    return mul_size(elems + cols, elem, out);
+}
+
+typedef struct gemm_operand {
+    const char *name;
+    ptxkit_dptr ptr;
+    size_t rows, cols, ld, bytes; /* as stored */
+} gemm_operand;
+
+static ptxkit_status check_operand(ptxkit_context *ctx, gemm_operand *o, size_t elem, bool used) {
+    size_t need = o->cols > 1 ? o->cols : 1;
+    if (o->ld < need)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_gemm: ld%s %zu is less than the %zu elements of a row of %s as stored (%zu x %zu)",
+                            o->name, o->ld, need, o->name, o->rows, o->cols);
+    if (!extent_bytes(o->rows, o->cols, o->ld, elem, &o->bytes))
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: %s (%zu x %zu, ld %zu) overflows a byte count",
+                            o->name, o->rows, o->cols, o->ld);
+    if (!used || o->bytes == 0) return PTXKIT_SUCCESS;
+    if (!o->ptr) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: %s is NULL", o->name);
+    if (o->ptr % elem)
+        return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_gemm: %s 0x%llx is not %zu-byte aligned", o->name,
+                            (unsigned long long)o->ptr, elem);
+    if (o->ptr + o->bytes < o->ptr)
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: %s wraps the address space", o->name);
+    return PTXKIT_SUCCESS;
+}
+
+static bool overlap(const gemm_operand *x, const gemm_operand *y) {
+    return x->bytes && y->bytes && x->ptr < y->ptr + y->bytes && y->ptr < x->ptr + x->bytes;
+}
+
+/* Everything about a call that can be refused before the GPU is touched. */
+typedef struct gemm_call {
+    ptxkit_dtype type;
+    size_t elem;
+    bool trans_a, trans_b, reads_ab;
+    size_t m, n, k;
+    gemm_operand a, b, c;
+} gemm_call;
+
+static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype type, ptxkit_gemm_op op_a,
+                                ptxkit_gemm_op op_b, size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a,
+                                size_t lda, ptxkit_dptr b, size_t ldb, ptxkit_dptr c, size_t ldc) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: context is NULL");
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: unknown element type %d", (int)type);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %s is not provided (float32 and float64 are)",
+                            ptxkit_dtype_name(type));
+    if ((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT || (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: op_%s %d is not PTXKIT_GEMM_N or _T",
+                            (unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? "a" : "b",
+                            (int)((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? op_a : op_b));
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %zu x %zu x %zu: sides are at most 2^31 - 1", m,
+                            n, k);
+    g->type = type;
+    g->elem = ptxkit_dtype_size(type);
+    g->trans_a = op_a == PTXKIT_GEMM_T;
+    g->trans_b = op_b == PTXKIT_GEMM_T;
+    g->m = m, g->n = n, g->k = k;
+    g->reads_ab = k > 0 && alpha != 0 && m > 0 && n > 0;
+    g->a = (gemm_operand){"A", a, g->trans_a ? k : m, g->trans_a ? m : k, lda, 0};
+    g->b = (gemm_operand){"B", b, g->trans_b ? n : k, g->trans_b ? k : n, ldb, 0};
+    g->c = (gemm_operand){"C", c, m, n, ldc, 0};
+    ptxkit_status st;
+    if ((st = check_operand(ctx, &g->a, g->elem, g->reads_ab)) != PTXKIT_SUCCESS ||
+        (st = check_operand(ctx, &g->b, g->elem, g->reads_ab)) != PTXKIT_SUCCESS ||
+        (st = check_operand(ctx, &g->c, g->elem, m > 0 && n > 0)) != PTXKIT_SUCCESS)
+        return st;
+    if (g->reads_ab && (overlap(&g->c, &g->a) || overlap(&g->c, &g->b)))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: C overlaps %s",
+                            overlap(&g->c, &g->a) ? "A" : "B");
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+/* The main kernel of a configuration for the call's layouts and alignment
+ * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors),
+ * under the context's switches sw. */
+static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, const gemm_config *c,
+                                 const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
+                                 ptxkit_kernel **fn) {
+    if (gemm_kind_of(type, &ctx->info, sw) == GEMM_F64_TC)
+        return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, fn);
+    int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
+    kernel_spec spec = {.family = "gemm", .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_f64" : "ptxkit_gemm_f32"};
+    define_scratch scratch = {0};
+    spec_define_int(&spec, &scratch, "GEMM_ENTRY", 0);
+    spec_define_int(&spec, &scratch, "GEMM_DOUBLE", type == PTXKIT_FLOAT64);
+    spec_define_int(&spec, &scratch, "TRANS_A", trans_a);
+    spec_define_int(&spec, &scratch, "TRANS_B", trans_b);
+    /* only the k-major operand's copies have a width */
+    if (trans_a) spec_define_int(&spec, &scratch, "VEC_A", vec_a ? v : 1);
+    if (!trans_b) spec_define_int(&spec, &scratch, "VEC_B", vec_b ? v : 1);
+    spec_define_int(&spec, &scratch, "BM", c->bm);
+    spec_define_int(&spec, &scratch, "BN", c->bn);
+    spec_define_int(&spec, &scratch, "BK", c->bk);
+    spec_define_int(&spec, &scratch, "WM", sh->wm);
+    spec_define_int(&spec, &scratch, "WN", sh->wn);
+    spec_define_int(&spec, &scratch, "TM", c->tm);
+    spec_define_int(&spec, &scratch, "TN", c->tn);
+    spec_define_int(&spec, &scratch, "STAGES", c->stages);
+    spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(elem, sw, c, &ctx->info));
+    spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
+    if (sw->cross_prefetch >= 0) spec_define_int(&spec, &scratch, "GEMM_CROSS_PREFETCH", sw->cross_prefetch);
+    ptxkit_status st = kernel_get(ctx, &spec, fn);
+    if (st != PTXKIT_SUCCESS) return st;
+    /* past the static 48 KB, dynamic shared memory is opted into per function */
+    return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(elem, c, trans_a, trans_b), false);
+}
+
+static ptxkit_status splitk_kernel(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_kernel **fn) {
+    kernel_spec spec = {.family = "gemm",
+                        .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_splitk_f64" : "ptxkit_gemm_splitk_f32"};
+    define_scratch scratch = {0};
+    spec_define_int(&spec, &scratch, "GEMM_ENTRY", 1);
+    spec_define_int(&spec, &scratch, "GEMM_DOUBLE", type == PTXKIT_FLOAT64);
+    return kernel_get(ctx, &spec, fn);
+}
+
+/* A configuration this device can run: its rules, then shared memory. */
+static ptxkit_status check_config(ptxkit_context *ctx, const gemm_switches *sw, int kind, const gemm_config *c,
+                                  gemm_shape *sh) {
+    char why[256];
+    if (!gemm_config_check(kind, sw, c, sh, why, sizeof why))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s", why);
+    size_t shared = gemm_shared_bytes_max(kind, c);
+    size_t limit = ctx->info.shared_per_block_optin > 0 ? (size_t)ctx->info.shared_per_block_optin : 48 * 1024;
+    if (shared > limit)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_gemm: tiles need %zu bytes of shared memory, more than this GPU's %zu per block",
+                            shared, limit);
+    return PTXKIT_SUCCESS;
+}
+
+static bool tiles_zero(const ptxkit_gemm_tiles *t) {
+    return !t || (!t->bm && !t->bn && !t->bk && !t->tm && !t->tn && !t->warps_m && !t->stages && !t->split_k);
+}
+
+/* A tuning database entry's parameters as a configuration (gemm_problem.c
+ * stores them by these names). */
+static bool config_from_entry(const tune_db_entry *e, gemm_config *c) {
+    static const char *const names[] = {"BM", "BN", "BK", "TM", "TN", "WARPS_M", "STAGES", "SPLIT_K"};
+    int *fields[] = {&c->bm, &c->bn, &c->bk, &c->tm, &c->tn, &c->warps_m, &c->stages, &c->split_k};
+    int found = 0;
+    for (int i = 0; i < 8; i++)
+        for (int p = 0; p < e->param_count; p++)
+            if (strcmp(e->param_names[p], names[i]) == 0 && e->param_values[p] >= 0 && e->param_values[p] <= 1024) {
+                *fields[i] = (int)e->param_values[p];
+                found++;
+                break;
+            }
+    return found == 8;
+}
+
+ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
+                           size_t k, const ptxkit_gemm_tiles *tiles, gemm_config *out, bool *tuned) {
+    if (tuned) *tuned = false;
+    int kind = gemm_kind_of(type, &ctx->info, sw);
+    if (tiles && !RESERVED_ZERO(tiles))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: reserved tile fields are set");
+    if (!tiles_zero(tiles)) {
+        gemm_config c = gemm_config_of(tiles);
+        if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.warps_m || !c.stages)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_gemm: tiles are given whole (bm, bn, bk, tm, tn, warps_m, stages) or not at "
+                                "all (only split_k may be 0)");
+        char why[256];
+        if (!gemm_config_check(kind, sw, &c, NULL, why, sizeof why))
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s%s", why,
+                                kind == GEMM_F64_TC ? " (float64 on the tensor cores)" : "");
+        *out = c;
+        return PTXKIT_SUCCESS;
+    }
+    gemm_class cls = gemm_class_of(m, n, k);
+    *out = gemm_default_config((gemm_kind)kind, cls);
+    size_t volume;
+    if (!mul_size(m, n, &volume) || !mul_size(volume, k ? k : 1, &volume)) volume = SIZE_MAX;
+    char variant[40];
+    snprintf(variant, sizeof variant, "%s.%s", ptxkit_dtype_name(type), gemm_class_name(cls));
+    tune_db_entry e;
+    gemm_config c = {0};
+    char why[256];
+    /* A database entry is data from disk: used only when it is a configuration. */
+    if (volume && tune_lookup_params(ctx, "gemm", variant, volume, &e) && config_from_entry(&e, &c) &&
+        gemm_config_check(kind, sw, &c, NULL, why, sizeof why)) {
+        *out = c;
+        if (tuned) *tuned = true;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
+                                 ptxkit_gemm_tiles *out, int *tuned) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: context is NULL");
+    if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: out is NULL");
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx,
+                            (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_gemm_config_get: type %d is not float32 or float64", (int)type);
+    gemm_config c;
+    bool from_db;
+    gemm_switches sw = gemm_switches_get(ctx);
+    ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db);
+    if (st != PTXKIT_SUCCESS) return st;
+    c.split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    *out = gemm_tiles_of(&c);
+    if (tuned) *tuned = from_db;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                           const ptxkit_gemm_tiles *tiles) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm_prepare: context is NULL");
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "gemm_prepare: type %d", (int)type);
+    gemm_config c;
+    gemm_switches sw = gemm_switches_get(ctx);
+    ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL);
+    if (st != PTXKIT_SUCCESS) return st;
+    gemm_shape sh;
+    if ((st = check_config(ctx, &sw, gemm_kind_of(type, &ctx->info, &sw), &c, &sh)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    ptxkit_kernel *fn;
+    bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
+    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, &fn);
+    if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
+    context_leave(ctx);
+    return st;
+}
+
+/* ---- the call ------------------------------------------------------------------ */
+
+static bool vector_ok(ptxkit_dptr p, size_t ld, size_t elem) { return p % 16 == 0 && (ld * elem) % 16 == 0; }
+
+/* ptxkit_gemm, or with launch false everything but the launches. */
+static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                   size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
+                                   size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                                   ptxkit_stream *stream, bool launch, bool capturing) {
+    gemm_call g;
+    ptxkit_status st = check_args(ctx, &g, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    if (st != PTXKIT_SUCCESS) return st;
+    gemm_config cfg;
+    /* read once: the switches may change on another thread meanwhile */
+    gemm_switches sw = gemm_switches_get(ctx);
+    if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL)) != PTXKIT_SUCCESS) return st;
+    gemm_shape sh;
+    const int elem = (int)g.elem, kind = gemm_kind_of(type, &ctx->info, &sw);
+    if ((st = check_config(ctx, &sw, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
+    if (m == 0 || n == 0) return PTXKIT_SUCCESS;
+    /* k == 0 or alpha == 0: C = beta * C, A and B never read (the kernel
+     * runs with no k-tiles) */
+    const size_t k_run = g.reads_ab ? k : 0;
+    size_t tiles_m = ceil_div(m, (size_t)cfg.bm), tiles_n = ceil_div(n, (size_t)cfg.bn);
+    if (tiles_m * tiles_n > INT_MAX)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %zu x %zu needs more than 2^31 - 1 tiles", m, n);
+    int split = k_run ? gemm_split_for(&cfg, m, n, k_run, ctx->info.sm_count) : 1;
+    size_t k_per_split = k_run, v = (size_t)(16 / elem);
+    if (split > 1) {
+        k_per_split = ceil_div(ceil_div(k_run, (size_t)split), (size_t)cfg.bk) * (size_t)cfg.bk;
+        split = (int)ceil_div(k_run, k_per_split);
+    }
+    if (k_per_split == 0) k_per_split = 1; /* no k-tiles: any positive slice */
+    size_t ldw = ceil_div(n, v) * v, scratch_bytes = 0;
+    if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) || !mul_size(scratch_bytes, g.elem, &scratch_bytes)))
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: split-K scratch of %d x %zu x %zu overflows", split,
+                            m, n);
+
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    ptxkit_kernel *fn, *reduce_fn = NULL;
+    bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
+    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, &fn);
+    if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
+    if (st != PTXKIT_SUCCESS || !launch) goto done;
+
+    /* kernel arguments, in gemm.cu's order */
+    CUdeviceptr da = a, db = b, dc = c, dw = 0;
+    int im = (int)m, in = (int)n, ik = (int)k_run, kps = (int)(k_per_split > INT_MAX ? INT_MAX : k_per_split);
+    long long llda = (long long)lda, lldb = (long long)ldb, lldc = (long long)ldc, lldw = (long long)ldw;
+    float alpha32 = (float)alpha, beta32 = (float)beta;
+    void *palpha = type == PTXKIT_FLOAT64 ? (void *)&alpha : (void *)&alpha32;
+    void *pbeta = type == PTXKIT_FLOAT64 ? (void *)&beta : (void *)&beta32;
+    unsigned flags = (beta != 0 ? 1u : 0u) | (vector_ok(c, ldc, g.elem) ? 2u : 0u);
+    unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
+    unsigned grid = (unsigned)(tiles_m * tiles_n);
+    const ptxkit_dim3 threads = {(unsigned)sh.threads, 1, 1};
+    if (split > 1) {
+        /* held until both kernels are queued: the scratch is this stream's meanwhile */
+        stream_scratch h;
+        if ((st = stream_scratch_acquire(ctx, &gemm_scratch, stream, capturing, &h)) != PTXKIT_SUCCESS) goto done;
+        /* room to grow a little without a new buffer */
+        st = stream_scratch_grow(ctx, &h, scratch_bytes,
+                                 scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
+        dw = h.buffer;
+        if (st == PTXKIT_SUCCESS) {
+            void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
+            st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
+        }
+        if (st == PTXKIT_SUCCESS) {
+            int splits = split;
+            void *args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
+            size_t total = m * n, blocks = ceil_div(total, 256);
+            size_t cap = (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1) * 8;
+            st = kernel_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
+                               0, stream, args);
+        }
+        stream_scratch_release(&h);
+    } else {
+        void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
+        st = kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
+    }
+done:
+    context_leave(ctx);
+    return st;
+}
+
+ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
+                          size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
+                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                          ptxkit_stream *stream) {
+    capture_guard guard;
+    ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
+    if (st != PTXKIT_SUCCESS) return st;
+    st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true,
+                       guard.capturing);
+    capture_guard_leave(ctx, &guard);
+    return st;
+}
+
+ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
+                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles) {
+    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false,
+                         false);
+}
+
+/* ---- the family's descriptor (families/family.h) ---------------------------- */
+
+/* Tuned as a problem of named parameters (tune/gemm_problem.c), not
+ * through launch options: no hooks here. Its kernels come from two
+ * embedded sources: gemm.cu (this file's) and gemm_dmma.cu (gemm_dmma.c's). */
+const family_desc gemm_family = {
+    .name = "gemm",
+    .description = "ptxkit_gemm: float32/float64 C = alpha * op(A) * op(B) + beta * C on the CUDA cores, float64 on "
+                   "the FP64 tensor cores (mma.sync f64, sm_80+)",
+    .entries = "ptxkit_gemm_<f32|f64>, ptxkit_gemm_splitk_<f32|f64>, ptxkit_gemm_dmma_f64",
+    .sources = (const char *const[]){"gemm_dmma", NULL},
+};
+
+/* ---- public: the sweep, preparing ahead, the split ---------------------- */
+
+ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out, int capacity,
+                                      int *count) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: context is NULL");
+    if (!count) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: count is NULL");
+    if (capacity < 0 || (capacity > 0 && !out))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: out is NULL or capacity %d < 0",
+                            capacity);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm_sweep_tiles: type %d (float32 or float64)",
+                            (int)type);
+    int n;
+    gemm_switches sw = gemm_switches_get(ctx);
+    const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &ctx->info, &sw), &n);
+    for (int i = 0; i < n && i < capacity; i++) out[i] = gemm_tiles_of(&list[i]);
+    *count = n;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                  const ptxkit_gemm_tiles *tiles) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: context is NULL");
+    if ((op_a != PTXKIT_GEMM_N && op_a != PTXKIT_GEMM_T) || (op_b != PTXKIT_GEMM_N && op_b != PTXKIT_GEMM_T))
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: operand ops %d, %d", (int)op_a,
+                            (int)op_b);
+    return gemm_prepare(ctx, type, op_a, op_b, tiles);
+}
+
+ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
+                                  int *split_k) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: context is NULL");
+    if (!tiles || !split_k)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles or split_k is NULL");
+    if (tiles->bm <= 0 || tiles->bn <= 0 || tiles->bk <= 0 || tiles->split_k < 0)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles %dx%dx%d split %d", tiles->bm,
+                            tiles->bn, tiles->bk, tiles->split_k);
+    gemm_config c = gemm_config_of(tiles);
+    *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    return PTXKIT_SUCCESS;
+}

@@ -1,0 +1,58 @@
+/* Internal interface of the GEMM family for the tuner, the command-line
+ * tool and the tests. The family gemm is three files: gemm_config.c (the
+ * configuration rules and switches, gemm_config.h), gemm.c (ptxkit_gemm:
+ * argument checks, configuration choice, split-K, the launches, and the
+ * CUDA-core kernels of gemm.cu) and gemm_dmma.c (the kernel of
+ * gemm_dmma.cu, float64 on the FP64 tensor cores); gemm.c calls
+ * the other two, which call only gemm_config.c. The teaching ladder
+ * (gemm_ladder.c) is a family of its own that shares this header. */
+#ifndef PTXKIT_OPS_GEMM_H
+#define PTXKIT_OPS_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gemm/gemm_config.h"
+#include "ptxkit.h"
+
+/* The configuration ptxkit_gemm runs for a call: the caller's tiles when
+ * given, else the tuning database's entry for (type, class, m * n * k),
+ * else the built-in one. *tuned (may be NULL) says whether it came from
+ * the database. Records and returns INVALID_ARGUMENT for tiles that are
+ * not a configuration. */
+ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
+                           size_t k, const ptxkit_gemm_tiles *tiles, gemm_config *out, bool *tuned);
+
+/* Compiles and loads the kernels a configuration runs for these operand
+ * layouts without launching them (the tuner compiles ahead with it). */
+ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                           const ptxkit_gemm_tiles *tiles);
+
+/* Compiles and loads what ptxkit_gemm would launch for these arguments
+ * (the same checks, configuration, split and alignment), without
+ * launching: the tests warm their kernels from several threads with it. */
+ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
+                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles);
+
+/* The tensor-core kernel (gemm_dmma.c) for a configuration, the operands'
+ * layouts and alignment, under the context's switches sw. */
+ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c,
+                               const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
+                               ptxkit_kernel **fn);
+
+/* ---- the ladder -------------------------------------------------------- */
+
+/* Name of ladder step 1..GEMM_LADDER_STEPS ("naive", ...); NULL out of range. */
+const char *gemm_ladder_step_name(int step);
+
+/* Global memory bytes a step's kernel reads per multiply-add (the lecture's
+ * G80 arithmetic: the naive kernel reads two 4-byte floats per FMA, a
+ * TILE_WIDTH tile divides that by TILE_WIDTH, register blocking by the
+ * block tile), at float32. */
+double gemm_ladder_bytes_per_fma(int step);
+
+/* Loads (compiling if needed) ladder step `step`. */
+ptxkit_status gemm_ladder_prepare(ptxkit_context *ctx, int step);
+
+#endif

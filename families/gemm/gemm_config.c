@@ -1,0 +1,398 @@
+/* gemm's configuration rules (gemm_config.h): which tile configurations
+ * gemm.cu's CUDA-core kernels and gemm_dmma.cu's tensor-core kernel
+ * compile, their shared memory and launch bounds, shape classes, the
+ * built-in and sweep configurations, split-K, and the per-context
+ * experiment switches. The kernels' host code (gemm.c, gemm_dmma.c) and the
+ * tuner read these; nothing here compiles or launches. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gemm/gemm_config.h"
+#include "runtime/context.h"
+#include "runtime/status.h"
+
+/* ---- the switches, per context --------------------------------------------- */
+
+typedef struct switches_state {
+    pthread_mutex_t lock; /* a benchmark may set them while another thread runs a GEMM */
+    gemm_switches sw;
+} switches_state;
+
+static void *switches_create(ptxkit_context *ctx) {
+    (void)ctx;
+    switches_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    s->sw = GEMM_SWITCHES_DEFAULT;
+    return s;
+}
+
+static void switches_destroy(ptxkit_context *ctx, void *value) {
+    (void)ctx;
+    switches_state *s = value;
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static const context_state_ops switches_ops = {switches_create, switches_destroy, NULL};
+
+gemm_switches gemm_switches_get(ptxkit_context *ctx) {
+    /* a context whose switches were never set has no state: the defaults */
+    switches_state *s = ctx ? context_state_find(ctx, &switches_ops) : NULL;
+    if (!s) return GEMM_SWITCHES_DEFAULT;
+    pthread_mutex_lock(&s->lock);
+    gemm_switches sw = s->sw;
+    pthread_mutex_unlock(&s->lock);
+    return sw;
+}
+
+ptxkit_status gemm_switches_set(ptxkit_context *ctx, const gemm_switches *sw) {
+    if (!ctx || !sw) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm_switches_set: context or switches NULL");
+    if (sw->cross_prefetch < -1 || sw->cross_prefetch > 1)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: cross-tile prefetch %d (-1, 0 or 1)",
+                            sw->cross_prefetch);
+    if (sw->mma_k != 0 && sw->mma_k != 4 && sw->mma_k != 8 && sw->mma_k != 16)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: mma k %d (0, 4, 8 or 16)", sw->mma_k);
+    switches_state *s = context_state(ctx, &switches_ops);
+    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: cannot create the per-context switches");
+    pthread_mutex_lock(&s->lock);
+    s->sw = *sw;
+    pthread_mutex_unlock(&s->lock);
+    return PTXKIT_SUCCESS;
+}
+
+/* ---- shape classes and configurations ------------------------------------ */
+
+
+gemm_class gemm_class_of(size_t m, size_t n, size_t k) {
+    bool sm = m < GEMM_SMALL_SIDE, sn = n < GEMM_SMALL_SIDE;
+    if (sm && (!sn || m <= n)) return GEMM_SMALL_M;
+    if (sn) return GEMM_SMALL_N;
+    return k < GEMM_SMALL_SIDE ? GEMM_SMALL_K : GEMM_SQUARE;
+}
+
+const char *gemm_class_name(gemm_class c) {
+    static const char *const names[GEMM_CLASS_COUNT] = {"square", "small_m", "small_n", "small_k"};
+    return (unsigned)c < GEMM_CLASS_COUNT ? names[c] : NULL;
+}
+
+ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c) {
+    ptxkit_gemm_tiles t = {0};
+    t.bm = c->bm, t.bn = c->bn, t.bk = c->bk, t.tm = c->tm, t.tn = c->tn;
+    t.warps_m = c->warps_m, t.stages = c->stages, t.split_k = c->split_k;
+    return t;
+}
+
+gemm_config gemm_config_of(const ptxkit_gemm_tiles *t) {
+    return (gemm_config){t->bm, t->bn, t->bk, t->tm, t->tn, t->warps_m, t->stages, t->split_k};
+}
+
+void gemm_config_format(const gemm_config *c, char *buf, size_t size) {
+    char split[16];
+    if (c->split_k) snprintf(split, sizeof split, "%d", c->split_k);
+    else snprintf(split, sizeof split, "-");
+    snprintf(buf, size, "%dx%dx%d t%dx%d w%d s%d k%s", c->bm, c->bn, c->bk, c->tm, c->tn, c->warps_m, c->stages, split);
+}
+
+/* The copies of one operand tile, as gemm.cu's loaders lay them out: a
+ * k-major operand is copied `vec` elements at a time along its `cols`; one
+ * with k contiguous, one element at a time down its lines. */
+static bool direct_copies_fit(int threads, int cols, int vec, int bk) {
+    if (cols % vec) return false;
+    int per_row = cols / vec;
+    if (threads % per_row) return false;
+    int row_step = threads / per_row;
+    return row_step >= bk || bk % row_step == 0;
+}
+
+static bool transposed_copies_fit(int threads, int cols, int bk) {
+    if (threads % bk) return false;
+    int line_step = threads / bk;
+    return cols % line_step == 0 && cols / line_step <= 32;
+}
+
+gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info, const gemm_switches *sw) {
+    if (type != PTXKIT_FLOAT64) return GEMM_F32;
+    return info && info->cc_major >= 8 && !(sw && sw->f64_simt) ? GEMM_F64_TC : GEMM_F64;
+}
+
+static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* A configuration's threads (bm/tm x bn/tn, whole warps), warps and warp
+ * tile wm x wn (warps_m along M); false with why where they do not fit.
+ * The checks both kernels' rules start from. */
+static bool check_warps(const gemm_config *c, int *threads, int *warps, int *wm, int *wn, char *why, size_t why_size) {
+    *threads = (c->bm / c->tm) * (c->bn / c->tn);
+    if (*threads < 32 || *threads > GEMM_MAX_THREADS || *threads % 32)
+        return snprintf(why, why_size, "%d threads (bm/tm x bn/tn) are not whole warps within 32..%d", *threads,
+                        GEMM_MAX_THREADS),
+               false;
+    *warps = *threads / 32;
+    if (c->warps_m < 1 || *warps % c->warps_m || c->bm % c->warps_m || c->bn % (*warps / c->warps_m))
+        return snprintf(why, why_size, "%d warps cannot be %d along M over a %d x %d tile", *warps, c->warps_m, c->bm,
+                        c->bn),
+               false;
+    *wm = c->bm / c->warps_m, *wn = c->bn / (*warps / c->warps_m);
+    return true;
+}
+
+/* stages 2..8 and split_k 0..GEMM_MAX_SPLIT_K, for both kernels. */
+static bool check_stages(const gemm_config *c, char *why, size_t why_size) {
+    if (c->stages < 2 || c->stages > 8) return snprintf(why, why_size, "stages %d is not 2..8", c->stages), false;
+    if (c->split_k < 0 || c->split_k > GEMM_MAX_SPLIT_K)
+        return snprintf(why, why_size, "split_k %d is not 0..%d", c->split_k, GEMM_MAX_SPLIT_K), false;
+    return true;
+}
+
+/* gemm_dmma.cu's tile_loader: a rows x cols tile, cols contiguous, vec
+ * elements per copy, every thread the same number of copies. */
+static bool tile_copies_fit(int threads, int rows, int cols, int vec) {
+    if (cols % vec) return false;
+    int per_row = cols / vec;
+    return threads % per_row == 0 && rows % (threads / per_row) == 0;
+}
+
+/* The default mma k depth is 4 (m16n8k4 on sm_90): deeper ones hold more
+ * fragments, which with 64 accumulators a lane and fragments
+ * double-buffered spill. */
+int gemm_mma_k(const gemm_config *c, const gemm_switches *sw) {
+    int k = sw && sw->mma_k ? sw->mma_k : 4;
+    return k < c->bk ? k : c->bk;
+}
+
+/* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
+ * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
+ * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
+ * sm_90: 228-254 for 8 x 8 at mma k 4, spills at k 8; 150-166 for 4 x 8). */
+static int dmma_registers(const gemm_config *c, const gemm_switches *sw) {
+    int quarters = gemm_mma_k(c, sw) / 4;
+    return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
+}
+
+/* The tensor-core kernel's rules (gemm_dmma.cu): its lane tiles, warp
+ * layout, registers and loaders. */
+static bool dmma_config_check(const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
+                              size_t why_size) {
+    if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 16 || c->bn < 16 || c->bm > 256 || c->bn > 256)
+        return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [16, 256]", c->bm, c->bn), false;
+    if (c->bk != 4 && c->bk != 8 && c->bk != 16 && c->bk != 32)
+        return snprintf(why, why_size, "bk %d is not 4, 8, 16 or 32", c->bk), false;
+    if (c->tm < 2 || c->tm % 2 || c->tn < 4 || c->tn % 4 || c->tm * c->tn > 64)
+        return snprintf(why, why_size,
+                        "lane tile %d x %d: the tensor cores take tm even, tn a multiple of 4, tm x tn at most 64",
+                        c->tm, c->tn),
+               false;
+    if (c->bm % c->tm || c->bn % c->tn)
+        return snprintf(why, why_size, "lane tile %d x %d does not divide the block tile %d x %d", c->tm, c->tn, c->bm,
+                        c->bn),
+               false;
+    int threads, warps, wm, wn;
+    if (!check_warps(c, &threads, &warps, &wm, &wn, why, why_size)) return false;
+    if (wm != 8 * c->tm || wn != 4 * c->tn)
+        return snprintf(why, why_size,
+                        "warp tile %d x %d is not 8 x 4 lanes of %d x %d (the mma tiles' lanes: warps_m = bm / (8 tm))",
+                        wm, wn, c->tm, c->tn),
+               false;
+    int regs = dmma_registers(c, sw);
+    if (regs > 256 || threads * regs > 65536)
+        return snprintf(why, why_size, "%d threads of about %d registers exceed a thread's 255 or an SM's 65536",
+                        threads, regs),
+               false;
+    if (!check_stages(c, why, why_size)) return false;
+    /* each operand stored K- or M/N-contiguous, in 16- or 8-byte copies */
+    for (int side = 0; side < 2; side++) {
+        int cols = side ? c->bn : c->bm;
+        for (int vec = 1; vec <= 2; vec++)
+            if (!tile_copies_fit(threads, cols, c->bk, vec) || !tile_copies_fit(threads, c->bk, cols, vec))
+                return snprintf(why, why_size,
+                                "%d threads cannot copy a %d x %d tile of %s evenly in either layout (threads a "
+                                "multiple of bk and of %d, every thread the same number of copies)",
+                                threads, c->bk, cols, side ? "B" : "A", cols),
+                       false;
+    }
+    if (shape) *shape = (gemm_shape){threads, warps, wm, wn, 8, 4};
+    return true;
+}
+
+bool gemm_config_check(int kind, const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
+                       size_t why_size) {
+    if (kind == GEMM_F64_TC) return dmma_config_check(sw, c, shape, why, why_size);
+    const int elem = kind;
+    const int v = 16 / elem;
+    if (elem != 4 && elem != 8) return snprintf(why, why_size, "elements of %d bytes", elem), false;
+    if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 8 || c->bn < 8 || c->bm > 512 || c->bn > 512)
+        return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [8, 512]", c->bm, c->bn), false;
+    if (c->bk != 4 && c->bk != 8 && c->bk != 16 && c->bk != 32)
+        return snprintf(why, why_size, "bk %d is not 4, 8, 16 or 32", c->bk), false;
+    if (c->tm < v || c->tn < v || c->tm > 16 || c->tn > 16 || c->tm % v || c->tn % v)
+        return snprintf(why, why_size, "thread tile %d x %d: sides are multiples of %d (16 bytes) up to 16", c->tm,
+                        c->tn, v),
+               false;
+    if (c->bm % c->tm || c->bn % c->tn)
+        return snprintf(why, why_size, "thread tile %d x %d does not divide the block tile %d x %d", c->tm, c->tn,
+                        c->bm, c->bn),
+               false;
+    int threads, warps, wm, wn;
+    if (!check_warps(c, &threads, &warps, &wm, &wn, why, why_size)) return false;
+    if (wm % c->tm || wn % c->tn || (wm / c->tm) * (wn / c->tn) != 32)
+        return snprintf(why, why_size, "warp tile %d x %d is not 32 thread tiles of %d x %d", wm, wn, c->tm, c->tn),
+               false;
+    if (!check_stages(c, why, why_size)) return false;
+    /* Either operand may come k-major (copied in vectors, or one element
+     * at a time where unaligned) or with k contiguous (transposed on the
+     * way in): the configuration must serve all four. */
+    for (int side = 0; side < 2; side++) {
+        int cols = side ? c->bn : c->bm;
+        if (!direct_copies_fit(threads, cols, v, c->bk) || !direct_copies_fit(threads, cols, 1, c->bk) ||
+            !transposed_copies_fit(threads, cols, c->bk))
+            return snprintf(why, why_size,
+                            "%d threads cannot copy a %d x %d tile of %s evenly (every layout needs threads a multiple "
+                            "of %d and of bk, and tile %d a multiple of threads / bk)",
+                            threads, c->bk, cols, side ? "B" : "A", cols, cols),
+                   false;
+    }
+    if (shape) *shape = (gemm_shape){threads, warps, wm, wn, wm / c->tm, wn / c->tn};
+    return true;
+}
+
+size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b) {
+    if (kind == GEMM_F64_TC) {
+        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4) */
+        size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
+        size_t a = trans_a ? bk * (bm + 4) : bm * (bk + 2), b = trans_b ? bn * (bk + 2) : bk * (bn + 4);
+        return (size_t)c->stages * (a + b) * 8;
+    }
+    int elem = kind, v = 16 / elem;
+    size_t row_a = (size_t)c->bm + (trans_a ? 0 : (size_t)v), row_b = (size_t)c->bn + (trans_b ? (size_t)v : 0);
+    return (size_t)c->stages * (size_t)c->bk * (row_a + row_b) * (size_t)elem;
+}
+
+size_t gemm_shared_bytes_max(int kind, const gemm_config *c) {
+    size_t most = 0;
+    for (int l = 0; l < 4; l++) {
+        size_t s = gemm_shared_bytes(kind, c, l & 2, l & 1);
+        if (s > most) most = s;
+    }
+    return most;
+}
+
+/* Registers a thread needs: its tile of C, two k-steps of fragments, and
+ * about 28 for addresses, loaders and loop state (ptxas -v on sm_90: 127
+ * for 8 x 8 floats, 202 for 8 x 16, 148 for 4 x 8 doubles). */
+static int registers_estimate(int elem, const gemm_config *c) {
+    int words = elem / 4;
+    return words * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 28;
+}
+
+int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+    int threads = (c->bm / c->tm) * (c->bn / c->tn);
+    int regs = ((kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c)) + 7) / 8 * 8;
+    int regs_sm = info && info->regs_per_sm > 0 ? info->regs_per_sm : 65536;
+    int threads_sm = info && info->max_threads_per_sm > 0 ? info->max_threads_per_sm : 2048;
+    int blocks = regs_sm / (threads * regs);
+    if (blocks > threads_sm / threads) blocks = threads_sm / threads;
+    /* (gemm.cu's: the layout of neither operand transposed, as always) */
+    size_t shared = kind == GEMM_F64_TC ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
+    size_t shared_sm = info && info->shared_per_sm > 0 ? (size_t)info->shared_per_sm : 228 * 1024;
+    /* the driver reserves 1 KB of shared memory per block */
+    size_t by_shared = shared_sm / (shared + 1024);
+    if ((size_t)blocks > by_shared) blocks = (int)by_shared;
+    return blocks < 1 ? 1 : blocks > 8 ? 8 : blocks;
+}
+
+/* Built-in configurations, per type and shape class (the tuner's starting
+ * points): the best of the tile sweeps on an H100 (`ptxkit bench gemm
+ * --tiles sweep` times the same candidates on another GPU). */
+gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
+    if (kind == GEMM_F64_TC) {
+        switch (c) {
+        /* 4 warps of 32 x 32 */
+        case GEMM_SMALL_M:
+        case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
+         * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
+         * at 2048^3, 4096^3 and 8192^3 on an H100, ahead of 128 x 128 with 8
+         * warps */
+        default: return (gemm_config){64, 128, 16, 8, 8, 1, 4, 0};
+        }
+    }
+    if (kind == GEMM_F64) {
+        switch (c) {
+        case GEMM_SMALL_M:
+        case GEMM_SMALL_N: return (gemm_config){64, 64, 8, 4, 8, 2, 4, 0};
+        default: return (gemm_config){64, 128, 8, 8, 8, 2, 3, 0}; /* close to the DFMA sweep's best at 2048^3 and 4096^3 */
+        }
+    }
+    switch (c) {
+    case GEMM_SMALL_M: return (gemm_config){64, 128, 8, 8, 8, 2, 4, 0};
+    case GEMM_SMALL_N: return (gemm_config){128, 64, 8, 8, 8, 2, 4, 0};
+    case GEMM_SMALL_K: return (gemm_config){128, 128, 8, 8, 8, 4, 3, 0};
+    /* the best all-round configuration of the second H100 sweep against
+     * cuBLAS (pedantic) at 2048^3, 4096^3 and 8192^3, past the target at each */
+    default: return (gemm_config){128, 128, 16, 8, 8, 2, 4, 0};
+    }
+}
+
+/* The configurations `ptxkit bench gemm --tiles sweep` times: the shapes
+ * known to work for SIMT GEMMs on recent GPUs (128 x 128 to 256 x 128
+ * block tiles, 8 x 8 and 8 x 16 thread tiles, k-tiles of 8 to 32, two to
+ * four stages), and smaller tiles for skinny shapes. */
+static const gemm_config sweep_f32[] = {
+    {128, 128, 8, 8, 8, 4, 4, 0},   {128, 128, 16, 8, 8, 4, 3, 0},  {128, 128, 16, 8, 8, 4, 4, 0},
+    {128, 128, 32, 8, 8, 4, 2, 0},  {128, 128, 32, 8, 8, 4, 3, 0},  {128, 128, 16, 8, 8, 2, 4, 0},
+    {128, 128, 8, 8, 16, 2, 3, 0},  {128, 128, 16, 8, 16, 2, 3, 0}, {128, 128, 32, 8, 16, 2, 2, 0},
+    {128, 256, 16, 8, 16, 2, 3, 0}, {256, 128, 16, 16, 8, 4, 2, 0}, {128, 256, 32, 8, 16, 2, 2, 0},
+    {64, 128, 16, 8, 8, 2, 4, 0},   {128, 64, 16, 8, 8, 2, 4, 0},   {64, 64, 16, 4, 8, 2, 3, 0},
+    {128, 128, 8, 8, 8, 2, 4, 0},
+};
+static const gemm_config sweep_f64[] = {
+    {64, 128, 8, 8, 8, 2, 3, 0},  {64, 128, 16, 8, 8, 2, 3, 0}, {128, 64, 16, 8, 8, 2, 3, 0},
+    {128, 128, 16, 8, 8, 4, 2, 0}, {64, 128, 32, 8, 8, 2, 2, 0}, {128, 128, 8, 8, 8, 4, 3, 0},
+    {64, 64, 8, 4, 8, 2, 4, 0},   {64, 128, 8, 4, 8, 2, 4, 0},  {128, 64, 8, 8, 8, 2, 3, 0},
+};
+
+/* Tensor cores: warp tiles of 64 x 32 or 32 x 64 doubles (4 x 4 or 2 x 8
+ * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
+ * smaller ones for skinny shapes; the default first (the sanitizer runs
+ * take the first three). */
+static const gemm_config sweep_f64_tc[] = {
+    {64, 128, 16, 8, 8, 1, 4, 0},  {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
+    {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
+    {128, 128, 16, 4, 16, 4, 4, 0}, {128, 64, 16, 8, 8, 2, 3, 0},  {128, 128, 8, 8, 8, 2, 4, 0},
+    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},
+};
+
+const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
+    if (kind == GEMM_F64_TC) {
+        *count = (int)(sizeof sweep_f64_tc / sizeof sweep_f64_tc[0]);
+        return sweep_f64_tc;
+    }
+    if (kind == GEMM_F64) {
+        *count = (int)(sizeof sweep_f64 / sizeof sweep_f64[0]);
+        return sweep_f64;
+    }
+    *count = (int)(sizeof sweep_f32 / sizeof sweep_f32[0]);
+    return sweep_f32;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count) {
+    if (c->split_k) return c->split_k;
+    size_t tiles = ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
+    size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
+    if (tiles >= sms) return 1;
+    size_t want = ceil_div(2 * sms, tiles);
+    /* slices of at least 64 k and 4 k-tiles: a slice's prologue and the
+     * second pass must stay small next to its work */
+    size_t min_slice = (size_t)c->bk * 4 > 64 ? (size_t)c->bk * 4 : 64;
+    size_t by_k = k / min_slice;
+    size_t split = want < by_k ? want : by_k;
+    if (split > GEMM_MAX_SPLIT_K) split = GEMM_MAX_SPLIT_K;
+    return split < 2 ? 1 : (int)split;
+}
+

@@ -1,0 +1,126 @@
+/* The GEMM family's configuration rules (gemm_config.c), shared by
+ * the CUDA-core kernels' host code (gemm.c), the tensor-core kernel's
+ * (gemm_dmma.c), the tuner and the tests: which tile configurations each
+ * kernel compiles, their shared memory and launch bounds, the built-in and
+ * sweep configurations, shape classes, split-K, and the benchmark's
+ * experiment switches, which a context carries. Plain rules: no kernels are
+ * compiled or launched here. */
+#ifndef PTXKIT_OPS_GEMM_CONFIG_H
+#define PTXKIT_OPS_GEMM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ptxkit.h"
+
+/* A tile configuration of gemm.cu and gemm_dmma.cu:
+ * ptxkit_gemm_tiles without its reserved fields. The warp tile follows:
+ * (bm / tm) x (bn / tn) threads in warps of 32, warps_m of them along M, so
+ * WM = bm / warps_m and WN = bn / (warps / warps_m); a warp's 32 lanes then
+ * tile WM x WN with tm x tn. On the tensor cores (GEMM_F64_TC) tm x tn is
+ * the same count, the part of C a lane holds: WM / 8 rows by WN / 4
+ * columns, WM / 16 x WN / 8 mma tiles of 16 x 8 per warp. */
+typedef struct gemm_config {
+    int bm, bn, bk, tm, tn, warps_m, stages, split_k;
+} gemm_config;
+
+enum {
+    GEMM_MAX_SPLIT_K = 64,
+    GEMM_MAX_THREADS = 1024,
+    GEMM_CLASS_COUNT = 4,
+    GEMM_LADDER_STEPS = 7,
+};
+
+/* Which kernel a configuration is for: the values 4 and 8 are the element
+ * sizes of gemm.cu's float32 and float64 (CUDA cores); GEMM_F64_TC is
+ * gemm_dmma.cu, float64 on the FP64 tensor cores (sm_80+). */
+typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9 } gemm_kind;
+
+/* Experiment and test switches of the GEMM kernels, per context (set with
+ * gemm_switches_set; `ptxkit bench gemm` does through ptxkit_private.h).
+ * Kernels compiled before a change keep theirs: each switch is a define of
+ * the kernel, so part of its cache key. */
+typedef struct gemm_switches {
+    /* float64 on the CUDA cores (gemm.cu) on every GPU, as before sm_80, so
+     * that path stays tested on newer ones; false: the tensor cores where
+     * there are FP64 mma */
+    bool f64_simt;
+    /* gemm.cu's main loop: 0 loads a k-tile's first fragments after the
+     * barrier starting it, 1 during the previous tile's last k-step; -1 the
+     * kernel's default */
+    int cross_prefetch;
+    /* k depth of the tensor-core kernel's mma (4, 8 or 16, capped by the
+     * k-tile); 0 its default (4). The deeper ones need more registers, so
+     * fewer configurations pass gemm_config_check under them. */
+    int mma_k;
+} gemm_switches;
+
+#define GEMM_SWITCHES_DEFAULT ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0})
+
+/* The context's switches (the defaults for ctx NULL, or where its state
+ * cannot be created). */
+gemm_switches gemm_switches_get(ptxkit_context *ctx);
+/* Sets them: INVALID_ARGUMENT for values outside the lists above,
+ * OUT_OF_MEMORY where the context's state cannot be created. */
+ptxkit_status gemm_switches_set(ptxkit_context *ctx, const gemm_switches *sw);
+
+/* In every rule below, sw NULL means the defaults. */
+
+/* The kernel ptxkit_gemm runs for a type on a device (info NULL: one
+ * without FP64 mma). */
+gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info, const gemm_switches *sw);
+
+/* The shape classes that get tuning buckets of their own: the tuning
+ * database keys a GEMM by "<type>.<class>" and floor(log2(m * n * k)). */
+typedef enum gemm_class { GEMM_SQUARE = 0, GEMM_SMALL_M, GEMM_SMALL_N, GEMM_SMALL_K } gemm_class;
+/* Sides below this are "small". */
+#define GEMM_SMALL_SIDE 256
+
+gemm_class gemm_class_of(size_t m, size_t n, size_t k);
+const char *gemm_class_name(gemm_class c); /* "square", "small_m", ...; NULL out of range */
+
+/* Derived sizes of a configuration. */
+typedef struct gemm_shape {
+    int threads, warps, wm, wn, lanes_m, lanes_n;
+} gemm_shape;
+
+/* Whether c is a configuration the kind's kernel compiles (kind: a
+ * gemm_kind, or 4 / 8 for gemm.cu's element size), whatever the operands'
+ * layouts and alignment: every rule of its static_asserts and loaders.
+ * False with a reason. split_k is checked against 0..GEMM_MAX_SPLIT_K. */
+bool gemm_config_check(int kind, const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
+                       size_t why_size);
+
+/* Dynamic shared memory of a launch: the STAGES-deep ring of both tiles. */
+size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b);
+
+/* The most shared memory a configuration takes over the operand layouts. */
+size_t gemm_shared_bytes_max(int kind, const gemm_config *c);
+
+/* Blocks per SM asked of __launch_bounds__: what the registers a thread's
+ * tile needs (an estimate) and the shared memory allow, at least 1. */
+int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
+
+/* The tensor-core kernel's mma k depth for c (its MMA_K). */
+int gemm_mma_k(const gemm_config *c, const gemm_switches *sw);
+
+/* The built-in configuration for a shape class (split_k 0: by shape). */
+gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
+
+/* The candidate configurations of `ptxkit bench gemm --tiles sweep` for a
+ * kind (the tests run each of them). */
+const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
+
+/* K slices for a shape when c->split_k is 0: enough blocks for two per SM
+ * where the tiles alone leave SMs idle, each slice at least 64 k and four
+ * k-tiles long. */
+int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count);
+
+/* Tiles from a configuration, and back. */
+ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c);
+gemm_config gemm_config_of(const ptxkit_gemm_tiles *t);
+
+/* "128x128x8 t8x8 w4 s4 k1" (split 0 prints as "k-"). */
+void gemm_config_format(const gemm_config *c, char *buf, size_t size);
+
+#endif

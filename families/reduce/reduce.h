@@ -1,0 +1,76 @@
+/* Internal interface of the reduce family (reduce.c and
+ * reduce_ladder.c) for the command-line tool and the tests. */
+#ifndef PTXKIT_OPS_REDUCE_H
+#define PTXKIT_OPS_REDUCE_H
+
+#include <stdbool.h>
+
+#include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
+#include "family.h"
+#include "ptxkit.h"
+#include "reduce_ladder_defaults.h"
+
+enum {
+    REDUCE_MAX_UNROLL = 16,
+    LADDER_STEPS = 10,
+};
+
+/* Whether (op, type) is provided: sum, min, max of int32, uint32, float32,
+ * float64; sum of int64 and uint64; and, or, xor of the integer types
+ * (uint64 sum and the signed bitwise operators run the kernels of the same
+ * bits: int64 sum, unsigned and/or/xor). */
+bool reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
+
+/* How ptxkit_reduce finishes: one launch whose last block reduces the
+ * partials, or a second launch of one block. AUTO is one launch. */
+typedef enum reduce_passes { REDUCE_PASSES_AUTO = 0, REDUCE_PASSES_ONE, REDUCE_PASSES_TWO } reduce_passes;
+
+/* ptxkit_reduce with the number of launches chosen by the caller. */
+ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
+                         ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream,
+                         reduce_passes passes);
+
+/* Loads (compiling if needed) the production kernel of (op, type) for
+ * these options without launching it: the tests warm the kernel cache
+ * with it from several threads. */
+ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+                             const ptxkit_launch_options *options);
+
+/* Whether ladder step 1..LADDER_STEPS exists for (op, type) on this context's GPU
+ * (step 9 needs sm_80 and 32-bit integers); false with a recorded
+ * PTXKIT_ERROR_UNSUPPORTED or PTXKIT_ERROR_INVALID_ARGUMENT status in *st. */
+bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status *st);
+
+/* Loads (compiling if needed) ladder step `step` for (op, type). */
+ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                    const ptxkit_launch_options *options);
+
+/* Device bytes of partials a ladder run needs for n elements (0 when one
+ * launch does it all). */
+ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
+                                          size_t n, const ptxkit_launch_options *options, size_t *bytes);
+
+/* One ladder run with caller-owned scratch (at least
+ * reduce_ladder_scratch_bytes): fully asynchronous on `stream`, which the
+ * benchmark needs; ptxkit_reduce_ladder allocates per call instead. */
+ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
+                                size_t n, ptxkit_dptr out, ptxkit_dptr scratch, size_t scratch_bytes,
+                                const ptxkit_launch_options *options, ptxkit_stream *stream);
+
+/* Shared argument checks of both entry points: enums, support, pointer
+ * alignment and overflow. Records and returns the failure. */
+ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_reduce_op op, ptxkit_dtype type,
+                                ptxkit_dptr in, size_t n, ptxkit_dptr out);
+
+/* The tuner's variants "<op>.<type>" (scan's too: the same kernels compute
+ * them) and the input bytes of n elements: hooks of reduce's descriptor
+ * that scan's shares. */
+bool reduce_tune_parse(const family_desc *f, const char *name, tune_variant *v, char *why, size_t why_size);
+size_t reduce_tune_in_bytes(const tune_variant *v, size_t n);
+
+/* The kernel entry suffix "<op>_<type>" computing (op, type), after the
+ * same-bits mappings; NULL if unsupported. */
+const char *reduce_kernel_suffix(ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_reduce_op *kernel_op,
+                                 ptxkit_dtype *kernel_type);
+
+#endif

@@ -1,0 +1,35 @@
+/* The lab: kernels that exist to be measured (access patterns, structure
+ * layouts, shared-memory banks, ceilings, async copies, L2 residency,
+ * stencils, constant memory; lab/kernels/) and their launchers. An internal static
+ * library of the ptxkit command and the tests, never installed, written
+ * against the public header only: its kernels are user programs for the
+ * library (ptxkit_program_create, ptxkit_kernel_get, ptxkit_launch), so
+ * libptxkit neither embeds nor exports any of it. */
+#ifndef PTXKIT_LAB_H
+#define PTXKIT_LAB_H
+
+#include <stdarg.h>
+
+#include "ptxkit.h"
+
+/* A new program from the lab's kernel file `name` ("async_lab.cu"); the
+ * caller destroys it. NOT_FOUND for a name the lab does not hold. */
+ptxkit_status lab_program_create(const char *name, ptxkit_program **out);
+
+/* Kernel `entry` of the lab file `file` compiled with `defines`, through
+ * one program per file kept for the process (the kernel belongs to the
+ * context, as every ptxkit_kernel_get result). */
+ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *entry, const char *const *defines,
+                             int define_count, ptxkit_kernel **out);
+
+/* The message of the calling thread's last lab failure: the lab's own
+ * argument checks (which the library's last-error slot cannot hold: it is
+ * not the library's), else the library's message for ctx. */
+const char *lab_last_error(const ptxkit_context *ctx);
+
+/* For the lab's launchers: lab_clear_error at entry, lab_error on failure
+ * (returns status). */
+void lab_clear_error(void);
+ptxkit_status lab_error(ptxkit_status status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
