@@ -232,6 +232,8 @@ typedef struct scan {
     tree_dir *dirs;
     int dir_count, dir_cap;
     bool failed; /* out of memory: the digest is then made unique, never reused */
+    bool probe;       /* only asking whether an include leaves memory (reaches_disk) */
+    bool reaches_disk;
     char candidate[PATH_MAX];
 } scan;
 
@@ -356,6 +358,10 @@ static void visit(scan *s, const char *candidate) {
 
 static void resolve(scan *s, const char *name, bool quoted, const char *dir) {
     if (in_memory(s, name)) return;
+    if (s->probe) {
+        s->reaches_disk = true;
+        return;
+    }
     /* shared by every level: each use is rebuilt before it is read */
     char *candidate = s->candidate;
     if (name[0] == '/') {
@@ -558,6 +564,18 @@ text_hash header_tree_digest(header_tree *t, text_hash program_hash, const char 
     if (__atomic_load_n(&t->digest_ready, __ATOMIC_ACQUIRE)) return t->digest;
     pthread_mutex_lock(&t->lock);
     t->used = true;
+    /* Most programs include nothing from disk (or only headers in memory:
+     * their own and ptxkit's built-in ones). No search path, directory or
+     * file can change what they compile to: one digest serves them all,
+     * found without looking for the toolkit or reading a manifest. */
+    scan probe = {.memory_names = names, .memory_count = count, .probe = true};
+    scan_text(&probe, source, NULL);
+    for (int i = 0; i < count && !probe.reaches_disk; i++) scan_text(&probe, texts[i], NULL);
+    if (!t->digest_ready && !probe.reaches_disk) {
+        t->digest = (text_hash){0x6e6f206469736b20ULL, 0x6865616465727321ULL}; /* "no disk headers!" */
+        t->files = 0;
+        __atomic_store_n(&t->digest_ready, true, __ATOMIC_RELEASE);
+    }
     if (t->digest_ready || !build_search(t)) {
         /* out of memory for the search path: a digest no other tree has */
         text_hash d = t->digest_ready ? t->digest : (text_hash){(uint64_t)(uintptr_t)t, ~0ULL};
