@@ -63,3 +63,16 @@ unsigned long long embedded_sources_digest(void) {
     pthread_once(&sources_once, digest_sources);
     return sources_digest;
 }
+
+bool embedded_is_builtin_header(const char *name) {
+    size_t count;
+    const embedded_file *files = embedded_all(&count);
+    for (size_t i = 0; i < count; i++) {
+        if (!embedded_is_header(files[i].name)) continue;
+        if (strcmp(name, files[i].name) == 0) return true;
+        if (strncmp(files[i].name, "ptxkit_", 7) == 0 && strncmp(name, "ptxkit/", 7) == 0 &&
+            strcmp(name + 7, files[i].name + 7) == 0)
+            return true;
+    }
+    return false;
+}

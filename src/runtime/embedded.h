@@ -19,6 +19,10 @@ const embedded_file *embedded_all(size_t *count);
 /* Whether an embedded file is a header NVRTC is handed: a device header
  * (.cuh) or a family's <family>_defaults.h, which the C side reads too. */
 bool embedded_is_header(const char *name);
+
+/* Whether a header name is one compile.c offers every program: an embedded
+ * header by its own name, or "ptxkit/<name without ptxkit_>". */
+bool embedded_is_builtin_header(const char *name);
 /* A hash of every embedded .cu and header: the built-in kernels' code, for
  * the tuning record (a rebuilt library with edited kernels re-times them). */
 unsigned long long embedded_sources_digest(void);

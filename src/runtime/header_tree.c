@@ -254,16 +254,7 @@ static bool under_toolkit(const char *path) {
 static bool in_memory(const scan *s, const char *name) {
     for (int i = 0; i < s->memory_count; i++)
         if (strcmp(s->memory_names[i], name) == 0) return true;
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
-    for (size_t i = 0; i < count; i++) {
-        if (!embedded_is_header(files[i].name)) continue;
-        if (strcmp(name, files[i].name) == 0) return true;
-        if (strncmp(files[i].name, "ptxkit_", 7) == 0 && strncmp(name, "ptxkit/", 7) == 0 &&
-            strcmp(name + 7, files[i].name + 7) == 0)
-            return true;
-    }
-    return false;
+    return embedded_is_builtin_header(name);
 }
 
 /* A directory where a name was looked for and is absent: the deepest one of

@@ -45,21 +45,6 @@ static bool has_control_character(const char *s) {
     return false;
 }
 
-/* Whether a header name is one compile.c offers every program: an embedded
- * header by its own name, or "ptxkit/<name without ptxkit_>". */
-static bool builtin_header_name(const char *name) {
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
-    for (size_t i = 0; i < count; i++) {
-        if (!embedded_is_header(files[i].name)) continue;
-        if (strcmp(name, files[i].name) == 0) return true;
-        if (strncmp(files[i].name, "ptxkit_", 7) == 0 && strncmp(name, "ptxkit/", 7) == 0 &&
-            strcmp(name + 7, files[i].name + 7) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* NVRTC's precompiled-header options (--pch, --use-pch, --pch-dir,
  * --create-pch, ... in their one- and two-dash spellings). */
 static bool pch_option(const char *o) {
@@ -95,7 +80,7 @@ ptxkit_status ptxkit_program_create(const char *name, const char *source, const 
             if (strcmp(headers[i].name, headers[j].name) == 0)
                 return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create: two headers named '%s'",
                                     headers[i].name);
-        if (builtin_header_name(headers[i].name))
+        if (embedded_is_builtin_header(headers[i].name))
             return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                                 "ptxkit_program_create: header '%s' has the name of a ptxkit built-in header", headers[i].name);
     }
