@@ -1,5 +1,5 @@
 /* reduce: the production reduction (reduce.cu) and the names of
- * the reduce operators (element type names are in dtype.c). */
+ * the reduce operators (element type names are in families.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

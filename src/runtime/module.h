@@ -1,8 +1,8 @@
 /* A module handed to the application (ptxkit_module): an image it loaded
- * (user_module.c), or a program compiled for several names
+ * (modules.c), or a program compiled for several names
  * (program_module.c), whose kernels share its variables. The names a
  * program module was compiled for (C++ name expressions of kernels and
- * variables) map to their names in the image (lowered_names.c). */
+ * variables) map to their names in the image (modules.c). */
 #ifndef PTXKIT_RUNTIME_MODULE_H
 #define PTXKIT_RUNTIME_MODULE_H
 

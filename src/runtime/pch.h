@@ -1,4 +1,4 @@
-/* NVRTC's automatic precompiled headers (pch.c, NVRTC 12.8 and later):
+/* NVRTC's automatic precompiled headers (in compile.c, NVRTC 12.8 and later):
  * a compile that repeats a program's header prelude with the same options
  * reads the prelude's parsed state instead of parsing it again.
  *

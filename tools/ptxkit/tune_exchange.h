@@ -10,7 +10,7 @@
 
 int tune_export(const char *path);
 int tune_import(const char *path);
-/* The tuning record as Kernel Tuner's T4 results (tune_t4.c), and back. */
+/* The tuning record as Kernel Tuner's T4 results (below, in tune_exchange.c), and back. */
 int tune_export_t4(const char *path);
 int tune_import_t4(const char *path);
 /* The same for a file without ptxkit's key (Kernel Tuner's): each result
