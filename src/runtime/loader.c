@@ -40,8 +40,12 @@ ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *imag
     CUresult r = ctx->cu->cuModuleLoadDataEx(module, image, 5, opts, values);
     memcpy(&wall_ms, &values[4], sizeof wall_ms);
     pthread_mutex_lock(&ctx->error_lock);
-    snprintf(ctx->jit_log, sizeof ctx->jit_log, "%s: %s in %.3f ms (driver JIT wall time)%s%s", what,
-             r == CUDA_SUCCESS ? "loaded" : "failed", wall_ms, info_log[0] ? "\n" : "", info_log);
+    /* the description first, then as much of the driver's log as fits */
+    int head = snprintf(ctx->jit_log, sizeof ctx->jit_log, "%s: %s in %.3f ms (driver JIT wall time)", what,
+                        r == CUDA_SUCCESS ? "loaded" : "failed", wall_ms);
+    if (info_log[0] && head >= 0 && (size_t)head + 1 < sizeof ctx->jit_log)
+        snprintf(ctx->jit_log + head, sizeof ctx->jit_log - (size_t)head, "\n%.*s",
+                 (int)(sizeof ctx->jit_log - (size_t)head - 2), info_log);
     pthread_mutex_unlock(&ctx->error_lock);
     if (r != CUDA_SUCCESS) {
         char text[256];

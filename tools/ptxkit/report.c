@@ -153,7 +153,8 @@ bool report_path_writable(const char *command, const char *path) {
         why = "is a directory";
     } else {
         bool existed = stat(path, &st) == 0;
-        int fd = open(path, O_WRONLY | O_CLOEXEC | (existed ? 0 : O_CREAT | O_EXCL), 0644);
+        /* non-blocking: a FIFO without a reader must not hang the command */
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | (existed ? 0 : O_CREAT | O_EXCL), 0644);
         if (fd < 0) {
             why = strerror(errno);
         } else {
