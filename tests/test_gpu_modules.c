@@ -442,20 +442,6 @@ static int pipeline_child(bool warm) {
     return 0;
 }
 
-static void run_child(const char *flag) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/proc/self/exe", "test_gpu_modules", flag, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) != 0) fail_msg("the %s child exited %d (its stderr says why)", flag, WEXITSTATUS(status));
-}
-
 static void warm_start(void **state) {
     (void)state;
     char dir[4096] = "";
@@ -464,8 +450,8 @@ static void warm_start(void **state) {
         skip();
     }
     /* the first child fills the disk cache where this process has not */
-    run_child("--pipeline");
-    run_child("--pipeline-warm");
+    test_run_child("--pipeline");
+    test_run_child("--pipeline-warm");
 }
 
 int main(int argc, char **argv) {

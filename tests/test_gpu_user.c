@@ -702,30 +702,14 @@ static int assert_child(void) {
     return 0;
 }
 
-/* Runs this binary again with `flag` (a fault must not ruin the suite's
- * own context) and fails unless it exits 0. */
-static void run_child(const char *flag) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/proc/self/exe", "test_gpu_user", flag, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) != 0) fail_msg("the %s child exited %d (its stderr says why)", flag, WEXITSTATUS(status));
-}
-
 static void kernel_fault(void **state) {
     (void)state;
-    run_child("--fault");
+    test_run_child("--fault");
 }
 
 static void device_assert(void **state) {
     (void)state;
-    run_child("--assert");
+    test_run_child("--assert");
 }
 
 int main(int argc, char **argv) {

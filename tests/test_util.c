@@ -5,6 +5,8 @@
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime/objects.h"
 
@@ -96,4 +98,18 @@ ptxkit_context *test_fake_context(void) {
     ctx.info.max_threads_per_block = 1024;
     ctx.info.sm_count = 132;
     return &ctx;
+}
+
+void test_run_child(const char *flag) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test-child", flag, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) fail_msg("the %s child exited %d (its stderr says why)", flag, WEXITSTATUS(status));
 }

@@ -18,6 +18,11 @@
 /* The shared GPU context of a GPU suite: opens device 0 on first use, or
  * exits 77 (skipped) when there is no driver or GPU, saying why. */
 ptxkit_context *test_gpu(void);
+
+/* Runs this test binary again as a child with one argument `flag` (a fault
+ * or a fresh process must not touch the suite's own context) and fails the
+ * test unless the child exits 0; its stderr says why it did not. */
+void test_run_child(const char *flag);
 /* A context that never reaches the driver (cc 0, 132 SMs, 1024 threads per
  * block): enough for checks that fail before any driver call and for the
  * answers that read only the device description. */
