@@ -8,6 +8,7 @@
 
 #include "family_key.h"
 #include "runtime/compile.h"
+#include "runtime/disk_cache.h"
 #include "runtime/module.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -74,28 +75,28 @@ static void lowered_names(void **state) {
 static void disk_form(void **state) {
     (void)state;
     const char *lowered[] = {"_ZN2ns6coeffsE", "produce", "x"};
-    char *text = lowered_names_encode(lowered, 3);
+    char *text = disk_cache_names_join(lowered, 3);
     assert_non_null(text);
     assert_string_equal(text, "_ZN2ns6coeffsE\nproduce\nx");
     const char *back[3];
     char *copy = strdup(text);
-    assert_true(lowered_names_decode(copy, 3, back));
+    assert_true(disk_cache_names_split(copy, 3, back));
     for (int i = 0; i < 3; i++) assert_string_equal(back[i], lowered[i]);
     /* text of another count, or with an empty line, is refused */
     const char *bad[][2] = {{"a\nb\nc", "2"}, {"a\nb\nc", "4"}, {"a\n\nc", "3"}, {"", "1"}, {"a\nb\n", "3"}, {"a\nb\n", "2"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *t = strdup(bad[i][0]);
-        if (lowered_names_decode(t, atoi(bad[i][1]), back)) fail_msg("decoded bad text #%zu", i);
+        if (disk_cache_names_split(t, atoi(bad[i][1]), back)) fail_msg("decoded bad text #%zu", i);
         free(t);
     }
     free(copy);
     free(text);
     /* a name that could not be read back is not written */
     const char *newline[] = {"a\nb"}, *empty[] = {""};
-    assert_null(lowered_names_encode(newline, 1));
-    assert_null(lowered_names_encode(empty, 1));
+    assert_null(disk_cache_names_join(newline, 1));
+    assert_null(disk_cache_names_join(empty, 1));
     /* one name's form is the single entry's */
-    text = lowered_names_encode(lowered + 1, 1);
+    text = disk_cache_names_join(lowered + 1, 1);
     assert_string_equal(text, "produce");
     free(text);
 }

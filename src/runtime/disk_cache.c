@@ -530,3 +530,35 @@ ptxkit_status ptxkit_cache_purge(void) {
     disk_cache_close(c);
     return st;
 }
+
+char *disk_cache_names_join(const char *const *names, int count) {
+    size_t total = 1;
+    for (int i = 0; i < count; i++) {
+        if (!names[i][0] || strchr(names[i], '\n')) return NULL;
+        total += strlen(names[i]) + 1;
+    }
+    char *text = malloc(total);
+    if (!text) return NULL;
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        size_t n = strlen(names[i]);
+        if (i > 0) text[at++] = '\n';
+        memcpy(text + at, names[i], n);
+        at += n;
+    }
+    text[at] = 0;
+    return text;
+}
+
+bool disk_cache_names_split(char *text, int count, const char **names) {
+    char *line = text;
+    for (int i = 0; i < count; i++) {
+        char *end = strchr(line, '\n');
+        if (end == line || !*line) return false;
+        names[i] = line;
+        if (!end) return i == count - 1;
+        *end = 0;
+        line = end + 1;
+    }
+    return false; /* more lines than names */
+}

@@ -46,6 +46,15 @@ ptxkit_status disk_cache_write(disk_cache *cache, const cache_key *key, const vo
                                bool is_cubin);
 ptxkit_status disk_cache_write_entry(disk_cache *cache, const cache_key *key, const void *image, size_t size,
                                      bool is_cubin, disk_cache_origin origin, const char *names);
+
+/* An entry's names file holds names one a line in order, no final newline.
+ * disk_cache_names_join: that text for count names (malloc'd); NULL when
+ * out of memory or when a name is empty or holds a newline (symbols never
+ * do). disk_cache_names_split: splits such text in place into count names
+ * (pointers into text); false unless it holds exactly count non-empty
+ * lines. */
+char *disk_cache_names_join(const char *const *names, int count);
+bool disk_cache_names_split(char *text, int count, const char **names);
 const char *disk_cache_path(const disk_cache *cache);
 /* The path of one of key's files ("meta", "cubin", "ptx" or "names") into
  * buf; false when it does not fit. */

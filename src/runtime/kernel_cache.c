@@ -14,7 +14,6 @@
 #include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/loader.h"
-#include "runtime/module.h"
 #include "runtime/objects.h"
 #include "runtime/program.h"
 #include "runtime/ptx_rewrite.h"
@@ -203,10 +202,10 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
     disk_cache *disk = disk_cache_open(NULL);
     size_t size = 0;
     char *text = NULL;
-    const char *stored[MODULE_MAX_NAMES];
-    if (count <= MODULE_MAX_NAMES &&
+    const char *stored[PTXKIT_MAX_MODULE_NAMES];
+    if (count <= PTXKIT_MAX_MODULE_NAMES &&
         disk_cache_read_entry(disk, key, image, &size, is_cubin, NULL, count > 0 ? &text : NULL)) {
-        if (count == 0 || (text && lowered_names_decode(text, count, stored) && (*lowered = copy_names(stored, count)))) {
+        if (count == 0 || (text && disk_cache_names_split(text, count, stored) && (*lowered = copy_names(stored, count)))) {
             free(text);
             disk_cache_close(disk);
             return PTXKIT_SUCCESS;
@@ -236,7 +235,7 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
     }
     if (st == PTXKIT_SUCCESS) {
         /* a cache that cannot be written costs speed, never correctness */
-        char *lines = count > 0 ? lowered_names_encode((const char *const *)out.lowered_names, count) : NULL;
+        char *lines = count > 0 ? disk_cache_names_join((const char *const *)out.lowered_names, count) : NULL;
         if (count == 0 || lines)
             disk_cache_write_entry(disk, key, out.image, out.size, out.is_cubin,
                                    req->program->builtin ? DISK_CACHE_FAMILY : DISK_CACHE_PROGRAM, lines);

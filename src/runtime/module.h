@@ -1,6 +1,6 @@
 /* A module handed to the application (ptxkit_module): an image it loaded
  * (modules.c), or a program compiled for several names
- * (program_module.c), whose kernels share its variables. The names a
+ * (modules.c), whose kernels share its variables. The names a
  * program module was compiled for (C++ name expressions of kernels and
  * variables) map to their names in the image (modules.c). */
 #ifndef PTXKIT_RUNTIME_MODULE_H
@@ -45,13 +45,5 @@ const char *module_symbol_name(const ptxkit_module *m, const char *name);
  * for. */
 bool module_name_is_expression(const char *name);
 
-/* The disk form of count lowered names: the entry's names file, one a line
- * in order, no final newline (a malloc'd string). NULL when out of memory
- * or when a name is empty or holds a newline (symbols never do). */
-char *lowered_names_encode(const char *const *lowered, int count);
-
-/* Splits an entry's names text in place into count names (pointers into
- * text); false when it does not hold exactly count non-empty lines. */
-bool lowered_names_decode(char *text, int count, const char **names);
 
 #endif

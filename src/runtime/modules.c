@@ -68,38 +68,6 @@ bool module_name_is_expression(const char *name) {
     return false;
 }
 
-char *lowered_names_encode(const char *const *lowered, int count) {
-    size_t total = 1;
-    for (int i = 0; i < count; i++) {
-        if (!lowered[i][0] || strchr(lowered[i], '\n')) return NULL;
-        total += strlen(lowered[i]) + 1;
-    }
-    char *text = malloc(total);
-    if (!text) return NULL;
-    size_t at = 0;
-    for (int i = 0; i < count; i++) {
-        size_t n = strlen(lowered[i]);
-        if (i > 0) text[at++] = '\n';
-        memcpy(text + at, lowered[i], n);
-        at += n;
-    }
-    text[at] = 0;
-    return text;
-}
-
-bool lowered_names_decode(char *text, int count, const char **names) {
-    char *line = text;
-    for (int i = 0; i < count; i++) {
-        char *end = strchr(line, '\n');
-        if (end == line || !*line) return false;
-        names[i] = line;
-        if (!end) return i == count - 1;
-        *end = 0;
-        line = end + 1;
-    }
-    return false; /* more lines than names */
-}
-
 /* Modules compiled from programs for several names, and the kernels of a
  * module: one NVRTC compile (one disk entry) serves every kernel and
  * variable named, and the kernels share the module's variables. The
