@@ -33,9 +33,8 @@ ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out)
     *out = 0;
     REQUIRE(ctx, bytes > 0, "ptxkit_malloc: zero bytes requested");
     CUdeviceptr p = 0;
-    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_malloc");
-    if (st != PTXKIT_SUCCESS) return st;
-    st = context_enter(ctx);
+    CAPTURE_REFUSE(ctx, "ptxkit_malloc");
+    ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuMemAlloc(&p, bytes);
     context_leave(ctx);
@@ -138,7 +137,7 @@ ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32
 
 /* Pinned host memory with flags, registration of existing host memory, and
  * the device address of mapped memory (ptxkit.h, "pinned, registered and
- * mapped host memory"). ptxkit_host_alloc and _free stay in memory.c. */
+ * mapped host memory"). */
 #define NEED_ENTRY(ctx, name, what)                                                                            \
     do {                                                                                                       \
         if (!(ctx)->cu || !(ctx)->cu->name)                                                                    \
@@ -146,7 +145,7 @@ ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32
     } while (0)
 
 ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out) {
-    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_alloc_ex: NULL argument");
+    REQUIRE(ctx, ctx && out, "ptxkit_host_alloc_ex: NULL argument");
     *out = NULL;
     if (bytes == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_alloc_ex: zero bytes requested");
     const unsigned known = PTXKIT_HOST_PORTABLE | PTXKIT_HOST_MAPPED | PTXKIT_HOST_WRITE_COMBINED;
@@ -156,12 +155,12 @@ ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned f
                             "ptxkit_host_register)",
                             flags & ~known);
     NEED_ENTRY(ctx, cuMemHostAlloc, "ptxkit_host_alloc_ex");
-    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_host_alloc_ex");
-    if (st != PTXKIT_SUCCESS) return st;
+    CAPTURE_REFUSE(ctx, "ptxkit_host_alloc_ex");
     unsigned cu_flags = (flags & PTXKIT_HOST_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
                         (flags & PTXKIT_HOST_MAPPED ? CU_MEMHOSTALLOC_DEVICEMAP : 0) |
                         (flags & PTXKIT_HOST_WRITE_COMBINED ? CU_MEMHOSTALLOC_WRITECOMBINED : 0);
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
     void *p = NULL;
     CUresult r = ctx->cu->cuMemHostAlloc(&p, bytes, cu_flags);
     context_leave(ctx);
@@ -171,7 +170,7 @@ ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned f
 }
 
 ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes, unsigned flags) {
-    if (!ctx || !ptr) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_register: NULL argument");
+    REQUIRE(ctx, ctx && ptr, "ptxkit_host_register: NULL argument");
     if (bytes == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_register: zero bytes");
     const unsigned known = PTXKIT_HOST_PORTABLE | PTXKIT_HOST_MAPPED | PTXKIT_HOST_READ_ONLY;
     if (flags & ~known)
@@ -180,12 +179,12 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
                             "is for ptxkit_host_alloc_ex)",
                             flags & ~known);
     NEED_ENTRY(ctx, cuMemHostRegister, "ptxkit_host_register");
-    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_host_register");
-    if (st != PTXKIT_SUCCESS) return st;
+    CAPTURE_REFUSE(ctx, "ptxkit_host_register");
     unsigned cu_flags = (flags & PTXKIT_HOST_PORTABLE ? CU_MEMHOSTREGISTER_PORTABLE : 0) |
                         (flags & PTXKIT_HOST_MAPPED ? CU_MEMHOSTREGISTER_DEVICEMAP : 0) |
                         (flags & PTXKIT_HOST_READ_ONLY ? CU_MEMHOSTREGISTER_READ_ONLY : 0);
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    ptxkit_status st = context_enter(ctx);
+    if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuMemHostRegister(ptr, bytes, cu_flags);
     context_leave(ctx);
     if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
@@ -200,11 +199,11 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
 }
 
 ptxkit_status ptxkit_host_unregister(ptxkit_context *ctx, void *ptr) {
-    if (!ctx || !ptr) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_unregister: NULL argument");
+    REQUIRE(ctx, ctx && ptr, "ptxkit_host_unregister: NULL argument");
     NEED_ENTRY(ctx, cuMemHostUnregister, "ptxkit_host_unregister");
-    ptxkit_status st = capture_thread_refuse(ctx, "ptxkit_host_unregister");
+    CAPTURE_REFUSE(ctx, "ptxkit_host_unregister");
+    ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuMemHostUnregister(ptr);
     context_leave(ctx);
     if (r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
