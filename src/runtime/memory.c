@@ -138,12 +138,6 @@ ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32
 /* Pinned host memory with flags, registration of existing host memory, and
  * the device address of mapped memory (ptxkit.h, "pinned, registered and
  * mapped host memory"). */
-#define NEED_ENTRY(ctx, name, what)                                                                            \
-    do {                                                                                                       \
-        if (!(ctx)->cu || !(ctx)->cu->name)                                                                    \
-            return record_error((ctx), PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no " #name, (what));     \
-    } while (0)
-
 ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out) {
     REQUIRE(ctx, ctx && out, "ptxkit_host_alloc_ex: NULL argument");
     *out = NULL;
@@ -154,7 +148,7 @@ ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned f
                             "ptxkit_host_alloc_ex: flags 0x%x are unknown or not for allocations (READ_ONLY is for "
                             "ptxkit_host_register)",
                             flags & ~known);
-    NEED_ENTRY(ctx, cuMemHostAlloc, "ptxkit_host_alloc_ex");
+    NEED_DRIVER_ENTRY(ctx, cuMemHostAlloc, "ptxkit_host_alloc_ex");
     CAPTURE_REFUSE(ctx, "ptxkit_host_alloc_ex");
     unsigned cu_flags = (flags & PTXKIT_HOST_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
                         (flags & PTXKIT_HOST_MAPPED ? CU_MEMHOSTALLOC_DEVICEMAP : 0) |
@@ -178,7 +172,7 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
                             "ptxkit_host_register: flags 0x%x are unknown or not for registration (WRITE_COMBINED "
                             "is for ptxkit_host_alloc_ex)",
                             flags & ~known);
-    NEED_ENTRY(ctx, cuMemHostRegister, "ptxkit_host_register");
+    NEED_DRIVER_ENTRY(ctx, cuMemHostRegister, "ptxkit_host_register");
     CAPTURE_REFUSE(ctx, "ptxkit_host_register");
     unsigned cu_flags = (flags & PTXKIT_HOST_PORTABLE ? CU_MEMHOSTREGISTER_PORTABLE : 0) |
                         (flags & PTXKIT_HOST_MAPPED ? CU_MEMHOSTREGISTER_DEVICEMAP : 0) |
@@ -200,7 +194,7 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
 
 ptxkit_status ptxkit_host_unregister(ptxkit_context *ctx, void *ptr) {
     REQUIRE(ctx, ctx && ptr, "ptxkit_host_unregister: NULL argument");
-    NEED_ENTRY(ctx, cuMemHostUnregister, "ptxkit_host_unregister");
+    NEED_DRIVER_ENTRY(ctx, cuMemHostUnregister, "ptxkit_host_unregister");
     CAPTURE_REFUSE(ctx, "ptxkit_host_unregister");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
@@ -216,7 +210,7 @@ ptxkit_status ptxkit_host_device_pointer_get(ptxkit_context *ctx, void *host, pt
     if (!ctx || !host || !out)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_device_pointer_get: NULL argument");
     *out = 0;
-    NEED_ENTRY(ctx, cuMemHostGetDevicePointer, "ptxkit_host_device_pointer_get");
+    NEED_DRIVER_ENTRY(ctx, cuMemHostGetDevicePointer, "ptxkit_host_device_pointer_get");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUdeviceptr d = 0;

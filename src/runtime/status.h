@@ -26,4 +26,13 @@ size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf,
             return record_cuda_error((ctx), cu_check_r_, (what));   \
     } while (0)
 
+/* Returns UNSUPPORTED from the calling function, naming the call (`what`),
+ * where the driver lacks an optional entry point (driver.h: ctx->cu->name is
+ * NULL), or where the context never reached the driver. */
+#define NEED_DRIVER_ENTRY(ctx, name, what)                                                                 \
+    do {                                                                                                   \
+        if (!(ctx)->cu || !(ctx)->cu->name)                                                                \
+            return record_error((ctx), PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no " #name, (what)); \
+    } while (0)
+
 #endif

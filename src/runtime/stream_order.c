@@ -9,14 +9,8 @@
 #include "runtime/objects.h"
 #include "runtime/status.h"
 
-#define NEED_ENTRY(ctx, name, what)                                                                            \
-    do {                                                                                                       \
-        if (!(ctx)->cu || !(ctx)->cu->name)                                                                    \
-            return record_error((ctx), PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no " #name, (what));     \
-    } while (0)
-
 static ptxkit_status priority_range(ptxkit_context *ctx, int *least, int *greatest, const char *what) {
-    NEED_ENTRY(ctx, cuCtxGetStreamPriorityRange, what);
+    NEED_DRIVER_ENTRY(ctx, cuCtxGetStreamPriorityRange, what);
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxGetStreamPriorityRange(least, greatest);
@@ -41,7 +35,7 @@ ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int p
     if (flags & ~PTXKIT_STREAM_BLOCKING)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create_ex: unknown flags 0x%x",
                             flags & ~PTXKIT_STREAM_BLOCKING);
-    NEED_ENTRY(ctx, cuStreamCreateWithPriority, "ptxkit_stream_create_ex");
+    NEED_DRIVER_ENTRY(ctx, cuStreamCreateWithPriority, "ptxkit_stream_create_ex");
     int least = 0, greatest = 0;
     ptxkit_status st = priority_range(ctx, &least, &greatest, "ptxkit_stream_create_ex");
     if (st != PTXKIT_SUCCESS) return st;
@@ -71,7 +65,7 @@ ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int p
 ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *stream, int *priority) {
     if (!ctx || !priority)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_priority_get: NULL argument");
-    NEED_ENTRY(ctx, cuStreamGetPriority, "ptxkit_stream_priority_get");
+    NEED_DRIVER_ENTRY(ctx, cuStreamGetPriority, "ptxkit_stream_priority_get");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuStreamGetPriority(stream_handle(stream), priority);
@@ -81,7 +75,7 @@ ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *str
 
 ptxkit_status ptxkit_stream_query(ptxkit_context *ctx, ptxkit_stream *stream) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_query: context is NULL");
-    NEED_ENTRY(ctx, cuStreamQuery, "ptxkit_stream_query");
+    NEED_DRIVER_ENTRY(ctx, cuStreamQuery, "ptxkit_stream_query");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUstream h = stream_handle(stream);
@@ -105,7 +99,7 @@ ptxkit_status ptxkit_stream_wait_event(ptxkit_context *ctx, ptxkit_stream *strea
 
 ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_host_func fn, void *user) {
     if (!ctx || !fn) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_func_launch: NULL argument");
-    NEED_ENTRY(ctx, cuLaunchHostFunc, "ptxkit_host_func_launch");
+    NEED_DRIVER_ENTRY(ctx, cuLaunchHostFunc, "ptxkit_host_func_launch");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuLaunchHostFunc(stream_handle(stream), (CUhostFn)fn, user);
