@@ -9,7 +9,7 @@
 #include "family_key.h"
 #include "runtime/compile.h"
 #include "runtime/disk_cache.h"
-#include "runtime/module.h"
+#include "runtime/modules.h"
 #include "runtime/program.h"
 #include "test_util.h"
 

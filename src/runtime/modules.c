@@ -1,4 +1,4 @@
-/* The module calls (module.h declares the object): programs compiled once
+/* The module calls (modules.h declares the object): programs compiled once
  * for several names, the kernels and variables of a module, and modules
  * loaded from application images. */
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include "runtime/cache_key.h"
 #include "runtime/context.h"
 #include "runtime/kernel_cache.h"
-#include "runtime/module.h"
+#include "runtime/modules.h"
 #include "runtime/objects.h"
 #include "runtime/program.h"
 #include "runtime/ptx_rewrite.h"

@@ -3,8 +3,8 @@
  * (modules.c), whose kernels share its variables. The names a
  * program module was compiled for (C++ name expressions of kernels and
  * variables) map to their names in the image (modules.c). */
-#ifndef PTXKIT_RUNTIME_MODULE_H
-#define PTXKIT_RUNTIME_MODULE_H
+#ifndef PTXKIT_RUNTIME_MODULES_H
+#define PTXKIT_RUNTIME_MODULES_H
 
 #include <stdbool.h>
 #include <stddef.h>
