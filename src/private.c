@@ -11,7 +11,7 @@
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"
-#include "runtime/pch.h"
+#include "runtime/compile.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
 #include "tune/params.h"

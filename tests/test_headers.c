@@ -16,7 +16,6 @@
 
 #include "runtime/compile.h"
 #include "runtime/header_tree.h"
-#include "runtime/pch.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/program.h"
 #include "test_util.h"

@@ -9,7 +9,6 @@
 #include "runtime/compile.h"
 #include "runtime/embedded.h"
 #include "runtime/files.h"
-#include "runtime/pch.h"
 #include "runtime/status.h"
 
 double now_ms(void) {
