@@ -3,7 +3,6 @@
  * lab_kernel_get, sized with ptxkit_kernel_grid_size and launched with
  * ptxkit_launch; the GEMM ladder's last step is ptxkit_gemm. */
 #include <stdio.h>
-#include <string.h>
 
 #include "ladders.h"
 #include "lab.h"
@@ -102,16 +101,12 @@ static ptxkit_status op_kernel(const char *ladder, const char *file, const char 
     if (load_op < 0 || load_op >= PTXKIT_LOAD_OP_COUNT)
         return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: load operator %d is not in [0, %d]", ladder,
                          load_op, PTXKIT_LOAD_OP_COUNT - 1);
-    ptxkit_dtype ktype = kernel_type(op, type);
-    if (strcmp(ladder, "reduce") == 0 && step == 9 && ktype != PTXKIT_UINT32 && ktype != PTXKIT_INT32)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
-                         ptxkit_dtype_name(type));
     *k = (lab_ladder_kernel){.file = file, .block = block};
     snprintf(k->entry, sizeof k->entry, "%s%d", prefix, step);
     add_define(k, "BLOCK_SIZE", block);
     add_define(k, "STEP", step);
     add_define(k, "LADDER_OP", (long long)op);
-    add_define(k, "LADDER_TYPE", (long long)ktype);
+    add_define(k, "LADDER_TYPE", (long long)kernel_type(op, type));
     add_define(k, "LOAD_OP", load_op);
     return PTXKIT_SUCCESS;
 }
@@ -168,8 +163,12 @@ typedef struct reduce_plan {
 
 static ptxkit_status reduce_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
                                    lab_ladder_kernel *k) {
-    return op_kernel("reduce", "reduce_ladder.cu", "reduce_ladder", LAB_REDUCE_LADDER_STEPS, step, op, type,
-                     ptxkit_reduce_supported, o, k);
+    ptxkit_status st = op_kernel("reduce", "reduce_ladder.cu", "reduce_ladder", LAB_REDUCE_LADDER_STEPS, step, op, type,
+                                 ptxkit_reduce_supported, o, k);
+    if (st == PTXKIT_SUCCESS && step == 9 && type != PTXKIT_INT32 && type != PTXKIT_UINT32)
+        st = lab_error(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
+                       ptxkit_dtype_name(type));
+    return st;
 }
 
 ptxkit_status lab_reduce_ladder_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
