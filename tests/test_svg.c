@@ -236,6 +236,14 @@ static void streams_timeline(void **state) {
     assert_int_equal(sscanf(strstr(rect, " y=\"") + 4, "%lf", &y), 1);
     assert_true(y > 46 + 2 * (372 - 46) / 3.0 && y < 372);
     free(text);
+
+    /* a shared time scale: the axis reaches x_max beyond the data */
+    chart.x_max = 2;
+    assert_int_equal(svg_save_figure(svg, "shared scale", NULL, &chart, 1), 0);
+    validate_and_render(svg, png);
+    text = test_read_file(svg, NULL);
+    assert_contains(text, "class=\"tick\">2.0<");
+    free(text);
 }
 
 static void text_is_escaped_and_valid(void **state) {

@@ -405,7 +405,7 @@ static void draw_chart(FILE *out, const svg_chart *c, size_t index, double top) 
     double lo, hi;
     if (c->kind == SVG_TIMELINE) {
         timeline_range(c, &lo, &hi);
-        axis_linear(&p.x, lo, hi, false);
+        axis_linear(&p.x, lo, c->x_max > hi ? c->x_max : hi, false);
     } else if (c->kind == SVG_LINES) {
         data_range(c, true, &lo, &hi);
         if (c->log_x) axis_log(&p.x, lo, hi);

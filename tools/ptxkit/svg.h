@@ -39,6 +39,7 @@ typedef struct svg_chart {
     const char *y_label;            /* with its unit: "effective bandwidth (GB/s)" */
     bool log_x, log_y;              /* log_x: lines only */
     double y_min, y_max;            /* both 0: from the data (linear axes start at 0) */
+    double x_max;                   /* timeline: end of the time axis (0: from the data), to share a scale */
     const char *const *categories;  /* bars: one label per category; timeline: per row */
     size_t category_count;
     const svg_series *series;
