@@ -458,8 +458,9 @@ static int write_timeline(const char *path, const char *gpu, const plan *p, cons
                                 .series = series[c], .series_count = 3, .x_max = end};
     }
     char title[400], subtitle[400];
-    snprintf(title, sizeof title, "H2D -> kernel -> D2H in %zu chunks of %zu KiB, pinned memory, on %s",
-             chunk_count(p), p->chunk >> 10, gpu);
+    bool mib = p->chunk % ((size_t)1 << 20) == 0;
+    snprintf(title, sizeof title, "H2D -> kernel -> D2H in %zu chunks of %zu %s, pinned memory, on %s", chunk_count(p),
+             mib ? p->chunk >> 20 : p->chunk >> 10, mib ? "MiB" : "KiB", gpu);
     snprintf(subtitle, sizeof subtitle,
              "events around each call; a copy is drawn from the end of the previous copy in its direction "
              "(the copy engine's order)");
@@ -523,12 +524,14 @@ static const char help_text[] =
     "the median time of --reps runs (default 3), GB/s of input processed and its percent of the pinned H2D\n"
     "bandwidth measured at the start of the same run (a first table: pinned H2D, D2H and both directions\n"
     "at once, pageable H2D and D2H); sampled outputs are checked against the CPU.\n"
-    "Then the lecture's caveats, each a small pipeline (4 streams, 32 chunks, heavy kernel) run on one\n"
-    "stream (serial) and on four (overlapped), with whether the caveat still holds on this driver: (a) the\n"
-    "legacy default stream serializes blocking streams, (b) a device or page-locked allocation between\n"
-    "chunks, (c) a memset, (e) a copy within the device break overlap, (d) pageable copies do not overlap\n"
+    "Then the lecture's caveats, each a small pipeline (up to 256 MiB in 32 chunks, heavy kernel) run on\n"
+    "one stream (serial) and on four (overlapped), with whether the caveat still holds on this driver:\n"
+    "(a) a kernel on the legacy default stream between chunks serializes blocking streams, not\n"
+    "non-blocking ones; (b) a device or a page-locked allocation, (c) a memset and (e) a copy within the\n"
+    "device (both on another stream) between chunks break overlap; (d) pageable copies do not overlap\n"
     "kernels. --no-caveats leaves them out. --svg FILE draws the event timeline of one pipelined run (4\n"
-    "streams, 16 MiB chunks, pinned, heavy) under that of the same work on one stream.\n";
+    "streams, 16 MiB chunks, pinned, heavy) under that of the same work on one stream; a copy is drawn\n"
+    "from the end of the previous copy in its direction (the copy engine's order).\n";
 
 int bench_streams(int argc, char **argv) {
     static const char cmd[] = "bench streams";
