@@ -401,26 +401,22 @@ typedef struct spans {
     size_t count;
 } spans;
 
-/* The spans of one run from its marks, in ms after its start event. A
- * copy is drawn from the end of the previous copy in its direction when
- * that is later than its stream reaching it: the copy engine takes the
- * copies of one direction in the order they were issued, so the stream's
- * event alone would draw the wait for the engine as copying. */
+/* The spans of one run from its marks, in ms after its start event: a
+ * bar starts when its stream reached the call and ends when the call had
+ * finished, so a copy waiting for a copy engine (or a kernel for the SMs)
+ * is drawn from the time it could have started. Events cannot tell when
+ * the engine took it: copies of several streams may share the engines. */
 static ptxkit_status read_spans(bench *b, const plan *p, spans *sp) {
     size_t chunks = chunk_count(p);
-    double last_end[3] = {0, 0, 0};
     ptxkit_status st = PTXKIT_SUCCESS;
     for (size_t c = 0; c < chunks && st == PTXKIT_SUCCESS; c++) {
         float t[4];
         for (int i = 0; i < 4 && st == PTXKIT_SUCCESS; i++)
             st = ptxkit_event_elapsed_ms(b->ctx, b->start, p->marks[4 * c + (size_t)i], &t[i]);
         sp->lane[c] = (int)(c % (size_t)p->streams);
-        for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++) {
-            double from = t[w], to = t[w + 1];
-            if (w != 1 && from < last_end[w]) from = last_end[w] < to ? last_end[w] : to;
-            if (w != 1) last_end[w] = to;
-            sp->t0[w][c] = from;
-            sp->t1[w][c] = to;
+        for (int w = 0; w < 3; w++) {
+            sp->t0[w][c] = t[w];
+            sp->t1[w][c] = t[w + 1];
         }
     }
     sp->count = chunks;
@@ -462,8 +458,8 @@ static int write_timeline(const char *path, const char *gpu, const plan *p, cons
     snprintf(title, sizeof title, "H2D -> kernel -> D2H in %zu chunks of %zu %s, pinned memory, on %s", chunk_count(p),
              mib ? p->chunk >> 20 : p->chunk >> 10, mib ? "MiB" : "KiB", gpu);
     snprintf(subtitle, sizeof subtitle,
-             "events around each call; a copy is drawn from the end of the previous copy in its direction "
-             "(the copy engine's order)");
+             "events around each call: a bar starts when its stream reached the call (a copy may then wait "
+             "for a copy engine)");
     if (svg_save_figure(path, title, subtitle, charts, 2) != 0) {
         fprintf(stderr, "ptxkit bench streams: cannot write %s\n", path);
         return 1;
@@ -530,8 +526,8 @@ static const char help_text[] =
     "non-blocking ones; (b) a device or a page-locked allocation, (c) a memset and (e) a copy within the\n"
     "device (both on another stream) between chunks break overlap; (d) pageable copies do not overlap\n"
     "kernels. --no-caveats leaves them out. --svg FILE draws the event timeline of one pipelined run (4\n"
-    "streams, 16 MiB chunks, pinned, heavy) under that of the same work on one stream; a copy is drawn\n"
-    "from the end of the previous copy in its direction (the copy engine's order).\n";
+    "streams, 16 chunks of 16 MiB, pinned, heavy) under that of the same work on one stream: a bar runs\n"
+    "from its stream reaching the call to the call's end, waiting for a copy engine included.\n";
 
 int bench_streams(int argc, char **argv) {
     static const char cmd[] = "bench streams";
@@ -694,7 +690,9 @@ int bench_streams(int argc, char **argv) {
     /* The timeline. */
     int svg_rc = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path) {
-        plan p = {.streams = TIMELINE_STREAMS, .chunk = tl_chunk, .total = total, .kernel = KERNEL_HEAVY, .h = &pinned};
+        /* 16 chunks: the lecture's picture, where each bar can be seen */
+        size_t tl_total = total < 16 * tl_chunk ? total : 16 * tl_chunk;
+        plan p = {.streams = TIMELINE_STREAMS, .chunk = tl_chunk, .total = tl_total, .kernel = KERNEL_HEAVY, .h = &pinned};
         size_t n = chunk_count(&p);
         ptxkit_event **marks = calloc(4 * n, sizeof *marks);
         double *buf = calloc(12 * n, sizeof *buf);
