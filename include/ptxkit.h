@@ -471,6 +471,45 @@ typedef enum ptxkit_path {
     PTXKIT_PATH_PTX            /* the precompiled PTX embedded in the library */
 } ptxkit_path;
 
+/* ---- configurations ----------------------------------------------------- */
+
+/* A configuration: named integer parameters, the one type that every op
+ * (its `config` argument), every tunable (its callbacks and
+ * ptxkit_tunable_config) and the tuning database and record
+ * (ptxkit_tune_entry, ptxkit_tune_record_line) take. A plain value: copy
+ * it, keep it on the stack. Zero-initialized (or NULL where an op takes a
+ * pointer) it means "tuned or default" for every parameter; a parameter
+ * set overrides that one only. Each op documents the names it reads and
+ * answers INVALID_ARGUMENT naming the parameter for a name it does not
+ * read or a value out of its range. Names: a letter or '_' then letters,
+ * digits and '_', shorter than PTXKIT_CONFIG_NAME_SIZE. */
+#define PTXKIT_CONFIG_MAX_PARAMS 16
+#define PTXKIT_CONFIG_NAME_SIZE 32
+typedef struct ptxkit_config_param {
+    char name[PTXKIT_CONFIG_NAME_SIZE];
+    long long value;
+} ptxkit_config_param;
+typedef struct ptxkit_config {
+    int count;                                        /* params[0..count) are set */
+    ptxkit_config_param params[PTXKIT_CONFIG_MAX_PARAMS];
+} ptxkit_config;
+
+/* Sets a parameter: replaces its value, or adds it. INVALID_ARGUMENT for a
+ * NULL config, a malformed name, or a new name in a full configuration. */
+ptxkit_status ptxkit_config_set(ptxkit_config *config, const char *name, long long value);
+/* The value of a parameter: NOT_FOUND when the configuration does not set
+ * it (a NULL config sets none), INVALID_ARGUMENT for a NULL name or value. */
+ptxkit_status ptxkit_config_get(const ptxkit_config *config, const char *name, long long *value);
+/* A configuration's parameters as config->count "NAME=VALUE" defines for
+ * ptxkit_kernel_get (a tunable's kernel takes its parameters so), written
+ * into caller-owned `text`: returns text->defines (NULL for a NULL
+ * argument), valid while text is. */
+typedef struct ptxkit_config_defines_text {
+    char text[PTXKIT_CONFIG_MAX_PARAMS][PTXKIT_CONFIG_NAME_SIZE + 24];
+    const char *defines[PTXKIT_CONFIG_MAX_PARAMS];
+} ptxkit_config_defines_text;
+const char *const *ptxkit_config_defines(const ptxkit_config *config, ptxkit_config_defines_text *text);
+
 /* Options for every kernel launch; zero-initialize for defaults (tuned values
  * where the tuning database has them). */
 typedef struct ptxkit_launch_options {
@@ -1430,7 +1469,6 @@ ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsi
  * application reads the tuned configuration back with one call. */
 
 typedef struct ptxkit_tunable ptxkit_tunable;
-typedef struct ptxkit_config ptxkit_config;
 
 #define PTXKIT_TUNE_MAX_VALUES 16
 
@@ -1486,25 +1524,14 @@ ptxkit_status ptxkit_tunable_set_bytes(ptxkit_tunable *tunable, double (*bytes)(
 ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *tunable, const size_t *sizes, int size_count,
                                   const ptxkit_tune_options *options, ptxkit_tune_report *report);
 
-/* The configuration to run at size n: the database's entry for this GPU and
- * n's bucket (or a neighbouring bucket within two), else the defaults. With
- * PTXKIT_TUNE=auto a missing bucket of 2^16 or more is tuned first (launch
- * must be set). *tuned receives whether it came from the database (may be
- * NULL). The configuration is owned by the tunable, valid until the next
- * call on it. */
-ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, const ptxkit_config **out, int *tuned);
-
-/* Reading a configuration. */
-int ptxkit_config_count(const ptxkit_config *config);
-/* The index-th parameter's name and value. */
-const char *ptxkit_config_name(const ptxkit_config *config, int index);
-long long ptxkit_config_value_at(const ptxkit_config *config, int index);
-/* The value of a named parameter (NOT_FOUND when the space has none). */
-ptxkit_status ptxkit_config_value(const ptxkit_config *config, const char *name, long long *value);
-/* The parameters as ptxkit_config_count "NAME=VALUE" defines, for
- * ptxkit_kernel_get (without the fixed defines of ptxkit_tunable_set_kernel,
- * which the application adds itself). */
-const char *const *ptxkit_config_defines(const ptxkit_config *config);
+/* The configuration to run at size n, into *out: the database's entry for
+ * this GPU and n's bucket (or a neighbouring bucket within two), else the
+ * defaults; every parameter of the space is set. With PTXKIT_TUNE=auto a
+ * missing bucket of 2^16 or more is tuned first (launch must be set).
+ * *tuned receives whether it came from the database (may be NULL). Read
+ * the values with ptxkit_config_get, pass them to the kernel with
+ * ptxkit_config_defines. */
+ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, ptxkit_config *out, int *tuned);
 
 /* ---- several GPUs ------------------------------------------------------ */
 /*

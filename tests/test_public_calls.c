@@ -260,12 +260,52 @@ static void private_calls(void **state) {
                   ptxkit_private_blocks_measure(ctx, "copy", "bytes", 1024, blocks, items, 257, m, &def, NULL, NULL));
 }
 
+/* The configuration value type: set adds or replaces, get finds, names
+ * are checked, a full configuration refuses a new name but still replaces. */
+static void config_values(void **state) {
+    (void)state;
+    ptxkit_config c = {0};
+    long long v = -1;
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_config_get(&c, "block_size", &v));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_config_get(NULL, "block_size", &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_get(&c, NULL, &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_get(&c, "block_size", NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "block_size", 128));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "tile", 64));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "block_size", 256));
+    assert_int_equal(c.count, 2);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&c, "block_size", &v));
+    assert_int_equal(v, 256);
+    static const char *const bad[] = {"", "1x", "a-b", "a b", "0123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&c, bad[i], 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(NULL, "x", 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&c, NULL, 1));
+    assert_int_equal(c.count, 2);
+    ptxkit_config_defines_text text;
+    const char *const *d = ptxkit_config_defines(&c, &text);
+    assert_non_null(d);
+    assert_string_equal(d[0], "block_size=256");
+    assert_string_equal(d[1], "tile=64");
+    assert_null(ptxkit_config_defines(NULL, &text));
+    ptxkit_config full = {0};
+    for (int i = 0; i < PTXKIT_CONFIG_MAX_PARAMS; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&full, name, i));
+    }
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&full, "one_more", 1));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&full, "p3", -7));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&full, "p3", &v));
+    assert_int_equal(v, -7);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(supported_combinations), cmocka_unit_test(ladder_arguments),
         cmocka_unit_test(ladder_names),           cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
-        cmocka_unit_test(private_calls),
+        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

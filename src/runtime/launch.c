@@ -138,3 +138,59 @@ ptxkit_status family_kernel_get(ptxkit_context *ctx, const ptxkit_launch_options
     *block_used = fixed;
     return PTXKIT_SUCCESS;
 }
+
+/* ---- configurations: the public value type of named parameters ---- */
+
+static bool config_name_ok(const char *name) {
+    if (!name || !*name || strlen(name) >= PTXKIT_CONFIG_NAME_SIZE) return false;
+    for (const char *p = name; *p; p++) {
+        bool letter = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
+        if (!letter && (p == name || *p < '0' || *p > '9')) return false;
+    }
+    return true;
+}
+
+ptxkit_status ptxkit_config_set(ptxkit_config *c, const char *name, long long value) {
+    if (!c) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_set: NULL configuration");
+    if (!config_name_ok(name))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_config_set: parameter name \"%.40s\" is not a letter or '_' then letters, digits "
+                            "and '_' (at most %d characters)", name ? name : "(null)", PTXKIT_CONFIG_NAME_SIZE - 1);
+    if (c->count < 0 || c->count > PTXKIT_CONFIG_MAX_PARAMS)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_set: count %d is out of range", c->count);
+    for (int i = 0; i < c->count; i++)
+        if (strcmp(c->params[i].name, name) == 0) {
+            c->params[i].value = value;
+            return PTXKIT_SUCCESS;
+        }
+    if (c->count == PTXKIT_CONFIG_MAX_PARAMS)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_set: %s: the configuration is full (%d)",
+                            name, PTXKIT_CONFIG_MAX_PARAMS);
+    ptxkit_config_param *p = &c->params[c->count++];
+    memset(p->name, 0, sizeof p->name);
+    memcpy(p->name, name, strlen(name));
+    p->value = value;
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_config_get(const ptxkit_config *c, const char *name, long long *value) {
+    if (!name || !value) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_get: NULL argument");
+    int count = c && c->count > 0 ? c->count : 0;
+    if (count > PTXKIT_CONFIG_MAX_PARAMS) count = PTXKIT_CONFIG_MAX_PARAMS;
+    for (int i = 0; i < count; i++)
+        if (strncmp(c->params[i].name, name, PTXKIT_CONFIG_NAME_SIZE) == 0) {
+            *value = c->params[i].value;
+            return PTXKIT_SUCCESS;
+        }
+    return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_config_get: no parameter %s", name);
+}
+
+const char *const *ptxkit_config_defines(const ptxkit_config *c, ptxkit_config_defines_text *t) {
+    if (!c || !t || c->count < 0 || c->count > PTXKIT_CONFIG_MAX_PARAMS) return NULL;
+    for (int i = 0; i < c->count; i++) {
+        snprintf(t->text[i], sizeof t->text[i], "%.*s=%lld", PTXKIT_CONFIG_NAME_SIZE - 1, c->params[i].name,
+                 c->params[i].value);
+        t->defines[i] = t->text[i];
+    }
+    return t->defines;
+}
