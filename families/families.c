@@ -40,9 +40,12 @@ bool family_has_ptx(const family_desc *f) {
     return false;
 }
 
-ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_launch_options *options,
-                                 bool fixed_grid, ptxkit_launch_options *o) {
-    ptxkit_status st = check_launch_options(ctx, options, o);
+ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_config *config,
+                                 bool fixed_grid, launch_options *o) {
+    static const config_name names[] = {CONFIG_NAMES_COMMON, {"blocks_per_sm", LAUNCH_BLOCKS_PER_SM}, {NULL, 0}};
+    launch_options given;
+    ptxkit_status st = launch_options_from_config(ctx, ladder, config, names, &given);
+    if (st == PTXKIT_SUCCESS) st = check_launch_options(ctx, &given, o);
     if (st != PTXKIT_SUCCESS) return st;
     if (o->path == PTXKIT_PATH_PTX || !ptxkit_jit_available())
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 #include "tuned/tuned.h"
 
 typedef enum tune_param {
@@ -100,10 +101,13 @@ typedef struct family_desc {
     double (*bytes_moved)(const tune_variant *v, size_t n);
     /* Compiles and loads the kernel of a configuration without launching
      * it; NULL: the rig calls the op once instead, which does the same. */
-    ptxkit_status (*prepare)(ptxkit_context *ctx, const tune_variant *v, const ptxkit_launch_options *options);
+    ptxkit_status (*prepare)(ptxkit_context *ctx, const tune_variant *v, const launch_options *options);
+    /* The options as the public op's ptxkit_config names them (what
+     * ptxkit_tune_result reports). */
+    void (*public_config)(const launch_options *o, ptxkit_config *out);
     /* Runs the public op once. */
     ptxkit_status (*run)(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                         const ptxkit_launch_options *options, ptxkit_stream *stream);
+                         const launch_options *options, ptxkit_stream *stream);
 } family_desc;
 
 /* The tuner's name for a family it tunes through launch options. */
@@ -116,12 +120,13 @@ typedef family_desc tune_family;
 
 /* Hooks several families share: __launch_bounds__(BLOCK_SIZE) (one block's
  * worth of registers), and no shared memory. */
-/* The options a teaching ladder runs with: checked, on the JIT path (the
+/* The options a teaching ladder runs with (its parameters: path, load_op,
+ * block_size, vector_bytes, blocks_per_sm): checked, on the JIT path (the
  * ladders have no precompiled PTX), and without the vector width and items
  * per thread the steps fix themselves (nor blocks per SM where fixed_grid);
  * UNSUPPORTED or INVALID_ARGUMENT naming `ladder` otherwise. */
-ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_launch_options *options,
-                                 bool fixed_grid, ptxkit_launch_options *o);
+ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_config *config,
+                                 bool fixed_grid, launch_options *o);
 int family_one_block(const tune_config *c);
 int family_no_shared(const tune_variant *v, const tune_config *c);
 

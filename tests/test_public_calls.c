@@ -10,21 +10,24 @@
 #include "runtime/objects.h"
 #include "test_util.h"
 
+/* One shape for "supported?": SUCCESS, UNSUPPORTED with the reason, or
+ * INVALID_ARGUMENT out of range. */
 static void supported_combinations(void **state) {
     (void)state;
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
-    assert_false(ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "and of float32"));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
             assert_int_equal(ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t),
                              ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t));
-    assert_false(ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
 }
 
 static void ladder_arguments(void **state) {
@@ -75,7 +78,7 @@ static void ladder_names(void **state) {
 static void gemm_sweep_prepare_split(void **state) {
     (void)state;
     int count = -1, split = 0;
-    ptxkit_gemm_tiles tiles[64];
+    ptxkit_config tiles[64];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(NULL, PTXKIT_FLOAT32, NULL, 0, &count));
     ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 0, NULL));
@@ -92,11 +95,14 @@ static void gemm_sweep_prepare_split(void **state) {
         memset(tiles, 0, sizeof tiles);
         assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 1, &count));
         assert_int_equal(count, internal);
-        assert_true(tiles[0].bm > 0);
-        assert_int_equal(tiles[1].bm, 0); /* nothing past capacity */
+        long long bm = 0;
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&tiles[0], "bm", &bm));
+        assert_true(bm > 0);
+        assert_int_equal(tiles[1].count, 0); /* nothing past capacity */
         assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 64, &count));
         for (int i = 0; i < count; i++) {
-            gemm_config c = gemm_config_of(&tiles[i]);
+            gemm_config c;
+            assert_status(PTXKIT_SUCCESS, gemm_config_from(ctx, "test", &tiles[i], &c));
             char why[256];
             assert_true(gemm_config_check(gemm_kind_of(type, &ctx->info, NULL), NULL, &c, NULL, why, sizeof why));
         }
@@ -106,20 +112,30 @@ static void gemm_sweep_prepare_split(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
-    ptxkit_gemm_tiles bad = {.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2};
+    ptxkit_config bad;
+    gemm_config_to(&(gemm_config){.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2}, &bad);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &bad));
+    /* a name gemm does not read, and a value out of range, name the parameter */
+    ptxkit_config odd = tiles[0];
+    ptxkit_config_set(&odd, "block_size", 256);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+    odd = tiles[0];
+    ptxkit_config_set(&odd, "split_k", 65);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "split_k"));
 
-    ptxkit_gemm_tiles t = tiles[0];
+    ptxkit_config t = tiles[0];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(NULL, &t, 64, 64, 64, &split));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, NULL, 64, 64, 64, &split));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &t, 64, 64, 64, NULL));
-    ptxkit_gemm_tiles zero = {0};
+    ptxkit_config zero = {0};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &zero, 64, 64, 64, &split));
-    t.split_k = 3;
+    ptxkit_config_set(&t, "split_k", 3);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 3); /* the tiles' own */
-    t.split_k = 0;
+    ptxkit_config_set(&t, "split_k", 0);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 1); /* enough tiles for every SM: no split */
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 128, 128, 1 << 20, &split));

@@ -38,7 +38,7 @@ static const ladder_step steps[GEMM_LADDER_STEPS] = {
 
 /* Step 7: gemm.cu's shape of steps 4-6 (128 x 128 x 8, 8 x 8 per thread,
  * warp tiles 32 x 64) with a two-buffer cp.async pipeline. */
-static const ptxkit_gemm_tiles double_buffered = {128, 128, 8, 8, 8, 4, 2, 1, {0}};
+static const gemm_config double_buffered = {128, 128, 8, 8, 8, 4, 2, 1};
 
 const char *gemm_ladder_step_name(int step) { return step >= 1 && step <= GEMM_LADDER_STEPS ? steps[step - 1].name : NULL; }
 
@@ -89,8 +89,8 @@ ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t
                             "ptxkit_gemm_ladder: step %d needs m, n and k multiples of 128 (not %zu x %zu x %zu) and "
                             "16-byte aligned matrices", step, m, n, k);
     if (!s->entry)
-        return ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, a, k, b, n, 0.0, c, n,
-                           &double_buffered, stream);
+        return gemm_run(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, a, k, b, n, 0.0, c, n,
+                        &double_buffered, stream);
     if (m == 0 || n == 0) return PTXKIT_SUCCESS;
     size_t bytes_a, bytes_b, bytes_c;
     if (!mul_size(m, k, &bytes_a) || !mul_size(bytes_a, 4, &bytes_a) || !mul_size(k, n, &bytes_b) ||

@@ -7,6 +7,7 @@
 
 #include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
 #include "family.h"
+#include "runtime/launch.h"
 #include "ptxkit.h"
 #include "reduce_ladder_defaults.h"
 
@@ -26,15 +27,19 @@ bool reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 typedef enum reduce_passes { REDUCE_PASSES_AUTO = 0, REDUCE_PASSES_ONE, REDUCE_PASSES_TWO } reduce_passes;
 
 /* ptxkit_reduce with the number of launches chosen by the caller. */
+/* ptxkit_reduce's parameter names (ptxkit_private_reduce_passes and the
+ * sharded reduce read the same). */
+extern const config_name reduce_config_names[];
+
 ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
-                         ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream,
+                         ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
                          reduce_passes passes);
 
 /* Loads (compiling if needed) the production kernel of (op, type) for
  * these options without launching it: the tests warm the kernel cache
  * with it from several threads. */
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                             const ptxkit_launch_options *options);
+                             const launch_options *options);
 
 /* Whether ladder step 1..LADDER_STEPS exists for (op, type) on this context's GPU
  * (step 9 needs sm_80 and 32-bit integers); false with a recorded
@@ -43,19 +48,19 @@ bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op,
 
 /* Loads (compiling if needed) ladder step `step` for (op, type). */
 ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                    const ptxkit_launch_options *options);
+                                    const ptxkit_config *options);
 
 /* Device bytes of partials a ladder run needs for n elements (0 when one
  * launch does it all). */
 ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                          size_t n, const ptxkit_launch_options *options, size_t *bytes);
+                                          size_t n, const ptxkit_config *options, size_t *bytes);
 
 /* One ladder run with caller-owned scratch (at least
  * reduce_ladder_scratch_bytes): fully asynchronous on `stream`, which the
  * benchmark needs; ptxkit_reduce_ladder allocates per call instead. */
 ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
                                 size_t n, ptxkit_dptr out, ptxkit_dptr scratch, size_t scratch_bytes,
-                                const ptxkit_launch_options *options, ptxkit_stream *stream);
+                                const ptxkit_config *options, ptxkit_stream *stream);
 
 /* Shared argument checks of both entry points: enums, support, pointer
  * alignment and overflow. Records and returns the failure. */

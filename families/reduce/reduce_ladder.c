@@ -50,13 +50,13 @@ bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op,
     return true;
 }
 
-static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_launch_options *options,
-                                    ptxkit_launch_options *o) {
+static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_config *options,
+                                    launch_options *o) {
     return ladder_jit_options(ctx, "reduce ladder", options, false, o);
 }
 
 static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   const ptxkit_launch_options *o, ptxkit_kernel **kernel, int *block) {
+                                   const launch_options *o, ptxkit_kernel **kernel, int *block) {
     ptxkit_reduce_op kop;
     ptxkit_dtype ktype;
     const char *suffix = reduce_kernel_suffix(op, type, &kop, &ktype);
@@ -74,7 +74,7 @@ static ptxkit_status ladder_kernel(ptxkit_context *ctx, int step, ptxkit_reduce_
  * 4-6 two, so each launch divides the count by the block (or twice it);
  * 7-10 run one full wave of blocks over the input, then one block. */
 static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                     const ptxkit_launch_options *o, ladder_plan *p) {
+                                     const launch_options *o, ladder_plan *p) {
     ptxkit_status st = ladder_kernel(ctx, step, op, type, o, &p->kernel, &p->block);
     if (st != PTXKIT_SUCCESS) return st;
     size_t per_block = (size_t)p->block * (step <= 3 ? 1 : 2);
@@ -121,9 +121,9 @@ static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, ptxkit_dpt
 }
 
 ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                    const ptxkit_launch_options *options) {
+                                    const ptxkit_config *options) {
     ptxkit_status st = reduce_check_args(ctx, "reduce_ladder_prepare", op, type, 0, 0, 64);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -135,10 +135,10 @@ ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce
 }
 
 ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                          size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+                                          size_t n, const ptxkit_config *options, size_t *bytes) {
     if (!bytes) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce_ladder_scratch_bytes: bytes is NULL");
     ptxkit_status st = reduce_check_args(ctx, "reduce_ladder_scratch_bytes", op, type, 0, 0, 64);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -151,9 +151,9 @@ ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_
 
 ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
                                 size_t n, ptxkit_dptr out, ptxkit_dptr scratch, size_t scratch_bytes,
-                                const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                                const ptxkit_config *options, ptxkit_stream *stream) {
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder", op, type, in, n, out);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!reduce_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -176,10 +176,10 @@ done:
  * finished, so it waits for the stream: a teaching and testing entry point.
  * The benchmark keeps its scratch and calls reduce_ladder_run. */
 ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *options,
                                    ptxkit_stream *stream) {
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_ladder", op, type, in, n, out);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!reduce_ladder_supported(ctx, kernel, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -224,7 +224,7 @@ ptxkit_status ptxkit_reduce_ladder_check(ptxkit_context *ctx, int kernel, ptxkit
 }
 
 ptxkit_status ptxkit_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                                 size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+                                                 size_t n, const ptxkit_config *options, size_t *bytes) {
     if (!ctx)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_ladder_scratch_bytes: context is NULL");
     return reduce_ladder_scratch_bytes(ctx, kernel, op, type, n, options, bytes);
@@ -232,7 +232,7 @@ ptxkit_status ptxkit_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int kernel
 
 ptxkit_status ptxkit_reduce_ladder_async(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
                                          ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_dptr scratch,
-                                         size_t scratch_bytes, const ptxkit_launch_options *options,
+                                         size_t scratch_bytes, const ptxkit_config *options,
                                          ptxkit_stream *stream) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_ladder_async: context is NULL");
     return reduce_ladder_run(ctx, kernel, op, type, in, n, out, scratch, scratch_bytes, options, stream);

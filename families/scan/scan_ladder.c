@@ -53,13 +53,13 @@ bool scan_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, p
     return true;
 }
 
-static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_launch_options *options,
-                                    ptxkit_launch_options *o) {
+static ptxkit_status ladder_options(ptxkit_context *ctx, const ptxkit_config *options,
+                                    launch_options *o) {
     return ladder_jit_options(ctx, "scan ladder", options, true, o);
 }
 
 static ptxkit_status ladder_kernels(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                    const ptxkit_launch_options *o, ladder_plan *p) {
+                                    const launch_options *o, ladder_plan *p) {
     ptxkit_reduce_op kop;
     ptxkit_dtype ktype;
     const char *suffix = reduce_kernel_suffix(op, type, &kop, &ktype);
@@ -81,7 +81,7 @@ static ptxkit_status ladder_kernels(ptxkit_context *ctx, int step, ptxkit_reduce
 }
 
 static ptxkit_status ladder_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                     const ptxkit_launch_options *o, ladder_plan *p) {
+                                     const launch_options *o, ladder_plan *p) {
     ptxkit_status st = ladder_kernels(ctx, step, op, type, o, p);
     if (st != PTXKIT_SUCCESS) return st;
     p->per_block = (size_t)p->block * (step == 1 ? 1 : 2);
@@ -123,9 +123,9 @@ static ptxkit_status ladder_launch(const ladder_plan *p, size_t elem, int level,
 }
 
 ptxkit_status scan_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                  const ptxkit_launch_options *options) {
+                                  const ptxkit_config *options) {
     ptxkit_status st = scan_check_args(ctx, "scan_ladder_prepare", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!scan_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -136,10 +136,10 @@ ptxkit_status scan_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_o
 }
 
 ptxkit_status scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                        size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+                                        size_t n, const ptxkit_config *options, size_t *bytes) {
     if (!bytes) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_ladder_scratch_bytes: bytes is NULL");
     ptxkit_status st = scan_check_args(ctx, "scan_ladder_scratch_bytes", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!scan_ladder_supported(ctx, step, op, type, &st)) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -152,9 +152,9 @@ ptxkit_status scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_re
 
 ptxkit_status scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                               ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out, ptxkit_dptr scratch,
-                              size_t scratch_bytes, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                              size_t scratch_bytes, const ptxkit_config *options, ptxkit_stream *stream) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan_ladder", kind, op, type, in, n, out);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!scan_ladder_supported(ctx, step, op, type, &st)) return st;
     if (n == 0) return PTXKIT_SUCCESS;
@@ -179,9 +179,9 @@ done:
  * The benchmark keeps its scratch and calls scan_ladder_run. */
 ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                  ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
-                                 const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                                 const ptxkit_config *options, ptxkit_stream *stream) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan_ladder", kind, op, type, in, n, out);
-    ptxkit_launch_options o;
+    launch_options o;
     if (st != PTXKIT_SUCCESS || (st = ladder_options(ctx, options, &o)) != PTXKIT_SUCCESS) return st;
     if (!scan_ladder_supported(ctx, step, op, type, &st)) return st;
     if (n == 0) return PTXKIT_SUCCESS;
@@ -224,7 +224,7 @@ _Static_assert(PTXKIT_SCAN_LADDER_STEPS == SCAN_LADDER_STEPS, "ptxkit.h's PTXKIT
 const char *ptxkit_scan_ladder_step_name(int step) { return scan_ladder_step_name(step); }
 
 ptxkit_status ptxkit_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                               size_t n, const ptxkit_launch_options *options, size_t *bytes) {
+                                               size_t n, const ptxkit_config *options, size_t *bytes) {
     if (!ctx)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_ladder_scratch_bytes: context is NULL");
     return scan_ladder_scratch_bytes(ctx, step, op, type, n, options, bytes);
@@ -233,7 +233,7 @@ ptxkit_status ptxkit_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, pt
 ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                        ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
                                        ptxkit_dptr scratch, size_t scratch_bytes,
-                                       const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                                       const ptxkit_config *options, ptxkit_stream *stream) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_ladder_async: context is NULL");
     return scan_ladder_run(ctx, step, kind, op, type, in, n, out, scratch, scratch_bytes, options, stream);
 }

@@ -36,13 +36,14 @@ typedef struct ladder_run {
     ptxkit_dtype type;
     ptxkit_dptr in, out, scratch;
     size_t n, scratch_bytes;
-    ptxkit_launch_options options;
+    cli_launch options;
+    ptxkit_config config; /* options as the ladder reads them */
 } ladder_run;
 
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
     return ptxkit_reduce_ladder_async(ctx, r->step, r->op, r->type, r->out, r->in, r->n, r->scratch, r->scratch_bytes,
-                                      &r->options, s);
+                                      &r->config, s);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -98,9 +99,10 @@ int ladder_reduce(int argc, char **argv) {
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
+    cli_launch_config(&r.options, NULL, &r.config);
     r.op = (ptxkit_reduce_op)op;
     r.type = (ptxkit_dtype)type;
-    if (!ptxkit_reduce_supported(r.op, r.type))
+    if (ptxkit_reduce_supported(r.op, r.type) != PTXKIT_SUCCESS)
         return args_error(&spec, "%s of %s is not provided", ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type));
     ptxkit_context *ctx = cli_open_context("ladder reduce", common.device);
     if (!ctx) return 1;
@@ -119,7 +121,7 @@ int ladder_reduce(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
             if (ptxkit_reduce_ladder_check(ctx, steps[k], r.op, r.type) != PTXKIT_SUCCESS) continue;
-            st = ptxkit_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
+            st = ptxkit_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.config, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);

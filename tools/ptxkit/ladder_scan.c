@@ -39,7 +39,8 @@ typedef struct ladder_run {
     ptxkit_dtype type;
     ptxkit_dptr in, out, scratch;
     size_t n, scratch_bytes;
-    ptxkit_launch_options options;
+    cli_launch options;
+    ptxkit_config config; /* options as the ladder reads them */
 } ladder_run;
 
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
@@ -47,7 +48,7 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     if (r->step == PRODUCTION_STEP)
         return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, NULL, s);
     return ptxkit_scan_ladder_async(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, r->scratch,
-                                    r->scratch_bytes, &r->options, s);
+                                    r->scratch_bytes, &r->config, s);
 }
 
 static const char *const int_type_names[] = {"int32", "uint32", "int64", "uint64", NULL};
@@ -187,6 +188,7 @@ int ladder_scan(int argc, char **argv) {
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
+    cli_launch_config(&r.options, NULL, &r.config);
     r.type = int_types[type];
     r.kind = kind == 1 ? PTXKIT_SCAN_INCLUSIVE : PTXKIT_SCAN_EXCLUSIVE;
     ptxkit_context *ctx = cli_open_context("ladder scan", common.device);
@@ -209,7 +211,7 @@ int ladder_scan(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
             if (steps[k] == PRODUCTION_STEP) continue;
-            st = ptxkit_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
+            st = ptxkit_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.config, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);

@@ -21,20 +21,37 @@ void tune_size_text(size_t n, char *buf, size_t size) {
 }
 
 /* "block=256 items=4 vec=16 bpsm=- load=nc": 0 is "-" (the family's default). */
-void tune_options_text(const ptxkit_launch_options *o, char *buf, size_t size) {
-    if (o->block_size == 0 && o->items_per_thread == 0 && o->vector_bytes == 0 && o->blocks_per_sm == 0 &&
-        o->load_op == PTXKIT_LOAD_DEFAULT) {
+static void launch_fields_text(int block_size, int items, int vector_bytes, int blocks_per_sm, ptxkit_load_op load_op,
+                               char *buf, size_t size) {
+    if (block_size == 0 && items == 0 && vector_bytes == 0 && blocks_per_sm == 0 && load_op == PTXKIT_LOAD_DEFAULT) {
         snprintf(buf, size, "built-in defaults");
         return;
     }
-    const int values[4] = {o->block_size, o->items_per_thread, o->vector_bytes, o->blocks_per_sm};
+    const int values[4] = {block_size, items, vector_bytes, blocks_per_sm};
     char v[4][16];
     for (int i = 0; i < 4; i++) {
         if (values[i]) snprintf(v[i], sizeof v[i], "%d", values[i]);
         else snprintf(v[i], sizeof v[i], "-");
     }
-    const char *load = ptxkit_load_op_name(o->load_op);
+    const char *load = ptxkit_load_op_name(load_op);
     snprintf(buf, size, "block=%s items=%s vec=%s bpsm=%s load=%s", v[0], v[1], v[2], v[3], load ? load : "?");
+}
+
+/* "block_size=256 loads_in_flight=4 load_op=nc": the parameters set (the
+ * path left out), a load operator by name; none: "built-in defaults". */
+void tune_options_text(const ptxkit_config *c, char *buf, size_t size) {
+    size_t used = 0;
+    if (size) buf[0] = 0;
+    for (int i = 0; c && i < c->count && i < PTXKIT_CONFIG_MAX_PARAMS && used < size; i++) {
+        const ptxkit_config_param *p = &c->params[i];
+        if (strcmp(p->name, "path") == 0) continue;
+        const char *load = strcmp(p->name, "load_op") == 0 ? ptxkit_load_op_name((ptxkit_load_op)p->value) : NULL;
+        int n = load ? snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "", p->name, load)
+                     : snprintf(buf + used, size - used, "%s%s=%lld", used ? " " : "", p->name, p->value);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    if (size && !buf[0]) snprintf(buf, size, "built-in defaults");
 }
 
 /* Whether an entry or record line is of the GPU and build of `key`. */
@@ -68,10 +85,8 @@ static void show_entries(const char *path, const ptxkit_tune_entry *key, out_for
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_entry *e = &db[i];
         char choice[128], when[32], nvrtc[16], n[16];
-        ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = e->block_size,
-                                   .items_per_thread = e->items_per_thread, .vector_bytes = e->vector_bytes,
-                                   .blocks_per_sm = e->blocks_per_sm, .load_op = e->load_op};
-        tune_options_text(&o, choice, sizeof choice);
+        launch_fields_text(e->block_size, e->items_per_thread, e->vector_bytes, e->blocks_per_sm, e->load_op, choice,
+                           sizeof choice);
         for (int p = 0, used = 0; p < e->param_count && used < (int)sizeof choice; p++) /* an application's tunable */
             used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "", e->param_names[p],
                              e->param_values[p]);
