@@ -481,8 +481,8 @@ typedef enum ptxkit_path {
  * pointer) it means "tuned or default" for every parameter; a parameter
  * set overrides that one only. Each op documents the names it reads and
  * answers INVALID_ARGUMENT naming the parameter for a name it does not
- * read or a value out of its range. Names: a letter or '_' then letters,
- * digits and '_', shorter than PTXKIT_CONFIG_NAME_SIZE. */
+ * read or a value out of its range. Names: letters, digits, '_', '.' and
+ * '-', shorter than PTXKIT_CONFIG_NAME_SIZE. */
 #define PTXKIT_CONFIG_MAX_PARAMS 16
 #define PTXKIT_CONFIG_NAME_SIZE 32
 typedef struct ptxkit_config_param {
@@ -1352,11 +1352,13 @@ typedef struct ptxkit_tune_entry {
     char family[64];      /* a built-in family ("reduce"), or an application tunable's key */
     char variant[40];     /* "sum.float32"; "-" for a tunable */
     int log2n;            /* the size bucket: floor(log2 n) */
-    int block_size, items_per_thread, vector_bytes, blocks_per_sm; /* built-in families; 0: the default */
-    ptxkit_load_op load_op;
-    int param_count;      /* application tunables: their named parameters */
-    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
-    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    /* The configuration, in the tuning problem's names (the tuning record's
+     * too): a family tuned through launch options (copy, reduce, scan,
+     * transpose) has exactly "block", "items", "vec", "bpsm" and "load" (a
+     * ptxkit_load_op), 0 for its built-in default; gemm and an
+     * application's tunable their parameters (gemm: BM, BN, BK, TM, TN,
+     * WARPS_M, STAGES, SPLIT_K), at most PTXKIT_TUNE_MAX_PARAMS. */
+    ptxkit_config config;
     double gbs;           /* the choice's throughput when it was tuned */
     double default_gbs;   /* the built-in defaults', same run */
     long long when;       /* seconds since the epoch */
@@ -1417,9 +1419,7 @@ typedef struct ptxkit_tune_record_line {
     ptxkit_tune_entry key;    /* device to library, family, variant; the rest zero */
     unsigned long long code;  /* hash of the problem's kernel code: an edited kernel is re-timed */
     size_t n;                 /* the exact size measured */
-    int param_count;          /* the configuration, by parameter name */
-    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
-    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    ptxkit_config config;     /* the configuration, by parameter name (as ptxkit_tune_entry's) */
     ptxkit_tune_outcome outcome;
     double ms;                /* median time per call (PTXKIT_TUNE_OK) */
     double gbs;               /* 0 where the problem counts no bytes */
@@ -1446,7 +1446,7 @@ void ptxkit_tune_record_free(ptxkit_tune_record_line *lines);
  * a tuning run would have measured them: how `ptxkit tune --import-t4`
  * seeds a record from another machine or from Kernel Tuner's T4 results.
  * Every line is checked first (family and parameter names non-empty, of
- * letters, digits, '_', '.' and '-'; param_count within
+ * letters, digits, '_', '.' and '-'; config.count within
  * PTXKIT_TUNE_MAX_PARAMS; n > 0; figures finite and not negative) and
  * none is written when one fails (INVALID_ARGUMENT naming it); IO when the
  * file cannot be written. Each line is appended whole under the file's

@@ -208,12 +208,13 @@ void launch_options_to_config(const launch_options *o, const config_name *names,
     }
 }
 
+/* The tuning record's names: what a configuration read from it holds. */
 static bool config_name_ok(const char *name) {
     if (!name || !*name || strlen(name) >= PTXKIT_CONFIG_NAME_SIZE) return false;
-    for (const char *p = name; *p; p++) {
-        bool letter = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
-        if (!letter && (p == name || *p < '0' || *p > '9')) return false;
-    }
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '.' || *p == '-'))
+            return false;
     return true;
 }
 
@@ -221,8 +222,8 @@ ptxkit_status ptxkit_config_set(ptxkit_config *c, const char *name, long long va
     if (!c) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_set: NULL configuration");
     if (!config_name_ok(name))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_config_set: parameter name \"%.40s\" is not a letter or '_' then letters, digits "
-                            "and '_' (at most %d characters)", name ? name : "(null)", PTXKIT_CONFIG_NAME_SIZE - 1);
+                            "ptxkit_config_set: parameter name \"%.40s\" is not 1 to %d letters, digits, '_', '.' "
+                            "and '-'", name ? name : "(null)", PTXKIT_CONFIG_NAME_SIZE - 1);
     if (c->count < 0 || c->count > PTXKIT_CONFIG_MAX_PARAMS)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_set: count %d is out of range", c->count);
     for (int i = 0; i < c->count; i++)

@@ -85,11 +85,16 @@ static void show_entries(const char *path, const ptxkit_tune_entry *key, out_for
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_entry *e = &db[i];
         char choice[128], when[32], nvrtc[16], n[16];
-        launch_fields_text(e->block_size, e->items_per_thread, e->vector_bytes, e->blocks_per_sm, e->load_op, choice,
-                           sizeof choice);
-        for (int p = 0, used = 0; p < e->param_count && used < (int)sizeof choice; p++) /* an application's tunable */
-            used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "", e->param_names[p],
-                             e->param_values[p]);
+        long long f[5] = {0};
+        static const char *const fixed[5] = {"block", "items", "vec", "bpsm", "load"};
+        int found = 0;
+        for (int k = 0; k < 5; k++) found += ptxkit_config_get(&e->config, fixed[k], &f[k]) == PTXKIT_SUCCESS;
+        if (found == e->config.count) /* a launch-option family's five fields */
+            launch_fields_text((int)f[0], (int)f[1], (int)f[2], (int)f[3], (ptxkit_load_op)f[4], choice, sizeof choice);
+        else /* gemm's or an application's tunable's named parameters */
+            for (int p = 0, used = 0; p < e->config.count && used < (int)sizeof choice; p++)
+                used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "",
+                                 e->config.params[p].name, e->config.params[p].value);
         when_text(e->when, when, sizeof when);
         snprintf(nvrtc, sizeof nvrtc, "%d.%d", e->nvrtc_major, e->nvrtc_minor);
         snprintf(n, sizeof n, "2^%d", e->log2n);
@@ -135,9 +140,9 @@ static void show_record(const char *path, const ptxkit_tune_entry *key, out_form
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_record_line *l = &lines[i];
         char config[512] = "", when[32], n[32], time_us[32] = "-", gbs[32] = "-", note[160];
-        for (int p = 0, used = 0; p < l->param_count && used < (int)sizeof config; p++)
-            used += snprintf(config + used, sizeof config - (size_t)used, "%s%s=%lld", p ? " " : "", l->param_names[p],
-                             l->param_values[p]);
+        for (int p = 0, used = 0; p < l->config.count && used < (int)sizeof config; p++)
+            used += snprintf(config + used, sizeof config - (size_t)used, "%s%s=%lld", p ? " " : "",
+                             l->config.params[p].name, l->config.params[p].value);
         when_text(l->when, when, sizeof when);
         snprintf(n, sizeof n, "%zu", l->n); /* the exact size: a record is of one n, not a bucket */
         if (l->outcome == PTXKIT_TUNE_OK) snprintf(time_us, sizeof time_us, "%.2f", l->ms * 1e3);
