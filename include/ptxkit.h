@@ -1229,7 +1229,8 @@ void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
  * operation, checks each one's output against the built-in defaults', and
  * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
  * database: PTXKIT_TUNE_DB, else <state dir>/tune.db. The operations use it
- * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
+ * for the parameters their configuration leaves absent or 0.
+ * PTXKIT_TUNE=off|cached|auto: never read it, use
  * what it holds (the default), or also tune a size bucket on its first use.
  * Every configuration a tuning run measures (its parameters, time, GB/s,
  * correctness) is also appended, as it is measured, to the tuning record

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "gemm/gemm.h"
+#include "reduce/reduce.h"
+#include "scan/scan.h"
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
@@ -316,12 +318,59 @@ static void config_values(void **state) {
     assert_int_equal(v, -7);
 }
 
+/* A family's names resolve to the fields its kernels read, and back: each
+ * op's own name for items_per_thread, no other op's. */
+static void config_names_resolve(void **state) {
+    (void)state;
+    ptxkit_config c = {0};
+    ptxkit_config_set(&c, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&c, "load_op", PTXKIT_LOAD_CS);
+    ptxkit_config_set(&c, "block_size", 512);
+    ptxkit_config_set(&c, "vector_bytes", 8);
+    ptxkit_config_set(&c, "loads_in_flight", 6);
+    ptxkit_config_set(&c, "blocks_per_sm", 3);
+    launch_options o;
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", &c, reduce_config_names, &o));
+    assert_int_equal(o.path, PTXKIT_PATH_JIT);
+    assert_int_equal(o.load_op, PTXKIT_LOAD_CS);
+    assert_int_equal(o.block_size, 512);
+    assert_int_equal(o.vector_bytes, 8);
+    assert_int_equal(o.items_per_thread, 6);
+    assert_int_equal(o.blocks_per_sm, 3);
+    ptxkit_config back;
+    launch_options_to_config(&o, reduce_config_names, &back);
+    assert_int_equal(back.count, 6);
+    long long v = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&back, "loads_in_flight", &v));
+    assert_int_equal(v, 6);
+    /* scan reads vectors_per_thread and no blocks_per_sm */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, launch_options_from_config(NULL, "test", &c, scan_config_names, &o));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "loads_in_flight"));
+    ptxkit_config s = {0};
+    ptxkit_config_set(&s, "vectors_per_thread", 7);
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", &s, scan_config_names, &o));
+    assert_int_equal(o.items_per_thread, 7);
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", NULL, scan_config_names, &o));
+    assert_int_equal(o.items_per_thread + o.block_size + o.vector_bytes + (int)o.path, 0); /* NULL: all defaults */
+    /* gemm's eight, and only those */
+    gemm_config g;
+    ptxkit_config t;
+    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &t);
+    assert_int_equal(t.count, 8);
+    assert_status(PTXKIT_SUCCESS, gemm_config_from(NULL, "test", &t, &g));
+    assert_true(g.bm == 64 && g.bn == 128 && g.bk == 8 && g.tm == 8 && g.tn == 8 && g.warps_m == 2 && g.stages == 4 &&
+                g.split_k == 6);
+    ptxkit_config_set(&t, "bm", -1);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, gemm_config_from(NULL, "test", &t, &g));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "bm"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(supported_combinations), cmocka_unit_test(ladder_arguments),
         cmocka_unit_test(ladder_names),           cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
-        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values),
+        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

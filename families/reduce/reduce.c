@@ -139,14 +139,14 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
     c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : REDUCE_DEFAULT_UNROLL;
     if (c->unroll > REDUCE_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "reduce: %d vector loads in flight per thread (items_per_thread) is more than %d",
+                            "reduce: %d vector loads in flight per thread (loads_in_flight) is more than %d",
                             c->unroll, REDUCE_MAX_UNROLL);
     /* tune_apply leaves the PTX path alone: a shape other than the PTX's is the caller's */
     if (!options_use_jit(&c->opt) &&
         (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "reduce: the precompiled PTX is built for %d-byte loads, %d in flight per thread; other "
-                            "vector widths and items per thread need the JIT path",
+                            "vector widths and loads in flight need the JIT path",
                             REDUCE_DEFAULT_VECTOR, REDUCE_DEFAULT_UNROLL);
     return PTXKIT_SUCCESS;
 }

@@ -253,7 +253,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     }
     if (c->unroll > SCAN_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "scan: %d vectors per thread (items_per_thread) is more than %d", c->unroll,
+                            "scan: %d vectors per thread (vectors_per_thread) is more than %d", c->unroll,
                             SCAN_MAX_UNROLL);
     if (c->opt.blocks_per_sm)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -262,7 +262,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     if (!jit && (c->vector_bytes != SCAN_DEFAULT_VECTOR || c->unroll != SCAN_PTX_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "scan: the precompiled PTX is built for %d-byte vectors, %d per thread; other vector "
-                            "widths and items per thread need the JIT path",
+                            "widths and vectors per thread need the JIT path",
                             SCAN_DEFAULT_VECTOR, SCAN_PTX_UNROLL);
     return PTXKIT_SUCCESS;
 }
