@@ -248,7 +248,9 @@ static void test_dispatch_uses_database(void **state) {
 
 /* ---- reduce ------------------------------------------------------------ */
 
-static void reduce_check_awkward(ptxkit_context *ctx) {
+/* With config NULL (the tuned entry now in the database) and with the
+ * tuning result's own configuration, which the op takes as it is. */
+static void reduce_check_awkward(ptxkit_context *ctx, const ptxkit_config *config) {
     uint64_t rng = test_seed() ^ 0x55;
     size_t max = (1u << 22) + 8;
     float *host = malloc(max * sizeof *host);
@@ -264,7 +266,7 @@ static void reduce_check_awkward(ptxkit_context *ctx) {
             for (size_t k = 0; k < n; k++) want += host[off + k];
             float got = -1;
             assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &got, in + off * sizeof(float),
-                                                 n, NULL));
+                                                 n, config));
             assert_true((double)got == want);
         }
     }
@@ -287,7 +289,8 @@ static void test_tune_reduce(void **state) {
     check_result(&report->sizes[0]);
     tune_db_entry e = saved_entry(path, "reduce", "sum.float32", 20);
     assert_saved_best("reduce", &e, &report->sizes[0].best);
-    reduce_check_awkward(ctx);
+    reduce_check_awkward(ctx, NULL);
+    reduce_check_awkward(ctx, &report->sizes[0].best);
 
     /* a bound on variants: the search stops there */
     o.max_variants = 5;
