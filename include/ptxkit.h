@@ -571,7 +571,7 @@ ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * ignore NaNs as fminf/fmaxf do. One launch; any number of streams may
  * reduce at the same time. config (NULL: tuned or default): the common
  * parameters, "loads_in_flight" (vector loads of vector_bytes, 16 by
- * default, in flight per thread, 1 to 64) and "blocks_per_sm" (grid blocks
+ * default, in flight per thread, 1 to 16) and "blocks_per_sm" (grid blocks
  * per SM, 1 to 64; 0: from occupancy). During capture (see the stream
  * functions): UNSUPPORTED where the stream holds no scratch yet. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
@@ -653,7 +653,7 @@ ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * for n; a captured scan clears its tile status words in the graph.
  * config (NULL: tuned or default): the common parameters and
  * "vectors_per_thread" (vectors of vector_bytes per thread in a tile, 1 to
- * 64); one block per tile, so no blocks_per_sm. */
+ * 16); one block per tile, so no blocks_per_sm. */
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                           ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                           ptxkit_stream *stream);
