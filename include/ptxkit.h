@@ -580,6 +580,16 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
  * Runs on the default stream and allocates a small result buffer per call. */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
                                     ptxkit_dptr in, size_t n, const ptxkit_config *config);
+/* The configuration ptxkit_reduce runs for (op, type) at n elements with
+ * config (NULL: the defaults or the tuned entry), into *out, resolved:
+ * "path" (JIT or PTX, as AUTO resolves where NVRTC is present),
+ * "load_op", "block_size", "vector_bytes", "loads_in_flight" and
+ * "blocks_per_sm" (0: from occupancy). Nothing is compiled, launched or
+ * tuned (PTXKIT_TUNE=auto does not tune a missing bucket for it). Errors:
+ * the call's configuration and operator errors; INVALID_ARGUMENT for a
+ * NULL context or out. Any thread. */
+ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                       const ptxkit_config *config, ptxkit_config *out);
 /* One step of the reduction ladder (1..10: Mark Harris's 1-7, 8 warp shuffles,
  * 9 redux.sync, 10 cooperative groups' tile reduce), for teaching and benchmarks: the
  * step is launched on its own partials until one value is left. JIT only;
@@ -657,6 +667,11 @@ ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                           ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                           ptxkit_stream *stream);
+/* The configuration ptxkit_scan runs for (op, type) at n elements, as
+ * ptxkit_reduce_config_get: "path", "load_op", "block_size",
+ * "vector_bytes" and "vectors_per_thread". */
+ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                     const ptxkit_config *config, ptxkit_config *out);
 
 /* One step of the scan ladder, for teaching and benchmarks: 1 Hillis-Steele
  * (double-buffered, one element per thread, O(n log n) work), 2 Blelloch

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "family.h"
+#include "reduce/reduce.h"
 #include "transpose/transpose.h"
 #include "test_util.h"
 #include "tuned/db.h"
@@ -289,6 +290,22 @@ static void test_tune_reduce(void **state) {
     check_result(&report->sizes[0]);
     tune_db_entry e = saved_entry(path, "reduce", "sum.float32", 20);
     assert_saved_best("reduce", &e, &report->sizes[0].best);
+    /* what a call of that bucket now runs: the saved entry, its zeros the defaults */
+    ptxkit_config now;
+    assert_ok(ctx, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 1u << 20, NULL, &now));
+    const struct {
+        const char *name;
+        int tuned, fallback;
+    } fields[] = {{"block_size", e.config.block_size, REDUCE_DEFAULT_BLOCK},
+                  {"loads_in_flight", e.config.items_per_thread, REDUCE_DEFAULT_UNROLL},
+                  {"vector_bytes", e.config.vector_bytes, REDUCE_DEFAULT_VECTOR},
+                  {"blocks_per_sm", e.config.blocks_per_sm, 0},
+                  {"load_op", (int)e.config.load_op, 0}};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        long long v = -1;
+        assert_int_equal(ptxkit_config_get(&now, fields[f].name, &v), PTXKIT_SUCCESS);
+        assert_int_equal(v, fields[f].tuned ? fields[f].tuned : fields[f].fallback);
+    }
     reduce_check_awkward(ctx, NULL);
     reduce_check_awkward(ctx, &report->sizes[0].best);
 

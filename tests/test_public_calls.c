@@ -365,12 +365,68 @@ static void config_names_resolve(void **state) {
     assert_non_null(strstr(ptxkit_last_error(NULL), "bm"));
 }
 
+/* The resolved configurations of reduce and scan, without a GPU: given
+ * values come back, absent ones are the built-in defaults (the tuning
+ * database off), errors are the calls'. */
+static void reduce_scan_config_get(void **state) {
+    (void)state;
+    setenv("PTXKIT_TUNE", "off", 1);
+    ptxkit_context *ctx = test_fake_context();
+    ptxkit_config in = {0}, out;
+    ptxkit_config_set(&in, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&in, "block_size", 256);
+    ptxkit_config_set(&in, "vector_bytes", 8);
+    ptxkit_config_set(&in, "loads_in_flight", 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1 << 20, &in, &out));
+    assert_int_equal(out.count, 6);
+    long long v = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "path", &v));
+    assert_int_equal(v, PTXKIT_PATH_JIT);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, 256);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, 8);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "loads_in_flight", &v));
+    assert_int_equal(v, 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "blocks_per_sm", &v));
+    assert_int_equal(v, 0);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 77, NULL, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_BLOCK);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_VECTOR);
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 1, NULL, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, NULL));
+    ptxkit_config_set(&in, "loads_in_flight", 17); /* over REDUCE_MAX_UNROLL */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, &out));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "loads_in_flight"));
+
+    ptxkit_config sin = {0};
+    ptxkit_config_set(&sin, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&sin, "block_size", 128);
+    ptxkit_config_set(&sin, "vectors_per_thread", 3);
+    assert_status(PTXKIT_SUCCESS, ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1000, &sin, &out));
+    assert_int_equal(out.count, 5);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, 128);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vectors_per_thread", &v));
+    assert_int_equal(v, 3);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, SCAN_DEFAULT_VECTOR);
+    ptxkit_config_set(&sin, "loads_in_flight", 3); /* reduce's name */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1, &sin, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_UINT32, 1, NULL, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_config_get(NULL, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1, NULL, &out));
+    unsetenv("PTXKIT_TUNE");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(supported_combinations), cmocka_unit_test(ladder_arguments),
         cmocka_unit_test(ladder_names),           cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
-        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve),
+        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve), cmocka_unit_test(reduce_scan_config_get),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,6 +271,37 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
     return st == PTXKIT_SUCCESS ? reduce_run(ctx, op, type, in, n, out, &o, stream, REDUCE_PASSES_AUTO) : st;
 }
 
+/* Resolution without a kernel: auto-tuning is paused (a question must not
+ * start a tuning run); the PTX path's block is the default it is
+ * generated with (reduce_defaults.h). */
+ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                       const ptxkit_config *config, ptxkit_config *out) {
+    static const char who[] = "ptxkit_reduce_config_get";
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, reduce_config_names, &o);
+    if (st == PTXKIT_SUCCESS) st = reduce_check_args(ctx, who, op, type, 0, 0, 64);
+    if (st != PTXKIT_SUCCESS) return st;
+    reduce_config c;
+    tune_auto_pause(true);
+    st = reduce_configure(ctx, op, type, n, &o, &c);
+    tune_auto_pause(false);
+    if (st != PTXKIT_SUCCESS) return st;
+    const bool jit = options_use_jit(&c.opt);
+    if (!jit && c.opt.block_size && c.opt.block_size != REDUCE_DEFAULT_BLOCK)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX is built for %d threads per block, not %d: use the JIT path", who,
+                            REDUCE_DEFAULT_BLOCK, c.opt.block_size);
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "path", jit ? PTXKIT_PATH_JIT : PTXKIT_PATH_PTX);
+    ptxkit_config_set(out, "load_op", c.opt.load_op);
+    ptxkit_config_set(out, "block_size", c.opt.block_size ? c.opt.block_size : REDUCE_DEFAULT_BLOCK);
+    ptxkit_config_set(out, "vector_bytes", c.vector_bytes);
+    ptxkit_config_set(out, "loads_in_flight", c.unroll);
+    ptxkit_config_set(out, "blocks_per_sm", c.opt.blocks_per_sm);
+    return PTXKIT_SUCCESS;
+}
+
 /* Synchronous convenience: a small device buffer per call takes the result
  * (a call that waits for its result can afford the allocation). */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,

@@ -2,6 +2,7 @@
  * decoupled look-back. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reduce/reduce.h"
 #include "scan/scan.h"
@@ -466,6 +467,34 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
     launch_options o;
     ptxkit_status st = launch_options_from_config(ctx, "ptxkit_scan", config, scan_config_names, &o);
     return st == PTXKIT_SUCCESS ? scan_run(ctx, kind, op, type, in, n, out, &o, stream, NULL) : st;
+}
+
+/* Resolution without a kernel, as ptxkit_reduce_config_get. */
+ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                     const ptxkit_config *config, ptxkit_config *out) {
+    static const char who[] = "ptxkit_scan_config_get";
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, scan_config_names, &o);
+    if (st == PTXKIT_SUCCESS) st = scan_check_args(ctx, who, PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
+    if (st != PTXKIT_SUCCESS) return st;
+    scan_config c;
+    tune_auto_pause(true);
+    st = scan_configure(ctx, op, type, n, &o, NULL, &c);
+    tune_auto_pause(false);
+    if (st != PTXKIT_SUCCESS) return st;
+    const bool jit = options_use_jit(&c.opt);
+    if (!jit && c.block != SCAN_DEFAULT_BLOCK)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX is built for %d threads per block, not %d: use the JIT path", who,
+                            SCAN_DEFAULT_BLOCK, c.block);
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "path", jit ? PTXKIT_PATH_JIT : PTXKIT_PATH_PTX);
+    ptxkit_config_set(out, "load_op", c.opt.load_op);
+    ptxkit_config_set(out, "block_size", c.block);
+    ptxkit_config_set(out, "vector_bytes", c.vector_bytes);
+    ptxkit_config_set(out, "vectors_per_thread", c.unroll);
+    return PTXKIT_SUCCESS;
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */
