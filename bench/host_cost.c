@@ -31,14 +31,14 @@ typedef struct api {
     ptxkit_status (*malloc_)(ptxkit_context *, size_t, ptxkit_dptr *);
     ptxkit_status (*free_)(ptxkit_context *, ptxkit_dptr);
     ptxkit_status (*memset32)(ptxkit_context *, ptxkit_dptr, uint32_t, size_t, ptxkit_stream *);
-    ptxkit_status (*copy)(ptxkit_context *, ptxkit_dptr, ptxkit_dptr, size_t, const ptxkit_launch_options *,
+    ptxkit_status (*copy)(ptxkit_context *, ptxkit_dptr, ptxkit_dptr, size_t, const ptxkit_config *,
                           ptxkit_stream *);
     ptxkit_status (*reduce)(ptxkit_context *, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t,
-                            const ptxkit_launch_options *, ptxkit_stream *);
+                            const ptxkit_config *, ptxkit_stream *);
     ptxkit_status (*scan)(ptxkit_context *, ptxkit_scan_kind, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
-                          size_t, const ptxkit_launch_options *, ptxkit_stream *);
+                          size_t, const ptxkit_config *, ptxkit_stream *);
     ptxkit_status (*transpose)(ptxkit_context *, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t, size_t,
-                               ptxkit_transpose_kind, const ptxkit_launch_options *, ptxkit_stream *);
+                               ptxkit_transpose_kind, const ptxkit_config *, ptxkit_stream *);
     ptxkit_context *ctx;
     ptxkit_stream *stream;
     ptxkit_dptr in, out;

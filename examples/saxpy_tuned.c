@@ -60,8 +60,8 @@ static ptxkit_status launch_saxpy(ptxkit_kernel *kernel, const ptxkit_config *co
                                   void *user) {
     saxpy_problem *p = user;
     long long block = 0, items = 0;
-    ptxkit_status st = ptxkit_config_value(config, "BLOCK_SIZE", &block);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_config_value(config, "ITEMS_PER_THREAD", &items);
+    ptxkit_status st = ptxkit_config_get(config, "BLOCK_SIZE", &block);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_config_get(config, "ITEMS_PER_THREAD", &items);
     if (st != PTXKIT_SUCCESS || n == 0) return st; /* a grid of 0 blocks is not a launch */
     /* enough blocks to fill the GPU once (occupancy x SMs), never more than
      * there are tiles */
@@ -146,22 +146,24 @@ static ptxkit_status declare(ptxkit_tunable *t, ptxkit_program *program, saxpy_p
  * wrong or failed, 77 nothing to compile with. */
 static int run_checked(ptxkit_context *ctx, ptxkit_tunable *t, ptxkit_program *program, saxpy_problem *problem,
                        size_t n) {
-    const ptxkit_config *config = NULL;
+    ptxkit_config config;
     int tuned = 0;
     ptxkit_status st = ptxkit_tunable_config(t, n, &config, &tuned);
     if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_config", st);
+    ptxkit_config_defines_text text;
+    const char *const *defines = ptxkit_config_defines(&config, &text);
     char shown[256] = "";
-    for (int i = 0, used = 0; i < ptxkit_config_count(config) && used < (int)sizeof shown; i++)
-        used += snprintf(shown + used, sizeof shown - (size_t)used, " %s", ptxkit_config_defines(config)[i]);
+    for (int i = 0, used = 0; i < config.count && used < (int)sizeof shown; i++)
+        used += snprintf(shown + used, sizeof shown - (size_t)used, " %s", defines[i]);
     ptxkit_kernel *kernel = NULL;
-    st = ptxkit_kernel_get(ctx, program, "saxpy", ptxkit_config_defines(config), ptxkit_config_count(config), &kernel);
+    st = ptxkit_kernel_get(ctx, program, "saxpy", defines, config.count, &kernel);
     if (st == PTXKIT_ERROR_NO_NVRTC) {
         printf("skipped: %s\n", ptxkit_last_error(ctx)); /* not in the disk cache, and nothing to compile it with */
         return 77;
     }
     if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_kernel_get", st);
     int ok = 0;
-    if ((st = check_saxpy(kernel, config, n, &ok, problem)) != PTXKIT_SUCCESS) return failed(ctx, "saxpy", st);
+    if ((st = check_saxpy(kernel, &config, n, &ok, problem)) != PTXKIT_SUCCESS) return failed(ctx, "saxpy", st);
     printf("n = %9zu: %s (%s)%s\n", n, ok ? "right" : "WRONG", tuned ? "tuned" : "defaults", shown);
     return ok ? 0 : 1;
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 #include "tuned/tuned.h"
 
 typedef enum tune_param {
@@ -100,10 +101,13 @@ typedef struct family_desc {
     double (*bytes_moved)(const tune_variant *v, size_t n);
     /* Compiles and loads the kernel of a configuration without launching
      * it; NULL: the rig calls the op once instead, which does the same. */
-    ptxkit_status (*prepare)(ptxkit_context *ctx, const tune_variant *v, const ptxkit_launch_options *options);
+    ptxkit_status (*prepare)(ptxkit_context *ctx, const tune_variant *v, const launch_options *options);
+    /* The options as the public op's ptxkit_config names them (what
+     * ptxkit_tune_result reports). */
+    void (*public_config)(const launch_options *o, ptxkit_config *out);
     /* Runs the public op once. */
     ptxkit_status (*run)(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                         const ptxkit_launch_options *options, ptxkit_stream *stream);
+                         const launch_options *options, ptxkit_stream *stream);
 } family_desc;
 
 /* The tuner's name for a family it tunes through launch options. */

@@ -30,7 +30,7 @@ extern "C" {
  * block), 0 as ptxkit_reduce. */
 ptxkit_status ptxkit_private_reduce_passes(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                                            ptxkit_dptr out, ptxkit_dptr in, size_t n,
-                                           const ptxkit_launch_options *options, ptxkit_stream *stream, int passes);
+                                           const ptxkit_config *config, ptxkit_stream *stream, int passes);
 
 /* Switches of ptxkit_scan's kernel, -1 each for the kernel's own default:
  * tiles numbered by a ticket (1) or blockIdx.x (0), the back-off in ns
@@ -42,7 +42,7 @@ typedef struct ptxkit_private_scan_experiment {
 } ptxkit_private_scan_experiment;
 /* ptxkit_scan with those switches (NULL: none). */
 ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                                  ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                                  ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                                   ptxkit_stream *stream, const ptxkit_private_scan_experiment *experiment);
 
 /* GEMM main-loop switches of one context, for the GEMMs it runs after the

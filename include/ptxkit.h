@@ -7,7 +7,7 @@
  * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
  * ptxkit_status_is_error,
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
- * ptxkit_tune_family_name, ptxkit_config_count/_value_at), handles
+ * ptxkit_tune_family_name, ptxkit_config_defines), handles
  * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
  * ptxkit_last_error_copy, ptxkit_context_jit_log), ptxkit_versions_get,
  * ptxkit_jit_available and ptxkit_compiled_free. Device memory is addressed
@@ -471,17 +471,53 @@ typedef enum ptxkit_path {
     PTXKIT_PATH_PTX            /* the precompiled PTX embedded in the library */
 } ptxkit_path;
 
-/* Options for every kernel launch; zero-initialize for defaults (tuned values
- * where the tuning database has them). */
-typedef struct ptxkit_launch_options {
-    ptxkit_path path;
-    ptxkit_load_op load_op;
-    int block_size;        /* 0: tuned or default; else power of two in [32, 1024] */
-    int vector_bytes;      /* 0: widest the pointers allow; else 4, 8 or 16 */
-    int items_per_thread;  /* 0: tuned or default */
-    int blocks_per_sm;     /* 0: from occupancy */
-    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
-} ptxkit_launch_options;
+/* ---- configurations ----------------------------------------------------- */
+
+/* A configuration: named integer parameters, the one type that every op
+ * (its `config` argument), every tunable (its callbacks and
+ * ptxkit_tunable_config) and the tuning database and record
+ * (ptxkit_tune_entry, ptxkit_tune_record_line) take. A plain value: copy
+ * it, keep it on the stack. Zero-initialized (or NULL where an op takes a
+ * pointer) it means "tuned or default" for every parameter; a parameter
+ * set overrides that one only. Each op documents the names it reads and
+ * answers INVALID_ARGUMENT naming the parameter for a name it does not
+ * read or a value out of its range. Names: letters, digits, '_', '.' and
+ * '-', shorter than PTXKIT_CONFIG_NAME_SIZE. */
+#define PTXKIT_CONFIG_MAX_PARAMS 16
+#define PTXKIT_CONFIG_NAME_SIZE 32
+typedef struct ptxkit_config_param {
+    char name[PTXKIT_CONFIG_NAME_SIZE];
+    long long value;
+} ptxkit_config_param;
+typedef struct ptxkit_config {
+    int count;                                        /* params[0..count) are set */
+    ptxkit_config_param params[PTXKIT_CONFIG_MAX_PARAMS];
+} ptxkit_config;
+
+/* Sets a parameter: replaces its value, or adds it. INVALID_ARGUMENT for a
+ * NULL config, a malformed name, or a new name in a full configuration. */
+ptxkit_status ptxkit_config_set(ptxkit_config *config, const char *name, long long value);
+/* The value of a parameter: NOT_FOUND when the configuration does not set
+ * it (a NULL config sets none), INVALID_ARGUMENT for a NULL name or value. */
+ptxkit_status ptxkit_config_get(const ptxkit_config *config, const char *name, long long *value);
+/* A configuration's parameters as config->count "NAME=VALUE" defines for
+ * ptxkit_kernel_get (a tunable's kernel takes its parameters so), written
+ * into caller-owned `text`: returns text->defines (NULL for a NULL
+ * argument), valid while text is. */
+typedef struct ptxkit_config_defines_text {
+    char text[PTXKIT_CONFIG_MAX_PARAMS][PTXKIT_CONFIG_NAME_SIZE + 24];
+    const char *defines[PTXKIT_CONFIG_MAX_PARAMS];
+} ptxkit_config_defines_text;
+const char *const *ptxkit_config_defines(const ptxkit_config *config, ptxkit_config_defines_text *text);
+
+/* The parameters the launch-option families (copy, reduce, scan,
+ * transpose) all read from a ptxkit_config, each 0 or absent for "tuned or
+ * default":
+ *   "path"          a ptxkit_path;
+ *   "load_op"       a ptxkit_load_op, the global loads' cache operator;
+ *   "block_size"    threads per block, a power of two in [32, 1024];
+ *   "vector_bytes"  bytes per global access: 4, 8 or 16.
+ * Each family lists its own besides these. */
 
 typedef enum ptxkit_dtype {
     PTXKIT_INT32 = 0,
@@ -500,9 +536,12 @@ size_t ptxkit_dtype_size(ptxkit_dtype type);
 
 /* Copies `bytes` bytes between any two device addresses (no overlap), with
  * 4-, 8- or 16-byte vector accesses where the addresses allow and a
- * funnel-shift path where they are not mutually aligned. */
+ * funnel-shift path where they are not mutually aligned. config (NULL:
+ * tuned or default): the common parameters, "unroll" (vectors in flight per
+ * thread, 1 to 64) and "blocks_per_sm" (a persistent grid of that many
+ * blocks per SM, 1 to 64; 0: one block per tile). */
 ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                          const ptxkit_launch_options *options, ptxkit_stream *stream);
+                          const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ---- reduction --------------------------------------------------------- */
 
@@ -517,9 +556,11 @@ typedef enum ptxkit_reduce_op {
 } ptxkit_reduce_op;
 
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
-/* Whether ptxkit_reduce provides (op, type) (see below): 1 or 0; 0 for
- * values out of range. Plain CPU code: no context or GPU needed. */
-int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
+/* Whether ptxkit_reduce provides (op, type) (see below): SUCCESS, or
+ * UNSUPPORTED with the reason in ptxkit_last_error(NULL); INVALID_ARGUMENT
+ * for values out of range. Plain CPU code: no context or GPU needed; any
+ * thread. */
+ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Reduces n elements at `in` (any element-aligned address) into one element
  * written at `out` on `stream`. n == 0 writes the operator's identity.
@@ -528,15 +569,27 @@ int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * sums wrap modulo 2^w. Float sums add in a tree order: within 1e-5
  * (float32) / 1e-13 (float64) of sum |x_i| from the exact sum. Float min/max
  * ignore NaNs as fminf/fmaxf do. One launch; any number of streams may
- * reduce at the same time. options->items_per_thread counts 16-byte (or
- * vector_bytes) loads in flight per thread. During capture (see the stream
+ * reduce at the same time. config (NULL: tuned or default): the common
+ * parameters, "loads_in_flight" (vector loads of vector_bytes, 16 by
+ * default, in flight per thread, 1 to 16) and "blocks_per_sm" (grid blocks
+ * per SM, 1 to 64; 0: from occupancy). During capture (see the stream
  * functions): UNSUPPORTED where the stream holds no scratch yet. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
-                            ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream);
+                            ptxkit_dptr in, size_t n, const ptxkit_config *config, ptxkit_stream *stream);
 /* Same, and waits for the result: `result` points to one element of `type`.
  * Runs on the default stream and allocates a small result buffer per call. */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
-                                    ptxkit_dptr in, size_t n, const ptxkit_launch_options *options);
+                                    ptxkit_dptr in, size_t n, const ptxkit_config *config);
+/* The configuration ptxkit_reduce runs for (op, type) at n elements with
+ * config (NULL: the defaults or the tuned entry), into *out, resolved:
+ * "path" (JIT or PTX, as AUTO resolves where NVRTC is present),
+ * "load_op", "block_size", "vector_bytes", "loads_in_flight" and
+ * "blocks_per_sm" (0: from occupancy). Nothing is compiled, launched or
+ * tuned (PTXKIT_TUNE=auto does not tune a missing bucket for it). Errors:
+ * the call's configuration and operator errors; INVALID_ARGUMENT for a
+ * NULL context or out. Any thread. */
+ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                       const ptxkit_config *config, ptxkit_config *out);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -548,8 +601,8 @@ typedef enum ptxkit_scan_kind {
 
 /* "inclusive", "exclusive"; NULL for a value out of range. */
 const char *ptxkit_scan_kind_name(ptxkit_scan_kind kind);
-/* Whether ptxkit_scan provides (op, type): 1 or 0 (0 out of range). */
-int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
+/* Whether ptxkit_scan provides (op, type): as ptxkit_reduce_supported. */
+ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Scans n elements at `in` into n elements at `out` on `stream`; the result
  * stays on the device. Operators and types as ptxkit_reduce: sum, min, max
@@ -568,10 +621,10 @@ int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  *
  * Float sums: the array is cut into tiles of T elements. On sm_90 and later
  * (JIT path, tiles staged in shared memory) T = block size x
- * items_per_thread x elements per 16-byte vector: with the defaults 256 x 16
+ * vectors_per_thread x elements per 16-byte vector: with the defaults 256 x 16
  * below 64 MB of data and 1024 x 7 from 64 MB, 16384 or 28672 for float32
  * and 8192 or 14336 for float64. Elsewhere T = (block size - 32, the
- * look-back warp) x items_per_thread x elements per vector: 11520 for
+ * look-back warp) x vectors_per_thread x elements per vector: 11520 for
  * float32 and 5760 for float64 with the defaults there, 512 threads and 6
  * vectors. Within a tile the sum is a tree of depth under 48; across
  * tiles it is sequential: a tile's prefix is an earlier tile's prefix plus
@@ -583,10 +636,18 @@ int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
  * builds on depends on timing, so float sums may differ in their last bits
  * from run to run; integer results never do. During capture (see the stream
  * functions): UNSUPPORTED where the stream holds no scratch, or too little
- * for n; a captured scan clears its tile status words in the graph. */
+ * for n; a captured scan clears its tile status words in the graph.
+ * config (NULL: tuned or default): the common parameters and
+ * "vectors_per_thread" (vectors of vector_bytes per thread in a tile, 1 to
+ * 16); one block per tile, so no blocks_per_sm. */
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                           ptxkit_stream *stream);
+/* The configuration ptxkit_scan runs for (op, type) at n elements, as
+ * ptxkit_reduce_config_get: "path", "load_op", "block_size",
+ * "vector_bytes" and "vectors_per_thread". */
+ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                     const ptxkit_config *config, ptxkit_config *out);
 
 
 /* ---- transpose --------------------------------------------------------- */
@@ -598,24 +659,25 @@ typedef enum ptxkit_transpose_kind {
 } ptxkit_transpose_kind;
 
 /* dst (cols x rows) = transpose of src (rows x cols), both row-major and
- * dense; float32 or float64. Options: block_size threads move a square tile
- * of block_size x items_per_thread elements (256, 1024, 4096 or 16384: 16 x
- * 16 to 128 x 128); vector_bytes is the access width where whole tiles allow
- * it. Where all three are 0, the padded kind takes the tuned configuration
+ * dense; float32 or float64. config (NULL: tuned or default): the common
+ * parameters and "tile", the side of the square tile a block moves (16, 32,
+ * 64 or 128); block_size threads move it (tile <= block_size <= tile^2, at
+ * most 64 elements each; without block_size the default narrowed to fit);
+ * vector_bytes is the access width where whole tiles allow it. Where
+ * tile, block_size and vector_bytes are all absent, the padded kind takes the tuned configuration
  * (`ptxkit tune transpose`) of its type and shape class (sides of whole
  * 16-byte vectors or not) for the power of two nearest rows x cols, else the
  * built-in defaults. */
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
                                size_t rows, size_t cols, ptxkit_transpose_kind kind,
-                               const ptxkit_launch_options *options, ptxkit_stream *stream);
-/* The configuration ptxkit_transpose runs for these arguments (options as
- * the call takes them: NULL for the defaults or the tuned entry): the tile
- * edge, threads per block and global access width in bytes. Any output
- * pointer may be NULL. Nothing is compiled or launched; the errors are the
- * call's argument errors. */
+                               const ptxkit_config *config, ptxkit_stream *stream);
+/* The configuration ptxkit_transpose runs for these arguments (config as
+ * the call takes it: NULL for the defaults or the tuned entry), into *out:
+ * "tile", "block_size" and "vector_bytes", resolved. Nothing is compiled or
+ * launched; the errors are the call's argument errors, and INVALID_ARGUMENT
+ * for a NULL out. */
 ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                          ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                          int *tile, int *block_size, int *vector_bytes);
+                                          ptxkit_transpose_kind kind, const ptxkit_config *config, ptxkit_config *out);
 
 /* ---- matrix multiply (GEMM) --------------------------------------------- */
 
@@ -629,24 +691,17 @@ typedef enum ptxkit_gemm_op {
 /* "n", "t"; NULL for a value out of range. */
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
 
-/* A tile configuration of the GEMM kernels (families/gemm/gemm.cu, and
- * gemm_dmma.cu for float64 from sm_80 on): a block of (bm / tm) x (bn / tn)
- * threads computes a bm x bn tile of C, k in steps of bk through a ring of
- * `stages` shared-memory buffers fed by cp.async; each thread holds tm x tn
- * elements of C in registers; the block's warps are warps_m along M.
- * split_k cuts K into that many slices, computed by separate blocks and
- * summed by a second kernel (0: chosen by shape, 1: none). On the FP64
- * tensor cores a warp's tile is (8 tm) x (4 tn), mma tiles of 16 x 8, so
- * warps_m = bm / (8 tm); tm even, tn a multiple of 4, tm x tn <= 64.
- * Zero-initialize for the tuned or built-in configuration. */
-typedef struct ptxkit_gemm_tiles {
-    int bm, bn, bk;
-    int tm, tn;
-    int warps_m;
-    int stages;
-    int split_k;
-    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
-} ptxkit_gemm_tiles;
+/* The GEMM kernels' configuration, the parameters ptxkit_gemm reads from
+ * a ptxkit_config (families/gemm/gemm.cu, and gemm_dmma.cu for float64
+ * from sm_80 on): a block of (bm / tm) x (bn / tn) threads computes a
+ * "bm" x "bn" tile of C, k in steps of "bk" through a ring of "stages"
+ * shared-memory buffers fed by cp.async; each thread holds "tm" x "tn"
+ * elements of C in registers; the block's warps are "warps_m" along M.
+ * "split_k" cuts K into that many slices (at most 64), computed by
+ * separate blocks and summed by a second kernel (absent or 0: chosen by
+ * shape, 1: none). On the FP64 tensor cores a warp's tile is (8 tm) x
+ * (4 tn), mma tiles of 16 x 8, so warps_m = bm / (8 tm); tm even, tn a
+ * multiple of 4, tm x tn <= 64. No other names. */
 
 /* C = alpha * op(A) * op(B) + beta * C on `stream`, float32 or float64
  * (else UNSUPPORTED), all matrices row-major: op(A) is m x k, op(B) k x n,
@@ -668,43 +723,45 @@ typedef struct ptxkit_gemm_tiles {
  * sum_k |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or 2^-53
  * (float64). Results do not change from run to run.
  *
- * tiles: NULL or all zero for the tuned configuration (`ptxkit tune gemm`)
- * of the call's type and shape class (small m, small n, small k or none,
- * a side being small below 256) at the size bucket floor(log2(m n k)),
- * else the built-in one; else a whole configuration (bm .. stages all set;
- * split_k optional), INVALID_ARGUMENT when the kernel cannot run it. JIT only:
+ * config: NULL or without bm .. stages for the tuned configuration
+ * (`ptxkit tune gemm`) of the call's type and shape class (small m, small
+ * n, small k or none, a side being small below 256) at the size bucket
+ * floor(log2(m n k)), else the built-in one; else a whole configuration
+ * (bm .. stages all set; split_k optional), INVALID_ARGUMENT when the
+ * kernel cannot run it or for a name above not listed. JIT only:
  * NO_NVRTC where NVRTC is missing and the kernel is not in the disk cache.
  * Split-K uses per-stream scratch: calls on different streams stay
  * correct, ordered through it. During capture (see the stream functions):
  * UNSUPPORTED where split-K needs more scratch than the stream holds. */
 ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
-                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_config *config,
                           ptxkit_stream *stream);
 
-/* The configuration ptxkit_gemm runs for (type, m, n, k) with tiles NULL
- * (split_k as the call would choose it); *tuned (may be NULL) receives
- * whether it came from the tuning database. */
+/* The configuration ptxkit_gemm runs for (type, m, n, k) with config NULL,
+ * into *out: all eight names (split_k as the call would choose it); *tuned
+ * (may be NULL) receives whether it came from the tuning database. */
 ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
-                                 ptxkit_gemm_tiles *out, int *tuned);
+                                     ptxkit_config *out, int *tuned);
 /* The candidate configurations `ptxkit bench gemm --tiles sweep` and the
  * tests time for a type on this context's GPU (float64 differs between GPUs
  * with and without FP64 tensor cores), split_k 0 (by shape). Copies up to
  * capacity of them to out (may be NULL with capacity 0); *count receives
  * how many there are. */
-ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out, int capacity,
+ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_config *out, int capacity,
                                       int *count);
-/* Compiles and loads the kernels a configuration (tiles NULL: the built-in
- * or tuned one) runs for these operand layouts, without launching: an
- * application warms its kernels ahead. INVALID_ARGUMENT for tiles that are
- * not a configuration, UNSUPPORTED for a type other than float32/float64. */
+/* Compiles and loads the kernels a configuration (config NULL: the
+ * built-in or tuned one) runs for these operand layouts, without
+ * launching: an application warms its kernels ahead. INVALID_ARGUMENT for
+ * a config that is not a configuration, UNSUPPORTED for a type other than
+ * float32/float64. */
 ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                                  const ptxkit_gemm_tiles *tiles);
-/* The K slices ptxkit_gemm uses for these tiles at (m, n, k) on this
- * context's GPU: their split_k, or when it is 0 the one chosen by shape (1:
- * no split). INVALID_ARGUMENT for NULL or tiles without a positive block
- * tile. */
-ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
+                                  const ptxkit_config *config);
+/* The K slices ptxkit_gemm uses for this configuration at (m, n, k) on
+ * this context's GPU: its split_k, or when that is absent or 0 the one
+ * chosen by shape (1: no split). INVALID_ARGUMENT for NULL, or a config
+ * without positive bm, bn and bk. */
+ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
                                   int *split_k);
 
 
@@ -1118,7 +1175,8 @@ void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
  * operation, checks each one's output against the built-in defaults', and
  * remembers the fastest per GPU and size bucket (floor(log2 n)) in the tuning
  * database: PTXKIT_TUNE_DB, else <state dir>/tune.db. The operations use it
- * for options left at 0. PTXKIT_TUNE=off|cached|auto: never read it, use
+ * for the parameters their configuration leaves absent or 0.
+ * PTXKIT_TUNE=off|cached|auto: never read it, use
  * what it holds (the default), or also tune a size bucket on its first use.
  * Every configuration a tuning run measures (its parameters, time, GB/s,
  * correctness) is also appended, as it is measured, to the tuning record
@@ -1157,12 +1215,12 @@ typedef struct ptxkit_tune_options {
 
 typedef struct ptxkit_tune_result {
     size_t n;
-    ptxkit_launch_options best;        /* a family's choice; 0 fields: built-in default (tunables: best_text) */
+    ptxkit_config best;                /* the choice, by name as the op or tunable takes it; absent: built-in default */
     double best_gbs;
     double default_gbs;                /* the built-in defaults, same run */
-    ptxkit_launch_options search_best; /* the budgeted search's pick */
+    ptxkit_config search_best;         /* the budgeted search's pick */
     double search_gbs;
-    ptxkit_launch_options exhaustive_best; /* with verify_exhaustive */
+    ptxkit_config exhaustive_best;     /* with verify_exhaustive */
     double exhaustive_gbs;             /* 0 without verify_exhaustive */
     int legal, timed, failed, wrong;   /* configurations: failed to build or launch, wrong output */
     double seconds;
@@ -1241,11 +1299,13 @@ typedef struct ptxkit_tune_entry {
     char family[64];      /* a built-in family ("reduce"), or an application tunable's key */
     char variant[40];     /* "sum.float32"; "-" for a tunable */
     int log2n;            /* the size bucket: floor(log2 n) */
-    int block_size, items_per_thread, vector_bytes, blocks_per_sm; /* built-in families; 0: the default */
-    ptxkit_load_op load_op;
-    int param_count;      /* application tunables: their named parameters */
-    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
-    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    /* The configuration, in the tuning problem's names (the tuning record's
+     * too): a family tuned through launch options (copy, reduce, scan,
+     * transpose) has exactly "block", "items", "vec", "bpsm" and "load" (a
+     * ptxkit_load_op), 0 for its built-in default; gemm and an
+     * application's tunable their parameters (gemm: BM, BN, BK, TM, TN,
+     * WARPS_M, STAGES, SPLIT_K), at most PTXKIT_TUNE_MAX_PARAMS. */
+    ptxkit_config config;
     double gbs;           /* the choice's throughput when it was tuned */
     double default_gbs;   /* the built-in defaults', same run */
     long long when;       /* seconds since the epoch */
@@ -1280,8 +1340,8 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
  * context would store, the rest zero: which entries are this GPU's. */
 ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
 /* Whether a call of a built-in family ("copy", "reduce", "scan",
- * "transpose") with `options` (NULL: the defaults) at size n runs the tuning
- * database's configuration: *tuned 1 when the call takes the JIT path,
+ * "transpose") with `config` (NULL: the defaults; names as the op reads
+ * them) at size n runs the tuning database's configuration: *tuned 1 when the call takes the JIT path,
  * leaves a field to the database and the database has an entry for
  * (family, variant) at n's bucket or a neighbouring one (PTXKIT_TUNE not
  * off), else 0 (the built-in defaults). variant and n as ptxkit_tune counts
@@ -1292,7 +1352,7 @@ ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
  * gemm has ptxkit_gemm_config_get. INVALID_ARGUMENT for a NULL argument.
  * Any thread; nothing is launched, no stream is used. */
 ptxkit_status ptxkit_tune_source_get(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                                     const ptxkit_launch_options *options, int *tuned);
+                                     const ptxkit_config *config, int *tuned);
 
 /* The tuning record: every configuration tuning runs measured (the
  * database keeps the winners), one line each, in the order measured; a later
@@ -1306,9 +1366,7 @@ typedef struct ptxkit_tune_record_line {
     ptxkit_tune_entry key;    /* device to library, family, variant; the rest zero */
     unsigned long long code;  /* hash of the problem's kernel code: an edited kernel is re-timed */
     size_t n;                 /* the exact size measured */
-    int param_count;          /* the configuration, by parameter name */
-    char param_names[PTXKIT_TUNE_MAX_PARAMS][32];
-    long long param_values[PTXKIT_TUNE_MAX_PARAMS];
+    ptxkit_config config;     /* the configuration, by parameter name (as ptxkit_tune_entry's) */
     ptxkit_tune_outcome outcome;
     double ms;                /* median time per call (PTXKIT_TUNE_OK) */
     double gbs;               /* 0 where the problem counts no bytes */
@@ -1335,7 +1393,7 @@ void ptxkit_tune_record_free(ptxkit_tune_record_line *lines);
  * a tuning run would have measured them: how `ptxkit tune --import-t4`
  * seeds a record from another machine or from Kernel Tuner's T4 results.
  * Every line is checked first (family and parameter names non-empty, of
- * letters, digits, '_', '.' and '-'; param_count within
+ * letters, digits, '_', '.' and '-'; config.count within
  * PTXKIT_TUNE_MAX_PARAMS; n > 0; figures finite and not negative) and
  * none is written when one fails (INVALID_ARGUMENT naming it); IO when the
  * file cannot be written. Each line is appended whole under the file's
@@ -1361,7 +1419,6 @@ ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsi
  * application reads the tuned configuration back with one call. */
 
 typedef struct ptxkit_tunable ptxkit_tunable;
-typedef struct ptxkit_config ptxkit_config;
 
 #define PTXKIT_TUNE_MAX_VALUES 16
 
@@ -1417,25 +1474,14 @@ ptxkit_status ptxkit_tunable_set_bytes(ptxkit_tunable *tunable, double (*bytes)(
 ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *tunable, const size_t *sizes, int size_count,
                                   const ptxkit_tune_options *options, ptxkit_tune_report *report);
 
-/* The configuration to run at size n: the database's entry for this GPU and
- * n's bucket (or a neighbouring bucket within two), else the defaults. With
- * PTXKIT_TUNE=auto a missing bucket of 2^16 or more is tuned first (launch
- * must be set). *tuned receives whether it came from the database (may be
- * NULL). The configuration is owned by the tunable, valid until the next
- * call on it. */
-ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, const ptxkit_config **out, int *tuned);
-
-/* Reading a configuration. */
-int ptxkit_config_count(const ptxkit_config *config);
-/* The index-th parameter's name and value. */
-const char *ptxkit_config_name(const ptxkit_config *config, int index);
-long long ptxkit_config_value_at(const ptxkit_config *config, int index);
-/* The value of a named parameter (NOT_FOUND when the space has none). */
-ptxkit_status ptxkit_config_value(const ptxkit_config *config, const char *name, long long *value);
-/* The parameters as ptxkit_config_count "NAME=VALUE" defines, for
- * ptxkit_kernel_get (without the fixed defines of ptxkit_tunable_set_kernel,
- * which the application adds itself). */
-const char *const *ptxkit_config_defines(const ptxkit_config *config);
+/* The configuration to run at size n, into *out: the database's entry for
+ * this GPU and n's bucket (or a neighbouring bucket within two), else the
+ * defaults; every parameter of the space is set. With PTXKIT_TUNE=auto a
+ * missing bucket of 2^16 or more is tuned first (launch must be set).
+ * *tuned receives whether it came from the database (may be NULL). Read
+ * the values with ptxkit_config_get, pass them to the kernel with
+ * ptxkit_config_defines. */
+ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, ptxkit_config *out, int *tuned);
 
 /* ---- several GPUs ------------------------------------------------------ */
 /*
@@ -1531,19 +1577,19 @@ ptxkit_status ptxkit_comm_check(ptxkit_comm *comm);
  * 2^w). Float sums: each shard within ptxkit_reduce's bound, the ranks'
  * totals then added in rank order: within (1e-5 + ranks * 2^-24) (float32)
  * or (1e-13 + ranks * 2^-53) (float64) of sum |x_i| from the exact sum; every
- * rank gets the same value. options go to each rank's ptxkit_reduce. */
+ * rank gets the same value. config goes to each rank's ptxkit_reduce. */
 ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_dtype type, const ptxkit_dptr *out,
-                                 const ptxkit_dptr *in, const size_t *n, const ptxkit_launch_options *options,
+                                 const ptxkit_dptr *in, const size_t *n, const ptxkit_config *config,
                                  ptxkit_stream *const *streams);
 /* Scans the sharded array as ptxkit_scan scans one (kinds, operators and
  * types as there; in[i] == out[i] scans in place; empty shards allowed):
  * out[i] gets the prefixes of the whole array at local rank i's positions.
  * Integers: exact. Float sums: ptxkit_scan's bound within each shard, plus
  * (ranks * 2^-24 or 2^-53) * sum |x_j| over the ranks before. Float min/max
- * ignore NaNs as fminf/fmaxf do. options go to each rank's ptxkit_scan. */
+ * ignore NaNs as fminf/fmaxf do. config goes to each rank's ptxkit_scan. */
 ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                                const ptxkit_dptr *out, const ptxkit_dptr *in, const size_t *n,
-                               const ptxkit_launch_options *options, ptxkit_stream *const *streams);
+                               const ptxkit_config *config, ptxkit_stream *const *streams);
 /* Element-wise all-reduce of a vector of n elements held by every rank
  * (ncclAllReduce): out[i][k] = in[0][k] op in[1][k] op ... over all ranks.
  * SUM, MIN and MAX of every type (NCCL has no bitwise operators:

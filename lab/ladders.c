@@ -54,7 +54,8 @@ const lab_gemm_step lab_gemm_ladder[LAB_GEMM_LADDER_STEPS] = {
 
 /* Step 7: gemm.cu's shape of steps 4-6 (128 x 128 x 8, 8 x 8 per thread,
  * warp tiles 32 x 64) with a two-buffer cp.async pipeline. */
-static const ptxkit_gemm_tiles double_buffered = {128, 128, 8, 8, 8, 4, 2, 1, {0}};
+static const ptxkit_config double_buffered = {
+    8, {{"bm", 128}, {"bn", 128}, {"bk", 8}, {"tm", 8}, {"tn", 8}, {"warps_m", 4}, {"stages", 2}, {"split_k", 1}}};
 
 /* ---- shared pieces ---- */
 
@@ -83,14 +84,14 @@ static ptxkit_dtype kernel_type(ptxkit_reduce_op op, ptxkit_dtype type) {
 /* Step, (op, type) and options of the reduce or scan ladder, checked
  * without a GPU; the kernel's defines on success. */
 static ptxkit_status op_kernel(const char *ladder, const char *file, const char *prefix, int steps, int step,
-                               ptxkit_reduce_op op, ptxkit_dtype type, int (*supported)(ptxkit_reduce_op, ptxkit_dtype),
+                               ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status (*supported)(ptxkit_reduce_op, ptxkit_dtype),
                                const lab_ladder_options *o, lab_ladder_kernel *k) {
     if (step < 1 || step > steps)
         return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: no step %d (steps are 1 to %d)", ladder, step, steps);
     if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT || (unsigned)type >= PTXKIT_DTYPE_COUNT)
         return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: unknown operator %d or type %d", ladder, (int)op,
                          (int)type);
-    if (!supported(op, type))
+    if (supported(op, type) != PTXKIT_SUCCESS)
         return lab_error(PTXKIT_ERROR_UNSUPPORTED, "%s ladder: %s of %s is not provided", ladder,
                          ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
     int block = o && o->block_size ? o->block_size : LAB_LADDER_DEFAULT_BLOCK;

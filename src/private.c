@@ -19,17 +19,23 @@
 
 ptxkit_status ptxkit_private_reduce_passes(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                                            ptxkit_dptr out, ptxkit_dptr in, size_t n,
-                                           const ptxkit_launch_options *options, ptxkit_stream *stream, int passes) {
+                                           const ptxkit_config *config, ptxkit_stream *stream, int passes) {
     if (passes < 0 || passes > 2)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_reduce_passes: passes %d (0, 1 or 2)",
                             passes);
     reduce_passes p = passes == 2 ? REDUCE_PASSES_TWO : passes == 1 ? REDUCE_PASSES_ONE : REDUCE_PASSES_AUTO;
-    return reduce_run(ctx, op, type, in, n, out, options, stream, p);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_private_reduce_passes", config, reduce_config_names, &o);
+    return st == PTXKIT_SUCCESS ? reduce_run(ctx, op, type, in, n, out, &o, stream, p) : st;
 }
 
 ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                                  ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                                  ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                                   ptxkit_stream *stream, const ptxkit_private_scan_experiment *experiment) {
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_private_scan", config, scan_config_names, &o);
+    if (st != PTXKIT_SUCCESS) return st;
+    const launch_options *options = &o;
     scan_experiment e = SCAN_EXPERIMENT_NONE;
     if (experiment)
         e = (scan_experiment){experiment->dynamic_tiles, experiment->spin_ns, experiment->lookback,

@@ -79,8 +79,9 @@ cat >"$dir/$name.h" <<'END'
 #ifndef PTXKIT_OPS_SCALE_H
 #define PTXKIT_OPS_SCALE_H
 #include "ptxkit.h"
+#include "runtime/launch.h"
 ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, size_t n, unsigned factor,
-                        const ptxkit_launch_options *options, ptxkit_stream *stream);
+                        const launch_options *options, ptxkit_stream *stream);
 #endif
 END
 cat >"$dir/$name.c" <<'END'
@@ -94,8 +95,8 @@ cat >"$dir/$name.c" <<'END'
 #include "scale_defaults.h"
 
 ptxkit_status scale_u32(ptxkit_context *ctx, ptxkit_dptr out, ptxkit_dptr in, size_t n, unsigned factor,
-                        const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    ptxkit_launch_options opt;
+                        const launch_options *options, ptxkit_stream *stream) {
+    launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS || n == 0) return st;
     if (!out || !in) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scale_u32: NULL device pointer");
@@ -152,7 +153,7 @@ static void scales_exactly_n(void **state) {
             assert_int_equal(ptxkit_malloc(ctx, bytes, &d_out), PTXKIT_SUCCESS);
             assert_int_equal(ptxkit_memcpy_htod(ctx, d_in, in, bytes), PTXKIT_SUCCESS);
             assert_int_equal(ptxkit_memcpy_htod(ctx, d_out, got, bytes), PTXKIT_SUCCESS);
-            ptxkit_launch_options o = {.path = paths[p], .load_op = PTXKIT_LOAD_CG};
+            launch_options o = {.path = paths[p], .load_op = PTXKIT_LOAD_CG};
             assert_int_equal(scale_u32(ctx, d_out, d_in, n, 2654435761u, &o, NULL), PTXKIT_SUCCESS);
             assert_int_equal(ptxkit_memcpy_dtoh(ctx, got, d_out, bytes), PTXKIT_SUCCESS);
             for (size_t i = 0; i < n + 64; i++) assert_int_equal(got[i], i < n ? in[i] * 2654435761u : 0xCDCDCDCDu);

@@ -14,7 +14,7 @@
 #include "reduce/reduce.h"
 
 void compile_jobs_add(compile_jobs *jobs, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                      ptxkit_launch_options options) {
+                      launch_options options) {
     if (jobs->count == jobs->capacity) {
         jobs->capacity = jobs->capacity ? 2 * jobs->capacity : 256;
         jobs->jobs = realloc(jobs->jobs, jobs->capacity * sizeof *jobs->jobs);
@@ -80,6 +80,6 @@ bool compile_jobs_kernel_combo(int op, int type) {
            (int)ktype == type;
 }
 
-bool compile_jobs_shape_applies(const ptxkit_launch_options *options, ptxkit_dtype type) {
+bool compile_jobs_shape_applies(const launch_options *options, ptxkit_dtype type) {
     return !options->vector_bytes || (size_t)options->vector_bytes >= ptxkit_dtype_size(type);
 }

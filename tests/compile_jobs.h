@@ -9,12 +9,13 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 
 typedef struct compile_job {
     int step; /* 0: the family's production kernel; 1..: a ladder step */
     ptxkit_reduce_op op;
     ptxkit_dtype type;
-    ptxkit_launch_options options;
+    launch_options options;
 } compile_job;
 
 typedef struct compile_jobs {
@@ -26,7 +27,7 @@ typedef struct compile_jobs {
 typedef ptxkit_status (*compile_job_fn)(ptxkit_context *ctx, const compile_job *job);
 
 void compile_jobs_add(compile_jobs *jobs, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                      ptxkit_launch_options options);
+                      launch_options options);
 /* Runs `prepare` over every job on PTXKIT_TEST_COMPILE_THREADS threads
  * (default: the CPUs, at most 16), prints each failure and the time taken,
  * frees the jobs and returns how many failed. NOT_FOUND on the PTX path is
@@ -38,6 +39,6 @@ int compile_jobs_run(ptxkit_context *ctx, compile_jobs *jobs, compile_job_fn pre
  * the family maps onto another kernel. */
 bool compile_jobs_kernel_combo(int op, int type);
 /* Whether a shape's vector width can hold one element of `type`. */
-bool compile_jobs_shape_applies(const ptxkit_launch_options *options, ptxkit_dtype type);
+bool compile_jobs_shape_applies(const launch_options *options, ptxkit_dtype type);
 
 #endif

@@ -41,11 +41,11 @@ static int teardown(void **state) {
 
 /* Copies n bytes from src+so to dst+GUARD+do and checks the copied bytes and
  * the untouched poison around them. */
-static void check_copy(size_t so, size_t dof, size_t n, const ptxkit_launch_options *o) {
+static void check_copy(size_t so, size_t dof, size_t n, const launch_options *o) {
     ptxkit_context *ctx = test_gpu();
     size_t span = n + 2 * GUARD;
     assert_ok(ctx, ptxkit_memset8_async(ctx, buf.dst + dof, POISON, span, NULL));
-    assert_ok(ctx, ptxkit_copy(ctx, buf.dst + dof + GUARD, buf.src + so, n, o, NULL));
+    assert_ok(ctx, ptxkit_copy(ctx, buf.dst + dof + GUARD, buf.src + so, n, COPY_CONFIG(o), NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, buf.host_dst, buf.dst + dof, span));
     for (size_t i = 0; i < GUARD; i++)
         if (buf.host_dst[i] != POISON || buf.host_dst[GUARD + n + i] != POISON)
@@ -67,7 +67,7 @@ static void all_misalignments_every_variant(void **state) {
         for (int op = 0; op < PTXKIT_LOAD_OP_COUNT; op++) {
             if (path == PTXKIT_PATH_PTX && op == PTXKIT_LOAD_DEFAULT) continue;
             for (int w = 0; w < 4; w++) {
-                ptxkit_launch_options o = {.path = (ptxkit_path)path, .load_op = (ptxkit_load_op)op, .vector_bytes = widths[w]};
+                launch_options o = {.path = (ptxkit_path)path, .load_op = (ptxkit_load_op)op, .vector_bytes = widths[w]};
                 for (size_t so = 0; so < 16; so++)
                     for (size_t dof = 0; dof < 16; dof++) {
                         /* every length for one representative width; one for the rest */
@@ -87,7 +87,7 @@ static void random_sizes_up_to_2_28(void **state) {
     for (int i = 0; i < 24; i++) {
         size_t so = test_rand(&rng) % 16, dof = test_rand(&rng) % 16;
         if (sizes[i] + so + dof + 2 * GUARD > buf.capacity) so = dof = 0;
-        ptxkit_launch_options o = {.path = (ptxkit_path)(1 + i % 2), .load_op = (ptxkit_load_op)(1 + i % 6)};
+        launch_options o = {.path = (ptxkit_path)(1 + i % 2), .load_op = (ptxkit_load_op)(1 + i % 6)};
         check_copy(so, dof, sizes[i], &o);
     }
 }
@@ -95,7 +95,7 @@ static void random_sizes_up_to_2_28(void **state) {
 static void every_block_size(void **state) {
     (void)state;
     for (int b = 32; b <= 1024; b *= 2) {
-        ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = b, .load_op = PTXKIT_LOAD_NC};
+        launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = b, .load_op = PTXKIT_LOAD_NC};
         check_copy(3, 0, (1u << 20) + 13, &o);
         check_copy(0, 0, (1u << 20) + 16, &o);
         o.blocks_per_sm = 1;

@@ -49,7 +49,7 @@ typedef struct gemm_case {
     size_t m, n, k;
     double alpha, beta;
     size_t pad_a, pad_b, pad_c; /* leading dimension = stored row length + pad */
-    ptxkit_gemm_tiles tiles;    /* all zero: tuned or built-in */
+    gemm_config tiles;          /* all zero: tuned or built-in */
     ptxkit_stream *stream;
 } gemm_case;
 
@@ -140,7 +140,18 @@ static int check_case(const gemm_case *c) {
     assert_ok(ctx, upload(ctx, &ha, c->type, &a));
     assert_ok(ctx, upload(ctx, &hb, c->type, &b));
     assert_ok(ctx, upload(ctx, &hc, c->type, &d));
-    const ptxkit_gemm_tiles *tiles = c->tiles.bm || c->tiles.split_k ? &c->tiles : NULL;
+    ptxkit_config config;
+    const ptxkit_config *tiles = NULL;
+    if (c->tiles.bm || c->tiles.split_k) {
+        /* only the fields set: a split_k alone leaves the tiles to the call */
+        const int v[8] = {c->tiles.bm, c->tiles.bn, c->tiles.bk, c->tiles.tm, c->tiles.tn, c->tiles.warps_m,
+                          c->tiles.stages, c->tiles.split_k};
+        static const char *const names[8] = {"bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k"};
+        config = (ptxkit_config){0};
+        for (int i = 0; i < 8; i++)
+            if (v[i]) assert_ok(ctx, ptxkit_config_set(&config, names[i], v[i]));
+        tiles = &config;
+    }
     assert_ok(ctx, ptxkit_gemm(ctx, c->type, c->op_a, c->op_b, c->m, c->n, c->k, c->alpha, a, ha.ld, b, hb.ld, c->beta,
                                d, hc.ld, tiles, c->stream));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, c->stream));
@@ -246,7 +257,7 @@ static void *warm_worker(void *arg) {
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
         const gemm_case *c = &w->cases[i];
-        const ptxkit_gemm_tiles *tiles = c->tiles.bm || c->tiles.split_k ? &c->tiles : NULL;
+        const gemm_config *tiles = c->tiles.bm || c->tiles.split_k ? &c->tiles : NULL;
         ptxkit_status st = gemm_prepare_call(ctx, c->type, c->op_a, c->op_b, c->m, c->n, c->k, c->alpha,
                                              (ptxkit_dptr)1 << 40, ld_of(c, 0), (ptxkit_dptr)2 << 40, ld_of(c, 1),
                                              c->beta, (ptxkit_dptr)3 << 40, ld_of(c, 2), tiles);
@@ -369,7 +380,7 @@ static void test_gemm_f64_simt(void **state) {
             if (s == 3) { /* split-K forced */
                 gemm_config d = gemm_default_config(GEMM_F64, GEMM_SMALL_M);
                 d.split_k = 3;
-                c->tiles = gemm_tiles_of(&d);
+                c->tiles = d;
             }
         }
     int n;
@@ -380,7 +391,7 @@ static void test_gemm_f64_simt(void **state) {
         c->type = PTXKIT_FLOAT64;
         c->op_a = c->op_b = PTXKIT_GEMM_N;
         c->m = 256, c->n = 384, c->k = 136, c->alpha = 1, c->beta = 0;
-        c->tiles = gemm_tiles_of(&list[i]);
+        c->tiles = list[i];
     }
     int failures = run_cases(cases, count);
     gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
@@ -410,7 +421,7 @@ static void test_gemm_split_k(void **state) {
                 if (splits[p]) {
                     gemm_config d = gemm_default_config(gemm_kind_of(c->type, &test_gpu()->info, NULL), GEMM_SMALL_M);
                     d.split_k = splits[p];
-                    c->tiles = gemm_tiles_of(&d);
+                    c->tiles = d;
                 }
             }
     assert_int_equal(run_cases(cases, count), 0);
@@ -437,7 +448,7 @@ static void test_gemm_configs(void **state) {
                 c->alpha = 1, c->beta = v ? 0.5 : 0;
                 c->pad_a = c->pad_b = c->pad_c = v ? 1 : 0;
                 if (!v) c->m = 256, c->n = 384, c->k = 136; /* whole vectors: the 16-byte copies */
-                c->tiles = gemm_tiles_of(&list[i]);
+                c->tiles = list[i];
             }
     }
     assert_int_equal(run_cases(cases, count), 0);
@@ -462,7 +473,8 @@ static void test_gemm_streams(void **state) {
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * elem));
     assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * elem));
     for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_malloc(ctx, m * n * elem, &c[s]));
-    ptxkit_gemm_tiles tiles = {64, 128, 8, 8, 8, 2, 4, 6, {0}};
+    ptxkit_config tiles;
+    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
     /* alpha differs per stream: a result computed on another stream's
      * scratch shows */
     for (int round = 0; round < 8; round++)
@@ -549,35 +561,44 @@ static void test_gemm_arguments(void **state) {
     assert_status(PTXKIT_ERROR_UNSUPPORTED, GEMM(F, N, N, (size_t)1 << 31, 8, 8, a, 8, b, 8, c, 8, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, a + 32, 8, NULL));
     /* tiles: partial, illegal, reserved fields */
-    ptxkit_gemm_tiles t = {.bm = 128};
+    ptxkit_config t = {0};
+    ptxkit_config_set(&t, "bm", 128);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
-    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 3, 4, 0, {0}}; /* 8 warps are not 3 along M */
+    gemm_config_to(&(gemm_config){128, 128, 8, 8, 8, 3, 4, 0}, &t); /* 8 warps are not 3 along M */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
-    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 4, 4, 0, {1, 0, 0, 0}};
+    gemm_config_to(&(gemm_config){128, 128, 8, 8, 8, 4, 4, 0}, &t);
+    ptxkit_config_set(&t, "block_size", 256); /* not a gemm parameter */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
-    t = (ptxkit_gemm_tiles){128, 128, 8, 8, 8, 4, 4, GEMM_MAX_SPLIT_K + 1, {0}};
+    assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+    gemm_config_to(&(gemm_config){128, 128, 8, 8, 8, 4, 4, GEMM_MAX_SPLIT_K + 1}, &t);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "split_k"));
     /* k == 0 reads neither A nor B: NULL is fine there, C is still checked */
     assert_ok(ctx, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, c, 8, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, 0, 8, NULL));
 #undef GEMM
     /* the configuration a call would run */
-    ptxkit_gemm_tiles used;
+    ptxkit_config used;
     int tuned = -1;
     assert_ok(ctx, ptxkit_gemm_config_get(ctx, F, 64, 4096, 4096, &used, &tuned));
-    assert_true(used.bm > 0 && used.split_k >= 1 && (tuned == 0 || tuned == 1));
+    gemm_config got;
+    assert_ok(ctx, gemm_config_from(ctx, "test", &used, &got));
+    assert_int_equal(used.count, 8); /* every parameter, resolved */
+    assert_true(got.bm > 0 && got.split_k >= 1 && (tuned == 0 || tuned == 1));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_config_get(ctx, PTXKIT_UINT64, 8, 8, 8, &used, NULL));
     /* float64 from sm_80 on runs the tensor-core kernel: its configurations */
     gemm_kind f64 = gemm_kind_of(PTXKIT_FLOAT64, &ctx->info, NULL);
     assert_int_equal(f64, ctx->info.cc_major >= 8 ? GEMM_F64_TC : GEMM_F64);
     assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT64, 4096, 4096, 4096, &used, &tuned));
-    gemm_config want = gemm_default_config(f64, GEMM_SQUARE), got = gemm_config_of(&used);
+    gemm_config want = gemm_default_config(f64, GEMM_SQUARE);
+    assert_ok(ctx, gemm_config_from(ctx, "test", &used, &got));
     char why[256];
     assert_true(gemm_config_check(f64, NULL, &got, NULL, why, sizeof why));
     if (!tuned) assert_true(got.bm == want.bm && got.bn == want.bn && got.tm == want.tm && got.tn == want.tn);
     if (f64 == GEMM_F64_TC) {
         /* a lane tile the mma layout cannot hold (tn not a multiple of 4) */
-        ptxkit_gemm_tiles bad = {64, 128, 8, 8, 2, 1, 3, 0, {0}};
+        ptxkit_config bad;
+        gemm_config_to(&(gemm_config){64, 128, 8, 8, 2, 1, 3, 0}, &bad);
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(ctx, PTXKIT_FLOAT64, N, N, 8, 8, 8, 1.0, a, 8, b, 8,
                                                                  0.0, c, 8, &bad, NULL));
     }

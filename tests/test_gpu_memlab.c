@@ -395,12 +395,19 @@ static int transpose_teardown(void **state) {
     return 0;
 }
 
+/* A parameter a _config_get filled (fails the test when absent). */
+static long long config_value(const ptxkit_config *c, const char *name) {
+    long long v = -1;
+    assert_int_equal(ptxkit_config_get(c, name, &v), PTXKIT_SUCCESS);
+    return v;
+}
+
 /* Transposes rows x cols elements starting `src_elems` elements into the
  * source into dst + TGUARD + dst_elems elements, with ptxkit_transpose when
  * config is NULL, and checks every element and the poisoned guards. */
-static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_transpose_kind kind,
-                            const transpose_config *config, const ptxkit_launch_options *o, size_t src_elems,
-                            size_t dst_elems) {
+static void check_transpose_with(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_transpose_kind kind,
+                                 const transpose_config *config, const launch_options *o, const ptxkit_config *pc,
+                                 size_t src_elems, size_t dst_elems) {
     ptxkit_context *ctx = test_gpu();
     size_t e = ptxkit_dtype_size(type), bytes = rows * cols * e;
     size_t lead = TGUARD + dst_elems * e, span = lead + bytes + TGUARD;
@@ -408,7 +415,7 @@ static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_
     assert_ok(ctx, ptxkit_memset8_async(ctx, tb.dst, TPOISON, span, NULL));
     ptxkit_dptr dst = tb.dst + lead, src = tb.src + src_elems * e;
     if (config) assert_ok(ctx, transpose_run(ctx, type, dst, src, rows, cols, kind, config, o, NULL));
-    else assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, kind, o, NULL));
+    else assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, kind, pc, NULL));
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, tb.host_dst, tb.dst, span));
     for (size_t i = 0; i < lead; i++)
         if (tb.host_dst[i] != TPOISON) fail_msg("transpose %zux%zu wrote before its output", rows, cols);
@@ -426,6 +433,34 @@ static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_
                  config ? config->block_size : 0, config ? config->vector_bytes : 0, src_elems, dst_elems, i / rows,
                  i % rows);
     }
+}
+
+/* The public call's configuration of o's values: block_size x
+ * items_per_thread elements are the square tile whose side "tile" names
+ * (the cases here give both, or neither). */
+static const ptxkit_config *transpose_public(const launch_options *o, ptxkit_config *buf) {
+    if (!o) return NULL;
+    *buf = (ptxkit_config){0};
+    if (o->path) ptxkit_config_set(buf, "path", o->path);
+    if (o->load_op) ptxkit_config_set(buf, "load_op", o->load_op);
+    if (o->block_size) ptxkit_config_set(buf, "block_size", o->block_size);
+    if (o->vector_bytes) ptxkit_config_set(buf, "vector_bytes", o->vector_bytes);
+    if (o->items_per_thread) {
+        long long area = (long long)o->block_size * o->items_per_thread;
+        int tile = 0;
+        for (int t = 16; t <= 128; t *= 2)
+            if ((long long)t * t == area) tile = t;
+        if (!tile) fail_msg("transpose test: %d x %d is no square tile", o->block_size, o->items_per_thread);
+        ptxkit_config_set(buf, "tile", tile);
+    }
+    return buf;
+}
+
+static void check_transpose(ptxkit_dtype type, size_t rows, size_t cols, ptxkit_transpose_kind kind,
+                            const transpose_config *config, const launch_options *o, size_t src_elems,
+                            size_t dst_elems) {
+    ptxkit_config buf;
+    check_transpose_with(type, rows, cols, kind, config, o, transpose_public(o, &buf), src_elems, dst_elems);
 }
 
 static const size_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {1, 65537}, {65537, 1}, {2, 3}, {33, 17}, {17, 33},
@@ -455,29 +490,58 @@ static void transpose_config_get_matches_the_call(void **state) {
         for (size_t k = 0; k < 3; k++)
             for (size_t s = 0; s < SHAPES; s++) {
                 transpose_config want;
-                int tile = -1, block = -1, vector = -1;
+                ptxkit_config got;
                 assert_ok(ctx, transpose_resolve(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL, NULL, &want));
                 assert_ok(ctx, ptxkit_transpose_config_get(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL,
-                                                           &tile, &block, &vector));
-                assert_int_equal(tile, want.tile);
-                assert_int_equal(block, want.block_size);
-                assert_int_equal(vector, want.vector_bytes);
+                                                           &got));
+                assert_int_equal(got.count, 3);
+                assert_int_equal(config_value(&got, "tile"), want.tile);
+                assert_int_equal(config_value(&got, "block_size"), want.block_size);
+                assert_int_equal(config_value(&got, "vector_bytes"), want.vector_bytes);
             }
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = 256, .items_per_thread = 16, .vector_bytes = 8};
-    int tile = -1, block = -1, vector = -1;
-    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 100, 200, PTXKIT_TRANSPOSE_TILED, &o, &tile, &block,
-                                               &vector));
-    assert_int_equal(tile, 64);
-    assert_int_equal(block, 256);
-    assert_int_equal(vector, 8);
-    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT64, 7, 9, PTXKIT_TRANSPOSE_NAIVE, NULL, NULL, NULL, NULL));
-    o.items_per_thread = 3;   /* 768 elements: not a square tile */
+    ptxkit_config o = {0}, got;
+    ptxkit_config_set(&o, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&o, "block_size", 256);
+    ptxkit_config_set(&o, "tile", 64);
+    ptxkit_config_set(&o, "vector_bytes", 8);
+    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 100, 200, PTXKIT_TRANSPOSE_TILED, &o, &got));
+    assert_int_equal(config_value(&got, "tile"), 64);
+    assert_int_equal(config_value(&got, "block_size"), 256);
+    assert_int_equal(config_value(&got, "vector_bytes"), 8);
+    /* a tile alone takes the default block narrowed to fit: tile <= block <= tile^2, 64 elements at most */
+    static const int alone[][2] = {{16, 256}, {32, 256}, {64, 256}, {128, 256}};
+    for (size_t i = 0; i < 4; i++) {
+        ptxkit_config t = {0};
+        ptxkit_config_set(&t, "path", PTXKIT_PATH_JIT);
+        ptxkit_config_set(&t, "tile", alone[i][0]);
+        assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, &t, &got));
+        assert_int_equal(config_value(&got, "tile"), alone[i][0]);
+        assert_int_equal(config_value(&got, "block_size"), alone[i][1]);
+    }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &tile, NULL, NULL));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT64, 7, 9, PTXKIT_TRANSPOSE_NAIVE, NULL, NULL));
+    ptxkit_config_set(&o, "tile", 48); /* not 16, 32, 64 or 128 */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, (ptxkit_transpose_kind)7, NULL, NULL, NULL, NULL));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "tile"));
+    ptxkit_config_set(&o, "tile", 16); /* a 16 x 16 tile has 256 elements: */
+    ptxkit_config_set(&o, "block_size", 512); /* 512 threads are too many */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+    ptxkit_config_set(&o, "tile", 128); /* 16384 / 128 threads: 128 elements each, over 64 */
+    ptxkit_config_set(&o, "block_size", 128);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+    ptxkit_config_set(&o, "tile", 32);
+    ptxkit_config_set(&o, "block_size", 256);
+    ptxkit_config_set(&o, "items_per_thread", 4); /* the internal name is not the call's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "items_per_thread"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, (ptxkit_transpose_kind)7, NULL, &got));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_INT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, NULL, NULL));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_INT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &got));
 }
 
 /* The shapes above run both padded kernels: the sector-aligned one where
@@ -507,7 +571,7 @@ static void transpose_every_configuration(void **state) {
                                                {64, 256, 16}, {64, 512, 16}, {64, 1024, 16}, {64, 64, 8},
                                                {128, 1024, 4}, {128, 256, 16}};
     static const size_t some[][2] = {{1, 1}, {33, 17}, {64, 64}, {100, 200}, {4097, 4095}, {4095, 4097}, {4096, 4096}};
-    ptxkit_launch_options jit = {.path = PTXKIT_PATH_JIT};
+    launch_options jit = {.path = PTXKIT_PATH_JIT};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t t = 0; t < 2; t++)
             for (size_t k = 0; k < 3; k++)
@@ -517,14 +581,14 @@ static void transpose_every_configuration(void **state) {
                 }
     /* every load operator and a misaligned view on the default configuration */
     for (int op = 0; op < PTXKIT_LOAD_OP_COUNT; op++) {
-        ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .load_op = (ptxkit_load_op)op};
+        launch_options o = {.path = PTXKIT_PATH_JIT, .load_op = (ptxkit_load_op)op};
         check_transpose(PTXKIT_FLOAT32, 257, 130, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
         check_transpose(PTXKIT_FLOAT64, 130, 257, PTXKIT_TRANSPOSE_TILED, NULL, &o, 5, 1);
     }
     /* caller block sizes pick a tile that fits */
     static const int blocks[] = {32, 64, 128, 512, 1024};
     for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
-        ptxkit_launch_options o = {.block_size = blocks[b]};
+        launch_options o = {.block_size = blocks[b]};
         check_transpose(PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
         o.vector_bytes = 4;
         check_transpose(PTXKIT_FLOAT64, 200, 300, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
@@ -548,7 +612,7 @@ static void transpose_options_every_tuned_configuration(void **state) {
                     if (vecs[v] < (int)ptxkit_dtype_size(types[t]) ||
                         !transpose_config_from(types[t], true, blocks[b], items[i], vecs[v], &c, why, sizeof why))
                         continue;
-                    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = blocks[b],
+                    launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = blocks[b],
                                                .items_per_thread = items[i], .vector_bytes = vecs[v]};
                     for (size_t s = 0; s < sizeof some / sizeof some[0]; s++)
                         check_transpose(types[t], some[s][0], some[s][1], PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
@@ -557,12 +621,19 @@ static void transpose_options_every_tuned_configuration(void **state) {
     assert_int_equal(ran, 48 + 30); /* with the 128 x 128 tiles in dynamic shared memory */
     /* items alone keep the default tile; block x items that is no square tile is refused */
     ptxkit_context *ctx = test_gpu();
-    ptxkit_launch_options o = {.items_per_thread = 8};
-    check_transpose(PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
-    o = (ptxkit_launch_options){.block_size = 512, .items_per_thread = 4};
+    for (int tile = 16; tile <= 128; tile *= 2) {
+        ptxkit_config alone = {0};
+        ptxkit_config_set(&alone, "tile", tile);
+        check_transpose_with(PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &alone, 0, 0);
+        check_transpose_with(PTXKIT_FLOAT64, 200, 300, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &alone, 0, 0);
+    }
+    ptxkit_config o = {0};
+    ptxkit_config_set(&o, "block_size", 512);
+    ptxkit_config_set(&o, "tile", 16); /* 512 threads for 256 elements */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
                                                                   PTXKIT_TRANSPOSE_PADDED, &o, NULL));
-    o = (ptxkit_launch_options){.items_per_thread = 128};
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "tile", 256);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
                                                                   PTXKIT_TRANSPOSE_PADDED, &o, NULL));
 }
@@ -571,7 +642,7 @@ static void transpose_precompiled_ptx(void **state) {
     (void)state;
     if (!embedded_find("transpose.ptx")) skip();
     for (int op = PTXKIT_LOAD_CA; op < PTXKIT_LOAD_OP_COUNT; op++) {
-        ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = (ptxkit_load_op)op};
+        launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = (ptxkit_load_op)op};
         for (size_t t = 0; t < 2; t++)
             for (size_t k = 0; k < 3; k++) {
                 check_transpose(types[t], 33, 17, kinds[k], NULL, &o, 0, 0);
@@ -579,14 +650,18 @@ static void transpose_precompiled_ptx(void **state) {
             }
     }
     ptxkit_context *ctx = test_gpu();
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .block_size = 512};
+    ptxkit_config o = {0};
+    ptxkit_config_set(&o, "path", PTXKIT_PATH_PTX);
+    ptxkit_config_set(&o, "block_size", 512);
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
                                                              PTXKIT_TRANSPOSE_PADDED, &o, NULL));
-    o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 16};
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "path", PTXKIT_PATH_PTX);
+    ptxkit_config_set(&o, "tile", 64); /* 256 threads, 16 elements each */
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
                                                              PTXKIT_TRANSPOSE_PADDED, &o, NULL));
-    o.items_per_thread = 4; /* the PTX's own: 32 x 32 tile, 256 threads */
-    check_transpose(PTXKIT_FLOAT32, 33, 17, PTXKIT_TRANSPOSE_PADDED, NULL, &o, 0, 0);
+    ptxkit_config_set(&o, "tile", 32); /* the PTX's own: 32 x 32 tile, 256 threads */
+    check_transpose_with(PTXKIT_FLOAT32, 33, 17, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &o, 0, 0);
 }
 
 static void transpose_bad_arguments(void **state) {
@@ -607,7 +682,8 @@ static void transpose_bad_arguments(void **state) {
                   ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, s, SIZE_MAX / 2, 3, 0, NULL, NULL));
     assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_transpose(ctx, PTXKIT_FLOAT64, d, s, (size_t)1 << 31,
                                                           (size_t)1 << 31, 0, NULL, NULL));
-    ptxkit_launch_options bad = {.block_size = 48};
+    ptxkit_config bad = {0};
+    ptxkit_config_set(&bad, "block_size", 48);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, s, 4, 4, 0, &bad, NULL));
     transpose_config cfg = {48, 256, 16};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, transpose_run(ctx, PTXKIT_FLOAT32, d, s, 4, 4, 0, &cfg, NULL, NULL));

@@ -201,7 +201,7 @@ typedef struct variant {
     variant_kind kind;
     int step;             /* ladder step */
     reduce_passes passes; /* reduce */
-    ptxkit_launch_options options;
+    launch_options options;
     ptxkit_stream *stream;
 } variant;
 
@@ -210,7 +210,7 @@ static size_t ladder_scratch_bytes;
 static int failures_printed;
 
 static void describe(char *buf, size_t size, const variant *v, ptxkit_reduce_op op, ptxkit_dtype type) {
-    const ptxkit_launch_options *o = &v->options;
+    const launch_options *o = &v->options;
     snprintf(buf, size, "%s%s%d %s.%s block %d vec %d items %d bpsm %d load %s path %d",
              v->kind == RUN_REDUCE ? "reduce passes=" : "ladder step ", v->stream ? "(stream) " : "",
              v->kind == RUN_REDUCE ? (int)v->passes : v->step, ptxkit_reduce_op_name(op), ptxkit_dtype_name(type),
@@ -309,7 +309,7 @@ static ptxkit_status prepare_job(ptxkit_context *ctx, const compile_job *j) {
 }
 
 /* Production shapes the suite checks beyond the defaults. */
-static const ptxkit_launch_options reduce_shapes[] = {
+static const launch_options reduce_shapes[] = {
     {.block_size = 32},
     {.block_size = 64},
     {.block_size = 128},
@@ -349,13 +349,13 @@ static void test_compile_all(void **state) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
             if (!compile_jobs_kernel_combo(op, type)) continue;
-            compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
+            compile_jobs_add(&jobs, 0, op, type, (launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
-                compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
+                compile_jobs_add(&jobs, 0, op, type, (launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
             for (int step = 1; step <= LAB_REDUCE_LADDER_STEPS; step++) {
                 if (lab_reduce_ladder_check(ctx, step, op, type) != PTXKIT_SUCCESS) continue;
                 for (int b = 0; b < BLOCK_COUNT; b++)
-                    compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = block_sizes[b]});
+                    compile_jobs_add(&jobs, step, op, type, (launch_options){.block_size = block_sizes[b]});
             }
         }
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
@@ -365,8 +365,8 @@ static void test_compile_all(void **state) {
     for (size_t k = 0; k < sizeof ladder_load_steps / sizeof ladder_load_steps[0]; k++)
         for (int lo = PTXKIT_LOAD_CA; lo < PTXKIT_LOAD_OP_COUNT; lo++) {
             int step = ladder_load_steps[k];
-            compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.load_op = lo});
-            if (step != 9) compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, (ptxkit_launch_options){.load_op = lo});
+            compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (launch_options){.load_op = lo});
+            if (step != 9) compile_jobs_add(&jobs, step, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, (launch_options){.load_op = lo});
         }
 
     assert_int_equal(compile_jobs_run(ctx, &jobs, prepare_job), 0);
@@ -404,7 +404,7 @@ static void test_reduce_shapes(void **state) {
 static void test_reduce_ptx_path(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_launch_options probe = {.path = PTXKIT_PATH_PTX};
+    launch_options probe = {.path = PTXKIT_PATH_PTX};
     ptxkit_status st = reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
     if (st == PTXKIT_ERROR_NOT_FOUND) {
         printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
@@ -421,9 +421,9 @@ static void test_reduce_ptx_path(void **state) {
             }
     assert_int_equal(failures, 0);
     /* The PTX is built for 1024 threads, 16-byte loads, 4 in flight. */
-    ptxkit_launch_options other = {.path = PTXKIT_PATH_PTX, .block_size = 128};
+    launch_options other = {.path = PTXKIT_PATH_PTX, .block_size = 128};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
-    other = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 8};
+    other = (launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 8};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
 }
 
@@ -570,15 +570,15 @@ static void test_reduce_arguments(void **state) {
                   ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, 0, 10, NULL, NULL));
     assert_status(PTXKIT_ERROR_OVERFLOW,
                   ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, SIZE_MAX / 2, NULL, NULL));
-    ptxkit_launch_options o = {.block_size = 48};
+    launch_options o = {.block_size = 48};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.vector_bytes = 4};
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, REDUCE_CONFIG(&o), NULL));
+    o = (launch_options){.vector_bytes = 4};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.items_per_thread = 17};
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT64, out, in, 10, REDUCE_CONFIG(&o), NULL));
+    o = (launch_options){.items_per_thread = 17};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
+                  ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, REDUCE_CONFIG(&o), NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   reduce_run(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 10, out, NULL, NULL, (reduce_passes)7));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,

@@ -258,8 +258,8 @@ static void ptx_path_loads_every_operator(void **state) {
     ptxkit_dptr a, b;
     assert_ok(ctx, ptxkit_malloc(ctx, 1024, &a));
     assert_ok(ctx, ptxkit_malloc(ctx, 1024, &b));
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = PTXKIT_LOAD_CG, .block_size = 128};
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy(ctx, a, b, 1024, &o, NULL));
+    launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = PTXKIT_LOAD_CG, .block_size = 128};
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy(ctx, a, b, 1024, COPY_CONFIG(&o), NULL));
     assert_non_null(strstr(ptxkit_last_error(ctx), "JIT"));
     ptxkit_free(ctx, a);
     ptxkit_free(ctx, b);

@@ -228,7 +228,7 @@ typedef enum runner { RUN_SCAN, RUN_LADDER } runner;
 typedef struct variant {
     runner kind;
     int step;
-    ptxkit_launch_options options;
+    launch_options options;
     ptxkit_stream *stream;
     const scan_experiment *experiment; /* RUN_SCAN: NULL, or experiment switches of the kernel */
 } variant;
@@ -239,7 +239,7 @@ static int failures_printed, skipped_cases;
 
 static void describe(char *buf, size_t size, const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                      ptxkit_dtype type, const layout *l, size_t n) {
-    const ptxkit_launch_options *o = &v->options;
+    const launch_options *o = &v->options;
     snprintf(buf, size, "%s%s%d %s %s.%s n=%zu (%s) block %d vec %d items %d load %s path %d",
              v->kind != RUN_SCAN ? "ladder step " : v->experiment ? "scan (experiment) " : "scan",
              v->kind == RUN_LADDER && v->stream ? "(stream) " : "",
@@ -338,7 +338,7 @@ static const int ladder_blocks[] = {32, 128, 256, 1024};
 #define LADDER_BLOCK_COUNT 4
 
 /* Production shapes checked beyond the defaults. */
-static const ptxkit_launch_options shapes[] = {
+static const launch_options shapes[] = {
     {.block_size = 32},
     {.block_size = 64},
     {.block_size = 128},
@@ -380,18 +380,18 @@ static void test_compile_all(void **state) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
             if (!compile_jobs_kernel_combo(op, type)) continue;
-            compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
+            compile_jobs_add(&jobs, 0, op, type, (launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
-                compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
+                compile_jobs_add(&jobs, 0, op, type, (launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
             for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++)
                 for (int b = 0; b < LADDER_BLOCK_COUNT; b++)
-                    compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = ladder_blocks[b]});
+                    compile_jobs_add(&jobs, step, op, type, (launch_options){.block_size = ladder_blocks[b]});
         }
     for (size_t c = 0; c < SHAPE_COMBO_COUNT; c++)
         for (size_t s = 0; s < SHAPE_COUNT; s++)
             if (compile_jobs_shape_applies(&shapes[s], shape_combos[c].type)) compile_jobs_add(&jobs, 0, shape_combos[c].op, shape_combos[c].type, shapes[s]);
     for (int b = 0; b < BLOCK_COUNT; b++)
-        compile_jobs_add(&jobs, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (ptxkit_launch_options){.block_size = block_sizes[b]});
+        compile_jobs_add(&jobs, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, (launch_options){.block_size = block_sizes[b]});
 
     assert_int_equal(compile_jobs_run(ctx, &jobs, prepare_job), 0);
 }
@@ -466,7 +466,7 @@ static void test_scan_shapes(void **state) {
 static void test_scan_ptx_path(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_launch_options probe = {.path = PTXKIT_PATH_PTX};
+    launch_options probe = {.path = PTXKIT_PATH_PTX};
     ptxkit_status st = scan_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
     if (st == PTXKIT_ERROR_NOT_FOUND) {
         printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
@@ -485,9 +485,9 @@ static void test_scan_ptx_path(void **state) {
                                            k % 2 ? &MISALIGNED_BOTH : &SEPARATE);
             }
     assert_int_equal(failures, 0);
-    ptxkit_launch_options other = {.path = PTXKIT_PATH_PTX, .block_size = 128};
+    launch_options other = {.path = PTXKIT_PATH_PTX, .block_size = 128};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, scan_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
-    other = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 8};
+    other = (launch_options){.path = PTXKIT_PATH_PTX, .items_per_thread = 8};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, scan_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &other));
 }
 
@@ -656,14 +656,14 @@ static void test_scan_arguments(void **state) {
                   ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out + 4, out, 100, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, out + 40, 100, NULL, NULL));
-    ptxkit_launch_options o = {.block_size = 48};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.vector_bytes = 4};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.items_per_thread = 17};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.blocks_per_sm = 2};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
+    launch_options o = {.block_size = 48};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, SCAN_CONFIG(&o), NULL));
+    o = (launch_options){.vector_bytes = 4};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_FLOAT64, out, in, 10, SCAN_CONFIG(&o), NULL));
+    o = (launch_options){.items_per_thread = 17};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, SCAN_CONFIG(&o), NULL));
+    o = (launch_options){.blocks_per_sm = 2};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, out, in, 10, SCAN_CONFIG(&o), NULL));
     assert_null(ptxkit_scan_kind_name(PTXKIT_SCAN_KIND_COUNT));
     assert_string_equal(ptxkit_scan_kind_name(PTXKIT_SCAN_EXCLUSIVE), "exclusive");
 
@@ -719,7 +719,7 @@ static void test_scan_experiments(void **state) {
         {0, 0, -1, -1, 1, -1},    {-1, -1, -1, 1, 1, -1},  {1, -1, -1, -1, 1, -1},  {1, -1, -1, -1, 1, 1},
         {-1, -1, -1, -1, 1, 2},   {1, 0, -1, -1, 1, 4},    {-1, 0, -1, -1, 1, 8},
     };
-    static const ptxkit_launch_options experiment_shapes[] = {
+    static const launch_options experiment_shapes[] = {
         {0},
         {.block_size = 256, .items_per_thread = 12},
         {.block_size = 1024, .items_per_thread = 4},
@@ -745,12 +745,12 @@ static void test_scan_experiments(void **state) {
     assert_int_equal(failures, 0);
     /* the staged kernel asked for where it cannot run: a clear status */
     const scan_experiment staged = {-1, -1, -1, -1, 1, -1};
-    const ptxkit_launch_options too_big = {.block_size = 1024, .items_per_thread = 16};
+    const launch_options too_big = {.block_size = 1024, .items_per_thread = 16};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32,
                                                      inputs[0].dev, 1000, inputs[0].dev, &too_big, NULL, &staged));
     /* copies that do not divide the warps */
     const scan_experiment three_copies = {-1, -1, -1, -1, 1, 3};
-    const ptxkit_launch_options eight_warps = {.block_size = 256};
+    const launch_options eight_warps = {.block_size = 256};
     assert_status(info.cc_major >= 9 ? PTXKIT_ERROR_INVALID_ARGUMENT : PTXKIT_ERROR_UNSUPPORTED,
                   scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev, 1000,
                            inputs[0].dev, &eight_warps, NULL, &three_copies));

@@ -33,7 +33,7 @@ typedef struct job {
 
 static long long value(const ptxkit_config *c, const char *name) {
     long long v = -1;
-    assert_ok(NULL, ptxkit_config_value(c, name, &v));
+    assert_ok(NULL, ptxkit_config_get(c, name, &v));
     return v;
 }
 
@@ -132,13 +132,14 @@ static void tune_store_and_read_back(void **state) {
     ptxkit_program *p = program();
     ptxkit_tunable *t = declare(j, p, "test.affine.int32");
 
-    const ptxkit_config *c;
+    ptxkit_config cv, *c = &cv;
+    ptxkit_config_defines_text text;
     int tuned = -1;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, &c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
     assert_int_equal(tuned, 0); /* nothing stored yet: the first values */
     assert_int_equal(value(c, "BLOCK_SIZE"), 128);
     assert_int_equal(value(c, "ITEMS"), 1);
-    assert_string_equal(ptxkit_config_defines(c)[0], "BLOCK_SIZE=128");
+    assert_string_equal(ptxkit_config_defines(c, &text)[0], "BLOCK_SIZE=128");
 
     ptxkit_tune_report *report = NULL;
     assert_ok(j->ctx, ptxkit_tune_report_create(&report));
@@ -157,7 +158,7 @@ static void tune_store_and_read_back(void **state) {
     assert_non_null(strstr(r->best_text, "BROKEN=0"));
     assert_true(ptxkit_tune_report_database(report)[0] != 0);
 
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, &c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
     assert_int_equal(tuned, 1);
     assert_int_equal(value(c, "BROKEN"), 0);
     char expect[192];
@@ -166,7 +167,7 @@ static void tune_store_and_read_back(void **state) {
 
     /* the tuned configuration runs and is right */
     ptxkit_kernel *k;
-    assert_ok(j->ctx, ptxkit_kernel_get(j->ctx, p, "affine", ptxkit_config_defines(c), ptxkit_config_count(c), &k));
+    assert_ok(j->ctx, ptxkit_kernel_get(j->ctx, p, "affine", ptxkit_config_defines(c, &text), c->count, &k));
     int ok = 0;
     assert_ok(j->ctx, check(k, c, n, &ok, j));
     assert_true(ok);
@@ -174,13 +175,13 @@ static void tune_store_and_read_back(void **state) {
     /* a new tunable with the same key and space reads the stored choice; a
      * different space ignores it */
     ptxkit_tunable *again = declare(j, p, "test.affine.int32");
-    assert_ok(j->ctx, ptxkit_tunable_config(again, n + 5, &c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config(again, n + 5, c, &tuned));
     assert_int_equal(tuned, 1);
     ptxkit_tunable *other;
     assert_ok(j->ctx, ptxkit_tunable_create(j->ctx, "test.affine.int32", &other));
     static const long long only[] = {64};
     assert_ok(j->ctx, ptxkit_tunable_add_param(other, "BLOCK_SIZE", only, 1));
-    assert_ok(j->ctx, ptxkit_tunable_config(other, n, &c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config(other, n, c, &tuned));
     assert_int_equal(tuned, 0);
     assert_int_equal(value(c, "BLOCK_SIZE"), 64);
 
@@ -261,14 +262,14 @@ static void auto_tunes_on_first_use(void **state) {
     job *j = job_new(n);
     ptxkit_program *p = program();
     ptxkit_tunable *t = declare(j, p, "test.affine.auto");
-    const ptxkit_config *c;
+    ptxkit_config cv, *c = &cv;
     int tuned = 0;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, &c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
     assert_int_equal(tuned, 1);
     assert_true(j->launches > 0);
     assert_int_equal(value(c, "BROKEN"), 0);
     int before = j->launches;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, &c, &tuned)); /* now stored: no second tuning */
+    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned)); /* now stored: no second tuning */
     assert_int_equal(j->launches, before);
     unsetenv("PTXKIT_TUNE");
     unsetenv("PTXKIT_TUNE_BUDGET");

@@ -12,9 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "family.h"
+#include "reduce/reduce.h"
 #include "transpose/transpose.h"
 #include "test_util.h"
 #include "tuned/db.h"
+#include "tune/params.h"
 #include "tune/record.h"
 #include "tune/tuner.h"
 
@@ -107,7 +110,25 @@ static void check_result(const ptxkit_tune_result *r) {
     assert_true(r->timed > 0);
     assert_int_equal(r->wrong, 0); /* a wrong variant is a kernel bug */
     assert_true(r->exhaustive_gbs == 0); /* not asked for */
-    assert_int_equal(r->best.path, PTXKIT_PATH_JIT);
+    long long path = -1;
+    assert_int_equal(ptxkit_config_get(&r->best, "path", &path), PTXKIT_SUCCESS);
+    assert_int_equal(path, PTXKIT_PATH_JIT); /* tuned values are JIT constants */
+}
+
+/* The database entry saved is the result's choice: the entry's fields as
+ * the op names them are the result's configuration. */
+static void assert_saved_best(const char *family, const tune_db_entry *e, const ptxkit_config *best) {
+    const family_desc *f = family_find(family);
+    assert_non_null(f);
+    assert_non_null(f->public_config);
+    launch_options o = tune_config_options(&e->config);
+    ptxkit_config want;
+    f->public_config(&o, &want);
+    assert_int_equal(want.count, best->count);
+    for (int i = 0; i < want.count; i++) {
+        assert_string_equal(want.params[i].name, best->params[i].name);
+        assert_true(want.params[i].value == best->params[i].value);
+    }
 }
 
 /* ---- copy -------------------------------------------------------------- */
@@ -169,11 +190,10 @@ static void test_tune_copy(void **state) {
     /* saved as it came, and what dispatch now reads */
     for (int i = 0; i < 2; i++) {
         tune_db_entry e = saved_entry(path, "copy", "bytes", 20 + 2 * i);
-        tune_config want = tune_config_from_options(&report->sizes[i].best);
-        assert_true(tune_config_equal(&e.config, &want));
+        assert_saved_best("copy", &e, &report->sizes[i].best);
         tune_config got;
         assert_true(tune_lookup(ctx, "copy", "bytes", ((size_t)1 << (20 + 2 * i)) + 100, &got));
-        assert_true(tune_config_equal(&got, &want));
+        assert_true(tune_config_equal(&got, &e.config));
     }
     copy_check_awkward(ctx);
     free(report);
@@ -229,7 +249,9 @@ static void test_dispatch_uses_database(void **state) {
 
 /* ---- reduce ------------------------------------------------------------ */
 
-static void reduce_check_awkward(ptxkit_context *ctx) {
+/* With config NULL (the tuned entry now in the database) and with the
+ * tuning result's own configuration, which the op takes as it is. */
+static void reduce_check_awkward(ptxkit_context *ctx, const ptxkit_config *config) {
     uint64_t rng = test_seed() ^ 0x55;
     size_t max = (1u << 22) + 8;
     float *host = malloc(max * sizeof *host);
@@ -245,7 +267,7 @@ static void reduce_check_awkward(ptxkit_context *ctx) {
             for (size_t k = 0; k < n; k++) want += host[off + k];
             float got = -1;
             assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &got, in + off * sizeof(float),
-                                                 n, NULL));
+                                                 n, config));
             assert_true((double)got == want);
         }
     }
@@ -267,9 +289,25 @@ static void test_tune_reduce(void **state) {
     assert_int_equal(report->size_count, 1);
     check_result(&report->sizes[0]);
     tune_db_entry e = saved_entry(path, "reduce", "sum.float32", 20);
-    tune_config want = tune_config_from_options(&report->sizes[0].best);
-    assert_true(tune_config_equal(&e.config, &want));
-    reduce_check_awkward(ctx);
+    assert_saved_best("reduce", &e, &report->sizes[0].best);
+    /* what a call of that bucket now runs: the saved entry, its zeros the defaults */
+    ptxkit_config now;
+    assert_ok(ctx, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 1u << 20, NULL, &now));
+    const struct {
+        const char *name;
+        int tuned, fallback;
+    } fields[] = {{"block_size", e.config.block_size, REDUCE_DEFAULT_BLOCK},
+                  {"loads_in_flight", e.config.items_per_thread, REDUCE_DEFAULT_UNROLL},
+                  {"vector_bytes", e.config.vector_bytes, REDUCE_DEFAULT_VECTOR},
+                  {"blocks_per_sm", e.config.blocks_per_sm, 0},
+                  {"load_op", (int)e.config.load_op, 0}};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        long long v = -1;
+        assert_int_equal(ptxkit_config_get(&now, fields[f].name, &v), PTXKIT_SUCCESS);
+        assert_int_equal(v, fields[f].tuned ? fields[f].tuned : fields[f].fallback);
+    }
+    reduce_check_awkward(ctx, NULL);
+    reduce_check_awkward(ctx, &report->sizes[0].best);
 
     /* a bound on variants: the search stops there */
     o.max_variants = 5;
@@ -407,7 +445,7 @@ static void test_transpose_dispatch(void **state) {
     assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* the bad entry: ignored */
     assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_TILED, NULL, NULL, &c));
     assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size); /* other kinds: not tuned */
-    ptxkit_launch_options o = {.vector_bytes = 8};
+    launch_options o = {.vector_bytes = 8};
     assert_ok(ctx, transpose_resolve(ctx, PTXKIT_FLOAT32, 4097, 4095, PTXKIT_TRANSPOSE_PADDED, &o, NULL, &c));
     assert_true(c.tile == defaults.tile && c.block_size == defaults.block_size && c.vector_bytes == 8);
     setenv("PTXKIT_TUNE", "off", 1);
@@ -439,8 +477,8 @@ static void test_tune_transpose(void **state) {
         check_result(&report->sizes[0]);
         assert_int_equal(report->sizes[0].legal, k == 0 ? 48 : 30);
         tune_db_entry e = saved_entry(path, "transpose", variants[k], 20);
-        tune_config want = tune_config_from_options(&report->sizes[0].best);
-        assert_true(tune_config_equal(&e.config, &want));
+        assert_saved_best("transpose", &e, &report->sizes[0].best);
+        tune_config want = e.config;
         ptxkit_dtype type = k == 0 ? PTXKIT_FLOAT32 : PTXKIT_FLOAT64;
         transpose_config c, expect;
         char why[256];

@@ -5,32 +5,37 @@
 #include <string.h>
 
 #include "gemm/gemm.h"
+#include "reduce/reduce.h"
+#include "scan/scan.h"
 #include "ptxkit_private.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "test_util.h"
 
+/* One shape for "supported?": SUCCESS, UNSUPPORTED with the reason, or
+ * INVALID_ARGUMENT out of range. */
 static void supported_combinations(void **state) {
     (void)state;
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
-    assert_true(ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
-    assert_false(ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
-    assert_false(ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "and of float32"));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
             assert_int_equal(ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t),
                              ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t));
-    assert_false(ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
 }
 
 static void gemm_sweep_prepare_split(void **state) {
     (void)state;
     int count = -1, split = 0;
-    ptxkit_gemm_tiles tiles[64];
+    ptxkit_config tiles[64];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(NULL, PTXKIT_FLOAT32, NULL, 0, &count));
     ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_sweep_tiles(ctx, PTXKIT_FLOAT32, NULL, 0, NULL));
@@ -47,11 +52,14 @@ static void gemm_sweep_prepare_split(void **state) {
         memset(tiles, 0, sizeof tiles);
         assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 1, &count));
         assert_int_equal(count, internal);
-        assert_true(tiles[0].bm > 0);
-        assert_int_equal(tiles[1].bm, 0); /* nothing past capacity */
+        long long bm = 0;
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&tiles[0], "bm", &bm));
+        assert_true(bm > 0);
+        assert_int_equal(tiles[1].count, 0); /* nothing past capacity */
         assert_status(PTXKIT_SUCCESS, ptxkit_gemm_sweep_tiles(ctx, type, tiles, 64, &count));
         for (int i = 0; i < count; i++) {
-            gemm_config c = gemm_config_of(&tiles[i]);
+            gemm_config c;
+            assert_status(PTXKIT_SUCCESS, gemm_config_from(ctx, "test", &tiles[i], &c));
             char why[256];
             assert_true(gemm_config_check(gemm_kind_of(type, &ctx->info, NULL), NULL, &c, NULL, why, sizeof why));
         }
@@ -61,20 +69,30 @@ static void gemm_sweep_prepare_split(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
-    ptxkit_gemm_tiles bad = {.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2};
+    ptxkit_config bad;
+    gemm_config_to(&(gemm_config){.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2}, &bad);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &bad));
+    /* a name gemm does not read, and a value out of range, name the parameter */
+    ptxkit_config odd = tiles[0];
+    ptxkit_config_set(&odd, "block_size", 256);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+    odd = tiles[0];
+    ptxkit_config_set(&odd, "split_k", 65);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "split_k"));
 
-    ptxkit_gemm_tiles t = tiles[0];
+    ptxkit_config t = tiles[0];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(NULL, &t, 64, 64, 64, &split));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, NULL, 64, 64, 64, &split));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &t, 64, 64, 64, NULL));
-    ptxkit_gemm_tiles zero = {0};
+    ptxkit_config zero = {0};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &zero, 64, 64, 64, &split));
-    t.split_k = 3;
+    ptxkit_config_set(&t, "split_k", 3);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 3); /* the tiles' own */
-    t.split_k = 0;
+    ptxkit_config_set(&t, "split_k", 0);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 1); /* enough tiles for every SM: no split */
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 128, 128, 1 << 20, &split));
@@ -214,11 +232,154 @@ static void private_calls(void **state) {
                   ptxkit_private_blocks_measure(ctx, "copy", "bytes", 1024, blocks, items, 257, m, &def, NULL, NULL));
 }
 
+/* The configuration value type: set adds or replaces, get finds, names
+ * are checked, a full configuration refuses a new name but still replaces. */
+static void config_values(void **state) {
+    (void)state;
+    ptxkit_config c = {0};
+    long long v = -1;
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_config_get(&c, "block_size", &v));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_config_get(NULL, "block_size", &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_get(&c, NULL, &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_get(&c, "block_size", NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "block_size", 128));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "tile", 64));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&c, "block_size", 256));
+    assert_int_equal(c.count, 2);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&c, "block_size", &v));
+    assert_int_equal(v, 256);
+    static const char *const bad[] = {"", "a b", "a=b", "x\n", "0123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&c, bad[i], 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(NULL, "x", 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&c, NULL, 1));
+    assert_int_equal(c.count, 2);
+    ptxkit_config_defines_text text;
+    const char *const *d = ptxkit_config_defines(&c, &text);
+    assert_non_null(d);
+    assert_string_equal(d[0], "block_size=256");
+    assert_string_equal(d[1], "tile=64");
+    assert_null(ptxkit_config_defines(NULL, &text));
+    ptxkit_config full = {0};
+    for (int i = 0; i < PTXKIT_CONFIG_MAX_PARAMS; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&full, name, i));
+    }
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&full, "one_more", 1));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&full, "p3", -7));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&full, "p3", &v));
+    assert_int_equal(v, -7);
+}
+
+/* A family's names resolve to the fields its kernels read, and back: each
+ * op's own name for items_per_thread, no other op's. */
+static void config_names_resolve(void **state) {
+    (void)state;
+    ptxkit_config c = {0};
+    ptxkit_config_set(&c, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&c, "load_op", PTXKIT_LOAD_CS);
+    ptxkit_config_set(&c, "block_size", 512);
+    ptxkit_config_set(&c, "vector_bytes", 8);
+    ptxkit_config_set(&c, "loads_in_flight", 6);
+    ptxkit_config_set(&c, "blocks_per_sm", 3);
+    launch_options o;
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", &c, reduce_config_names, &o));
+    assert_int_equal(o.path, PTXKIT_PATH_JIT);
+    assert_int_equal(o.load_op, PTXKIT_LOAD_CS);
+    assert_int_equal(o.block_size, 512);
+    assert_int_equal(o.vector_bytes, 8);
+    assert_int_equal(o.items_per_thread, 6);
+    assert_int_equal(o.blocks_per_sm, 3);
+    ptxkit_config back;
+    launch_options_to_config(&o, reduce_config_names, &back);
+    assert_int_equal(back.count, 6);
+    long long v = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&back, "loads_in_flight", &v));
+    assert_int_equal(v, 6);
+    /* scan reads vectors_per_thread and no blocks_per_sm */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, launch_options_from_config(NULL, "test", &c, scan_config_names, &o));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "loads_in_flight"));
+    ptxkit_config s = {0};
+    ptxkit_config_set(&s, "vectors_per_thread", 7);
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", &s, scan_config_names, &o));
+    assert_int_equal(o.items_per_thread, 7);
+    assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", NULL, scan_config_names, &o));
+    assert_int_equal(o.items_per_thread + o.block_size + o.vector_bytes + (int)o.path, 0); /* NULL: all defaults */
+    /* gemm's eight, and only those */
+    gemm_config g;
+    ptxkit_config t;
+    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &t);
+    assert_int_equal(t.count, 8);
+    assert_status(PTXKIT_SUCCESS, gemm_config_from(NULL, "test", &t, &g));
+    assert_true(g.bm == 64 && g.bn == 128 && g.bk == 8 && g.tm == 8 && g.tn == 8 && g.warps_m == 2 && g.stages == 4 &&
+                g.split_k == 6);
+    ptxkit_config_set(&t, "bm", -1);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, gemm_config_from(NULL, "test", &t, &g));
+    assert_non_null(strstr(ptxkit_last_error(NULL), "bm"));
+}
+
+/* The resolved configurations of reduce and scan, without a GPU: given
+ * values come back, absent ones are the built-in defaults (the tuning
+ * database off), errors are the calls'. */
+static void reduce_scan_config_get(void **state) {
+    (void)state;
+    setenv("PTXKIT_TUNE", "off", 1);
+    ptxkit_context *ctx = test_fake_context();
+    ptxkit_config in = {0}, out;
+    ptxkit_config_set(&in, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&in, "block_size", 256);
+    ptxkit_config_set(&in, "vector_bytes", 8);
+    ptxkit_config_set(&in, "loads_in_flight", 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1 << 20, &in, &out));
+    assert_int_equal(out.count, 6);
+    long long v = 0;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "path", &v));
+    assert_int_equal(v, PTXKIT_PATH_JIT);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, 256);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, 8);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "loads_in_flight", &v));
+    assert_int_equal(v, 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "blocks_per_sm", &v));
+    assert_int_equal(v, 0);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 77, NULL, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_BLOCK);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_VECTOR);
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 1, NULL, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, NULL));
+    ptxkit_config_set(&in, "loads_in_flight", 17); /* over REDUCE_MAX_UNROLL */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, &out));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "loads_in_flight"));
+
+    ptxkit_config sin = {0};
+    ptxkit_config_set(&sin, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&sin, "block_size", 128);
+    ptxkit_config_set(&sin, "vectors_per_thread", 3);
+    assert_status(PTXKIT_SUCCESS, ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1000, &sin, &out));
+    assert_int_equal(out.count, 5);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, 128);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vectors_per_thread", &v));
+    assert_int_equal(v, 3);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, SCAN_DEFAULT_VECTOR);
+    ptxkit_config_set(&sin, "loads_in_flight", 3); /* reduce's name */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1, &sin, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_config_get(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_UINT32, 1, NULL, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_config_get(NULL, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 1, NULL, &out));
+    unsetenv("PTXKIT_TUNE");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(supported_combinations), cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
-        cmocka_unit_test(private_calls),
+        cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve), cmocka_unit_test(reduce_scan_config_get),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

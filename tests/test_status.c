@@ -53,9 +53,9 @@ static void null_contexts(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_enter(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_leave(NULL));
-    int tile;
+    ptxkit_config used;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &tile, NULL, NULL));
+                  ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &used));
     assert_string_not_equal(ptxkit_last_error(NULL), "");
 }
 
@@ -77,7 +77,7 @@ static void open_without_gpu_says_why(void **state) {
 static void copy_arguments(void **state) {
     (void)state;
     ptxkit_context *ctx = test_fake_context();
-    ptxkit_launch_options o = {0};
+    ptxkit_config o = {0};
     /* n = 0 is a no-op even with NULL pointers */
     assert_status(PTXKIT_SUCCESS, ptxkit_copy(ctx, 0, 0, 0, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 0, 4096, 16, NULL, NULL));
@@ -87,22 +87,26 @@ static void copy_arguments(void **state) {
     assert_non_null(strstr(ptxkit_last_error(ctx), "overlap"));
     int bad_blocks[] = {-32, 1, 31, 48, 100, 2048, 4096};
     for (size_t i = 0; i < sizeof bad_blocks / sizeof bad_blocks[0]; i++) {
-        o.block_size = bad_blocks[i];
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&o, "block_size", bad_blocks[i]));
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-        assert_non_null(strstr(ptxkit_last_error(ctx), "block size"));
+        assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
     }
     ctx->info.max_threads_per_block = 512;
-    o.block_size = 1024;
+    ptxkit_config_set(&o, "block_size", 1024);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
     assert_non_null(strstr(ptxkit_last_error(ctx), "limit"));
-    o = (ptxkit_launch_options){.load_op = PTXKIT_LOAD_OP_COUNT};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    o = (ptxkit_launch_options){.load_op = (ptxkit_load_op)-1};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    o = (ptxkit_launch_options){.vector_bytes = 12};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    o = (ptxkit_launch_options){.path = (ptxkit_path)7};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    /* each out-of-range value is refused naming its parameter */
+    static const struct {
+        const char *name;
+        long long value;
+    } bad[] = {{"load_op", PTXKIT_LOAD_OP_COUNT}, {"load_op", -1},     {"vector_bytes", 12}, {"path", 7},
+               {"unroll", 65},                    {"unroll", -1},      {"blocks_per_sm", 65}, {"vector_bytes", 1LL << 32}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o = (ptxkit_config){0};
+        ptxkit_config_set(&o, bad[i].name, bad[i].value);
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+        assert_non_null(strstr(ptxkit_last_error(ctx), bad[i].name));
+    }
 }
 
 static void memory_arguments(void **state) {
@@ -147,14 +151,42 @@ static void error_messages_are_per_context(void **state) {
 }
 
 /* Fields a later header may add live in `reserved`: set ones are refused,
- * never ignored. */
+ * never ignored; so is a configuration parameter the op does not read (a
+ * name from another op, or from a later release). */
 static void reserved_fields_must_be_zero(void **state) {
     (void)state;
     ptxkit_context *ctx = test_fake_context();
-    ptxkit_launch_options o = {0};
-    o.reserved[3] = 1;
+    ptxkit_config o = {0};
+    ptxkit_config_set(&o, "loads_in_flight", 4); /* reduce's, not copy's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "loads_in_flight"));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "unknown parameter"));
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "bm", 64); /* gemm's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "bm"));
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "block_size", 64);
+    ptxkit_config_set(&o, "tile", 64); /* transpose's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "tile"));
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "blocks_per_sm", 2); /* scan has one block per tile */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, &o, NULL));
+    o = (ptxkit_config){.count = PTXKIT_CONFIG_MAX_PARAMS + 1};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "tile", 48);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_transpose(ctx, PTXKIT_FLOAT32, 8192, 4096, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "tile"));
+    o = (ptxkit_config){0};
+    ptxkit_config_set(&o, "BM", 64); /* the database's spelling, not the call's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0,
+                                                             4096, 4, 8192, 4, 0.0, 16384, 4, &o, NULL));
+    assert_non_null(strstr(ptxkit_last_error(ctx), "BM"));
     ptxkit_tune_options t = {0};
     t.reserved[0] = 7;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &t, NULL));

@@ -678,7 +678,7 @@ static void test_config_helpers(void **state) {
     char buf[128];
     tune_config_format(&c, buf, sizeof buf);
     assert_string_equal(buf, "block=512 items=8 vec=16 bpsm=- load=nc");
-    ptxkit_launch_options o = tune_config_options(&c);
+    launch_options o = tune_config_options(&c);
     assert_int_equal(o.path, PTXKIT_PATH_JIT);
     tune_config back = tune_config_from_options(&o);
     assert_true(tune_config_equal(&c, &back));
@@ -861,14 +861,14 @@ static void test_lookup_and_apply(void **state) {
     assert_false(tune_lookup(&ctx, "reduce", "sum.int32", 1 << 24, &c));
 
     /* apply fills only what the caller left at 0, and only for the JIT path */
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = 128};
+    launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = 128};
     tune_apply(&ctx, "reduce", "sum.float32", 1 << 24, &o);
     assert_int_equal(o.block_size, 128);
     assert_int_equal(o.items_per_thread, 8);
     assert_int_equal(o.vector_bytes, 16);
     assert_int_equal(o.load_op, PTXKIT_LOAD_NC);
     assert_int_equal(o.blocks_per_sm, 0);
-    ptxkit_launch_options ptx = {.path = PTXKIT_PATH_PTX};
+    launch_options ptx = {.path = PTXKIT_PATH_PTX};
     tune_apply(&ctx, "reduce", "sum.float32", 1 << 24, &ptx);
     assert_int_equal(ptx.block_size, 0);
     tune_apply(&ctx, "reduce", "sum.float32", 1 << 24, NULL);

@@ -12,10 +12,22 @@
 
 static char db_path[128];
 
+/* A parameter of a configuration read back (fails when absent). */
+static long long value_of(const ptxkit_config *c, const char *name) {
+    long long v = 0;
+    if (ptxkit_config_get(c, name, &v) != PTXKIT_SUCCESS) fail_msg("no parameter %s", name);
+    return v;
+}
+
 static ptxkit_tune_entry family_entry(void) {
     ptxkit_tune_entry e = {.cc = 90, .sm_count = 132, .driver = 13000, .nvrtc_major = 13, .nvrtc_minor = 0,
-                           .log2n = 24, .block_size = 256, .items_per_thread = 4, .vector_bytes = 16,
-                           .load_op = PTXKIT_LOAD_NC, .gbs = 2650.25, .default_gbs = 2500.5, .when = 1763850000};
+                           .log2n = 24, .gbs = 2650.25, .default_gbs = 2500.5, .when = 1763850000};
+    /* a launch-option family's five fields, by their database names */
+    ptxkit_config_set(&e.config, "block", 256);
+    ptxkit_config_set(&e.config, "items", 4);
+    ptxkit_config_set(&e.config, "vec", 16);
+    ptxkit_config_set(&e.config, "bpsm", 0);
+    ptxkit_config_set(&e.config, "load", PTXKIT_LOAD_NC);
     snprintf(e.device, sizeof e.device, "GPU A");
     snprintf(e.library, sizeof e.library, "0.2.0");
     snprintf(e.family, sizeof e.family, "reduce");
@@ -27,13 +39,9 @@ static ptxkit_tune_entry tunable_entry(void) {
     ptxkit_tune_entry e = family_entry();
     snprintf(e.family, sizeof e.family, "myapp.stencil");
     snprintf(e.variant, sizeof e.variant, "-");
-    e.block_size = e.items_per_thread = e.vector_bytes = 0;
-    e.load_op = PTXKIT_LOAD_DEFAULT;
-    e.param_count = 2;
-    snprintf(e.param_names[0], sizeof e.param_names[0], "TILE");
-    e.param_values[0] = 32;
-    snprintf(e.param_names[1], sizeof e.param_names[1], "BIG");
-    e.param_values[1] = 9007199254740993LL;   /* beyond a double's integers */
+    e.config = (ptxkit_config){0};
+    ptxkit_config_set(&e.config, "TILE", 32);
+    ptxkit_config_set(&e.config, "BIG", 9007199254740993LL); /* beyond a double's integers */
     e.when = 1763850001;
     return e;
 }
@@ -65,12 +73,10 @@ static void path_read_merge(void **state) {
         assert_string_equal(got[i].variant, want->variant);
         assert_int_equal(got[i].cc, 90);
         assert_int_equal(got[i].log2n, 24);
-        assert_int_equal(got[i].block_size, want->block_size);
-        assert_int_equal(got[i].load_op, want->load_op);
-        assert_int_equal(got[i].param_count, want->param_count);
-        for (int p = 0; p < want->param_count; p++) {
-            assert_string_equal(got[i].param_names[p], want->param_names[p]);
-            assert_true(got[i].param_values[p] == want->param_values[p]);
+        assert_int_equal(got[i].config.count, want->config.count); /* the same names, in the same order */
+        for (int p = 0; p < want->config.count; p++) {
+            assert_string_equal(got[i].config.params[p].name, want->config.params[p].name);
+            assert_true(got[i].config.params[p].value == want->config.params[p].value);
         }
         assert_true(got[i].gbs == want->gbs && got[i].when == want->when);
     }
@@ -95,14 +101,14 @@ static void path_read_merge(void **state) {
         if (b == 0) bad[1].family[0] = 0;
         if (b == 1) snprintf(bad[1].variant, sizeof bad[1].variant, "a\tb");
         if (b == 2) bad[1].reserved[3] = 1;
-        if (b == 3) bad[1].param_count = PTXKIT_TUNE_MAX_PARAMS + 1;
-        if (b == 4) bad[1].load_op = (ptxkit_load_op)99;
+        if (b == 3) bad[1].config.count = PTXKIT_TUNE_MAX_PARAMS + 1;
+        if (b == 4) ptxkit_config_set(&bad[1].config, "load", 99);
         if (b == 5) bad[1].when = -5;
         if (b == 6) bad[1].default_gbs = 5e9;
         if (b == 7) bad[1].gbs = -1;
         if (b == 8) bad[1].gbs = NAN;
         if (b == 9) bad[1].when = 253402300800LL;
-        if (b == 10) bad[1].block_size = 100;
+        if (b == 10) ptxkit_config_set(&bad[1].config, "block", 100);
         if (b == 11) bad[1].log2n = 64;
         if (b == 12) bad[1].cc = -1;
         if (ptxkit_tune_db_merge(NULL, bad, 2, &total, NULL, 0) != PTXKIT_ERROR_INVALID_ARGUMENT)
@@ -171,9 +177,9 @@ static void record_read(void **state) {
     assert_string_equal(lines[0].key.variant, "sum.float32");
     assert_int_equal(lines[0].key.cc, 90);
     assert_true(lines[0].code == a.code && lines[0].n == a.n);
-    assert_int_equal(lines[0].param_count, 2);
-    assert_string_equal(lines[0].param_names[1], "items");
-    assert_true(lines[0].param_values[0] == 256);
+    assert_int_equal(lines[0].config.count, 2);
+    assert_string_equal(lines[0].config.params[1].name, "items");
+    assert_true(value_of(&lines[0].config, "block") == 256);
     assert_int_equal(lines[0].outcome, PTXKIT_TUNE_OK);
     assert_string_equal(ptxkit_tune_outcome_name(lines[0].outcome), "ok");
     assert_int_equal(lines[1].outcome, PTXKIT_TUNE_FAILED);
@@ -215,11 +221,8 @@ static void record_append(void **state) {
     snprintf(l->key.variant, sizeof l->key.variant, "sum.int32");
     l->code = 0xfedcba9876543210ULL;
     l->n = 3u << 20;
-    l->param_count = 2;
-    snprintf(l->param_names[0], sizeof l->param_names[0], "block");
-    l->param_values[0] = 512;
-    snprintf(l->param_names[1], sizeof l->param_names[1], "items");
-    l->param_values[1] = 8;
+    ptxkit_config_set(&l->config, "block", 512);
+    ptxkit_config_set(&l->config, "items", 8);
     l->outcome = PTXKIT_TUNE_OK;
     l->ms = 0.125;
     l->gbs = 100.25;
@@ -237,20 +240,20 @@ static void record_append(void **state) {
     assert_int_equal(ignored, 0);
     assert_string_equal(got[0].key.device, "GPU B");
     assert_string_equal(got[0].key.variant, "sum.int32");
-    assert_true(got[0].code == l->code && got[0].n == l->n && got[0].param_values[0] == 512);
+    assert_true(got[0].code == l->code && got[0].n == l->n && value_of(&got[0].config, "block") == 512);
     assert_true(got[0].ms == 0.125 && got[0].gbs == 100.25 && got[0].samples == 7 && got[0].when == l->when);
     assert_string_equal(got[0].note, l->note);
     assert_int_equal(got[1].outcome, PTXKIT_TUNE_WRONG);
     ptxkit_tune_record_free(got);
     /* a bad line anywhere: nothing written */
     ptxkit_tune_record_line bad[2] = {lines[0], lines[0]};
-    snprintf(bad[1].param_names[0], sizeof bad[1].param_names[0], "bad name");
+    snprintf(bad[1].config.params[0].name, sizeof bad[1].config.params[0].name, "bad name");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
     bad[1] = lines[0];
     bad[1].key.family[0] = 0;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
     bad[1] = lines[0];
-    bad[1].param_count = PTXKIT_TUNE_MAX_PARAMS + 1;
+    bad[1].config.count = PTXKIT_TUNE_MAX_PARAMS + 1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_append(record, bad, 2));
     bad[1] = lines[0];
     bad[1].key.variant[0] = 0;

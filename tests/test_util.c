@@ -113,3 +113,25 @@ void test_run_child(const char *flag) {
     assert_true(WIFEXITED(status));
     if (WEXITSTATUS(status) != 0) fail_msg("the %s child exited %d (its stderr says why)", flag, WEXITSTATUS(status));
 }
+
+static const ptxkit_config *test_config(const launch_options *o, const char *items, ptxkit_config *buf) {
+    memset(buf, 0, sizeof *buf);
+    if (!o) return NULL;
+    if (o->path) ptxkit_config_set(buf, "path", o->path);
+    if (o->load_op) ptxkit_config_set(buf, "load_op", o->load_op);
+    if (o->block_size) ptxkit_config_set(buf, "block_size", o->block_size);
+    if (o->vector_bytes) ptxkit_config_set(buf, "vector_bytes", o->vector_bytes);
+    /* a field the op has no name for still goes, so that the op refuses it */
+    if (o->items_per_thread) ptxkit_config_set(buf, items ? items : "items_per_thread", o->items_per_thread);
+    if (o->blocks_per_sm) ptxkit_config_set(buf, "blocks_per_sm", o->blocks_per_sm);
+    return buf;
+}
+
+const ptxkit_config *test_reduce_config(const launch_options *o, ptxkit_config *buf) {
+    return test_config(o, "loads_in_flight", buf);
+}
+const ptxkit_config *test_scan_config(const launch_options *o, ptxkit_config *buf) {
+    return test_config(o, "vectors_per_thread", buf);
+}
+const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *buf) { return test_config(o, "unroll", buf); }
+const ptxkit_config *test_ladder_config(const launch_options *o, ptxkit_config *buf) { return test_config(o, NULL, buf); }

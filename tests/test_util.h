@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 
 /* Exit code meson reads as "skipped". */
 #define TEST_SKIP_EXIT 77
@@ -57,5 +58,19 @@ void test_fill_random(void *buf, size_t bytes, uint64_t *state);
 /* Sizes every kernel test covers: 0, 1, primes, 2^k - 1, 2^k + 1, large. */
 extern const size_t test_awkward_sizes[];
 extern const size_t test_awkward_size_count;
+
+/* The GPU tests keep the fields an op resolves a configuration to
+ * (launch_options, runtime/launch.h) and hand each public op the
+ * ptxkit_config of the same values, under that op's names (reduce:
+ * items_per_thread is "loads_in_flight", scan: "vectors_per_thread", copy:
+ * "unroll"; the ladders read none). Returns buf, filled. */
+const ptxkit_config *test_reduce_config(const launch_options *o, ptxkit_config *buf);
+const ptxkit_config *test_scan_config(const launch_options *o, ptxkit_config *buf);
+const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *buf);
+const ptxkit_config *test_ladder_config(const launch_options *o, ptxkit_config *buf);
+#define REDUCE_CONFIG(o) test_reduce_config((o), &(ptxkit_config){0})
+#define SCAN_CONFIG(o) test_scan_config((o), &(ptxkit_config){0})
+#define COPY_CONFIG(o) test_copy_config((o), &(ptxkit_config){0})
+#define LADDER_CONFIG(o) test_ladder_config((o), &(ptxkit_config){0})
 
 #endif

@@ -26,7 +26,7 @@ static int copy_vector_width(ptxkit_dptr dst, ptxkit_dptr src, int requested) {
 
 /* The kernel and shape of a copy: tuned options, the vector width the
  * pointers' relative alignment allows, the kernel and its block. */
-static ptxkit_status copy_resolve(ptxkit_context *ctx, ptxkit_launch_options opt, uint64_t alignment, size_t bytes,
+static ptxkit_status copy_resolve(ptxkit_context *ctx, launch_options opt, uint64_t alignment, size_t bytes,
                                   launch_memo_value *out) {
     tune_apply(ctx, "copy", "bytes", bytes, &opt);
     int width = copy_vector_width(alignment, 0, opt.vector_bytes ? opt.vector_bytes : COPY_DEFAULT_VECTOR);
@@ -50,9 +50,13 @@ static ptxkit_status copy_resolve(ptxkit_context *ctx, ptxkit_launch_options opt
     return st;
 }
 
-ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
-                          const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    ptxkit_launch_options opt;
+/* ptxkit_copy's parameters (ptxkit.h); "unroll" is copy.cu's UNROLL. */
+static const config_name copy_names[] = {
+    CONFIG_NAMES_COMMON, {"unroll", LAUNCH_ITEMS}, {"blocks_per_sm", LAUNCH_BLOCKS_PER_SM}, {NULL, 0}};
+
+static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                              const launch_options *options, ptxkit_stream *stream) {
+    launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
     if (bytes == 0) return PTXKIT_SUCCESS;
@@ -121,10 +125,17 @@ static int fam_copy_registers(const tune_variant *v, const tune_config *c) {
     return 20 + unroll * vec / 4;
 }
 
+ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                          const ptxkit_config *config, ptxkit_stream *stream) {
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_copy", config, copy_names, &o);
+    return st == PTXKIT_SUCCESS ? copy_run(ctx, dst, src, bytes, &o, stream) : st;
+}
+
 static ptxkit_status fam_copy_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                              const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                              const launch_options *options, ptxkit_stream *stream) {
     (void)v;
-    return ptxkit_copy(ctx, out, in, n, options, stream);
+    return copy_run(ctx, out, in, n, options, stream);
 }
 
 /* The injected constants that carry tuner parameters. */
@@ -134,6 +145,10 @@ static const family_define copy_defines[] = {
     {"LOAD_OP", TUNE_LOAD},
     {NULL, 0},
 };
+
+static void fam_copy_public_config(const launch_options *o, ptxkit_config *out) {
+    launch_options_to_config(o, copy_names, out);
+}
 
 const family_desc copy_family = {
     .name = "copy",
@@ -158,5 +173,6 @@ const family_desc copy_family = {
     .in_bytes = fam_copy_bytes,
     .out_bytes = fam_copy_bytes,
     .bytes_moved = fam_copy_moved,
+    .public_config = fam_copy_public_config,
     .run = fam_copy_run,
 };

@@ -183,7 +183,7 @@ static ptxkit_status check_config(ptxkit_context *ctx, const gemm_switches *sw, 
     return PTXKIT_SUCCESS;
 }
 
-static bool tiles_zero(const ptxkit_gemm_tiles *t) {
+static bool tiles_zero(const gemm_config *t) {
     return !t || (!t->bm && !t->bn && !t->bk && !t->tm && !t->tn && !t->warps_m && !t->stages && !t->split_k);
 }
 
@@ -204,17 +204,15 @@ static bool config_from_entry(const tune_db_entry *e, gemm_config *c) {
 }
 
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
-                           size_t k, const ptxkit_gemm_tiles *tiles, gemm_config *out, bool *tuned) {
+                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned) {
     if (tuned) *tuned = false;
     int kind = gemm_kind_of(type, &ctx->info, sw);
-    if (tiles && !RESERVED_ZERO(tiles))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: reserved tile fields are set");
     if (!tiles_zero(tiles)) {
-        gemm_config c = gemm_config_of(tiles);
+        gemm_config c = *tiles;
         if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.warps_m || !c.stages)
             return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_gemm: tiles are given whole (bm, bn, bk, tm, tn, warps_m, stages) or not at "
-                                "all (only split_k may be 0)");
+                                "ptxkit_gemm: a configuration is given whole (bm, bn, bk, tm, tn, warps_m, stages) "
+                                "or not at all (only split_k may be absent)");
         char why[256];
         if (!gemm_config_check(kind, sw, &c, NULL, why, sizeof why))
             return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s%s", why,
@@ -241,7 +239,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_
 }
 
 ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
-                                 ptxkit_gemm_tiles *out, int *tuned) {
+                                     ptxkit_config *out, int *tuned) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: context is NULL");
     if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_config_get: out is NULL");
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
@@ -254,13 +252,13 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
     ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db);
     if (st != PTXKIT_SUCCESS) return st;
     c.split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
-    *out = gemm_tiles_of(&c);
+    gemm_config_to(&c, out);
     if (tuned) *tuned = from_db;
     return PTXKIT_SUCCESS;
 }
 
 ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                           const ptxkit_gemm_tiles *tiles) {
+                           const gemm_config *tiles) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm_prepare: context is NULL");
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "gemm_prepare: type %d", (int)type);
@@ -286,7 +284,7 @@ static bool vector_ok(ptxkit_dptr p, size_t ld, size_t elem) { return p % 16 == 
 /* ptxkit_gemm, or with launch false everything but the launches. */
 static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                    size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
-                                   size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                                   size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles,
                                    ptxkit_stream *stream, bool launch, bool capturing) {
     gemm_call g;
     ptxkit_status st = check_args(ctx, &g, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
@@ -367,8 +365,18 @@ done:
 
 ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
-                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles,
+                          double beta, ptxkit_dptr c, size_t ldc, const ptxkit_config *config,
                           ptxkit_stream *stream) {
+    gemm_config tiles;
+    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm", config, &tiles);
+    return st == PTXKIT_SUCCESS ? gemm_run(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &tiles,
+                                           stream)
+                                : st;
+}
+
+ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
+                       size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
+                       double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles, ptxkit_stream *stream) {
     capture_guard guard;
     ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
     if (st != PTXKIT_SUCCESS) return st;
@@ -380,7 +388,7 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
 
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
-                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles) {
+                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles) {
     return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false,
                          false);
 }
@@ -400,7 +408,7 @@ const family_desc gemm_family = {
 
 /* ---- public: the sweep, preparing ahead, the split ---------------------- */
 
-ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out, int capacity,
+ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_config *out, int capacity,
                                       int *count) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: context is NULL");
     if (!count) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_sweep_tiles: count is NULL");
@@ -413,29 +421,33 @@ ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, pt
     int n;
     gemm_switches sw = gemm_switches_get(ctx);
     const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &ctx->info, &sw), &n);
-    for (int i = 0; i < n && i < capacity; i++) out[i] = gemm_tiles_of(&list[i]);
+    for (int i = 0; i < n && i < capacity; i++) gemm_config_to(&list[i], &out[i]);
     *count = n;
     return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                                  const ptxkit_gemm_tiles *tiles) {
+                                  const ptxkit_config *config) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: context is NULL");
     if ((op_a != PTXKIT_GEMM_N && op_a != PTXKIT_GEMM_T) || (op_b != PTXKIT_GEMM_N && op_b != PTXKIT_GEMM_T))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: operand ops %d, %d", (int)op_a,
                             (int)op_b);
-    return gemm_prepare(ctx, type, op_a, op_b, tiles);
+    gemm_config tiles;
+    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_prepare", config, &tiles);
+    return st == PTXKIT_SUCCESS ? gemm_prepare(ctx, type, op_a, op_b, &tiles) : st;
 }
 
-ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
+ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
                                   int *split_k) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: context is NULL");
-    if (!tiles || !split_k)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles or split_k is NULL");
-    if (tiles->bm <= 0 || tiles->bn <= 0 || tiles->bk <= 0 || tiles->split_k < 0)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: tiles %dx%dx%d split %d", tiles->bm,
-                            tiles->bn, tiles->bk, tiles->split_k);
-    gemm_config c = gemm_config_of(tiles);
+    if (!config || !split_k)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: config or split_k is NULL");
+    gemm_config c;
+    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_split_k", config, &c);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (c.bm <= 0 || c.bn <= 0 || c.bk <= 0)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: block tile %dx%dx%d (bm, bn, bk "
+                            "must be set)", c.bm, c.bn, c.bk);
     *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
     return PTXKIT_SUCCESS;
 }

@@ -20,19 +20,25 @@
  * the database. Records and returns INVALID_ARGUMENT for tiles that are
  * not a configuration. */
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
-                           size_t k, const ptxkit_gemm_tiles *tiles, gemm_config *out, bool *tuned);
+                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned);
 
 /* Compiles and loads the kernels a configuration runs for these operand
  * layouts without launching them (the tuner compiles ahead with it). */
 ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                           const ptxkit_gemm_tiles *tiles);
+                           const gemm_config *tiles);
+
+/* ptxkit_gemm with the configuration read (tiles NULL or all zero: tuned
+ * or built-in). */
+ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
+                       size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
+                       double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles, ptxkit_stream *stream);
 
 /* Compiles and loads what ptxkit_gemm would launch for these arguments
  * (the same checks, configuration, split and alignment), without
  * launching: the tests warm their kernels from several threads with it. */
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
-                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const ptxkit_gemm_tiles *tiles);
+                                size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles);
 
 /* The tensor-core kernel (gemm_dmma.c) for a configuration, the operands'
  * layouts and alignment, under the context's switches sw. */

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gemm/gemm_config.h"
 #include "runtime/context.h"
@@ -80,15 +81,36 @@ const char *gemm_class_name(gemm_class c) {
     return (unsigned)c < GEMM_CLASS_COUNT ? names[c] : NULL;
 }
 
-ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c) {
-    ptxkit_gemm_tiles t = {0};
-    t.bm = c->bm, t.bn = c->bn, t.bk = c->bk, t.tm = c->tm, t.tn = c->tn;
-    t.warps_m = c->warps_m, t.stages = c->stages, t.split_k = c->split_k;
-    return t;
+static const char *const config_names[8] = {"bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k"};
+
+ptxkit_status gemm_config_from(ptxkit_context *ctx, const char *who, const ptxkit_config *in, gemm_config *out) {
+    memset(out, 0, sizeof *out);
+    if (!in) return PTXKIT_SUCCESS;
+    if (in->count < 0 || in->count > PTXKIT_CONFIG_MAX_PARAMS)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: configuration count %d is out of range", who,
+                            in->count);
+    int *fields[8] = {&out->bm, &out->bn, &out->bk, &out->tm, &out->tn, &out->warps_m, &out->stages, &out->split_k};
+    for (int i = 0; i < in->count; i++) {
+        const ptxkit_config_param *p = &in->params[i];
+        int f = 0;
+        while (f < 8 && strncmp(p->name, config_names[f], PTXKIT_CONFIG_NAME_SIZE) != 0) f++;
+        if (f == 8)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "%s: unknown parameter \"%.*s\" (it reads bm, bn, bk, tm, tn, warps_m, stages, split_k)",
+                                who, PTXKIT_CONFIG_NAME_SIZE - 1, p->name);
+        long long max = f == 7 ? GEMM_MAX_SPLIT_K : 1024;
+        if (p->value < 0 || p->value > max)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: parameter %s = %lld is not in [0, %lld]", who,
+                                config_names[f], p->value, max);
+        *fields[f] = (int)p->value;
+    }
+    return PTXKIT_SUCCESS;
 }
 
-gemm_config gemm_config_of(const ptxkit_gemm_tiles *t) {
-    return (gemm_config){t->bm, t->bn, t->bk, t->tm, t->tn, t->warps_m, t->stages, t->split_k};
+void gemm_config_to(const gemm_config *c, ptxkit_config *out) {
+    const int values[8] = {c->bm, c->bn, c->bk, c->tm, c->tn, c->warps_m, c->stages, c->split_k};
+    memset(out, 0, sizeof *out);
+    for (int f = 0; f < 8; f++) ptxkit_config_set(out, config_names[f], values[f]);
 }
 
 void gemm_config_format(const gemm_config *c, char *buf, size_t size) {

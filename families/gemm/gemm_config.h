@@ -14,7 +14,8 @@
 #include "ptxkit.h"
 
 /* A tile configuration of gemm.cu and gemm_dmma.cu:
- * ptxkit_gemm_tiles without its reserved fields. The warp tile follows:
+ * what ptxkit_gemm's configuration names bm .. split_k (all zero: tuned or
+ * built-in). The warp tile follows:
  * (bm / tm) x (bn / tn) threads in warps of 32, warps_m of them along M, so
  * WM = bm / warps_m and WN = bn / (warps / warps_m); a warp's 32 lanes then
  * tile WM x WN with tm x tn. On the tensor cores (GEMM_F64_TC) tm x tn is
@@ -115,9 +116,13 @@ const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
  * k-tiles long. */
 int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count);
 
-/* Tiles from a configuration, and back. */
-ptxkit_gemm_tiles gemm_tiles_of(const gemm_config *c);
-gemm_config gemm_config_of(const ptxkit_gemm_tiles *t);
+/* A caller's ptxkit_config (NULL: all zero) read by ptxkit_gemm's names
+ * "bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k":
+ * INVALID_ARGUMENT naming `who` and the parameter for another name or a
+ * value out of [0, 1024] (split_k [0, GEMM_MAX_SPLIT_K]). And back: every
+ * field, zeros included (split_k 0: chosen by shape). */
+ptxkit_status gemm_config_from(ptxkit_context *ctx, const char *who, const ptxkit_config *in, gemm_config *out);
+void gemm_config_to(const gemm_config *c, ptxkit_config *out);
 
 /* "128x128x8 t8x8 w4 s4 k1" (split 0 prints as "k-"). */
 void gemm_config_format(const gemm_config *c, char *buf, size_t size);

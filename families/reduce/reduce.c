@@ -105,7 +105,7 @@ static const stream_scratch_client reduce_scratch = {"reduce", REDUCE_SLOTS, 0};
 /* ---- configuration ------------------------------------------------------ */
 
 typedef struct reduce_config {
-    ptxkit_launch_options opt; /* validated, tuned values filled in */
+    launch_options opt; /* validated, tuned values filled in */
     const char *suffix;
     ptxkit_reduce_op kernel_op;
     ptxkit_dtype kernel_type;
@@ -118,7 +118,7 @@ typedef struct reduce_config {
  * vector loads in flight per thread (VEC_UNROLL), as for copy. The
  * precompiled PTX is fixed at the defaults. */
 static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                      const ptxkit_launch_options *options, reduce_config *c) {
+                                      const launch_options *options, reduce_config *c) {
     ptxkit_status st = check_launch_options(ctx, options, &c->opt);
     if (st != PTXKIT_SUCCESS) return st;
     c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
@@ -129,7 +129,7 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
     snprintf(variant, sizeof variant, "%s.%s", ptxkit_reduce_op_name(c->kernel_op), ptxkit_dtype_name(c->kernel_type));
     tune_apply(ctx, "reduce", variant, n, &c->opt);
     /* A database entry is data from disk: validate what it gave. */
-    ptxkit_launch_options checked;
+    launch_options checked;
     if ((st = check_launch_options(ctx, &c->opt, &checked)) != PTXKIT_SUCCESS) return st;
     int elem = (int)ptxkit_dtype_size(c->kernel_type);
     c->vector_bytes = c->opt.vector_bytes ? c->opt.vector_bytes : REDUCE_DEFAULT_VECTOR;
@@ -139,14 +139,14 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
     c->unroll = c->opt.items_per_thread ? c->opt.items_per_thread : REDUCE_DEFAULT_UNROLL;
     if (c->unroll > REDUCE_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "reduce: %d vector loads in flight per thread (items_per_thread) is more than %d",
+                            "reduce: %d vector loads in flight per thread (loads_in_flight) is more than %d",
                             c->unroll, REDUCE_MAX_UNROLL);
     /* tune_apply leaves the PTX path alone: a shape other than the PTX's is the caller's */
     if (!options_use_jit(&c->opt) &&
         (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "reduce: the precompiled PTX is built for %d-byte loads, %d in flight per thread; other "
-                            "vector widths and items per thread need the JIT path",
+                            "vector widths and loads in flight need the JIT path",
                             REDUCE_DEFAULT_VECTOR, REDUCE_DEFAULT_UNROLL);
     return PTXKIT_SUCCESS;
 }
@@ -166,7 +166,7 @@ static ptxkit_status reduce_kernel(ptxkit_context *ctx, reduce_config *c, ptxkit
 /* The slow path of a call (context current): tuned options, the kernel
  * (compiled or loaded if needed) and the wave of resident blocks. */
 static ptxkit_status reduce_resolve(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                    const ptxkit_launch_options *options, launch_memo_value *out) {
+                                    const launch_options *options, launch_memo_value *out) {
     reduce_config c;
     ptxkit_status st = reduce_configure(ctx, op, type, n, options, &c);
     if (st == PTXKIT_SUCCESS) st = reduce_kernel(ctx, &c, &out->kernel, &out->block);
@@ -178,7 +178,7 @@ static ptxkit_status reduce_resolve(ptxkit_context *ctx, ptxkit_reduce_op op, pt
 }
 
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                             const ptxkit_launch_options *options) {
+                             const launch_options *options) {
     /* Arguments as a call would have them: any aligned output, no input. */
     ptxkit_status st = reduce_check_args(ctx, "reduce_prepare", op, type, 0, 0, 64);
     if (st != PTXKIT_SUCCESS) return st;
@@ -193,13 +193,13 @@ ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dt
 }
 
 ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
-                         ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream,
+                         ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
                          reduce_passes passes) {
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce", op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     if ((unsigned)passes > REDUCE_PASSES_TWO)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: unknown pass count %d", (int)passes);
-    ptxkit_launch_options opt;
+    launch_options opt;
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
     const long long selectors[2] = {op, type};
     launch_memo_key key = launch_memo_key_for(&reduce_scratch, &opt, selectors, 2, n);
@@ -259,19 +259,61 @@ done:
     return st;
 }
 
+/* ptxkit_reduce's parameters (ptxkit.h): "loads_in_flight" is reduce.cu's
+ * VEC_UNROLL, vector loads in flight per thread. */
+const config_name reduce_config_names[] = {
+    CONFIG_NAMES_COMMON, {"loads_in_flight", LAUNCH_ITEMS}, {"blocks_per_sm", LAUNCH_BLOCKS_PER_SM}, {NULL, 0}};
+
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
-                            ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return reduce_run(ctx, op, type, in, n, out, options, stream, REDUCE_PASSES_AUTO);
+                            ptxkit_dptr in, size_t n, const ptxkit_config *config, ptxkit_stream *stream) {
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_reduce", config, reduce_config_names, &o);
+    return st == PTXKIT_SUCCESS ? reduce_run(ctx, op, type, in, n, out, &o, stream, REDUCE_PASSES_AUTO) : st;
+}
+
+/* Resolution without a kernel: auto-tuning is paused (a question must not
+ * start a tuning run); the PTX path's block is the default it is
+ * generated with (reduce_defaults.h). */
+ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                       const ptxkit_config *config, ptxkit_config *out) {
+    static const char who[] = "ptxkit_reduce_config_get";
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, reduce_config_names, &o);
+    if (st == PTXKIT_SUCCESS) st = reduce_check_args(ctx, who, op, type, 0, 0, 64);
+    if (st != PTXKIT_SUCCESS) return st;
+    reduce_config c;
+    tune_auto_pause(true);
+    st = reduce_configure(ctx, op, type, n, &o, &c);
+    tune_auto_pause(false);
+    if (st != PTXKIT_SUCCESS) return st;
+    const bool jit = options_use_jit(&c.opt);
+    if (!jit && c.opt.block_size && c.opt.block_size != REDUCE_DEFAULT_BLOCK)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX is built for %d threads per block, not %d: use the JIT path", who,
+                            REDUCE_DEFAULT_BLOCK, c.opt.block_size);
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "path", jit ? PTXKIT_PATH_JIT : PTXKIT_PATH_PTX);
+    ptxkit_config_set(out, "load_op", c.opt.load_op);
+    ptxkit_config_set(out, "block_size", c.opt.block_size ? c.opt.block_size : REDUCE_DEFAULT_BLOCK);
+    ptxkit_config_set(out, "vector_bytes", c.vector_bytes);
+    ptxkit_config_set(out, "loads_in_flight", c.unroll);
+    ptxkit_config_set(out, "blocks_per_sm", c.opt.blocks_per_sm);
+    return PTXKIT_SUCCESS;
 }
 
 /* Synchronous convenience: a small device buffer per call takes the result
  * (a call that waits for its result can afford the allocation). */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
-                                    ptxkit_dptr in, size_t n, const ptxkit_launch_options *options) {
+                                    ptxkit_dptr in, size_t n, const ptxkit_config *config) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: context is NULL");
     if (!result) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_to_host: result is NULL");
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_reduce_to_host", config, reduce_config_names, &o);
+    if (st != PTXKIT_SUCCESS) return st;
+    const launch_options *options = &o;
     /* Check the arguments before allocating (a dummy aligned output). */
-    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
+    st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
     if (st == PTXKIT_SUCCESS) st = capture_thread_refuse(ctx, "ptxkit_reduce_to_host");
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
@@ -366,13 +408,13 @@ static int fam_reduce_shared(const tune_variant *v, const tune_config *c) {
 }
 
 static ptxkit_status fam_reduce_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
-                                           const ptxkit_launch_options *options) {
+                                           const launch_options *options) {
     return reduce_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
 }
 
 static ptxkit_status fam_reduce_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                                const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return ptxkit_reduce(ctx, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
+                                const launch_options *options, ptxkit_stream *stream) {
+    return reduce_run(ctx, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream, REDUCE_PASSES_AUTO);
 }
 
 /* The injected constants that carry tuner parameters. */
@@ -383,6 +425,10 @@ static const family_define reduce_defines[] = {
     {"LOAD_OP", TUNE_LOAD},
     {NULL, 0},
 };
+
+static void fam_reduce_public_config(const launch_options *o, ptxkit_config *out) {
+    launch_options_to_config(o, reduce_config_names, out);
+}
 
 const family_desc reduce_family = {
     .name = "reduce",
@@ -409,9 +455,16 @@ const family_desc reduce_family = {
     .out_bytes = fam_reduce_out_bytes,
     .bytes_moved = fam_reduce_moved,
     .prepare = fam_reduce_prepare_kernel,
+    .public_config = fam_reduce_public_config,
     .run = fam_reduce_run,
 };
 
-int ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
-    return (unsigned)op < PTXKIT_REDUCE_OP_COUNT && (unsigned)type < PTXKIT_DTYPE_COUNT && reduce_supported(op, type);
+ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+    if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_supported: operator %d or type %d is out of range",
+                            (int)op, (int)type);
+    if (!reduce_supported(op, type))
+        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_reduce: %s of %s is not provided", ptxkit_reduce_op_name(op),
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
 }

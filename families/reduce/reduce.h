@@ -7,6 +7,7 @@
 
 #include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
 #include "family.h"
+#include "runtime/launch.h"
 #include "ptxkit.h"
 
 enum {
@@ -24,15 +25,19 @@ bool reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 typedef enum reduce_passes { REDUCE_PASSES_AUTO = 0, REDUCE_PASSES_ONE, REDUCE_PASSES_TWO } reduce_passes;
 
 /* ptxkit_reduce with the number of launches chosen by the caller. */
+/* ptxkit_reduce's parameter names (ptxkit_private_reduce_passes and the
+ * sharded reduce read the same). */
+extern const config_name reduce_config_names[];
+
 ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
-                         ptxkit_dptr out, const ptxkit_launch_options *options, ptxkit_stream *stream,
+                         ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
                          reduce_passes passes);
 
 /* Loads (compiling if needed) the production kernel of (op, type) for
  * these options without launching it: the tests warm the kernel cache
  * with it from several threads. */
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                             const ptxkit_launch_options *options);
+                             const launch_options *options);
 
 /* Argument checks shared with scan: enums, support, pointer
  * alignment and overflow. Records and returns the failure. */

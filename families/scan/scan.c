@@ -2,6 +2,7 @@
  * decoupled look-back. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reduce/reduce.h"
 #include "scan/scan.h"
@@ -159,7 +160,7 @@ ptxkit_status scan_debug_set_epoch(ptxkit_context *ctx, unsigned epoch) {
 /* ---- configuration ------------------------------------------------------ */
 
 typedef struct scan_config {
-    ptxkit_launch_options opt; /* validated, tuned values filled in */
+    launch_options opt; /* validated, tuned values filled in */
     const char *suffix;
     ptxkit_reduce_op kernel_op;
     ptxkit_dtype kernel_type;
@@ -179,7 +180,7 @@ static size_t staged_tile_bytes(int block, const scan_config *c) {
 /* The staged kernel needs the JIT path on sm_90 or later (the bulk copy
  * engine); it is wanted by SCAN_DEFAULT_STAGED unless the experiment
  * switch says otherwise. */
-static bool staged_hardware(const ptxkit_context *ctx, const ptxkit_launch_options *opt) {
+static bool staged_hardware(const ptxkit_context *ctx, const launch_options *opt) {
     return options_use_jit(opt) && ctx->info.cc_major >= 9;
 }
 static bool staged_wanted(const scan_experiment *x) {
@@ -218,7 +219,7 @@ static ptxkit_status scan_choose_kernel(ptxkit_context *ctx, scan_config *c, con
  * else 512 x 6. The precompiled PTX is fixed at 512 threads x 4 vectors of
  * 16 bytes. */
 static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                    const ptxkit_launch_options *options, const scan_experiment *x, scan_config *c) {
+                                    const launch_options *options, const scan_experiment *x, scan_config *c) {
     ptxkit_status st = check_launch_options(ctx, options, &c->opt);
     if (st != PTXKIT_SUCCESS) return st;
     c->suffix = reduce_kernel_suffix(op, type, &c->kernel_op, &c->kernel_type);
@@ -229,7 +230,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     snprintf(variant, sizeof variant, "%s.%s", ptxkit_reduce_op_name(c->kernel_op), ptxkit_dtype_name(c->kernel_type));
     tune_apply(ctx, "scan", variant, n, &c->opt);
     /* A database entry is data from disk: validate what it gave. */
-    ptxkit_launch_options checked;
+    launch_options checked;
     if ((st = check_launch_options(ctx, &c->opt, &checked)) != PTXKIT_SUCCESS) return st;
     int elem = (int)ptxkit_dtype_size(c->kernel_type);
     c->vector_bytes = c->opt.vector_bytes ? c->opt.vector_bytes : SCAN_DEFAULT_VECTOR;
@@ -253,7 +254,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     }
     if (c->unroll > SCAN_MAX_UNROLL)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "scan: %d vectors per thread (items_per_thread) is more than %d", c->unroll,
+                            "scan: %d vectors per thread (vectors_per_thread) is more than %d", c->unroll,
                             SCAN_MAX_UNROLL);
     if (c->opt.blocks_per_sm)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -262,7 +263,7 @@ static ptxkit_status scan_configure(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     if (!jit && (c->vector_bytes != SCAN_DEFAULT_VECTOR || c->unroll != SCAN_PTX_UNROLL))
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
                             "scan: the precompiled PTX is built for %d-byte vectors, %d per thread; other vector "
-                            "widths and items per thread need the JIT path",
+                            "widths and vectors per thread need the JIT path",
                             SCAN_DEFAULT_VECTOR, SCAN_PTX_UNROLL);
     return PTXKIT_SUCCESS;
 }
@@ -308,7 +309,7 @@ static size_t tile_elements(int block, const scan_config *c) {
 }
 
 ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                           const ptxkit_launch_options *options) {
+                           const launch_options *options) {
     ptxkit_status st = scan_check_args(ctx, "scan_prepare", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
     if (st != PTXKIT_SUCCESS) return st;
     scan_config c;
@@ -322,7 +323,7 @@ ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtyp
 }
 
 ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                 const ptxkit_launch_options *options, size_t *elements) {
+                                 const launch_options *options, size_t *elements) {
     ptxkit_status st = scan_check_args(ctx, "scan_tile_elements", PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
     if (st != PTXKIT_SUCCESS) return st;
     if (!elements) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "scan_tile_elements: elements is NULL");
@@ -351,11 +352,11 @@ static ptxkit_status guard_once(ptxkit_context *ctx, ptxkit_stream *stream, capt
 /* scan_run with the capture guard entered on demand (guard_once). */
 static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                       ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
-                                      const ptxkit_launch_options *options, ptxkit_stream *stream,
+                                      const launch_options *options, ptxkit_stream *stream,
                                       const scan_experiment *experiment, capture_guard *g, bool *guarded) {
     ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
-    ptxkit_launch_options opt;
+    launch_options opt;
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
     /* switches all left at -1 are the production kernel (its launch is remembered) */
     if (experiment && experiment->dynamic_tiles < 0 && experiment->spin_ns < 0 && experiment->lookback < 0 &&
@@ -447,7 +448,7 @@ done:
 }
 
 ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const launch_options *options,
                        ptxkit_stream *stream, const scan_experiment *experiment) {
     capture_guard guard = {0};
     bool guarded = false;
@@ -456,10 +457,44 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
     return st;
 }
 
+/* ptxkit_scan's parameters (ptxkit.h): "vectors_per_thread" is scan.cu's
+ * VEC_UNROLL. One block per tile: no blocks_per_sm. */
+const config_name scan_config_names[] = {CONFIG_NAMES_COMMON, {"vectors_per_thread", LAUNCH_ITEMS}, {NULL, 0}};
+
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
+                          ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
                           ptxkit_stream *stream) {
-    return scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_scan", config, scan_config_names, &o);
+    return st == PTXKIT_SUCCESS ? scan_run(ctx, kind, op, type, in, n, out, &o, stream, NULL) : st;
+}
+
+/* Resolution without a kernel, as ptxkit_reduce_config_get. */
+ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                     const ptxkit_config *config, ptxkit_config *out) {
+    static const char who[] = "ptxkit_scan_config_get";
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, scan_config_names, &o);
+    if (st == PTXKIT_SUCCESS) st = scan_check_args(ctx, who, PTXKIT_SCAN_INCLUSIVE, op, type, 0, 0, 0);
+    if (st != PTXKIT_SUCCESS) return st;
+    scan_config c;
+    tune_auto_pause(true);
+    st = scan_configure(ctx, op, type, n, &o, NULL, &c);
+    tune_auto_pause(false);
+    if (st != PTXKIT_SUCCESS) return st;
+    const bool jit = options_use_jit(&c.opt);
+    if (!jit && c.block != SCAN_DEFAULT_BLOCK)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX is built for %d threads per block, not %d: use the JIT path", who,
+                            SCAN_DEFAULT_BLOCK, c.block);
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "path", jit ? PTXKIT_PATH_JIT : PTXKIT_PATH_PTX);
+    ptxkit_config_set(out, "load_op", c.opt.load_op);
+    ptxkit_config_set(out, "block_size", c.block);
+    ptxkit_config_set(out, "vector_bytes", c.vector_bytes);
+    ptxkit_config_set(out, "vectors_per_thread", c.unroll);
+    return PTXKIT_SUCCESS;
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */
@@ -500,13 +535,13 @@ static int fam_scan_shared(const tune_variant *v, const tune_config *c) {
 }
 
 static ptxkit_status fam_scan_prepare_kernel(ptxkit_context *ctx, const tune_variant *v,
-                                             const ptxkit_launch_options *options) {
+                                             const launch_options *options) {
     return scan_prepare(ctx, (ptxkit_reduce_op)v->op, v->type, options);
 }
 
 static ptxkit_status fam_scan_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
-                                  const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, out, in, n, options, stream);
+                                  const launch_options *options, ptxkit_stream *stream) {
+    return scan_run(ctx, PTXKIT_SCAN_EXCLUSIVE, (ptxkit_reduce_op)v->op, v->type, in, n, out, options, stream, NULL);
 }
 
 /* The injected constants that carry tuner parameters. */
@@ -517,6 +552,10 @@ static const family_define scan_defines[] = {
     {"LOAD_OP", TUNE_LOAD},
     {NULL, 0},
 };
+
+static void fam_scan_public_config(const launch_options *o, ptxkit_config *out) {
+    launch_options_to_config(o, scan_config_names, out);
+}
 
 const family_desc scan_family = {
     .name = "scan",
@@ -541,9 +580,16 @@ const family_desc scan_family = {
     .out_bytes = fam_scan_out_bytes,
     .bytes_moved = fam_scan_moved,
     .prepare = fam_scan_prepare_kernel,
+    .public_config = fam_scan_public_config,
     .run = fam_scan_run,
 };
 
-int ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
-    return (unsigned)op < PTXKIT_REDUCE_OP_COUNT && (unsigned)type < PTXKIT_DTYPE_COUNT && scan_supported(op, type);
+ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+    if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_supported: operator %d or type %d is out of range",
+                            (int)op, (int)type);
+    if (!scan_supported(op, type))
+        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_scan: %s of %s is not provided", ptxkit_reduce_op_name(op),
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 #include "scan_defaults.h" /* shared with scan.cu */
 
 /* Scratch slots per context: a stream keeps one while it is among the
@@ -18,6 +19,10 @@ enum {
 };
 
 /* Whether (op, type) is provided: the same combinations as ptxkit_reduce. */
+/* ptxkit_scan's parameter names (ptxkit_private_scan and the sharded scan
+ * read the same). */
+extern const config_name scan_config_names[];
+
 bool scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Argument checks of ptxkit_scan: enums, support,
@@ -43,19 +48,19 @@ typedef struct scan_experiment {
 
 /* ptxkit_scan with experiment switches (NULL: none). */
 ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
-                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const ptxkit_launch_options *options,
+                       ptxkit_dptr in, size_t n, ptxkit_dptr out, const launch_options *options,
                        ptxkit_stream *stream, const scan_experiment *experiment);
 
 /* Loads (compiling if needed) the production kernel of (op, type) for
  * these options without launching it. */
 ptxkit_status scan_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
-                           const ptxkit_launch_options *options);
+                           const launch_options *options);
 
 /* Elements per tile (one block's share) of the production kernel for these
  * options and element type, after tuning and defaults: what the float error
  * bound of ptxkit.h counts in. */
 ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
-                                 const ptxkit_launch_options *options, size_t *elements);
+                                 const launch_options *options, size_t *elements);
 
 /* Tests: sets the epoch every scratch slot of ctx uses next (2 ..
  * SCAN_EPOCH_LIMIT - 1; 1 is the captured launches'), so a test reaches the

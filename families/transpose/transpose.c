@@ -189,8 +189,8 @@ static bool same_config(const transpose_config *a, const transpose_config *b) {
 
 ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
                             size_t cols, ptxkit_transpose_kind kind, const transpose_config *config,
-                            const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    ptxkit_launch_options opt;
+                            const launch_options *options, ptxkit_stream *stream) {
+    launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
@@ -284,9 +284,9 @@ bool transpose_shape_aligned(ptxkit_dtype type, size_t rows, size_t cols) {
  * can run (a damaged or foreign file) is ignored: it costs the tuned
  * choice, never the call. */
 ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                ptxkit_launch_options *used, transpose_config *config) {
-    ptxkit_launch_options opt;
+                                ptxkit_transpose_kind kind, const launch_options *options,
+                                launch_options *used, transpose_config *config) {
+    launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
@@ -304,7 +304,7 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
                             ptx_config.tile * ptx_config.tile / ptx_config.block_size, ptx_config.vector_bytes);
     size_t n = transpose_tune_size(rows, cols);
     if (jit && kind == PTXKIT_TRANSPOSE_PADDED && n && !opt.block_size && !opt.items_per_thread && !opt.vector_bytes) {
-        ptxkit_launch_options tuned = opt;
+        launch_options tuned = opt;
         char variant[32];
         snprintf(variant, sizeof variant, "%s%s", ptxkit_dtype_name(type),
                  transpose_shape_aligned(type, rows, cols) ? "" : ".unaligned");
@@ -325,11 +325,47 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
     return PTXKIT_SUCCESS;
 }
 
+/* ptxkit_transpose's parameters (ptxkit.h): the common ones, and "tile",
+ * the square tile's side, which becomes the elements per thread
+ * (tile^2 / block_size) the kernels and the tuner count in. */
+static ptxkit_status transpose_options(ptxkit_context *ctx, const char *who, const ptxkit_config *config,
+                                       launch_options *out) {
+    static const config_name names[] = {CONFIG_NAMES_COMMON, {NULL, 0}};
+    ptxkit_config rest = {0};
+    long long tile = 0;
+    if (config && config->count > 0 && config->count <= PTXKIT_CONFIG_MAX_PARAMS)
+        for (int i = 0; i < config->count; i++) {
+            if (strncmp(config->params[i].name, "tile", PTXKIT_CONFIG_NAME_SIZE) == 0) tile = config->params[i].value;
+            else rest.params[rest.count++] = config->params[i];
+        }
+    else if (config) rest = *config; /* a bad count: launch_options_from_config says so */
+    ptxkit_status st = launch_options_from_config(ctx, who, config ? &rest : NULL, names, out);
+    if (st != PTXKIT_SUCCESS || !tile) return st;
+    if (tile != 16 && tile != 32 && tile != 64 && tile != 128)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: parameter tile = %lld is not 16, 32, 64 or 128", who,
+                            tile);
+    const int area = (int)(tile * tile);
+    int block = out->block_size;
+    if (!block) {
+        /* the JIT default where the tile allows it: tile <= threads <= tile^2, at most 64 elements each */
+        block = TRANSPOSE_JIT_BLOCK;
+        while (block < area / 64 || block < tile) block *= 2;
+        while (block > area) block /= 2;
+    }
+    if (block < tile || block > area || area / block > 64)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "%s: parameter tile = %lld does not fit block_size %d (tile <= block_size <= tile^2, at "
+                            "most 64 elements per thread)", who, tile, block);
+    out->block_size = block;
+    out->items_per_thread = area / block;
+    return PTXKIT_SUCCESS;
+}
+
 /* The resolution is remembered per context; the kernel's is transpose_run's. */
-ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                               ptxkit_stream *stream) {
-    ptxkit_launch_options opt;
+static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
+                                    size_t cols, ptxkit_transpose_kind kind, const launch_options *options,
+                                    ptxkit_stream *stream) {
+    launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve says why */
@@ -347,7 +383,7 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
         opt.vector_bytes = (int)R.wave;
     } else {
         /* auto-tuning is what a capture must be kept from: only a resolution asks */
-        ptxkit_launch_options used;
+        launch_options used;
         capture_guard guard;
         if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
         st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config);
@@ -361,6 +397,14 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
         if (!guard.capturing) launch_memo_store(ctx, &key, &R);
     }
     return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+}
+
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
+                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_config *config,
+                               ptxkit_stream *stream) {
+    launch_options o;
+    ptxkit_status st = transpose_options(ctx, "ptxkit_transpose", config, &o);
+    return st == PTXKIT_SUCCESS ? transpose_call(ctx, type, dst, src, rows, cols, kind, &o, stream) : st;
 }
 
 
@@ -465,7 +509,7 @@ static int fam_transpose_registers(const tune_variant *v, const tune_config *c) 
 }
 
 static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out,
-                                       size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
+                                       size_t n, const launch_options *options, ptxkit_stream *stream) {
     transpose_shape s = transpose_shape_for(v, n);
     /* on a 16-byte boundary where the buffers have the room (the timed ones
      * are aligned already; the verification view has a ragged tail) */
@@ -474,7 +518,7 @@ static ptxkit_status fam_transpose_run(ptxkit_context *ctx, const tune_variant *
         out += aligned - in;
         in = aligned;
     }
-    return ptxkit_transpose(ctx, v->type, out, in, s.rows, s.cols, PTXKIT_TRANSPOSE_PADDED, options, stream);
+    return transpose_call(ctx, v->type, out, in, s.rows, s.cols, PTXKIT_TRANSPOSE_PADDED, options, stream);
 }
 
 /* The injected constants that carry tuner parameters. */
@@ -484,6 +528,16 @@ static const family_define transpose_defines[] = {
     {"LOAD_OP", TUNE_LOAD},
     {NULL, 0},
 };
+
+/* As ptxkit_transpose reads them: block_size x items_per_thread elements
+ * make the square tile whose side "tile" names. */
+static void fam_transpose_public_config(const launch_options *o, ptxkit_config *out) {
+    static const config_name names[] = {CONFIG_NAMES_COMMON, {NULL, 0}};
+    launch_options_to_config(o, names, out);
+    long long area = (long long)o->block_size * o->items_per_thread;
+    for (int tile = 16; tile <= 128; tile *= 2)
+        if (area == (long long)tile * tile) ptxkit_config_set(out, "tile", tile);
+}
 
 const family_desc transpose_family = {
     .name = "transpose",
@@ -509,18 +563,22 @@ const family_desc transpose_family = {
     .in_bytes = fam_transpose_bytes,
     .out_bytes = fam_transpose_bytes,
     .bytes_moved = fam_transpose_moved,
+    .public_config = fam_transpose_public_config,
     .run = fam_transpose_run,
 };
 ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                          ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                          int *tile, int *block_size, int *vector_bytes) {
+                                          ptxkit_transpose_kind kind, const ptxkit_config *cfg, ptxkit_config *out) {
+    if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: out is NULL");
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
-    transpose_config config;
-    ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, NULL, &config);
+    launch_options opt;
+    ptxkit_status st = transpose_options(ctx, "ptxkit_transpose_config_get", cfg, &opt);
     if (st != PTXKIT_SUCCESS) return st;
-    if (tile) *tile = config.tile;
-    if (block_size) *block_size = config.block_size;
-    if (vector_bytes) *vector_bytes = config.vector_bytes;
+    transpose_config config;
+    if ((st = transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &config)) != PTXKIT_SUCCESS) return st;
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "tile", config.tile);
+    ptxkit_config_set(out, "block_size", config.block_size);
+    ptxkit_config_set(out, "vector_bytes", config.vector_bytes);
     return PTXKIT_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 
 typedef struct transpose_config {
     int tile;             /* tile edge: 16, 32, 64 or 128 (dynamic shared memory) */
@@ -42,13 +43,13 @@ size_t transpose_tune_size(size_t rows, size_t cols);
  * (*used, may be NULL), the tuned entry applied where it applies, and the
  * configuration (*config). */
 ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
-                                ptxkit_launch_options *used, transpose_config *config);
+                                ptxkit_transpose_kind kind, const launch_options *options,
+                                launch_options *used, transpose_config *config);
 /* ptxkit_transpose with the tile, block and vector width given. The
  * options' block_size and vector_bytes are ignored; path and load_op count. */
 ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
                             size_t cols, ptxkit_transpose_kind kind, const transpose_config *config,
-                            const ptxkit_launch_options *options, ptxkit_stream *stream);
+                            const launch_options *options, ptxkit_stream *stream);
 const char *transpose_kind_name(ptxkit_transpose_kind kind);
 /* Whether transpose_run with these arguments runs the kernel that moves the
  * tile rows' hand-over in each output row to a 32-byte sector boundary

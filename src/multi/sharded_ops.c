@@ -71,13 +71,13 @@ static ptxkit_status gather_totals(ptxkit_comm *comm, ptxkit_dtype type, ptxkit_
 }
 
 ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_dtype type, const ptxkit_dptr *out,
-                                 const ptxkit_dptr *in, const size_t *n, const ptxkit_launch_options *options,
+                                 const ptxkit_dptr *in, const size_t *n, const ptxkit_config *options,
                                  ptxkit_stream *const *streams) {
     static const char what[] = "ptxkit_comm_reduce";
     ptxkit_status st = check_common(comm, type, what);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
-    if (!ptxkit_reduce_supported(op, type))
+    if (ptxkit_reduce_supported(op, type) != PTXKIT_SUCCESS)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
                             ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));
@@ -107,14 +107,14 @@ ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_
 
 ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                                const ptxkit_dptr *out, const ptxkit_dptr *in, const size_t *n,
-                               const ptxkit_launch_options *options, ptxkit_stream *const *streams) {
+                               const ptxkit_config *options, ptxkit_stream *const *streams) {
     static const char what[] = "ptxkit_comm_scan";
     ptxkit_status st = check_common(comm, type, what);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
     if ((unsigned)kind >= PTXKIT_SCAN_KIND_COUNT)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: kind %d out of range", what, (int)kind);
-    if (!ptxkit_scan_supported(op, type))
+    if (ptxkit_scan_supported(op, type) != PTXKIT_SUCCESS)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
                             ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));

@@ -45,7 +45,7 @@ tune_point family_config_point(const tune_config *c) {
     return p;
 }
 
-static ptxkit_launch_options options_of(const tune_point *p) {
+static launch_options options_of(const tune_point *p) {
     tune_config c = family_point_config(p);
     return tune_config_options(&c);
 }
@@ -114,7 +114,7 @@ static void fam_close(tune_problem *pr) {
 static ptxkit_status verify_on(tune_problem *pr, const tune_point *p, ptxkit_stream *stream, bool *same) {
     family_impl *f = pr->impl;
     const tune_family *fam = f->v.family;
-    ptxkit_launch_options o = options_of(p);
+    launch_options o = options_of(p);
     ptxkit_dptr in = f->verify_in + f->verify_offset, out = f->verify_out + f->verify_offset;
     /* A poisoned output: a variant that skips part of it is caught. */
     ptxkit_status st = ptxkit_memset8_async(pr->ctx, f->verify_out, 0xA5, f->verify_out_bytes + f->verify_offset, stream);
@@ -192,7 +192,7 @@ fail:
 
 static ptxkit_status fam_launch(tune_problem *pr, const tune_point *p, ptxkit_stream *stream) {
     family_impl *f = pr->impl;
-    ptxkit_launch_options o = options_of(p);
+    launch_options o = options_of(p);
     int set = (int)(f->rotation++ % (unsigned)f->sets);
     return f->v.family->run(pr->ctx, &f->v, f->in[set], f->out[set], f->n, &o, stream);
 }
@@ -202,7 +202,7 @@ static ptxkit_status fam_launch(tune_problem *pr, const tune_point *p, ptxkit_st
 static ptxkit_status fam_prepare(tune_problem *pr, const tune_point *p) {
     family_impl *f = pr->impl;
     const tune_family *fam = f->v.family;
-    ptxkit_launch_options o = options_of(p);
+    launch_options o = options_of(p);
     if (fam->prepare) return fam->prepare(pr->ctx, &f->v, &o);
     ptxkit_status st = fam->run(pr->ctx, &f->v, f->verify_in + f->verify_offset, f->verify_out + f->verify_offset,
                                 f->verify_n, &o, NULL);
@@ -214,7 +214,15 @@ static double fam_bytes(const tune_problem *pr, size_t n) {
     return f->v.family->bytes_moved(&f->v, n);
 }
 
+static void fam_config(const tune_problem *pr, const tune_point *p, ptxkit_config *out) {
+    const family_impl *f = pr->impl;
+    launch_options o = options_of(p);
+    memset(out, 0, sizeof *out);
+    if (f->v.family->public_config) f->v.family->public_config(&o, out);
+}
+
 static const tune_problem_ops family_ops = {
+    .config = fam_config,
     .legal = fam_legal,
     .open = fam_open,
     .close = fam_close,

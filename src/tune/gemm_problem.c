@@ -132,13 +132,12 @@ static ptxkit_status alloc_shape(ptxkit_context *ctx, ptxkit_dtype type, size_t 
 
 static ptxkit_status run_point(tune_problem *pr, const tune_point *p, bool verify, ptxkit_stream *stream) {
     gemm_impl *g = pr->impl;
-    gemm_config c = config_of_point(p);
-    ptxkit_gemm_tiles t = gemm_tiles_of(&c);
+    gemm_config t = config_of_point(p);
     if (verify)
-        return ptxkit_gemm(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->vm, g->vn, g->vk, 1.0, g->va, g->vk,
-                           g->vb, g->vn, 0.5, g->vc, g->vn, &t, stream);
-    return ptxkit_gemm(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->m, g->n, g->k, 1.0, g->a, g->k, g->b, g->n,
-                       0.0, g->c, g->n, &t, stream);
+        return gemm_run(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->vm, g->vn, g->vk, 1.0, g->va, g->vk, g->vb,
+                        g->vn, 0.5, g->vc, g->vn, &t, stream);
+    return gemm_run(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->m, g->n, g->k, 1.0, g->a, g->k, g->b, g->n, 0.0,
+                    g->c, g->n, &t, stream);
 }
 
 /* Runs p on the verification shape from C's fresh integers; the result
@@ -190,8 +189,7 @@ static ptxkit_status gemm_launch(tune_problem *pr, const tune_point *p, ptxkit_s
 
 static ptxkit_status gemm_prepare_point(tune_problem *pr, const tune_point *p) {
     gemm_impl *g = pr->impl;
-    gemm_config c = config_of_point(p);
-    ptxkit_gemm_tiles t = gemm_tiles_of(&c);
+    gemm_config c = config_of_point(p), t = c;
     /* the timed shape's split where the configuration leaves it to the shape */
     t.split_k = gemm_split_for(&c, g->m, g->n, g->k, pr->ctx->info.sm_count);
     ptxkit_status st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
@@ -210,7 +208,16 @@ static double gemm_flops(const tune_problem *pr, size_t volume) {
     return 2.0 * (double)m * (double)n * (double)k;
 }
 
+/* As ptxkit_gemm takes it: lowercase names (the database keeps the
+ * kernel's define names, BM .. SPLIT_K). */
+static void gemm_point_config(const tune_problem *pr, const tune_point *p, ptxkit_config *out) {
+    (void)pr;
+    gemm_config c = config_of_point(p);
+    gemm_config_to(&c, out);
+}
+
 static const tune_problem_ops gemm_ops = {
+    .config = gemm_point_config,
     .legal = gemm_legal,
     .open = gemm_open,
     .close = gemm_close,

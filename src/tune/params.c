@@ -40,8 +40,8 @@ bool tune_config_equal(const tune_config *a, const tune_config *b) {
     return true;
 }
 
-ptxkit_launch_options tune_config_options(const tune_config *c) {
-    ptxkit_launch_options o = {0};
+launch_options tune_config_options(const tune_config *c) {
+    launch_options o = {0};
     o.path = PTXKIT_PATH_JIT;
     o.block_size = c->block_size;
     o.items_per_thread = c->items_per_thread;
@@ -51,7 +51,7 @@ ptxkit_launch_options tune_config_options(const tune_config *c) {
     return o;
 }
 
-tune_config tune_config_from_options(const ptxkit_launch_options *o) {
+tune_config tune_config_from_options(const launch_options *o) {
     tune_config c = {o->block_size, o->items_per_thread, o->vector_bytes, o->blocks_per_sm, o->load_op};
     return c;
 }

@@ -49,8 +49,8 @@ size_t tune_space_index(const tune_space *s, const tune_config *c);
 
 /* Launch options for a configuration (path JIT: tuned values are JIT
  * constants), and back. */
-ptxkit_launch_options tune_config_options(const tune_config *c);
-tune_config tune_config_from_options(const ptxkit_launch_options *o);
+launch_options tune_config_options(const tune_config *c);
+tune_config tune_config_from_options(const launch_options *o);
 int tune_config_get(const tune_config *c, tune_param p);
 void tune_config_set(tune_config *c, tune_param p, int value);
 bool tune_config_equal(const tune_config *a, const tune_config *b);

@@ -39,6 +39,9 @@ typedef struct tune_problem_ops {
     ptxkit_status (*verify)(struct tune_problem *pr, const tune_point *p, ptxkit_stream *stream, bool *same);
     /* Bytes one call moves at size n (GB/s); NULL: reports count calls. */
     double (*bytes)(const struct tune_problem *pr, size_t n);
+    /* p as the configuration its op takes (ptxkit_tune_result's best);
+     * NULL: the problem's names and values as they are. */
+    void (*config)(const struct tune_problem *pr, const tune_point *p, ptxkit_config *out);
 } tune_problem_ops;
 
 typedef struct tune_problem {

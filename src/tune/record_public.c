@@ -80,10 +80,10 @@ ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line 
         snprintf(p->key.variant, sizeof p->key.variant, "%s", l->variant);
         p->code = l->code;
         p->n = l->n;
-        p->param_count = l->param_count;
-        for (int j = 0; j < l->param_count && j < TUNE_MAX_PARAMS; j++) {
-            snprintf(p->param_names[j], sizeof p->param_names[j], "%s", l->names[j]);
-            p->param_values[j] = l->values[j];
+        p->config.count = l->param_count < TUNE_MAX_PARAMS ? l->param_count : TUNE_MAX_PARAMS;
+        for (int j = 0; j < p->config.count; j++) {
+            snprintf(p->config.params[j].name, sizeof p->config.params[j].name, "%s", l->names[j]);
+            p->config.params[j].value = l->values[j];
         }
         p->outcome = (ptxkit_tune_outcome)l->outcome;
         p->ms = l->ms;
@@ -127,12 +127,13 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
                   strnlen(p->key.device, sizeof p->key.device) < sizeof p->key.device &&
                   strnlen(p->key.library, sizeof p->key.library) < sizeof p->key.library &&
                   strnlen(p->key.variant, sizeof p->key.variant) < sizeof p->key.variant &&
-                  strnlen(p->note, sizeof p->note) < sizeof p->note && p->param_count >= 0 &&
-                  p->param_count <= PTXKIT_TUNE_MAX_PARAMS && (unsigned)p->outcome <= PTXKIT_TUNE_FAILED && p->n > 0 &&
+                  strnlen(p->note, sizeof p->note) < sizeof p->note && p->config.count >= 0 &&
+                  p->config.count <= PTXKIT_TUNE_MAX_PARAMS && (unsigned)p->outcome <= PTXKIT_TUNE_FAILED && p->n > 0 &&
                   p->ms >= 0 && p->ms < 1e12 && p->gbs >= 0 && p->gbs < 1e12 && p->samples >= 0 && p->when >= 0 &&
                   strnlen(p->key.family, sizeof p->key.family) < sizeof l->family &&
                   strnlen(p->key.variant, sizeof p->key.variant) < sizeof l->variant;
-        for (int j = 0; ok && j < p->param_count; j++) ok = record_name_ok(p->param_names[j], sizeof p->param_names[j]);
+        for (int j = 0; ok && j < p->config.count; j++)
+            ok = record_name_ok(p->config.params[j].name, sizeof p->config.params[j].name);
         if (ok) {
             tune_db_key_make(&l->key, p->key.device, p->key.cc, p->key.sm_count, p->key.driver, p->key.nvrtc_major,
                              p->key.nvrtc_minor, p->key.library);
@@ -140,10 +141,10 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
             snprintf(l->variant, sizeof l->variant, "%s", p->key.variant);
             l->code = p->code;
             l->n = p->n;
-            l->param_count = p->param_count;
-            for (int j = 0; j < p->param_count; j++) {
-                snprintf(l->names[j], sizeof l->names[j], "%s", p->param_names[j]);
-                l->values[j] = p->param_values[j];
+            l->param_count = p->config.count;
+            for (int j = 0; j < p->config.count; j++) {
+                snprintf(l->names[j], sizeof l->names[j], "%s", p->config.params[j].name);
+                l->values[j] = p->config.params[j].value;
             }
             l->outcome = (tune_record_outcome)p->outcome;
             l->ms = p->ms;

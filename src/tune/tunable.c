@@ -18,15 +18,6 @@
 
 #define MAX_RULES 16
 #define MAX_FIXED_DEFINES 16
-#define DEFINE_TEXT 64
-
-struct ptxkit_config {
-    int count;
-    char names[TUNE_MAX_PARAMS][TUNE_PARAM_NAME];
-    long long values[TUNE_MAX_PARAMS];
-    char define_text[TUNE_MAX_PARAMS][DEFINE_TEXT];
-    const char *defines[TUNE_MAX_PARAMS + 1];
-};
 
 typedef struct rule {
     ptxkit_tune_rule kind;
@@ -51,7 +42,6 @@ struct ptxkit_tunable {
     double (*bytes)(size_t n, void *user);
     void *bytes_user;
     size_t n;                  /* the size open for tuning */
-    ptxkit_config current;     /* what ptxkit_tunable_config returned last */
     /* the last launched point's kernel: timed batches repeat one point, and
      * a launch should cost what the application's own would */
     bool have_last;
@@ -62,13 +52,7 @@ struct ptxkit_tunable {
 
 static void config_of(const ptxkit_tunable *t, const tune_point *p, ptxkit_config *c) {
     memset(c, 0, sizeof *c);
-    c->count = t->pr.param_count;
-    for (int i = 0; i < c->count; i++) {
-        memcpy(c->names[i], t->pr.names[i], TUNE_PARAM_NAME);
-        c->values[i] = p->v[i];
-        snprintf(c->define_text[i], DEFINE_TEXT, "%s=%lld", c->names[i], c->values[i]);
-        c->defines[i] = c->define_text[i];
-    }
+    for (int i = 0; i < t->pr.param_count; i++) ptxkit_config_set(c, t->pr.names[i], p->v[i]);
 }
 
 static int param_index(const ptxkit_tunable *t, const char *name) {
@@ -143,9 +127,11 @@ static ptxkit_status kernel_for(ptxkit_tunable *t, const ptxkit_config *c, ptxki
     *k = NULL;
     if (!t->program) return PTXKIT_SUCCESS;
     const char *defines[MAX_FIXED_DEFINES + TUNE_MAX_PARAMS];
+    ptxkit_config_defines_text text;
+    const char *const *params = ptxkit_config_defines(c, &text);
     int count = 0;
     for (int i = 0; i < t->fixed_count; i++) defines[count++] = t->fixed[i];
-    for (int i = 0; i < c->count; i++) defines[count++] = c->defines[i];
+    for (int i = 0; params && i < c->count && i < TUNE_MAX_PARAMS; i++) defines[count++] = params[i];
     return ptxkit_kernel_get(t->pr.ctx, t->program, t->entry, defines, count, k);
 }
 
@@ -420,7 +406,7 @@ static bool entry_point(const ptxkit_tunable *t, const tune_db_entry *e, size_t 
     return tb_legal(&t->pr, p, n, why, sizeof why);
 }
 
-ptxkit_status ptxkit_tunable_config(ptxkit_tunable *t, size_t n, const ptxkit_config **out, int *tuned) {
+ptxkit_status ptxkit_tunable_config(ptxkit_tunable *t, size_t n, ptxkit_config *out, int *tuned) {
     if (!t || !out) return record_error(t ? t->pr.ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config: NULL argument");
     if (!t->pr.param_count)
         return record_error(t->pr.ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config: %s has no parameters",
@@ -430,30 +416,7 @@ ptxkit_status ptxkit_tunable_config(ptxkit_tunable *t, size_t n, const ptxkit_co
     bool found = tune_lookup_entry(t->pr.ctx, t->pr.family, t->pr.variant, n, t->launch ? tunable_auto : NULL, t, &e) &&
                  entry_point(t, &e, n, &p);
     if (!found) p = t->pr.defaults;
-    config_of(t, &p, &t->current);
-    *out = &t->current;
+    config_of(t, &p, out);
     if (tuned) *tuned = found;
     return PTXKIT_SUCCESS;
 }
-
-int ptxkit_config_count(const ptxkit_config *c) { return c ? c->count : 0; }
-
-const char *ptxkit_config_name(const ptxkit_config *c, int index) {
-    return c && index >= 0 && index < c->count ? c->names[index] : NULL;
-}
-
-long long ptxkit_config_value_at(const ptxkit_config *c, int index) {
-    return c && index >= 0 && index < c->count ? c->values[index] : 0;
-}
-
-ptxkit_status ptxkit_config_value(const ptxkit_config *c, const char *name, long long *value) {
-    if (!c || !name || !value) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_config_value: NULL argument");
-    for (int i = 0; i < c->count; i++)
-        if (strcmp(c->names[i], name) == 0) {
-            *value = c->values[i];
-            return PTXKIT_SUCCESS;
-        }
-    return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_config_value: no parameter %s", name);
-}
-
-const char *const *ptxkit_config_defines(const ptxkit_config *c) { return c ? c->defines : NULL; }

@@ -556,11 +556,13 @@ static void save_result(session *s, const tune_point *choice, double gbs, double
     }
 }
 
-/* The launch options of a built-in family's point; zeros for a tunable. */
-static ptxkit_launch_options result_options(const tune_problem *pr, const tune_point *p) {
-    if (pr->named) return (ptxkit_launch_options){0};
-    tune_config c = family_point_config(p);
-    return tune_config_options(&c);
+/* A point as the configuration its op or tunable takes. */
+static ptxkit_config result_config(const tune_problem *pr, const tune_point *p) {
+    ptxkit_config c = {0};
+    if (pr->ops->config) pr->ops->config(pr, p, &c);
+    else
+        for (int i = 0; i < pr->param_count; i++) ptxkit_config_set(&c, pr->names[i], p->v[i]);
+    return c;
 }
 
 /* Tunes one size. */
@@ -599,7 +601,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
     int win = pick_among(s, &r, &t, configs, medians, &count);
     tune_point choice = configs[win], search_pick = choice;
     double choice_ms = medians[win], default_ms = medians[0], search_ms = choice_ms;
-    res->search_best = result_options(pr, &search_pick);
+    res->search_best = result_config(pr, &search_pick);
     if (s->opt.verify_exhaustive && !s->opt.exhaustive) {
         /* the verification is outside the search's budget: later buckets
          * get the search time they would have had without it */
@@ -611,7 +613,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         retime(s, &r, versus, 3, VERIFY_ROUNDS, m);
         default_ms = m[0];
         search_ms = m[1];
-        res->exhaustive_best = result_options(pr, &versus[2]);
+        res->exhaustive_best = result_config(pr, &versus[2]);
         res->exhaustive_gbs = gbs_of(s, m[2]);
         res->exhaustive_ms = m[2];
         tune_point_format(pr, &versus[2], res->exhaustive_text, sizeof res->exhaustive_text);
@@ -620,7 +622,7 @@ static ptxkit_status tune_size(session *s, size_t n, ptxkit_tune_result *res, pt
         choice_ms = exhaustive_wins ? m[2] : m[1];
         s->unbudgeted_ms += now_ms() - verify_start;
     }
-    res->best = result_options(pr, &choice);
+    res->best = result_config(pr, &choice);
     tune_point_format(pr, &choice, res->best_text, sizeof res->best_text);
     res->best_gbs = gbs_of(s, choice_ms);
     res->default_gbs = gbs_of(s, default_ms);

@@ -9,7 +9,19 @@
 #include "tuned/db.h"
 
 _Static_assert(PTXKIT_TUNE_MAX_PARAMS == TUNE_DB_MAX_PARAMS, "the public entry holds the database's parameters");
-_Static_assert(sizeof(((ptxkit_tune_entry *)0)->param_names[0]) == TUNE_DB_PARAM_NAME, "parameter names agree");
+_Static_assert(PTXKIT_CONFIG_NAME_SIZE == TUNE_DB_PARAM_NAME, "parameter names agree");
+_Static_assert(PTXKIT_CONFIG_MAX_PARAMS >= TUNE_DB_MAX_PARAMS, "a configuration holds an entry's parameters");
+
+/* The file keeps a launch-option family's five fields as its own columns
+ * (block=, items=, ... : format 1 unchanged); the public entry names them,
+ * as the tuner and the tuning record do. */
+static const char *const fixed_names[5] = {"block", "items", "vec", "bpsm", "load"};
+
+static int fixed_index(const char *name) {
+    for (int i = 0; i < 5; i++)
+        if (strncmp(name, fixed_names[i], PTXKIT_CONFIG_NAME_SIZE) == 0) return i;
+    return -1;
+}
 
 ptxkit_status ptxkit_tune_db_path(char *buf, size_t size) {
     if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_path: no buffer");
@@ -36,15 +48,21 @@ static void to_public(const tune_db_entry *e, ptxkit_tune_entry *p) {
     snprintf(p->family, sizeof p->family, "%s", e->family);
     snprintf(p->variant, sizeof p->variant, "%s", e->variant);
     p->log2n = e->bucket;
-    p->block_size = e->config.block_size;
-    p->items_per_thread = e->config.items_per_thread;
-    p->vector_bytes = e->config.vector_bytes;
-    p->blocks_per_sm = e->config.blocks_per_sm;
-    p->load_op = e->config.load_op;
-    p->param_count = e->param_count;
-    for (int i = 0; i < e->param_count && i < TUNE_DB_MAX_PARAMS; i++) {
-        snprintf(p->param_names[i], sizeof p->param_names[i], "%s", e->param_names[i]);
-        p->param_values[i] = e->param_values[i];
+    ptxkit_config_param *c = p->config.params;
+    if (e->param_count > 0) {
+        for (int i = 0; i < e->param_count && i < TUNE_DB_MAX_PARAMS; i++) {
+            snprintf(c[i].name, sizeof c[i].name, "%s", e->param_names[i]);
+            c[i].value = e->param_values[i];
+        }
+        p->config.count = e->param_count < TUNE_DB_MAX_PARAMS ? e->param_count : TUNE_DB_MAX_PARAMS;
+    } else {
+        const int values[5] = {e->config.block_size, e->config.items_per_thread, e->config.vector_bytes,
+                               e->config.blocks_per_sm, (int)e->config.load_op};
+        for (int i = 0; i < 5; i++) {
+            snprintf(c[i].name, sizeof c[i].name, "%s", fixed_names[i]);
+            c[i].value = values[i];
+        }
+        p->config.count = 5;
     }
     p->gbs = e->gbs;
     p->default_gbs = e->default_gbs;
@@ -59,16 +77,24 @@ static bool from_public(const ptxkit_tune_entry *p, tune_db_entry *e, char *why,
     memset(e, 0, sizeof *e);
     for (size_t i = 0; i < sizeof p->reserved / sizeof p->reserved[0]; i++)
         if (p->reserved[i]) return snprintf(why, why_size, "reserved fields are set"), false;
-    if (p->param_count < 0 || p->param_count > TUNE_DB_MAX_PARAMS)
-        return snprintf(why, why_size, "%d parameters (0 to %d)", p->param_count, TUNE_DB_MAX_PARAMS), false;
+    const ptxkit_config *c = &p->config;
+    if (c->count < 0 || c->count > TUNE_DB_MAX_PARAMS)
+        return snprintf(why, why_size, "%d parameters (0 to %d)", c->count, TUNE_DB_MAX_PARAMS), false;
+    /* only the five names: a launch-option family's fields, else named parameters */
+    bool fixed = c->count > 0;
+    for (int i = 0; i < c->count; i++) fixed = fixed && fixed_index(c->params[i].name) >= 0;
     const char *texts[] = {p->device, p->library, p->family, p->variant};
     const size_t sizes[] = {sizeof p->device, sizeof p->library, sizeof p->family, sizeof p->variant};
     for (int i = 0; i < 4; i++)
         if (!memchr(texts[i], 0, sizes[i]) || !texts[i][0])
             return snprintf(why, why_size, "a name is empty or not terminated"), false;
-    for (int i = 0; i < p->param_count; i++)
-        if (!memchr(p->param_names[i], 0, sizeof p->param_names[i]) || !p->param_names[i][0])
+    for (int i = 0; i < c->count; i++)
+        if (!memchr(c->params[i].name, 0, sizeof c->params[i].name) || !c->params[i].name[0])
             return snprintf(why, why_size, "parameter %d's name is empty or not terminated", i), false;
+    for (int i = 0; i < c->count; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(c->params[i].name, c->params[j].name) == 0)
+                return snprintf(why, why_size, "parameter %s is given twice", c->params[i].name), false;
     for (int i = 0; i < 4; i++)
         for (const char *c = texts[i]; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7f) return snprintf(why, why_size, "a name holds a control character"), false;
@@ -76,11 +102,21 @@ static bool from_public(const ptxkit_tune_entry *p, tune_db_entry *e, char *why,
     snprintf(e->family, sizeof e->family, "%s", p->family);
     snprintf(e->variant, sizeof e->variant, "%s", p->variant);
     e->bucket = p->log2n;
-    e->config = (tune_config){p->block_size, p->items_per_thread, p->vector_bytes, p->blocks_per_sm, p->load_op};
-    e->param_count = p->param_count;
-    for (int i = 0; i < p->param_count; i++) {
-        snprintf(e->param_names[i], sizeof e->param_names[i], "%s", p->param_names[i]);
-        e->param_values[i] = p->param_values[i];
+    if (fixed) {
+        long long v[5] = {0};
+        for (int i = 0; i < c->count; i++) {
+            long long x = c->params[i].value;
+            if (x < -2147483647LL - 1 || x > 2147483647LL)
+                return snprintf(why, why_size, "%s = %lld is out of range", c->params[i].name, x), false;
+            v[fixed_index(c->params[i].name)] = x;
+        }
+        e->config = (tune_config){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (ptxkit_load_op)v[4]};
+    } else {
+        e->param_count = c->count;
+        for (int i = 0; i < c->count; i++) {
+            snprintf(e->param_names[i], sizeof e->param_names[i], "%s", c->params[i].name);
+            e->param_values[i] = c->params[i].value;
+        }
     }
     e->gbs = p->gbs;
     e->default_gbs = p->default_gbs;

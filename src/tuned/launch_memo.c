@@ -35,7 +35,7 @@ static void memo_destroy(ptxkit_context *ctx, void *p) {
 
 static const context_state_ops memo_ops = {memo_create, memo_destroy, NULL};
 
-launch_memo_key launch_memo_key_for(const void *family, const ptxkit_launch_options *options, const long long *variant,
+launch_memo_key launch_memo_key_for(const void *family, const launch_options *options, const long long *variant,
                                     int variant_count, size_t n) {
     launch_memo_key key;
     memset(&key, 0, sizeof key);
@@ -51,7 +51,7 @@ launch_memo_key launch_memo_key_for(const void *family, const ptxkit_launch_opti
 }
 
 static bool key_equal(const launch_memo_key *a, const launch_memo_key *b) {
-    const ptxkit_launch_options *x = &a->options, *y = &b->options;
+    const launch_options *x = &a->options, *y = &b->options;
     return a->family == b->family && a->bucket == b->bucket && a->mode == b->mode && a->generation == b->generation &&
            memcmp(a->variant, b->variant, sizeof a->variant) == 0 && x->path == y->path && x->load_op == y->load_op &&
            x->block_size == y->block_size && x->vector_bytes == y->vector_bytes &&

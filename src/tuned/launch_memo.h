@@ -14,10 +14,11 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 
 typedef struct launch_memo_key {
     const void *family;            /* identity: any address unique to the family */
-    ptxkit_launch_options options; /* the caller's, validated */
+    launch_options options; /* the caller's, validated */
     long long variant[4];          /* the family's own selectors (operator, type, vector width...) */
     int bucket;                    /* size bucket; -1 where tuning does not apply */
     int mode;                      /* tune_mode; off inside the tuner */
@@ -34,7 +35,7 @@ typedef struct launch_memo_value {
 /* A key for (family, options, variant) at size n: the tuning state is read
  * now, before resolving, so a change meanwhile retires what is stored. The
  * options must have been validated. */
-launch_memo_key launch_memo_key_for(const void *family, const ptxkit_launch_options *options, const long long *variant,
+launch_memo_key launch_memo_key_for(const void *family, const launch_options *options, const long long *variant,
                                     int variant_count, size_t n);
 /* The remembered resolution of key; false when there is none. */
 bool launch_memo_find(ptxkit_context *ctx, const launch_memo_key *key, launch_memo_value *out);

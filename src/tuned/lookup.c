@@ -273,7 +273,7 @@ bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *var
     return ctx && tune_lookup_entry(ctx, family, variant, n, ctx->auto_tune, NULL, out);
 }
 
-void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt) {
+void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, launch_options *opt) {
     if (!opt) return;
     bool jit = options_use_jit(opt);
     if (!jit) return;
@@ -288,16 +288,23 @@ void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, si
 }
 
 ptxkit_status ptxkit_tune_source_get(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                                     const ptxkit_launch_options *options, int *tuned) {
+                                     const ptxkit_config *config, int *tuned) {
     if (!ctx || !family || !variant || !tuned)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_source_get: NULL argument");
     *tuned = 0;
-    ptxkit_launch_options o = {0};
-    if (options) o = *options;
     /* as tune_apply decides: the precompiled PTX is fixed at the defaults,
-     * and options that set every field leave nothing to the database */
-    if (!options_use_jit(&o) || (o.block_size && o.items_per_thread && o.vector_bytes && o.blocks_per_sm && o.load_op))
-        return PTXKIT_SUCCESS;
+     * and a configuration that sets every field leaves nothing to the
+     * database (the families' names: their items field under its own name) */
+    launch_options o = {0};
+    long long v = 0;
+    if (ptxkit_config_get(config, "path", &v) == PTXKIT_SUCCESS) o.path = (ptxkit_path)v;
+    static const char *const items[] = {"unroll", "loads_in_flight", "vectors_per_thread", "tile"};
+    bool all = true;
+    static const char *const common[] = {"block_size", "vector_bytes", "blocks_per_sm", "load_op"};
+    for (int i = 0; i < 4; i++) all = all && ptxkit_config_get(config, common[i], &v) == PTXKIT_SUCCESS && v;
+    bool any_items = false;
+    for (int i = 0; i < 4; i++) any_items = any_items || (ptxkit_config_get(config, items[i], &v) == PTXKIT_SUCCESS && v);
+    if (!options_use_jit(&o) || (all && any_items)) return PTXKIT_SUCCESS;
     tune_db_entry e;
     /* no auto_fn: asking never tunes */
     *tuned = tune_lookup_entry(ctx, family, variant, n, NULL, NULL, &e) ? 1 : 0;

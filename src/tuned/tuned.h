@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "runtime/launch.h"
 
 typedef struct tune_config {
     int block_size;
@@ -34,7 +35,7 @@ bool tune_lookup(ptxkit_context *ctx, const char *family, const char *variant, s
  * (a tuned block size would not match the precompiled PTX). copy passes
  * ("copy", "bytes", bytes); reduce ("reduce", "<op>.<type>", n) with the
  * names of ptxkit_reduce_op_name and ptxkit_dtype_name, e.g. "sum.float32". */
-void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, ptxkit_launch_options *opt);
+void tune_apply(ptxkit_context *ctx, const char *family, const char *variant, size_t n, launch_options *opt);
 
 /* A number that changes whenever a context's tuning database changes in
  * memory (a tuning run stored results, tune_state_reset re-read the file). What

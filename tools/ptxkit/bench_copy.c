@@ -11,12 +11,13 @@
 typedef struct copy_run {
     ptxkit_dptr dst, src;
     size_t bytes;
-    ptxkit_launch_options options;
+    cli_launch options;
+    ptxkit_config config; /* options as ptxkit_copy reads them */
 } copy_run;
 
 static ptxkit_status run_copy(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     copy_run *r = arg;
-    return ptxkit_copy(ctx, r->dst, r->src, r->bytes, &r->options, s);
+    return ptxkit_copy(ctx, r->dst, r->src, r->bytes, &r->config, s);
 }
 
 int bench_copy(int argc, char **argv) {
@@ -75,15 +76,16 @@ int bench_copy(int argc, char **argv) {
         for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++)
             for (int op = 0; op < PTXKIT_LOAD_OP_COUNT && st == PTXKIT_SUCCESS; op++) {
                 if (path == PTXKIT_PATH_PTX && op == PTXKIT_LOAD_DEFAULT) continue;
-                r.options = (ptxkit_launch_options){.path = path, .load_op = (ptxkit_load_op)op, .block_size = block,
-                                                    .vector_bytes = widths[w]};
+                r.options = (cli_launch){.path = path, .load_op = (ptxkit_load_op)op, .block_size = block,
+                                         .vector_bytes = widths[w]};
+                cli_launch_config(&r.options, "unroll", &r.config);
                 st = time_stats_ms(ctx, run_copy, &r, 2, reps, &ts);
                 if (st != PTXKIT_SUCCESS) break;
                 double ms = ts.median_ms, gbs = 2.0 * r.bytes / (ms * 1e-3) / 1e9;
                 table_addf(t, "%zu\tvec%d\t%s\t%.1f\t%.0f\t%.1f%s\t%s", r.bytes, widths[w],
                            ptxkit_load_op_name((ptxkit_load_op)op), ms * 1e3, gbs, 100.0 * gbs / dtod,
                            stats_cells(&ts, spread, sizeof spread),
-                           config_source(ctx, "copy", "bytes", r.bytes, &r.options));
+                           config_source(ctx, "copy", "bytes", r.bytes, &r.config));
             }
         ptxkit_free(ctx, r.src);
         ptxkit_free(ctx, r.dst);

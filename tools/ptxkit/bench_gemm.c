@@ -21,7 +21,7 @@ typedef struct gemm_bench {
     bool ops[MAX_OPS]; /* nn, nt, tn, tt */
     size_t shapes[MAX_SHAPES][3];
     int shape_count, reps, warmup;
-    ptxkit_gemm_tiles tiles[MAX_TILES]; /* all zero: the tuned or built-in configuration */
+    gemm_tiles tiles[MAX_TILES]; /* all zero: the tuned or built-in configuration */
     int tile_count;
     bool sweep; /* also gemm_sweep_configs of each type */
     bool compare, check, pedantic_f64, no_cross_prefetch;
@@ -95,7 +95,7 @@ static bool parse_tiles(const char *text, void *value, char *why, size_t why_siz
             b->sweep = true;
             continue;
         }
-        ptxkit_gemm_tiles *t = &b->tiles[b->tile_count++];
+        gemm_tiles *t = &b->tiles[b->tile_count++];
         memset(t, 0, sizeof *t);
         if (strcmp(tok, "auto") == 0) continue;
         char extra;
@@ -107,21 +107,25 @@ static bool parse_tiles(const char *text, void *value, char *why, size_t why_siz
 }
 
 /* The configurations timed for a type: the listed ones, then the sweep's. */
-static int tiles_for(const gemm_bench *b, ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_tiles *out) {
+static int tiles_for(const gemm_bench *b, ptxkit_context *ctx, ptxkit_dtype type, gemm_tiles *out) {
     int count = 0;
     for (int i = 0; i < b->tile_count; i++) out[count++] = b->tiles[i];
     if (b->sweep) {
         int n = 0, room = 2 * MAX_TILES - count;
-        if (ptxkit_gemm_sweep_tiles(ctx, type, out + count, room, &n) == PTXKIT_SUCCESS) count += n < room ? n : room;
+        ptxkit_config sweep[2 * MAX_TILES];
+        if (ptxkit_gemm_sweep_tiles(ctx, type, sweep, room, &n) == PTXKIT_SUCCESS)
+            for (int i = 0; i < n && i < room; i++) out[count++] = gemm_tiles_from(&sweep[i]);
     }
     return count;
 }
 
 /* The tiles a row runs: split_k as ptxkit_gemm chooses it by shape where
  * the tiles leave it 0. */
-static ptxkit_gemm_tiles with_split(ptxkit_context *ctx, ptxkit_gemm_tiles tiles, size_t m, size_t n, size_t k) {
+static gemm_tiles with_split(ptxkit_context *ctx, gemm_tiles tiles, size_t m, size_t n, size_t k) {
     int split;
-    if (ptxkit_gemm_split_k(ctx, &tiles, m, n, k, &split) == PTXKIT_SUCCESS) tiles.split_k = split;
+    ptxkit_config config;
+    if (ptxkit_gemm_split_k(ctx, gemm_tiles_config(&tiles, &config), m, n, k, &split) == PTXKIT_SUCCESS)
+        tiles.split_k = split;
     return tiles;
 }
 
@@ -164,14 +168,14 @@ typedef struct timed_gemm {
     ptxkit_gemm_op op_a, op_b;
     size_t m, n, k, lda, ldb;
     ptxkit_dptr a, b, c;
-    const ptxkit_gemm_tiles *tiles;
+    ptxkit_config config; /* the configuration timed */
     cublas_lib *cublas;
 } timed_gemm;
 
 static ptxkit_status run_ptxkit(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_gemm *g = arg;
     return ptxkit_gemm(ctx, g->type, g->op_a, g->op_b, g->m, g->n, g->k, 1.0, g->a, g->lda, g->b, g->ldb, 0.0, g->c,
-                       g->n, g->tiles, s);
+                       g->n, &g->config, s);
 }
 
 static ptxkit_status run_cublas(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
@@ -243,7 +247,7 @@ int bench_gemm(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS && cublas) st = ptxkit_malloc(ctx, max_c * elem, &c_ref);
 
     /* every kernel the run needs, compiled ahead in parallel */
-    ptxkit_gemm_tiles list[2][2 * MAX_TILES];
+    gemm_tiles list[2][2 * MAX_TILES];
     int list_count[2] = {tiles_for(&b, ctx, PTXKIT_FLOAT32, list[0]), tiles_for(&b, ctx, PTXKIT_FLOAT64, list[1])};
     gemm_job *jobs = calloc((size_t)4 * MAX_OPS * (size_t)b.shape_count * MAX_TILES + 1, sizeof *jobs);
     int job_count = 0;
@@ -256,8 +260,12 @@ int bench_gemm(int argc, char **argv) {
                     j->op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->tiles = list[t][i];
-                    if (!list[t][i].bm) ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &j->tiles, NULL);
-                    else j->tiles = with_split(ctx, list[t][i], b.shapes[s][0], b.shapes[s][1], b.shapes[s][2]);
+                    ptxkit_config chosen;
+                    if (!list[t][i].bm) {
+                        if (ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &chosen,
+                                                   NULL) == PTXKIT_SUCCESS)
+                            j->tiles = gemm_tiles_from(&chosen);
+                    } else j->tiles = with_split(ctx, list[t][i], b.shapes[s][0], b.shapes[s][1], b.shapes[s][2]);
                 }
     if (st == PTXKIT_SUCCESS && jobs) gemm_prepare_all(ctx, jobs, job_count, 0); /* failures show in the rows */
     free(jobs);
@@ -303,12 +311,14 @@ int bench_gemm(int argc, char **argv) {
                     g.c = c;
                 }
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
-                    g.tiles = &list[t][i];
-                    ptxkit_gemm_tiles used = list[t][i];
+                    gemm_tiles_config(&list[t][i], &g.config);
+                    gemm_tiles used = list[t][i];
                     const char *source = "-"; /* tiles of the sweep's own */
                     if (!used.bm) {
                         int tuned = 0;
-                        ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &used, &tuned);
+                        ptxkit_config chosen;
+                        if (ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &chosen, &tuned) == PTXKIT_SUCCESS)
+                            used = gemm_tiles_from(&chosen);
                         source = tuned ? "tuned" : "default";
                     } else {
                         used = with_split(ctx, used, g.m, g.n, g.k);

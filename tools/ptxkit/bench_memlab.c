@@ -515,8 +515,11 @@ static ptxkit_status run_transpose(ptxkit_context *ctx, ptxkit_stream *s, void *
     transpose_args *a = arg;
     if (a->c->public_api) return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, NULL, s);
     const transpose_config *c = &a->c->config;
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = c->block_size,
-                               .items_per_thread = c->tile * c->tile / c->block_size, .vector_bytes = c->vector_bytes};
+    ptxkit_config o = {0};
+    ptxkit_config_set(&o, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&o, "tile", c->tile);
+    ptxkit_config_set(&o, "block_size", c->block_size);
+    ptxkit_config_set(&o, "vector_bytes", c->vector_bytes);
     return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, &o, s);
 }
 
@@ -642,10 +645,17 @@ int bench_transpose(int argc, char **argv) {
                 gbs[sh][ty][c] = 2.0 * bytes / (ms * 1e-3) / 1e9;
                 /* the public call's configuration: the tuned one where the database has it */
                 transpose_config cfg = a.c->config;
-                if (a.c->public_api &&
-                    (st = ptxkit_transpose_config_get(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, &cfg.tile,
-                                                      &cfg.block_size, &cfg.vector_bytes)) != PTXKIT_SUCCESS)
-                    break;
+                ptxkit_config used;
+                long long tile = 0, block = 0, vector = 0;
+                if (a.c->public_api) {
+                    if ((st = ptxkit_transpose_config_get(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, &used)) !=
+                        PTXKIT_SUCCESS)
+                        break;
+                    ptxkit_config_get(&used, "tile", &tile);
+                    ptxkit_config_get(&used, "block_size", &block);
+                    ptxkit_config_get(&used, "vector_bytes", &vector);
+                    cfg.tile = (int)tile, cfg.block_size = (int)block, cfg.vector_bytes = (int)vector;
+                }
                 table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s\t%s", a.rows, a.cols,
                            ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,
                            cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty],

@@ -25,7 +25,8 @@ typedef struct reduce_bench {
     int size_count, reps, warmup;
     int passes; /* launches: 1, or 2 (a second launch of one block) */
     bool compare, ceiling;
-    ptxkit_launch_options options;
+    cli_launch options;
+    ptxkit_config config; /* options as ptxkit_reduce reads them */
 } reduce_bench;
 
 /* CUB's share of each row's reps is timed in ROUNDS rounds alternating with
@@ -49,7 +50,7 @@ typedef struct timed_reduce {
 
 static ptxkit_status run_reduce(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_reduce *r = arg;
-    return ptxkit_private_reduce_passes(ctx, r->op, r->type, r->out, r->in, r->n, &r->b->options, s, r->b->passes);
+    return ptxkit_private_reduce_passes(ctx, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, r->b->passes);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -107,6 +108,7 @@ static int parse_args(int argc, char **argv, reduce_bench *b, cli_common *common
     int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
     b->passes = passes;
     b->ceiling = !no_ceiling;
+    cli_launch_config(&b->options, "loads_in_flight", &b->config);
     return rc;
 }
 
@@ -309,7 +311,7 @@ int bench_reduce(int argc, char **argv) {
     ceiling_out = r.out;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
-            if (!b.ops[op] || !b.types[type] || !ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type)) continue;
+            if (!b.ops[op] || !b.types[type] || ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) continue;
             r.op = (ptxkit_reduce_op)op;
             r.type = (ptxkit_dtype)type;
             size_t elem = ptxkit_dtype_size(r.type);
@@ -346,7 +348,7 @@ int bench_reduce(int argc, char **argv) {
                 snprintf(variant, sizeof variant, "%s.%s", op_name_at(op), type_name_at(type));
                 table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type), r.n,
                            ms * 1e3, gbs, ceil_text, pct_text, cub_cells, stats_cells(&ts, spread, sizeof spread),
-                           config_source(ctx, "reduce", variant, r.n, &b.options));
+                           config_source(ctx, "reduce", variant, r.n, &b.config));
             }
         }
     if (st != PTXKIT_SUCCESS) cli_fail("bench reduce", ctx, st);

@@ -20,7 +20,8 @@ typedef struct scan_bench {
     size_t sizes[MAX_SIZES];
     int size_count, reps, warmup, offset;
     bool compare, ceiling, in_place;
-    ptxkit_launch_options options;
+    cli_launch options;
+    ptxkit_config config; /* options as ptxkit_scan reads them */
     ptxkit_private_scan_experiment experiment;
 } scan_bench;
 
@@ -41,7 +42,7 @@ typedef struct timed_scan {
 
 static ptxkit_status run_scan(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_scan *r = arg;
-    return ptxkit_private_scan(ctx, r->kind, r->op, r->type, r->out, r->in, r->n, &r->b->options, s, &r->b->experiment);
+    return ptxkit_private_scan(ctx, r->kind, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, &r->b->experiment);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -114,6 +115,7 @@ static int parse_args(int argc, char **argv, scan_bench *b, cli_common *common) 
     int rc = args_parse(&spec, argc, argv, common, NULL, NULL);
     b->ceiling = !no_ceiling;
     b->experiment.dynamic_tiles = dynamic;
+    cli_launch_config(&b->options, "vectors_per_thread", &b->config);
     return rc;
 }
 
@@ -230,7 +232,7 @@ int bench_scan(int argc, char **argv) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++)
             for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT && st == PTXKIT_SUCCESS; kind++) {
-                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || !ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type))
+                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS)
                     continue;
                 r.op = (ptxkit_reduce_op)op;
                 r.type = (ptxkit_dtype)type;
@@ -266,7 +268,7 @@ int bench_scan(int argc, char **argv) {
                     table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type),
                                kind_name_at(kind), r.n, ms * 1e3, gbs, ceil_text, pct_text, cub_cells,
                                stats_cells(&ts, spread, sizeof spread),
-                               config_source(ctx, "scan", variant, r.n, &b.options));
+                               config_source(ctx, "scan", variant, r.n, &b.config));
                 }
             }
     if (st != PTXKIT_SUCCESS) cli_fail("bench scan", ctx, st);

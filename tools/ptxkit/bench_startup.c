@@ -56,7 +56,9 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     double t0 = cli_now_ms();
     ptxkit_dptr a = 0, b = 0;
     size_t bytes = 1 << 20;
-    ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .load_op = PTXKIT_LOAD_CG};
+    ptxkit_config o = {0};
+    ptxkit_config_set(&o, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&o, "load_op", PTXKIT_LOAD_CG);
     ptxkit_status st = ptxkit_malloc(ctx, bytes, &a);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &b);
     f->setup_ms = cli_now_ms() - t0;

@@ -44,8 +44,8 @@ typedef struct axpy_run {
 static ptxkit_status axpy_launch(ptxkit_kernel *k, const ptxkit_config *c, size_t n, ptxkit_stream *stream, void *user) {
     axpy_run *r = user;
     long long block = 0, items = 0;
-    ptxkit_config_value(c, "BLOCK_SIZE", &block);
-    ptxkit_config_value(c, "ITEMS_PER_THREAD", &items);
+    ptxkit_config_get(c, "BLOCK_SIZE", &block);
+    ptxkit_config_get(c, "ITEMS_PER_THREAD", &items);
     unsigned long long count = n;
     size_t per_block = (size_t)(block * items);
     unsigned grid = (unsigned)((n + per_block - 1) / per_block);

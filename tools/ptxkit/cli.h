@@ -148,12 +148,25 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
  * calling thread keeps until its next call. */
 const ptxkit_device_info *cli_device(ptxkit_context *ctx);
 
+/* The launch parameters the bench and ladder commands parse (--path,
+ * --block, --items, --vector, --blocks-per-sm, --load): 0 for "tuned or
+ * default", as the ops' parameters read. */
+typedef struct cli_launch {
+    ptxkit_path path;
+    ptxkit_load_op load_op;
+    int block_size, vector_bytes, items_per_thread, blocks_per_sm;
+} cli_launch;
+/* Them as the ptxkit_config an op takes, into *out (returned): the nonzero
+ * ones, --items under the op's name for it (items_name: "loads_in_flight",
+ * "vectors_per_thread", "unroll"; NULL: the op has none). */
+const ptxkit_config *cli_launch_config(const cli_launch *o, const char *items_name, ptxkit_config *out);
+
 /* A row's config_source column: "tuned" when the call of family/variant at
- * n with options runs the tuning database's configuration
+ * n with config runs the tuning database's configuration
  * (ptxkit_tune_source_get), else "default". */
 #define CONFIG_SOURCE_COLUMN "config_source"
 const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                          const ptxkit_launch_options *options);
+                          const ptxkit_config *config);
 
 /* Milliseconds on the monotonic clock (host-side timings). */
 double cli_now_ms(void);

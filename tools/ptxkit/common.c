@@ -664,9 +664,21 @@ ptxkit_status ceiling_for(ptxkit_context *ctx, ceiling_cache *c, size_t bytes, d
     return st;
 }
 
+const ptxkit_config *cli_launch_config(const cli_launch *o, const char *items_name, ptxkit_config *out) {
+    memset(out, 0, sizeof *out);
+    if (o->path) ptxkit_config_set(out, "path", o->path);
+    if (o->load_op) ptxkit_config_set(out, "load_op", o->load_op);
+    if (o->block_size) ptxkit_config_set(out, "block_size", o->block_size);
+    if (o->vector_bytes) ptxkit_config_set(out, "vector_bytes", o->vector_bytes);
+    /* a name the op does not read is its error to report: pass it on */
+    if (o->items_per_thread) ptxkit_config_set(out, items_name ? items_name : "items_per_thread", o->items_per_thread);
+    if (o->blocks_per_sm) ptxkit_config_set(out, "blocks_per_sm", o->blocks_per_sm);
+    return out;
+}
+
 const char *config_source(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
-                          const ptxkit_launch_options *options) {
+                          const ptxkit_config *config) {
     int tuned = 0;
-    if (ptxkit_tune_source_get(ctx, family, variant, n, options, &tuned) != PTXKIT_SUCCESS) tuned = 0;
+    if (ptxkit_tune_source_get(ctx, family, variant, n, config, &tuned) != PTXKIT_SUCCESS) tuned = 0;
     return tuned ? "tuned" : "default";
 }

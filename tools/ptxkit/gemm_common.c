@@ -64,7 +64,27 @@ ptxkit_status gemm_fill_uniform(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_d
     return st;
 }
 
-void gemm_tiles_format(const ptxkit_gemm_tiles *t, char *buf, size_t size) {
+static const char *const tile_names[8] = {"bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k"};
+
+const ptxkit_config *gemm_tiles_config(const gemm_tiles *t, ptxkit_config *out) {
+    const int v[8] = {t->bm, t->bn, t->bk, t->tm, t->tn, t->warps_m, t->stages, t->split_k};
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 8; i++)
+        if (v[i]) ptxkit_config_set(out, tile_names[i], v[i]);
+    return out;
+}
+
+gemm_tiles gemm_tiles_from(const ptxkit_config *c) {
+    gemm_tiles t = {0};
+    int *f[8] = {&t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &t.warps_m, &t.stages, &t.split_k};
+    for (int i = 0; i < 8; i++) {
+        long long v = 0;
+        if (ptxkit_config_get(c, tile_names[i], &v) == PTXKIT_SUCCESS) *f[i] = (int)v;
+    }
+    return t;
+}
+
+void gemm_tiles_format(const gemm_tiles *t, char *buf, size_t size) {
     char split[16];
     if (t->split_k) snprintf(split, sizeof split, "%d", t->split_k);
     else snprintf(split, sizeof split, "-");
@@ -89,7 +109,8 @@ static void *prepare_worker(void *arg) {
         pthread_mutex_unlock(&p->lock);
         if (i < 0) return NULL;
         const gemm_job *j = &p->jobs[i];
-        ptxkit_status st = ptxkit_gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, &j->tiles);
+        ptxkit_config config;
+        ptxkit_status st = ptxkit_gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, gemm_tiles_config(&j->tiles, &config));
         pthread_mutex_lock(&p->lock);
         if (st != PTXKIT_SUCCESS && p->first == PTXKIT_SUCCESS) p->first = st;
         pthread_mutex_unlock(&p->lock);

@@ -23,8 +23,17 @@ gemm_peak gemm_peak_of(ptxkit_context *ctx, ptxkit_dtype type);
  * host, repeated on the device. */
 ptxkit_status gemm_fill_uniform(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, size_t count, unsigned seed);
 
+/* A GEMM configuration as the command parses and prints it: ptxkit_gemm's
+ * parameters bm .. split_k (ptxkit.h), all zero for the tuned or built-in
+ * one; and to and from the ptxkit_config the calls take. */
+typedef struct gemm_tiles {
+    int bm, bn, bk, tm, tn, warps_m, stages, split_k;
+} gemm_tiles;
+const ptxkit_config *gemm_tiles_config(const gemm_tiles *t, ptxkit_config *out);
+gemm_tiles gemm_tiles_from(const ptxkit_config *c);
+
 /* "128x128x8 t8x8 w4 s4 k1" (split_k 0 prints as "k-"). */
-void gemm_tiles_format(const ptxkit_gemm_tiles *t, char *buf, size_t size);
+void gemm_tiles_format(const gemm_tiles *t, char *buf, size_t size);
 
 /* Compiles the kernels of each (type, tiles, op_a, op_b) ahead, from up to
  * `threads` threads (0: one per CPU); a NULL tiles entry means nothing.
@@ -32,7 +41,7 @@ void gemm_tiles_format(const ptxkit_gemm_tiles *t, char *buf, size_t size);
 typedef struct gemm_job {
     ptxkit_dtype type;
     ptxkit_gemm_op op_a, op_b;
-    ptxkit_gemm_tiles tiles;
+    gemm_tiles tiles;
 } gemm_job;
 ptxkit_status gemm_prepare_all(ptxkit_context *ctx, const gemm_job *jobs, int count, int threads);
 

@@ -36,6 +36,26 @@ static cJSON *integer_json(long long v) {
     return cJSON_CreateString(s);
 }
 
+/* The export keeps a launch-option family's five fields as "config" and
+ * anything else as "params" (the file format of earlier exports); the
+ * entry names them all in its ptxkit_config (ptxkit.h). */
+static const char *const fixed_names[5] = {"block", "items", "vec", "bpsm", "load"};
+
+static bool config_is_fixed(const ptxkit_config *c) {
+    bool fixed = c->count > 0;
+    for (int i = 0; i < c->count && fixed; i++) {
+        bool known = false;
+        for (int f = 0; f < 5; f++) known = known || strcmp(c->params[i].name, fixed_names[f]) == 0;
+        fixed = known;
+    }
+    return fixed;
+}
+
+static long long config_value_or_0(const ptxkit_config *c, const char *name) {
+    long long v = 0;
+    return ptxkit_config_get(c, name, &v) == PTXKIT_SUCCESS ? v : 0;
+}
+
 static cJSON *entry_json(const ptxkit_tune_entry *e) {
     cJSON *o = cJSON_CreateObject();
     cJSON *k = cJSON_AddObjectToObject(o, "key");
@@ -50,14 +70,15 @@ static cJSON *entry_json(const ptxkit_tune_entry *e) {
     cJSON_AddStringToObject(o, "variant", e->variant);
     cJSON_AddNumberToObject(o, "log2n", e->log2n);
     cJSON *c = cJSON_AddObjectToObject(o, "config");
-    cJSON_AddNumberToObject(c, "block_size", e->block_size);
-    cJSON_AddNumberToObject(c, "items_per_thread", e->items_per_thread);
-    cJSON_AddNumberToObject(c, "vector_bytes", e->vector_bytes);
-    cJSON_AddNumberToObject(c, "blocks_per_sm", e->blocks_per_sm);
-    const char *load = ptxkit_load_op_name(e->load_op);
+    const bool fixed = config_is_fixed(&e->config);
+    static const char *const columns[4] = {"block_size", "items_per_thread", "vector_bytes", "blocks_per_sm"};
+    for (int f = 0; f < 4; f++)
+        cJSON_AddNumberToObject(c, columns[f], fixed ? (double)config_value_or_0(&e->config, fixed_names[f]) : 0);
+    const char *load = fixed ? ptxkit_load_op_name((ptxkit_load_op)config_value_or_0(&e->config, "load")) : NULL;
     cJSON_AddStringToObject(c, "load", load ? load : "default");
     cJSON *p = cJSON_AddObjectToObject(o, "params");
-    for (int i = 0; i < e->param_count; i++) cJSON_AddItemToObject(p, e->param_names[i], integer_json(e->param_values[i]));
+    for (int i = 0; !fixed && i < e->config.count; i++)
+        cJSON_AddItemToObject(p, e->config.params[i].name, integer_json(e->config.params[i].value));
     cJSON_AddNumberToObject(o, "gbs", e->gbs);
     cJSON_AddNumberToObject(o, "default_gbs", e->default_gbs);
     cJSON_AddNumberToObject(o, "when", (double)e->when);
@@ -186,22 +207,34 @@ static bool read_entry(reader *r, const cJSON *o, ptxkit_tune_entry *e) {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "config");
     if (!cJSON_IsObject(c)) return bad(r, "config", "is missing or not an object");
     char load[32];
-    if (!get_small(r, c, "block_size", 0, 1 << 20, &e->block_size) ||
-        !get_small(r, c, "items_per_thread", 0, 1 << 20, &e->items_per_thread) ||
-        !get_small(r, c, "vector_bytes", 0, 1 << 20, &e->vector_bytes) ||
-        !get_small(r, c, "blocks_per_sm", 0, 1 << 20, &e->blocks_per_sm) ||
-        !get_string(r, c, "load", load, sizeof load, false))
-        return false;
-    if (strcmp(load, "default") == 0) e->load_op = PTXKIT_LOAD_DEFAULT;
-    else if (ptxkit_load_op_parse(load, &e->load_op) != PTXKIT_SUCCESS) return bad(r, "config.load", "is no load operator");
+    int fixed[4];
+    static const char *const columns[4] = {"block_size", "items_per_thread", "vector_bytes", "blocks_per_sm"};
+    for (int f = 0; f < 4; f++)
+        if (!get_small(r, c, columns[f], 0, 1 << 20, &fixed[f])) return false;
+    if (!get_string(r, c, "load", load, sizeof load, false)) return false;
+    ptxkit_load_op load_op = PTXKIT_LOAD_DEFAULT;
+    if (strcmp(load, "default") != 0 && ptxkit_load_op_parse(load, &load_op) != PTXKIT_SUCCESS)
+        return bad(r, "config.load", "is no load operator");
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "params"), *it;
     if (p && !cJSON_IsObject(p)) return bad(r, "params", "is not an object");
+    ptxkit_config_param *q = e->config.params;
     cJSON_ArrayForEach(it, p) {
-        if (e->param_count == PTXKIT_TUNE_MAX_PARAMS) return bad(r, "params", "has too many parameters");
-        if (strlen(it->string) >= sizeof e->param_names[0]) return bad(r, "a parameter name", "is too long");
-        if (!to_integer(it, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, &e->param_values[e->param_count]))
+        if (e->config.count == PTXKIT_TUNE_MAX_PARAMS) return bad(r, "params", "has too many parameters");
+        if (strlen(it->string) >= sizeof q[0].name) return bad(r, "a parameter name", "is too long");
+        if (!to_integer(it, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, &q[e->config.count].value))
             return bad(r, it->string, "is not a whole number");
-        snprintf(e->param_names[e->param_count++], sizeof e->param_names[0], "%s", it->string);
+        snprintf(q[e->config.count++].name, sizeof q[0].name, "%s", it->string);
+    }
+    if (e->config.count == 0) { /* a launch-option family's entry: its five fields */
+        for (int f = 0; f < 4; f++) {
+            snprintf(q[f].name, sizeof q[f].name, "%s", fixed_names[f]);
+            q[f].value = fixed[f];
+        }
+        snprintf(q[4].name, sizeof q[4].name, "%s", fixed_names[4]);
+        q[4].value = load_op;
+        e->config.count = 5;
+    } else if (fixed[0] || fixed[1] || fixed[2] || fixed[3] || load_op != PTXKIT_LOAD_DEFAULT) {
+        return bad(r, "config", "is set beside params (an entry has one or the other)");
     }
     if (!get_gbs(r, o, "gbs", &e->gbs) || !get_gbs(r, o, "default_gbs", &e->default_gbs) ||
         !get_int(r, o, "when", 0, MAX_WHEN, &e->when))
@@ -371,7 +404,8 @@ static cJSON *result_json(const ptxkit_tune_record_line *l) {
     iso_time(l->when, when, sizeof when);
     cJSON_AddStringToObject(r, "timestamp", when);
     cJSON *config = cJSON_AddObjectToObject(r, "configuration");
-    for (int i = 0; i < l->param_count; i++) cJSON_AddNumberToObject(config, l->param_names[i], (double)l->param_values[i]);
+    for (int i = 0; i < l->config.count; i++)
+        cJSON_AddNumberToObject(config, l->config.params[i].name, (double)l->config.params[i].value);
     cJSON *objectives = cJSON_AddArrayToObject(r, "objectives");
     cJSON_AddItemToArray(objectives, cJSON_CreateString("time"));
     cJSON *times = cJSON_AddObjectToObject(r, "times");
@@ -500,11 +534,12 @@ static bool read_result(t4_reader *r, const cJSON *res, const t4_target *target,
     if (!cJSON_IsString(inv)) return t4_bad(r, "no invalidity");
     const cJSON *v;
     cJSON_ArrayForEach(v, config) {
-        if (l->param_count == PTXKIT_TUNE_MAX_PARAMS) return t4_bad(r, "more parameters than a record line holds");
-        if (strlen(v->string) >= sizeof l->param_names[0]) return t4_bad(r, "a parameter name too long");
-        if (!whole(v, -(1LL << 53), 1LL << 53, &l->param_values[l->param_count]))
+        ptxkit_config_param *q = l->config.params;
+        if (l->config.count == PTXKIT_TUNE_MAX_PARAMS) return t4_bad(r, "more parameters than a record line holds");
+        if (strlen(v->string) >= sizeof q[0].name) return t4_bad(r, "a parameter name too long");
+        if (!whole(v, -(1LL << 53), 1LL << 53, &q[l->config.count].value))
             return t4_bad(r, "a parameter value that is no whole number (ptxkit's parameters are integers)");
-        snprintf(l->param_names[l->param_count++], sizeof l->param_names[0], "%s", v->string);
+        snprintf(q[l->config.count++].name, sizeof q[0].name, "%s", v->string);
     }
     const char *s = inv->valuestring;
     l->outcome = strcmp(s, "correct") == 0       ? PTXKIT_TUNE_OK
@@ -560,10 +595,12 @@ static bool same_line(const ptxkit_tune_record_line *a, const ptxkit_tune_record
         a->key.driver != b->key.driver || a->key.nvrtc_major != b->key.nvrtc_major ||
         a->key.nvrtc_minor != b->key.nvrtc_minor || strcmp(a->key.library, b->key.library) ||
         strcmp(a->key.family, b->key.family) || strcmp(a->key.variant, b->key.variant) || a->code != b->code ||
-        a->n != b->n || a->param_count != b->param_count || a->outcome != b->outcome || a->when != b->when)
+        a->n != b->n || a->config.count != b->config.count || a->outcome != b->outcome || a->when != b->when)
         return false;
-    for (int i = 0; i < a->param_count; i++)
-        if (strcmp(a->param_names[i], b->param_names[i]) || a->param_values[i] != b->param_values[i]) return false;
+    for (int i = 0; i < a->config.count; i++)
+        if (strcmp(a->config.params[i].name, b->config.params[i].name) ||
+            a->config.params[i].value != b->config.params[i].value)
+            return false;
     return true;
 }
 

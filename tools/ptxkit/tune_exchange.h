@@ -35,8 +35,8 @@ int tune_show(int device, out_format format, int which);
 
 /* "2^24" for powers of two, else the number. */
 void tune_size_text(size_t n, char *buf, size_t size);
-/* A family's launch options as "block=512 items=8 ...", or "built-in defaults". */
-void tune_options_text(const ptxkit_launch_options *o, char *buf, size_t size);
+/* A tuning result's configuration as "block_size=512 loads_in_flight=8 ...", or "built-in defaults". */
+void tune_options_text(const ptxkit_config *c, char *buf, size_t size);
 /* The tuning record at path: its lines (*lines may be NULL: only counted)
  * and one line for a title, "PATH: N configurations, M damaged lines
  * ignored", or why it was not read. */

@@ -21,20 +21,37 @@ void tune_size_text(size_t n, char *buf, size_t size) {
 }
 
 /* "block=256 items=4 vec=16 bpsm=- load=nc": 0 is "-" (the family's default). */
-void tune_options_text(const ptxkit_launch_options *o, char *buf, size_t size) {
-    if (o->block_size == 0 && o->items_per_thread == 0 && o->vector_bytes == 0 && o->blocks_per_sm == 0 &&
-        o->load_op == PTXKIT_LOAD_DEFAULT) {
+static void launch_fields_text(int block_size, int items, int vector_bytes, int blocks_per_sm, ptxkit_load_op load_op,
+                               char *buf, size_t size) {
+    if (block_size == 0 && items == 0 && vector_bytes == 0 && blocks_per_sm == 0 && load_op == PTXKIT_LOAD_DEFAULT) {
         snprintf(buf, size, "built-in defaults");
         return;
     }
-    const int values[4] = {o->block_size, o->items_per_thread, o->vector_bytes, o->blocks_per_sm};
+    const int values[4] = {block_size, items, vector_bytes, blocks_per_sm};
     char v[4][16];
     for (int i = 0; i < 4; i++) {
         if (values[i]) snprintf(v[i], sizeof v[i], "%d", values[i]);
         else snprintf(v[i], sizeof v[i], "-");
     }
-    const char *load = ptxkit_load_op_name(o->load_op);
+    const char *load = ptxkit_load_op_name(load_op);
     snprintf(buf, size, "block=%s items=%s vec=%s bpsm=%s load=%s", v[0], v[1], v[2], v[3], load ? load : "?");
+}
+
+/* "block_size=256 loads_in_flight=4 load_op=nc": the parameters set (the
+ * path left out), a load operator by name; none: "built-in defaults". */
+void tune_options_text(const ptxkit_config *c, char *buf, size_t size) {
+    size_t used = 0;
+    if (size) buf[0] = 0;
+    for (int i = 0; c && i < c->count && i < PTXKIT_CONFIG_MAX_PARAMS && used < size; i++) {
+        const ptxkit_config_param *p = &c->params[i];
+        if (strcmp(p->name, "path") == 0) continue;
+        const char *load = strcmp(p->name, "load_op") == 0 ? ptxkit_load_op_name((ptxkit_load_op)p->value) : NULL;
+        int n = load ? snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "", p->name, load)
+                     : snprintf(buf + used, size - used, "%s%s=%lld", used ? " " : "", p->name, p->value);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    if (size && !buf[0]) snprintf(buf, size, "built-in defaults");
 }
 
 /* Whether an entry or record line is of the GPU and build of `key`. */
@@ -68,13 +85,16 @@ static void show_entries(const char *path, const ptxkit_tune_entry *key, out_for
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_entry *e = &db[i];
         char choice[128], when[32], nvrtc[16], n[16];
-        ptxkit_launch_options o = {.path = PTXKIT_PATH_JIT, .block_size = e->block_size,
-                                   .items_per_thread = e->items_per_thread, .vector_bytes = e->vector_bytes,
-                                   .blocks_per_sm = e->blocks_per_sm, .load_op = e->load_op};
-        tune_options_text(&o, choice, sizeof choice);
-        for (int p = 0, used = 0; p < e->param_count && used < (int)sizeof choice; p++) /* an application's tunable */
-            used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "", e->param_names[p],
-                             e->param_values[p]);
+        long long f[5] = {0};
+        static const char *const fixed[5] = {"block", "items", "vec", "bpsm", "load"};
+        int found = 0;
+        for (int k = 0; k < 5; k++) found += ptxkit_config_get(&e->config, fixed[k], &f[k]) == PTXKIT_SUCCESS;
+        if (found == e->config.count) /* a launch-option family's five fields */
+            launch_fields_text((int)f[0], (int)f[1], (int)f[2], (int)f[3], (ptxkit_load_op)f[4], choice, sizeof choice);
+        else /* gemm's or an application's tunable's named parameters */
+            for (int p = 0, used = 0; p < e->config.count && used < (int)sizeof choice; p++)
+                used += snprintf(choice + used, sizeof choice - (size_t)used, "%s%s=%lld", p ? " " : "",
+                                 e->config.params[p].name, e->config.params[p].value);
         when_text(e->when, when, sizeof when);
         snprintf(nvrtc, sizeof nvrtc, "%d.%d", e->nvrtc_major, e->nvrtc_minor);
         snprintf(n, sizeof n, "2^%d", e->log2n);
@@ -120,9 +140,9 @@ static void show_record(const char *path, const ptxkit_tune_entry *key, out_form
     for (size_t i = 0; i < count; i++) {
         const ptxkit_tune_record_line *l = &lines[i];
         char config[512] = "", when[32], n[32], time_us[32] = "-", gbs[32] = "-", note[160];
-        for (int p = 0, used = 0; p < l->param_count && used < (int)sizeof config; p++)
-            used += snprintf(config + used, sizeof config - (size_t)used, "%s%s=%lld", p ? " " : "", l->param_names[p],
-                             l->param_values[p]);
+        for (int p = 0, used = 0; p < l->config.count && used < (int)sizeof config; p++)
+            used += snprintf(config + used, sizeof config - (size_t)used, "%s%s=%lld", p ? " " : "",
+                             l->config.params[p].name, l->config.params[p].value);
         when_text(l->when, when, sizeof when);
         snprintf(n, sizeof n, "%zu", l->n); /* the exact size: a record is of one n, not a bucket */
         if (l->outcome == PTXKIT_TUNE_OK) snprintf(time_us, sizeof time_us, "%.2f", l->ms * 1e3);
