@@ -664,10 +664,14 @@ ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_sca
  *    threads are available, and then registration is used);
  *  - mapped (PTXKIT_HOST_PATH_MAPPED): no copies; the kernels read and
  *    write host memory through its device address (zero-copy), for
- *    comparison. Pageable buffers are registered mapped for the call;
- *    pinned buffers must be mapped (PTXKIT_HOST_MAPPED, or any pinned
- *    memory on a system with unified addressing) and element-aligned
- *    (MISALIGNED otherwise).
+ *    comparison. Arrays must be element-aligned (MISALIGNED otherwise).
+ *    Pageable arrays are registered mapped for the call (INVALID_ARGUMENT
+ *    where the driver refuses, e.g. a page of them already registered:
+ *    in and out sharing a page, or a range the application registered);
+ *    pinned ones must be mapped (PTXKIT_HOST_MAPPED, or any pinned memory
+ *    on a system with unified addressing).
+ * A pageable array the driver refuses to register (REGISTERED, or AUTO
+ * choosing it) is staged instead.
  * Other paths accept host pointers at any byte address.
  *
  * The pinned staging ring, its device buffers and its streams belong to the

@@ -495,10 +495,6 @@ static bool try_register(ptxkit_context *ctx, const void *p, size_t bytes, bool 
 
 static ptxkit_status mapped_address(ptxkit_context *ctx, host_call *c, const void *p, const char *name,
                                     ptxkit_dptr *out) {
-    if ((uintptr_t)p % c->size)
-        return record_error(ctx, PTXKIT_ERROR_MISALIGNED,
-                            "%s: %s (%p) is not %zu-byte aligned, as the mapped path's kernels need", c->what, name,
-                            p, c->size);
     NEED_DRIVER_ENTRY(ctx, cuMemHostGetDevicePointer, c->what);
     CUdeviceptr d = 0;
     CUresult e = ctx->cu->cuMemHostGetDevicePointer(&d, (void *)p, 0);
@@ -524,6 +520,11 @@ static ptxkit_status plan_make(ptxkit_context *ctx, host_call *c, plan *p) {
     if (st != PTXKIT_SUCCESS) return st;
     if (c->path == PTXKIT_HOST_PATH_MAPPED) {
         p->mapped = true;
+        if ((uintptr_t)c->in % c->size || (out_is_array && (uintptr_t)c->out % c->size))
+            return record_error(ctx, PTXKIT_ERROR_MISALIGNED,
+                                "%s: %s (%p) is not %zu-byte aligned, as the mapped path's kernels need", c->what,
+                                (uintptr_t)c->in % c->size ? "in" : "out",
+                                (uintptr_t)c->in % c->size ? c->in : (const void *)c->out, c->size);
         if (in_kind == HOST_PAGEABLE) {
             if (!try_register(ctx, c->in, c->bytes, true))
                 return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
