@@ -697,8 +697,11 @@ ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_sca
 
 /* Chunk size and stream count of the pipeline when the options leave them
  * 0: chunks large enough that a copy runs at the bus's full rate and small
- * enough that the pipeline fills and drains quickly; four streams keep a
- * copy in each direction and a kernel in flight with one chunk to spare. */
+ * enough that the pipeline fills and drains quickly. The streams are the
+ * kernels' (chunk i's on stream i mod k, each with its buffers: k chunks
+ * in flight); every upload runs on one more stream and every download on
+ * another, in chunk order, so each direction of the bus stays busy with
+ * one copy at a time. */
 #define PTXKIT_HOST_CHUNK_BYTES ((size_t)16 << 20)
 #define PTXKIT_HOST_STREAMS 4
 #define PTXKIT_HOST_MAX_STREAMS 8
@@ -722,7 +725,8 @@ const char *ptxkit_host_path_name(ptxkit_host_path path);
 typedef struct ptxkit_host_options {
     ptxkit_host_path path;
     size_t chunk_bytes;  /* 0: PTXKIT_HOST_CHUNK_BYTES; else 64 KiB to 1 GiB */
-    int streams;         /* 0: PTXKIT_HOST_STREAMS; else 1..PTXKIT_HOST_MAX_STREAMS */
+    int streams;         /* kernel streams (chunks in flight): 0: PTXKIT_HOST_STREAMS; else
+                          * 1..PTXKIT_HOST_MAX_STREAMS */
     int threads;         /* host threads staging pageable data, the caller's included: 0 default,
                           * else 1..PTXKIT_HOST_MAX_THREADS */
     int reserved[4];     /* zero: later 0.x releases give these meaning, 0 keeping today's */

@@ -4,11 +4,16 @@
  * entry points, errors) and the public ops (ptxkit_reduce, ptxkit_scan,
  * ptxkit_launch), as src/multi does for several GPUs.
  *
- * Chunk i uses ring slot i % k (k streams): its H2D copy, kernel and D2H
- * copy are queued on the slot's stream, so a slot's device buffers are
- * reused in stream order; the host waits for a slot only where it must
- * write the slot's pinned staging buffer again or read what the slot
- * copied back. Reduce: chunk i's partial goes to partials[i], and one more
+ * Chunk i uses ring slot i % k (k compute streams). Its H2D copy goes on
+ * the ring's one upload stream and its D2H copy on the one download
+ * stream, so each direction's copies run back to back in chunk order at
+ * the bus's full rate (copies of one direction on several streams share
+ * the copy engines and finish later, holding back the kernels waiting for
+ * them); its kernel runs on the slot's stream, so kernels of different
+ * chunks overlap each other and the copies. Events order each chunk's
+ * upload -> kernel -> download, and a slot's next upload after its last
+ * use (done). The host waits for a slot only where it must write the
+ * slot's pinned staging buffer again or read what the slot copied back. Reduce: chunk i's partial goes to partials[i], and one more
  * ptxkit_reduce over the partials gives the result. Scan: chunk i is
  * scanned alone, then host_carry adds carries[i] (the total of the chunks
  * before it) and writes carries[i + 1]; the carry kernels of consecutive
@@ -87,7 +92,9 @@ static const char carry_source[] =
 
 typedef struct ring_slot {
     ptxkit_stream *stream;
-    CUevent done;           /* after the slot's last queued work */
+    CUevent loaded;         /* after the chunk's upload */
+    CUevent computed;       /* after the chunk's kernels */
+    CUevent done;           /* after the chunk's last work: its buffers are free again */
     CUevent carried;        /* after the slot's last carry kernel (scan) */
     void *h_in, *h_out;     /* pinned staging, chunk bytes each, on first need */
     CUdeviceptr d_in, d_out;
@@ -95,6 +102,7 @@ typedef struct ring_slot {
 
 typedef struct host_ring {
     pthread_mutex_t lock;   /* one host-array call at a time per context */
+    CUstream up, down;      /* every chunk's H2D, every chunk's D2H, in order */
     int streams;            /* slots with a stream and events */
     size_t chunk_bytes;     /* size of every buffer below, 0 before the first */
     ring_slot slot[PTXKIT_HOST_MAX_STREAMS];
@@ -130,13 +138,16 @@ static void ring_destroy(ptxkit_context *ctx, void *value) {
         ring_slot *s = &r->slot[i];
         if (s->stream) ctx->cu->cuStreamSynchronize(s->stream->handle);
         slot_buffers_free(ctx, s);
-        if (s->done) ctx->cu->cuEventDestroy(s->done);
-        if (s->carried) ctx->cu->cuEventDestroy(s->carried);
+        CUevent *events[] = {&s->loaded, &s->computed, &s->done, &s->carried};
+        for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
+            if (*events[e]) ctx->cu->cuEventDestroy(*events[e]);
         if (s->stream) {
             ctx->cu->cuStreamDestroy(s->stream->handle);
             free(s->stream);
         }
     }
+    if (r->up) ctx->cu->cuStreamSynchronize(r->up), ctx->cu->cuStreamDestroy(r->up);
+    if (r->down) ctx->cu->cuStreamSynchronize(r->down), ctx->cu->cuStreamDestroy(r->down);
     if (r->small) ctx->cu->cuMemFree(r->small);
     if (r->h_small) ctx->cu->cuMemFreeHost(r->h_small);
     ptxkit_program_destroy(r->program);
@@ -149,6 +160,8 @@ static const context_state_ops ring_ops = {ring_create, ring_destroy, NULL};
 /* Every slot stream finished (errors ignored: the caller reports its own). */
 static void ring_drain(ptxkit_context *ctx, host_ring *r) {
     for (int i = 0; i < r->streams; i++) ctx->cu->cuStreamSynchronize(r->slot[i].stream->handle);
+    if (r->up) ctx->cu->cuStreamSynchronize(r->up);
+    if (r->down) ctx->cu->cuStreamSynchronize(r->down);
 }
 
 /* At least `streams` slots with buffers of chunk_bytes (h_in/h_out only
@@ -162,13 +175,21 @@ static ptxkit_status ring_reserve(ptxkit_context *ctx, host_ring *r, int streams
         for (int i = 0; i < r->streams; i++) slot_buffers_free(ctx, &r->slot[i]);
         r->chunk_bytes = chunk_bytes;
     }
+    if (!r->up && (e = cu->cuStreamCreate(&r->up, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+        return record_cuda_error(ctx, e, "host arrays: cuStreamCreate");
+    if (!r->down && (e = cu->cuStreamCreate(&r->down, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+        return record_cuda_error(ctx, e, "host arrays: cuStreamCreate");
     while (r->streams < streams) {
         ring_slot *s = &r->slot[r->streams];
         ptxkit_status st = ptxkit_stream_create(ctx, &s->stream);
         if (st != PTXKIT_SUCCESS) return st;
-        if ((e = cu->cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS ||
-            (e = cu->cuEventCreate(&s->carried, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS) {
-            if (s->done) cu->cuEventDestroy(s->done);
+        CUevent *events[] = {&s->loaded, &s->computed, &s->done, &s->carried};
+        e = CUDA_SUCCESS;
+        for (size_t i = 0; i < sizeof events / sizeof events[0] && e == CUDA_SUCCESS; i++)
+            e = cu->cuEventCreate(events[i], CU_EVENT_DISABLE_TIMING);
+        if (e != CUDA_SUCCESS) {
+            for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+                if (*events[i]) cu->cuEventDestroy(*events[i]);
             ptxkit_stream_destroy(ctx, s->stream);
             *s = (ring_slot){0};
             return record_cuda_error(ctx, e, "host arrays: cuEventCreate");
@@ -602,8 +623,13 @@ static ptxkit_status chunk_issue(ptxkit_context *ctx, host_ring *r, host_call *c
         team_copy(p->team, s->h_in, src, len);
         src = s->h_in;
     }
-    CUresult e = cu->cuMemcpyHtoDAsync(s->d_in, src, len, h);
-    if (e != CUDA_SUCCESS) return record_cuda_error(ctx, e, "host arrays: cuMemcpyHtoDAsync");
+    /* the upload waits for the slot's previous chunk to be done with its
+     * buffers (an event of an earlier call has completed: no wait) */
+    CUresult e = cu->cuStreamWaitEvent(r->up, s->done, 0);
+    if (e == CUDA_SUCCESS) e = cu->cuMemcpyHtoDAsync(s->d_in, src, len, r->up);
+    if (e == CUDA_SUCCESS) e = cu->cuEventRecord(s->loaded, r->up);
+    if (e == CUDA_SUCCESS) e = cu->cuStreamWaitEvent(h, s->loaded, 0);
+    if (e != CUDA_SUCCESS) return record_cuda_error(ctx, e, "host arrays: upload");
     ptxkit_status st = PTXKIT_SUCCESS;
     ptxkit_dptr result = s->d_in;
     switch (c->kind) {
@@ -639,13 +665,16 @@ static ptxkit_status chunk_issue(ptxkit_context *ctx, host_ring *r, host_call *c
         break;
     }
     if (st != PTXKIT_SUCCESS) return st;
-    if (c->kind != OP_REDUCE) {
+    if (c->kind == OP_REDUCE) {
+        e = cu->cuEventRecord(s->done, h);
+    } else {
         void *dst = p->out_staged ? s->h_out : (char *)c->out + off;
-        if ((e = cu->cuMemcpyDtoHAsync(dst, result, len, h)) != CUDA_SUCCESS)
-            return record_cuda_error(ctx, e, "host arrays: cuMemcpyDtoHAsync");
+        e = cu->cuEventRecord(s->computed, h);
+        if (e == CUDA_SUCCESS) e = cu->cuStreamWaitEvent(r->down, s->computed, 0);
+        if (e == CUDA_SUCCESS) e = cu->cuMemcpyDtoHAsync(dst, result, len, r->down);
+        if (e == CUDA_SUCCESS) e = cu->cuEventRecord(s->done, r->down);
     }
-    if ((e = cu->cuEventRecord(s->done, h)) != CUDA_SUCCESS) return record_cuda_error(ctx, e, "host arrays: cuEventRecord");
-    return PTXKIT_SUCCESS;
+    return e == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, e, "host arrays: download");
 }
 
 /* Reduce's last step on slot 0's stream, after every slot's work: the
