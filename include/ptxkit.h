@@ -654,7 +654,7 @@ ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_sca
  * Where the data come from (ptxkit_host_options.path; the same for out):
  *  - pinned memory (ptxkit_host_alloc*, or a range ptxkit_host_register
  *    page-locked): the copy engines read and write the caller's buffer
- *    directly (detected per call with cuPointerGetAttribute);
+ *    directly (detected per call with cuPointerGetAttributes);
  *  - pageable memory: either staged, host threads copying each chunk into
  *    a ring of pinned buffers while the previous chunk is on the bus, or
  *    registered (cuMemHostRegister) for the call and unregistered at its
@@ -704,6 +704,10 @@ ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_sca
  * one copy at a time. */
 #define PTXKIT_HOST_CHUNK_BYTES ((size_t)16 << 20)
 #define PTXKIT_HOST_STREAMS 4
+/* A reduce whose input is not staged (pinned or registered) keeps two
+ * chunks in flight: its kernels are short, and with more streams its
+ * uploads ran measurably slower on an H200. */
+#define PTXKIT_HOST_REDUCE_STREAMS 2
 #define PTXKIT_HOST_MAX_STREAMS 8
 /* The most host threads copying pageable data (0 in the options: up to
  * this many, never more than the processors online). */
@@ -725,8 +729,8 @@ const char *ptxkit_host_path_name(ptxkit_host_path path);
 typedef struct ptxkit_host_options {
     ptxkit_host_path path;
     size_t chunk_bytes;  /* 0: PTXKIT_HOST_CHUNK_BYTES; else 64 KiB to 1 GiB */
-    int streams;         /* kernel streams (chunks in flight): 0: PTXKIT_HOST_STREAMS; else
-                          * 1..PTXKIT_HOST_MAX_STREAMS */
+    int streams;         /* kernel streams (chunks in flight): 0: PTXKIT_HOST_STREAMS (a reduce of
+                          * data not staged: PTXKIT_HOST_REDUCE_STREAMS); else 1..PTXKIT_HOST_MAX_STREAMS */
     int threads;         /* host threads staging pageable data, the caller's included: 0 default,
                           * else 1..PTXKIT_HOST_MAX_THREADS */
     int reserved[4];     /* zero: later 0.x releases give these meaning, 0 keeping today's */

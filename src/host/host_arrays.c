@@ -351,23 +351,22 @@ static void team_copy(copy_team *t, void *dst, const void *src, size_t bytes) {
 typedef enum host_kind { HOST_PAGEABLE, HOST_PINNED } host_kind;
 
 /* One address: pinned host, pageable (unknown to CUDA, or managed, which
- * the host reads like pageable memory), or a device address (an error). */
+ * the host reads like pageable memory), or a device address (an error).
+ * cuPointerGetAttributes, unlike the singular call, answers memory type 0
+ * for an address CUDA does not know instead of failing, so pageable input
+ * is not a driver error (which tools such as compute-sanitizer report). */
 static ptxkit_status address_kind(ptxkit_context *ctx, const void *p, const char *what, const char *name,
                                   host_kind *out) {
-    unsigned type = 0;
-    CUresult e = ctx->cu->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p);
-    if (e == CUDA_ERROR_INVALID_VALUE || e == CUDA_ERROR_NOT_SUPPORTED) {
-        *out = HOST_PAGEABLE;
-        return PTXKIT_SUCCESS;
-    }
-    if (e != CUDA_SUCCESS) return record_cuda_error(ctx, e, "cuPointerGetAttribute");
+    unsigned type = 0, managed = 0;
+    CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void *data[2] = {&type, &managed};
+    CUresult e = ctx->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)(uintptr_t)p);
+    if (e != CUDA_SUCCESS) return record_cuda_error(ctx, e, "cuPointerGetAttributes");
     if (type == CU_MEMORYTYPE_HOST) {
         *out = HOST_PINNED;
         return PTXKIT_SUCCESS;
     }
-    unsigned managed = 0;
-    e = ctx->cu->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)p);
-    if (e == CUDA_SUCCESS && managed) {
+    if (type == 0 || managed) {
         *out = HOST_PAGEABLE;
         return PTXKIT_SUCCESS;
     }
@@ -435,6 +434,7 @@ typedef struct host_call {
     ptxkit_host_path path;
     size_t chunk_bytes;
     int streams, threads;
+    bool default_streams;
 } host_call;
 
 static ptxkit_status check_options(ptxkit_context *ctx, host_call *c, const ptxkit_host_options *o) {
@@ -458,6 +458,7 @@ static ptxkit_status check_options(ptxkit_context *ctx, host_call *c, const ptxk
     c->chunk_bytes = o->chunk_bytes ? o->chunk_bytes : PTXKIT_HOST_CHUNK_BYTES;
     c->chunk_bytes -= c->chunk_bytes % 256; /* whole elements, device buffers' alignment */
     c->streams = o->streams ? o->streams : PTXKIT_HOST_STREAMS;
+    c->default_streams = o->streams == 0;
     c->threads = o->threads ? o->threads : default_threads();
     return PTXKIT_SUCCESS;
 }
@@ -748,9 +749,9 @@ static ptxkit_status host_run(ptxkit_context *ctx, host_call *c, const ptxkit_ho
     if (c->kind != OP_REDUCE && c->n == 0) return PTXKIT_SUCCESS;
     if ((st = capture_thread_refuse(ctx, c->what)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    if (!ctx->cu->cuPointerGetAttribute) {
+    if (!ctx->cu->cuPointerGetAttributes) {
         context_leave(ctx);
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no cuPointerGetAttribute", c->what);
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no cuPointerGetAttributes", c->what);
     }
     host_ring *r = context_state(ctx, &ring_ops);
     if (!r) {
@@ -761,6 +762,7 @@ static ptxkit_status host_run(ptxkit_context *ctx, host_call *c, const ptxkit_ho
     plan p;
     st = c->n ? plan_make(ctx, c, &p) : (memset(&p, 0, sizeof p), PTXKIT_SUCCESS);
     size_t chunks = p.mapped ? 0 : chunk_count(c);
+    if (c->default_streams && c->kind == OP_REDUCE && !p.in_staged) c->streams = PTXKIT_HOST_REDUCE_STREAMS;
     if (st == PTXKIT_SUCCESS) {
         /* buffers no larger than the array: small calls keep the ring small */
         size_t chunk = c->bytes < c->chunk_bytes ? (c->bytes + 255) / 256 * 256 : c->chunk_bytes;
