@@ -747,12 +747,9 @@ static ptxkit_status host_run(ptxkit_context *ctx, host_call *c, const ptxkit_ho
                             ptxkit_reduce_op_name(c->op) ? ptxkit_reduce_op_name(c->op) : "?",
                             ptxkit_dtype_name(c->type));
     if (c->kind != OP_REDUCE && c->n == 0) return PTXKIT_SUCCESS;
+    NEED_DRIVER_ENTRY(ctx, cuPointerGetAttributes, c->what);
     if ((st = capture_thread_refuse(ctx, c->what)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    if (!ctx->cu->cuPointerGetAttributes) {
-        context_leave(ctx);
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: the driver has no cuPointerGetAttributes", c->what);
-    }
     host_ring *r = context_state(ctx, &ring_ops);
     if (!r) {
         context_leave(ctx);
