@@ -765,8 +765,8 @@ ptxkit_status ptxkit_host_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxki
  * is the chunk's count; out and in are 256-byte aligned device addresses,
  * or, mapped, the host arrays' device addresses). kernel NULL copies in to
  * out through the device (a round trip, no kernel). n == 0 does nothing. */
-typedef struct ptxkit_kernel ptxkit_kernel;
-ptxkit_status ptxkit_host_transform(ptxkit_context *ctx, ptxkit_kernel *kernel, ptxkit_dtype type, void *out,
+struct ptxkit_kernel; /* ptxkit_kernel, declared with the programs below */
+ptxkit_status ptxkit_host_transform(ptxkit_context *ctx, struct ptxkit_kernel *kernel, ptxkit_dtype type, void *out,
                                     const void *in, size_t n, const ptxkit_host_options *options);
 
 /* ---- transpose --------------------------------------------------------- */
