@@ -6,10 +6,11 @@
  *
  * Chunk i uses ring slot i % k (k compute streams). Its H2D copy goes on
  * the ring's one upload stream and its D2H copy on the one download
- * stream, so each direction's copies run back to back in chunk order at
- * the bus's full rate (copies of one direction on several streams share
- * the copy engines and finish later, holding back the kernels waiting for
- * them); its kernel runs on the slot's stream, so kernels of different
+ * stream, so each direction's copies run back to back in chunk order and
+ * chunk i arrives before chunk i + 1 (copies of one direction spread over
+ * several streams may share the copy engines and finish together, later
+ * than the first of them needed to); its kernel runs on the slot's stream,
+ * so kernels of different
  * chunks overlap each other and the copies. Events order each chunk's
  * upload -> kernel -> download, and a slot's next upload after its last
  * use (done). The host waits for a slot only where it must write the
