@@ -9,12 +9,14 @@
  * stream, so each direction's copies run back to back in chunk order and
  * chunk i arrives before chunk i + 1 (copies of one direction spread over
  * several streams may share the copy engines and finish together, later
- * than the first of them needed to); its kernel runs on the slot's stream,
- * so kernels of different
- * chunks overlap each other and the copies. Events order each chunk's
- * upload -> kernel -> download, and a slot's next upload after its last
- * use (done). The host waits for a slot only where it must write the
- * slot's pinned staging buffer again or read what the slot copied back. Reduce: chunk i's partial goes to partials[i], and one more
+ * than the first of them needed to); its kernel runs on the slot's
+ * stream, so kernels of different chunks overlap each other and the
+ * copies. Events order each chunk's upload -> kernel -> download, and a
+ * slot's next upload after its last use (done). The host waits for a slot
+ * only where it must write the slot's pinned staging buffer again or read
+ * what the slot copied back.
+ *
+ * Reduce: chunk i's partial goes to partials[i], and one more
  * ptxkit_reduce over the partials gives the result. Scan: chunk i is
  * scanned alone, then host_carry adds carries[i] (the total of the chunks
  * before it) and writes carries[i + 1]; the carry kernels of consecutive
