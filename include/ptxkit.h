@@ -650,6 +650,137 @@ ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, p
                                      const ptxkit_config *config, ptxkit_config *out);
 
 
+/* ---- host arrays ---------------------------------------------------------
+ *
+ * Reduce, scan and transform of arrays that sit in host memory, at the
+ * speed of the bus: the array is cut into chunks that flow through a
+ * pipeline over several streams (H2D copy -> kernel -> D2H copy, ordered
+ * by events), so the copies of one chunk overlap the kernels of others.
+ * Partial results are combined on the device (reduce: one partial per
+ * chunk, reduced on the GPU, one small read-back; scan: the carry is
+ * chained on the device from chunk to chunk), so nothing but the data and
+ * one result crosses the bus. Named ptxkit_host_<verb> as the other calls
+ * on host memory (ptxkit_host_alloc, ptxkit_host_register): the object is
+ * the host array.
+ *
+ * Where the data come from (ptxkit_host_options.path; the same for out):
+ *  - pinned memory (ptxkit_host_alloc*, or a range ptxkit_host_register
+ *    page-locked): the copy engines read and write the caller's buffer
+ *    directly (detected per call with cuPointerGetAttributes);
+ *  - pageable memory: either staged, host threads copying each chunk into
+ *    a ring of pinned buffers while the previous chunk is on the bus, or
+ *    registered (cuMemHostRegister) for the call and unregistered at its
+ *    end; AUTO picks by size (below one chunk a single copy by the calling
+ *    thread is cheapest; above, staging with several threads costs less
+ *    than pinning every page and unpinning it again unless too few copy
+ *    threads are available, and then registration is used);
+ *  - mapped (PTXKIT_HOST_PATH_MAPPED): no copies; the kernels read and
+ *    write host memory through its device address (zero-copy), for
+ *    comparison. Arrays must be element-aligned (MISALIGNED otherwise).
+ *    Pageable arrays are registered mapped for the call (INVALID_ARGUMENT
+ *    where the driver refuses, e.g. a page of them already registered:
+ *    in and out sharing a page, or a range the application registered);
+ *    pinned ones must be mapped (PTXKIT_HOST_MAPPED, or any pinned memory
+ *    on a system with unified addressing).
+ * A pageable array the driver refuses to register (REGISTERED, or AUTO
+ * choosing it) is staged instead.
+ * Other paths accept host pointers at any byte address.
+ *
+ * The pinned staging ring, its device buffers and its streams belong to the
+ * context: allocated at the first call that needs them (grown when a call
+ * asks for larger chunks or more streams), freed when the context closes.
+ * Calls on one context take the ring in turn (one runs at a time; others
+ * wait); calls on different contexts run in parallel. The calls are
+ * synchronous: they return when the result is in host memory, and they run
+ * on the ring's own non-blocking streams, so they do not wait for work the
+ * caller queued on other streams: synchronize those first when the input
+ * is written by the GPU. Not capturable: PTXKIT_ERROR_CAPTURE on a thread
+ * that is capturing a stream (nothing is done).
+ *
+ * Errors: INVALID_ARGUMENT for NULL pointers (with n > 0), an enum out of
+ * range, options out of range, out overlapping in (scan, transform), or a
+ * device address given as a host pointer; OVERFLOW when n elements do not
+ * fit in size_t bytes or in the address space; UNSUPPORTED for an (op,
+ * type) the device op lacks. The input is never written. On any error
+ * every copy has finished before the call returns (nothing touches the
+ * caller's memory afterwards); a reduce writes *result only on success,
+ * while scan and transform write `out` chunk by chunk, so after an error
+ * its contents are undefined (the status is always an error then). */
+
+/* Chunk size and stream count of the pipeline when the options leave them
+ * 0: chunks large enough that a copy runs at the bus's full rate and small
+ * enough that the pipeline fills and drains quickly. The streams are the
+ * kernels' (chunk i's on stream i mod k, each with its buffers: k chunks
+ * in flight); every upload runs on one more stream and every download on
+ * another, in chunk order, so each direction of the bus stays busy with
+ * one copy at a time. */
+#define PTXKIT_HOST_CHUNK_BYTES ((size_t)16 << 20)
+#define PTXKIT_HOST_STREAMS 4
+/* A reduce whose input is not staged (pinned or registered) keeps two
+ * chunks in flight: its kernels are short, and with more streams its
+ * uploads ran measurably slower on an H200. */
+#define PTXKIT_HOST_REDUCE_STREAMS 2
+#define PTXKIT_HOST_MAX_STREAMS 8
+/* The most host threads copying pageable data (0 in the options: up to
+ * this many, never more than the processors online). */
+#define PTXKIT_HOST_MAX_THREADS 16
+
+typedef enum ptxkit_host_path {
+    PTXKIT_HOST_PATH_AUTO = 0,   /* pinned: directly; pageable: staged or registered, by size */
+    PTXKIT_HOST_PATH_STAGED,     /* pageable data go through the pinned ring (pinned: directly) */
+    PTXKIT_HOST_PATH_REGISTERED, /* pageable data are registered for the call (pinned: directly) */
+    PTXKIT_HOST_PATH_MAPPED,     /* zero-copy: kernels read and write host memory over the bus */
+    PTXKIT_HOST_PATH_COUNT
+} ptxkit_host_path;
+
+/* "auto", "staged", "registered", "mapped"; NULL for a value out of range. */
+const char *ptxkit_host_path_name(ptxkit_host_path path);
+
+/* Options of the host-array calls; zero-initialize (or pass NULL) for the
+ * defaults. */
+typedef struct ptxkit_host_options {
+    ptxkit_host_path path;
+    size_t chunk_bytes;  /* 0: PTXKIT_HOST_CHUNK_BYTES; else 64 KiB to 1 GiB */
+    int streams;         /* kernel streams (chunks in flight): 0: PTXKIT_HOST_STREAMS (a reduce of
+                          * data not staged: PTXKIT_HOST_REDUCE_STREAMS); else 1..PTXKIT_HOST_MAX_STREAMS */
+    int threads;         /* host threads staging pageable data, the caller's included: 0 default,
+                          * else 1..PTXKIT_HOST_MAX_THREADS */
+    int reserved[4];     /* zero: later 0.x releases give these meaning, 0 keeping today's */
+} ptxkit_host_options;
+
+/* Reduces n elements of `type` at host address `in` into *result (one
+ * element of `type`, host memory). Operators and types as ptxkit_reduce;
+ * n == 0 writes the operator's identity. Float sums: each chunk is reduced
+ * by ptxkit_reduce and the chunks' partials by another, so the bound is
+ * ptxkit_reduce's: within 1e-5 (float32) / 1e-13 (float64) of sum |x_i|
+ * from the exact sum. */
+ptxkit_status ptxkit_host_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
+                                 const void *in, size_t n, const ptxkit_host_options *options);
+/* Scans n elements at host address `in` into n elements at host address
+ * `out` (no overlap, not even in place: INVALID_ARGUMENT). Kinds,
+ * operators, types and identities as ptxkit_scan; n == 0 does nothing.
+ * Each chunk is scanned by ptxkit_scan and the running total of the chunks
+ * before it is added on the device, so a float sum's out[i] is within
+ * ptxkit_scan's bound plus ceil((i + 1) / C) * u * sum_{j <= i} |in[j]|, C
+ * the elements per chunk: the chunks are one more level of sequential
+ * tiles. */
+ptxkit_status ptxkit_host_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                               void *out, const void *in, size_t n, const ptxkit_host_options *options);
+/* Host -> device -> host: each chunk of n elements of `type` at `in` is
+ * copied to the device, `kernel` (an application kernel of this context)
+ * runs on it, and its output is copied back to the same place of `out`
+ * (no overlap with in: INVALID_ARGUMENT). The kernel's signature is
+ * (T *out, const T *in, unsigned long long n), T the element type; it
+ * writes out[i] for every i < n from in (any function of in), covering
+ * [0, n) with a grid-stride loop: it is launched with 256-thread blocks
+ * and at most 32 blocks per SM, no dynamic shared memory, on the chunk (n
+ * is the chunk's count; out and in are 256-byte aligned device addresses,
+ * or, mapped, the host arrays' device addresses). kernel NULL copies in to
+ * out through the device (a round trip, no kernel). n == 0 does nothing. */
+struct ptxkit_kernel; /* ptxkit_kernel, declared with the programs below */
+ptxkit_status ptxkit_host_transform(ptxkit_context *ctx, struct ptxkit_kernel *kernel, ptxkit_dtype type, void *out,
+                                    const void *in, size_t n, const ptxkit_host_options *options);
+
 /* ---- transpose --------------------------------------------------------- */
 
 typedef enum ptxkit_transpose_kind {

@@ -2,7 +2,8 @@
 path for every kernel"), checked over the source text:
 
 - the layers need each other in one direction only: src/driver <
-  src/runtime < src/tuned < families/ < src/multi < src/tune < src/private.c; a file
+  src/runtime < src/tuned < families/ < src/multi < src/host < src/tune <
+  src/private.c; a file
   includes no header of a layer above its own, so the runtime knows no
   family (nor the families' table, family_list.h) and a family no tuner;
 - families/ launch through ptxkit_launch only: no cuLaunchKernel, no
@@ -18,6 +19,8 @@ path for every kernel"), checked over the source text:
 - src/multi (several GPUs) sits above the families: it stands on the
   runtime, NCCL's loader and the public ops, and nothing below it includes
   multi/; only src/driver knows NCCL's shared-object name;
+- src/host (host-array primitives) sits beside it: the runtime and the
+  public ops, chunked over streams; nothing below it includes host/;
 - no file of the tree includes "runtime/runtime.h", the umbrella header the
   runtime had: each file includes the headers of the rooms whose names it
   uses (src/runtime/*.h), so that the includes say what a file depends on.
@@ -66,7 +69,7 @@ ALLOWED_UPWARD = {
     ("src/runtime/stream_scratch.c", "tuned/tuned.h"),
 }
 
-LAYERS = ["src/driver", "src/runtime", "src/tuned", "families", "src/multi", "src/tune", "src"]
+LAYERS = ["src/driver", "src/runtime", "src/tuned", "families", "src/multi", "src/host", "src/tune", "src"]
 
 def layer_of(path):
     rel = os.path.relpath(path, root).replace(os.sep, "/")

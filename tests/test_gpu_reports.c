@@ -101,6 +101,7 @@ static void every_report(void **state) {
         {"tune --show", "tune", "--show"},
         {"bench constant", "bench constant", "--mib 8 --taps 5 --reps 2"},
         {"bench graph", "bench graph", "--ops 20 --rounds 3"},
+        {"bench host", "bench host", "--log2 24 --transform-log2 22 --reps 1"},
         {"bench compile", "bench compile", ""},
         {"bench streams", "bench streams", "--log2 22 --streams 1,2 --chunks 64K,1M --reps 1"},
     };

@@ -253,7 +253,7 @@ static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_s
     switch (v->kind) {
     case RUN_SCAN:
         return v->experiment ? scan_run(ctx, kind, op, type, in, n, out, &v->options, v->stream, v->experiment)
-                             : ptxkit_scan(ctx, kind, op, type, out, in, n, &v->options, v->stream);
+                             : ptxkit_scan(ctx, kind, op, type, out, in, n, SCAN_CONFIG(&v->options), v->stream);
     default: {
         const lab_ladder_options lo = {.block_size = v->options.block_size, .load_op = v->options.load_op};
         return lab_scan_ladder_run(ctx, v->step, kind, op, type, out, in, n, ladder_scratch, ladder_scratch_bytes, &lo,

@@ -134,4 +134,3 @@ const ptxkit_config *test_scan_config(const launch_options *o, ptxkit_config *bu
     return test_config(o, "vectors_per_thread", buf);
 }
 const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *buf) { return test_config(o, "unroll", buf); }
-const ptxkit_config *test_ladder_config(const launch_options *o, ptxkit_config *buf) { return test_config(o, NULL, buf); }

@@ -63,14 +63,12 @@ extern const size_t test_awkward_size_count;
  * (launch_options, runtime/launch.h) and hand each public op the
  * ptxkit_config of the same values, under that op's names (reduce:
  * items_per_thread is "loads_in_flight", scan: "vectors_per_thread", copy:
- * "unroll"; the ladders read none). Returns buf, filled. */
+ * "unroll"). Returns buf, filled. */
 const ptxkit_config *test_reduce_config(const launch_options *o, ptxkit_config *buf);
 const ptxkit_config *test_scan_config(const launch_options *o, ptxkit_config *buf);
 const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *buf);
-const ptxkit_config *test_ladder_config(const launch_options *o, ptxkit_config *buf);
 #define REDUCE_CONFIG(o) test_reduce_config((o), &(ptxkit_config){0})
 #define SCAN_CONFIG(o) test_scan_config((o), &(ptxkit_config){0})
 #define COPY_CONFIG(o) test_copy_config((o), &(ptxkit_config){0})
-#define LADDER_CONFIG(o) test_ladder_config((o), &(ptxkit_config){0})
 
 #endif

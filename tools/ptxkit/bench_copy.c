@@ -96,3 +96,183 @@ int bench_copy(int argc, char **argv) {
     ptxkit_context_close(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
+
+/* ptxkit bench host: the host-array calls (ptxkit_host_reduce/_transform)
+ * next to the bus measured in the same run: pinned 1 GiB H2D, D2H, both at
+ * once on two streams, and the driver's own pageable cuMemcpyHtoD of the
+ * same size (ptxkit_memcpy_htod from malloc'd memory). Here rather than in
+ * a file of its own to keep the default build's step count. Times are wall
+ * clock around synchronous calls (the host-array calls return with the
+ * result), median of --reps. */
+typedef struct host_bench {
+    ptxkit_context *ctx;
+    ptxkit_stream *s1, *s2;
+    ptxkit_dptr dev;
+    unsigned char *pinned, *pageable;
+    size_t bytes;
+    int which;              /* the case being timed */
+    ptxkit_host_options options;
+    int32_t result;
+} host_bench;
+
+enum { HOST_H2D, HOST_D2H, HOST_BOTH, HOST_PAGEABLE_COPY, HOST_REDUCE_PINNED, HOST_REDUCE_PAGEABLE,
+       HOST_TRANSFORM, HOST_REDUCE_MAPPED };
+
+static ptxkit_status host_case(host_bench *b) {
+    ptxkit_context *ctx = b->ctx;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    size_t n = b->bytes / 4;
+    switch (b->which) {
+    case HOST_H2D:
+        st = ptxkit_memcpy_htod_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
+        return st ? st : ptxkit_stream_synchronize(ctx, b->s1);
+    case HOST_D2H:
+        st = ptxkit_memcpy_dtoh_async(ctx, b->pinned, b->dev, b->bytes, b->s1);
+        return st ? st : ptxkit_stream_synchronize(ctx, b->s1);
+    case HOST_BOTH: /* half the device buffer each way, from and to separate pinned halves */
+        st = ptxkit_memcpy_htod_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
+        if (!st) st = ptxkit_memcpy_dtoh_async(ctx, b->pinned + b->bytes, b->dev + b->bytes, b->bytes, b->s2);
+        if (!st) st = ptxkit_stream_synchronize(ctx, b->s1);
+        return st ? st : ptxkit_stream_synchronize(ctx, b->s2);
+    case HOST_PAGEABLE_COPY: return ptxkit_memcpy_htod(ctx, b->dev, b->pageable, b->bytes);
+    case HOST_REDUCE_PINNED:
+    case HOST_REDUCE_MAPPED:
+        return ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &b->result, b->pinned, n, &b->options);
+    case HOST_REDUCE_PAGEABLE:
+        return ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &b->result, b->pageable, n, &b->options);
+    default: return ptxkit_host_transform(ctx, NULL, PTXKIT_INT32, b->pinned + b->bytes, b->pinned, n, &b->options);
+    }
+}
+
+static ptxkit_status host_time(host_bench *b, int reps, time_stats *ts) {
+    float samples[64];
+    if (reps > 64) reps = 64;
+    ptxkit_status st = host_case(b); /* warm-up: kernels loaded, the ring allocated */
+    for (int r = 0; r < reps && st == PTXKIT_SUCCESS; r++) {
+        double t0 = cli_now_ms();
+        st = host_case(b);
+        samples[r] = (float)(cli_now_ms() - t0);
+    }
+    if (st == PTXKIT_SUCCESS) stats_of_samples(samples, reps, ts);
+    return st;
+}
+
+int bench_host(int argc, char **argv) {
+    size_t reduce_sizes[8], transform_sizes[8], chunk = 0;
+    int reduce_count = 0, transform_count = 0, reps = 5, threads = 0, streams = 0;
+    const arg_option options[] = {
+        {.name = "log2", .kind = ARG_LOG2S, .value = reduce_sizes, .count = &reduce_count, .max = 8, .lo = 12, .hi = 36},
+        {.name = "transform-log2", .kind = ARG_LOG2S, .value = transform_sizes, .count = &transform_count, .max = 8,
+         .lo = 12, .hi = 34},
+        {.name = "chunk", .kind = ARG_SIZE, .value = &chunk, .lo = 64 << 10, .hi = 1 << 30},
+        {.name = "streams", .kind = ARG_INT, .value = &streams, .lo = 1, .hi = PTXKIT_HOST_MAX_STREAMS},
+        {.name = "threads", .kind = ARG_INT, .value = &threads, .lo = 1, .hi = PTXKIT_HOST_MAX_THREADS},
+        {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 64},
+        {0}};
+    const arg_spec spec = {
+        .command = "bench host",
+        .usage = "usage: ptxkit bench host [--log2 K,...] [--transform-log2 K,...] [--chunk BYTES] [--streams N]\n"
+                 "                         [--threads N] [--reps N] [--csv|--json] [--json FILE] [--csv FILE]\n"
+                 "                         [--md FILE] [--device N]\n",
+        .help = "Host arrays (ptxkit_host_reduce, ptxkit_host_transform) against the bus in the same run: pinned\n"
+                "1 GiB H2D, D2H and both at once (two streams), the driver's pageable cuMemcpyHtoD; then an int32\n"
+                "sum of 2^K bytes of pinned memory (percent of pinned H2D), of pageable memory on each path\n"
+                "(ratio to the driver's pageable copy), mapped zero-copy, and the copy round trip of 2^K bytes\n"
+                "host -> device -> host (percent of both directions). Defaults: --log2 33, --transform-log2 30;\n"
+                "chunk, streams and threads: the library's defaults. Median wall time of --reps calls.\n",
+        .common = ARGS_DEVICE | ARGS_TABLES,
+        .options = options,
+    };
+    cli_common common;
+    int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (!reduce_count) reduce_sizes[reduce_count++] = (size_t)1 << 33;
+    if (!transform_count) transform_sizes[transform_count++] = (size_t)1 << 30;
+    size_t copy_bytes = (size_t)1 << 30, pinned_bytes = 2 * copy_bytes, pageable_bytes = copy_bytes;
+    for (int i = 0; i < reduce_count; i++) {
+        if (reduce_sizes[i] > pinned_bytes) pinned_bytes = reduce_sizes[i];
+        if (reduce_sizes[i] > pageable_bytes) pageable_bytes = reduce_sizes[i];
+    }
+    for (int i = 0; i < transform_count; i++)
+        if (2 * transform_sizes[i] > pinned_bytes) pinned_bytes = 2 * transform_sizes[i];
+    ptxkit_context *ctx = cli_open_context("bench host", common.device);
+    if (!ctx) return 1;
+    const ptxkit_device_info *dev = cli_device(ctx);
+    char title[400];
+    snprintf(title, sizeof title, "host arrays on %s (GB/s of host data; median of %d)", dev->name, reps);
+    const char *headers[] = {"case", "bytes", "path", "time_us", "GBps", "reference", "of_reference", "target",
+                             STATS_COLUMNS};
+    cli_table *t = table_new(title, 11, headers);
+    table_types(t, "snsnnsnn" STATS_TYPES);
+    host_bench b = {.ctx = ctx, .options = {.chunk_bytes = chunk, .streams = streams, .threads = threads}};
+    ptxkit_status st = ptxkit_stream_create(ctx, &b.s1);
+    if (!st) st = ptxkit_stream_create(ctx, &b.s2);
+    if (!st) st = ptxkit_malloc(ctx, 2 * copy_bytes, &b.dev);
+    if (!st) st = ptxkit_host_alloc_ex(ctx, pinned_bytes, PTXKIT_HOST_MAPPED, (void **)&b.pinned);
+    if (!st && !(b.pageable = malloc(pageable_bytes))) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (!st) {
+        /* touched, so the first timed copy does not fault pages in */
+        memset(b.pinned, 1, pinned_bytes);
+        memset(b.pageable, 1, pageable_bytes);
+    }
+    double h2d = 0, both = 0, pageable = 0;
+    time_stats ts;
+    char spread[64];
+    static const struct { int which; const char *name; } bus[] = {
+        {HOST_H2D, "pinned H2D"}, {HOST_D2H, "pinned D2H"}, {HOST_BOTH, "pinned both directions"},
+        {HOST_PAGEABLE_COPY, "pageable cuMemcpyHtoD"}};
+    for (size_t i = 0; i < sizeof bus / sizeof bus[0] && !st; i++) {
+        b.which = bus[i].which;
+        b.bytes = copy_bytes;
+        if ((st = host_time(&b, reps, &ts)) != PTXKIT_SUCCESS) break;
+        double moved = (double)copy_bytes * (b.which == HOST_BOTH ? 2 : 1), gbs = moved / (ts.median_ms * 1e6);
+        if (b.which == HOST_H2D) h2d = gbs;
+        if (b.which == HOST_BOTH) both = gbs;
+        if (b.which == HOST_PAGEABLE_COPY) pageable = gbs;
+        table_addf(t, "%s\t%zu\t-\t%.1f\t%.1f\t-\t-\t-%s", bus[i].name, copy_bytes, ts.median_ms * 1e3, gbs,
+                   stats_cells(&ts, spread, sizeof spread));
+    }
+    for (int i = 0; i < reduce_count && !st; i++) {
+        b.bytes = reduce_sizes[i];
+        struct { int which; ptxkit_host_path path; const char *name; } rows[] = {
+            {HOST_REDUCE_PINNED, PTXKIT_HOST_PATH_AUTO, "reduce pinned"},
+            {HOST_REDUCE_PAGEABLE, PTXKIT_HOST_PATH_AUTO, "reduce pageable"},
+            {HOST_REDUCE_PAGEABLE, PTXKIT_HOST_PATH_STAGED, "reduce pageable"},
+            {HOST_REDUCE_PAGEABLE, PTXKIT_HOST_PATH_REGISTERED, "reduce pageable"},
+            {HOST_REDUCE_MAPPED, PTXKIT_HOST_PATH_MAPPED, "reduce mapped"}};
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0] && !st; r++) {
+            b.which = rows[r].which;
+            b.options.path = rows[r].path;
+            if ((st = host_time(&b, reps, &ts)) != PTXKIT_SUCCESS) break;
+            double gbs = (double)b.bytes / (ts.median_ms * 1e6);
+            bool vs_pageable = b.which == HOST_REDUCE_PAGEABLE;
+            /* the targets: pinned 95% of H2D, pageable 3x the driver's pageable copy */
+            table_addf(t, "%s\t%zu\t%s\t%.1f\t%.1f\t%s\t%.1f\t%s%s", rows[r].name, b.bytes,
+                       ptxkit_host_path_name(rows[r].path), ts.median_ms * 1e3, gbs,
+                       vs_pageable ? "pageable cuMemcpyHtoD" : "pinned H2D",
+                       100.0 * gbs / (vs_pageable ? pageable : h2d),
+                       b.which == HOST_REDUCE_PINNED ? "95" : vs_pageable ? "300" : "-",
+                       stats_cells(&ts, spread, sizeof spread));
+        }
+    }
+    for (int i = 0; i < transform_count && !st; i++) {
+        b.bytes = transform_sizes[i];
+        b.which = HOST_TRANSFORM;
+        b.options.path = PTXKIT_HOST_PATH_AUTO;
+        if ((st = host_time(&b, reps, &ts)) != PTXKIT_SUCCESS) break;
+        double gbs = 2.0 * (double)b.bytes / (ts.median_ms * 1e6);
+        table_addf(t, "transform round trip\t%zu\tauto\t%.1f\t%.1f\tpinned both directions\t%.1f\t90%s", b.bytes,
+                   ts.median_ms * 1e3, gbs, 100.0 * gbs / both, stats_cells(&ts, spread, sizeof spread));
+    }
+    if (st != PTXKIT_SUCCESS) cli_fail("bench host", ctx, st);
+    table_note(t, "of_reference: percent of the reference measured in this run; target: the issue's goal in percent");
+    table_print(t, common.format, stdout);
+    table_free(t);
+    free(b.pageable);
+    if (b.pinned) ptxkit_host_free(ctx, b.pinned);
+    if (b.dev) ptxkit_free(ctx, b.dev);
+    ptxkit_stream_destroy(ctx, b.s1);
+    ptxkit_stream_destroy(ctx, b.s2);
+    ptxkit_context_close(ctx);
+    return st == PTXKIT_SUCCESS ? 0 : 1;
+}

@@ -37,5 +37,6 @@ int bench_graph(int argc, char **argv);
 int bench_multi(int argc, char **argv);
 int bench_compile(int argc, char **argv);
 int bench_streams(int argc, char **argv);
+int bench_host(int argc, char **argv);
 
 #endif

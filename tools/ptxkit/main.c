@@ -104,6 +104,7 @@ static const bench_entry benches[] = {
     {"multi", bench_multi, "sharded reduce and scan over 1-8 GPUs (NCCL) vs the sum of single-GPU ops; all-reduce busbw"},
     {"compile", bench_compile, "a second compile in one process with NVRTC's precompiled headers off and on (no GPU)"},
     {"streams", bench_streams, "H2D -> kernel -> D2H pipelined over 1-8 streams: chunk size, pinned/pageable/mapped; caveats"},
+    {"host", bench_host, "host arrays: reduce and transform of pinned, pageable and mapped memory vs the bus (H2D, D2H)"},
 };
 
 static void bench_usage(FILE *out) {
