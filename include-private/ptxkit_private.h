@@ -62,8 +62,9 @@ ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step);
 /* `count` lookups of one built-in kernel (copy's ptxkit_copy_vec16, UNROLL=4
  * BLOCK_SIZE=256 LOAD_OP=2) in the context's kernel registry: the cost a
  * later launch of a family pays before it launches. Compiles it on the
- * first lookup if it is not loaded yet. */
-ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count);
+ * first lookup if it is not loaded yet. *jit_log (may be NULL): that
+ * kernel's load log (ptxkit_kernel_jit_log_get), "" when it failed. */
+ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log);
 
 /* ---- `ptxkit bench blocks`: the tuner's measurement of a grid ---------- */
 

@@ -61,15 +61,17 @@ ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step) 
     return gemm_ladder_prepare(ctx, step);
 }
 
-ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count) {
+ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log) {
+    if (jit_log) *jit_log = "";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
                         .define_count = 3};
-    ptxkit_kernel *fn;
+    ptxkit_kernel *fn = NULL;
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     for (int i = 0; i < count && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);
     context_leave(ctx);
+    if (st == PTXKIT_SUCCESS && jit_log) *jit_log = ptxkit_kernel_jit_log_get(fn);
     return st;
 }
 

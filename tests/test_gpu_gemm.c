@@ -250,7 +250,7 @@ static void *warm_worker(void *arg) {
         if (st != PTXKIT_SUCCESS) {
             pthread_mutex_lock(&w->lock);
             w->failures++;
-            print_error("compiling ahead: %s\n", ptxkit_last_error(ctx));
+            print_error("compiling ahead: %s\n", ptxkit_last_error());
             pthread_mutex_unlock(&w->lock);
         }
     }

@@ -42,7 +42,7 @@ static void ladder_arguments(void **state) {
                                            16, 0, 0, NULL, NULL));
     ptxkit_context *ctx = test_fake_context();
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "no step 0"));
+    assert_non_null(strstr(ptxkit_last_error(), "no step 0"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_reduce_ladder_check(ctx, PTXKIT_REDUCE_LADDER_STEPS + 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_ladder_check(ctx, 1, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
@@ -145,7 +145,7 @@ static void family_defines(void **state) {
     assert_string_equal(buf, "32, 64, 128, 256, 512, 1024");
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
     assert_string_equal(buf, "");
-    assert_non_null(strstr(ptxkit_last_error(NULL), "NO_SUCH_DEFINE"));
+    assert_non_null(strstr(ptxkit_last_error(), "NO_SUCH_DEFINE"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values(NULL, "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", NULL, buf, sizeof buf));
@@ -169,41 +169,37 @@ static void tune_calls(void **state) {
                   ptxkit_tune_sizes(ctx, "copy", NULL, sizes, PTXKIT_TUNE_MAX_SIZES + 1, NULL, NULL));
     sizes[1] = 0;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 2, NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "size 1 is 0"));
+    assert_non_null(strstr(ptxkit_last_error(), "size 1 is 0"));
 
-    char why[256];
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL, why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("reduce", "sum.float32", why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", "float64.small_k", why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", NULL, NULL, 0));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("gemm", "int8.square", why, sizeof why));
-    assert_non_null(strstr(why, "gemm variants are"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", why, sizeof why));
-    assert_true(strlen(why) > 0);
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, why, sizeof why));
-    assert_non_null(strstr(why, "no_such_family"));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_family")); /* recorded too */
-    char tiny[4];
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, tiny, sizeof tiny));
-    assert_string_equal(tiny, "no ");
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL, why, sizeof why));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", NULL, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("reduce", "sum.float32"));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", "float64.small_k"));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("gemm", "int8.square"));
+    assert_non_null(strstr(ptxkit_last_error(), "gemm variants are"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus"));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_tune_variant_check: "));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_family"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "family is NULL"));
     /* every family ptxkit_tune names takes its default variant */
     for (int i = 0; ptxkit_tune_family_name(i); i++)
-        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL, why, sizeof why));
+        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL));
 
-    const char *path = "x", *note = "x";
+    const char *path = "x";
     int loaded = -1, appended = -1, kernels = -1, threads = -1;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &note, &loaded, &appended));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &loaded, &appended));
+    assert_string_equal(ptxkit_tune_report_record_note(NULL), "");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared(NULL, &kernels, &threads));
     ptxkit_tune_report *report = NULL;
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_create(&report));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &note, &loaded, &appended));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &loaded, &appended));
     assert_string_equal(path, "");
-    assert_string_equal(note, "");
+    assert_string_equal(ptxkit_tune_report_record_note(report), "");
     assert_int_equal(loaded, 0);
     assert_int_equal(appended, 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL));
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_prepared(report, &kernels, &threads));
     assert_int_equal(kernels, 0);
     assert_int_equal(threads, 0);
@@ -233,7 +229,7 @@ static void private_calls(void **state) {
     context_states_release(ctx);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_ladder_prepare(NULL, 1));
     assert_non_null(ptxkit_private_blocks_family(0));
     assert_null(ptxkit_private_blocks_family(-1));

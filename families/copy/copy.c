@@ -54,7 +54,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
                           const ptxkit_launch_options *options, ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_copy");
     if (bytes == 0) return PTXKIT_SUCCESS;
     if (!dst || !src) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: NULL device pointer");
     if (dst + bytes < dst || src + bytes < src)

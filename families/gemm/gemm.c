@@ -371,7 +371,7 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
                           ptxkit_stream *stream) {
     capture_guard guard;
     ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_gemm");
     st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true,
                        guard.capturing);
     capture_guard_leave(ctx, &guard);

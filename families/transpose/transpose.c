@@ -331,9 +331,10 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
                                ptxkit_stream *stream) {
     ptxkit_launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve says why */
-        return transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0});
+        return name_failure(transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0}),
+                            "ptxkit_transpose");
     /* what transpose_resolve gives depends on the shape through its class
      * and the tuning bucket only */
     const long long selectors[3] = {type, kind, transpose_shape_aligned(type, rows, cols)};
@@ -349,10 +350,10 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
         /* auto-tuning is what a capture must be kept from: only a resolution asks */
         ptxkit_launch_options used;
         capture_guard guard;
-        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
         st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config);
         capture_guard_leave(ctx, &guard);
-        if (st != PTXKIT_SUCCESS) return st;
+        if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
         opt = used;
         R = (launch_memo_value){.block = opt.block_size, .wave = (unsigned)opt.vector_bytes,
                                 .extra = {(size_t)config.tile, (size_t)config.block_size, (size_t)config.vector_bytes,
@@ -360,7 +361,7 @@ ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dp
         /* a capture paused auto-tuning: its resolution is not the bucket's */
         if (!guard.capturing) launch_memo_store(ctx, &key, &R);
     }
-    return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+    return name_failure(transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream), "ptxkit_transpose");
 }
 
 
@@ -515,10 +516,10 @@ ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type
                                           ptxkit_transpose_kind kind, const ptxkit_launch_options *options,
                                           int *tile, int *block_size, int *vector_bytes) {
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: unknown kind %d", (int)kind);
     transpose_config config;
     ptxkit_status st = transpose_resolve(ctx, type, rows, cols, kind, options, NULL, &config);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose_config_get");
     if (tile) *tile = config.tile;
     if (block_size) *block_size = config.block_size;
     if (vector_bytes) *vector_bytes = config.vector_bytes;

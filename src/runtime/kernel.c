@@ -17,7 +17,7 @@
 #include "runtime/registry.h"
 #include "runtime/status.h"
 
-ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn, const char *jit_log) {
     ptxkit_kernel *k = calloc(1, sizeof *k);
     if (!k) {
         record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
@@ -25,6 +25,7 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
     }
     k->ctx = ctx;
     k->fn = fn;
+    k->jit_log = jit_log;
     if (ctx->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS)
         k->max_threads = ctx->info.max_threads_per_block;
     if (ctx->cu->cuFuncGetAttribute(&k->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) !=
@@ -36,6 +37,8 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
 }
 
 void *ptxkit_kernel_handle(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
+
+const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *k) { return k && k->jit_log ? k->jit_log : ""; }
 
 ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attributes *out) {
     if (!k || !out) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_attributes_get: NULL argument");
@@ -303,7 +306,7 @@ static ptxkit_status launch_failed(ptxkit_context *ctx, CUresult r, const ptxkit
     snprintf(what, sizeof what, "launch (grid %ux%ux%u, block %ux%ux%u, %zu B dynamic shared)", g->x, g->y, g->z, b->x,
              b->y, b->z, shared);
     ptxkit_status st = record_cuda_error(ctx, r, what);
-    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
+    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error()) : st;
 }
 
 /* The checked launch itself, with k's context current. */

@@ -257,7 +257,7 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
  * NULL). */
 static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request *req, const cache_key *key,
                                       CUmodule *module, ptx_rewrite_stats *stats, char ***lowered) {
-    char what[1200];
+    char what[1200], log[4096];
     describe(req, what, sizeof what);
     void *image = NULL;
     bool is_ptx = false;
@@ -280,15 +280,15 @@ static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request 
         break;
     }
     case KERNEL_FROM_IMAGE:
-        st = load_image(ctx, what, req->image, false, module);
-        if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+        st = load_image(ctx, what, req->image, false, module, log, sizeof log);
+        if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module, log);
         return st;
     case KERNEL_FROM_MODULE:
         return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "kernel cache: the module is not loaded in this context");
     }
-    if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, is_ptx, module);
+    if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, is_ptx, module, log, sizeof log);
     free(image);
-    if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+    if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module, log);
     return st;
 }
 
@@ -369,7 +369,7 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
     }
     const char *const *names;
     kernel_cache_names_free(lowered, request_names(req, &names));
-    if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn)) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn, registry_module_log(ctx, &key))) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     context_leave(ctx);
     return st;
 }

@@ -156,7 +156,7 @@ ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *p, 
 
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
                                 int define_count, ptxkit_kernel **out) {
-    return ptxkit_program_kernel_get(ctx, p, entry, defines, define_count, out);
+    return name_failure(ptxkit_program_kernel_get(ctx, p, entry, defines, define_count, out), "ptxkit_kernel_get");
 }
 
 ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *k, ptxkit_module **out) {

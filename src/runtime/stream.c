@@ -67,7 +67,7 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
 
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
     ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_stream_synchronize");
     /* on a captured stream the driver refuses and invalidates the capture */
     if ((st = capture_stream_refuse(ctx, stream_handle(stream), "ptxkit_stream_synchronize")) != PTXKIT_SUCCESS) {
         context_leave(ctx);

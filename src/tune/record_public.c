@@ -179,7 +179,7 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
 ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsigned long long *code) {
     if (!code) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_code_get: NULL code");
     *code = 0;
-    ptxkit_status st = ptxkit_tune_variant_check(family, variant, NULL, 0); /* sets the last error */
+    ptxkit_status st = ptxkit_tune_variant_check(family, variant); /* sets the last error */
     if (st != PTXKIT_SUCCESS) return st;
     *code = embedded_sources_digest(); /* the built-in families' problems are keyed by the embedded sources */
     return PTXKIT_SUCCESS;
