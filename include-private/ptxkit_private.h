@@ -79,9 +79,10 @@ typedef struct ptxkit_private_blocks_variant {
     int copies;             /* reads and writes its bytes (its ceiling is a copy) */
 } ptxkit_private_blocks_variant;
 /* Parses variant (NULL: the default) of family; NOT_FOUND for a family not
- * tuned through launch options, INVALID_ARGUMENT with the reason in why. */
+ * tuned through launch options, INVALID_ARGUMENT; the reason in
+ * ptxkit_last_error(). */
 ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
-                                                ptxkit_private_blocks_variant *out, char *why, size_t why_size);
+                                                ptxkit_private_blocks_variant *out);
 /* Bytes the operation must move at n (for GB/s and the ceiling). */
 ptxkit_status ptxkit_private_blocks_bytes(const char *family, const char *variant, size_t n, size_t *bytes);
 /* The block sizes and items-per-thread values the tuner searches on this

@@ -97,13 +97,12 @@ static ptxkit_status parse(const char *family, const char *variant, tune_variant
 }
 
 ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
-                                                ptxkit_private_blocks_variant *out, char *why, size_t why_size) {
+                                                ptxkit_private_blocks_variant *out) {
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_variant_get: out is NULL");
     tune_variant v;
     char reason[256];
     ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
-    if (why && why_size) snprintf(why, why_size, "%s", reason);
-    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason); /* the bare reason: the CLI prints it */
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", v.name);
     out->unit = v.family->unit;
