@@ -1191,13 +1191,14 @@ ptxkit_status ptxkit_launch_checked(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptx
 ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *kernel, size_t bytes);
 /* The CUfunction behind a kernel, for code that calls the driver itself. */
 void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
-/* The log of the module load that produced this kernel, in this context:
- * what was loaded, the driver JIT's wall time and its info log
- * (CU_JIT_INFO_LOG_BUFFER), cut to a few KiB. Kernels of one module share
- * it. "" for NULL, and for a module loaded without a log (the context
- * loaded it before it kept one: never today). Valid as long as the context.
- * A load that fails leaves its logs (error and info) in ptxkit_last_error
- * instead. */
+/* The log of the compile and module load that produced this kernel, in
+ * this context: what was loaded, the driver JIT's wall time and its info
+ * log (CU_JIT_INFO_LOG_BUFFER), then NVRTC's log (warnings) where NVRTC
+ * compiled it just then (a kernel from the disk cache has none), cut to
+ * 4 KiB. Kernels of one module share it; later loads of other kernels,
+ * from any thread, leave it. "" for NULL. Valid as long as the context. A
+ * compile or load that fails leaves its logs in ptxkit_last_error instead.
+ * Any thread. */
 const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *kernel);
 
 /* ---- autotuning -------------------------------------------------------- */

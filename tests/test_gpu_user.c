@@ -598,6 +598,55 @@ static void wrong_entry_names(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_kernel(NULL, "mix", &k));
 }
 
+/* Each kernel keeps the log of the load (and compile) that produced it; a
+ * load that fails leaves its log in the thread's last error instead. */
+static void jit_logs_belong_to_kernels(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    /* a source no earlier run compiled (not on disk): NVRTC runs and warns */
+    char source[512];
+    snprintf(source, sizeof source,
+             "#warning \"ptxkit-jit-log-test\"\n"
+             "extern \"C\" __global__ void warned(int *out) { out[threadIdx.x] = %d; }\n"
+             "extern \"C\" __global__ void quiet(int *out) { out[threadIdx.x] = 1; }\n",
+             (int)(test_seed() & 0x7fffffff));
+    ptxkit_program *p = NULL;
+    assert_ok(NULL, ptxkit_program_create("jit_log_test.cu", source, NULL, 0, &p));
+    ptxkit_kernel *warned = NULL, *again = NULL, *mix = NULL;
+    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &warned));
+    const char *log = ptxkit_kernel_jit_log_get(warned);
+    assert_non_null(strstr(log, "jit_log_test.cu"));
+    assert_non_null(strstr(log, "driver JIT wall time"));
+    assert_non_null(strstr(log, "NVRTC log:"));
+    assert_non_null(strstr(log, "ptxkit-jit-log-test"));
+    assert_true(strlen(log) < 4096); /* bounded */
+    /* a registry hit: the same kernel, the same log */
+    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &again));
+    assert_ptr_equal(again, warned);
+    assert_ptr_equal(ptxkit_kernel_jit_log_get(again), log);
+    /* another kernel's load: its own log, the first one's unchanged */
+    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", NULL, 0, &mix));
+    assert_null(strstr(ptxkit_kernel_jit_log_get(mix), "jit_log_test.cu"));
+    assert_non_null(strstr(ptxkit_kernel_jit_log_get(warned), "ptxkit-jit-log-test"));
+    assert_string_equal(ptxkit_kernel_jit_log_get(NULL), "");
+    ptxkit_program_destroy(p);
+
+    /* PTX the driver refuses: the status, and the driver's log in the
+     * thread's last error (the successful calls above did not clear it;
+     * this failure replaces it) */
+    static const char bad_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                  ".visible .entry broken()\n{\n  this_is_not_ptx;\n}\n";
+    ptxkit_module *m = NULL;
+    ptxkit_status st = ptxkit_module_load(ctx, bad_ptx, 0, NULL, &m);
+    assert_true(ptxkit_status_is_error(st));
+    const char *message = ptxkit_last_error();
+    assert_non_null(strstr(message, "ptxkit_module_load"));
+    const char *error_log = strstr(message, "JIT error log:\n");
+    assert_non_null(error_log);
+    /* the driver said something: the error log is not empty */
+    assert_false(strncmp(error_log + strlen("JIT error log:\n"), "\nJIT info log", 14) == 0);
+}
+
 /* ---- a kernel fault, in a fresh process ----------------------------------
  * A sticky fault ruins the CUDA context for the rest of the process that
  * owns it, and CUDA cannot be used in a child forked after it was
@@ -729,6 +778,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(registry_hit),        cmocka_unit_test(launch_errors),
         cmocka_unit_test(attributes_and_occupancy), cmocka_unit_test(launch_attributes),
         cmocka_unit_test(wrong_entry_names),   cmocka_unit_test(kernel_fault),
+        cmocka_unit_test(jit_logs_belong_to_kernels),
         cmocka_unit_test(device_assert),       cmocka_unit_test(checked_launch),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

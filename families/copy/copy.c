@@ -66,7 +66,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     const long long alignment = (long long)((dst - src) & 15);
     launch_memo_key key = launch_memo_key_for(&copy_family, &opt, &alignment, 1, bytes);
     launch_memo_value L;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_copy");
     if (!launch_memo_find(ctx, &key, &L)) {
         /* a first kernel load and auto-tuning are what a capture must be
          * kept from (runtime/stream_scratch.h); a remembered launch does
@@ -92,7 +92,7 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
 done:
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_copy");
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */

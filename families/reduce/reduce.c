@@ -261,7 +261,7 @@ done:
 
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
                             ptxkit_dptr in, size_t n, const ptxkit_launch_options *options, ptxkit_stream *stream) {
-    return reduce_run(ctx, op, type, in, n, out, options, stream, REDUCE_PASSES_AUTO);
+    return name_failure(reduce_run(ctx, op, type, in, n, out, options, stream, REDUCE_PASSES_AUTO), "ptxkit_reduce");
 }
 
 /* Synchronous convenience: a small device buffer per call takes the result
@@ -274,7 +274,7 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
     if (st == PTXKIT_SUCCESS) st = capture_thread_refuse(ctx, "ptxkit_reduce_to_host");
     if (st != PTXKIT_SUCCESS) return st;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_reduce_to_host");
     CUdeviceptr d = 0;
     CUresult r = ctx->cu->cuMemAlloc(&d, 8);
     if (r != CUDA_SUCCESS) {
@@ -287,7 +287,7 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
         ctx->cu->cuMemFree(d);
     }
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_reduce_to_host");
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */

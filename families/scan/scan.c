@@ -459,7 +459,7 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
 ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                           ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                           ptxkit_stream *stream) {
-    return scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL);
+    return name_failure(scan_run(ctx, kind, op, type, in, n, out, options, stream, NULL), "ptxkit_scan");
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */

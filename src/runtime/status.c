@@ -65,8 +65,8 @@ ptxkit_status record_error(ptxkit_context *ctx, ptxkit_status status, const char
 ptxkit_status name_failure(ptxkit_status status, const char *fn) {
     if (!ptxkit_status_is_error(status)) return status;
     size_t len = strlen(fn);
-    const char *at = strstr(thread_error, fn);
-    if (at && at[len] == ':') return status;
+    for (const char *at = strstr(thread_error, fn); at; at = strstr(at + 1, fn))
+        if (at[len] == ':') return status;
     return record_error(NULL, status, "%s: %s", fn, thread_error);
 }
 
