@@ -5,6 +5,7 @@
  * records without naming itself) fails the check. Needs no driver: the
  * context is a fake one, as in test_status.c, and no call here gets far
  * enough to reach the driver. */
+#include <stdint.h>
 #include <string.h>
 
 #include "runtime/objects.h"
@@ -224,6 +225,39 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_tunable_create, ctx, NULL, NULL);
     CHECK_CALL(ptxkit_comm_create_all, &ctx, 1, NULL);
     CHECK_CALL(ptxkit_comm_create_rank, ctx, NULL, 2, 0, NULL);
+    /* past the first check: sizes, alignment, types, options */
+    ptxkit_launch_options bad_options = {.block_size = 100};
+    CHECK_CALL(ptxkit_copy, ctx, 4096, 8192, 16, &bad_options, NULL);
+    CHECK_CALL(ptxkit_copy, ctx, 0, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_copy, ctx, UINT64_MAX - 8, 8192, 64, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4097, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8193, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, &bad_options, NULL);
+    CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, &i, 8192, 16, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4097, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, &bad_options,
+               NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4097, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4096, 8192, 4, 4, (ptxkit_transpose_kind)9, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0,
+               12288, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 2, 8192, 4, 0.0,
+               12288, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm_prepare, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL);
+    CHECK_CALL(ptxkit_gemm_split_k, ctx, NULL, 0, 4, 4, &i);
+    CHECK_CALL(ptxkit_memset32_async, ctx, 4096, 0, SIZE_MAX / 2, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, "no_such_family", NULL, 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, "reduce", "sum.bogus", 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_source_get, ctx, "no_such_family", NULL, 1024, NULL, &i);
+    CHECK_CALL(ptxkit_load_op_parse, "bogus", (ptxkit_load_op *)&i);
+    CHECK_CALL(ptxkit_program_create, "", "x", NULL, 0, (ptxkit_program **)&p);
+    CHECK_CALL(ptxkit_program_create_from_file, "/nonexistent/ptxkit/x.cu", NULL, 0, (ptxkit_program **)&p);
+    CHECK_CALL(ptxkit_builtin_source, "no_such_file.cu", (const char **)&p, &sz);
+    CHECK_CALL(ptxkit_family_define_values, "no_such_family", "BLOCK_SIZE", (char *)&p, sizeof p);
+    CHECK_CALL(ptxkit_tune_code_get, "no_such_family", NULL, (unsigned long long *)&p);
+    CHECK_CALL(ptxkit_shard_split, 16, 2, 5, &sz, &sz);
     (void)sz;
     assert_int_equal(failures, 0);
 }

@@ -149,7 +149,8 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out) {
             return PTXKIT_SUCCESS;
         }
     return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                        "unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)", name);
+                        "ptxkit_load_op_parse: unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)",
+                        name);
 }
 
 void ptxkit_versions_get(ptxkit_versions *out) {

@@ -180,7 +180,7 @@ ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsi
     if (!code) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_code_get: NULL code");
     *code = 0;
     ptxkit_status st = ptxkit_tune_variant_check(family, variant); /* sets the last error */
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_tune_code_get");
     *code = embedded_sources_digest(); /* the built-in families' problems are keyed by the embedded sources */
     return PTXKIT_SUCCESS;
 }
