@@ -108,14 +108,14 @@ typedef struct ptxkit_event ptxkit_event;
 /* The one error channel. Every call that fails (returns a status for which
  * ptxkit_status_is_error is 1), with a context or without, leaves the
  * calling thread a message naming the function and the reason (driver error
- * name, NVRTC or driver JIT log, which argument was wrong). The message is
- * thread-local: exact for the calling thread, whatever other threads do on
- * the same context or on others. Successful calls (and PTXKIT_NOT_READY) do
- * not clear it: it describes this thread's last failure, however many calls
- * succeeded since, so read it right after the status says a call failed.
- * Never NULL; "" when this thread has had no failure. The pointer is the
- * thread's own buffer, valid until its next ptxkit call (which may replace
- * the text). */
+ * name, NVRTC or driver JIT log, which argument was wrong; cut to 16 KiB).
+ * The message is thread-local: exact for the calling thread, whatever other
+ * threads do on the same context or on others. Successful calls (and
+ * PTXKIT_NOT_READY) do not clear it: it describes this thread's last
+ * failure, however many calls succeeded since, so read it right after the
+ * status says a call failed. Never NULL; "" when this thread has had no
+ * failure. The pointer is the thread's own buffer, valid until its next
+ * ptxkit call (which may replace the text). */
 const char *ptxkit_last_error(void);
 /* The same message copied into buf (NUL-terminated, truncated to size;
  * nothing written when buf is NULL or size is 0). Returns the message's full
