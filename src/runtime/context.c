@@ -27,7 +27,7 @@ ptxkit_status ptxkit_device_count(int *count) {
     const cuda_driver *cu = driver_or_error(&st);
     if (!cu) return st == PTXKIT_ERROR_NO_DEVICE ? PTXKIT_SUCCESS : st;
     CUresult r = cu->cuDeviceGetCount(count);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "cuDeviceGetCount");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "ptxkit_device_count: cuDeviceGetCount");
 }
 
 static int attr(ptxkit_context *ctx, CUdevice_attribute a) {
@@ -204,7 +204,8 @@ ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx) {
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxSynchronize();
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxSynchronize");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(ctx, r, "ptxkit_context_synchronize: cuCtxSynchronize");
 }
 
 /* A state, once made, stays until the context closes (which runs alone):

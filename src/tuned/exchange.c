@@ -112,7 +112,7 @@ ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries,
     char file[4096], msg[640] = "";
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "no tuning database: %s", path ? "the path is empty or too long"
+                            "ptxkit_tune_db_read: no tuning database: %s", path ? "the path is empty or too long"
                                                           : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db db;
     tune_db_init(&db);
@@ -143,7 +143,7 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
     char file[4096], msg[640] = "";
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "no tuning database: %s", path ? "the path is empty or too long"
+                            "ptxkit_tune_db_merge: no tuning database: %s", path ? "the path is empty or too long"
                                                           : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db_entry *own = calloc(count ? count : 1, sizeof *own);
     if (!own) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_tune_db_merge: %zu entries", count);
@@ -151,7 +151,7 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
         char why[320];
         if (!from_public(&entries[i], &own[i], why, sizeof why)) {
             free(own);
-            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "tuning entry %zu: %s", i, why);
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_merge: tuning entry %zu: %s", i, why);
         }
     }
     tune_db merged;
