@@ -40,24 +40,6 @@ bool family_has_ptx(const family_desc *f) {
     return false;
 }
 
-ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_launch_options *options,
-                                 bool fixed_grid, ptxkit_launch_options *o) {
-    ptxkit_status st = check_launch_options(ctx, options, o);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (o->path == PTXKIT_PATH_PTX || !ptxkit_jit_available())
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
-                            "%s: the ladder is compiled at run time only (NVRTC%s), it has no precompiled PTX", ladder,
-                            ptxkit_jit_available() ? " is present; ask for the JIT path" : " is not available");
-    if (o->vector_bytes || o->items_per_thread || (fixed_grid && o->blocks_per_sm))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            fixed_grid ? "%s: the steps fix their loads and grids (vector width, items per thread and "
-                                         "blocks per SM must be 0)"
-                                       : "%s: the steps fix their loads (vector width and items per thread must be 0)",
-                            ladder);
-    o->path = PTXKIT_PATH_JIT;
-    return PTXKIT_SUCCESS;
-}
-
 int family_one_block(const tune_config *c) {
     (void)c;
     return 1;

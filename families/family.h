@@ -116,12 +116,6 @@ typedef family_desc tune_family;
 
 /* Hooks several families share: __launch_bounds__(BLOCK_SIZE) (one block's
  * worth of registers), and no shared memory. */
-/* The options a teaching ladder runs with: checked, on the JIT path (the
- * ladders have no precompiled PTX), and without the vector width and items
- * per thread the steps fix themselves (nor blocks per SM where fixed_grid);
- * UNSUPPORTED or INVALID_ARGUMENT naming `ladder` otherwise. */
-ptxkit_status ladder_jit_options(ptxkit_context *ctx, const char *ladder, const ptxkit_launch_options *options,
-                                 bool fixed_grid, ptxkit_launch_options *o);
 int family_one_block(const tune_config *c);
 int family_no_shared(const tune_variant *v, const tune_config *c);
 

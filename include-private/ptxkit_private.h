@@ -53,10 +53,6 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
 ptxkit_status ptxkit_private_gemm_set_cross_prefetch(ptxkit_context *ctx, int on);
 ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k);
 
-/* Compiles and loads GEMM ladder step `step` without launching it, so that
- * `ptxkit ladder gemm` times no compile. */
-ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step);
-
 /* ---- `ptxkit bench startup` -------------------------------------------- */
 
 /* `count` lookups of one built-in kernel (copy's ptxkit_copy_vec16, UNROLL=4

@@ -292,7 +292,7 @@ void *ptxkit_stream_handle(ptxkit_stream *stream);
  * order with the stream's other calls. When every scratch slot of an op
  * (16 for reduce and scan, 4 for gemm) belongs to such streams, uncaptured
  * calls on other streams return PTXKIT_ERROR_UNSUPPORTED.
- * ptxkit_reduce_to_host and the ladders allocate and wait: not capturable. */
+ * ptxkit_reduce_to_host allocates and waits: not capturable. */
 
 ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out);
 ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event);
@@ -549,30 +549,6 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
  * Runs on the default stream and allocates a small result buffer per call. */
 ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, void *result,
                                     ptxkit_dptr in, size_t n, const ptxkit_launch_options *options);
-/* One step of the reduction ladder (1..10: Mark Harris's 1-7, 8 warp shuffles,
- * 9 redux.sync, 10 cooperative groups' tile reduce), for teaching and benchmarks: the
- * step is launched on its own partials until one value is left. JIT only;
- * step 9 (redux.sync) needs sm_80 and a 32-bit integer type. Allocates its
- * partials per call and waits for `stream` before returning. */
-ptxkit_status ptxkit_reduce_ladder(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
-                                   ptxkit_stream *stream);
-/* The ladder's steps are 1..PTXKIT_REDUCE_LADDER_STEPS. */
-#define PTXKIT_REDUCE_LADDER_STEPS 10
-/* Whether ladder step `kernel` exists for (op, type) on this context's GPU:
- * SUCCESS, or INVALID_ARGUMENT / UNSUPPORTED with the reason recorded. */
-ptxkit_status ptxkit_reduce_ladder_check(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type);
-/* Device bytes of partials ptxkit_reduce_ladder_async needs for n elements
- * (0 when one launch does it all). */
-ptxkit_status ptxkit_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                                 size_t n, const ptxkit_launch_options *options, size_t *bytes);
-/* ptxkit_reduce_ladder with caller-owned partials (`scratch`, at least
- * ptxkit_reduce_ladder_scratch_bytes of them): allocates nothing and does not
- * wait, so a benchmark times its launches only. */
-ptxkit_status ptxkit_reduce_ladder_async(ptxkit_context *ctx, int kernel, ptxkit_reduce_op op, ptxkit_dtype type,
-                                         ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_dptr scratch,
-                                         size_t scratch_bytes, const ptxkit_launch_options *options,
-                                         ptxkit_stream *stream);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -624,31 +600,6 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
                           ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_launch_options *options,
                           ptxkit_stream *stream);
 
-/* One step of the scan ladder, for teaching and benchmarks: 1 Hillis-Steele
- * (double-buffered, one element per thread, O(n log n) work), 2 Blelloch
- * work-efficient up-sweep and down-sweep (two elements per thread), 3 the
- * same with the padding that removes shared-memory bank conflicts, 4 warp
- * shuffles (__shfl_up_sync within warps, then across warps). Arrays longer
- * than one block are scanned as the 2007 seeds do: scan the blocks, scan
- * their sums (recursively), add them back. JIT only. Allocates its block
- * sums per call and waits for `stream` before returning. */
-ptxkit_status ptxkit_scan_ladder(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                                 ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
-                                 const ptxkit_launch_options *options, ptxkit_stream *stream);
-/* The scan ladder's steps are 1..PTXKIT_SCAN_LADDER_STEPS. */
-#define PTXKIT_SCAN_LADDER_STEPS 4
-/* Name of a step ("Hillis-Steele, double-buffered", ...); NULL out of range. */
-const char *ptxkit_scan_ladder_step_name(int step);
-/* Device bytes of block sums ptxkit_scan_ladder_async needs for n elements
- * (0 when one block scans them all). */
-ptxkit_status ptxkit_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                               size_t n, const ptxkit_launch_options *options, size_t *bytes);
-/* ptxkit_scan_ladder with caller-owned block sums (`scratch`, at least
- * ptxkit_scan_ladder_scratch_bytes): allocates nothing and does not wait. */
-ptxkit_status ptxkit_scan_ladder_async(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                                       ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n,
-                                       ptxkit_dptr scratch, size_t scratch_bytes,
-                                       const ptxkit_launch_options *options, ptxkit_stream *stream);
 
 /* ---- transpose --------------------------------------------------------- */
 
@@ -768,26 +719,6 @@ ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
 ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_gemm_tiles *tiles, size_t m, size_t n, size_t k,
                                   int *split_k);
 
-/* One step of the matrix-multiply ladder, float32 C = A * B with dense
- * row-major A (m x k), B (k x n) and C (m x n), for teaching and
- * benchmarks: 1 naive (one thread per element of C, every operand from
- * global memory), 2 and 3 shared-memory tiles of TILE_WIDTH 16 and 32, 4
- * register blocking (each thread an 8 x 8 tile of C), 5 the same with
- * 16-byte loads and A transposed in shared memory, 6 warp tiling, 7
- * shared memory double-buffered by cp.async (sm_80 and later: else
- * UNSUPPORTED). Steps 1-3 take any sizes; steps 4-7 need m, n and k to be
- * multiples of 128 and 16-byte aligned pointers (else UNSUPPORTED). JIT
- * only. Asynchronous on `stream`. */
-ptxkit_status ptxkit_gemm_ladder(ptxkit_context *ctx, int step, size_t m, size_t n, size_t k, ptxkit_dptr a,
-                                 ptxkit_dptr b, ptxkit_dptr c, ptxkit_stream *stream);
-/* The GEMM ladder's steps are 1..PTXKIT_GEMM_LADDER_STEPS. */
-#define PTXKIT_GEMM_LADDER_STEPS 7
-/* Name of a step ("naive", ...); NULL out of range. */
-const char *ptxkit_gemm_ladder_step_name(int step);
-/* Global-memory bytes a step's kernel reads per multiply-add at float32 (the
- * lecture's arithmetic: 8 for the naive kernel, divided by the tile
- * width, ...); 0 out of range. */
-double ptxkit_gemm_ladder_bytes_per_fma(int step);
 
 /* ---- the application's own kernels: programs ----------------------------
  *

@@ -1,10 +1,11 @@
 /* The lab: kernels that exist to be measured (access patterns, structure
  * layouts, shared-memory banks, ceilings, async copies, L2 residency,
- * stencils, constant memory; lab/kernels/) and their launchers. An internal static
- * library of the ptxkit command and the tests, never installed, written
- * against the public header only: its kernels are user programs for the
- * library (ptxkit_program_create, ptxkit_kernel_get, ptxkit_launch), so
- * libptxkit neither embeds nor exports any of it. */
+ * stencils, constant memory, the reduce, scan and GEMM ladders;
+ * lab/kernels/) and their launchers (memlab.h, constlab.h, ladders.h). An
+ * internal static library of the ptxkit command and the tests, never
+ * installed, written against the public header only: its kernels are user
+ * programs for the library (ptxkit_program_create, ptxkit_kernel_get,
+ * ptxkit_launch), so libptxkit neither embeds nor exports any of it. */
 #ifndef PTXKIT_LAB_H
 #define PTXKIT_LAB_H
 

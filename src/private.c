@@ -56,11 +56,6 @@ ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k) {
     return gemm_switches_set(ctx, &sw);
 }
 
-ptxkit_status ptxkit_private_gemm_ladder_prepare(ptxkit_context *ctx, int step) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_ladder_prepare: context is NULL");
-    return gemm_ladder_prepare(ctx, step);
-}
-
 ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log) {
     if (jit_log) *jit_log = "";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");

@@ -20,6 +20,14 @@ for f in so a; do
         echo "$bad" | sed 's/^/    /'
         status=1
     fi
+    # The ladders are lab programs on the public API (lab/ladders.c), not
+    # library functions.
+    ladder=$(grep -i 'ladder' "$tmp/$f")
+    if [ -n "$ladder" ]; then
+        echo "libptxkit.$f exports ladder names:"
+        echo "$ladder" | sed 's/^/    /'
+        status=1
+    fi
     [ "$count" -gt 50 ] || { echo "libptxkit.$f exports only $count names"; status=1; }
     echo "libptxkit.$f: $count ptxkit_ names"
 done

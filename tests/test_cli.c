@@ -324,7 +324,9 @@ static void usage_errors_before_the_gpu(void **state) {
         "tune --budget x", "tune --sizes x", "tune --threads 0", "tune bogus", "info --device x", "info extra",
         "compile copy -D 1X=2", "compile copy -D =1", "compile copy -DX=", "compile copy -D 'X=a\tb'",
         "compile copy --arch x", "cache --bogus", "bench nosuch", "nosuch", "bench user-tune --log2 x",
-        "bench user-tune --budget 0", "bench launch --bogus"};
+        "bench user-tune --budget 0", "bench launch --bogus",
+        "bench streams --log2 19", "bench streams --chunks 4100", "bench streams --chunks 1K", "bench streams --streams 17",
+        "bench streams --memory bogus", "bench streams --kernels light,x", "bench streams --heavy-iters 0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(&r, bad[i]);
         if (r.code != 2 || !strstr(r.err, "usage") || strstr(r.err, "no usable GPU"))

@@ -5,7 +5,8 @@
  * dimensions and k (on sm_80+ the tensor-core kernel), float64 forced onto
  * the CUDA cores (the kernel of older GPUs), forced split-K, every
  * configuration of the benchmark's sweep, several streams at once, k == 0
- * and alpha == 0), its argument checks, and the ladder's steps.
+ * and alpha == 0), its argument checks, and the steps of the lab's
+ * matrix-multiply ladder.
  *
  * Reference: float64 on the CPU (long double sums would change nothing at
  * these sizes). An element passes when
@@ -32,6 +33,8 @@
 #include <unistd.h>
 
 #include "gemm/gemm.h"
+#include "lab.h"
+#include "ladders.h"
 #include "runtime/objects.h"
 #include "test_util.h"
 
@@ -581,53 +584,62 @@ static void test_gemm_arguments(void **state) {
     ptxkit_free(ctx, buf);
 }
 
-/* Every ladder step against the float64 reference (float32 sums in any
- * order: the same bound). */
+/* Every step of the lab's matrix-multiply ladder (lab/ladders.h) against
+ * the float64 reference (float32 sums in any order: the same bound), at
+ * awkward sizes (1, primes, 2^k + 1, k == 0) and multiples of 128, with
+ * 16-byte aligned matrices and, for steps 1-3, matrices one float past
+ * that; C poisoned with NaN first. */
 static void test_gemm_ladder(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    static const size_t sizes[][3] = {{37, 45, 51}, {256, 384, 128}};
+    static const size_t sizes[][3] = {{1, 1, 1}, {37, 45, 51}, {129, 257, 65}, {33, 31, 0}, {256, 384, 128}};
     int failures = 0;
-    for (int s = 0; s < 2; s++) {
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
-        float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
+        float *ha = malloc((m * k + 1) * 4), *hb = malloc((k * n + 1) * 4), *hc = malloc(m * n * 4);
         assert_true(ha && hb && hc);
         for (size_t i = 0; i < m * k; i++) ha[i] = (float)uniform();
         for (size_t i = 0; i < k * n; i++) hb[i] = (float)uniform();
-        ptxkit_dptr a, b, c;
-        assert_ok(ctx, ptxkit_malloc(ctx, m * k * 4, &a));
-        assert_ok(ctx, ptxkit_malloc(ctx, k * n * 4, &b));
-        assert_ok(ctx, ptxkit_malloc(ctx, m * n * 4, &c));
-        assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * 4));
-        assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * 4));
-        for (int step = 1; step <= GEMM_LADDER_STEPS; step++) {
-            if (step >= 4 && (m % 128 || n % 128 || k % 128)) {
-                assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
-                continue;
-            }
-            assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
-            assert_ok(ctx, ptxkit_gemm_ladder(ctx, step, m, n, k, a, b, c, NULL));
-            assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
-            for (size_t i = 0; i < m && failures < 5; i++)
-                for (size_t j = 0; j < n && failures < 5; j++) {
-                    double ref = 0, mag = 0;
-                    for (size_t p = 0; p < k; p++) {
-                        double t = (double)ha[i * k + p] * hb[p * n + j];
-                        ref += t;
-                        mag += fabs(t);
-                    }
-                    if (!(fabs(hc[i * n + j] - ref) <= 2.0 * (double)(k + 2) * ldexp(1.0, -24) * mag)) {
-                        print_error("ladder step %d, %zux%zux%zu: C[%zu][%zu] = %g, reference %g\n", step, m, n, k, i, j,
-                                    hc[i * n + j], ref);
-                        failures++;
-                    }
+        ptxkit_dptr a0, b0, c0;
+        assert_ok(ctx, ptxkit_malloc(ctx, (m * k + 4) * 4, &a0));
+        assert_ok(ctx, ptxkit_malloc(ctx, (k * n + 4) * 4, &b0));
+        assert_ok(ctx, ptxkit_malloc(ctx, (m * n + 4) * 4, &c0));
+        for (int shift = 0; shift < 2; shift++) {
+            ptxkit_dptr a = a0 + 4 * (ptxkit_dptr)shift, b = b0 + 4 * (ptxkit_dptr)shift, c = c0 + 4 * (ptxkit_dptr)shift;
+            if (m * k > 0) assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * 4));
+            if (k * n > 0) assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * 4));
+            for (int step = 1; step <= LAB_GEMM_LADDER_STEPS; step++) {
+                if (lab_gemm_ladder_check(ctx, step) == PTXKIT_ERROR_UNSUPPORTED) continue; /* cp.async before sm_80 */
+                if (step >= 4 && (m % 128 || n % 128 || k % 128 || shift)) {
+                    assert_status(PTXKIT_ERROR_UNSUPPORTED, lab_gemm_ladder_run(ctx, step, m, n, k, a, b, c, NULL));
+                    continue;
                 }
+                assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
+                ptxkit_status st = lab_gemm_ladder_run(ctx, step, m, n, k, a, b, c, NULL);
+                if (st != PTXKIT_SUCCESS) fail_msg("ladder step %d: %s: %s", step, ptxkit_status_string(st), ptxkit_last_error());
+                assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
+                for (size_t i = 0; i < m && failures < 5; i++)
+                    for (size_t j = 0; j < n && failures < 5; j++) {
+                        double ref = 0, mag = 0;
+                        for (size_t p = 0; p < k; p++) {
+                            double t = (double)ha[i * k + p] * hb[p * n + j];
+                            ref += t;
+                            mag += fabs(t);
+                        }
+                        if (!(fabs(hc[i * n + j] - ref) <= 2.0 * (double)(k + 2) * ldexp(1.0, -24) * mag)) {
+                            print_error("ladder step %d, %zux%zux%zu (+%d floats): C[%zu][%zu] = %g, reference %g\n",
+                                        step, m, n, k, shift, i, j, hc[i * n + j], ref);
+                            failures++;
+                        }
+                    }
+            }
         }
-        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_ladder(ctx, 0, m, n, k, a, b, c, NULL));
-        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_ladder(ctx, GEMM_LADDER_STEPS + 1, m, n, k, a, b, c, NULL));
-        ptxkit_free(ctx, a);
-        ptxkit_free(ctx, b);
-        ptxkit_free(ctx, c);
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_gemm_ladder_run(ctx, 0, m, n, k, a0, b0, c0, NULL));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      lab_gemm_ladder_run(ctx, LAB_GEMM_LADDER_STEPS + 1, m, n, k, a0, b0, c0, NULL));
+        ptxkit_free(ctx, a0);
+        ptxkit_free(ctx, b0);
+        ptxkit_free(ctx, c0);
         free(ha);
         free(hb);
         free(hc);

@@ -1,6 +1,7 @@
 /* GPU tests of the reduce family: ptxkit_reduce (one and two launches, every
  * block size, vector width, loads in flight, load cache operator, the PTX
- * path, many streams) and every step of the ladder at every block size,
+ * path, many streams) and every step of the lab's reduction ladder
+ * (lab/ladders.h) at every block size,
  * for every operator and type, against a CPU reference on fresh random data
  * at sizes 0, 1, 31, 33, 1000, 2^16 - 1, 2^20 + 7, 2^24 + 3 and misaligned
  * views, into poisoned outputs.
@@ -20,6 +21,8 @@
 
 #include "reduce/reduce.h"
 #include "compile_jobs.h"
+#include "lab.h"
+#include "ladders.h"
 #include "test_util.h"
 
 #define MAX_N ((size_t)(1u << 24) + 3)
@@ -192,7 +195,7 @@ static int teardown_inputs(void **state) {
 
 /* ---- running and checking a variant on every case ---------------------- */
 
-typedef enum variant_kind { RUN_REDUCE, RUN_LADDER, RUN_LADDER_PUBLIC } variant_kind;
+typedef enum variant_kind { RUN_REDUCE, RUN_LADDER } variant_kind;
 
 typedef struct variant {
     variant_kind kind;
@@ -209,7 +212,7 @@ static int failures_printed;
 static void describe(char *buf, size_t size, const variant *v, ptxkit_reduce_op op, ptxkit_dtype type) {
     const ptxkit_launch_options *o = &v->options;
     snprintf(buf, size, "%s%s%d %s.%s block %d vec %d items %d bpsm %d load %s path %d",
-             v->kind == RUN_REDUCE ? "reduce passes=" : "ladder step ", v->kind == RUN_LADDER_PUBLIC ? "(public) " : "",
+             v->kind == RUN_REDUCE ? "reduce passes=" : "ladder step ", v->stream ? "(stream) " : "",
              v->kind == RUN_REDUCE ? (int)v->passes : v->step, ptxkit_reduce_op_name(op), ptxkit_dtype_name(type),
              o->block_size, o->vector_bytes, o->items_per_thread, o->blocks_per_sm,
              ptxkit_load_op_name(o->load_op) ? ptxkit_load_op_name(o->load_op) : "?", (int)o->path);
@@ -219,11 +222,11 @@ static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_r
                                  ptxkit_dptr in, size_t n, ptxkit_dptr out) {
     switch (v->kind) {
     case RUN_REDUCE: return reduce_run(ctx, op, type, in, n, out, &v->options, v->stream, v->passes);
-    case RUN_LADDER:
-        return reduce_ladder_run(ctx, v->step, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes, &v->options,
-                                 v->stream);
-    default:
-        return ptxkit_reduce_ladder(ctx, v->step, op, type, out, in, n, &v->options, v->stream);
+    default: {
+        const lab_ladder_options lo = {.block_size = v->options.block_size, .load_op = v->options.load_op};
+        return lab_reduce_ladder_run(ctx, v->step, op, type, out, in, n, ladder_scratch, ladder_scratch_bytes, &lo,
+                                     v->stream);
+    }
     }
 }
 
@@ -300,7 +303,8 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
 /* ---- compiling every variant first, in parallel ------------------------ */
 
 static ptxkit_status prepare_job(ptxkit_context *ctx, const compile_job *j) {
-    return j->step ? reduce_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
+    const lab_ladder_options lo = {.block_size = j->options.block_size, .load_op = j->options.load_op};
+    return j->step ? lab_reduce_ladder_prepare(ctx, j->step, j->op, j->type, &lo)
                    : reduce_prepare(ctx, j->op, j->type, &j->options);
 }
 
@@ -342,15 +346,14 @@ static void test_compile_all(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     compile_jobs jobs = {0};
-    ptxkit_status st;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
             if (!compile_jobs_kernel_combo(op, type)) continue;
             compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
                 compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
-            for (int step = 1; step <= LADDER_STEPS; step++) {
-                if (!reduce_ladder_supported(ctx, step, op, type, &st)) continue;
+            for (int step = 1; step <= LAB_REDUCE_LADDER_STEPS; step++) {
+                if (lab_reduce_ladder_check(ctx, step, op, type) != PTXKIT_SUCCESS) continue;
                 for (int b = 0; b < BLOCK_COUNT; b++)
                     compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = block_sizes[b]});
             }
@@ -592,26 +595,28 @@ static void test_reduce_arguments(void **state) {
     assert_ok(ctx, ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_AND, PTXKIT_UINT64, &ugot, 0, 0, NULL));
     assert_true(ugot == ~0ull);
 
-    /* The ladder: steps 1..10, JIT only, step 9 for 32-bit integers. */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 11, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, NULL, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, out, in, 10, NULL, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT64, out, in, 10, NULL, NULL));
-    o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX};
-    assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.items_per_thread = 2};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, 10, &o, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_reduce_ladder(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in + 3, 10, NULL, NULL));
+    /* The lab's ladder: steps 1..10, step 9 for 32-bit integers. */
+    const ptxkit_dptr scratch = ladder_scratch;
+    const size_t scratch_bytes = ladder_scratch_bytes;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_reduce_ladder_run(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in,
+                                                                       10, scratch, scratch_bytes, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_reduce_ladder_run(ctx, 11, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in,
+                                                                       10, scratch, scratch_bytes, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, lab_reduce_ladder_run(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, out, in, 10,
+                                                                  scratch, scratch_bytes, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, lab_reduce_ladder_run(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT64, out, in, 10,
+                                                                  scratch, scratch_bytes, NULL, NULL));
+    const lab_ladder_options odd_block = {.block_size = 48};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_reduce_ladder_run(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in,
+                                                                       10, scratch, scratch_bytes, &odd_block, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, lab_reduce_ladder_run(ctx, 3, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in + 3,
+                                                                 10, scratch, scratch_bytes, NULL, NULL));
     /* A ladder run whose scratch is too small is refused, not overrun. */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ladder_run(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32, in, 100000,
-                                                                   out, ladder_scratch, 16, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_reduce_ladder_run(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in,
+                                                                       100000, scratch, 16, NULL, NULL));
+    size_t need = 0;
+    assert_ok(ctx, lab_reduce_ladder_scratch_bytes(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 100000, NULL, &need));
+    assert_true(need > 16 && need <= scratch_bytes);
 }
 
 /* ---- the ladder ---------------------------------------------------------- */
@@ -621,13 +626,13 @@ static void test_ladder_all(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     int failures = 0, variants = 0;
-    for (int step = 1; step <= LADDER_STEPS; step++)
+    for (int step = 1; step <= LAB_REDUCE_LADDER_STEPS; step++)
         for (int b = 0; b < BLOCK_COUNT; b++)
             for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
                 for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
                     if (!reduce_supported(op, type)) continue;
-                    ptxkit_status st;
-                    if (!reduce_ladder_supported(ctx, step, op, type, &st)) {
+                    ptxkit_status st = lab_reduce_ladder_check(ctx, step, op, type);
+                    if (st != PTXKIT_SUCCESS) {
                         assert_int_equal(st, PTXKIT_ERROR_UNSUPPORTED);
                         assert_true(step == 9);
                         continue;
@@ -652,15 +657,15 @@ static void test_ladder_load_ops(void **state) {
     assert_int_equal(failures, 0);
 }
 
-/* The public entry point (scratch allocated per call), on a stream. */
-static void test_ladder_public(void **state) {
+/* The ladder on a stream of its own. */
+static void test_ladder_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *stream;
     assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
     int failures = 0;
-    for (int step = 1; step <= LADDER_STEPS; step++) {
-        variant v = {.kind = RUN_LADDER_PUBLIC, .step = step, .options = {.block_size = 128}, .stream = stream};
+    for (int step = 1; step <= LAB_REDUCE_LADDER_STEPS; step++) {
+        variant v = {.kind = RUN_LADDER, .step = step, .options = {.block_size = 128}, .stream = stream};
         failures += check_variant(&v, PTXKIT_REDUCE_MAX, PTXKIT_INT32);
         if (step != 9) failures += check_variant(&v, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
     }
@@ -685,7 +690,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_ptx_path),     cmocka_unit_test(test_reduce_streams),
         cmocka_unit_test(test_reduce_back_to_back), cmocka_unit_test(test_reduce_to_host),
         cmocka_unit_test(test_ladder_all),          cmocka_unit_test(test_ladder_load_ops),
-        cmocka_unit_test(test_ladder_public),
+        cmocka_unit_test(test_ladder_stream),
     };
     int failed = cmocka_run_group_tests_name("gpu_reduce", tests, setup_inputs, teardown_inputs);
     ptxkit_free(ctx, ladder_scratch);

@@ -102,6 +102,7 @@ static void every_report(void **state) {
         {"bench constant", "bench constant", "--mib 8 --taps 5 --reps 2"},
         {"bench graph", "bench graph", "--ops 20 --rounds 3"},
         {"bench compile", "bench compile", ""},
+        {"bench streams", "bench streams", "--log2 22 --streams 1,2 --chunks 64K,1M --reps 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_command(cases[i].key, cases[i].command, cases[i].args);
 }
@@ -121,6 +122,72 @@ static void info_document(void **state) {
     cJSON_Delete(doc);
     free(text);
     remove(path);
+}
+
+static int count_of(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* bench streams --svg: well-formed (xmllint), the serial run's one row and
+ * the pipelined run's four, three bars (copy in, kernel, copy out) per
+ * chunk; the tables hold every caveat with a verdict and checked values. */
+static void streams_timeline(void **state) {
+    (void)state;
+    char svg[200], json[200], args[600];
+    snprintf(svg, sizeof svg, "%s/streams.svg", dir);
+    snprintf(json, sizeof json, "%s/streams.json", dir);
+    snprintf(args, sizeof args,
+             "bench streams --log2 24 --streams 1 --chunks 1M --memory pinned --kernels light --reps 1 --svg %s --json %s",
+             svg, json);
+    int rc = run(args);
+    if (rc != 0) {
+        char err[300];
+        snprintf(err, sizeof err, "%s/err.txt", dir);
+        char *text = slurp(err);
+        fail_msg("ptxkit %s: exit %d\n%s", args, rc, text);
+    }
+    if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", svg);
+        assert_int_equal(system(cmd), 0);
+    } else {
+        print_message("xmllint is not installed: the timeline's XML is not checked\n");
+    }
+    char *text = slurp(svg);
+    /* 16 MiB in 1 MiB chunks (16 of them): 1 + 4 rows, 2 x 16 x 3 bars */
+    assert_int_equal(count_of(text, "class=\"lane\""), 5);
+    assert_int_equal(count_of(text, "class=\"lane-label\">stream 0<"), 2);
+    assert_int_equal(count_of(text, "class=\"lane-label\">stream 3<"), 1);
+    assert_int_equal(count_of(text, "class=\"lane-label\">stream 4<"), 0);
+    assert_int_equal(count_of(text, "<title>stream "), 96);
+    assert_int_equal(count_of(text, ", kernel: "), 32);
+    free(text);
+    text = slurp(json);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    if (report_validate_file(json, NULL, NULL, NULL) != 0) fail_msg("%s does not match its schema", json);
+    int caveats = 0;
+    const cJSON *t, *row;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "tables")) {
+        const char *id = cJSON_GetObjectItemCaseSensitive(t, "id")->valuestring;
+        cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
+            const cJSON *check = cJSON_GetObjectItemCaseSensitive(row, "check");
+            if (check) assert_string_equal(check->valuestring, "ok");
+            if (strcmp(id, "bench_streams_caveats") != 0) continue;
+            caveats++;
+            const char *holds = cJSON_GetObjectItemCaseSensitive(row, "holds")->valuestring;
+            assert_true(strcmp(holds, "yes") == 0 || strcmp(holds, "no") == 0 || strncmp(holds, "unclear", 7) == 0);
+            assert_true(cJSON_GetObjectItemCaseSensitive(row, "serial_ms")->valuedouble > 0);
+            assert_true(cJSON_GetObjectItemCaseSensitive(row, "overlapped_ms")->valuedouble > 0);
+        }
+    }
+    assert_int_equal(caveats, 8);
+    cJSON_Delete(doc);
+    remove(svg);
+    remove(json);
 }
 
 /* Two runs of one build compare as no regression (exit 0); the second with
@@ -210,7 +277,8 @@ int main(int argc, char **argv) {
     snprintf(db, sizeof db, "%s/tune.db", dir); /* a private database and record */
     setenv("PTXKIT_TUNE_DB", db, 1);
     const struct CMUnitTest tests[] = {cmocka_unit_test(info_document), cmocka_unit_test(every_report),
-                                       cmocka_unit_test(t4_export), cmocka_unit_test(compare_two_runs)};
+                                       cmocka_unit_test(t4_export), cmocka_unit_test(compare_two_runs),
+                                       cmocka_unit_test(streams_timeline)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

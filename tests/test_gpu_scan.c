@@ -2,7 +2,8 @@
  * inclusive and exclusive, every block size, vector width, vectors per
  * thread, load cache operator, the PTX path, in place, misaligned views,
  * many streams at once, hundreds of launches on one scratch slot, the
- * epoch wrap-around) and every step of the ladder, against a CPU reference
+ * epoch wrap-around) and every step of the lab's scan ladder
+ * (lab/ladders.h), against a CPU reference
  * on fresh random data into poisoned outputs with guards around them.
  *
  * Integers (sums wrap modulo 2^w) and float min/max must match exactly, at
@@ -22,6 +23,8 @@
 #include "reduce/reduce.h"
 #include "scan/scan.h"
 #include "compile_jobs.h"
+#include "lab.h"
+#include "ladders.h"
 #include "test_util.h"
 
 #define GUARD 64 /* poisoned bytes before and after every output view */
@@ -220,7 +223,7 @@ static const layout MISALIGNED_APART = {"input +1, output +2", 1, 2, false};
 static const layout IN_PLACE = {"in place", 0, 0, true};
 static const layout IN_PLACE_MISALIGNED = {"in place +1", 1, 1, true};
 
-typedef enum runner { RUN_SCAN, RUN_LADDER, RUN_LADDER_PUBLIC } runner;
+typedef enum runner { RUN_SCAN, RUN_LADDER } runner;
 
 typedef struct variant {
     runner kind;
@@ -239,7 +242,7 @@ static void describe(char *buf, size_t size, const variant *v, ptxkit_scan_kind 
     const ptxkit_launch_options *o = &v->options;
     snprintf(buf, size, "%s%s%d %s %s.%s n=%zu (%s) block %d vec %d items %d load %s path %d",
              v->kind != RUN_SCAN ? "ladder step " : v->experiment ? "scan (experiment) " : "scan",
-             v->kind == RUN_LADDER_PUBLIC ? "(public) " : "",
+             v->kind == RUN_LADDER && v->stream ? "(stream) " : "",
              v->kind == RUN_SCAN ? 0 : v->step, ptxkit_scan_kind_name(kind), ptxkit_reduce_op_name(op),
              ptxkit_dtype_name(type), n, l->name, o->block_size, o->vector_bytes, o->items_per_thread,
              ptxkit_load_op_name(o->load_op) ? ptxkit_load_op_name(o->load_op) : "?", (int)o->path);
@@ -251,11 +254,11 @@ static ptxkit_status run_variant(ptxkit_context *ctx, const variant *v, ptxkit_s
     case RUN_SCAN:
         return v->experiment ? scan_run(ctx, kind, op, type, in, n, out, &v->options, v->stream, v->experiment)
                              : ptxkit_scan(ctx, kind, op, type, out, in, n, &v->options, v->stream);
-    case RUN_LADDER:
-        return scan_ladder_run(ctx, v->step, kind, op, type, in, n, out, ladder_scratch, ladder_scratch_bytes,
-                               &v->options, v->stream);
-    default:
-        return ptxkit_scan_ladder(ctx, v->step, kind, op, type, out, in, n, &v->options, v->stream);
+    default: {
+        const lab_ladder_options lo = {.block_size = v->options.block_size, .load_op = v->options.load_op};
+        return lab_scan_ladder_run(ctx, v->step, kind, op, type, out, in, n, ladder_scratch, ladder_scratch_bytes, &lo,
+                                   v->stream);
+    }
     }
 }
 
@@ -324,7 +327,8 @@ static void make_sizes(void) {
 /* ---- compiling every variant first, in parallel ------------------------ */
 
 static ptxkit_status prepare_job(ptxkit_context *ctx, const compile_job *j) {
-    return j->step ? scan_ladder_prepare(ctx, j->step, j->op, j->type, &j->options)
+    const lab_ladder_options lo = {.block_size = j->options.block_size, .load_op = j->options.load_op};
+    return j->step ? lab_scan_ladder_prepare(ctx, j->step, j->op, j->type, &lo)
                    : scan_prepare(ctx, j->op, j->type, &j->options);
 }
 
@@ -379,7 +383,7 @@ static void test_compile_all(void **state) {
             compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){0});
             for (int lo = PTXKIT_LOAD_DEFAULT; lo < PTXKIT_LOAD_OP_COUNT; lo++)
                 compile_jobs_add(&jobs, 0, op, type, (ptxkit_launch_options){.path = PTXKIT_PATH_PTX, .load_op = lo});
-            for (int step = 1; step <= SCAN_LADDER_STEPS; step++)
+            for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++)
                 for (int b = 0; b < LADDER_BLOCK_COUNT; b++)
                     compile_jobs_add(&jobs, step, op, type, (ptxkit_launch_options){.block_size = ladder_blocks[b]});
         }
@@ -681,20 +685,23 @@ static void test_scan_arguments(void **state) {
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first_f, work, 4));
     assert_true(isinf(first_f) && first_f < 0);
 
-    /* the ladder: steps 1..4, JIT only, fixed loads */
+    /* the lab's ladder: steps 1..4 */
+    const ptxkit_dptr scratch = ladder_scratch;
+    const size_t scratch_bytes = ladder_scratch_bytes;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan_ladder(ctx, 0, ex, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
+                  lab_scan_ladder_run(ctx, 0, ex, sum, PTXKIT_INT32, out, in, 10, scratch, scratch_bytes, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan_ladder(ctx, 5, ex, sum, PTXKIT_INT32, out, in, 10, NULL, NULL));
-    o = (ptxkit_launch_options){.path = PTXKIT_PATH_PTX};
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
-    o = (ptxkit_launch_options){.items_per_thread = 2};
+                  lab_scan_ladder_run(ctx, 5, ex, sum, PTXKIT_INT32, out, in, 10, scratch, scratch_bytes, NULL, NULL));
+    const lab_ladder_options odd_block = {.block_size = 48};
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_scan_ladder_run(ctx, 2, ex, sum, PTXKIT_INT32, out, in, 10, scratch,
+                                                                     scratch_bytes, &odd_block, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, lab_scan_ladder_run(ctx, 3, ex, sum, PTXKIT_INT32, out, in + 3, 10, scratch,
+                                                               scratch_bytes, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan_ladder(ctx, 2, ex, sum, PTXKIT_INT32, out, in, 10, &o, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED,
-                  ptxkit_scan_ladder(ctx, 3, ex, sum, PTXKIT_INT32, out, in + 3, 10, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  scan_ladder_run(ctx, 1, ex, sum, PTXKIT_INT32, in, 100000, out, ladder_scratch, 16, NULL, NULL));
+                  lab_scan_ladder_run(ctx, 1, ex, sum, PTXKIT_INT32, out, in, 100000, scratch, 16, NULL, NULL));
+    /* a partial overlap of input and output is refused */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_scan_ladder_run(ctx, 4, ex, sum, PTXKIT_INT32, in + 4, in, 10,
+                                                                     scratch, scratch_bytes, NULL, NULL));
 }
 
 /* The benchmark's experiment switches of the kernel (tiles numbered by
@@ -774,12 +781,12 @@ static void test_ladder_all(void **state) {
     static const size_t ladder_sizes[] = {0, 1, 31, 33, 1000, 65537, ((size_t)1 << 20) + 7};
     static const layout *const layouts[] = {&SEPARATE, &IN_PLACE, &MISALIGNED_BOTH, &IN_PLACE_MISALIGNED, &MISALIGNED_IN};
     int failures = 0, variants = 0;
-    for (int step = 1; step <= SCAN_LADDER_STEPS; step++)
+    for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++)
         for (int b = 0; b < LADDER_BLOCK_COUNT; b++)
             for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
                 for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
-                    ptxkit_status st;
-                    if (!scan_ladder_supported(ctx, step, op, type, &st)) {
+                    ptxkit_status st = lab_scan_ladder_check(ctx, step, op, type);
+                    if (st != PTXKIT_SUCCESS) {
                         assert_int_equal(st, PTXKIT_ERROR_UNSUPPORTED);
                         continue;
                     }
@@ -799,7 +806,7 @@ static void test_ladder_all(void **state) {
 static void test_ladder_load_ops(void **state) {
     (void)state;
     int failures = 0;
-    for (int step = 1; step <= SCAN_LADDER_STEPS; step++)
+    for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++)
         for (int lo = PTXKIT_LOAD_CA; lo < PTXKIT_LOAD_OP_COUNT; lo++) {
             variant v = {.kind = RUN_LADDER, .step = step, .options = {.load_op = lo}};
             failures += check_case(&v, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 100003, &SEPARATE);
@@ -807,15 +814,15 @@ static void test_ladder_load_ops(void **state) {
     assert_int_equal(failures, 0);
 }
 
-/* The public entry point (block sums allocated per call), on a stream. */
-static void test_ladder_public(void **state) {
+/* The ladder on a stream of its own. */
+static void test_ladder_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *stream;
     assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
     int failures = 0;
-    for (int step = 1; step <= SCAN_LADDER_STEPS; step++) {
-        variant v = {.kind = RUN_LADDER_PUBLIC, .step = step, .options = {.block_size = 128}, .stream = stream};
+    for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++) {
+        variant v = {.kind = RUN_LADDER, .step = step, .options = {.block_size = 128}, .stream = stream};
         failures += check_case(&v, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_INT32, 300007, &SEPARATE);
         failures += check_case(&v, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 300007, &IN_PLACE);
     }
@@ -840,7 +847,7 @@ int main(void) {
         cmocka_unit_test(test_scan_streams),    cmocka_unit_test(test_scan_back_to_back),
         cmocka_unit_test(test_scan_epoch_wrap), cmocka_unit_test(test_scan_experiments),
         cmocka_unit_test(test_ladder_all),
-        cmocka_unit_test(test_ladder_load_ops), cmocka_unit_test(test_ladder_public),
+        cmocka_unit_test(test_ladder_load_ops), cmocka_unit_test(test_ladder_stream),
     };
     /* PTXKIT_TEST_FILTER=test_scan_streams runs the matching tests only (a sanitizer's session) */
     if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));

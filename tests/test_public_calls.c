@@ -27,51 +27,6 @@ static void supported_combinations(void **state) {
     assert_false(ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
 }
 
-static void ladder_arguments(void **state) {
-    (void)state;
-    size_t bytes;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(NULL, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_scratch_bytes(NULL, 1, PTXKIT_REDUCE_SUM,
-                                                                                    PTXKIT_INT32, 1024, NULL, &bytes));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_async(NULL, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32,
-                                                                            4096, 8192, 16, 0, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder_scratch_bytes(NULL, 1, PTXKIT_REDUCE_SUM,
-                                                                                  PTXKIT_INT32, 1024, NULL, &bytes));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan_ladder_async(NULL, 1, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192,
-                                           16, 0, 0, NULL, NULL));
-    ptxkit_context *ctx = test_fake_context();
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_check(ctx, 0, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_non_null(strstr(ptxkit_last_error(), "no step 0"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_reduce_ladder_check(ctx, PTXKIT_REDUCE_LADDER_STEPS + 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_ladder_check(ctx, 1, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_ladder_check(ctx, 9, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_ladder_check(ctx, 1, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_ladder_scratch_bytes(ctx, 1, PTXKIT_REDUCE_SUM,
-                                                                                    PTXKIT_INT32, 1024, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_ladder_scratch_bytes(ctx, 1, PTXKIT_REDUCE_SUM,
-                                                                                  PTXKIT_INT32, 1024, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_scan_ladder_async(ctx, 1, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192,
-                                           16, 0, 0, NULL, NULL));
-}
-
-static void ladder_names(void **state) {
-    (void)state;
-    for (int s = 1; s <= PTXKIT_SCAN_LADDER_STEPS; s++) assert_non_null(ptxkit_scan_ladder_step_name(s));
-    assert_null(ptxkit_scan_ladder_step_name(0));
-    assert_null(ptxkit_scan_ladder_step_name(PTXKIT_SCAN_LADDER_STEPS + 1));
-    for (int s = 1; s <= PTXKIT_GEMM_LADDER_STEPS; s++) {
-        assert_non_null(ptxkit_gemm_ladder_step_name(s));
-        assert_true(ptxkit_gemm_ladder_bytes_per_fma(s) > 0);
-    }
-    assert_true(ptxkit_gemm_ladder_bytes_per_fma(1) == 8.0); /* two 4-byte floats per FMA */
-    assert_null(ptxkit_gemm_ladder_step_name(0));
-    assert_null(ptxkit_gemm_ladder_step_name(PTXKIT_GEMM_LADDER_STEPS + 1));
-    assert_true(ptxkit_gemm_ladder_bytes_per_fma(0) == 0);
-}
-
 static void gemm_sweep_prepare_split(void **state) {
     (void)state;
     int count = -1, split = 0;
@@ -230,7 +185,6 @@ static void private_calls(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_ladder_prepare(NULL, 1));
     assert_non_null(ptxkit_private_blocks_family(0));
     assert_null(ptxkit_private_blocks_family(-1));
     ptxkit_private_blocks_variant v;
@@ -258,8 +212,7 @@ static void private_calls(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(supported_combinations), cmocka_unit_test(ladder_arguments),
-        cmocka_unit_test(ladder_names),           cmocka_unit_test(gemm_sweep_prepare_split),
+        cmocka_unit_test(supported_combinations), cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
         cmocka_unit_test(private_calls),
     };

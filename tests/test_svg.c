@@ -185,6 +185,67 @@ static void banks_figure_log_x_and_fixed_range(void **state) {
     run_ok(cmd);
 }
 
+/* A timeline in the shape of `ptxkit bench streams --svg`: three streams,
+ * each chunk a copy in, a kernel and a copy out (sample spans, not a
+ * measurement), and bars the chart must leave out. */
+static void streams_timeline(void **state) {
+    (void)state;
+    enum { CHUNKS = 6 };
+    double h2d0[CHUNKS + 2], h2d1[CHUNKS + 2], k0[CHUNKS], k1[CHUNKS], d2h0[CHUNKS], d2h1[CHUNKS];
+    int lane[CHUNKS + 2];
+    for (int c = 0; c < CHUNKS; c++) {
+        lane[c] = c % 3;
+        double t = 0.3 * (c / 3) + 0.1 * (c % 3); /* the copy engine takes one chunk after another */
+        h2d0[c] = t, h2d1[c] = t + 0.1;
+        k0[c] = t + 0.1, k1[c] = t + 0.35;
+        d2h0[c] = t + 0.35, d2h1[c] = t + 0.45;
+    }
+    lane[CHUNKS] = 3, h2d0[CHUNKS] = 0.1, h2d1[CHUNKS] = 0.2;         /* no such row */
+    lane[CHUNKS + 1] = 0, h2d0[CHUNKS + 1] = 0.5, h2d1[CHUNKS + 1] = 0.4; /* ends before it starts */
+    const char *rows[] = {"stream 0", "stream 1", "stream 2"};
+    svg_series series[] = {
+        {.name = "copy in (H2D)", .x = h2d0, .y = h2d1, .lane = lane, .count = CHUNKS + 2},
+        {.name = "kernel", .x = k0, .y = k1, .lane = lane, .count = CHUNKS},
+        {.name = "copy out (D2H)", .x = d2h0, .y = d2h1, .lane = lane, .count = CHUNKS},
+    };
+    svg_chart chart = {.kind = SVG_TIMELINE, .title = "4 streams, 16 MiB chunks", .x_label = "time (ms)",
+                       .y_label = "stream", .categories = rows, .category_count = 3, .series = series,
+                       .series_count = 3};
+    char svg[512], png[512];
+    snprintf(svg, sizeof svg, "%s/timeline.svg", dir);
+    snprintf(png, sizeof png, "%s/timeline.png", dir);
+    assert_int_equal(svg_save_figure(svg, "ptxkit bench streams on NVIDIA H200", NULL, &chart, 1), 0);
+    validate_and_render(svg, png);
+    char *text = test_read_file(svg, NULL);
+    assert_int_equal(count_of(text, "class=\"lane\""), 3);
+    assert_contains(text, "class=\"lane-label\">stream 2<");
+    assert_contains(text, "class=\"legend\">copy out (D2H)<");
+    assert_contains(text, ">time (ms)<");
+    assert_contains(text, "class=\"tick\">0.0<");
+    assert_contains(text, "class=\"tick\">0.4<");
+    /* every drawn bar, and only those: the two bad spans are left out */
+    assert_int_equal(count_of(text, "<title>stream "), 3 * CHUNKS);
+    assert_int_equal(count_of(text, "stream 1, kernel: "), 2);
+    assert_contains(text, "stream 2, copy in (H2D): 0.2 to 0.3<");
+    /* the bar of stream 2 lies in the third row: y beyond two rows' height */
+    const char *bar = strstr(text, "<title>stream 2, kernel");
+    assert_non_null(bar);
+    const char *rect = bar;
+    while (rect > text && strncmp(rect, "<rect", 5) != 0) rect--;
+    double y = 0;
+    assert_int_equal(sscanf(strstr(rect, " y=\"") + 4, "%lf", &y), 1);
+    assert_true(y > 46 + 2 * (372 - 46) / 3.0 && y < 372);
+    free(text);
+
+    /* a shared time scale: the axis reaches x_max beyond the data */
+    chart.x_max = 2;
+    assert_int_equal(svg_save_figure(svg, "shared scale", NULL, &chart, 1), 0);
+    validate_and_render(svg, png);
+    text = test_read_file(svg, NULL);
+    assert_contains(text, "class=\"tick\">2.0<");
+    free(text);
+}
+
 static void text_is_escaped_and_valid(void **state) {
     (void)state;
     char path[512];
@@ -226,6 +287,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(access_figure_from_sample_data),
         cmocka_unit_test(banks_figure_log_x_and_fixed_range),
+        cmocka_unit_test(streams_timeline),
         cmocka_unit_test(text_is_escaped_and_valid),
         cmocka_unit_test(bad_arguments),
     };

@@ -88,8 +88,7 @@ int main(int argc, char **argv) {
             free(cg);
             return 1;
         }
-        /* a family's folder is its name: only the ladders, which have no
-         * PTX, live in another family's */
+        /* a family's folder is its name */
         snprintf(path, sizeof path, "%s/%s", argv[1], family);
         mkdir(path, 0777);
         snprintf(path, sizeof path, "%s/%s/%s.ptx", argv[1], family, family);

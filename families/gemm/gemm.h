@@ -4,8 +4,7 @@
  * argument checks, configuration choice, split-K, the launches, and the
  * CUDA-core kernels of gemm.cu) and gemm_dmma.c (the kernel of
  * gemm_dmma.cu, float64 on the FP64 tensor cores); gemm.c calls
- * the other two, which call only gemm_config.c. The teaching ladder
- * (gemm_ladder.c) is a family of its own that shares this header. */
+ * the other two, which call only gemm_config.c. */
 #ifndef PTXKIT_OPS_GEMM_H
 #define PTXKIT_OPS_GEMM_H
 
@@ -40,19 +39,5 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
 ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c,
                                const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
                                ptxkit_kernel **fn);
-
-/* ---- the ladder -------------------------------------------------------- */
-
-/* Name of ladder step 1..GEMM_LADDER_STEPS ("naive", ...); NULL out of range. */
-const char *gemm_ladder_step_name(int step);
-
-/* Global memory bytes a step's kernel reads per multiply-add (the lecture's
- * G80 arithmetic: the naive kernel reads two 4-byte floats per FMA, a
- * TILE_WIDTH tile divides that by TILE_WIDTH, register blocking by the
- * block tile), at float32. */
-double gemm_ladder_bytes_per_fma(int step);
-
-/* Loads (compiling if needed) ladder step `step`. */
-ptxkit_status gemm_ladder_prepare(ptxkit_context *ctx, int step);
 
 #endif

@@ -28,7 +28,6 @@ enum {
     GEMM_MAX_SPLIT_K = 64,
     GEMM_MAX_THREADS = 1024,
     GEMM_CLASS_COUNT = 4,
-    GEMM_LADDER_STEPS = 7,
 };
 
 /* Which kernel a configuration is for: the values 4 and 8 are the element

@@ -1,5 +1,5 @@
-/* Internal interface of the reduce family (reduce.c and
- * reduce_ladder.c) for the command-line tool and the tests. */
+/* Internal interface of the reduce family (reduce.c) for the scan family
+ * and the tests. */
 #ifndef PTXKIT_OPS_REDUCE_H
 #define PTXKIT_OPS_REDUCE_H
 
@@ -8,11 +8,9 @@
 #include "reduce_defaults.h" /* defaults, REDUCE_SLOTS, REDUCE_MAX_GRID: shared with reduce.cu */
 #include "family.h"
 #include "ptxkit.h"
-#include "reduce_ladder_defaults.h"
 
 enum {
     REDUCE_MAX_UNROLL = 16,
-    LADDER_STEPS = 10,
 };
 
 /* Whether (op, type) is provided: sum, min, max of int32, uint32, float32,
@@ -36,28 +34,7 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
 ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                              const ptxkit_launch_options *options);
 
-/* Whether ladder step 1..LADDER_STEPS exists for (op, type) on this context's GPU
- * (step 9 needs sm_80 and 32-bit integers); false with a recorded
- * PTXKIT_ERROR_UNSUPPORTED or PTXKIT_ERROR_INVALID_ARGUMENT status in *st. */
-bool reduce_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status *st);
-
-/* Loads (compiling if needed) ladder step `step` for (op, type). */
-ptxkit_status reduce_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                    const ptxkit_launch_options *options);
-
-/* Device bytes of partials a ladder run needs for n elements (0 when one
- * launch does it all). */
-ptxkit_status reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                          size_t n, const ptxkit_launch_options *options, size_t *bytes);
-
-/* One ladder run with caller-owned scratch (at least
- * reduce_ladder_scratch_bytes): fully asynchronous on `stream`, which the
- * benchmark needs; ptxkit_reduce_ladder allocates per call instead. */
-ptxkit_status reduce_ladder_run(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in,
-                                size_t n, ptxkit_dptr out, ptxkit_dptr scratch, size_t scratch_bytes,
-                                const ptxkit_launch_options *options, ptxkit_stream *stream);
-
-/* Shared argument checks of both entry points: enums, support, pointer
+/* Argument checks shared with scan: enums, support, pointer
  * alignment and overflow. Records and returns the failure. */
 ptxkit_status reduce_check_args(ptxkit_context *ctx, const char *who, ptxkit_reduce_op op, ptxkit_dtype type,
                                 ptxkit_dptr in, size_t n, ptxkit_dptr out);

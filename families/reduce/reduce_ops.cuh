@@ -1,5 +1,5 @@
-// Operators and element types of the reduce families (reduce.cu and
-// reduce_ladder.cu). Numbering matches ptxkit_reduce_op and ptxkit_dtype.
+// Operators and element types of the reduce and scan families. Numbering
+// matches ptxkit_reduce_op and ptxkit_dtype.
 //
 // A kernel is written once, in a body header, in terms of a "current
 // combination": rT (element type), r_combine (operator), R_IDENTITY, rload1

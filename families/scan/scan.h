@@ -1,5 +1,5 @@
-/* Internal interface of the scan family (scan.c and scan_ladder.c)
- * for the command-line tool, the tuner and the tests. */
+/* Internal interface of the scan family (scan.c) for the command-line
+ * tool, the tuner and the tests. */
 #ifndef PTXKIT_OPS_SCAN_H
 #define PTXKIT_OPS_SCAN_H
 
@@ -7,7 +7,6 @@
 
 #include "ptxkit.h"
 #include "scan_defaults.h" /* shared with scan.cu */
-#include "scan_ladder_defaults.h"
 
 /* Scratch slots per context: a stream keeps one while it is among the
  * SCAN_SLOTS most recently used streams (as reduce's slots). */
@@ -15,14 +14,13 @@
 
 enum {
     SCAN_MAX_UNROLL = 16,
-    SCAN_LADDER_STEPS = 4,
     SCAN_EPOCH_LIMIT = 1 << 30, /* epochs are 30 bits (scan.cu) */
 };
 
 /* Whether (op, type) is provided: the same combinations as ptxkit_reduce. */
 bool scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 
-/* Argument checks shared by ptxkit_scan and the ladder: enums, support,
+/* Argument checks of ptxkit_scan: enums, support,
  * NULL and misaligned pointers, overflow, and overlap (in == out is fine,
  * a partial overlap is not). Records and returns the failure. */
 ptxkit_status scan_check_args(ptxkit_context *ctx, const char *who, ptxkit_scan_kind kind, ptxkit_reduce_op op,
@@ -63,30 +61,5 @@ ptxkit_status scan_tile_elements(ptxkit_context *ctx, ptxkit_reduce_op op, ptxki
  * SCAN_EPOCH_LIMIT - 1; 1 is the captured launches'), so a test reaches the
  * wrap-around in a few calls. */
 ptxkit_status scan_debug_set_epoch(ptxkit_context *ctx, unsigned epoch);
-
-/* ---- the ladder --------------------------------------------------------- */
-
-/* Whether ladder step 1..SCAN_LADDER_STEPS exists for (op, type); false with
- * a recorded status in *st. */
-bool scan_ladder_supported(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status *st);
-
-/* Loads (compiling if needed) ladder step `step` for (op, type). */
-ptxkit_status scan_ladder_prepare(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                  const ptxkit_launch_options *options);
-
-/* Device bytes of block sums a ladder run needs for n elements (0 when one
- * block scans them all). */
-ptxkit_status scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
-                                        size_t n, const ptxkit_launch_options *options, size_t *bytes);
-
-/* One ladder run with caller-owned scratch (at least
- * scan_ladder_scratch_bytes): fully asynchronous on `stream`;
- * ptxkit_scan_ladder allocates per call instead. */
-ptxkit_status scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                              ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out, ptxkit_dptr scratch,
-                              size_t scratch_bytes, const ptxkit_launch_options *options, ptxkit_stream *stream);
-
-/* Name of a ladder step ("Hillis-Steele, double-buffered" ...). */
-const char *scan_ladder_step_name(int step);
 
 #endif

@@ -144,28 +144,12 @@ text_hash text_hash_of(const char *name, const char *source, const char *const *
     return (text_hash){h.low64, h.high64};
 }
 
-/* Every embedded header, which any program may include. */
-static XXH128_hash_t builtin_headers_value;
-static pthread_once_t builtin_headers_once = PTHREAD_ONCE_INIT;
-
-static void builtin_headers_compute(void) {
-    XXH3_state_t state;
-    XXH3_128bits_reset(&state);
-    size_t count;
-    const embedded_file *files = embedded_all(&count);
-    for (size_t i = 0; i < count; i++) {
-        size_t len = strlen(files[i].name);
-        if (embedded_is_header(files[i].name)) {
-            XXH3_128bits_update(&state, files[i].name, len + 1);
-            XXH3_128bits_update(&state, files[i].text, files[i].size);
-        }
-    }
-    builtin_headers_value = XXH3_128bits_digest(&state);
-}
-
+/* Every embedded header, which any program may include (hashed when the
+ * library was built). */
 text_hash builtin_headers_hash(void) {
-    pthread_once(&builtin_headers_once, builtin_headers_compute);
-    return (text_hash){builtin_headers_value.low64, builtin_headers_value.high64};
+    text_hash h;
+    embedded_headers_hash(&h.lo, &h.hi);
+    return h;
 }
 
 void cache_key_hex(const cache_key *key, char out[33]) {

@@ -24,12 +24,17 @@ void capture_thread_ended(CUstream stream) {
         }
 }
 
+CUresult capture_stream_query(const cuda_driver *cu, CUstream stream, CUstreamCaptureStatus *status) {
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return cu->cuStreamIsCapturing ? cu->cuStreamIsCapturing(stream, status) : CUDA_SUCCESS;
+}
+
 /* Drops the streams the driver says are no longer captured. */
 static void prune(const cuda_driver *cu) {
     if (!cu || !cu->cuStreamIsCapturing) return;
     for (int i = 0; i < thread_capture_count;) {
-        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        CUresult r = cu->cuStreamIsCapturing(thread_captures[i], &status);
+        CUstreamCaptureStatus status;
+        CUresult r = capture_stream_query(cu, thread_captures[i], &status);
         bool gone = r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_CONTEXT_IS_DESTROYED;
         if (gone || (r == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE))
             thread_captures[i] = thread_captures[--thread_capture_count];
@@ -51,9 +56,9 @@ ptxkit_status capture_thread_refuse(ptxkit_context *ctx, const char *what) {
 
 ptxkit_status capture_stream_refuse(ptxkit_context *ctx, CUstream stream, const char *what) {
     ptxkit_status st = capture_thread_refuse(ctx, what);
-    if (st != PTXKIT_SUCCESS || !ctx->cu->cuStreamIsCapturing) return st;
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult r = ctx->cu->cuStreamIsCapturing(stream, &status);
+    if (st != PTXKIT_SUCCESS) return st;
+    CUstreamCaptureStatus status;
+    CUresult r = capture_stream_query(ctx->cu, stream, &status);
     if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuStreamIsCapturing");
     if (status == CU_STREAM_CAPTURE_STATUS_NONE) return PTXKIT_SUCCESS;
     return record_error(ctx, PTXKIT_ERROR_CAPTURE,

@@ -18,6 +18,10 @@
 #include "driver/driver.h"
 #include "ptxkit.h"
 
+/* The one question every capture rule asks: the driver's cuStreamIsCapturing,
+ * where a driver without it (no graphs) captures nothing (NONE, success). */
+CUresult capture_stream_query(const cuda_driver *cu, CUstream stream, CUstreamCaptureStatus *status);
+
 void capture_thread_begun(CUstream stream);
 void capture_thread_ended(CUstream stream);
 

@@ -1,9 +1,5 @@
 /* Lookup of the kernel text that tools/embed.c compiled into the library. */
-#include <pthread.h>
 #include <string.h>
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "runtime/embedded.h"
 #include "runtime/status.h"
@@ -42,26 +38,15 @@ ptxkit_status ptxkit_builtin_source(const char *name, const char **text, size_t 
     return PTXKIT_SUCCESS;
 }
 
-static unsigned long long sources_digest;
-static pthread_once_t sources_once = PTHREAD_ONCE_INIT;
+/* Computed by tools/embed.c when the table was generated. */
+extern const unsigned long long ptxkit_embedded_sources_digest;
+extern const unsigned long long ptxkit_embedded_headers_hash[2];
 
-static void digest_sources(void) {
-    XXH3_state_t state;
-    XXH3_64bits_reset(&state);
-    for (size_t i = 0; i < ptxkit_embedded_count; i++) {
-        const char *name = ptxkit_embedded_files[i].name;
-        size_t len = strlen(name);
-        if (!(len > 3 && strcmp(name + len - 3, ".cu") == 0) && !embedded_is_header(name))
-            continue; /* the PTX files are generated from these */
-        XXH3_64bits_update(&state, name, len + 1);
-        XXH3_64bits_update(&state, ptxkit_embedded_files[i].text, ptxkit_embedded_files[i].size);
-    }
-    sources_digest = (unsigned long long)XXH3_64bits_digest(&state);
-}
+unsigned long long embedded_sources_digest(void) { return ptxkit_embedded_sources_digest; }
 
-unsigned long long embedded_sources_digest(void) {
-    pthread_once(&sources_once, digest_sources);
-    return sources_digest;
+void embedded_headers_hash(uint64_t *low, uint64_t *high) {
+    *low = ptxkit_embedded_headers_hash[0];
+    *high = ptxkit_embedded_headers_hash[1];
 }
 
 bool embedded_is_builtin_header(const char *name) {

@@ -5,6 +5,7 @@
 #define PTXKIT_RUNTIME_EMBEDDED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 typedef struct embedded_file {
@@ -26,5 +27,8 @@ bool embedded_is_builtin_header(const char *name);
 /* A hash of every embedded .cu and header: the built-in kernels' code, for
  * the tuning record (a rebuilt library with edited kernels re-times them). */
 unsigned long long embedded_sources_digest(void);
+/* A hash of every embedded header (XXH3-128), which any program may
+ * include: part of every program's cache key. */
+void embedded_headers_hash(uint64_t *low, uint64_t *high);
 
 #endif

@@ -55,8 +55,8 @@ ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *str
     ptxkit_status st = need_graphs(ctx, "ptxkit_graph_capture_begin");
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult r = ctx->cu->cuStreamIsCapturing(stream->handle, &status);
+    CUstreamCaptureStatus status;
+    CUresult r = capture_stream_query(ctx->cu, stream->handle, &status);
     if (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
         context_leave(ctx);
         return record_error(ctx, PTXKIT_ERROR_CAPTURE, "ptxkit_graph_capture_begin: the stream is already being captured");
@@ -76,15 +76,15 @@ static ptxkit_status end_capture(ptxkit_context *ctx, ptxkit_stream *stream, CUg
     if (!stream)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: the stream is NULL (the legacy stream is never captured)",
                             what);
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult r = ctx->cu->cuStreamIsCapturing(stream->handle, &status);
+    CUstreamCaptureStatus status;
+    CUresult r = capture_stream_query(ctx->cu, stream->handle, &status);
     if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuStreamIsCapturing");
     if (status == CU_STREAM_CAPTURE_STATUS_NONE)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "%s: the stream is not being captured (no ptxkit_graph_capture_begin on it)", what);
     r = ctx->cu->cuStreamEndCapture(stream->handle, graph);
-    CUstreamCaptureStatus after = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (ctx->cu->cuStreamIsCapturing(stream->handle, &after) == CUDA_SUCCESS && after == CU_STREAM_CAPTURE_STATUS_NONE)
+    CUstreamCaptureStatus after;
+    if (capture_stream_query(ctx->cu, stream->handle, &after) == CUDA_SUCCESS && after == CU_STREAM_CAPTURE_STATUS_NONE)
         capture_thread_ended(stream->handle);
     if (r != CUDA_SUCCESS) {
         if (*graph) ctx->cu->cuGraphDestroy(*graph);

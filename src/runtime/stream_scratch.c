@@ -53,15 +53,9 @@ typedef struct scratch_state {
  * blocking stream is captured) counts as captured: nothing may be done
  * behind a capture's back. */
 static bool stream_captured(const cuda_driver *cu, CUstream stream, CUresult *result) {
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (!cu->cuStreamIsCapturing) {
-        /* a driver without graphs captures nothing */
-        if (result) *result = CUDA_SUCCESS;
-        return false;
-    }
-    CUresult r = cu->cuStreamIsCapturing(stream, &status);
-    if (result) *result = r;
-    return r != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+    CUstreamCaptureStatus status;
+    *result = capture_stream_query(cu, stream, &status);
+    return *result != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 ptxkit_status capture_guard_enter(ptxkit_context *ctx, ptxkit_stream *stream, capture_guard *g) {

@@ -36,5 +36,6 @@ int bench_constant(int argc, char **argv);
 int bench_graph(int argc, char **argv);
 int bench_multi(int argc, char **argv);
 int bench_compile(int argc, char **argv);
+int bench_streams(int argc, char **argv);
 
 #endif

@@ -20,4 +20,21 @@ typedef struct cuda_direct {
 /* The entry points, or NULL with *why saying what was missing. */
 const cuda_direct *cuda_direct_get(char *why, size_t why_size);
 
+/* What a hand-written driver-API program calls to run its first kernel from
+ * a CUBIN file: the floor `ptxkit bench startup --user` compares with. Used
+ * in a process where ptxkit never runs, so this opens libcuda.so.1 itself. */
+typedef struct cuda_floor {
+    CUresult (*init)(unsigned flags);
+    CUresult (*device_get)(CUdevice *device, int ordinal);
+    CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice device);
+    CUresult (*ctx_set_current)(CUcontext ctx);
+    CUresult (*mem_alloc)(CUdeviceptr *dptr, size_t bytes);
+    CUresult (*module_load)(CUmodule *module, const char *path);
+    CUresult (*module_get_function)(CUfunction *f, CUmodule module, const char *name);
+    CUresult (*ctx_synchronize)(void);
+    CUresult (*memcpy_dtoh)(void *dst, CUdeviceptr src, size_t bytes);
+} cuda_floor;
+
+const cuda_floor *cuda_floor_get(char *why, size_t why_size);
+
 #endif

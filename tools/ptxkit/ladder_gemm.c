@@ -1,9 +1,10 @@
 /* ptxkit ladder gemm: the matrix-multiply ladder of the memory-model
  * lecture on this GPU (naive, TILE_WIDTH tiles, register blocking, 16-byte
- * loads with A transposed, warp tiling, cp.async double buffering) and
- * ptxkit_gemm, each with its time, TFLOP/s and speedup over the naive
- * kernel, beside the lecture's G80 arithmetic: the global bytes a step
- * reads per FMA, and so the bandwidth it would need at the rate it runs. */
+ * loads with A transposed, warp tiling, cp.async double buffering: the
+ * lab's lab/ladders.c) and ptxkit_gemm, each with its time, TFLOP/s and
+ * speedup over the naive kernel, beside the lecture's G80 arithmetic: the
+ * global bytes a step reads per FMA, and so the bandwidth it would need at
+ * the rate it runs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +14,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
-#include "ptxkit_private.h"
+#include "lab.h"
+#include "ladders.h"
 
-enum { PRODUCTION_STEP = PTXKIT_GEMM_LADDER_STEPS + 1 };
+enum { PRODUCTION_STEP = LAB_GEMM_LADDER_STEPS + 1 };
 
-/* The lecture's G80 (GeForce 8800 GTX): 86.4 GB/s; the naive kernel reads
- * two 4-byte floats per multiply-add, so at most 86.4 / 8 = 10.8 G FMA/s,
- * 21.6 GFLOPS; it measured about 15. */
-#define G80_GBPS 86.4
-#define G80_NAIVE_MEASURED_GFLOPS 15.0
+/* The lecture's G80 figures (ladders.h). */
+#define G80_GBPS LAB_GEMM_G80_GBPS
+#define G80_NAIVE_MEASURED_GFLOPS LAB_GEMM_G80_NAIVE_GFLOPS
 
 typedef struct ladder_run {
     int step;
@@ -34,7 +34,7 @@ static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     if (r->step == PRODUCTION_STEP)
         return ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, r->n, r->n, r->n, 1.0, r->a, r->n, r->b,
                            r->n, 0.0, r->c, r->n, NULL, s);
-    return ptxkit_gemm_ladder(ctx, r->step, r->n, r->n, r->n, r->a, r->b, r->c, s);
+    return lab_gemm_ladder_run(ctx, r->step, r->n, r->n, r->n, r->a, r->b, r->c, s);
 }
 
 static const char ladder_usage[] =
@@ -99,8 +99,8 @@ int ladder_gemm(int argc, char **argv) {
     float *host_ref = malloc(bytes), *host_c = malloc(bytes);
     if (st == PTXKIT_SUCCESS && (!host_ref || !host_c)) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_ref, reference, bytes);
-    for (int s = 1; st == PTXKIT_SUCCESS && s <= PTXKIT_GEMM_LADDER_STEPS; s++)
-        if (steps[s] && (s < 4 || n % 128 == 0)) st = ptxkit_private_gemm_ladder_prepare(ctx, s);
+    for (int s = 1; st == PTXKIT_SUCCESS && s <= LAB_GEMM_LADDER_STEPS; s++)
+        if (steps[s] && (s < 4 || n % 128 == 0)) st = lab_gemm_ladder_prepare(ctx, s);
 
     gemm_peak peak = gemm_peak_of(ctx, PTXKIT_FLOAT32);
     double dram = cli_device(ctx)->peak_bandwidth_gbs;
@@ -118,7 +118,7 @@ int ladder_gemm(int argc, char **argv) {
     double first_ms = 0, prev_ms = 0;
     for (int s = 1; st == PTXKIT_SUCCESS && s <= PRODUCTION_STEP; s++) {
         if (!steps[s]) continue;
-        const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : ptxkit_gemm_ladder_step_name(s);
+        const char *name = s == PRODUCTION_STEP ? "ptxkit_gemm" : lab_gemm_ladder[s - 1].name;
         if (s >= 4 && n % 128) {
             fprintf(stderr, "ptxkit ladder gemm: step %d needs N a multiple of 128 (N is %zu)\n", s, n);
             char none[32];
@@ -134,7 +134,7 @@ int ladder_gemm(int argc, char **argv) {
         if (st != PTXKIT_SUCCESS) break;
         double tf = 2.0 * (double)n * n * n / (ms * 1e-3) / 1e12;
         if (!first_ms) first_ms = ms;
-        double per_fma = s == PRODUCTION_STEP ? 0 : ptxkit_gemm_ladder_bytes_per_fma(s);
+        double per_fma = s == PRODUCTION_STEP ? 0 : lab_gemm_ladder[s - 1].bytes_per_fma;
         double needs = tf * 1e12 / 2 * per_fma / 1e9;
         char per[32] = "-", need[32] = "-", need_pct[32] = "-", vs_prev[32] = "-";
         if (prev_ms > 0) snprintf(vs_prev, sizeof vs_prev, "%.2f", prev_ms / ms);
@@ -150,7 +150,8 @@ int ladder_gemm(int argc, char **argv) {
                    stats_cells(&ts, spread, sizeof spread));
         prev_ms = ms;
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("ladder gemm", ctx, st);
+    if (st != PTXKIT_SUCCESS)
+        fprintf(stderr, "ptxkit ladder gemm: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     free(host_ref);

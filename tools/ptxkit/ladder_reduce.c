@@ -1,6 +1,7 @@
-/* ptxkit ladder reduce: Mark Harris's reduction ladder (steps 1-10) on this GPU, the
- * table of the 2007 lecture redone: time, bandwidth, step and cumulative
- * speedup, with the published G80 figures beside the 2^22 rows. */
+/* ptxkit ladder reduce: Mark Harris's reduction ladder (steps 1-10, the
+ * lab's lab/ladders.c) on this GPU, the table of the 2007 lecture redone:
+ * time, bandwidth, step and cumulative speedup, with the published G80
+ * figures (the lab's table) beside the 2^22 rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,27 +9,10 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "lab.h"
+#include "ladders.h"
 
 enum { MAX_SIZES = 8 };
-
-static const char *const step_names[PTXKIT_REDUCE_LADDER_STEPS + 1] = {
-    "",
-    "interleaved addressing, divergent branch",
-    "interleaved addressing, bank conflicts",
-    "sequential addressing",
-    "first add during global load",
-    "unroll last warp",
-    "completely unrolled",
-    "multiple elements per thread",
-    "warp shuffle",
-    "redux.sync",
-    "cooperative groups tile reduce",
-};
-
-/* The lecture's figures: 2^22 ints on a G80 (86.4 GB/s peak), 128 threads
- * per block (../shared/ANCHORS.md). Steps 8-10 postdate it. */
-static const double g80_ms[PTXKIT_REDUCE_LADDER_STEPS + 1] = {0, 8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268, 0, 0, 0};
-static const double g80_gbs[PTXKIT_REDUCE_LADDER_STEPS + 1] = {0, 2.083, 4.854, 9.741, 17.377, 31.289, 43.996, 62.671, 0, 0, 0};
 
 typedef struct ladder_run {
     int step;
@@ -36,13 +20,13 @@ typedef struct ladder_run {
     ptxkit_dtype type;
     ptxkit_dptr in, out, scratch;
     size_t n, scratch_bytes;
-    ptxkit_launch_options options;
+    lab_ladder_options options;
 } ladder_run;
 
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
-    return ptxkit_reduce_ladder_async(ctx, r->step, r->op, r->type, r->out, r->in, r->n, r->scratch, r->scratch_bytes,
-                                      &r->options, s);
+    return lab_reduce_ladder_run(ctx, r->step, r->op, r->type, r->out, r->in, r->n, r->scratch, r->scratch_bytes,
+                                 &r->options, s);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -62,15 +46,15 @@ static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit
 
 int ladder_reduce(int argc, char **argv) {
     size_t sizes[MAX_SIZES] = {(size_t)1 << 22, (size_t)1 << 25};
-    int size_count = 2, steps[PTXKIT_REDUCE_LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    int step_count = PTXKIT_REDUCE_LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
+    int size_count = 2, steps[LAB_REDUCE_LADDER_STEPS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    int step_count = LAB_REDUCE_LADDER_STEPS, reps = 20, warmup = 3, op = PTXKIT_REDUCE_SUM, type = PTXKIT_INT32;
     ladder_run r = {.options = {.block_size = 128}};
     const arg_option options[] = {
         {.name = "log2", .kind = ARG_LOG2S, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 0, .hi = 34},
         {.name = "sizes", .kind = ARG_SIZES, .value = sizes, .count = &size_count, .max = MAX_SIZES, .lo = 1,
          .hi = 1LL << 34},
-        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = PTXKIT_REDUCE_LADDER_STEPS, .lo = 1,
-         .hi = PTXKIT_REDUCE_LADDER_STEPS},
+        {.name = "steps", .kind = ARG_INTS, .value = steps, .count = &step_count, .max = LAB_REDUCE_LADDER_STEPS, .lo = 1,
+         .hi = LAB_REDUCE_LADDER_STEPS},
         {.name = "block", .kind = ARG_PARSE, .value = &r.options.block_size, .parse = args_block_size},
         {.name = "reps", .kind = ARG_INT, .value = &reps, .lo = 1, .hi = 10000},
         {.name = "warmup", .kind = ARG_INT, .value = &warmup, .lo = 0, .hi = 1000},
@@ -118,8 +102,8 @@ int ladder_reduce(int argc, char **argv) {
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++)
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
-            if (ptxkit_reduce_ladder_check(ctx, steps[k], r.op, r.type) != PTXKIT_SUCCESS) continue;
-            st = ptxkit_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
+            if (lab_reduce_ladder_check(ctx, steps[k], r.op, r.type) != PTXKIT_SUCCESS) continue;
+            st = lab_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
@@ -138,8 +122,9 @@ int ladder_reduce(int argc, char **argv) {
         double first_ms = 0, prev_ms = 0;
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             r.step = steps[k];
-            if (ptxkit_reduce_ladder_check(ctx, r.step, r.op, r.type) != PTXKIT_SUCCESS) {
-                table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-\t-\t-\t-", r.n, r.step, step_names[r.step]);
+            const lab_reduce_step *step = &lab_reduce_ladder[r.step - 1];
+            if (lab_reduce_ladder_check(ctx, r.step, r.op, r.type) != PTXKIT_SUCCESS) {
+                table_addf(t, "%zu\t%d\t%s\tunsupported\t-\t-\t-\t-\t-\t-\t-\t-\t-", r.n, r.step, step->name);
                 continue;
             }
             time_stats ts;
@@ -152,18 +137,19 @@ int ladder_reduce(int argc, char **argv) {
             char step_speedup[32] = "-", g80_time[32] = "-", g80_bw[32] = "-";
             if (prev_ms) snprintf(step_speedup, sizeof step_speedup, "%.2f", prev_ms / ms);
             bool lecture_row = r.n == (size_t)1 << 22 && r.op == PTXKIT_REDUCE_SUM && r.type == PTXKIT_INT32;
-            if (lecture_row && g80_ms[r.step] > 0) {
-                snprintf(g80_time, sizeof g80_time, "%.0f", g80_ms[r.step] * 1e3);
-                snprintf(g80_bw, sizeof g80_bw, "%.3f", g80_gbs[r.step]);
+            if (lecture_row && step->g80_ms > 0) {
+                snprintf(g80_time, sizeof g80_time, "%.0f", step->g80_ms * 1e3);
+                snprintf(g80_bw, sizeof g80_bw, "%.3f", step->g80_gbs);
             }
             char spread[64];
-            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%s\t%.2f\t%s\t%s\t%s%s", r.n, r.step, step_names[r.step], ms * 1e3,
+            table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%s\t%.2f\t%s\t%s\t%s%s", r.n, r.step, step->name, ms * 1e3,
                        (double)r.n * elem / (ms * 1e-3) / 1e9, step_speedup, first_ms / ms, check, g80_time, g80_bw,
                        stats_cells(&ts, spread, sizeof spread));
             prev_ms = ms;
         }
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("ladder reduce", ctx, st);
+    if (st != PTXKIT_SUCCESS)
+        fprintf(stderr, "ptxkit ladder reduce: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     ptxkit_free(ctx, r.in);

@@ -1,5 +1,6 @@
 /* ptxkit ladder scan: the 2007 scan seeds' steps (Hillis-Steele, Blelloch,
- * Blelloch with conflict-free padding), the warp-shuffle step and
+ * Blelloch with conflict-free padding), the warp-shuffle step (the lab's
+ * lab/ladders.c) and
  * ptxkit_scan on this GPU, next to a sequential scan on this machine's CPU
  * measured in the same run and the seed's published table (GeForce 8800
  * GTX against one core of a Core 2 Duo Extreme at 2.93 GHz). */
@@ -12,26 +13,11 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "lab.h"
+#include "ladders.h"
 #include "svg.h"
 
-enum { MAX_SIZES = 16, PRODUCTION_STEP = PTXKIT_SCAN_LADDER_STEPS + 1 };
-
-/* Harris, "Parallel Prefix Sum (Scan) with CUDA", NVIDIA, April 2007,
- * table 2: the work-efficient, bank-conflict-free scan (step 3 here) on a
- * GeForce 8800 GTX against a sequential C++ scan on one core of an Intel
- * Core 2 Duo Extreme at 2.93 GHz; milliseconds. */
-static const struct {
-    size_t n;
-    double cpu_ms, gpu_ms, speedup;
-} seed[] = {
-    {1024, 0.002231, 0.079492, 0.03},       {32768, 0.072663, 0.106159, 0.68},
-    {65536, 0.146326, 0.137006, 1.07},      {131072, 0.726429, 0.200257, 3.63},
-    {262144, 1.454742, 0.326900, 4.45},     {524288, 2.911067, 0.624104, 4.66},
-    {1048576, 5.900097, 1.118091, 5.28},    {2097152, 11.848376, 2.099666, 5.64},
-    {4194304, 23.835931, 4.062923, 5.87},   {8388608, 47.390906, 7.987311, 5.93},
-    {16777216, 94.794598, 15.854781, 5.98},
-};
-#define SEED_ROWS (sizeof seed / sizeof seed[0])
+enum { MAX_SIZES = 16, PRODUCTION_STEP = LAB_SCAN_LADDER_STEPS + 1 };
 
 typedef struct ladder_run {
     int step;
@@ -39,15 +25,15 @@ typedef struct ladder_run {
     ptxkit_dtype type;
     ptxkit_dptr in, out, scratch;
     size_t n, scratch_bytes;
-    ptxkit_launch_options options;
+    lab_ladder_options options;
 } ladder_run;
 
 static ptxkit_status run_step(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     ladder_run *r = arg;
     if (r->step == PRODUCTION_STEP)
         return ptxkit_scan(ctx, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, NULL, s);
-    return ptxkit_scan_ladder_async(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, r->scratch,
-                                    r->scratch_bytes, &r->options, s);
+    return lab_scan_ladder_run(ctx, r->step, r->kind, PTXKIT_REDUCE_SUM, r->type, r->out, r->in, r->n, r->scratch,
+                               r->scratch_bytes, &r->options, s);
 }
 
 static const char *const int_type_names[] = {"int32", "uint32", "int64", "uint64", NULL};
@@ -102,12 +88,12 @@ static double cpu_scan_ms(const void *in, void *out, size_t n, size_t elem, bool
  * seed's two curves dashed. times[0] is the CPU; NaN where not measured. */
 static int write_svg(const char *path, const char *gpu, const ladder_run *r, const size_t *sizes, int size_count,
                      double times[][MAX_SIZES], const int *steps, int step_count) {
-    double xs[MAX_SIZES], seed_x[SEED_ROWS], seed_cpu[SEED_ROWS], seed_gpu[SEED_ROWS];
+    double xs[MAX_SIZES], seed_x[LAB_SCAN_SEED_ROWS], seed_cpu[LAB_SCAN_SEED_ROWS], seed_gpu[LAB_SCAN_SEED_ROWS];
     for (int s = 0; s < size_count; s++) xs[s] = (double)sizes[s];
-    for (size_t i = 0; i < SEED_ROWS; i++) {
-        seed_x[i] = (double)seed[i].n;
-        seed_cpu[i] = seed[i].cpu_ms * 1e3;
-        seed_gpu[i] = seed[i].gpu_ms * 1e3;
+    for (size_t i = 0; i < LAB_SCAN_SEED_ROWS; i++) {
+        seed_x[i] = (double)lab_scan_seed[i].n;
+        seed_cpu[i] = lab_scan_seed[i].cpu_ms * 1e3;
+        seed_gpu[i] = lab_scan_seed[i].gpu_ms * 1e3;
     }
     svg_series series[PRODUCTION_STEP + 3];
     char names[PRODUCTION_STEP + 1][80];
@@ -117,13 +103,13 @@ static int write_svg(const char *path, const char *gpu, const ladder_run *r, con
     for (int k = 0; k < step_count; k++) {
         int step = steps[k];
         snprintf(names[step], sizeof names[step], "%d %s", step,
-                 step == PRODUCTION_STEP ? "ptxkit_scan" : ptxkit_scan_ladder_step_name(step));
+                 step == PRODUCTION_STEP ? "ptxkit_scan" : lab_scan_ladder[step - 1].name);
         series[count++] = (svg_series){.name = names[step], .x = xs, .y = times[step], .count = (size_t)size_count};
     }
     series[count++] = (svg_series){.name = "2007 seed: CPU (Core 2, 2.93 GHz)", .x = seed_x, .y = seed_cpu,
-                                   .count = SEED_ROWS, .dashed = true};
+                                   .count = LAB_SCAN_SEED_ROWS, .dashed = true};
     series[count++] = (svg_series){.name = "2007 seed: GPU (8800 GTX, step 3)", .x = seed_x, .y = seed_gpu,
-                                   .count = SEED_ROWS, .dashed = true};
+                                   .count = LAB_SCAN_SEED_ROWS, .dashed = true};
     svg_chart chart = {.kind = SVG_LINES,
                        .title = "time per scan against length",
                        .x_label = "elements",
@@ -146,7 +132,7 @@ static int write_svg(const char *path, const char *gpu, const ladder_run *r, con
 int ladder_scan(int argc, char **argv) {
     size_t sizes[MAX_SIZES];
     int size_count = 0;
-    for (size_t i = 0; i < SEED_ROWS; i++) sizes[size_count++] = seed[i].n;
+    for (size_t i = 0; i < LAB_SCAN_SEED_ROWS; i++) sizes[size_count++] = lab_scan_seed[i].n;
     int steps[PRODUCTION_STEP] = {1, 2, 3, 4, 5};
     int step_count = PRODUCTION_STEP, reps = 20, warmup = 3, type = 0, kind = 0;
     ladder_run r = {.options = {.block_size = 256}};
@@ -209,7 +195,7 @@ int ladder_scan(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             size_t bytes = 0;
             if (steps[k] == PRODUCTION_STEP) continue;
-            st = ptxkit_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
+            st = lab_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
     if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
@@ -230,13 +216,13 @@ int ladder_scan(int argc, char **argv) {
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         r.n = sizes[s];
         int seed_row = -1;
-        for (size_t i = 0; i < SEED_ROWS; i++)
-            if (seed[i].n == r.n) seed_row = (int)i;
+        for (size_t i = 0; i < LAB_SCAN_SEED_ROWS; i++)
+            if (lab_scan_seed[i].n == r.n) seed_row = (int)i;
         time_stats cpu;
         double cpu_ms = cpu_scan_ms(host_in, host_ref, r.n, elem, r.kind == PTXKIT_SCAN_EXCLUSIVE, &cpu);
         times[0][s] = cpu_ms * 1e3;
         char seed_cpu[32] = "-";
-        if (seed_row >= 0) snprintf(seed_cpu, sizeof seed_cpu, "%.1f", seed[seed_row].cpu_ms * 1e3);
+        if (seed_row >= 0) snprintf(seed_cpu, sizeof seed_cpu, "%.1f", lab_scan_seed[seed_row].cpu_ms * 1e3);
         table_addf(t, "%zu\tcpu\tsequential scan, this machine\t%.2f\t%.1f\t1.00\t-\t-\t%s\t1.00\t%d\t%.2f\t%.2f", r.n,
                    cpu_ms * 1e3, 2.0 * (double)r.n * (double)elem / (cpu_ms * 1e-3) / 1e9, seed_cpu, cpu.samples,
                    cpu.min_ms * 1e3, cpu.max_ms * 1e3);
@@ -253,11 +239,12 @@ int ladder_scan(int argc, char **argv) {
             const char *check = memcmp(host_got, host_ref, r.n * elem) == 0 ? "ok" : "WRONG";
             char vs_prev[32] = "-", seed_time[32] = "-", seed_speedup[32] = "-";
             if (prev_ms) snprintf(vs_prev, sizeof vs_prev, "%.2f", prev_ms / ms);
-            if (seed_row >= 0 && r.step == 3) {
-                snprintf(seed_time, sizeof seed_time, "%.1f", seed[seed_row].gpu_ms * 1e3);
-                snprintf(seed_speedup, sizeof seed_speedup, "%.2f", seed[seed_row].speedup);
+            if (seed_row >= 0 && r.step == LAB_SCAN_SEED_STEP) {
+                snprintf(seed_time, sizeof seed_time, "%.1f", lab_scan_seed[seed_row].gpu_ms * 1e3);
+                snprintf(seed_speedup, sizeof seed_speedup, "%.2f", lab_scan_seed[seed_row].speedup);
             }
-            const char *name = r.step == PRODUCTION_STEP ? "ptxkit_scan, decoupled look-back" : ptxkit_scan_ladder_step_name(r.step);
+            const char *name =
+                r.step == PRODUCTION_STEP ? "ptxkit_scan, decoupled look-back" : lab_scan_ladder[r.step - 1].name;
             char spread[64];
             table_addf(t, "%zu\t%d\t%s\t%.2f\t%.1f\t%.2f\t%s\t%s\t%s\t%s%s", r.n, r.step, name, ms * 1e3,
                        2.0 * (double)r.n * (double)elem / (ms * 1e-3) / 1e9, cpu_ms / ms, vs_prev, check, seed_time,
@@ -266,7 +253,8 @@ int ladder_scan(int argc, char **argv) {
             times[r.step][s] = ms * 1e3;
         }
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("ladder scan", ctx, st);
+    if (st != PTXKIT_SUCCESS)
+        fprintf(stderr, "ptxkit ladder scan: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     rc = st == PTXKIT_SUCCESS ? 0 : 1;

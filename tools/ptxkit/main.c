@@ -103,6 +103,7 @@ static const bench_entry benches[] = {
     {"graph", bench_graph, "100 small reductions one by one vs one CUDA graph replay (ptxkit_graph), us per op"},
     {"multi", bench_multi, "sharded reduce and scan over 1-8 GPUs (NCCL) vs the sum of single-GPU ops; all-reduce busbw"},
     {"compile", bench_compile, "a second compile in one process with NVRTC's precompiled headers off and on (no GPU)"},
+    {"streams", bench_streams, "H2D -> kernel -> D2H pipelined over 1-8 streams: chunk size, pinned/pageable/mapped; caveats"},
 };
 
 static void bench_usage(FILE *out) {

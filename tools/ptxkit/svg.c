@@ -1,4 +1,4 @@
-/* SVG line and bar charts for the benchmarks (see svg.h). */
+/* SVG line and bar charts and timelines for the benchmarks (see svg.h). */
 #include "svg.h"
 
 #include <errno.h>
@@ -307,6 +307,69 @@ static void draw_bars(FILE *out, const plot *p, const svg_chart *c) {
     }
 }
 
+/* ---- timelines ---- */
+
+/* The time axis: from the earliest start (0 when none is earlier) to the
+ * latest end of the usable bars. */
+static void timeline_range(const svg_chart *c, double *lo, double *hi) {
+    *lo = 0;
+    *hi = -INFINITY;
+    for (size_t s = 0; s < c->series_count; s++) {
+        const svg_series *se = &c->series[s];
+        for (size_t i = 0; se->x && se->y && i < se->count; i++) {
+            if (!isfinite(se->x[i]) || !isfinite(se->y[i]) || se->y[i] < se->x[i]) continue;
+            if (se->x[i] < *lo) *lo = se->x[i];
+            if (se->y[i] > *hi) *hi = se->y[i];
+        }
+    }
+    if (!isfinite(*hi)) *hi = *lo + 1;
+}
+
+static double lane_height(const plot *p, const svg_chart *c) {
+    return (p->bottom - p->top) / (double)(c->category_count ? c->category_count : 1);
+}
+
+/* A stripe and a label per row: the rows stand in for the y axis. */
+static void draw_lanes(FILE *out, const plot *p, const svg_chart *c) {
+    double h = lane_height(p, c);
+    for (size_t l = 0; l < c->category_count; l++) {
+        double y = p->top + h * (double)l;
+        fprintf(out, "<rect class=\"lane\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+                p->left, y, p->right - p->left, h, l % 2 ? "#f0f0f0" : "#fbfbfb");
+        text_at(out, p->left - 8, y + h / 2 + 4, "text-anchor=\"end\" font-size=\"12\" class=\"lane-label\"",
+                c->categories[l]);
+    }
+    double mid = (p->top + p->bottom) / 2;
+    fprintf(out, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"13\" "
+                 "class=\"axis-label\">", p->left - 72, mid);
+    svg_escape(out, c->y_label);
+    fputs("</text>\n", out);
+}
+
+static void draw_spans(FILE *out, const plot *p, const svg_chart *c) {
+    double h = lane_height(p, c);
+    for (size_t s = 0; s < c->series_count; s++) {
+        const svg_series *se = &c->series[s];
+        fprintf(out, "<g class=\"series\" data-name=\"");
+        svg_escape(out, se->name);
+        fprintf(out, "\" fill=\"%s\">\n", series_color(se, s));
+        for (size_t i = 0; se->x && se->y && i < se->count; i++) {
+            int lane = se->lane ? se->lane[i] : 0;
+            double t0 = se->x[i], t1 = se->y[i];
+            if (lane < 0 || (size_t)lane >= c->category_count || !isfinite(t0) || !isfinite(t1) || t1 < t0) continue;
+            double x0 = px(p, t0), x1 = px(p, t1);
+            /* a span too short to see still gets a hairline */
+            fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"><title>", x0,
+                    p->top + h * ((double)lane + 0.2), x1 - x0 > 0.5 ? x1 - x0 : 0.5, h * 0.6);
+            svg_escape(out, c->categories[lane]);
+            fputs(", ", out);
+            svg_escape(out, se->name);
+            fprintf(out, ": %.4g to %.4g</title></rect>\n", t0, t1);
+        }
+        fputs("</g>\n", out);
+    }
+}
+
 static void draw_references(FILE *out, const plot *p, const svg_chart *c) {
     for (size_t r = 0; r < c->reference_count; r++) {
         double v = c->references[r].y;
@@ -340,12 +403,17 @@ static void draw_legend(FILE *out, const plot *p, const svg_chart *c) {
 static void draw_chart(FILE *out, const svg_chart *c, size_t index, double top) {
     plot p = {.left = PLOT_LEFT, .right = PLOT_RIGHT, .top = PLOT_TOP, .bottom = PLOT_BOTTOM};
     double lo, hi;
-    if (c->kind == SVG_LINES) {
+    if (c->kind == SVG_TIMELINE) {
+        timeline_range(c, &lo, &hi);
+        axis_linear(&p.x, lo, c->x_max > hi ? c->x_max : hi, false);
+    } else if (c->kind == SVG_LINES) {
         data_range(c, true, &lo, &hi);
         if (c->log_x) axis_log(&p.x, lo, hi);
         else axis_linear(&p.x, lo, hi, false);
     }
-    if (c->y_min != 0 || c->y_max != 0) {
+    if (c->kind == SVG_TIMELINE) {
+        axis_linear(&p.y, 0, 1, true); /* unused: rows instead */
+    } else if (c->y_min != 0 || c->y_max != 0) {
         if (c->log_y) axis_log(&p.y, c->y_min, c->y_max);
         else axis_linear(&p.y, c->y_min, c->y_max, true);
     } else {
@@ -361,14 +429,16 @@ static void draw_chart(FILE *out, const svg_chart *c, size_t index, double top) 
     text_at(out, PLOT_LEFT, 28, "font-size=\"15\" font-weight=\"bold\" class=\"chart-title\"", c->title);
     fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fbfbfb\"/>\n", p.left, p.top,
             p.right - p.left, p.bottom - p.top);
-    draw_y_axis(out, &p, c);
-    if (c->kind == SVG_LINES) draw_x_axis_numeric(out, &p, c);
-    else draw_x_axis_categories(out, &p, c);
+    if (c->kind == SVG_TIMELINE) draw_lanes(out, &p, c);
+    else draw_y_axis(out, &p, c);
+    if (c->kind == SVG_BARS) draw_x_axis_categories(out, &p, c);
+    else draw_x_axis_numeric(out, &p, c);
     fprintf(out, "<clipPath id=\"plot%zu\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
             index, p.left, p.top - 1, p.right - p.left, p.bottom - p.top + 2);
     fprintf(out, "<g clip-path=\"url(#plot%zu)\">\n", index);
     if (c->kind == SVG_LINES) draw_lines(out, &p, c);
-    else draw_bars(out, &p, c);
+    else if (c->kind == SVG_BARS) draw_bars(out, &p, c);
+    else draw_spans(out, &p, c);
     draw_references(out, &p, c);
     fputs("</g>\n", out);
     fprintf(out, "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>\n", p.left,

@@ -1,8 +1,38 @@
-// Body of scan_ladder.cu for the current combination (reduce_combo.cuh).
-// Steps 1-3 keep the seeds' loops over blockDim.x and their shared-memory
-// trees; exclusive and inclusive results come from the same tree (the
-// up-sweep and down-sweep give the exclusive scan; inclusive adds each
-// element back, which the thread kept in a register).
+// The scan ladder of the 2007 seeds (Harris, Sengupta & Owens, "Parallel
+// Prefix Sum (Scan) with CUDA", GPU Gems 3 ch. 39) plus the warp-shuffle
+// step that came after them, for teaching and benchmarks (the lab's
+// `ptxkit ladder scan`); ptxkit_scan is the production path. Each step
+// scans its block's share of in[0, n) in shared memory (or registers) and
+// writes it to out; with `sums` it also writes the block's total to
+// sums[blockIdx.x], and the host (lab/ladders.c) scans those and adds them
+// back (scan_ladder_add) to scan arrays of any length:
+//   scan_ladder<k>(const T *in, u64 n, T *out, T *sums, unsigned exclusive)
+//   scan_ladder_add(T *out, u64 n, const T *sums, u64 per_block)
+// Steps: 1 Hillis-Steele (double-buffered, BLOCK_SIZE elements per block,
+// log n steps of n additions: O(n log n) work); 2 Blelloch up-sweep and
+// down-sweep (2 x BLOCK_SIZE elements, O(n) work), with the seed's
+// interleaved loads and its bank conflicts; 3 the same with
+// CONFLICT_FREE_OFFSET padding and loads half a block apart; 4 warp
+// shuffles: two elements per thread, __shfl_up_sync within each warp, then
+// one warp scans the warps' totals. Every step works in place (in == out),
+// for any n, and for any power-of-two block size from 32 to 1024
+// (blockDim.x must equal BLOCK_SIZE). Steps 1-3 keep the seeds' loops over
+// blockDim.x and their shared-memory trees; exclusive and inclusive results
+// come from the same tree (the up-sweep and down-sweep give the exclusive
+// scan; inclusive adds each element back, which the thread kept in a
+// register).
+// Injected: BLOCK_SIZE, STEP (0: every step), and LADDER_OP, LADDER_TYPE,
+// LOAD_OP (ladder_ops.cuh).
+#include "ladder_ops.cuh"
+
+#ifndef BLOCK_SIZE
+#define BLOCK_SIZE 256
+#endif
+#ifndef STEP
+#define STEP 0
+#endif
+#define SCAN_LADDER_WANT(step) (STEP == 0 || STEP == (step))
+#define LOG_NUM_BANKS 5
 
 // Blelloch's padding: one element of padding every 32 banks' worth of
 // elements (16 for 8-byte elements, which cover two 4-byte banks each).
@@ -18,7 +48,7 @@
 // step reads what it writes. n log n additions where a sequential scan
 // needs n.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-R_ENTRY(ptxkit_scan_ladder1)(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
+scan_ladder1(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
     __shared__ rT buffer[2 * BLOCK_SIZE];
     const unsigned tid = threadIdx.x;
     const u64 i = (u64)blockIdx.x * blockDim.x + tid;
@@ -47,7 +77,7 @@ R_ENTRY(ptxkit_scan_ladder1)(const rT *in, u64 n, rT *out, rT *sums, unsigned ex
 // elements. Each thread loads elements 2t and 2t+1 as the seed does; the
 // tree's strided indices make 2-, 4-, ... 32-way bank conflicts.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-R_ENTRY(ptxkit_scan_ladder2)(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
+scan_ladder2(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
     __shared__ rT temp[2 * BLOCK_SIZE];
     __shared__ rT total;
     const unsigned tid = threadIdx.x, m = 2 * blockDim.x;
@@ -90,7 +120,7 @@ R_ENTRY(ptxkit_scan_ladder2)(const rT *in, u64 n, rT *out, rT *sums, unsigned ex
 // 8-byte elements), so the tree's power-of-two strides spread over the
 // banks; threads load elements t and t + BLOCK_SIZE (coalesced).
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-R_ENTRY(ptxkit_scan_ladder3)(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
+scan_ladder3(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
     __shared__ rT temp[2 * BLOCK_SIZE + SL_CONFLICT_FREE_OFFSET(2 * BLOCK_SIZE)];
     __shared__ rT total;
     const unsigned tid = threadIdx.x, m = 2 * blockDim.x;
@@ -141,7 +171,7 @@ R_ENTRY(ptxkit_scan_ladder3)(const rT *in, u64 n, rT *out, rT *sums, unsigned ex
 // shared memory, no barriers), one warp scans the warps' totals, and each
 // thread adds its warp's offset. Shared memory carries one value per warp.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-R_ENTRY(ptxkit_scan_ladder4)(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
+scan_ladder4(const rT *in, u64 n, rT *out, rT *sums, unsigned exclusive) {
     __shared__ rT warp_offsets[BLOCK_SIZE / 32];
     __shared__ rT total;
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -181,11 +211,10 @@ R_ENTRY(ptxkit_scan_ladder4)(const rT *in, u64 n, rT *out, rT *sums, unsigned ex
 // The seeds' uniform add: block b of the scanned array gets the (exclusive)
 // scanned block sum b. per_block elements per block of the scan.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-R_ENTRY(ptxkit_scan_ladder_add)(rT *out, u64 n, const rT *sums, u64 per_block) {
+scan_ladder_add(rT *out, u64 n, const rT *sums, u64 per_block) {
     const rT s = sums[blockIdx.x];
     const u64 start = (u64)blockIdx.x * per_block;
     const u64 stop = start + per_block < n ? start + per_block : n;
     for (u64 i = start + threadIdx.x; i < stop; i += BLOCK_SIZE) out[i] = r_combine(s, out[i]);
 }
 
-#undef SL_CONFLICT_FREE_OFFSET
