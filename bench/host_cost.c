@@ -24,6 +24,8 @@ typedef struct api {
     const char *path;
     ptxkit_status (*open)(int, ptxkit_context **);
     ptxkit_status (*close)(ptxkit_context *);
+    /* builds from before the thread-only error channel take the context; later ones take
+     * nothing, and ignore the extra argument (caller-cleaned C calls) */
     const char *(*last_error)(ptxkit_context *);
     ptxkit_status (*stream_create)(ptxkit_context *, ptxkit_stream **);
     ptxkit_status (*stream_destroy)(ptxkit_context *, ptxkit_stream *);

@@ -101,8 +101,8 @@ static const char convolution_source[] =
 #define COLUMNS_X 16
 #define COLUMNS_Y (8 * 8)
 
-static int failed(ptxkit_context *ctx, const char *what, ptxkit_status st) {
-    fprintf(stderr, "constant_filter: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static int failed(const char *what, ptxkit_status st) {
+    fprintf(stderr, "constant_filter: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error());
     return 1;
 }
 
@@ -157,7 +157,7 @@ static double filter_error(const float *got, const float *src, const float *kern
 int main(void) {
     ptxkit_context *ctx = NULL;
     if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) {
-        printf("skipped: no GPU (%s)\n", ptxkit_last_error(NULL));
+        printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
     const int w = 9 * ROWS_X, h = 5 * COLUMNS_Y; /* 1152 x 320 */
@@ -169,7 +169,7 @@ int main(void) {
     ptxkit_stream *stream = NULL;
     ptxkit_dptr d_input = 0, d_buffer = 0, d_output = 0;
     int status = 0;
-    if (!image || !result) return failed(ctx, "host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
+    if (!image || !result) return failed("host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
     for (size_t i = 0; i < n; i++) image[i] = random_unit() * 16.0f;
 
     ptxkit_status st = ptxkit_program_create("convolutionSeparable.cu", convolution_source, NULL, 0, &program);
@@ -177,23 +177,23 @@ int main(void) {
     const char *names[] = {"convolutionRowsKernel", "convolutionColumnsKernel", "&c_Kernel"};
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_module_get(ctx, program, names, 3, NULL, 0, &module);
     if (st == PTXKIT_ERROR_NO_NVRTC) {
-        printf("skipped: %s\n", ptxkit_last_error(ctx));
+        printf("skipped: %s\n", ptxkit_last_error());
         return 77;
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel_get(module, "convolutionRowsKernel", &rows);
     if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel_get(module, "convolutionColumnsKernel", &columns);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "building the module", st);
+    if (st != PTXKIT_SUCCESS) return failed("building the module", st);
     size_t filter_bytes = 0;
     st = ptxkit_module_variable_get(module, "&c_Kernel", NULL, &filter_bytes);
     if (st != PTXKIT_SUCCESS || filter_bytes != sizeof filter)
-        return failed(ctx, "the filter's size", st ? st : PTXKIT_ERROR_INVALID_ARGUMENT);
+        return failed("the filter's size", st ? st : PTXKIT_ERROR_INVALID_ARGUMENT);
 
     st = ptxkit_malloc(ctx, bytes, &d_input);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &d_buffer);
     if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &d_output);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_input, image, bytes);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "setup", st);
+    if (st != PTXKIT_SUCCESS) return failed("setup", st);
 
     int pitch = w;
     void *rows_args[] = {&d_buffer, &d_input, (void *)&w, (void *)&h, &pitch};
@@ -211,11 +211,11 @@ int main(void) {
         if (st == PTXKIT_SUCCESS) st = ptxkit_launch(columns, columns_grid, columns_block, 0, s, columns_args);
         if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, s);
         if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, result, d_output, bytes);
-        if (st != PTXKIT_SUCCESS) return failed(ctx, "filtering", st);
+        if (st != PTXKIT_SUCCESS) return failed("filtering", st);
         /* the filter the kernels read is the one written */
         float back[KERNEL_LENGTH];
         st = ptxkit_module_variable_read(module, "&c_Kernel", 0, back, sizeof back);
-        if (st != PTXKIT_SUCCESS) return failed(ctx, "reading the filter back", st);
+        if (st != PTXKIT_SUCCESS) return failed("reading the filter back", st);
         for (int i = 0; i < KERNEL_LENGTH; i++)
             if (back[i] != filter[i]) status = 1;
         double error = filter_error(result, image, filter, w, h);

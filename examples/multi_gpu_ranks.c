@@ -47,8 +47,8 @@ static int env_int(const char *const *names, int fallback) {
     return fallback;
 }
 
-static int die(int rank, const char *what, ptxkit_context *ctx, ptxkit_status st) {
-    fprintf(stderr, "rank %d: %s: %s: %s\n", rank, what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static int die(int rank, const char *what, ptxkit_status st) {
+    fprintf(stderr, "rank %d: %s: %s: %s\n", rank, what, ptxkit_status_string(st), ptxkit_last_error());
     return st == PTXKIT_ERROR_UNSUPPORTED || st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE ? 77 : 1;
 }
 
@@ -102,14 +102,14 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     memset(id, 0, sizeof id);
     char nccl[4096], version[32];
     ptxkit_status st = ptxkit_device_count(&gpus);
-    if (st != PTXKIT_SUCCESS || gpus < 1) verdict = die(rank, "no GPU", NULL, st ? st : PTXKIT_ERROR_NO_DEVICE);
+    if (st != PTXKIT_SUCCESS || gpus < 1) verdict = die(rank, "no GPU", st ? st : PTXKIT_ERROR_NO_DEVICE);
     else if ((st = ptxkit_comm_library_get(nccl, sizeof nccl, version, sizeof version)) != PTXKIT_SUCCESS)
-        verdict = die(rank, "NCCL", NULL, st);
+        verdict = die(rank, "NCCL", st);
     else if ((st = ptxkit_context_open(device = local_rank % gpus, &ctx)) != PTXKIT_SUCCESS)
-        verdict = die(rank, "ptxkit_context_open", NULL, st);
+        verdict = die(rank, "ptxkit_context_open", st);
     /* the unique id: rank 0 makes it, every rank gets it */
     else if (rank == 0 && (st = ptxkit_comm_unique_id_get(id)) != PTXKIT_SUCCESS)
-        verdict = die(rank, "ptxkit_comm_unique_id_get", NULL, st);
+        verdict = die(rank, "ptxkit_comm_unique_id_get", st);
     if ((verdict = agree(use_mpi, verdict)) != 0) return verdict;
     if (rank == 0) printf("NCCL %s: %s\n", version, nccl);
     if (use_mpi) {
@@ -121,7 +121,7 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     }
     ptxkit_comm *comm = NULL;
     if ((st = ptxkit_comm_create_rank(ctx, id, ranks, rank, &comm)) != PTXKIT_SUCCESS)
-        return die(rank, "ptxkit_comm_create_rank", ctx, st);
+        return die(rank, "ptxkit_comm_create_rank", st);
     if (rank == 0 && !use_mpi && ranks > 1) remove(id_path); /* every rank has joined, so read it */
 
     size_t offset, n;
@@ -136,19 +136,19 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
         (st = ptxkit_malloc(ctx, (n ? n : 1) * 8, &out)) != PTXKIT_SUCCESS ||
         (st = ptxkit_malloc(ctx, 8, &sum)) != PTXKIT_SUCCESS || (st = ptxkit_stream_create(ctx, &stream)) != PTXKIT_SUCCESS ||
         (n && (st = ptxkit_memcpy_htod(ctx, in, host, n * 8)) != PTXKIT_SUCCESS))
-        return die(rank, "setting up", ctx, st);
+        return die(rank, "setting up", st);
     /* the same calls in the same order on every rank; queued on `stream` */
     if ((st = ptxkit_comm_reduce(comm, PTXKIT_REDUCE_SUM, PTXKIT_INT64, &sum, &in, &n, NULL, &stream)) != PTXKIT_SUCCESS ||
         (st = ptxkit_comm_scan(comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT64, &out, &in, &n, NULL,
                                &stream)) != PTXKIT_SUCCESS ||
         (st = ptxkit_stream_synchronize(ctx, stream)) != PTXKIT_SUCCESS || (st = ptxkit_comm_check(comm)) != PTXKIT_SUCCESS)
-        return die(rank, "sharded reduce and scan", ctx, st);
+        return die(rank, "sharded reduce and scan", st);
     int64_t got_sum = 0, want_sum = 0, prefix = 0;
     for (size_t i = 0; i < total; i++) want_sum += x_at(i);
     for (size_t i = 0; i < offset; i++) prefix += x_at(i);
     if ((st = ptxkit_memcpy_dtoh(ctx, &got_sum, sum, 8)) != PTXKIT_SUCCESS ||
         (n && (st = ptxkit_memcpy_dtoh(ctx, host, out, n * 8)) != PTXKIT_SUCCESS))
-        return die(rank, "reading back", ctx, st);
+        return die(rank, "reading back", st);
     if (got_sum != want_sum) failed = 1;
     size_t bad = n;
     for (size_t i = 0; i < n && bad == n; i++) {

@@ -112,8 +112,8 @@ static double bytes_moved(size_t n, void *user) {
     return 3.0 * sizeof(float) * (double)n; /* read x and y, write out */
 }
 
-static int failed(ptxkit_context *ctx, const char *what, ptxkit_status st) {
-    fprintf(stderr, "saxpy_tuned: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static int failed(const char *what, ptxkit_status st) {
+    fprintf(stderr, "saxpy_tuned: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error());
     return 1;
 }
 
@@ -149,7 +149,7 @@ static int run_checked(ptxkit_context *ctx, ptxkit_tunable *t, ptxkit_program *p
     ptxkit_config config;
     int tuned = 0;
     ptxkit_status st = ptxkit_tunable_config(t, n, &config, &tuned);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_config", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_config", st);
     ptxkit_config_defines_text text;
     const char *const *defines = ptxkit_config_defines(&config, &text);
     char shown[256] = "";
@@ -158,12 +158,12 @@ static int run_checked(ptxkit_context *ctx, ptxkit_tunable *t, ptxkit_program *p
     ptxkit_kernel *kernel = NULL;
     st = ptxkit_kernel_get(ctx, program, "saxpy", defines, config.count, &kernel);
     if (st == PTXKIT_ERROR_NO_NVRTC) {
-        printf("skipped: %s\n", ptxkit_last_error(ctx)); /* not in the disk cache, and nothing to compile it with */
+        printf("skipped: %s\n", ptxkit_last_error()); /* not in the disk cache, and nothing to compile it with */
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_kernel_get", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_kernel_get", st);
     int ok = 0;
-    if ((st = check_saxpy(kernel, &config, n, &ok, problem)) != PTXKIT_SUCCESS) return failed(ctx, "saxpy", st);
+    if ((st = check_saxpy(kernel, &config, n, &ok, problem)) != PTXKIT_SUCCESS) return failed("saxpy", st);
     printf("n = %9zu: %s (%s)%s\n", n, ok ? "right" : "WRONG", tuned ? "tuned" : "defaults", shown);
     return ok ? 0 : 1;
 }
@@ -177,17 +177,17 @@ int main(int argc, char **argv) {
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
-        printf("skipped: no GPU (%s)\n", ptxkit_last_error(NULL));
+        printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed(NULL, "ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
 
     /* The largest size: not a power of two, so the last tile is partial. */
     const size_t n_max = ((size_t)1 << 24) + 3;
     float *host_x = malloc(n_max * sizeof(float)), *host_y = malloc(n_max * sizeof(float));
     float *host_out = malloc(n_max * sizeof(float));
     saxpy_problem problem = {.ctx = ctx, .a = 1.75f, .host_x = host_x, .host_y = host_y, .host_out = host_out};
-    if (!host_x || !host_y || !host_out) return failed(ctx, "host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
+    if (!host_x || !host_y || !host_out) return failed("host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
     srand(12345);
     for (size_t i = 0; i < n_max; i++) {
         host_x[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
@@ -199,16 +199,16 @@ int main(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, problem.x, host_x, n_max * sizeof(float));
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, problem.y, host_y, n_max * sizeof(float));
     if (st == PTXKIT_SUCCESS) st = poison_output(&problem, n_max);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "device buffers", st);
+    if (st != PTXKIT_SUCCESS) return failed("device buffers", st);
 
     /* A program is text: nothing is compiled until a kernel is asked for. */
     ptxkit_program *program = NULL;
     if ((st = ptxkit_program_create("saxpy.cu", saxpy_source, NULL, 0, &program)) != PTXKIT_SUCCESS)
-        return failed(NULL, "ptxkit_program_create", st);
+        return failed("ptxkit_program_create", st);
     ptxkit_tunable *tunable = NULL;
     st = ptxkit_tunable_create(ctx, "example.saxpy.float32", &tunable);
     if (st == PTXKIT_SUCCESS) st = declare(tunable, program, &problem);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "declaring the tunable", st);
+    if (st != PTXKIT_SUCCESS) return failed("declaring the tunable", st);
 
     if (tune) {
         /* A small budget: the tuner samples the space rather than timing all
@@ -218,10 +218,10 @@ int main(int argc, char **argv) {
         st = ptxkit_tune_report_create(&report);
         if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_tune(tunable, &n_max, 1, &options, report);
         if (st == PTXKIT_ERROR_NO_NVRTC) {
-            printf("skipped: %s\n", ptxkit_last_error(ctx));
+            printf("skipped: %s\n", ptxkit_last_error());
             return 77;
         }
-        if (st != PTXKIT_SUCCESS) return failed(ctx, "ptxkit_tunable_tune", st);
+        if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_tune", st);
         const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
         const char *db = ptxkit_tune_report_database(report), *note = ptxkit_tune_report_database_note(report);
         printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d from the tuning record, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",

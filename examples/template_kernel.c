@@ -47,8 +47,8 @@ typedef struct instance {
                                 GPU's fma and the CPU's multiply-add agree */
 } instance;
 
-static int failed(ptxkit_context *ctx, const char *what, ptxkit_status st) {
-    fprintf(stderr, "template_kernel: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static int failed(const char *what, ptxkit_status st) {
+    fprintf(stderr, "template_kernel: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error());
     return 1;
 }
 
@@ -79,7 +79,7 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
         st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){in->block, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_out, d_out, bytes + 1);
     int bad = st != PTXKIT_SUCCESS;
-    if (bad) failed(ctx, in->expression, st);
+    if (bad) failed(in->expression, st);
     for (size_t i = 0; !bad && i < n; i++) {
         double got, want;
         if (in->is_double) {
@@ -111,15 +111,15 @@ int main(void) {
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
-        printf("skipped: no GPU (%s)\n", ptxkit_last_error(NULL));
+        printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed(NULL, "ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
 
     const ptxkit_header headers[] = {{"scale/offset.h", offset_header}};
     ptxkit_program *program = NULL;
     if ((st = ptxkit_program_create("scale.cu", scale_source, headers, 1, &program)) != PTXKIT_SUCCESS)
-        return failed(NULL, "ptxkit_program_create", st);
+        return failed("ptxkit_program_create", st);
 
     /* The define is a plain macro, the template arguments come from the
      * name; both are part of the kernel's identity in the caches. */
@@ -135,10 +135,10 @@ int main(void) {
         ptxkit_kernel *kernel = NULL;
         st = ptxkit_kernel_get(ctx, program, instances[k].expression, defines, 1, &kernel);
         if (st == PTXKIT_ERROR_NO_NVRTC) {
-            printf("skipped: %s\n", ptxkit_last_error(ctx));
+            printf("skipped: %s\n", ptxkit_last_error());
             return 77;
         }
-        if (st != PTXKIT_SUCCESS) return failed(ctx, instances[k].expression, st);
+        if (st != PTXKIT_SUCCESS) return failed(instances[k].expression, st);
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && !bad; i++) bad = run(ctx, kernel, &instances[k], sizes[i]);
         if (!bad) printf("%-20s right at %zu sizes\n", instances[k].expression, sizeof sizes / sizeof sizes[0]);
     }

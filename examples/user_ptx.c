@@ -66,8 +66,8 @@ static const char gather_ptx[] =
     "\tret;\n"
     "}\n";
 
-static int failed(ptxkit_context *ctx, const char *what, ptxkit_status st) {
-    fprintf(stderr, "user_ptx: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static int failed(const char *what, ptxkit_status st) {
+    fprintf(stderr, "user_ptx: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error());
     return 1;
 }
 
@@ -75,16 +75,16 @@ int main(void) {
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
-        printf("skipped: no GPU (%s)\n", ptxkit_last_error(NULL));
+        printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed(NULL, "ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
 
     /* n outputs gathered from a table of nx values (sizes not powers of two) */
     const unsigned n = 1000003, nx = 65537;
     float *x = malloc(nx * sizeof *x), *y = malloc(n * sizeof *y), *out = malloc(n * sizeof *out);
     unsigned *idx = malloc(n * sizeof *idx);
-    if (!x || !y || !out || !idx) return failed(ctx, "host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
+    if (!x || !y || !out || !idx) return failed("host memory", PTXKIT_ERROR_OUT_OF_MEMORY);
     srand(7);
     /* multiples of 1/16 below 2^12: every sum is exact in float32 */
     for (unsigned i = 0; i < nx; i++) x[i] = (float)(rand() % 65536 - 32768) / 16.0f;
@@ -100,7 +100,7 @@ int main(void) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_x, x, nx * sizeof *x);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_idx, idx, n * sizeof *idx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_y, y, n * sizeof *y);
-    if (st != PTXKIT_SUCCESS) return failed(ctx, "device buffers", st);
+    if (st != PTXKIT_SUCCESS) return failed("device buffers", st);
 
     /* The read-only path is only correct when nothing writes the loaded
      * memory while the kernel runs; ptxkit asks for that promise. */
@@ -127,12 +127,12 @@ int main(void) {
         ptxkit_kernel *kernel = NULL;
         st = ptxkit_module_load(ctx, gather_ptx, strlen(gather_ptx), &loads[k], &module);
         if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel(module, "gather_add", &kernel);
-        if (st != PTXKIT_SUCCESS) return failed(ctx, op, st);
+        if (st != PTXKIT_SUCCESS) return failed(op, st);
         int rewritten = -1, kept = -1;
         ptxkit_module_rewrite_counts(module, &rewritten, &kept);
         /* the driver JIT's wall time and info log of this load */
         printf("load op %-7s: %d plain loads given the operator, %d kept; %s\n", op, rewritten, kept,
-               ptxkit_context_jit_log(ctx));
+               ptxkit_kernel_jit_log_get(kernel));
         if (loads[k].load_op != PTXKIT_LOAD_DEFAULT && (rewritten != 2 || kept != 1)) {
             fprintf(stderr, "user_ptx: %s: expected 2 loads rewritten and 1 kept\n", op);
             bad = 1;
@@ -146,7 +146,7 @@ int main(void) {
         if (st == PTXKIT_SUCCESS)
             st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args);
         if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, out, d_out, n * sizeof *out);
-        if (st != PTXKIT_SUCCESS) return failed(ctx, op, st);
+        if (st != PTXKIT_SUCCESS) return failed(op, st);
         for (unsigned i = 0; i < n && !bad; i++) {
             float want = x[idx[i]] + y[i];
             if (out[i] != want) {

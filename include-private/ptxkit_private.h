@@ -58,8 +58,9 @@ ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k);
 /* `count` lookups of one built-in kernel (copy's ptxkit_copy_vec16, UNROLL=4
  * BLOCK_SIZE=256 LOAD_OP=2) in the context's kernel registry: the cost a
  * later launch of a family pays before it launches. Compiles it on the
- * first lookup if it is not loaded yet. */
-ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count);
+ * first lookup if it is not loaded yet. *jit_log (may be NULL): that
+ * kernel's load log (ptxkit_kernel_jit_log_get), "" when it failed. */
+ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log);
 
 /* ---- `ptxkit bench blocks`: the tuner's measurement of a grid ---------- */
 
@@ -74,9 +75,10 @@ typedef struct ptxkit_private_blocks_variant {
     int copies;             /* reads and writes its bytes (its ceiling is a copy) */
 } ptxkit_private_blocks_variant;
 /* Parses variant (NULL: the default) of family; NOT_FOUND for a family not
- * tuned through launch options, INVALID_ARGUMENT with the reason in why. */
+ * tuned through launch options, INVALID_ARGUMENT; the reason in
+ * ptxkit_last_error(). */
 ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
-                                                ptxkit_private_blocks_variant *out, char *why, size_t why_size);
+                                                ptxkit_private_blocks_variant *out);
 /* Bytes the operation must move at n (for GB/s and the ceiling). */
 ptxkit_status ptxkit_private_blocks_bytes(const char *family, const char *variant, size_t n, size_t *bytes);
 /* The block sizes and items-per-thread values the tuner searches on this

@@ -9,7 +9,7 @@
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
  * ptxkit_tune_family_name, ptxkit_config_defines), handles
  * (ptxkit_stream_handle, ptxkit_kernel_handle), messages (ptxkit_last_error,
- * ptxkit_last_error_copy, ptxkit_context_jit_log), ptxkit_versions_get,
+ * ptxkit_last_error_copy, ptxkit_kernel_jit_log_get), ptxkit_versions_get,
  * ptxkit_jit_available and ptxkit_compiled_free. Device memory is addressed
  * with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are plain
  * integer arithmetic. A NULL stream means the context's default stream.
@@ -34,11 +34,9 @@
  * launch and synchronization calls are driver calls, which CUDA allows from
  * any thread. Work queued on one stream from several threads runs in the
  * order the calls reached the driver: give each thread its own stream when
- * the order matters. The last-error message is per context (per thread
- * outside a context): ptxkit_last_error returns the calling thread's copy of
- * it, so it is safe to read while other threads record errors, but with
- * several threads failing on one context it may describe another thread's
- * failure; check the status each call returns, which is always the caller's.
+ * the order matters. The last-error message is the calling thread's own
+ * (see ptxkit_last_error): other threads' failures, on the same context or
+ * not, never change it.
  */
 #ifndef PTXKIT_H
 #define PTXKIT_H
@@ -105,17 +103,35 @@ typedef struct ptxkit_context ptxkit_context;
 typedef struct ptxkit_stream ptxkit_stream;
 typedef struct ptxkit_event ptxkit_event;
 
-/* The detailed message of the last failure on this context (driver error
- * name, NVRTC log, which argument was wrong). With ctx == NULL: the calling
- * thread's last failure outside any context (e.g. ptxkit_context_open).
- * Never NULL; "" when nothing failed. The text is the calling thread's own
- * copy, taken under the context's lock: other threads' failures do not
- * change it; it stays valid until this thread's next ptxkit call. */
-const char *ptxkit_last_error(const ptxkit_context *ctx);
+/* ---- errors ------------------------------------------------------------ */
+
+/* The one error channel. Every call that fails (returns a status for which
+ * ptxkit_status_is_error is 1), with a context or without, leaves the
+ * calling thread a message naming the function and the reason (driver error
+ * name, NVRTC or driver JIT log, which argument was wrong; cut to 16 KiB).
+ * The message is thread-local: exact for the calling thread, whatever other
+ * threads do on the same context or on others. Successful calls (and
+ * PTXKIT_NOT_READY) do not clear it: it describes this thread's last
+ * failure, however many calls succeeded since, so read it right after the
+ * status says a call failed. Never NULL; "" when this thread has had no
+ * failure. The pointer is the thread's own buffer, valid until its next
+ * ptxkit call (which may replace the text). */
+const char *ptxkit_last_error(void);
 /* The same message copied into buf (NUL-terminated, truncated to size;
  * nothing written when buf is NULL or size is 0). Returns the message's full
  * length, as snprintf does, so a return >= size means it was truncated. */
-size_t ptxkit_last_error_copy(const ptxkit_context *ctx, char *buf, size_t size);
+size_t ptxkit_last_error_copy(char *buf, size_t size);
+/* Sets the calling thread's message (printf format; the arguments may
+ * point into ptxkit_last_error()'s text, to add to it) and returns status,
+ * for libraries and programs layered on ptxkit (the lab) whose own failures
+ * should read like ptxkit's: `return ptxkit_last_error_set(
+ * PTXKIT_ERROR_INVALID_ARGUMENT, "mylib_run: n %zu too large", n);`.
+ * fmt NULL clears the message. Never fails; any thread. */
+ptxkit_status ptxkit_last_error_set(ptxkit_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- versions and environment ------------------------------------------ */
 
@@ -131,7 +147,7 @@ typedef struct ptxkit_versions {
 void ptxkit_versions_get(ptxkit_versions *out);
 
 /* Whether NVRTC could be opened (the JIT path). When 0, the thread's
- * ptxkit_last_error(NULL) says what was looked for and why it failed. */
+ * ptxkit_last_error() says what was looked for and why it failed. */
 int ptxkit_jit_available(void);
 /* The NVRTC file the JIT path uses and how it was found, e.g.
  * "/usr/local/cuda/lib64/libnvrtc.so.13 (found through CUDA_HOME)"; a short
@@ -202,10 +218,6 @@ ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
  * sticky faults), and a new ptxkit_context_open says so. */
 ptxkit_status ptxkit_context_close(ptxkit_context *ctx);
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
-/* The last kernel module load on this context: what, the driver JIT's wall
- * time and its info log (CU_JIT_INFO_LOG_BUFFER). "" before any load. The
- * calling thread's copy, valid until its next call to this function. */
-const char *ptxkit_context_jit_log(const ptxkit_context *ctx);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx);
 /* Makes the context's CUDA context current on the calling thread (pushes
@@ -557,7 +569,7 @@ typedef enum ptxkit_reduce_op {
 
 const char *ptxkit_reduce_op_name(ptxkit_reduce_op op);
 /* Whether ptxkit_reduce provides (op, type) (see below): SUCCESS, or
- * UNSUPPORTED with the reason in ptxkit_last_error(NULL); INVALID_ARGUMENT
+ * UNSUPPORTED with the reason in ptxkit_last_error(); INVALID_ARGUMENT
  * for values out of range. Plain CPU code: no context or GPU needed; any
  * thread. */
 ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
@@ -929,7 +941,7 @@ typedef struct ptxkit_header {
  * call the file ("saxpy.cu"); headers: header_count named headers (copied).
  * A program is text, not tied to a context or GPU: creating compiles
  * nothing, and one program serves every context. Errors are recorded as the
- * thread's (ptxkit_last_error(NULL)). INVALID_ARGUMENT, naming the header,
+ * thread's (ptxkit_last_error()). INVALID_ARGUMENT, naming the header,
  * for two headers of one name or one named like a built-in header
  * ("ptxkit_load.cuh", <ptxkit/load.cuh>, ...), which every program is
  * offered; and for control characters in the program's or a header's name. */
@@ -1055,7 +1067,7 @@ const char *ptxkit_load_op_define(ptxkit_load_op op);
  * (NULL past the last or for an unknown family), and the values ptxkit builds
  * it with, as text ("32, 64, 128, ...") into buf. NOT_FOUND when the family
  * declares no such constant, INVALID_ARGUMENT for NULL or size 0 (the
- * reason in ptxkit_last_error(NULL)); a list longer than buf is cut. Plain
+ * reason in ptxkit_last_error()); a list longer than buf is cut. Plain
  * CPU code: no context needed. */
 const char *ptxkit_family_define_name(const char *family, int index);
 ptxkit_status ptxkit_family_define_values(const char *family, const char *define, char *buf, size_t size);
@@ -1298,6 +1310,15 @@ ptxkit_status ptxkit_launch_checked(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptx
 ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *kernel, size_t bytes);
 /* The CUfunction behind a kernel, for code that calls the driver itself. */
 void *ptxkit_kernel_handle(ptxkit_kernel *kernel);
+/* The log of the compile and module load that produced this kernel, in
+ * this context: what was loaded, the driver JIT's wall time and its info
+ * log (CU_JIT_INFO_LOG_BUFFER), then NVRTC's log (warnings) where NVRTC
+ * compiled it just then (a kernel from the disk cache has none), cut to
+ * 4 KiB. Kernels of one module share it; later loads of other kernels,
+ * from any thread, leave it. "" for NULL. Valid as long as the context. A
+ * compile or load that fails leaves its logs in ptxkit_last_error instead.
+ * Any thread. */
+const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *kernel);
 
 /* ---- autotuning -------------------------------------------------------- */
 
@@ -1384,11 +1405,13 @@ double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *report);
 /* The database file written ("" when none), and why not or what was replaced. */
 const char *ptxkit_tune_report_database(const ptxkit_tune_report *report);
 const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *report);
-/* The tuning record read or appended to (*path "" when none), why not
- * (*note, "" when nothing to say), and how many of this problem's
- * configurations were found in it and appended. Any output may be NULL. */
-ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *report, const char **path, const char **note,
-                                        int *loaded, int *appended);
+/* The tuning record read or appended to (*path "" when none), and how
+ * many of this problem's configurations were found in it and appended. Any
+ * output may be NULL. */
+ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *report, const char **path, int *loaded, int *appended);
+/* Why the record was not used, or what went wrong with it ("" when nothing
+ * to say, and for NULL). */
+const char *ptxkit_tune_report_record_note(const ptxkit_tune_report *report);
 /* The variants compiled or loaded ahead, and the compile threads used. Any
  * output may be NULL. */
 ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *report, int *kernels, int *threads);
@@ -1411,9 +1434,9 @@ ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const c
                                 int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report);
 /* Whether ptxkit_tune takes `variant` (NULL: the default) for `family`,
  * without a context: SUCCESS, NOT_FOUND for an unknown family,
- * INVALID_ARGUMENT for a variant it does not take; the reason goes to why
- * (may be NULL; cut to why_size) and to ptxkit_last_error(NULL). */
-ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *why, size_t why_size);
+ * INVALID_ARGUMENT for a variant it does not take, the reason in
+ * ptxkit_last_error(). */
+ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant);
 
 /* The tuning database, as data: what `ptxkit tune --export/--import` moves
  * between machines, or an application ships with itself. One entry is the
@@ -1452,7 +1475,7 @@ ptxkit_status ptxkit_tune_db_path(char *buf, size_t size);
 /* Every entry of the database at path (NULL: ptxkit_tune_db_path) in a
  * malloc'd array (free with ptxkit_tune_entries_free; NULL when empty); a
  * missing file holds none. A damaged file is CORRUPT, its reason in
- * ptxkit_last_error(NULL). */
+ * ptxkit_last_error(). */
 ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries, size_t *count);
 void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
 /* Merges entries into the database at path (NULL: the default) under its
@@ -1462,11 +1485,12 @@ void ptxkit_tune_entries_free(ptxkit_tune_entry *entries);
  * fields set, a field out of the file's range: every field reads back as
  * given, gbs and default_gbs to two decimals) is INVALID_ARGUMENT naming its
  * index and field, and nothing is stored. *total (may
- * be NULL) receives the database's entry count afterwards; note (may be
- * NULL) what else happened, empty when nothing did (a damaged database file
- * kept aside and rewritten). */
+ * be NULL) receives the database's entry count afterwards; *rewritten (may
+ * be NULL) 1 when the file was damaged (ptxkit_tune_db_read would refuse it)
+ * and was kept aside as "<file>.bad" (replacing an older one) and rewritten
+ * with the entries given alone, else 0. */
 ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *entries, size_t count, size_t *total,
-                                   char *note, size_t note_size);
+                                   int *rewritten);
 /* The key fields (device to library) of an entry a tuning run on this
  * context would store, the rest zero: which entries are this GPU's. */
 ptxkit_status ptxkit_tune_key_get(ptxkit_context *ctx, ptxkit_tune_entry *key);
@@ -1622,7 +1646,7 @@ ptxkit_status ptxkit_tunable_config(ptxkit_tunable *tunable, size_t n, ptxkit_co
  * looks, in order: PTXKIT_NCCL_PATH alone when set; else the loader's search
  * path, $CUDA_HOME/lib64, the nvidia-nccl pip wheel under $VIRTUAL_ENV or
  * $CONDA_PREFIX, /usr/local/cuda/lib64. Without it every call below answers
- * UNSUPPORTED, the reason in ptxkit_last_error(NULL).
+ * UNSUPPORTED, the reason in ptxkit_last_error().
  *
  * A communicator holds the ranks this process drives: several (one per
  * context, ptxkit_comm_create_all) or one (ptxkit_comm_create_rank, one
@@ -1663,7 +1687,7 @@ typedef struct ptxkit_comm ptxkit_comm;
  * "/usr/lib/x86_64-linux-gnu/libnccl.so.2 (found through the loader's search
  * path)", and its version as "2.28.9" (either buffer may be NULL; short
  * buffers truncate). UNSUPPORTED, with every place tried and why each failed
- * (missing, older than 2.12, not NCCL) in ptxkit_last_error(NULL), when none
+ * (missing, older than 2.12, not NCCL) in ptxkit_last_error(), when none
  * loads. Any thread. */
 ptxkit_status ptxkit_comm_library_get(char *path, size_t path_size, char *version, size_t version_size);
 

@@ -27,10 +27,9 @@ void constlab_table(int taps, float *table) {
 }
 
 ptxkit_status constlab_table_write(ptxkit_context *ctx, ptxkit_dptr table, int taps) {
-    lab_clear_error();
-    if (!ctx || !table) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_table_write: NULL argument");
+    if (!ctx || !table) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_table_write: NULL argument");
     if (taps < 1 || taps > CONSTLAB_MAX_TAPS)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: %d taps is not in [1, %d]", taps, CONSTLAB_MAX_TAPS);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: %d taps is not in [1, %d]", taps, CONSTLAB_MAX_TAPS);
     float host[2 * CONSTLAB_MAX_TAPS];
     constlab_table(taps, host);
     return ptxkit_memcpy_htod(ctx, table, host, constlab_table_words(taps) * sizeof(float));
@@ -85,17 +84,17 @@ typedef struct variant {
  * ctx is given) and fills v. */
 static ptxkit_status variant_of(ptxkit_context *ctx, const constlab_poly *p, variant *v) {
     if ((unsigned)p->store >= CONSTLAB_STORE_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: unknown store %d", (int)p->store);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: unknown store %d", (int)p->store);
     int taps = taps_of(p), b = p->block_size ? p->block_size : CONSTLAB_BLOCK;
     if (taps < 1 || taps > CONSTLAB_MAX_TAPS)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: %d taps is not in [1, %d]", taps, CONSTLAB_MAX_TAPS);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: %d taps is not in [1, %d]", taps, CONSTLAB_MAX_TAPS);
     if (b < 32 || b > 1024 || (b & (b - 1)) != 0)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: block size %d is not a power of two in [32, 1024]",
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: block size %d is not a power of two in [32, 1024]",
                          b);
     ptxkit_device_info info;
     if (ctx && ptxkit_device_info_get(ctx, &info) == PTXKIT_SUCCESS && info.max_threads_per_block &&
         b > info.max_threads_per_block)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: block size %d exceeds this GPU's limit of %d", b,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: block size %d exceeds this GPU's limit of %d", b,
                          info.max_threads_per_block);
     bool copy = p->store == CONSTLAB_COPY;
     if (copy) taps = 1;
@@ -117,18 +116,17 @@ static ptxkit_status variant_of(ptxkit_context *ctx, const constlab_poly *p, var
 }
 
 ptxkit_status constlab_poly_run(ptxkit_context *ctx, const constlab_poly *p, ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx || !p) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_poly_run: NULL argument");
+    if (!ctx || !p) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_poly_run: NULL argument");
     variant v;
     ptxkit_status st = variant_of(ctx, p, &v);
     if (st != PTXKIT_SUCCESS || p->n == 0) return st;
     if (p->n > ((size_t)1 << 40))
-        return lab_error(PTXKIT_ERROR_OVERFLOW, "constant: %zu elements (at most 2^40)", p->n);
+        return ptxkit_last_error_set(PTXKIT_ERROR_OVERFLOW, "constant: %zu elements (at most 2^40)", p->n);
     bool needs_table = p->store == CONSTLAB_GLOBAL || p->store == CONSTLAB_NC || p->store == CONSTLAB_SHARED;
     if (!p->out || !p->in || (needs_table && !p->table))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: NULL device pointer");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: NULL device pointer");
     if ((p->out | p->in) & 15u || (p->table & 3u))
-        return lab_error(PTXKIT_ERROR_MISALIGNED,
+        return ptxkit_last_error_set(PTXKIT_ERROR_MISALIGNED,
                          "constant: input and output must be 16-byte aligned, the table 4-byte");
     ptxkit_kernel *k = NULL;
     st = lab_kernel_get(ctx, FILE_NAME, "const_poly", v.defines, v.count, &k);
@@ -143,8 +141,7 @@ ptxkit_status constlab_poly_run(ptxkit_context *ctx, const constlab_poly *p, ptx
 }
 
 ptxkit_status constlab_poly_compile(const constlab_poly *p, int arch, ptxkit_compiled *out) {
-    lab_clear_error();
-    if (!p || !out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_poly_compile: NULL argument");
+    if (!p || !out) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_poly_compile: NULL argument");
     variant v;
     ptxkit_program *program = NULL;
     ptxkit_status st = variant_of(NULL, p, &v);
@@ -155,8 +152,7 @@ ptxkit_status constlab_poly_compile(const constlab_poly *p, int arch, ptxkit_com
 }
 
 ptxkit_status constlab_fill(ptxkit_context *ctx, ptxkit_dptr x, size_t n, uint32_t seed, ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx || (!x && n)) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_fill: NULL argument");
+    if (!ctx || (!x && n)) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constlab_fill: NULL argument");
     if (n == 0) return PTXKIT_SUCCESS;
     char block_define[32];
     snprintf(block_define, sizeof block_define, "BLOCK_SIZE=%d", CONSTLAB_BLOCK);

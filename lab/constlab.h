@@ -6,7 +6,7 @@
  * lab/kernels/const_lab.cu, whose top comment gives the arithmetic. Part
  * of the lab library (lab.h): used by `ptxkit bench constant` and the tests,
  * through the public API only. Failures: a status, the message in
- * lab_last_error(ctx). */
+ * ptxkit_last_error(). */
 #ifndef PTXKIT_CONSTLAB_H
 #define PTXKIT_CONSTLAB_H
 

@@ -1,6 +1,5 @@
 /* The lab's kernel files (embedded into this library by tools/embed.c, as
- * the library embeds its own) as programs of the public API, and the lab's
- * error messages. */
+ * the library embeds its own) as programs of the public API. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +23,7 @@ static const embedded_entry *find(const char *name) {
 static ptxkit_status file_of(const char *name, const embedded_entry **f) {
     *f = find(name);
     return *f ? PTXKIT_SUCCESS
-              : lab_error(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", name ? name : "(null)");
+              : ptxkit_last_error_set(PTXKIT_ERROR_NOT_FOUND, "the lab has no kernel file '%s'", name ? name : "(null)");
 }
 
 /* The lab's device headers (.cuh: what its kernel files share, such as
@@ -48,7 +47,6 @@ static ptxkit_status create(const embedded_entry *f, ptxkit_program **out) {
 }
 
 ptxkit_status lab_program_create(const char *name, ptxkit_program **out) {
-    lab_clear_error();
     const embedded_entry *f;
     ptxkit_status st = file_of(name, &f);
     return st == PTXKIT_SUCCESS ? create(f, out) : st;
@@ -66,7 +64,7 @@ static ptxkit_status shared_program(const char *file, ptxkit_program **out) {
     ptxkit_status st = file_of(file, &f);
     if (st != PTXKIT_SUCCESS) return st;
     size_t slot = (size_t)(f - lab_embedded_files);
-    if (slot >= MAX_FILES) return lab_error(PTXKIT_ERROR_UNSUPPORTED, "lab: more than %d kernel files", MAX_FILES);
+    if (slot >= MAX_FILES) return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "lab: more than %d kernel files", MAX_FILES);
     pthread_mutex_lock(&programs_lock);
     if (!programs[slot]) st = create(f, &programs[slot]);
     *out = programs[slot];
@@ -76,22 +74,7 @@ static ptxkit_status shared_program(const char *file, ptxkit_program **out) {
 
 ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *entry, const char *const *defines,
                              int define_count, ptxkit_kernel **out) {
-    lab_clear_error();
     ptxkit_program *program = NULL;
     ptxkit_status st = shared_program(file, &program);
     return st == PTXKIT_SUCCESS ? ptxkit_kernel_get(ctx, program, entry, defines, define_count, out) : st;
 }
-
-static _Thread_local char message[512];
-
-void lab_clear_error(void) { message[0] = 0; }
-
-ptxkit_status lab_error(ptxkit_status status, const char *format, ...) {
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(message, sizeof message, format, ap);
-    va_end(ap);
-    return status;
-}
-
-const char *lab_last_error(const ptxkit_context *ctx) { return message[0] ? message : ptxkit_last_error(ctx); }

@@ -23,14 +23,7 @@ ptxkit_status lab_program_create(const char *name, ptxkit_program **out);
 ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *entry, const char *const *defines,
                              int define_count, ptxkit_kernel **out);
 
-/* The message of the calling thread's last lab failure: the lab's own
- * argument checks (which the library's last-error slot cannot hold: it is
- * not the library's), else the library's message for ctx. */
-const char *lab_last_error(const ptxkit_context *ctx);
-
-/* For the lab's launchers: lab_clear_error at entry, lab_error on failure
- * (returns status). */
-void lab_clear_error(void);
-ptxkit_status lab_error(ptxkit_status status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* The lab's failures, its own argument checks as the library's, go to the
+ * one error channel: ptxkit_last_error_set, read with ptxkit_last_error(). */
 
 #endif

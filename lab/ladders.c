@@ -87,20 +87,20 @@ static ptxkit_status op_kernel(const char *ladder, const char *file, const char 
                                ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status (*supported)(ptxkit_reduce_op, ptxkit_dtype),
                                const lab_ladder_options *o, lab_ladder_kernel *k) {
     if (step < 1 || step > steps)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: no step %d (steps are 1 to %d)", ladder, step, steps);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: no step %d (steps are 1 to %d)", ladder, step, steps);
     if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT || (unsigned)type >= PTXKIT_DTYPE_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: unknown operator %d or type %d", ladder, (int)op,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: unknown operator %d or type %d", ladder, (int)op,
                          (int)type);
     if (supported(op, type) != PTXKIT_SUCCESS)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "%s ladder: %s of %s is not provided", ladder,
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "%s ladder: %s of %s is not provided", ladder,
                          ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
     int block = o && o->block_size ? o->block_size : LAB_LADDER_DEFAULT_BLOCK;
     if (block < 32 || block > 1024 || (block & (block - 1)) != 0)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: block size %d is not a power of two in [32, 1024]",
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: block size %d is not a power of two in [32, 1024]",
                          ladder, block);
     int load_op = o ? (int)o->load_op : 0;
     if (load_op < 0 || load_op >= PTXKIT_LOAD_OP_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: load operator %d is not in [0, %d]", ladder,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: load operator %d is not in [0, %d]", ladder,
                          load_op, PTXKIT_LOAD_OP_COUNT - 1);
     *k = (lab_ladder_kernel){.file = file, .block = block};
     snprintf(k->entry, sizeof k->entry, "%s%d", prefix, step);
@@ -122,7 +122,7 @@ static ptxkit_status check_device_block(ptxkit_context *ctx, const char *ladder,
     ptxkit_status st = ptxkit_device_info_get(ctx, &info);
     if (st != PTXKIT_SUCCESS) return st;
     if (info.max_threads_per_block && block > info.max_threads_per_block)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: block size %d exceeds this GPU's limit of %d threads",
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: block size %d exceeds this GPU's limit of %d threads",
                          ladder, block, info.max_threads_per_block);
     return PTXKIT_SUCCESS;
 }
@@ -130,20 +130,20 @@ static ptxkit_status check_device_block(ptxkit_context *ctx, const char *ladder,
 /* in and out element-aligned, present when n > 0, and in not wrapping. */
 static ptxkit_status check_arrays(const char *ladder, ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n) {
     size_t elem = ptxkit_dtype_size(type), bytes;
-    if (!out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: output pointer is NULL", ladder);
-    if (n && !in) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: input pointer is NULL", ladder);
+    if (!out) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: output pointer is NULL", ladder);
+    if (n && !in) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: input pointer is NULL", ladder);
     if (out % elem || in % elem)
-        return lab_error(PTXKIT_ERROR_MISALIGNED, "%s ladder: input 0x%llx and output 0x%llx must be %zu-byte aligned",
+        return ptxkit_last_error_set(PTXKIT_ERROR_MISALIGNED, "%s ladder: input 0x%llx and output 0x%llx must be %zu-byte aligned",
                          ladder, (unsigned long long)in, (unsigned long long)out, elem);
     if (__builtin_mul_overflow(n, elem, &bytes) || in + bytes < in)
-        return lab_error(PTXKIT_ERROR_OVERFLOW, "%s ladder: %zu elements overflow the address space", ladder, n);
+        return ptxkit_last_error_set(PTXKIT_ERROR_OVERFLOW, "%s ladder: %zu elements overflow the address space", ladder, n);
     return PTXKIT_SUCCESS;
 }
 
 static ptxkit_status check_scratch(const char *ladder, int step, size_t need, size_t elem, ptxkit_dptr scratch,
                                    size_t scratch_bytes) {
     if (need && (!scratch || scratch % elem || scratch_bytes < need))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT,
                          "%s ladder: step %d needs %zu bytes of %zu-byte aligned scratch, got %zu at 0x%llx", ladder,
                          step, need, elem, scratch_bytes, (unsigned long long)scratch);
     return PTXKIT_SUCCESS;
@@ -167,26 +167,24 @@ static ptxkit_status reduce_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype t
     ptxkit_status st = op_kernel("reduce", "reduce_ladder.cu", "reduce_ladder", LAB_REDUCE_LADDER_STEPS, step, op, type,
                                  ptxkit_reduce_supported, o, k);
     if (st == PTXKIT_SUCCESS && step == 9 && type != PTXKIT_INT32 && type != PTXKIT_UINT32)
-        st = lab_error(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
+        st = ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
                        ptxkit_dtype_name(type));
     return st;
 }
 
 ptxkit_status lab_reduce_ladder_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
                                        lab_ladder_kernel *out) {
-    lab_clear_error();
-    if (!out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "lab_reduce_ladder_kernel: out is NULL");
+    if (!out) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "lab_reduce_ladder_kernel: out is NULL");
     return reduce_kernel(step, op, type, o, out);
 }
 
 /* Checks, then the step's kernel loaded. */
 static ptxkit_status reduce_start(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
                                   const lab_ladder_options *o, lab_ladder_kernel *k, ptxkit_kernel **kernel) {
-    lab_clear_error();
-    if (!ctx) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "reduce ladder: context is NULL");
+    if (!ctx) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "reduce ladder: context is NULL");
     ptxkit_status st = reduce_kernel(step, op, type, o, k);
     if (st == PTXKIT_SUCCESS && step == 9 && device_arch(ctx) < 80)
-        st = lab_error(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 needs redux.sync, which sm_%d lacks (sm_80 and newer)",
+        st = ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 needs redux.sync, which sm_%d lacks (sm_80 and newer)",
                        device_arch(ctx));
     if (st == PTXKIT_SUCCESS && kernel) st = check_device_block(ctx, "reduce", k->block);
     if (st == PTXKIT_SUCCESS && kernel) st = kernel_of(ctx, k, NULL, kernel);
@@ -229,7 +227,7 @@ static ptxkit_status reduce_plan_for(ptxkit_context *ctx, int step, ptxkit_reduc
         size_t g = s->one_wave ? (p->passes == 0 ? wave : 1) : (m + per_block - 1) / per_block;
         if (g == 0) g = 1;
         if (g > 0x7fffffff || p->passes == MAX_LEVELS)
-            return lab_error(PTXKIT_ERROR_UNSUPPORTED,
+            return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED,
                              "reduce ladder: %zu elements need a grid of %zu blocks, more than a launch allows", n, g);
         p->grids[p->passes++] = g;
         if (g > 1) p->scratch_elems += g;
@@ -242,7 +240,7 @@ ptxkit_status lab_reduce_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptx
                                               size_t n, const lab_ladder_options *o, size_t *bytes) {
     reduce_plan p;
     ptxkit_status st = reduce_plan_for(ctx, step, op, type, n, o, &p);
-    if (st == PTXKIT_SUCCESS && !bytes) st = lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "reduce ladder: bytes is NULL");
+    if (st == PTXKIT_SUCCESS && !bytes) st = ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "reduce ladder: bytes is NULL");
     if (st == PTXKIT_SUCCESS) *bytes = p.scratch_elems * ptxkit_dtype_size(type);
     return st;
 }
@@ -287,15 +285,13 @@ static ptxkit_status scan_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype typ
 
 ptxkit_status lab_scan_ladder_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
                                      lab_ladder_kernel *out) {
-    lab_clear_error();
-    if (!out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "lab_scan_ladder_kernel: out is NULL");
+    if (!out) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "lab_scan_ladder_kernel: out is NULL");
     return scan_kernel(step, op, type, o, out);
 }
 
 static ptxkit_status scan_start(ptxkit_context *ctx, int step, ptxkit_reduce_op op, ptxkit_dtype type,
                                 const lab_ladder_options *o, lab_ladder_kernel *k, scan_plan *p) {
-    lab_clear_error();
-    if (!ctx) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: context is NULL");
+    if (!ctx) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: context is NULL");
     ptxkit_status st = scan_kernel(step, op, type, o, k);
     if (st == PTXKIT_SUCCESS && p) st = check_device_block(ctx, "scan", k->block);
     if (st == PTXKIT_SUCCESS && p) st = kernel_of(ctx, k, NULL, &p->scan);
@@ -329,7 +325,7 @@ static ptxkit_status scan_plan_for(ptxkit_context *ctx, int step, ptxkit_reduce_
     for (;;) {
         size_t blocks = (m + p->per_block - 1) / p->per_block;
         if (blocks > 0x7fffffff || p->levels == MAX_LEVELS)
-            return lab_error(PTXKIT_ERROR_UNSUPPORTED,
+            return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED,
                              "scan ladder: %zu elements need a grid of %zu blocks, more than a launch allows", n, blocks);
         p->counts[p->levels++] = m;
         if (blocks <= 1) break;
@@ -343,7 +339,7 @@ ptxkit_status lab_scan_ladder_scratch_bytes(ptxkit_context *ctx, int step, ptxki
                                             size_t n, const lab_ladder_options *o, size_t *bytes) {
     scan_plan p;
     ptxkit_status st = scan_plan_for(ctx, step, op, type, n, o, &p);
-    if (st == PTXKIT_SUCCESS && !bytes) st = lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: bytes is NULL");
+    if (st == PTXKIT_SUCCESS && !bytes) st = ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: bytes is NULL");
     if (st == PTXKIT_SUCCESS) *bytes = p.scratch_elems * ptxkit_dtype_size(type);
     return st;
 }
@@ -370,9 +366,8 @@ static ptxkit_status scan_level(const scan_plan *p, size_t elem, int level, ptxk
 ptxkit_status lab_scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                                   ptxkit_dtype type, ptxkit_dptr out, ptxkit_dptr in, size_t n, ptxkit_dptr scratch,
                                   size_t scratch_bytes, const lab_ladder_options *o, ptxkit_stream *stream) {
-    lab_clear_error();
     if ((unsigned)kind >= PTXKIT_SCAN_KIND_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: unknown scan kind %d", (int)kind);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: unknown scan kind %d", (int)kind);
     scan_plan p;
     ptxkit_status st = scan_plan_for(ctx, step, op, type, n, o, &p);
     size_t elem = ptxkit_dtype_size(type);
@@ -380,7 +375,7 @@ ptxkit_status lab_scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kin
     if (st != PTXKIT_SUCCESS || n == 0) return st;
     size_t bytes = n * elem;
     if (in != out && out < in + bytes && in < out + bytes)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: input and output overlap without being the same");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "scan ladder: input and output overlap without being the same");
     if ((st = check_scratch("scan", step, p.scratch_elems * elem, elem, scratch, scratch_bytes)) != PTXKIT_SUCCESS)
         return st;
     return scan_level(&p, elem, 0, in, out, scratch, kind == PTXKIT_SCAN_EXCLUSIVE, stream);
@@ -389,12 +384,11 @@ ptxkit_status lab_scan_ladder_run(ptxkit_context *ctx, int step, ptxkit_scan_kin
 /* ---- matrix multiply ---- */
 
 ptxkit_status lab_gemm_ladder_kernel(int step, lab_ladder_kernel *out) {
-    lab_clear_error();
     if (step < 1 || step > LAB_GEMM_LADDER_STEPS || !out)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: no step %d (steps are 1 to %d)", step,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: no step %d (steps are 1 to %d)", step,
                          LAB_GEMM_LADDER_STEPS);
     const lab_gemm_step *s = &lab_gemm_ladder[step - 1];
-    if (!s->entry) return lab_error(PTXKIT_ERROR_NOT_FOUND, "gemm ladder: step %d is ptxkit_gemm's kernel", step);
+    if (!s->entry) return ptxkit_last_error_set(PTXKIT_ERROR_NOT_FOUND, "gemm ladder: step %d is ptxkit_gemm's kernel", step);
     *out = (lab_ladder_kernel){.file = "gemm_ladder.cu"};
     snprintf(out->entry, sizeof out->entry, "%s", s->entry);
     add_define(out, "LADDER_ENTRY", s->ladder_entry);
@@ -403,13 +397,12 @@ ptxkit_status lab_gemm_ladder_kernel(int step, lab_ladder_kernel *out) {
 }
 
 ptxkit_status lab_gemm_ladder_check(ptxkit_context *ctx, int step) {
-    lab_clear_error();
-    if (!ctx) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: context is NULL");
+    if (!ctx) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: context is NULL");
     if (step < 1 || step > LAB_GEMM_LADDER_STEPS)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: step %d is not 1..%d", step,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: step %d is not 1..%d", step,
                          LAB_GEMM_LADDER_STEPS);
     if (step == LAB_GEMM_LADDER_STEPS && device_arch(ctx) < 80)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "gemm ladder: step %d (cp.async) needs sm_80 or later, this GPU is sm_%d",
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "gemm ladder: step %d (cp.async) needs sm_80 or later, this GPU is sm_%d",
                          step, device_arch(ctx));
     return PTXKIT_SUCCESS;
 }
@@ -435,10 +428,10 @@ ptxkit_status lab_gemm_ladder_run(ptxkit_context *ctx, int step, size_t m, size_
     if (st != PTXKIT_SUCCESS) return st;
     const lab_gemm_step *s = &lab_gemm_ladder[step - 1];
     if (m > 65535u * 16 || n > 0x7fffffffu || k > 0x7fffffffu)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "gemm ladder: %zu x %zu x %zu is too large for a teaching kernel's grid",
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "gemm ladder: %zu x %zu x %zu is too large for a teaching kernel's grid",
                          m, n, k);
     if (s->tile == 128 && (m % 128 || n % 128 || k % 128 || (a | b | c) % 16))
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED,
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED,
                          "gemm ladder: step %d needs m, n and k multiples of 128 (not %zu x %zu x %zu) and 16-byte "
                          "aligned matrices", step, m, n, k);
     if (!s->entry)
@@ -449,13 +442,13 @@ ptxkit_status lab_gemm_ladder_run(ptxkit_context *ctx, int step, size_t m, size_
     if (__builtin_mul_overflow(m, k, &bytes_a) || __builtin_mul_overflow(bytes_a, 4, &bytes_a) ||
         __builtin_mul_overflow(k, n, &bytes_b) || __builtin_mul_overflow(bytes_b, 4, &bytes_b) ||
         __builtin_mul_overflow(m, n, &bytes_c) || __builtin_mul_overflow(bytes_c, 4, &bytes_c))
-        return lab_error(PTXKIT_ERROR_OVERFLOW, "gemm ladder: %zu x %zu x %zu overflows", m, n, k);
-    if (!c || (k && (!a || !b))) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: NULL matrix");
-    if ((a | b | c) % 4) return lab_error(PTXKIT_ERROR_MISALIGNED, "gemm ladder: matrices are 4-byte aligned");
+        return ptxkit_last_error_set(PTXKIT_ERROR_OVERFLOW, "gemm ladder: %zu x %zu x %zu overflows", m, n, k);
+    if (!c || (k && (!a || !b))) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: NULL matrix");
+    if ((a | b | c) % 4) return ptxkit_last_error_set(PTXKIT_ERROR_MISALIGNED, "gemm ladder: matrices are 4-byte aligned");
     if (k && c < a + bytes_a && a < c + bytes_c)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: C overlaps A");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: C overlaps A");
     if (k && c < b + bytes_b && b < c + bytes_c)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: C overlaps B");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "gemm ladder: C overlaps B");
     ptxkit_kernel *kernel;
     if ((st = gemm_kernel(ctx, step, &kernel)) != PTXKIT_SUCCESS) return st;
     ptxkit_dptr da = a, db = b, dc = c;

@@ -5,7 +5,7 @@
  * (lab.h): used by `ptxkit ladder reduce|scan|gemm` and the tests, through
  * the public API only. Each ladder has one table: its steps' names, the
  * published 2007 figures beside them, and what sizes the scratch. Failures:
- * a status, the message in lab_last_error(ctx). Any thread; launches are
+ * a status, the message in ptxkit_last_error(). Any thread; launches are
  * asynchronous on `stream` (NULL: the default stream) and allocate nothing. */
 #ifndef PTXKIT_LAB_LADDERS_H
 #define PTXKIT_LAB_LADDERS_H

@@ -34,10 +34,10 @@ bool memlab_load_op_supported(ptxkit_context *ctx, int op) {
 
 static ptxkit_status check_load_op(ptxkit_context *ctx, int op, const char *what) {
     if (op < 0 || op >= MEMLAB_LOAD_OP_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: load operator %d is not in [0, %d]", what, op,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: load operator %d is not in [0, %d]", what, op,
                          MEMLAB_LOAD_OP_COUNT - 1);
     if (!memlab_load_op_supported(ctx, op))
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "%s: %s needs sm_80 or newer (this GPU is sm_%d)", what,
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "%s: %s needs sm_80 or newer (this GPU is sm_%d)", what,
                          memlab_load_op_name(op), device_arch(ctx));
     return PTXKIT_SUCCESS;
 }
@@ -47,11 +47,11 @@ static ptxkit_status check_load_op(ptxkit_context *ctx, int op, const char *what
 static ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fallback, int *out) {
     int b = requested ? requested : fallback;
     if (b < 32 || b > 1024 || (b & (b - 1)) != 0)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d is not a power of two in [32, 1024]", b);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d is not a power of two in [32, 1024]", b);
     ptxkit_device_info info;
     if (ptxkit_device_info_get(ctx, &info) == PTXKIT_SUCCESS && info.max_threads_per_block &&
         b > info.max_threads_per_block)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d exceeds this GPU's limit of %d threads", b,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "block size %d exceeds this GPU's limit of %d threads", b,
                          info.max_threads_per_block);
     *out = b;
     return PTXKIT_SUCCESS;
@@ -61,7 +61,7 @@ static ptxkit_status check_block_size(ptxkit_context *ctx, int requested, int fa
 enum { MAX_DEFINES = 8 };
 static ptxkit_status lab_kernel(ptxkit_context *ctx, const char *file, const char *entry, int block, int load_op,
                                 const char *const *names, const long long *values, int count, ptxkit_kernel **k) {
-    if (count + 2 > MAX_DEFINES) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: too many defines", entry);
+    if (count + 2 > MAX_DEFINES) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s: too many defines", entry);
     char text[MAX_DEFINES][64];
     const char *defines[MAX_DEFINES];
     snprintf(text[0], sizeof text[0], "BLOCK_SIZE=%d", block);
@@ -117,33 +117,32 @@ size_t memlab_access_output_words(const memlab_access *a) {
 }
 
 ptxkit_status memlab_access_run(ptxkit_context *ctx, const memlab_access *a, ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx || !a) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_access_run: NULL argument");
+    if (!ctx || !a) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_access_run: NULL argument");
     if ((unsigned)a->pattern >= MEMLAB_PATTERN_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: unknown pattern %d", (int)a->pattern);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "access: unknown pattern %d", (int)a->pattern);
     ptxkit_status st = check_load_op(ctx, a->load_op, "access");
     if (st != PTXKIT_SUCCESS) return st;
     int block = 0;
     if ((st = check_block_size(ctx, a->block_size, MEMLAB_ACCESS_BLOCK, &block)) != PTXKIT_SUCCESS) return st;
     int items = access_items(a);
     if (items < 1 || items > 64)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: %d items per thread is not in [1, 64]", items);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "access: %d items per thread is not in [1, 64]", items);
     if (a->n == 0) return PTXKIT_SUCCESS;
     if (a->n > ((size_t)1 << 40) || a->param > ((uint64_t)1 << 40) ||
         (a->pattern == MEMLAB_STRIDE && a->param > 0 && (a->n - 1) > (SIZE_MAX / 4) / a->param))
-        return lab_error(PTXKIT_ERROR_OVERFLOW, "access: %zu elements with parameter %llu overflow", a->n,
+        return ptxkit_last_error_set(PTXKIT_ERROR_OVERFLOW, "access: %zu elements with parameter %llu overflow", a->n,
                          (unsigned long long)a->param);
     if (a->pattern == MEMLAB_GATHER && a->n > ((size_t)1 << 32))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: a gather index holds 32-bit words");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "access: a gather index holds 32-bit words");
     if (!a->out || !a->in || (a->pattern == MEMLAB_GATHER && !a->index))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "access: NULL device pointer");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "access: NULL device pointer");
     size_t width = a->pattern == MEMLAB_VEC8 ? 8 : a->pattern == MEMLAB_VEC16 ? 16 : 4;
     if (!aligned(a->in, width) || !aligned(a->out, 4) || !aligned(a->index, 4))
-        return lab_error(PTXKIT_ERROR_MISALIGNED, "access: input must be %zu-byte aligned, output and index 4-byte",
+        return ptxkit_last_error_set(PTXKIT_ERROR_MISALIGNED, "access: input must be %zu-byte aligned, output and index 4-byte",
                          width);
     size_t threads = access_threads(a);
     if (threads / (size_t)block > 0x7fffffffu)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "access: %zu elements need more than 2^31 blocks", a->n);
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "access: %zu elements need more than 2^31 blocks", a->n);
     static const char *const entries[MEMLAB_PATTERN_COUNT] = {"access_offset", "access_stride", "access_vec8",
                                                               "access_vec16", "access_gather", "access_broadcast",
                                                               "access_window"};
@@ -284,13 +283,12 @@ uint32_t memlab_permute(uint32_t e, unsigned bits, uint32_t seed) {
 
 ptxkit_status memlab_make_index(ptxkit_context *ctx, ptxkit_dptr index, size_t n, unsigned bits, uint32_t seed,
                                 ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_make_index: NULL context");
+    if (!ctx) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_make_index: NULL context");
     if (bits > 32 || (bits < 32 && n > ((size_t)1 << bits)))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: %zu elements do not fit %u bits", n, bits);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: %zu elements do not fit %u bits", n, bits);
     if (n == 0) return PTXKIT_SUCCESS;
     if (!index || !aligned(index, 4))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: NULL or misaligned index");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "make_index: NULL or misaligned index");
     ptxkit_kernel *fn;
     ptxkit_status st = lab_kernel(ctx, "access.cu", "access_make_index", MEMLAB_ACCESS_BLOCK, 0, NULL, NULL, 0, &fn);
     unsigned grid = 0;
@@ -315,10 +313,9 @@ const char *memlab_layout_name(memlab_layout l) {
 size_t memlab_layout_point_bytes(memlab_layout l) { return l == MEMLAB_AOS_ALIGNED ? 16 : 12; }
 
 ptxkit_status memlab_aos_run(ptxkit_context *ctx, const memlab_aos *a, ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx || !a) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_aos_run: NULL argument");
+    if (!ctx || !a) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_aos_run: NULL argument");
     if ((unsigned)a->layout >= MEMLAB_LAYOUT_COUNT)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: unknown layout %d", (int)a->layout);
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: unknown layout %d", (int)a->layout);
     ptxkit_status st = check_load_op(ctx, a->load_op, "aos");
     if (st != PTXKIT_SUCCESS) return st;
     int block = 0;
@@ -326,11 +323,11 @@ ptxkit_status memlab_aos_run(ptxkit_context *ctx, const memlab_aos *a, ptxkit_st
     if (a->n == 0) return PTXKIT_SUCCESS;
     size_t bytes;
     if (__builtin_mul_overflow(a->n, (size_t)16, &bytes))
-        return lab_error(PTXKIT_ERROR_OVERFLOW, "aos: %zu points overflow", a->n);
-    if (!a->in || !a->out) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: NULL device pointer");
+        return ptxkit_last_error_set(PTXKIT_ERROR_OVERFLOW, "aos: %zu points overflow", a->n);
+    if (!a->in || !a->out) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "aos: NULL device pointer");
     size_t align = a->layout == MEMLAB_AOS_ALIGNED ? 16 : 4;
     if (!aligned(a->in, align) || !aligned(a->out, align))
-        return lab_error(PTXKIT_ERROR_MISALIGNED, "aos: %s needs %zu-byte aligned arrays",
+        return ptxkit_last_error_set(PTXKIT_ERROR_MISALIGNED, "aos: %s needs %zu-byte aligned arrays",
                          memlab_layout_name(a->layout), align);
     static const char *const entries[MEMLAB_LAYOUT_COUNT] = {"aos_naive", "aos_soa", "aos_staged", "aos_aligned"};
     ptxkit_kernel *fn;
@@ -367,23 +364,22 @@ void memlab_aos_traffic(const memlab_aos *a, double *app_bytes, double *sector_b
 /* ---- shared-memory banks ---- */
 
 ptxkit_status memlab_banks_run(ptxkit_context *ctx, const memlab_banks *b, ptxkit_stream *stream) {
-    lab_clear_error();
-    if (!ctx || !b) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_banks_run: NULL argument");
+    if (!ctx || !b) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "memlab_banks_run: NULL argument");
     const char *entry = b->word_bytes == 1 ? "banks_u8" : b->word_bytes == 4 ? "banks_u32" : b->word_bytes == 8 ? "banks_u64" : NULL;
-    if (!entry) return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: word size %d is not 1, 4 or 8", b->word_bytes);
+    if (!entry) return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: word size %d is not 1, 4 or 8", b->word_bytes);
     if (b->stride < 0 || b->stride > MEMLAB_BANKS_MAX_STRIDE)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: stride %d is not in [0, %d]", b->stride,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: stride %d is not in [0, %d]", b->stride,
                          MEMLAB_BANKS_MAX_STRIDE);
     if (b->iters < 1 || b->iters > (1 << 20) || b->blocks < 1 || b->blocks > 65535)
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: iters %d or blocks %d out of range", b->iters,
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: iters %d or blocks %d out of range", b->iters,
                          b->blocks);
     if (!b->cycles || !b->sink || !aligned(b->cycles, 8) || !aligned(b->sink, 8))
-        return lab_error(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: NULL or misaligned output");
+        return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "banks: NULL or misaligned output");
     ptxkit_device_info info;
     ptxkit_status st = ptxkit_device_info_get(ctx, &info);
     if (st != PTXKIT_SUCCESS) return st;
     if (info.max_threads_per_block && info.max_threads_per_block < MEMLAB_BANKS_BLOCK)
-        return lab_error(PTXKIT_ERROR_UNSUPPORTED, "banks: needs blocks of %d threads", MEMLAB_BANKS_BLOCK);
+        return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "banks: needs blocks of %d threads", MEMLAB_BANKS_BLOCK);
     static const char *const names[] = {"UNROLL", "SMEM_BYTES"};
     const long long values[] = {MEMLAB_BANKS_UNROLL, MEMLAB_BANKS_SMEM_BYTES};
     ptxkit_kernel *fn;

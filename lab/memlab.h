@@ -3,7 +3,7 @@
  * and the byte and conflict accounting the benchmarks report. Part of the
  * lab library (lab.h): used by `ptxkit bench access|aos|banks` and the
  * tests, through the public API only. Failures: a status, the message in
- * lab_last_error(ctx). */
+ * ptxkit_last_error(). */
 #ifndef PTXKIT_MEMLAB_H
 #define PTXKIT_MEMLAB_H
 

@@ -62,15 +62,17 @@ ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k) {
     return gemm_switches_set(ctx, &sw);
 }
 
-ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count) {
+ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log) {
+    if (jit_log) *jit_log = "";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
                         .define_count = 3};
-    ptxkit_kernel *fn;
+    ptxkit_kernel *fn = NULL;
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     for (int i = 0; i < count && st == PTXKIT_SUCCESS; i++) st = kernel_get(ctx, &spec, &fn);
     context_leave(ctx);
+    if (st == PTXKIT_SUCCESS && jit_log) *jit_log = ptxkit_kernel_jit_log_get(fn);
     return st;
 }
 
@@ -96,13 +98,12 @@ static ptxkit_status parse(const char *family, const char *variant, tune_variant
 }
 
 ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
-                                                ptxkit_private_blocks_variant *out, char *why, size_t why_size) {
+                                                ptxkit_private_blocks_variant *out) {
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_variant_get: out is NULL");
     tune_variant v;
     char reason[256];
     ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
-    if (why && why_size) snprintf(why, why_size, "%s", reason);
-    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
+    if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason); /* the bare reason: the CLI prints it */
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", v.name);
     out->unit = v.family->unit;

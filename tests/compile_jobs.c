@@ -42,7 +42,7 @@ static void *worker(void *arg) {
         if (st != PTXKIT_SUCCESS) {
             atomic_fetch_add(&s->failures, 1);
             printf("compile failed: step %d %s.%s block %d: %s\n", j->step, ptxkit_reduce_op_name(j->op),
-                   ptxkit_dtype_name(j->type), j->options.block_size, ptxkit_last_error(s->ctx));
+                   ptxkit_dtype_name(j->type), j->options.block_size, ptxkit_last_error());
         }
     }
 }

@@ -80,7 +80,7 @@ static void scan_realloc_fails(void **state) {
         ptxkit_status st = ptxkit_cache_stats(&files, &bytes);
         realloc_fail_at = 0;
         assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, st);
-        assert_non_null(strstr(ptxkit_last_error(NULL), "out of host memory"));
+        assert_non_null(strstr(ptxkit_last_error(), "out of host memory"));
         assert_int_equal(files, 0);
         realloc_fail_at = nth;
         st = ptxkit_cache_purge();

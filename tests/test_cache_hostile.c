@@ -232,7 +232,7 @@ static void cache_dir_is_a_file(void **state) {
     setenv("PTXKIT_CACHE_DIR", file, 1);
     size_t files = 7, bytes = 7;
     assert_status(PTXKIT_ERROR_IO, ptxkit_cache_stats(&files, &bytes));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "not a directory"));
+    assert_non_null(strstr(ptxkit_last_error(), "not a directory"));
     assert_int_equal(files, 0);
     assert_status(PTXKIT_ERROR_IO, ptxkit_cache_purge());
     disk_cache *c = disk_cache_open(NULL);
@@ -390,8 +390,8 @@ static int path_variable_child(const char *variable) {
     bool fifo = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
     int jit = ptxkit_jit_available();
     if (strcmp(variable, "PTXKIT_NVRTC_PATH") == 0 &&
-        (jit || !strstr(ptxkit_last_error(NULL), "not a regular file"))) {
-        fprintf(stderr, "PTXKIT_NVRTC_PATH=%s: available %d, %s\n", path, jit, ptxkit_last_error(NULL));
+        (jit || !strstr(ptxkit_last_error(), "not a regular file"))) {
+        fprintf(stderr, "PTXKIT_NVRTC_PATH=%s: available %d, %s\n", path, jit, ptxkit_last_error());
         return 1;
     }
     const char *defines[] = {"N=1"};

@@ -64,7 +64,7 @@ static char *make_cubin(size_t *size, const char **how) {
             *how = "NVRTC";
             return image;
         }
-        fprintf(stderr, "NVRTC did not compile the probe: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "NVRTC did not compile the probe: %s\n", ptxkit_last_error());
         ptxkit_compiled_free(&out);
         ptxkit_program_destroy(p);
         return NULL;
@@ -122,7 +122,7 @@ int main(void) {
     cache_key key;
     for (int i = 0; i < 16; i++) key.bytes[i] = (unsigned char)(0xa5 ^ i * 37);
     if (!c || disk_cache_write_entry(c, &key, image, size, true, DISK_CACHE_PROGRAM, KERNEL) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "storing the CUBIN: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "storing the CUBIN: %s\n", ptxkit_last_error());
         rc = 1;
         disk_cache_close(c);
         goto done;

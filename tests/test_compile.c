@@ -38,7 +38,7 @@ static void compile_error_returns_log(void **state) {
     const char *defines[] = {"LOAD_OP=9"};
     compile_output out;
     assert_status(PTXKIT_ERROR_COMPILE, compile_family(NULL, "copy", defines, 1, 90, false, NULL, 0, &out));
-    const char *msg = ptxkit_last_error(NULL);
+    const char *msg = ptxkit_last_error();
     assert_non_null(strstr(msg, "LOAD_OP must be 0..6"));
     assert_non_null(strstr(msg, "ptxkit/load.cuh")); /* the header, by the name copy.cu includes */
     /* the target is named whole (it once read "mpute_90") */
@@ -50,7 +50,7 @@ static void unknown_family(void **state) {
     (void)state;
     compile_output out;
     assert_status(PTXKIT_ERROR_NOT_FOUND, compile_family(NULL, "no_such_family", NULL, 0, 90, false, NULL, 0, &out));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_family"));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_family"));
 }
 
 static void cache_key_identity(void **state) {

@@ -80,7 +80,7 @@ static void kernels_read_from_their_store(void **state) {
                 ptxkit_compiled c = {0};
                 if (constlab_poly_compile(&p, 90, &c) != PTXKIT_SUCCESS)
                     fail_msg("%s %s taps %d: %s", constlab_store_name(p.store), constlab_pattern_name(d), taps[k],
-                             lab_last_error(NULL));
+                             ptxkit_last_error());
                 assert_non_null(strstr(c.image, ".entry const_poly"));
                 /* the input's tail element is at most one plain ld.global.f32 (none where taps 1 ignores it) */
                 size_t consts = count(c.image, "ld.const.f32"), nc = count(c.image, "ld.global.nc.f32"),
@@ -109,7 +109,7 @@ static void compile_rejects_what_run_rejects(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_poly_compile(&p, 90, &c));
     p = (constlab_poly){.store = CONSTLAB_NC, .block_size = 96};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_poly_compile(&p, 90, &c));
-    assert_non_null(strstr(lab_last_error(NULL), "block size"));
+    assert_non_null(strstr(ptxkit_last_error(), "block size"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_poly_compile(NULL, 90, &c));
 }
 

@@ -34,7 +34,7 @@ static char root[256];
     do {                                                                          \
         if (!(cond)) {                                                            \
             fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-                    ptxkit_last_error(NULL));                                     \
+                    ptxkit_last_error());                                     \
             _exit(1);                                                             \
         }                                                                         \
     } while (0)
@@ -140,7 +140,7 @@ static void unreadable_body(void) {
     setenv("PTXKIT_CACHE_DIR", dir, 1);
     size_t files, bytes;
     CHECK(ptxkit_cache_stats(&files, &bytes) == PTXKIT_ERROR_IO);
-    CHECK(strstr(ptxkit_last_error(NULL), "Permission denied"));
+    CHECK(strstr(ptxkit_last_error(), "Permission denied"));
     disk_cache *c = disk_cache_open(dir);
     cache_key k = key_n(1);
     CHECK(!disk_cache_read(c, &k, &image, &size, &cubin));
@@ -215,7 +215,7 @@ static void read_only_body(void) {
     CHECK(disk_cache_read(c, &k, &image, &size, &cubin) && size == 5); /* reads still work */
     free(image);
     CHECK(disk_cache_write(c, &other, "x", 1, true) == PTXKIT_ERROR_IO);
-    CHECK(strstr(ptxkit_last_error(NULL), "Read-only file system"));
+    CHECK(strstr(ptxkit_last_error(), "Read-only file system"));
     size_t files, bytes;
     setenv("PTXKIT_CACHE_DIR", cache_dir, 1);
     CHECK(ptxkit_cache_stats(&files, &bytes) == PTXKIT_SUCCESS && files == 1);
@@ -303,7 +303,7 @@ static void small_tmpfs_body(void) {
     }
     prepare_small_db(db_path);
     check_full(dir, db_path);
-    CHECK(strstr(ptxkit_last_error(NULL), "No space left"));
+    CHECK(strstr(ptxkit_last_error(), "No space left"));
 }
 
 static void full_small_tmpfs(void **state) {

@@ -71,7 +71,7 @@ static void check(constlab_poly p) {
     assert_ok(ctx, ptxkit_memset32_async(ctx, t.out, POISON, p.n + 2 * GUARD, NULL));
     if (constlab_poly_run(ctx, &p, NULL) != PTXKIT_SUCCESS)
         fail_msg("%s %s taps %d n %zu: %s", constlab_store_name(p.store), constlab_pattern_name(p.divergent), taps, p.n,
-                 lab_last_error(ctx));
+                 ptxkit_last_error());
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, t.got, t.out, (p.n + 2 * GUARD) * sizeof(float)));
     constlab_reference(&p, t.host_in, t.want);
     for (size_t i = 0; i < GUARD; i++)
@@ -184,7 +184,7 @@ static void bad_arguments(void **state) {
     p = good;
     p.taps = CONSTLAB_MAX_TAPS + 1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_poly_run(ctx, &p, NULL));
-    assert_non_null(strstr(lab_last_error(ctx), "taps"));
+    assert_non_null(strstr(ptxkit_last_error(), "taps"));
     p.taps = -1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_poly_run(ctx, &p, NULL));
     p = good;

@@ -46,7 +46,7 @@ static bool nvrtc_mapped(void) {
 static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry, bool is_scale) {
     ptxkit_kernel *k = NULL;
     if (ptxkit_kernel_get(ctx, p, entry, NULL, 0, &k) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error(ctx));
+        fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error());
         return 1;
     }
     unsigned *host = malloc((N + 1) * sizeof *host), *back = malloc((N + 1) * sizeof *back);
@@ -73,7 +73,7 @@ static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
             rc = 1;
         }
     } else {
-        fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error(ctx));
+        fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error());
     }
     ptxkit_free(ctx, d);
     free(host);
@@ -85,7 +85,7 @@ static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
 static int child(bool warm) {
     ptxkit_context *ctx = NULL;
     if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) {
-        printf("skipped: no GPU: %s\n", ptxkit_last_error(NULL));
+        printf("skipped: no GPU: %s\n", ptxkit_last_error());
         return 77;
     }
     ptxkit_program *p = NULL;

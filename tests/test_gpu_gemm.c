@@ -264,7 +264,7 @@ static void *warm_worker(void *arg) {
         if (st != PTXKIT_SUCCESS) {
             pthread_mutex_lock(&w->lock);
             w->failures++;
-            print_error("compiling ahead: %s\n", ptxkit_last_error(ctx));
+            print_error("compiling ahead: %s\n", ptxkit_last_error());
             pthread_mutex_unlock(&w->lock);
         }
     }
@@ -569,10 +569,10 @@ static void test_gemm_arguments(void **state) {
     gemm_config_to(&(gemm_config){128, 128, 8, 8, 8, 4, 4, 0}, &t);
     ptxkit_config_set(&t, "block_size", 256); /* not a gemm parameter */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+    assert_non_null(strstr(ptxkit_last_error(), "block_size"));
     gemm_config_to(&(gemm_config){128, 128, 8, 8, 8, 4, 4, GEMM_MAX_SPLIT_K + 1}, &t);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 8, a, 8, b, 8, c, 8, &t));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "split_k"));
+    assert_non_null(strstr(ptxkit_last_error(), "split_k"));
     /* k == 0 reads neither A nor B: NULL is fine there, C is still checked */
     assert_ok(ctx, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, c, 8, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, GEMM(F, N, N, 8, 8, 0, 0, 1, 0, 8, 0, 8, NULL));
@@ -637,7 +637,7 @@ static void test_gemm_ladder(void **state) {
                 }
                 assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
                 ptxkit_status st = lab_gemm_ladder_run(ctx, step, m, n, k, a, b, c, NULL);
-                if (st != PTXKIT_SUCCESS) fail_msg("ladder step %d: %s: %s", step, ptxkit_status_string(st), lab_last_error(ctx));
+                if (st != PTXKIT_SUCCESS) fail_msg("ladder step %d: %s: %s", step, ptxkit_status_string(st), ptxkit_last_error());
                 assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
                 for (size_t i = 0; i < m && failures < 5; i++)
                     for (size_t j = 0; j < n && failures < 5; j++) {

@@ -241,7 +241,7 @@ static void capture_and_replay(int ops) {
     begin(ctx, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     ptxkit_status st = run_ops(ctx, &p, ops, s);
     CUgraphExec exec = end(ctx, s);
-    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error());
     for (int i = 0; i < REPLAYS; i++) {
         problems_refresh(ctx, &p);
         replay(ctx, exec, s);
@@ -293,7 +293,7 @@ static void test_graph_unprepared_stream(void **state) {
             }
         } else {
             assert_int_equal(st, PTXKIT_ERROR_CAPTURE);
-            assert_non_null(strstr(ptxkit_last_error(ctx), "capture"));
+            assert_non_null(strstr(ptxkit_last_error(), "capture"));
             /* nothing recorded: the empty graph replays harmlessly */
             replay(ctx, exec, s);
             assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
@@ -406,7 +406,7 @@ static void api_capture_and_replay(int ops) {
     ptxkit_status st = run_ops(ctx, &p, ops, s);
     ptxkit_graph *g = NULL;
     assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
-    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error());
     size_t nodes = 0;
     assert_ok(ctx, ptxkit_graph_node_count_get(ctx, g, &nodes));
     assert_true(nodes >= (size_t)popcount(ops));
@@ -435,7 +435,7 @@ static void test_api_sequence(void **state) { (void)state; api_capture_and_repla
 static void capture_ops(ptxkit_context *ctx, problems *p, int ops, ptxkit_stream *s) {
     assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
     ptxkit_status st = run_ops(ctx, p, ops, s);
-    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) fail_msg("captured ops %d: %s: %s", ops, ptxkit_status_string(st), ptxkit_last_error());
 }
 
 static uint32_t read_u32(ptxkit_context *ctx, ptxkit_dptr p) {
@@ -540,7 +540,7 @@ static void test_api_refusals_keep_capture_whole(void **state) {
     void *h = NULL;
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
     assert_true(d == 0);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "capture"));
+    assert_non_null(strstr(ptxkit_last_error(), "capture"));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, p.red_in));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, &h));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_dtoh(ctx, &word, p.red_out, 4));

@@ -154,7 +154,7 @@ static int child(char **argv) {
     if (ptxkit_program_create("toolkit_headers.cu", toolkit_source, NULL, 0, &tk) != PTXKIT_SUCCESS ||
         ptxkit_kernel_get(ctx, tk, "warp_sums", NULL, 0, &k1) != PTXKIT_SUCCESS || tree_program(&tree) != PTXKIT_SUCCESS ||
         ptxkit_kernel_get(ctx, tree, "affine", NULL, 0, &k2) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "child: %s %s\n", ptxkit_last_error(ctx), ptxkit_last_error(NULL));
+        fprintf(stderr, "child: %s %s\n", ptxkit_last_error(), ptxkit_last_error());
         return 1;
     }
     bool mapped = nvrtc_mapped();

@@ -488,7 +488,7 @@ static void test_bad_input(void **state) {
     assert_ok(ctx, ptxkit_malloc(ctx, 4096, &d));
     void *dev = (void *)(uintptr_t)d;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, dev, 16, NULL));
-    assert_true(strstr(ptxkit_last_error(ctx), "device memory") != NULL);
+    assert_true(strstr(ptxkit_last_error(), "device memory") != NULL);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_host_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, dev, a, 16, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, dev, a, 16, NULL));

@@ -95,7 +95,6 @@ static void check_dump(ptxkit_context *ctx, ptxkit_module *m, const variables *v
 /* Writes every variable of v by the names given; plain: the variables at
  * global scope by their unmangled names (not among the module's names). */
 static void write_all(ptxkit_module *m, const variables *v, ptxkit_stream *stream) {
-    ptxkit_context *ctx = NULL;
     const struct {
         const char *name;
         const void *src;
@@ -109,7 +108,7 @@ static void write_all(ptxkit_module *m, const variables *v, ptxkit_stream *strea
         ptxkit_status st = stream ? ptxkit_module_variable_write_async(m, w[i].name, 0, w[i].src, w[i].bytes, stream)
                                   : ptxkit_module_variable_write(m, w[i].name, 0, w[i].src, w[i].bytes);
         if (st != PTXKIT_SUCCESS)
-            fail_msg("writing %s: %s: %s", w[i].name, ptxkit_status_string(st), ptxkit_last_error(ctx));
+            fail_msg("writing %s: %s: %s", w[i].name, ptxkit_status_string(st), ptxkit_last_error());
     }
 }
 
@@ -126,7 +125,7 @@ static void read_all(ptxkit_module *m, variables *v, ptxkit_stream *stream) {
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
         ptxkit_status st = stream ? ptxkit_module_variable_read_async(m, r[i].name, 0, r[i].dst, r[i].bytes, stream)
                                   : ptxkit_module_variable_read(m, r[i].name, 0, r[i].dst, r[i].bytes);
-        if (st != PTXKIT_SUCCESS) fail_msg("reading %s: %s: %s", r[i].name, ptxkit_status_string(st), ptxkit_last_error(NULL));
+        if (st != PTXKIT_SUCCESS) fail_msg("reading %s: %s: %s", r[i].name, ptxkit_status_string(st), ptxkit_last_error());
     }
 }
 
@@ -214,21 +213,21 @@ static void variables_every_form(void **state) {
     /* bad input: clear statuses, and the variables are untouched */
     float big[8] = {0};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_variable_write(m, "&ns::coeffs", 0, big, sizeof big));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "overrun"));
+    assert_non_null(strstr(ptxkit_last_error(), "overrun"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_variable_read(m, "&ns::coeffs", 7 * sizeof(float), big, 1));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_module_variable_write(m, "&ns::coeffs", SIZE_MAX, big, 2)); /* offset + bytes wraps */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_variable_write(m, "&ns::coeffs", 0, NULL, 4));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_get(m, "no_such_variable", NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "no_such_variable"));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_variable"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_get(m, "&tv<double>", NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "ptxkit_program_module_get"));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_program_module_get"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_write(m, "&ns::nothing", 0, big, 4));
     /* a kernel is no variable, nor a variable a kernel */
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_get(m, "dump", NULL, NULL));
     ptxkit_kernel *k = NULL;
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel_get(m, "&ns::counter", &k));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "&ns::counter"));
+    assert_non_null(strstr(ptxkit_last_error(), "&ns::counter"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel_get(m, "ns::bump<6>", &k));
     check_dump(ctx, m, &want, "after refused calls");
 
@@ -380,7 +379,7 @@ static void loaded_image_variables(void **state) {
     assert_int_equal(bytes, sizeof(double));
     /* a loaded image knows no name expressions */
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_get(m, "&ns::coeffs", NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "mangled"));
+    assert_non_null(strstr(ptxkit_last_error(), "mangled"));
     ptxkit_kernel *dump = NULL;
     assert_ok(ctx, ptxkit_module_kernel_get(m, "dump", &dump));
     ptxkit_module *of = NULL;
@@ -424,7 +423,7 @@ static int pipeline_child(bool warm) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_launch(finish, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, finish_args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, &got, out, sizeof got);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "pipeline child: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(ctx));
+        fprintf(stderr, "pipeline child: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
         return 1;
     }
     if (got != 43u * 3u) {

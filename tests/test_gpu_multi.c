@@ -68,7 +68,7 @@ static void fail(const char *fmt, ...) {
         ptxkit_status check_st_ = (call);                                                                   \
         if (check_st_ != PTXKIT_SUCCESS) {                                                                  \
             fail("%s:%d %s -> %s: %s", __FILE__, __LINE__, #call, ptxkit_status_string(check_st_),           \
-                 ptxkit_last_error(ctx));                                                                   \
+                 ptxkit_last_error());                                                                   \
             return false;                                                                                   \
         }                                                                                                   \
     } while (0)
@@ -338,7 +338,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
         if (!in_place && n[l]) {
             ptxkit_status st = ptxkit_memset8_async(s->ctx[l], b->out[l], 0xAB, n[l] * size, s->stream[l]);
             if (st != PTXKIT_SUCCESS) {
-                fail("poison: %s", ptxkit_last_error(s->ctx[l]));
+                fail("poison: %s", ptxkit_last_error());
                 goto fail_free;
             }
         }
@@ -347,7 +347,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
         ptxkit_status st = ptxkit_comm_scan(s->comm, kind, op, type, dst, b->in, n, NULL, s->stream);
         if (st != PTXKIT_SUCCESS) {
             fail("%s layout %d: ptxkit_comm_scan -> %s: %s", s->label, layout, ptxkit_status_string(st),
-                 ptxkit_last_error(s->ctx[0]));
+                 ptxkit_last_error());
             goto fail_free;
         }
     }
@@ -356,7 +356,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
         int r = s->first + l;
         if (!n[l]) continue;
         if (ptxkit_memcpy_dtoh(s->ctx[l], got_buf, dst[l], n[l] * size) != PTXKIT_SUCCESS) {
-            fail("download: %s", ptxkit_last_error(s->ctx[l]));
+            fail("download: %s", ptxkit_last_error());
             goto fail_free;
         }
         for (size_t k = 0; k < n[l]; k++) {
@@ -397,7 +397,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
                         ptxkit_memcpy_dtoh(s->ctx[l], single, b->single[l], n[l] * size) == PTXKIT_SUCCESS;
             /* float sums may differ in their last bits from run to run (look-back timing):
              * compared above against the bound; the rest must be identical */
-            if (!same) fail("single-GPU scan failed: %s", ptxkit_last_error(s->ctx[l]));
+            if (!same) fail("single-GPU scan failed: %s", ptxkit_last_error());
             else if (!fsum && memcmp(single, got_buf, n[l] * size) != 0)
                 fail("%s layout %d: %s scan %s %s with one rank differs from ptxkit_scan", s->label, layout,
                      ptxkit_scan_kind_name(kind), ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
@@ -646,7 +646,7 @@ static bool capture_check(setup *s, uint64_t seed) {
                             ? ptxkit_comm_reduce(s->comm, PTXKIT_REDUCE_MAX, PTXKIT_INT32, red, in, n, NULL, s->stream)
                             : st1;
     char why[512];
-    snprintf(why, sizeof why, "%s", ptxkit_last_error(s->ctx[0]));
+    snprintf(why, sizeof why, "%s", ptxkit_last_error());
     bool captured = st1 == PTXKIT_SUCCESS && st2 == PTXKIT_SUCCESS;
     CUgraph graph[MAX_RANKS] = {0};
     for (int l = 0; l < s->local; l++) {
@@ -731,7 +731,7 @@ static bool single_process(int ranks, uint64_t seed) {
     ptxkit_status st = ptxkit_comm_create_all(s.ctx, ranks, &s.comm);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st != PTXKIT_SUCCESS) {
-        fail("%s: ptxkit_comm_create_all -> %s: %s", label, ptxkit_status_string(st), ptxkit_last_error(NULL));
+        fail("%s: ptxkit_comm_create_all -> %s: %s", label, ptxkit_status_string(st), ptxkit_last_error());
     } else {
         ptxkit_comm_info info;
         ptxkit_comm_info_get(s.comm, &info);
@@ -761,14 +761,14 @@ static int child(const char *dir, int ranks, int rank, uint64_t seed) {
     snprintf(id_path, sizeof id_path, "%s/id", dir);
     ptxkit_status st = ptxkit_context_open(rank, &s.ctx[0]);
     if (st != PTXKIT_SUCCESS) {
-        fail("ptxkit_context_open(%d): %s", rank, ptxkit_last_error(NULL));
+        fail("ptxkit_context_open(%d): %s", rank, ptxkit_last_error());
         return 1;
     }
     if (ptxkit_stream_create(s.ctx[0], &s.stream[0]) != PTXKIT_SUCCESS) return fail("stream"), 1;
     unsigned char id[PTXKIT_COMM_ID_BYTES];
     if (rank == 0) {
         if ((st = ptxkit_comm_unique_id_get(id)) != PTXKIT_SUCCESS) {
-            fail("ptxkit_comm_unique_id_get: %s", ptxkit_last_error(NULL));
+            fail("ptxkit_comm_unique_id_get: %s", ptxkit_last_error());
             return 1;
         }
         /* written whole, then renamed: a reader never sees half an id */
@@ -795,7 +795,7 @@ static int child(const char *dir, int ranks, int rank, uint64_t seed) {
     }
     say("joining");
     if ((st = ptxkit_comm_create_rank(s.ctx[0], id, ranks, rank, &s.comm)) != PTXKIT_SUCCESS) {
-        fail("ptxkit_comm_create_rank -> %s: %s", ptxkit_status_string(st), ptxkit_last_error(s.ctx[0]));
+        fail("ptxkit_comm_create_rank -> %s: %s", ptxkit_status_string(st), ptxkit_last_error());
         return 1;
     }
     ptxkit_comm_info info;
@@ -869,12 +869,12 @@ int main(int argc, char **argv) {
         return child(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10));
     int count = 0;
     if (ptxkit_device_count(&count) != PTXKIT_SUCCESS || count < 1) {
-        say("skipped: no GPU (%s)", ptxkit_last_error(NULL));
+        say("skipped: no GPU (%s)", ptxkit_last_error());
         return 77;
     }
     char path[4096], version[32];
     if (ptxkit_comm_library_get(path, sizeof path, version, sizeof version) != PTXKIT_SUCCESS) {
-        say("skipped: %s", ptxkit_last_error(NULL));
+        say("skipped: %s", ptxkit_last_error());
         return 77;
     }
     uint64_t seed = 1;

@@ -168,7 +168,7 @@ static int setup_inputs(void **state) {
         }
         if (ptxkit_malloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
             ptxkit_memcpy_htod(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
-            printf("setup: %s\n", ptxkit_last_error(ctx));
+            printf("setup: %s\n", ptxkit_last_error());
             return -1;
         }
     }
@@ -276,7 +276,7 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
         launched[k] = run_variant(ctx, v, op, type, in->dev + cases[k].offset * elem, cases[k].n,
                                   outputs + k * GROUP_BYTES + elem);
     ptxkit_status st = v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx);
-    if (st != PTXKIT_SUCCESS) fail_msg("%s: %s: %s", label, ptxkit_status_string(st), lab_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) fail_msg("%s: %s: %s", label, ptxkit_status_string(st), ptxkit_last_error());
     unsigned char host[CASE_COUNT * GROUP_BYTES];
     assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
     for (size_t k = 0; k < CASE_COUNT; k++) {
@@ -407,7 +407,7 @@ static void test_reduce_ptx_path(void **state) {
     launch_options probe = {.path = PTXKIT_PATH_PTX};
     ptxkit_status st = reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
     if (st == PTXKIT_ERROR_NOT_FOUND) {
-        printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
+        printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error());
         skip();
     }
     assert_ok(ctx, st);
@@ -681,7 +681,7 @@ int main(void) {
     ladder_scratch_bytes = 2 * (MAX_N / 32 + 64) * 8;
     if (ptxkit_malloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS ||
         ptxkit_malloc(ctx, OUTPUT_GROUPS * GROUP_BYTES, &outputs) != PTXKIT_SUCCESS) {
-        printf("cannot allocate: %s\n", ptxkit_last_error(ctx));
+        printf("cannot allocate: %s\n", ptxkit_last_error());
         return 1;
     }
     const struct CMUnitTest tests[] = {

@@ -35,7 +35,7 @@ static void device_properties(void **state) {
     assert_true(count >= 1);
     ptxkit_context *none;
     assert_status(PTXKIT_ERROR_NO_DEVICE, ptxkit_context_open(count + 5, &none));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "does not exist"));
+    assert_non_null(strstr(ptxkit_last_error(), "does not exist"));
 }
 
 static void memory_round_trip(void **state) {
@@ -247,9 +247,14 @@ static void ptx_path_loads_every_operator(void **state) {
         assert_true(f == seen[op]);
         assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)op, "no_such_entry", &f));
     }
-    /* every PTX load keeps the driver JIT's wall time and info log */
-    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "copy.ptx with nc loads"));
-    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "driver JIT wall time"));
+    /* every PTX load keeps the driver JIT's wall time and info log, with
+     * the kernels it produced */
+    const char *log = ptxkit_kernel_jit_log_get(seen[PTXKIT_LOAD_NC]);
+    assert_non_null(strstr(log, "copy.ptx with nc loads"));
+    assert_non_null(strstr(log, "driver JIT wall time"));
+    assert_null(strstr(ptxkit_kernel_jit_log_get(seen[PTXKIT_LOAD_CG]), "with nc loads"));
+    assert_non_null(strstr(ptxkit_kernel_jit_log_get(seen[PTXKIT_LOAD_CG]), "with cg loads"));
+    assert_string_equal(ptxkit_kernel_jit_log_get(NULL), "");
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptx_kernel_get(ctx, "copy.xx.ptx", PTXKIT_LOAD_CG, "ptxkit_copy_vec16", &f));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptx_kernel_get(ctx, "copy.ptx", (ptxkit_load_op)PTXKIT_LOAD_OP_COUNT, "ptxkit_copy_vec16", &f));
@@ -260,7 +265,7 @@ static void ptx_path_loads_every_operator(void **state) {
     assert_ok(ctx, ptxkit_malloc(ctx, 1024, &b));
     launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = PTXKIT_LOAD_CG, .block_size = 128};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy(ctx, a, b, 1024, COPY_CONFIG(&o), NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "JIT"));
+    assert_non_null(strstr(ptxkit_last_error(), "JIT"));
     ptxkit_free(ctx, a);
     ptxkit_free(ctx, b);
 }
@@ -273,7 +278,7 @@ static void compile_errors_reach_the_caller(void **state) {
     assert_ok(ctx, context_enter(ctx));
     assert_status(PTXKIT_ERROR_COMPILE, kernel_get(ctx, &spec, &f));
     context_leave(ctx);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "LOAD_OP must be 0..6"));
+    assert_non_null(strstr(ptxkit_last_error(), "LOAD_OP must be 0..6"));
 }
 
 int main(void) {

@@ -91,7 +91,7 @@ static int setup(void **state) {
         }
         if (ptxkit_malloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
             ptxkit_memcpy_htod(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
-            printf("setup: %s\n", ptxkit_last_error(ctx));
+            printf("setup: %s\n", ptxkit_last_error());
             return -1;
         }
     }
@@ -99,7 +99,7 @@ static int setup(void **state) {
     work_bytes = biggest + 2 * GUARD + 64;
     if (ptxkit_malloc(ctx, work_bytes, &work) != PTXKIT_SUCCESS ||
         ptxkit_host_alloc(ctx, work_bytes, (void **)&host_out) != PTXKIT_SUCCESS) {
-        printf("setup: %s\n", ptxkit_last_error(ctx));
+        printf("setup: %s\n", ptxkit_last_error());
         return -1;
     }
     make_sizes();
@@ -285,7 +285,7 @@ static int check_case(const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op 
     }
     ptxkit_status st = run_variant(ctx, v, kind, op, type, in_view, n, out_view);
     if (st != PTXKIT_SUCCESS) {
-        if (failures_printed++ < 40) printf("FAIL %s: %s: %s\n", label, ptxkit_status_string(st), ptxkit_last_error(ctx));
+        if (failures_printed++ < 40) printf("FAIL %s: %s: %s\n", label, ptxkit_status_string(st), ptxkit_last_error());
         return 1;
     }
     assert_ok(ctx, v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx));
@@ -469,7 +469,7 @@ static void test_scan_ptx_path(void **state) {
     launch_options probe = {.path = PTXKIT_PATH_PTX};
     ptxkit_status st = scan_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &probe);
     if (st == PTXKIT_ERROR_NOT_FOUND) {
-        printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error(ctx));
+        printf("skipped: %s (regenerate the PTX with ninja regenerate-ptx)\n", ptxkit_last_error());
         skip();
     }
     assert_ok(ctx, st);
@@ -837,7 +837,7 @@ int main(void) {
      * 2^20 + 7 elements leave n/32 sums, then 1/32 of that... */
     ladder_scratch_bytes = 2 * ((((size_t)1 << 20) + 7) / 32 + 64) * 8;
     if (ptxkit_malloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS) {
-        printf("cannot allocate: %s\n", ptxkit_last_error(ctx));
+        printf("cannot allocate: %s\n", ptxkit_last_error());
         return 1;
     }
     const struct CMUnitTest tests[] = {

@@ -196,7 +196,7 @@ static void user_ptx_each_operator(void **state) {
         ptxkit_status st = ptxkit_module_load(ctx, compiled.image, compiled.size, &options, &m);
         if (st == PTXKIT_ERROR_PTX_VERSION) {
             /* NVRTC newer than the driver: this machine cannot run its PTX */
-            print_message("skipping user PTX: %s\n", ptxkit_last_error(ctx));
+            print_message("skipping user PTX: %s\n", ptxkit_last_error());
             ptxkit_compiled_free(&compiled);
             skip();
         }
@@ -252,20 +252,23 @@ static void user_ptx_each_operator(void **state) {
 }
 
 /* A second ptxkit_kernel_get of the same kernel is a registry hit: the same
- * object, no module load (the JIT log still names the last one), and fast. */
+ * object, no module load (each kernel's JIT log names its own load, and a
+ * hit changes none), and fast. */
 static void registry_hit(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     const char *defines[] = {"BLOCK_SIZE=64", "UNUSED_FLAG"}, *reordered[] = {"UNUSED_FLAG", "BLOCK_SIZE=64"};
     ptxkit_kernel *first = NULL, *other = NULL, *again = NULL;
     assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", defines, 2, &first));
-    assert_non_null(strstr(ptxkit_context_jit_log(ctx), "entry mix:"));
-    /* another entry: its own module (each (entry, defines) is one) */
+    char log[4096];
+    snprintf(log, sizeof log, "%s", ptxkit_kernel_jit_log_get(first));
+    assert_non_null(strstr(log, "entry mix:"));
+    assert_non_null(strstr(log, "driver JIT wall time"));
+    /* another entry: its own module (each (entry, defines) is one), its own log */
     assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix_b", defines, 2, &other));
     assert_true(other != first);
-    char log[4096];
-    snprintf(log, sizeof log, "%s", ptxkit_context_jit_log(ctx));
-    assert_non_null(strstr(log, "entry mix_b:"));
+    assert_non_null(strstr(ptxkit_kernel_jit_log_get(other), "entry mix_b:"));
+    assert_null(strstr(ptxkit_kernel_jit_log_get(other), "entry mix:"));
     double t0 = now_ms();
     enum { HITS = 10000 };
     for (int i = 0; i < HITS; i++) {
@@ -275,7 +278,7 @@ static void registry_hit(void **state) {
     double per_get_us = (now_ms() - t0) * 1e3 / HITS;
     print_message("registry hit: %.3f us per ptxkit_kernel_get\n", per_get_us);
     assert_true(per_get_us < 50); /* a compile or even a CUBIN load costs milliseconds */
-    assert_string_equal(ptxkit_context_jit_log(ctx), log);
+    assert_string_equal(ptxkit_kernel_jit_log_get(again), log);
 
     /* another program object with the same name and text: the same kernel;
      * destroying it leaves the kernel usable */
@@ -284,7 +287,7 @@ static void registry_hit(void **state) {
     assert_ok(ctx, ptxkit_kernel_get(ctx, twin, "mix", reordered, 2, &again));
     assert_ptr_equal(again, first);
     assert_ok(NULL, ptxkit_program_destroy(twin));
-    assert_string_equal(ptxkit_context_jit_log(ctx), log);
+    assert_string_equal(ptxkit_kernel_jit_log_get(first), log);
     mix_case c;
     mix_setup(&c, 1000);
     mix_poison(&c);
@@ -324,8 +327,8 @@ static void launch_errors(void **state) {
         ptxkit_status st = ptxkit_launch(k, bad[i].grid, bad[i].block, 0, NULL, args);
         if (st != PTXKIT_ERROR_INVALID_ARGUMENT)
             fail_msg("launch #%zu: %s, expected invalid argument", i, ptxkit_status_string(st));
-        if (!strstr(ptxkit_last_error(ctx), bad[i].message))
-            fail_msg("launch #%zu: '%s' does not say %s", i, ptxkit_last_error(ctx), bad[i].message);
+        if (!strstr(ptxkit_last_error(), bad[i].message))
+            fail_msg("launch #%zu: '%s' does not say %s", i, ptxkit_last_error(), bad[i].message);
     }
     /* the context is fine: a right launch runs */
     mix_poison(&c);
@@ -353,7 +356,7 @@ static void launch_errors(void **state) {
     const ptxkit_dim3 grid = {blocks, 1, 1}, block = {256, 1, 1};
     if (big > (size_t)a.max_dynamic_shared_bytes) {
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(rev, grid, block, big, NULL, rargs));
-        assert_non_null(strstr(ptxkit_last_error(ctx), "ptxkit_kernel_set_max_dynamic_shared"));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_kernel_set_max_dynamic_shared"));
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(rev, big + 1));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(NULL, 1024));
@@ -471,10 +474,10 @@ static void checked_launch(void **state) {
     ptxkit_dim3 grid = {64, 0, 0}, block = {128, 0, 0};
     mix_poison(&c);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, arg_sizes, 4));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "5 parameters, 4 arguments"));
+    assert_non_null(strstr(ptxkit_last_error(), "5 parameters, 4 arguments"));
     size_t narrow[] = {8, 8, 8, 4, 4}; /* n passed as 32 bits */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, narrow, 5));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "parameter 3"));
+    assert_non_null(strstr(ptxkit_last_error(), "parameter 3"));
     void *holes[] = {&c.dx, &c.dy, NULL, &n, &c.k};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, holes, arg_sizes, 5));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(NULL, grid, block, 0, NULL, args, arg_sizes, 5));
@@ -513,7 +516,7 @@ static void launch_attributes(void **state) {
     mix_poison(&c);
     ptxkit_status st = mix_launch(k, &c, 128, &with_window, 0);
     if (st == PTXKIT_ERROR_UNSUPPORTED) {
-        print_message("no access policy windows: %s\n", ptxkit_last_error(ctx));
+        print_message("no access policy windows: %s\n", ptxkit_last_error());
     } else {
         assert_ok(ctx, st);
         mix_check(&c, "launch_ex with an access window");
@@ -577,7 +580,7 @@ static void wrong_entry_names(void **state) {
     ptxkit_kernel *k = (ptxkit_kernel *)0x1;
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_kernel_get(ctx, program(), "no_such_kernel", defines, 1, &k));
     assert_null(k);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "no_such_kernel"));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_kernel"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(NULL, program(), "mix", defines, 1, &k));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, NULL, "mix", defines, 1, &k));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, program(), NULL, defines, 1, &k));
@@ -591,8 +594,57 @@ static void wrong_entry_names(void **state) {
     if (st == PTXKIT_ERROR_PTX_VERSION) skip();
     assert_ok(ctx, st);
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel(m, "no_such_kernel", &k));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "no_such_kernel"));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_kernel"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_kernel(NULL, "mix", &k));
+}
+
+/* Each kernel keeps the log of the load (and compile) that produced it; a
+ * load that fails leaves its log in the thread's last error instead. */
+static void jit_logs_belong_to_kernels(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    /* a source no earlier run compiled (not on disk): NVRTC runs and warns */
+    char source[512];
+    snprintf(source, sizeof source,
+             "#warning \"ptxkit-jit-log-test\"\n"
+             "extern \"C\" __global__ void warned(int *out) { out[threadIdx.x] = %d; }\n"
+             "extern \"C\" __global__ void quiet(int *out) { out[threadIdx.x] = 1; }\n",
+             (int)(test_seed() & 0x7fffffff));
+    ptxkit_program *p = NULL;
+    assert_ok(NULL, ptxkit_program_create("jit_log_test.cu", source, NULL, 0, &p));
+    ptxkit_kernel *warned = NULL, *again = NULL, *mix = NULL;
+    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &warned));
+    const char *log = ptxkit_kernel_jit_log_get(warned);
+    assert_non_null(strstr(log, "jit_log_test.cu"));
+    assert_non_null(strstr(log, "driver JIT wall time"));
+    assert_non_null(strstr(log, "NVRTC log:"));
+    assert_non_null(strstr(log, "ptxkit-jit-log-test"));
+    assert_true(strlen(log) < 4096); /* bounded */
+    /* a registry hit: the same kernel, the same log */
+    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &again));
+    assert_ptr_equal(again, warned);
+    assert_ptr_equal(ptxkit_kernel_jit_log_get(again), log);
+    /* another kernel's load: its own log, the first one's unchanged */
+    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", NULL, 0, &mix));
+    assert_null(strstr(ptxkit_kernel_jit_log_get(mix), "jit_log_test.cu"));
+    assert_non_null(strstr(ptxkit_kernel_jit_log_get(warned), "ptxkit-jit-log-test"));
+    assert_string_equal(ptxkit_kernel_jit_log_get(NULL), "");
+    ptxkit_program_destroy(p);
+
+    /* PTX the driver refuses: the status, and the driver's log in the
+     * thread's last error (the successful calls above did not clear it;
+     * this failure replaces it) */
+    static const char bad_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                  ".visible .entry broken()\n{\n  this_is_not_ptx;\n}\n";
+    ptxkit_module *m = NULL;
+    ptxkit_status st = ptxkit_module_load(ctx, bad_ptx, 0, NULL, &m);
+    assert_true(ptxkit_status_is_error(st));
+    const char *message = ptxkit_last_error();
+    assert_non_null(strstr(message, "ptxkit_module_load"));
+    const char *error_log = strstr(message, "JIT error log:\n");
+    assert_non_null(error_log);
+    /* the driver said something: the error log is not empty */
+    assert_false(strncmp(error_log + strlen("JIT error log:\n"), "\nJIT info log", 14) == 0);
 }
 
 /* ---- a kernel fault, in a fresh process ----------------------------------
@@ -608,7 +660,7 @@ static int fault_child(void) {
     const char *defines[] = {"BLOCK_SIZE=32"};
     if (ptxkit_program_create("user_test.cu", user_source, NULL, 0, &p) != PTXKIT_SUCCESS ||
         ptxkit_kernel_get(ctx, p, "fault", defines, 1, &k) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "fault child: no kernel: %s\n", ptxkit_last_error(ctx));
+        fprintf(stderr, "fault child: no kernel: %s\n", ptxkit_last_error());
         return 1;
     }
     ptxkit_dptr bogus = 16; /* nothing is mapped there */
@@ -617,11 +669,11 @@ static int fault_child(void) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_ERROR_CONTEXT_LOST) {
         fprintf(stderr, "fault child: the fault gave %s (%s), expected context lost\n", ptxkit_status_string(st),
-                ptxkit_last_error(ctx));
+                ptxkit_last_error());
         return 1;
     }
-    if (!strstr(ptxkit_last_error(ctx), "CUDA_ERROR_ILLEGAL_ADDRESS")) {
-        fprintf(stderr, "fault child: the message does not name the driver's error: %s\n", ptxkit_last_error(ctx));
+    if (!strstr(ptxkit_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS")) {
+        fprintf(stderr, "fault child: the message does not name the driver's error: %s\n", ptxkit_last_error());
         return 1;
     }
     /* sticky: the context stays unusable, and the calls say so */
@@ -644,9 +696,9 @@ static int fault_child(void) {
         }
         ptxkit_free(ctx, mem);
         ptxkit_context_close(ctx);
-    } else if (st != PTXKIT_ERROR_CONTEXT_LOST || !strstr(ptxkit_last_error(NULL), "restarts")) {
+    } else if (st != PTXKIT_ERROR_CONTEXT_LOST || !strstr(ptxkit_last_error(), "restarts")) {
         fprintf(stderr, "fault child: reopening after the fault gave %s: %s\n", ptxkit_status_string(st),
-                ptxkit_last_error(NULL));
+                ptxkit_last_error());
         return 1;
     }
     ptxkit_program_destroy(p);
@@ -673,7 +725,7 @@ static int assert_child(void) {
         ptxkit_kernel_get(ctx, p, "check_positive", NULL, 0, &k) != PTXKIT_SUCCESS ||
         ptxkit_malloc(ctx, 32 * sizeof(int), &x) != PTXKIT_SUCCESS ||
         ptxkit_memset32_async(ctx, x, 1, 32, NULL) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "assert child: setup failed: %s\n", ptxkit_last_error(ctx));
+        fprintf(stderr, "assert child: setup failed: %s\n", ptxkit_last_error());
         return 1;
     }
     void *args[] = {&x};
@@ -687,9 +739,9 @@ static int assert_child(void) {
     if (ptxkit_memset32_async(ctx, x + 5 * sizeof(int), 0, 1, NULL) != PTXKIT_SUCCESS) return 1;
     st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
-    if (st != PTXKIT_ERROR_DEVICE_ASSERT || !strstr(ptxkit_last_error(ctx), "CUDA_ERROR_ASSERT")) {
+    if (st != PTXKIT_ERROR_DEVICE_ASSERT || !strstr(ptxkit_last_error(), "CUDA_ERROR_ASSERT")) {
         fprintf(stderr, "assert child: the failed assert gave %s (%s), expected the device-assert status\n",
-                ptxkit_status_string(st), ptxkit_last_error(ctx));
+                ptxkit_status_string(st), ptxkit_last_error());
         return 1;
     }
     /* sticky, as the header says */
@@ -726,6 +778,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(registry_hit),        cmocka_unit_test(launch_errors),
         cmocka_unit_test(attributes_and_occupancy), cmocka_unit_test(launch_attributes),
         cmocka_unit_test(wrong_entry_names),   cmocka_unit_test(kernel_fault),
+        cmocka_unit_test(jit_logs_belong_to_kernels),
         cmocka_unit_test(device_assert),       cmocka_unit_test(checked_launch),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -157,7 +157,7 @@ static void missing_directories(void **state) {
     path_of(file, "e/top.h");
     const char *both[] = {good, bad};
     assert_status(PTXKIT_ERROR_IO, ptxkit_program_add_include_dirs(p, both, 2));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_dir"));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_dir"));
     const char *not_dir[] = {file}, *empty[] = {""};
     assert_status(PTXKIT_ERROR_IO, ptxkit_program_add_include_dirs(p, not_dir, 1));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_include_dirs(p, empty, 1));
@@ -203,7 +203,7 @@ static void beside_the_file(void **state) {
     if (ptxkit_jit_available()) {
         ptxkit_compiled c;
         ptxkit_status st = ptxkit_program_compile(q, "k", NULL, 0, 90, 1, &c);
-        if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error(NULL));
+        if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
         assert_non_null(strstr(c.image, "7")); /* TOP + LEAF */
         ptxkit_compiled_free(&c);
     }
@@ -226,7 +226,7 @@ static void many_headers(void **state) {
     if (ptxkit_jit_available()) {
         ptxkit_compiled c;
         ptxkit_status st = ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c);
-        if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error(NULL));
+        if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
         ptxkit_compiled_free(&c);
     }
     ptxkit_program_destroy(p);
@@ -250,7 +250,7 @@ static void toolkit_headers(void **state) {
     assert_ok(NULL, ptxkit_program_create("toolkit.cu", text, NULL, 0, &p));
     ptxkit_compiled c;
     ptxkit_status st = ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c);
-    if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error(NULL));
+    if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
     ptxkit_compiled_free(&c);
     /* the key covers the toolkit's files too: stable across program objects */
     ptxkit_program *q = NULL;
@@ -280,7 +280,7 @@ static int pch_child(void) {
             ptxkit_compiled c;
             ptxkit_status st = ptxkit_program_compile(p, entry, NULL, 0, 90, 1, &c);
             if (st != PTXKIT_SUCCESS) {
-                fprintf(stderr, "pch child: %s\n", ptxkit_last_error(NULL));
+                fprintf(stderr, "pch child: %s\n", ptxkit_last_error());
                 return 1;
             }
             if (!strstr(c.image, want)) {

@@ -179,7 +179,7 @@ static void arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_program_module_get(ctx, p, names, PTXKIT_MAX_MODULE_NAMES + 1, NULL, 0, &m));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_module_get(ctx, p, twice, 2, NULL, 0, &m));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "'produce' is named twice"));
+    assert_non_null(strstr(ptxkit_last_error(), "'produce' is named twice"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_module_get(ctx, p, null_name, 2, NULL, 0, &m));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_module_get(ctx, p, empty, 1, NULL, 0, &m));
     const char *bad_define[] = {"=1"};
@@ -205,7 +205,7 @@ static void arguments(void **state) {
     ptxkit_module *fake = module_object_new(ctx, NULL, &key, n, l, 1);
     assert_non_null(fake);
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_variable_get(fake, "&ns::counter", &d, &bytes));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "'&ns::counter'"));
+    assert_non_null(strstr(ptxkit_last_error(), "'&ns::counter'"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel_get(fake, "ns::consume", &k));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_variable_get(fake, "", &d, &bytes));
     free(fake);

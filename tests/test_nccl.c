@@ -92,11 +92,11 @@ static void public_library(void **state) {
     if (strcmp(mode, "missing") == 0) {
         assert_int_equal(ptxkit_comm_library_get(path, sizeof path, version, sizeof version), PTXKIT_ERROR_UNSUPPORTED);
         assert_string_equal(path, "");
-        const char *e = ptxkit_last_error(NULL);
+        const char *e = ptxkit_last_error();
         assert_non_null(strstr(e, "/nonexistent/ptxkit-test/libnccl.so.2 (missing)"));
         assert_non_null(strstr(e, "PTXKIT_NCCL_PATH"));
         assert_int_equal(ptxkit_comm_unique_id_get(id), PTXKIT_ERROR_UNSUPPORTED);
-        assert_non_null(strstr(ptxkit_last_error(NULL), "multi-GPU calls are unavailable"));
+        assert_non_null(strstr(ptxkit_last_error(), "multi-GPU calls are unavailable"));
     } else {
         assert_int_equal(ptxkit_comm_library_get(path, sizeof path, version, sizeof version), PTXKIT_SUCCESS);
         assert_non_null(strstr(path, "libnccl_stub_new.so (found through PTXKIT_NCCL_PATH)"));
@@ -119,7 +119,7 @@ static void argument_checks(void **state) {
     assert_null(comm);
     assert_int_equal(ptxkit_comm_create_all(ctxs, 0, &comm), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_create_all(ctxs, 2, &comm), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(NULL), "contexts[0] is NULL"));
+    assert_non_null(strstr(ptxkit_last_error(), "contexts[0] is NULL"));
     assert_int_equal(ptxkit_comm_create_rank(NULL, id, 2, 0, &comm), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_create_rank(NULL, id, 2, 0, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     ptxkit_comm_destroy(NULL);
@@ -182,7 +182,7 @@ static void shard_bookkeeping(void **state) {
 static void shard_kernels_compile(void **state) {
     (void)state;
     if (!ptxkit_jit_available()) {
-        printf("no NVRTC: shard kernels not compiled (%s)\n", ptxkit_last_error(NULL));
+        printf("no NVRTC: shard kernels not compiled (%s)\n", ptxkit_last_error());
         return;
     }
     ptxkit_program *program = NULL;
@@ -199,7 +199,7 @@ static void shard_kernels_compile(void **state) {
             const char *defines[2] = {type_define, op_define};
             ptxkit_compiled out;
             ptxkit_status st = ptxkit_program_compile(program, NULL, defines, 2, 90, 1, &out);
-            if (st != PTXKIT_SUCCESS) fail_msg("%s %s: %s", type_define, op_define, ptxkit_last_error(NULL));
+            if (st != PTXKIT_SUCCESS) fail_msg("%s %s: %s", type_define, op_define, ptxkit_last_error());
             assert_non_null(strstr(out.image, "shard_total"));
             assert_non_null(strstr(out.image, "shard_combine"));
             assert_non_null(strstr(out.image, "shard_offset"));
@@ -264,13 +264,13 @@ static void sharded_argument_checks(void **state) {
     const ptxkit_reduce_op sum = PTXKIT_REDUCE_SUM;
     /* arrays */
     assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, NULL, d, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "out is NULL"));
+    assert_non_null(strstr(ptxkit_last_error(), "out is NULL"));
     assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, NULL, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, d, NULL, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, zero, d, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "out[0] is 0"));
+    assert_non_null(strstr(ptxkit_last_error(), "out[0] is 0"));
     assert_int_equal(ptxkit_comm_reduce(comm, sum, PTXKIT_INT32, d, zero, n, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "in[0] is 0 with n[0] = 5"));
+    assert_non_null(strstr(ptxkit_last_error(), "in[0] is 0 with n[0] = 5"));
     /* operators, types and kinds */
     assert_int_equal(ptxkit_comm_reduce(comm, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, d, d, n, NULL, NULL),
                      PTXKIT_ERROR_UNSUPPORTED);
@@ -284,7 +284,7 @@ static void sharded_argument_checks(void **state) {
     assert_int_equal(ptxkit_comm_scan(comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MIN, PTXKIT_INT64, d, d, n, NULL, NULL),
                      PTXKIT_ERROR_UNSUPPORTED);
     assert_int_equal(ptxkit_comm_allreduce(comm, PTXKIT_REDUCE_XOR, PTXKIT_INT32, d, d, 4, NULL), PTXKIT_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "sum, min and max"));
+    assert_non_null(strstr(ptxkit_last_error(), "sum, min and max"));
     assert_int_equal(ptxkit_comm_allreduce(comm, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, d, d, 4, NULL),
                      PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_allreduce(comm, sum, PTXKIT_INT32, d, zero, 4, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
@@ -292,11 +292,11 @@ static void sharded_argument_checks(void **state) {
     assert_int_equal(ptxkit_comm_allreduce(comm, sum, PTXKIT_INT32, zero, zero, 0, NULL), PTXKIT_SUCCESS);
     /* gather and scatter */
     assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 3, d[0], d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "root 3 of 3 ranks"));
+    assert_non_null(strstr(ptxkit_last_error(), "root 3 of 3 ranks"));
     assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, -1, d[0], d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 0, d[0], d, NULL, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 0, d[0], zero, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "in[0] is 0"));
+    assert_non_null(strstr(ptxkit_last_error(), "in[0] is 0"));
     /* this process holds root 1: its buffer is needed */
     assert_int_equal(ptxkit_comm_gather(comm, PTXKIT_INT32, 1, 0, d, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ptxkit_comm_scatter(comm, PTXKIT_INT32, 1, d, 0, counts, NULL), PTXKIT_ERROR_INVALID_ARGUMENT);

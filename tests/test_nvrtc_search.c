@@ -100,7 +100,7 @@ static int library_child(int expect_missing) {
     ptxkit_status st = ptxkit_jit_library_get(buf, sizeof buf);
     if (expect_missing) {
         if (st != PTXKIT_ERROR_NO_NVRTC || buf[0]) return 2;
-        return strstr(ptxkit_last_error(NULL), "/nowhere/libnvrtc.so.13") ? 0 : 3;
+        return strstr(ptxkit_last_error(), "/nowhere/libnvrtc.so.13") ? 0 : 3;
     }
     if (!ptxkit_jit_available()) return 0; /* no NVRTC on this machine: nothing to name */
     if (st != PTXKIT_SUCCESS) return 4;

@@ -44,7 +44,7 @@ static char *ptx_of(const ptxkit_program *p, const char *entry, const char *cons
     ptxkit_compiled c;
     ptxkit_status st = ptxkit_program_compile(p, entry, defines, count, 90, 1, &c);
     if (status) *status = st;
-    else if (st != PTXKIT_SUCCESS) fail_msg("compiling %s: %s", entry, ptxkit_last_error(NULL));
+    else if (st != PTXKIT_SUCCESS) fail_msg("compiling %s: %s", entry, ptxkit_last_error());
     if (st != PTXKIT_SUCCESS) {
         assert_null(c.image);
         return NULL;
@@ -67,7 +67,7 @@ static void create_arguments(void **state) {
     assert_null(p);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create(NULL, "", NULL, 0, &p));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("", "", NULL, 0, &p));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "name"));
+    assert_non_null(strstr(ptxkit_last_error(), "name"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", NULL, 1, &p));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &params_header, -1, &p));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &params_header, 100000, &p));
@@ -119,13 +119,13 @@ static void create_refuses_ambiguous_names(void **state) {
     const ptxkit_header twice[] = {{"my/a.h", "#define A 1\n"}, {"b.h", ""}, {"my/a.h", "#define A 2\n"}};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", twice, 3, &p));
     assert_null(p);
-    assert_non_null(strstr(ptxkit_last_error(NULL), "'my/a.h'"));
+    assert_non_null(strstr(ptxkit_last_error(), "'my/a.h'"));
     const char *const builtin[] = {"ptxkit/load.cuh", "ptxkit_load.cuh", "ptxkit/warp.cuh", "ptxkit_warp.cuh"};
     for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
         const ptxkit_header h = {builtin[i], "#define ld_f32(p) 0\n"};
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &h, 1, &p));
         assert_null(p);
-        assert_non_null(strstr(ptxkit_last_error(NULL), builtin[i]));
+        assert_non_null(strstr(ptxkit_last_error(), builtin[i]));
     }
     /* names near a built-in's are the application's own */
     const ptxkit_header near[] = {{"ptxkit/load.h", ""}, {"my/ptxkit_load.cuh", ""}, {"load.cuh", ""}};
@@ -136,7 +136,7 @@ static void create_refuses_ambiguous_names(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_program_create("a.cu\n__nv_name_map(1): error: x", "", NULL, 0, &p));
     assert_null(p);
-    assert_non_null(strstr(ptxkit_last_error(NULL), "control character"));
+    assert_non_null(strstr(ptxkit_last_error(), "control character"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a\tb.cu", "", NULL, 0, &p));
     const ptxkit_header control = {"my\rh.h", ""};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create("a.cu", "", &control, 1, &p));
@@ -169,7 +169,7 @@ static void create_from_file(void **state) {
     ptxkit_program *p = NULL;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_create_from_file(NULL, NULL, 0, &p));
     assert_status(PTXKIT_ERROR_IO, ptxkit_program_create_from_file("/nonexistent/kernel.cu", NULL, 0, &p));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "/nonexistent/kernel.cu"));
+    assert_non_null(strstr(ptxkit_last_error(), "/nonexistent/kernel.cu"));
     assert_status(PTXKIT_ERROR_IO, ptxkit_program_create_from_file("/tmp", NULL, 0, &p));
     assert_null(p);
 
@@ -187,7 +187,7 @@ static void create_from_file(void **state) {
         assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, "from_file", NULL, 0, 90, 1, &c));
         char where[96];
         snprintf(where, sizeof where, "%s(3)", path); /* the path is the program's name */
-        assert_non_null(strstr(ptxkit_last_error(NULL), where));
+        assert_non_null(strstr(ptxkit_last_error(), where));
     }
     ptxkit_program_destroy(p);
 }
@@ -215,7 +215,7 @@ static void defines(void **state) {
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_program_compile(p, "k", many, PTXKIT_MAX_KERNEL_DEFINES + 1, 90, 1, &c));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "defines"));
+    assert_non_null(strstr(ptxkit_last_error(), "defines"));
 
     if (ptxkit_jit_available()) {
         /* NAME=VALUE and a bare NAME both reach the preprocessor */
@@ -243,7 +243,7 @@ static void options(void **state) {
     const char *arch[] = {"-arch=sm_80", "-arch", "--gpu-architecture=compute_80", "-gpu-architecture=sm_70"};
     for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++) {
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, &arch[i], 1));
-        assert_non_null(strstr(ptxkit_last_error(NULL), arch[i]));
+        assert_non_null(strstr(ptxkit_last_error(), arch[i]));
     }
     const char *empty[] = {""}, *null_option[] = {NULL};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, empty, 1));
@@ -280,13 +280,13 @@ static void options(void **state) {
                          "--create-pch=a.pch"};
     for (size_t i = 0; i < sizeof pch / sizeof pch[0]; i++) {
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, &pch[i], 1));
-        assert_non_null(strstr(ptxkit_last_error(NULL), "precompiled"));
+        assert_non_null(strstr(ptxkit_last_error(), "precompiled"));
     }
     /* a count near INT_MAX: refused without overflowing the bound */
     assert_ok(NULL, ptxkit_program_add_options(p, one_option, 1));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, one_option, INT_MAX));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_add_options(p, one_option, INT_MAX - 1));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "at most"));
+    assert_non_null(strstr(ptxkit_last_error(), "at most"));
     /* at most 32 options in all */
     const char *one[] = {"-lineinfo"};
     ptxkit_status st = PTXKIT_SUCCESS;
@@ -329,8 +329,8 @@ static void name_expressions(void **state) {
         ptxkit_status st;
         assert_null(ptx_of(p, missing[i], NULL, 0, &st, NULL));
         if (st != PTXKIT_ERROR_NOT_FOUND)
-            fail_msg("%s gave %s: %s", missing[i], ptxkit_status_string(st), ptxkit_last_error(NULL));
-        assert_non_null(strstr(ptxkit_last_error(NULL), missing[i]));
+            fail_msg("%s gave %s: %s", missing[i], ptxkit_status_string(st), ptxkit_last_error());
+        assert_non_null(strstr(ptxkit_last_error(), missing[i]));
     }
     ptxkit_program_destroy(p);
 }
@@ -352,7 +352,7 @@ static void not_found_only_for_the_name(void **state) {
     for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
         assert_null(ptx_of(p, missing[i], NULL, 0, &st, NULL));
         if (st != PTXKIT_ERROR_NOT_FOUND)
-            fail_msg("%s gave %s: %s", missing[i], ptxkit_status_string(st), ptxkit_last_error(NULL));
+            fail_msg("%s gave %s: %s", missing[i], ptxkit_status_string(st), ptxkit_last_error());
     }
     ptxkit_program_destroy(p);
 }
@@ -369,7 +369,7 @@ static void compile_errors_name_file_and_line(void **state) {
     ptxkit_status st;
     assert_null(ptx_of(p, "broken", d, 2, &st, NULL));
     assert_status(PTXKIT_ERROR_COMPILE, st);
-    const char *msg = ptxkit_last_error(NULL);
+    const char *msg = ptxkit_last_error();
     assert_non_null(strstr(msg, "my_kernel.cu(3)"));
     assert_non_null(strstr(msg, "undefined_thing"));
     assert_non_null(strstr(msg, "-DA=1")); /* the defines it was compiled with */
@@ -382,7 +382,7 @@ static void compile_errors_name_file_and_line(void **state) {
                                           &bad, 1, &p));
     assert_null(ptx_of(p, "uses", NULL, 0, &st, NULL));
     assert_status(PTXKIT_ERROR_COMPILE, st);
-    assert_non_null(strstr(ptxkit_last_error(NULL), "my/params.h(3)"));
+    assert_non_null(strstr(ptxkit_last_error(), "my/params.h(3)"));
     ptxkit_program_destroy(p);
 }
 
@@ -435,7 +435,7 @@ static void dump_source(void **state) {
     ptxkit_status st;
     assert_null(ptx_of(p, "to_dump", d, 1, &st, NULL));
     assert_status(PTXKIT_ERROR_COMPILE, st);
-    assert_non_null(strstr(ptxkit_last_error(NULL), "source dumped to"));
+    assert_non_null(strstr(ptxkit_last_error(), "source dumped to"));
     /* the source under its base name, each header, and the options */
     char *text = read_in(dir, "dumped.cu");
     assert_non_null(text);
@@ -685,7 +685,7 @@ static void async_header(void **state) {
     ptxkit_program_destroy(p);
     p = make("async80.cu", source);
     assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, "k90", NULL, 0, 80, 1, &c));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "bulk_copy_g2s"));
+    assert_non_null(strstr(ptxkit_last_error(), "bulk_copy_g2s"));
     ptxkit_program_destroy(p);
     /* sm_75: no helpers, the macros say so */
     p = make("async75.cu", "#include <ptxkit/async.cuh>\n"

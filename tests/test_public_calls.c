@@ -20,7 +20,7 @@ static void supported_combinations(void **state) {
     assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
     assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "and of float32"));
+    assert_non_null(strstr(ptxkit_last_error(), "and of float32"));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
@@ -77,11 +77,11 @@ static void gemm_sweep_prepare_split(void **state) {
     ptxkit_config odd = tiles[0];
     ptxkit_config_set(&odd, "block_size", 256);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+    assert_non_null(strstr(ptxkit_last_error(), "block_size"));
     odd = tiles[0];
     ptxkit_config_set(&odd, "split_k", 65);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "split_k"));
+    assert_non_null(strstr(ptxkit_last_error(), "split_k"));
 
     ptxkit_config t = tiles[0];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(NULL, &t, 64, 64, 64, &split));
@@ -118,7 +118,7 @@ static void family_defines(void **state) {
     assert_string_equal(buf, "32, 64, 128, 256, 512, 1024");
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
     assert_string_equal(buf, "");
-    assert_non_null(strstr(ptxkit_last_error(NULL), "NO_SUCH_DEFINE"));
+    assert_non_null(strstr(ptxkit_last_error(), "NO_SUCH_DEFINE"));
     assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values(NULL, "BLOCK_SIZE", buf, sizeof buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", NULL, buf, sizeof buf));
@@ -142,41 +142,37 @@ static void tune_calls(void **state) {
                   ptxkit_tune_sizes(ctx, "copy", NULL, sizes, PTXKIT_TUNE_MAX_SIZES + 1, NULL, NULL));
     sizes[1] = 0;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 2, NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "size 1 is 0"));
+    assert_non_null(strstr(ptxkit_last_error(), "size 1 is 0"));
 
-    char why[256];
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL, why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("reduce", "sum.float32", why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", "float64.small_k", why, sizeof why));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", NULL, NULL, 0));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("gemm", "int8.square", why, sizeof why));
-    assert_non_null(strstr(why, "gemm variants are"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", why, sizeof why));
-    assert_true(strlen(why) > 0);
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, why, sizeof why));
-    assert_non_null(strstr(why, "no_such_family"));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "no_such_family")); /* recorded too */
-    char tiny[4];
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL, tiny, sizeof tiny));
-    assert_string_equal(tiny, "no ");
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL, why, sizeof why));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus", NULL, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("reduce", "sum.float32"));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", "float64.small_k"));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("gemm", NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("gemm", "int8.square"));
+    assert_non_null(strstr(ptxkit_last_error(), "gemm variants are"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check("reduce", "sum.bogus"));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_tune_variant_check: "));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_variant_check("no_such_family", NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "no_such_family"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "family is NULL"));
     /* every family ptxkit_tune names takes its default variant */
     for (int i = 0; ptxkit_tune_family_name(i); i++)
-        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL, why, sizeof why));
+        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL));
 
-    const char *path = "x", *note = "x";
+    const char *path = "x";
     int loaded = -1, appended = -1, kernels = -1, threads = -1;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &note, &loaded, &appended));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &loaded, &appended));
+    assert_string_equal(ptxkit_tune_report_record_note(NULL), "");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared(NULL, &kernels, &threads));
     ptxkit_tune_report *report = NULL;
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_create(&report));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &note, &loaded, &appended));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &loaded, &appended));
     assert_string_equal(path, "");
-    assert_string_equal(note, "");
+    assert_string_equal(ptxkit_tune_report_record_note(report), "");
     assert_int_equal(loaded, 0);
     assert_int_equal(appended, 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL));
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_prepared(report, &kernels, &threads));
     assert_int_equal(kernels, 0);
     assert_int_equal(threads, 0);
@@ -206,18 +202,18 @@ static void private_calls(void **state) {
     context_states_release(ctx);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1, NULL));
     assert_non_null(ptxkit_private_blocks_family(0));
     assert_null(ptxkit_private_blocks_family(-1));
     ptxkit_private_blocks_variant v;
-    char why[256];
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("copy", NULL, &v, why, sizeof why));
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("copy", NULL, &v));
     assert_true(v.copies && v.bench_log2 > 0 && strcmp(v.unit, "bytes") == 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("reduce", NULL, &v, why, sizeof why));
+    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("reduce", NULL, &v));
     assert_false(v.copies);
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_private_blocks_variant_get("gemm", NULL, &v, why, sizeof why));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("reduce", "x.y", &v, why, sizeof why));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("copy", NULL, NULL, why, sizeof why));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_private_blocks_variant_get("gemm", NULL, &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("reduce", "x.y", &v));
+    assert_non_null(strstr(ptxkit_last_error(), "x.y"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("copy", NULL, NULL));
     size_t bytes = 0;
     assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_bytes("reduce", "sum.float64", 1000, &bytes));
     assert_int_equal(bytes, 8000);
@@ -299,7 +295,7 @@ static void config_names_resolve(void **state) {
     assert_int_equal(v, 6);
     /* scan reads vectors_per_thread and no blocks_per_sm */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, launch_options_from_config(NULL, "test", &c, scan_config_names, &o));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "loads_in_flight"));
+    assert_non_null(strstr(ptxkit_last_error(), "loads_in_flight"));
     ptxkit_config s = {0};
     ptxkit_config_set(&s, "vectors_per_thread", 7);
     assert_status(PTXKIT_SUCCESS, launch_options_from_config(NULL, "test", &s, scan_config_names, &o));
@@ -316,7 +312,7 @@ static void config_names_resolve(void **state) {
                 g.split_k == 6);
     ptxkit_config_set(&t, "bm", -1);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, gemm_config_from(NULL, "test", &t, &g));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "bm"));
+    assert_non_null(strstr(ptxkit_last_error(), "bm"));
 }
 
 /* The resolved configurations of reduce and scan, without a GPU: given
@@ -353,7 +349,7 @@ static void reduce_scan_config_get(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, NULL));
     ptxkit_config_set(&in, "loads_in_flight", 17); /* over REDUCE_MAX_UNROLL */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, &out));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "loads_in_flight"));
+    assert_non_null(strstr(ptxkit_last_error(), "loads_in_flight"));
 
     ptxkit_config sin = {0};
     ptxkit_config_set(&sin, "path", PTXKIT_PATH_JIT);

@@ -29,7 +29,7 @@ static void load_ops(void **state) {
     ptxkit_load_op op;
     assert_null(ptxkit_load_op_name(PTXKIT_LOAD_OP_COUNT));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_load_op_parse("lc", &op));
-    assert_non_null(strstr(ptxkit_last_error(NULL), "'lc'"));
+    assert_non_null(strstr(ptxkit_last_error(), "'lc'"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_load_op_parse(NULL, &op));
 }
 
@@ -56,7 +56,7 @@ static void null_contexts(void **state) {
     ptxkit_config used;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &used));
-    assert_string_not_equal(ptxkit_last_error(NULL), "");
+    assert_string_not_equal(ptxkit_last_error(), "");
 }
 
 static void open_without_gpu_says_why(void **state) {
@@ -69,7 +69,7 @@ static void open_without_gpu_says_why(void **state) {
     }
     assert_null(ctx);
     assert_true(st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER);
-    const char *why = ptxkit_last_error(NULL);
+    const char *why = ptxkit_last_error();
     assert_true(strstr(why, "libcuda.so.1") || strstr(why, "cuInit") || strstr(why, "stub"));
     assert_null(strchr(why, '\n'));
 }
@@ -84,17 +84,17 @@ static void copy_arguments(void **state) {
     assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy(ctx, UINT64_MAX - 8, 4096, 64, NULL, NULL));
     assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy(ctx, 4096, UINT64_MAX - 8, 64, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 4096, 4100, 64, NULL, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "overlap"));
+    assert_non_null(strstr(ptxkit_last_error(), "overlap"));
     int bad_blocks[] = {-32, 1, 31, 48, 100, 2048, 4096};
     for (size_t i = 0; i < sizeof bad_blocks / sizeof bad_blocks[0]; i++) {
         assert_status(PTXKIT_SUCCESS, ptxkit_config_set(&o, "block_size", bad_blocks[i]));
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-        assert_non_null(strstr(ptxkit_last_error(ctx), "block_size"));
+        assert_non_null(strstr(ptxkit_last_error(), "block_size"));
     }
     ctx->info.max_threads_per_block = 512;
     ptxkit_config_set(&o, "block_size", 1024);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "limit"));
+    assert_non_null(strstr(ptxkit_last_error(), "limit"));
     /* each out-of-range value is refused naming its parameter */
     static const struct {
         const char *name;
@@ -105,7 +105,7 @@ static void copy_arguments(void **state) {
         o = (ptxkit_config){0};
         ptxkit_config_set(&o, bad[i].name, bad[i].value);
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-        assert_non_null(strstr(ptxkit_last_error(ctx), bad[i].name));
+        assert_non_null(strstr(ptxkit_last_error(), bad[i].name));
     }
 }
 
@@ -134,20 +134,32 @@ static void memory_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, (void *)1, NULL));
 }
 
-static void error_messages_are_per_context(void **state) {
+/* One channel: a failure with a context and one without land in the same
+ * thread-local message; a success leaves it; ptxkit_last_error_set sets
+ * and (NULL) clears it. */
+static void error_messages_are_the_threads(void **state) {
     (void)state;
     ptxkit_context *ctx = test_fake_context();
-    clear_error(ctx);
-    clear_error(NULL);
-    record_error(ctx, PTXKIT_ERROR_IO, "context message %d", 1);
-    assert_string_equal(ptxkit_last_error(ctx), "context message 1");
-    assert_string_equal(ptxkit_last_error(NULL), "");
+    assert_status(PTXKIT_ERROR_IO, record_error(ctx, PTXKIT_ERROR_IO, "context message %d", 1));
+    assert_string_equal(ptxkit_last_error(), "context message 1");
+    record_error(NULL, PTXKIT_ERROR_IO, "no context");
+    assert_string_equal(ptxkit_last_error(), "no context");
+    ptxkit_load_op op;
+    assert_status(PTXKIT_SUCCESS, ptxkit_load_op_parse("cg", &op));
+    assert_string_equal(ptxkit_last_error(), "no context"); /* successes do not clear it */
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_last_error_set(PTXKIT_ERROR_NOT_FOUND, "mylib_run: %d", 7));
+    assert_string_equal(ptxkit_last_error(), "mylib_run: 7");
+    /* arguments may point into the message itself */
+    ptxkit_last_error_set(PTXKIT_ERROR_IO, "outer: %s", ptxkit_last_error());
+    assert_string_equal(ptxkit_last_error(), "outer: mylib_run: 7");
+    assert_status(PTXKIT_SUCCESS, ptxkit_last_error_set(PTXKIT_SUCCESS, NULL));
+    assert_string_equal(ptxkit_last_error(), "");
     /* A long message is cut, never overflowed. */
     char big[PTXKIT_ERROR_SIZE * 2];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
     record_error(ctx, PTXKIT_ERROR_COMPILE, "%s", big);
-    assert_int_equal(strlen(ptxkit_last_error(ctx)), PTXKIT_ERROR_SIZE - 1);
+    assert_int_equal(strlen(ptxkit_last_error()), PTXKIT_ERROR_SIZE - 1);
 }
 
 /* Fields a later header may add live in `reserved`: set ones are refused,
@@ -159,18 +171,18 @@ static void reserved_fields_must_be_zero(void **state) {
     ptxkit_config o = {0};
     ptxkit_config_set(&o, "loads_in_flight", 4); /* reduce's, not copy's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(ctx, 8192, 4096, 64, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "loads_in_flight"));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "unknown parameter"));
+    assert_non_null(strstr(ptxkit_last_error(), "loads_in_flight"));
+    assert_non_null(strstr(ptxkit_last_error(), "unknown parameter"));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "bm", 64); /* gemm's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "bm"));
+    assert_non_null(strstr(ptxkit_last_error(), "bm"));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "block_size", 64);
     ptxkit_config_set(&o, "tile", 64); /* transpose's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "tile"));
+    assert_non_null(strstr(ptxkit_last_error(), "tile"));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "blocks_per_sm", 2); /* scan has one block per tile */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -181,21 +193,21 @@ static void reserved_fields_must_be_zero(void **state) {
     ptxkit_config_set(&o, "tile", 48);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_transpose(ctx, PTXKIT_FLOAT32, 8192, 4096, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "tile"));
+    assert_non_null(strstr(ptxkit_last_error(), "tile"));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "BM", 64); /* the database's spelling, not the call's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0,
                                                              4096, 4, 8192, 4, 0.0, 16384, 4, &o, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "BM"));
+    assert_non_null(strstr(ptxkit_last_error(), "BM"));
     ptxkit_tune_options t = {0};
     t.reserved[0] = 7;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune(ctx, "copy", NULL, 1024, 1024, &t, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    assert_non_null(strstr(ptxkit_last_error(), "reserved"));
     ptxkit_module_options m = {0};
     m.reserved[1] = 1;
     ptxkit_module *module;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_load(ctx, ".version 8.0\n", 0, &m, &module));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "reserved"));
+    assert_non_null(strstr(ptxkit_last_error(), "reserved"));
     ptxkit_tune_report *report = NULL;
     assert_ok(NULL, ptxkit_tune_report_create(&report));
     assert_int_equal(ptxkit_tune_report_size_count(report), 0);
@@ -265,11 +277,11 @@ static void l2_arguments(void **state) {
     ptxkit_context *ctx = test_fake_context();
     ctx->arch = 75; /* no set-aside, no windows: UNSUPPORTED, saying why */
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_get(ctx, &bytes, &max));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "sm_75"));
+    assert_non_null(strstr(ptxkit_last_error(), "sm_75"));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_set(ctx, 1 << 20, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_l2_persisting_reset(ctx));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_access_window_set(ctx, stream, &w));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "access policy windows"));
+    assert_non_null(strstr(ptxkit_last_error(), "access policy windows"));
 
     ctx->arch = 90;
     ctx->info.persisting_l2_max_bytes = 3 << 20;
@@ -278,12 +290,12 @@ static void l2_arguments(void **state) {
     assert_status(PTXKIT_SUCCESS, ptxkit_l2_persisting_get(ctx, NULL, &max));
     assert_int_equal(max, 3 << 20);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(ctx, (3 << 20) + 1, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "3145728"));
+    assert_non_null(strstr(ptxkit_last_error(), "3145728"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_l2_persisting_set(ctx, PTXKIT_L2_PERSISTING_MAX - 1, NULL));
 
     /* the default stream takes no attributes */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_set(ctx, NULL, &w));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "default stream"));
+    assert_non_null(strstr(ptxkit_last_error(), "default stream"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, NULL, &w));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_access_window_get(ctx, stream, NULL));
 
@@ -302,7 +314,7 @@ static void l2_arguments(void **state) {
     for (int i = 0; i < 9; i++) {
         if (ptxkit_stream_access_window_set(ctx, stream, &bad[i]) != PTXKIT_ERROR_INVALID_ARGUMENT)
             fail_msg("malformed window %d was not refused", i);
-        assert_true(strlen(ptxkit_last_error(ctx)) > 10);
+        assert_true(strlen(ptxkit_last_error()) > 10);
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, access_window_check(ctx, &bad[i]));
     }
     assert_status(PTXKIT_SUCCESS, access_window_check(ctx, &w));
@@ -315,7 +327,7 @@ int main(void) {
         cmocka_unit_test(status_strings),  cmocka_unit_test(load_ops),
         cmocka_unit_test(null_contexts),   cmocka_unit_test(open_without_gpu_says_why),
         cmocka_unit_test(copy_arguments),  cmocka_unit_test(memory_arguments),
-        cmocka_unit_test(error_messages_are_per_context), cmocka_unit_test(dtypes),
+        cmocka_unit_test(error_messages_are_the_threads), cmocka_unit_test(dtypes),
         cmocka_unit_test(reserved_fields_must_be_zero), cmocka_unit_test(l2_arguments),
         cmocka_unit_test(environment_notes_and_cache_limit),
     };

@@ -68,7 +68,7 @@ static void bad_arguments(void **state) {
     /* unknown flags, out pointers cleared */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0x10, 0, &s));
     assert_null(s);
-    assert_non_null(strstr(ptxkit_last_error(ctx), "flags"));
+    assert_non_null(strstr(ptxkit_last_error(), "flags"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0, 0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create_ex(ctx, 4, &e));
     assert_null(e);
@@ -96,7 +96,7 @@ static void bad_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_query(ctx, NULL));
     /* graphs: the legacy stream is never captured */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_begin(ctx, NULL));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "legacy"));
+    assert_non_null(strstr(ptxkit_last_error(), "legacy"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_end(ctx, s, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_update(ctx, NULL, s, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_launch(ctx, NULL, NULL));
@@ -120,7 +120,7 @@ static void no_driver_entries(void **state) {
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_BLOCKING, 0, &s));
     assert_null(s);
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_priority_range_get(ctx, &lo, &hi));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "cuCtxGetStreamPriorityRange"));
+    assert_non_null(strstr(ptxkit_last_error(), "cuCtxGetStreamPriorityRange"));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_priority_get(ctx, NULL, &p));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_query(ctx, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_func_launch(ctx, NULL, host_fn, NULL));
@@ -147,7 +147,7 @@ static void capture_refusals(void **state) {
     uint32_t result;
     capture_thread_begun((CUstream)0x1234);
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
-    assert_non_null(strstr(ptxkit_last_error(ctx), "ptxkit_malloc"));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_malloc"));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, 4096));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, &h));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_free(ctx, buf));

@@ -827,7 +827,6 @@ static void test_lookup_and_apply(void **state) {
     (void)state;
     ptxkit_context ctx;
     memset(&ctx, 0, sizeof ctx);
-    pthread_mutex_init(&ctx.error_lock, NULL);
     pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info = h100_info();
     char path[512], msg[640];
@@ -893,7 +892,6 @@ static void test_lookup_and_apply(void **state) {
     unsetenv("PTXKIT_TUNE_DB");
     context_states_release(&ctx); /* what closing a context does */
     pthread_mutex_destroy(&ctx.state_lock);
-    pthread_mutex_destroy(&ctx.error_lock);
 }
 
 /* Tuning data are state: a 0.2 database and record in the cache directory
@@ -915,7 +913,6 @@ static int state_child(const char *cache, const char *state_dir) {
     setenv("PTXKIT_CACHE", "off", 1);
     ptxkit_context ctx;
     memset(&ctx, 0, sizeof ctx);
-    pthread_mutex_init(&ctx.error_lock, NULL);
     pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info = h100_info();
     tune_config c;

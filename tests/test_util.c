@@ -19,7 +19,7 @@ void test_require_gpu(void) {
     if (gpu_ctx) return;
     ptxkit_status st = ptxkit_context_open(0, &gpu_ctx);
     if (st != PTXKIT_SUCCESS) {
-        printf("skipped: no GPU (%s: %s)\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
+        printf("skipped: no GPU (%s: %s)\n", ptxkit_status_string(st), ptxkit_last_error());
         exit(TEST_SKIP_EXIT);
     }
 }
@@ -93,7 +93,6 @@ bool test_write_file(const char *path, const void *data, size_t size) {
 ptxkit_context *test_fake_context(void) {
     static ptxkit_context ctx;
     memset(&ctx, 0, sizeof ctx);
-    pthread_mutex_init(&ctx.error_lock, NULL);
     pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info.max_threads_per_block = 1024;
     ctx.info.sm_count = 132;

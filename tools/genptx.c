@@ -29,7 +29,7 @@ static char *plain_ptx(const char *family, ptxkit_load_op op) {
     const char *defines[] = {define};
     compile_output out;
     if (compile_family(NULL, family, defines, 1, PTX_ARCH, true, NULL, 0, &out) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit-genptx: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit-genptx: %s\n", ptxkit_last_error());
         return NULL;
     }
     char *text = malloc(out.size + 1);

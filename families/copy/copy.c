@@ -58,7 +58,7 @@ static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr 
                               const launch_options *options, ptxkit_stream *stream) {
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_copy");
     if (bytes == 0) return PTXKIT_SUCCESS;
     if (!dst || !src) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: NULL device pointer");
     if (dst + bytes < dst || src + bytes < src)
@@ -70,7 +70,7 @@ static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr 
     const long long alignment = (long long)((dst - src) & 15);
     launch_memo_key key = launch_memo_key_for(&copy_family, &opt, &alignment, 1, bytes);
     launch_memo_value L;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_copy");
     if (!launch_memo_find(ctx, &key, &L)) {
         /* a first kernel load and auto-tuning are what a capture must be
          * kept from (runtime/stream_scratch.h); a remembered launch does
@@ -96,7 +96,7 @@ static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr 
     st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, 0, stream, args);
 done:
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_copy");
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */

@@ -379,11 +379,11 @@ ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op
                        double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles, ptxkit_stream *stream) {
     capture_guard guard;
     ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_gemm");
     st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true,
                        guard.capturing);
     capture_guard_leave(ctx, &guard);
-    return st;
+    return name_failure(st, "ptxkit_gemm");
 }
 
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
@@ -434,7 +434,7 @@ ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
                             (int)op_b);
     gemm_config tiles;
     ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_prepare", config, &tiles);
-    return st == PTXKIT_SUCCESS ? gemm_prepare(ctx, type, op_a, op_b, &tiles) : st;
+    return st == PTXKIT_SUCCESS ? name_failure(gemm_prepare(ctx, type, op_a, op_b, &tiles), "ptxkit_gemm_prepare") : st;
 }
 
 ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,

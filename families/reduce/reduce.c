@@ -268,7 +268,8 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
                             ptxkit_dptr in, size_t n, const ptxkit_config *config, ptxkit_stream *stream) {
     launch_options o;
     ptxkit_status st = launch_options_from_config(ctx, "ptxkit_reduce", config, reduce_config_names, &o);
-    return st == PTXKIT_SUCCESS ? reduce_run(ctx, op, type, in, n, out, &o, stream, REDUCE_PASSES_AUTO) : st;
+    return st == PTXKIT_SUCCESS ? name_failure(reduce_run(ctx, op, type, in, n, out, &o, stream, REDUCE_PASSES_AUTO), "ptxkit_reduce")
+                                : st;
 }
 
 /* Resolution without a kernel: auto-tuning is paused (a question must not
@@ -286,7 +287,7 @@ ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op,
     tune_auto_pause(true);
     st = reduce_configure(ctx, op, type, n, &o, &c);
     tune_auto_pause(false);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, who);
     const bool jit = options_use_jit(&c.opt);
     if (!jit && c.opt.block_size && c.opt.block_size != REDUCE_DEFAULT_BLOCK)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
@@ -316,7 +317,7 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
     st = reduce_check_args(ctx, "ptxkit_reduce_to_host", op, type, in, n, 64);
     if (st == PTXKIT_SUCCESS) st = capture_thread_refuse(ctx, "ptxkit_reduce_to_host");
     if (st != PTXKIT_SUCCESS) return st;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_reduce_to_host");
     CUdeviceptr d = 0;
     CUresult r = ctx->cu->cuMemAlloc(&d, 8);
     if (r != CUDA_SUCCESS) {
@@ -329,7 +330,7 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
         ctx->cu->cuMemFree(d);
     }
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_reduce_to_host");
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */

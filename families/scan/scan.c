@@ -466,7 +466,7 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
                           ptxkit_stream *stream) {
     launch_options o;
     ptxkit_status st = launch_options_from_config(ctx, "ptxkit_scan", config, scan_config_names, &o);
-    return st == PTXKIT_SUCCESS ? scan_run(ctx, kind, op, type, in, n, out, &o, stream, NULL) : st;
+    return st == PTXKIT_SUCCESS ? name_failure(scan_run(ctx, kind, op, type, in, n, out, &o, stream, NULL), "ptxkit_scan") : st;
 }
 
 /* Resolution without a kernel, as ptxkit_reduce_config_get. */
@@ -482,7 +482,7 @@ ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, p
     tune_auto_pause(true);
     st = scan_configure(ctx, op, type, n, &o, NULL, &c);
     tune_auto_pause(false);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, who);
     const bool jit = options_use_jit(&c.opt);
     if (!jit && c.block != SCAN_DEFAULT_BLOCK)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,

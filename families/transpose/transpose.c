@@ -367,9 +367,10 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
                                     ptxkit_stream *stream) {
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
     if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve says why */
-        return transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0});
+        return name_failure(transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0}),
+                            "ptxkit_transpose");
     /* what transpose_resolve gives depends on the shape through its class
      * and the tuning bucket only */
     const long long selectors[3] = {type, kind, transpose_shape_aligned(type, rows, cols)};
@@ -385,10 +386,10 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
         /* auto-tuning is what a capture must be kept from: only a resolution asks */
         launch_options used;
         capture_guard guard;
-        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return st;
+        if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
         st = transpose_resolve(ctx, type, rows, cols, kind, &opt, &used, &config);
         capture_guard_leave(ctx, &guard);
-        if (st != PTXKIT_SUCCESS) return st;
+        if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
         opt = used;
         R = (launch_memo_value){.block = opt.block_size, .wave = (unsigned)opt.vector_bytes,
                                 .extra = {(size_t)config.tile, (size_t)config.block_size, (size_t)config.vector_bytes,
@@ -396,7 +397,7 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
         /* a capture paused auto-tuning: its resolution is not the bucket's */
         if (!guard.capturing) launch_memo_store(ctx, &key, &R);
     }
-    return transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream);
+    return name_failure(transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream), "ptxkit_transpose");
 }
 
 ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
@@ -570,12 +571,13 @@ ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type
                                           ptxkit_transpose_kind kind, const ptxkit_config *cfg, ptxkit_config *out) {
     if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: out is NULL");
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: unknown kind %d", (int)kind);
     launch_options opt;
     ptxkit_status st = transpose_options(ctx, "ptxkit_transpose_config_get", cfg, &opt);
     if (st != PTXKIT_SUCCESS) return st;
     transpose_config config;
-    if ((st = transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &config)) != PTXKIT_SUCCESS) return st;
+    if ((st = transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &config)) != PTXKIT_SUCCESS)
+        return name_failure(st, "ptxkit_transpose_config_get");
     memset(out, 0, sizeof *out);
     ptxkit_config_set(out, "tile", config.tile);
     ptxkit_config_set(out, "block_size", config.block_size);

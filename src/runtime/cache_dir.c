@@ -54,7 +54,7 @@ ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
     if (cache_dir_disabled()) return PTXKIT_SUCCESS;
     if (!cache_dir_configured(buf, size)) {
         buf[0] = 0;
-        return record_error(NULL, PTXKIT_ERROR_IO, "no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
+        return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_cache_dir: no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
     }
     return PTXKIT_SUCCESS;
 }

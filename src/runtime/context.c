@@ -27,7 +27,7 @@ ptxkit_status ptxkit_device_count(int *count) {
     const cuda_driver *cu = driver_or_error(&st);
     if (!cu) return st == PTXKIT_ERROR_NO_DEVICE ? PTXKIT_SUCCESS : st;
     CUresult r = cu->cuDeviceGetCount(count);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "cuDeviceGetCount");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "ptxkit_device_count: cuDeviceGetCount");
 }
 
 static int attr(ptxkit_context *ctx, CUdevice_attribute a) {
@@ -76,11 +76,9 @@ static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {
     ptxkit_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "context: out of host memory");
     ctx->cu = cu;
-    pthread_mutex_init(&ctx->error_lock, NULL);
     pthread_mutex_init(&ctx->state_lock, NULL);
     ctx->registry = module_registry_create();
     if (!ctx->registry) {
-        pthread_mutex_destroy(&ctx->error_lock);
         free(ctx);
         return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "context: out of host memory");
     }
@@ -89,7 +87,6 @@ static ptxkit_status context_new(const cuda_driver *cu, ptxkit_context **out) {
 }
 
 static void context_free(ptxkit_context *ctx) {
-    pthread_mutex_destroy(&ctx->error_lock);
     pthread_mutex_destroy(&ctx->state_lock);
     free(ctx);
 }
@@ -177,7 +174,7 @@ void context_leave(ptxkit_context *ctx) {
     ctx->cu->cuCtxPopCurrent(&popped);
 }
 
-ptxkit_status ptxkit_context_enter(ptxkit_context *ctx) { return context_enter(ctx); }
+ptxkit_status ptxkit_context_enter(ptxkit_context *ctx) { return name_failure(context_enter(ctx), "ptxkit_context_enter"); }
 
 ptxkit_status ptxkit_context_leave(ptxkit_context *ctx) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_leave: context is NULL");
@@ -207,15 +204,8 @@ ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx) {
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuCtxSynchronize();
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuCtxSynchronize");
-}
-
-/* Written under error_lock by concurrent loads: the caller gets its own copy. */
-const char *ptxkit_context_jit_log(const ptxkit_context *ctx) {
-    static _Thread_local char copy[sizeof ctx->jit_log];
-    if (!ctx) return "";
-    context_text_copy(ctx, ctx->jit_log, copy, sizeof copy);
-    return copy;
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(ctx, r, "ptxkit_context_synchronize: cuCtxSynchronize");
 }
 
 /* A state, once made, stays until the context closes (which runs alone):

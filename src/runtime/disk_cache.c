@@ -523,7 +523,7 @@ ptxkit_status ptxkit_cache_purge(void) {
     for (size_t i = 0; i < entry_count; i++) {
         const char *failed = NULL;
         int e = remove_group(list, &entries[i], &failed);
-        if (e) st = record_error(NULL, PTXKIT_ERROR_IO, "kernel cache: cannot remove %s: %s", failed, strerror(e));
+        if (e) st = record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_cache_purge: cannot remove %s: %s", failed, strerror(e));
     }
     free(list);
     free(entries);

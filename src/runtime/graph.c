@@ -174,7 +174,7 @@ ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxk
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuGraphLaunch(graph->exec, stream_handle(stream));
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuGraphLaunch");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_graph_launch: cuGraphLaunch");
 }
 
 ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count) {
@@ -185,7 +185,7 @@ ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *gra
     size_t n = 0;
     CUresult r = ctx->cu->cuGraphGetNodes(graph->graph, NULL, &n);
     context_leave(ctx);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "cuGraphGetNodes");
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "ptxkit_graph_node_count_get: cuGraphGetNodes");
     *count = n;
     return PTXKIT_SUCCESS;
 }

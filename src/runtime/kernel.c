@@ -17,7 +17,7 @@
 #include "runtime/registry.h"
 #include "runtime/status.h"
 
-ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn) {
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn, const char *jit_log) {
     ptxkit_kernel *k = calloc(1, sizeof *k);
     if (!k) {
         record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
@@ -25,6 +25,7 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
     }
     k->ctx = ctx;
     k->fn = fn;
+    k->jit_log = jit_log;
     if (ctx->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS)
         k->max_threads = ctx->info.max_threads_per_block;
     if (ctx->cu->cuFuncGetAttribute(&k->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) !=
@@ -36,6 +37,8 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
 }
 
 void *ptxkit_kernel_handle(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
+
+const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *k) { return k && k->jit_log ? k->jit_log : ""; }
 
 ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attributes *out) {
     if (!k || !out) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_attributes_get: NULL argument");
@@ -57,7 +60,7 @@ ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attri
     if (st != PTXKIT_SUCCESS) return st;
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0] && st == PTXKIT_SUCCESS; i++) {
         CUresult r = k->ctx->cu->cuFuncGetAttribute(wanted[i].value, wanted[i].attribute, k->fn);
-        if (r != CUDA_SUCCESS) st = record_cuda_error(k->ctx, r, "cuFuncGetAttribute");
+        if (r != CUDA_SUCCESS) st = record_cuda_error(k->ctx, r, "ptxkit_kernel_attributes_get: cuFuncGetAttribute");
     }
     context_leave(k->ctx);
     return st;
@@ -83,7 +86,8 @@ ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *k, int block_threads, size_
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = k->ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k->fn, block_threads, shared);
     context_leave(k->ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(k->ctx, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(k->ctx, r, "ptxkit_kernel_occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor");
 }
 
 /* ---- resident blocks per SM ----------------------------------------------
@@ -174,7 +178,8 @@ ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *k, size_t sha
     int grid = 0, block = 0;
     CUresult r = k->ctx->cu->cuOccupancyMaxPotentialBlockSize(&grid, &block, k->fn, NULL, shared, 0);
     context_leave(k->ctx);
-    if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuOccupancyMaxPotentialBlockSize");
+    if (r != CUDA_SUCCESS)
+        return record_cuda_error(k->ctx, r, "ptxkit_kernel_max_occupancy_block_get: cuOccupancyMaxPotentialBlockSize");
     *block_threads = block;
     if (min_grid) *min_grid = grid;
     return PTXKIT_SUCCESS;
@@ -196,7 +201,7 @@ ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *k, size_t *count, size_t *
         size_t offset = 0, size = 0;
         CUresult r = k->ctx->cu->cuFuncGetParamInfo(k->fn, i, &offset, &size);
         if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
-        if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncGetParamInfo");
+        if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "ptxkit_kernel_params_get: cuFuncGetParamInfo");
         if (i < capacity) {
             offsets[i] = offset;
             sizes[i] = size;
@@ -249,12 +254,13 @@ ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *k, size_t byte
     size_t limit = (size_t)k->ctx->info.shared_per_block_optin;
     if (bytes + (size_t)a.static_shared_bytes > limit || bytes > (size_t)INT32_MAX)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "%zu bytes of dynamic shared memory plus the kernel's %d static bytes exceed this GPU's "
+                            "ptxkit_kernel_set_max_dynamic_shared: %zu bytes of dynamic shared memory plus the kernel's %d static bytes exceed this GPU's "
                             "opt-in limit of %zu per block", bytes, a.static_shared_bytes, limit);
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = k->ctx->cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
     context_leave(k->ctx);
-    if (r != CUDA_SUCCESS) return record_cuda_error(k->ctx, r, "cuFuncSetAttribute(max dynamic shared memory)");
+    if (r != CUDA_SUCCESS)
+        return record_cuda_error(k->ctx, r, "ptxkit_kernel_set_max_dynamic_shared: cuFuncSetAttribute(max dynamic shared memory)");
     k->max_dynamic_shared = (int)bytes;
     return PTXKIT_SUCCESS;
 }
@@ -303,7 +309,7 @@ static ptxkit_status launch_failed(ptxkit_context *ctx, CUresult r, const ptxkit
     snprintf(what, sizeof what, "launch (grid %ux%ux%u, block %ux%ux%u, %zu B dynamic shared)", g->x, g->y, g->z, b->x,
              b->y, b->z, shared);
     ptxkit_status st = record_cuda_error(ctx, r, what);
-    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error(ctx)) : st;
+    return st == PTXKIT_ERROR_DRIVER ? record_error(ctx, PTXKIT_ERROR_LAUNCH, "%s", ptxkit_last_error()) : st;
 }
 
 /* The checked launch itself, with k's context current. */
@@ -353,10 +359,12 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
         if (!c.y) c.y = 1;
         if (!c.z) c.z = 1;
         if (ctx->arch < 90)
-            return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "thread-block clusters need sm_90, this GPU is sm_%d", ctx->arch);
+            return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                                "ptxkit_launch_ex: thread-block clusters need sm_90, this GPU is sm_%d", ctx->arch);
         if (grid.x % c.x || grid.y % c.y || grid.z % c.z)
             return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "cluster %ux%ux%u does not divide the grid %ux%ux%u", c.x, c.y, c.z, grid.x, grid.y, grid.z);
+                                "ptxkit_launch_ex: cluster %ux%ux%u does not divide the grid %ux%ux%u", c.x, c.y, c.z,
+                                grid.x, grid.y, grid.z);
         attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attrs[count].value.clusterDim.x = c.x;
         attrs[count].value.clusterDim.y = c.y;
@@ -386,7 +394,7 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
     context_leave(ctx);
     if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "cooperative launch: %u blocks cannot all be resident at once (see ptxkit_kernel_grid_size)",
+                            "ptxkit_launch_ex: cooperative launch: %u blocks cannot all be resident at once (see ptxkit_kernel_grid_size)",
                             grid.x * grid.y * grid.z);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver or GPU does not support these attributes");

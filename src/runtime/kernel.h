@@ -11,9 +11,10 @@
 #include "ptxkit.h"
 #include "runtime/cache_key.h"
 
-/* The kernel object for fn, registered under key (created on first use);
- * NULL (error recorded) when out of memory or the driver fails. */
-ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn);
+/* The kernel object for fn, registered under key (created on first use),
+ * with its module's load log (registry-owned); NULL (error recorded) when
+ * out of memory or the driver fails. */
+ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn, const char *jit_log);
 
 /* Grid for a grid-stride kernel: resident blocks per SM (from occupancy,
  * asked of the driver once per context and kernel shape; capped by

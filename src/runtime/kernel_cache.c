@@ -193,9 +193,11 @@ static void describe(const kernel_request *req, char *out, size_t size) {
 /* A compiled program's image (and, for name expressions, their lowered
  * names: a malloc'd array, see request_names): from disk, else NVRTC (then
  * stored on disk). The names are a file of the image's entry, checked with
- * it: an entry without its names is a miss, never a wrong name. */
+ * it: an entry without its names is a miss, never a wrong name. A fresh
+ * compile's NVRTC log (warnings), if any, goes into nvrtc_log (may be NULL;
+ * cut to its size), for the kernel's JIT log; a disk hit has none. */
 static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *req, const cache_key *key, void **image,
-                                    bool *is_cubin, char ***lowered) {
+                                    bool *is_cubin, char ***lowered, char *nvrtc_log, size_t nvrtc_log_size) {
     const char *const *names;
     int count = request_names(req, &names);
     *lowered = NULL;
@@ -222,6 +224,8 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
     }
     compile_output out;
     ptxkit_status st = compile_source(ctx, &creq, ctx->arch, false, &out);
+    if (st == PTXKIT_SUCCESS && nvrtc_log && nvrtc_log_size && out.log && out.log[0])
+        snprintf(nvrtc_log, nvrtc_log_size, "%s", out.log);
     if (st == PTXKIT_SUCCESS && count == 1) {
         out.lowered_names = calloc(1, sizeof *out.lowered_names);
         if (!out.lowered_names) {
@@ -257,7 +261,7 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
  * NULL). */
 static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request *req, const cache_key *key,
                                       CUmodule *module, ptx_rewrite_stats *stats, char ***lowered) {
-    char what[1200];
+    char what[1200], log[4096], nvrtc_log[2048] = "";
     describe(req, what, sizeof what);
     void *image = NULL;
     bool is_ptx = false;
@@ -265,7 +269,7 @@ static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request 
     switch (req->kind) {
     case KERNEL_FROM_PROGRAM: {
         bool is_cubin = false;
-        st = compiled_image(ctx, req, key, &image, &is_cubin, lowered);
+        st = compiled_image(ctx, req, key, &image, &is_cubin, lowered, nvrtc_log, sizeof nvrtc_log);
         is_ptx = !is_cubin;
         break;
     }
@@ -280,15 +284,19 @@ static ptxkit_status produce_and_load(ptxkit_context *ctx, const kernel_request 
         break;
     }
     case KERNEL_FROM_IMAGE:
-        st = load_image(ctx, what, req->image, false, module);
-        if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+        st = load_image(ctx, what, req->image, false, module, log, sizeof log);
+        if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module, log);
         return st;
     case KERNEL_FROM_MODULE:
         return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "kernel cache: the module is not loaded in this context");
     }
-    if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, is_ptx, module);
+    if (st == PTXKIT_SUCCESS) st = load_image(ctx, what, image, is_ptx, module, log, sizeof log);
     free(image);
-    if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module);
+    if (st == PTXKIT_SUCCESS && nvrtc_log[0]) { /* the compile's warnings after the load's line and log */
+        size_t used = strlen(log);
+        if (used + 1 < sizeof log) snprintf(log + used, sizeof log - used, "\nNVRTC log:\n%s", nvrtc_log);
+    }
+    if (st == PTXKIT_SUCCESS) *module = registry_add_module(ctx, key, *module, log);
     return st;
 }
 
@@ -325,7 +333,7 @@ ptxkit_status kernel_cache_program_module(ptxkit_context *ctx, const kernel_requ
      * that failed after loading): from disk, else NVRTC again */
     void *unused = NULL;
     bool is_cubin;
-    ptxkit_status st = compiled_image(ctx, req, key, &unused, &is_cubin, lowered);
+    ptxkit_status st = compiled_image(ctx, req, key, &unused, &is_cubin, lowered, NULL, 0);
     free(unused);
     return st;
 }
@@ -352,7 +360,7 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
          * never an error for a kernel that compiled. */
         void *unused = NULL;
         bool is_cubin;
-        st = compiled_image(ctx, req, &key, &unused, &is_cubin, &lowered);
+        st = compiled_image(ctx, req, &key, &unused, &is_cubin, &lowered, NULL, 0);
         free(unused);
     }
     const char *name = lowered ? lowered[0] : req->entry;
@@ -369,7 +377,7 @@ ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, p
     }
     const char *const *names;
     kernel_cache_names_free(lowered, request_names(req, &names));
-    if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn)) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS && (*out = kernel_object(ctx, &kernel_key, fn, registry_module_log(ctx, &key))) == NULL) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     context_leave(ctx);
     return st;
 }

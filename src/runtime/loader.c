@@ -1,6 +1,5 @@
 /* Loading an image into the context: the driver JIT's logs and wall time
  * are kept, and PTX newer than the driver is refused by name first. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +16,12 @@ static int cuda_for_ptx_isa(int major, int minor) {
     return 10000;
 }
 
-/* Loads an image; the driver's JIT info and error logs and the load's wall
- * time go into the error message on failure. */
-ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module) {
+/* Loads an image; the driver JIT's info and error logs and the load's wall
+ * time go into the error message on failure, and the description, wall
+ * time and info log into log. */
+ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module,
+                         char *log, size_t log_size) {
+    if (log_size) log[0] = 0;
     if (is_ptx) {
         int major = 0, minor = 0;
         const char *v = strstr((const char *)image, ".version ");
@@ -39,14 +41,12 @@ ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *imag
     void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log, (void *)(uintptr_t)sizeof error_log, NULL};
     CUresult r = ctx->cu->cuModuleLoadDataEx(module, image, 5, opts, values);
     memcpy(&wall_ms, &values[4], sizeof wall_ms);
-    pthread_mutex_lock(&ctx->error_lock);
     /* the description first, then as much of the driver's log as fits */
-    int head = snprintf(ctx->jit_log, sizeof ctx->jit_log, "%s: %s in %.3f ms (driver JIT wall time)", what,
-                        r == CUDA_SUCCESS ? "loaded" : "failed", wall_ms);
-    if (info_log[0] && head >= 0 && (size_t)head + 1 < sizeof ctx->jit_log)
-        snprintf(ctx->jit_log + head, sizeof ctx->jit_log - (size_t)head, "\n%.*s",
-                 (int)(sizeof ctx->jit_log - (size_t)head - 2), info_log);
-    pthread_mutex_unlock(&ctx->error_lock);
+    int head = log_size ? snprintf(log, log_size, "%s: %s in %.3f ms (driver JIT wall time)", what,
+                                   r == CUDA_SUCCESS ? "loaded" : "failed", wall_ms)
+                        : -1;
+    if (info_log[0] && head >= 0 && (size_t)head + 1 < log_size)
+        snprintf(log + head, log_size - (size_t)head, "\n%.*s", (int)(log_size - (size_t)head - 2), info_log);
     if (r != CUDA_SUCCESS) {
         char text[256];
         driver_error_text(ctx->cu, r, text, sizeof text);

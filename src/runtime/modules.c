@@ -93,7 +93,7 @@ ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *p, 
                 return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_module_get: '%s' is named twice",
                                     names[i]);
     }
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_program_module_get");
     kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = p, .defines = defines, .define_count = define_count,
                           .names = names, .name_count = name_count};
     cache_key key = kernel_cache_key(&req, KEY_MODULE, ctx->arch, ctx->cu->version);
@@ -102,7 +102,7 @@ ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *p, 
         *out = object;
         return PTXKIT_SUCCESS;
     }
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
+    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_program_module_get");
     CUmodule module = NULL;
     char **lowered = NULL;
     st = kernel_cache_program_module(ctx, &req, &module, &key, &lowered);
@@ -113,7 +113,7 @@ ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *p, 
     }
     kernel_cache_names_free(lowered, name_count);
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_program_module_get");
 }
 
 ptxkit_status ptxkit_module_kernel_get(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
@@ -133,11 +133,11 @@ ptxkit_status ptxkit_module_kernel_get(ptxkit_module *m, const char *entry, ptxk
                             symbol);
     /* every caller stores the same module: the kernel's key is the module's and the symbol's */
     if (st == PTXKIT_SUCCESS) __atomic_store_n(&(*out)->module, m, __ATOMIC_RELEASE);
-    return st;
+    return name_failure(st, "ptxkit_module_kernel_get");
 }
 
 ptxkit_status ptxkit_module_kernel(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
-    return ptxkit_module_kernel_get(m, entry, out);
+    return name_failure(ptxkit_module_kernel_get(m, entry, out), "ptxkit_module_kernel");
 }
 
 ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
@@ -148,15 +148,16 @@ ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *p, 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_kernel_get: %s is NULL", out ? "program" : "out");
     *out = NULL;
     ptxkit_status st = program_check_entry(ctx, entry, defines, define_count);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_program_kernel_get");
     ptxkit_module *m = NULL;
-    if ((st = ptxkit_program_module_get(ctx, p, &entry, 1, defines, define_count, &m)) != PTXKIT_SUCCESS) return st;
-    return ptxkit_module_kernel_get(m, entry, out);
+    if ((st = ptxkit_program_module_get(ctx, p, &entry, 1, defines, define_count, &m)) != PTXKIT_SUCCESS)
+        return name_failure(st, "ptxkit_program_kernel_get");
+    return name_failure(ptxkit_module_kernel_get(m, entry, out), "ptxkit_program_kernel_get");
 }
 
 ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
                                 int define_count, ptxkit_kernel **out) {
-    return ptxkit_program_kernel_get(ctx, p, entry, defines, define_count, out);
+    return name_failure(ptxkit_program_kernel_get(ctx, p, entry, defines, define_count, out), "ptxkit_kernel_get");
 }
 
 ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *k, ptxkit_module **out) {
@@ -313,7 +314,7 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
         return PTXKIT_SUCCESS;
     }
     ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_module_load");
     CUmodule module;
     ptx_rewrite_stats stats;
     st = kernel_cache_module(ctx, &req, &module, &stats);
@@ -327,7 +328,7 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
         if (!*out) st = record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_module_load: out of host memory");
     }
     context_leave(ctx);
-    return st;
+    return name_failure(st, "ptxkit_module_load");
 }
 
 ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *m, int *rewritten, int *kept) {

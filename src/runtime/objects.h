@@ -1,7 +1,7 @@
 /* The runtime's objects: what a context, a stream, a kernel and an event
  * are behind ptxkit.h's opaque types. Plain structs, read by every room of
  * the runtime and by the ops; the calls on them live in their rooms
- * (context.h, kernel.h, status.h for the context's last error). */
+ * (context.h, kernel.h, ...). */
 #ifndef PTXKIT_RUNTIME_OBJECTS_H
 #define PTXKIT_RUNTIME_OBJECTS_H
 
@@ -11,8 +11,6 @@
 
 #include "driver/driver.h"
 #include "ptxkit.h"
-
-#define PTXKIT_ERROR_SIZE 16384
 
 typedef struct module_registry module_registry; /* registry.h */
 
@@ -30,9 +28,6 @@ struct ptxkit_context {
     int arch;                   /* compute capability as 90 */
     ptxkit_device_info info;
     module_registry *registry;
-    pthread_mutex_t error_lock;
-    char error[PTXKIT_ERROR_SIZE];
-    char jit_log[4096];         /* the last module load: wall time, driver JIT info log */
     unsigned max_block[3], max_grid[3]; /* device launch limits */
     struct context_state {      /* per-context state of kernel families */
         const struct context_state_ops *ops;
@@ -59,6 +54,7 @@ struct ptxkit_stream {
 struct ptxkit_kernel {
     ptxkit_context *ctx;
     CUfunction fn;
+    const char *jit_log;      /* its module's load log, owned by the registry ("" or NULL: none) */
     int max_threads;          /* per block, for this kernel's resources */
     int max_dynamic_shared;   /* current limit, bytes */
     /* The module object it was taken from (set once, atomically, by

@@ -114,22 +114,22 @@ ptxkit_status ptxkit_program_create_from_file(const char *path, const ptxkit_hea
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create_from_file: NULL argument");
     *out = NULL;
     struct stat st;
-    if (stat(path, &st) != 0) return record_error(NULL, PTXKIT_ERROR_IO, "cannot read kernel source %s", path);
-    if (!S_ISREG(st.st_mode)) return record_error(NULL, PTXKIT_ERROR_IO, "kernel source %s is not a regular file", path);
+    if (stat(path, &st) != 0) return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_program_create_from_file: cannot read kernel source %s", path);
+    if (!S_ISREG(st.st_mode)) return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_program_create_from_file: kernel source %s is not a regular file", path);
     if ((size_t)st.st_size > MAX_SOURCE_BYTES)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel source %s is larger than %zu MiB", path,
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_create_from_file: kernel source %s is larger than %zu MiB", path,
                             MAX_SOURCE_BYTES >> 20);
     FILE *f = fopen(path, "rb");
-    if (!f) return record_error(NULL, PTXKIT_ERROR_IO, "cannot open kernel source %s", path);
+    if (!f) return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_program_create_from_file: cannot open kernel source %s", path);
     size_t size = (size_t)st.st_size;
     char *text = malloc(size + 1);
     size_t got = text ? fread(text, 1, size, f) : 0;
     fclose(f);
-    if (!text) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+    if (!text) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_program_create_from_file: out of host memory reading %s", path);
     text[got] = 0;
     if (got != size || strlen(text) != got) {
         free(text);
-        return record_error(NULL, PTXKIT_ERROR_IO, "kernel source %s: short read or a NUL byte in the text", path);
+        return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_program_create_from_file: kernel source %s: short read or a NUL byte in the text", path);
     }
     ptxkit_status s = ptxkit_program_create(path, text, headers, header_count, out);
     free(text);

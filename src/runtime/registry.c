@@ -17,6 +17,7 @@ typedef struct registry_entry {
     cache_key key;
     CUmodule module;
     void *object;            /* a ptxkit_kernel or ptxkit_module handed to the application */
+    char *log;               /* the module's load log (malloc'd, freed with the context), or NULL */
     bool used;
 } registry_entry;
 
@@ -47,6 +48,7 @@ void module_registry_destroy(ptxkit_context *ctx, module_registry *r) {
     if (!r) return;
     for (size_t i = 0; i < r->module_count; i++) ctx->cu->cuModuleUnload(r->modules[i]);
     for (size_t i = 0; i < r->object_count; i++) free(r->objects[i]);
+    for (size_t i = 0; i < r->capacity; i++) free(r->slots[i].log);
     free(r->objects);
     pthread_mutex_destroy(&r->lock);
     free(r->modules);
@@ -83,7 +85,7 @@ static registry_entry registry_insert(module_registry *r, const cache_key *key, 
     if (e->used) return *e;
     if ((r->count + 1) * 2 > r->capacity) {
         registry_entry *grown = calloc(r->capacity * 2, sizeof *grown);
-        if (!grown) return (registry_entry){*key, module, NULL, false};
+        if (!grown) return (registry_entry){*key, module, NULL, NULL, false};
         for (size_t i = 0; i < r->capacity; i++)
             if (r->slots[i].used) *probe(grown, r->capacity * 2, &r->slots[i].key) = r->slots[i];
         free(r->slots);
@@ -91,16 +93,17 @@ static registry_entry registry_insert(module_registry *r, const cache_key *key, 
         r->capacity *= 2;
         e = probe(r->slots, r->capacity, key);
     }
-    *e = (registry_entry){*key, module, NULL, true};
+    *e = (registry_entry){*key, module, NULL, NULL, true};
     r->count++;
     *inserted = true;
     return *e;
 }
 
-/* Registers a freshly loaded module. When another thread registered the same
- * image first, ours is unloaded and theirs returned. */
-CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module) {
+/* Registers a freshly loaded module with its load log. When another thread
+ * registered the same image first, ours is unloaded and theirs returned. */
+CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module, const char *log) {
     module_registry *r = ctx->registry;
+    char *log_copy = log && log[0] ? strdup(log) : NULL; /* no memory: the kernel reads "" */
     pthread_mutex_lock(&r->lock);
     bool tracked = true;
     if (r->module_count == r->module_capacity) {
@@ -115,8 +118,14 @@ CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule
     }
     bool inserted = false;
     registry_entry e = tracked ? registry_insert(r, key, module, &inserted) : (registry_entry){.module = module};
-    if (inserted) r->modules[r->module_count++] = module;
+    if (inserted) {
+        r->modules[r->module_count++] = module;
+        registry_entry *slot = probe(r->slots, r->capacity, key);
+        slot->log = log_copy;
+        log_copy = NULL;
+    }
     pthread_mutex_unlock(&r->lock);
+    free(log_copy);
     if (e.module != module || !inserted) {
         if (e.module != module) ctx->cu->cuModuleUnload(module);
         return e.module; /* untracked (no memory): still usable, leaks at close */
@@ -130,6 +139,12 @@ bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUmodule *module
     if (module) *module = e.module;
     if (object) *object = e.object;
     return true;
+}
+
+const char *registry_module_log(ptxkit_context *ctx, const cache_key *key) {
+    registry_entry e;
+    /* the log is set with the module, under the lock, and never changes after */
+    return registry_find(ctx->registry, key, &e) && e.log ? e.log : "";
 }
 
 void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *object) {

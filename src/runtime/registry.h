@@ -17,10 +17,13 @@ void module_registry_destroy(ptxkit_context *ctx, module_registry *registry);
 /* What is registered under key: a module, an object handed out (either may
  * be NULL). False when nothing is. */
 bool registry_lookup(ptxkit_context *ctx, const cache_key *key, CUmodule *module, void **object);
-/* Registers a freshly loaded module under key (the context owns it from
- * now); when another thread registered the same key first, ours is
- * unloaded and theirs returned. */
-CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module);
+/* Registers a freshly loaded module under key with its load log (copied;
+ * may be NULL) (the context owns it from now); when another thread
+ * registered the same key first, ours is unloaded and theirs returned. */
+CUmodule registry_add_module(ptxkit_context *ctx, const cache_key *key, CUmodule module, const char *log);
+/* The load log registered with the module under key; "" when none. Lives
+ * as long as the context. */
+const char *registry_module_log(ptxkit_context *ctx, const cache_key *key);
 /* Registers a malloc'd object (freed with the context) under key; returns
  * the object now registered (another thread's, ours being freed), or NULL
  * when out of memory (ours freed). */

@@ -1,5 +1,4 @@
-/* Status strings and the per-context (or per-thread) last error. */
-#include <pthread.h>
+/* Status strings and the thread's last error. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,35 +39,44 @@ const char *ptxkit_status_string(ptxkit_status status) {
 
 int ptxkit_status_is_error(ptxkit_status status) { return status != PTXKIT_SUCCESS && status != PTXKIT_NOT_READY; }
 
+/* The one error channel: each thread's message of its own last failure.
+ * Thread-local, so no other thread's failure can replace it and reading it
+ * needs no lock. */
 static _Thread_local char thread_error[PTXKIT_ERROR_SIZE];
 
-static ptxkit_status vrecord(ptxkit_context *ctx, ptxkit_status status, const char *fmt, va_list ap) {
-    if (ctx) {
-        pthread_mutex_lock(&ctx->error_lock);
-        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-        pthread_mutex_unlock(&ctx->error_lock);
-    } else {
-        vsnprintf(thread_error, sizeof thread_error, fmt, ap);
-    }
+static ptxkit_status vrecord(ptxkit_status status, const char *fmt, va_list ap) {
+    /* the arguments may point into the message itself (a caller prefixing
+     * the last error): format into a copy first */
+    char text[PTXKIT_ERROR_SIZE];
+    vsnprintf(text, sizeof text, fmt, ap);
+    memcpy(thread_error, text, strlen(text) + 1);
     return status;
 }
 
 ptxkit_status record_error(ptxkit_context *ctx, ptxkit_status status, const char *fmt, ...) {
+    (void)ctx;
     va_list ap;
     va_start(ap, fmt);
-    vrecord(ctx, status, fmt, ap);
+    vrecord(status, fmt, ap);
     va_end(ap);
     return status;
 }
 
-void clear_error(ptxkit_context *ctx) {
-    if (ctx) {
-        pthread_mutex_lock(&ctx->error_lock);
-        ctx->error[0] = 0;
-        pthread_mutex_unlock(&ctx->error_lock);
-    } else {
-        thread_error[0] = 0;
-    }
+ptxkit_status name_failure(ptxkit_status status, const char *fn) {
+    if (!ptxkit_status_is_error(status)) return status;
+    size_t len = strlen(fn);
+    for (const char *at = strstr(thread_error, fn); at; at = strstr(at + 1, fn))
+        if (at[len] == ':') return status;
+    return record_error(NULL, status, "%s: %s", fn, thread_error);
+}
+
+ptxkit_status ptxkit_last_error_set(ptxkit_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (fmt) vrecord(status, fmt, ap);
+    else thread_error[0] = 0;
+    va_end(ap);
+    return status;
 }
 
 ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *what) {
@@ -119,38 +127,12 @@ ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *wha
                                                         : "");
 }
 
-/* Other threads may be recording into ctx->error while this one reads: the
- * reader gets its own copy, taken under the writers' lock, which only its own
- * later calls replace. */
-static _Thread_local char thread_copy[PTXKIT_ERROR_SIZE];
+const char *ptxkit_last_error(void) { return thread_error; }
 
-size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf, size_t size) {
-    pthread_mutex_t *lock = (pthread_mutex_t *)&ctx->error_lock; /* the lock is not part of the value */
-    pthread_mutex_lock(lock);
-    size_t len = strlen(text);
-    if (size) {
-        size_t n = len < size - 1 ? len : size - 1;
-        memcpy(buf, text, n);
-        buf[n] = 0;
-    }
-    pthread_mutex_unlock(lock);
+size_t ptxkit_last_error_copy(char *buf, size_t size) {
+    size_t len = strlen(thread_error);
+    if (buf && size) snprintf(buf, size, "%s", thread_error);
     return len;
-}
-
-const char *ptxkit_last_error(const ptxkit_context *ctx) {
-    if (!ctx) return thread_error;
-    context_text_copy(ctx, ctx->error, thread_copy, sizeof thread_copy);
-    return thread_copy;
-}
-
-size_t ptxkit_last_error_copy(const ptxkit_context *ctx, char *buf, size_t size) {
-    if (!buf) size = 0;
-    if (!ctx) {
-        size_t len = strlen(thread_error);
-        if (size) snprintf(buf, size, "%s", thread_error);
-        return len;
-    }
-    return context_text_copy(ctx, ctx->error, buf, size);
 }
 
 static const char *const load_op_names[PTXKIT_LOAD_OP_COUNT] = {"default", "ca", "cg", "cs", "lu", "cv", "nc"};
@@ -167,7 +149,8 @@ ptxkit_status ptxkit_load_op_parse(const char *name, ptxkit_load_op *out) {
             return PTXKIT_SUCCESS;
         }
     return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                        "unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)", name);
+                        "ptxkit_load_op_parse: unknown load cache operator '%s' (expected default, ca, cg, cs, lu, cv or nc)",
+                        name);
 }
 
 void ptxkit_versions_get(ptxkit_versions *out) {

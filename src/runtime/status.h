@@ -1,5 +1,5 @@
-/* Errors (status.c): the status of every call and the message recorded
- * for the context, or for the calling thread where there is none. */
+/* Errors (status.c): the status of every call and the calling thread's
+ * message of its last failure (ptxkit_last_error), the one error channel. */
 #ifndef PTXKIT_RUNTIME_STATUS_H
 #define PTXKIT_RUNTIME_STATUS_H
 
@@ -8,16 +8,21 @@
 #include "driver/driver.h"
 #include "ptxkit.h"
 
-/* Records a message for ctx (NULL: the thread's own) and returns status. */
+#define PTXKIT_ERROR_SIZE 16384 /* the longest message kept, NUL included */
+
+/* Records the calling thread's message and returns status. ctx plays no
+ * part in the message (the channel is the thread's, whatever the context);
+ * it is taken so that call sites name the context they failed on, as
+ * record_cuda_error needs it. */
 ptxkit_status record_error(ptxkit_context *ctx, ptxkit_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* For a public call whose failure a shared helper recorded (context_enter,
+ * check_launch_options ...), which cannot know the caller: prefixes the
+ * message with "fn: " unless it already names fn so. Returns status; a
+ * status that is not an error leaves the message. */
+ptxkit_status name_failure(ptxkit_status status, const char *fn);
 /* Maps a CUresult to a status and records "what: CUDA_ERROR_X: text". */
 ptxkit_status record_cuda_error(ptxkit_context *ctx, CUresult r, const char *what);
-/* Clears the context's (or thread's) last error. */
-void clear_error(ptxkit_context *ctx);
-/* Copies text (ctx->error or ctx->jit_log) into buf under ctx->error_lock,
- * truncated to size; returns its full length. */
-size_t context_text_copy(const ptxkit_context *ctx, const char *text, char *buf, size_t size);
 
 #define CU_CHECK(ctx, call, what)                                   \
     do {                                                            \

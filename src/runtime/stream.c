@@ -20,7 +20,7 @@ ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out) {
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         free(s);
-        return record_cuda_error(ctx, r, "cuStreamCreate");
+        return record_cuda_error(ctx, r, "ptxkit_stream_create: cuStreamCreate");
     }
     *out = s;
     return PTXKIT_SUCCESS;
@@ -62,12 +62,12 @@ ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) 
     CUresult r = stream->wrapped ? CUDA_SUCCESS : ctx->cu->cuStreamDestroy(stream->handle);
     context_leave(ctx);
     free(stream);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamDestroy");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_stream_destroy: cuStreamDestroy");
 }
 
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
     ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_stream_synchronize");
     /* on a captured stream the driver refuses and invalidates the capture */
     if ((st = capture_stream_refuse(ctx, stream_handle(stream), "ptxkit_stream_synchronize")) != PTXKIT_SUCCESS) {
         context_leave(ctx);
@@ -75,7 +75,8 @@ ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stre
     }
     CUresult r = ctx->cu->cuStreamSynchronize(stream_handle(stream));
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamSynchronize");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(ctx, r, "ptxkit_stream_synchronize: cuStreamSynchronize");
 }
 
 void *ptxkit_stream_handle(ptxkit_stream *stream) { return stream_handle(stream); }
@@ -94,7 +95,7 @@ ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out) {
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         free(e);
-        return record_cuda_error(ctx, r, "cuEventCreate");
+        return record_cuda_error(ctx, r, "ptxkit_event_create: cuEventCreate");
     }
     *out = e;
     return PTXKIT_SUCCESS;
@@ -108,7 +109,7 @@ ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event) {
     CUresult r = ctx->cu->cuEventDestroy(event->handle);
     context_leave(ctx);
     free(event);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventDestroy");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_destroy: cuEventDestroy");
 }
 
 ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream) {
@@ -117,7 +118,7 @@ ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxk
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuEventRecord(event->handle, stream_handle(stream));
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventRecord");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_record: cuEventRecord");
 }
 
 ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event) {
@@ -126,7 +127,8 @@ ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event)
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuEventSynchronize(event->handle);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventSynchronize");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(ctx, r, "ptxkit_event_synchronize: cuEventSynchronize");
 }
 
 ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms) {
@@ -136,5 +138,5 @@ ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, 
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuEventElapsedTime(ms, start->handle, end->handle);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventElapsedTime");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_elapsed_ms: cuEventElapsedTime");
 }

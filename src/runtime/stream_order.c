@@ -56,7 +56,7 @@ ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int p
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         free(s);
-        return record_cuda_error(ctx, r, "cuStreamCreateWithPriority");
+        return record_cuda_error(ctx, r, "ptxkit_stream_create_ex: cuStreamCreateWithPriority");
     }
     *out = s;
     return PTXKIT_SUCCESS;
@@ -70,7 +70,8 @@ ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *str
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuStreamGetPriority(stream_handle(stream), priority);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamGetPriority");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
+                             : record_cuda_error(ctx, r, "ptxkit_stream_priority_get: cuStreamGetPriority");
 }
 
 ptxkit_status ptxkit_stream_query(ptxkit_context *ctx, ptxkit_stream *stream) {
@@ -84,7 +85,7 @@ ptxkit_status ptxkit_stream_query(ptxkit_context *ctx, ptxkit_stream *stream) {
     context_leave(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     if (r == CUDA_ERROR_NOT_READY) return PTXKIT_NOT_READY;
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamQuery");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_stream_query: cuStreamQuery");
 }
 
 ptxkit_status ptxkit_stream_wait_event(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_event *event) {
@@ -94,7 +95,7 @@ ptxkit_status ptxkit_stream_wait_event(ptxkit_context *ctx, ptxkit_stream *strea
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuStreamWaitEvent(stream_handle(stream), event->handle, 0);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuStreamWaitEvent");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_stream_wait_event: cuStreamWaitEvent");
 }
 
 ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_host_func fn, void *user) {
@@ -104,7 +105,7 @@ ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuLaunchHostFunc(stream_handle(stream), (CUhostFn)fn, user);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuLaunchHostFunc");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_host_func_launch: cuLaunchHostFunc");
 }
 
 ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit_event **out) {
@@ -127,7 +128,7 @@ ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         free(e);
-        return record_cuda_error(ctx, r, "cuEventCreate");
+        return record_cuda_error(ctx, r, "ptxkit_event_create_ex: cuEventCreate");
     }
     *out = e;
     return PTXKIT_SUCCESS;
@@ -140,5 +141,5 @@ ptxkit_status ptxkit_event_query(ptxkit_context *ctx, ptxkit_event *event) {
     CUresult r = ctx->cu->cuEventQuery(event->handle);
     context_leave(ctx);
     if (r == CUDA_ERROR_NOT_READY) return PTXKIT_NOT_READY;
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "cuEventQuery");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_query: cuEventQuery");
 }

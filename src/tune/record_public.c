@@ -59,7 +59,7 @@ ptxkit_status ptxkit_tune_record_read(const char *path, ptxkit_tune_record_line 
     char file[4096], msg[640] = "";
     if (path ? (!path[0] || (size_t)snprintf(file, sizeof file, "%s", path) >= sizeof file)
              : !tune_record_default_path(file, sizeof file))
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "no tuning record: %s",
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_read: no tuning record: %s",
                             path ? "the path is empty or too long" : "PTXKIT_TUNE_RECORD=off, or no database path");
     tune_record r;
     tune_record_init(&r);
@@ -115,7 +115,7 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
     char file[4096];
     if (path ? (!path[0] || (size_t)snprintf(file, sizeof file, "%s", path) >= sizeof file)
              : !tune_record_default_path(file, sizeof file))
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "no tuning record: %s",
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_append: no tuning record: %s",
                             path ? "the path is empty or too long" : "PTXKIT_TUNE_RECORD=off, or no database path");
     /* every line checked (and read back from its text) before any is written */
     tune_record_line *out = calloc(count ? count : 1, sizeof *out);
@@ -180,8 +180,8 @@ ptxkit_status ptxkit_tune_record_append(const char *path, const ptxkit_tune_reco
 ptxkit_status ptxkit_tune_code_get(const char *family, const char *variant, unsigned long long *code) {
     if (!code) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_code_get: NULL code");
     *code = 0;
-    ptxkit_status st = ptxkit_tune_variant_check(family, variant, NULL, 0); /* sets the last error */
-    if (st != PTXKIT_SUCCESS) return st;
+    ptxkit_status st = ptxkit_tune_variant_check(family, variant); /* sets the last error */
+    if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_tune_code_get");
     *code = embedded_sources_digest(); /* the built-in families' problems are keyed by the embedded sources */
     return PTXKIT_SUCCESS;
 }

@@ -128,14 +128,9 @@ static void *prepare_worker(void *arg) {
             if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(r->ctx, NULL);
         }
         job->status[i] = st;
-        if (st != PTXKIT_SUCCESS && job->messages) {
-            /* another worker may be writing the context's message: read it under its lock */
-            pthread_mutex_lock(&r->ctx->error_lock);
-            size_t len = strnlen(r->ctx->error, sizeof job->messages[i] - 1);
-            memcpy(job->messages[i], r->ctx->error, len);
-            job->messages[i][len] = 0;
-            pthread_mutex_unlock(&r->ctx->error_lock);
-        }
+        /* the failure's message is this worker thread's: hand it to the caller with the status */
+        if (st != PTXKIT_SUCCESS && job->messages)
+            ptxkit_last_error_copy(job->messages[i], sizeof job->messages[i]);
     }
     tune_guard_leave();
     return NULL;

@@ -251,8 +251,8 @@ static void evaluate(session *s, tune_rig *r, table *t, candidate *c, int sample
     if (st != PTXKIT_SUCCESS) {
         c->state = C_FAILED;
         t->failed++;
-        note_failure(s, t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error(s->ctx));
-        if (lasting_failure(st)) record_result(s, c, TUNE_RECORD_FAILED, 0, ptxkit_last_error(s->ctx));
+        note_failure(s, t, &c->cfg, ptxkit_status_string(st), ptxkit_last_error());
+        if (lasting_failure(st)) record_result(s, c, TUNE_RECORD_FAILED, 0, ptxkit_last_error());
         return;
     }
     c->ms = median_of(times, taken);
@@ -733,8 +733,6 @@ ptxkit_status tune_problem_run(tune_problem *pr, const size_t *sizes, int size_c
         if (report && st == PTXKIT_SUCCESS) report->sizes[report->size_count++] = res;
     }
     tune_guard_leave();
-    /* candidates that failed are in the report; success leaves no error */
-    if (st == PTXKIT_SUCCESS) clear_error(ctx);
     if (report) {
         report->seconds = (now_ms() - s.t0) / 1e3;
         report->compile_seconds = s.compile_ms / 1e3;
@@ -936,6 +934,7 @@ double ptxkit_tune_report_seconds(const ptxkit_tune_report *r) { return r ? r->s
 double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
 const char *ptxkit_tune_report_database(const ptxkit_tune_report *r) { return r ? r->database : ""; }
 const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }
+const char *ptxkit_tune_report_record_note(const ptxkit_tune_report *r) { return r ? r->record_note : ""; }
 
 /* ---- public: explicit sizes, variants checked ahead, the record --------- */
 
@@ -953,14 +952,14 @@ ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const c
     return tune_sizes(ctx, family, variant, sizes, size_count, options, report);
 }
 
-ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant, char *out_why, size_t out_size) {
+ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant) {
     char why[256] = "";
     const size_t why_size = sizeof why;
     ptxkit_status st = PTXKIT_SUCCESS;
     const tune_family *f = family ? tune_family_find(family) : NULL;
     tune_variant v;
     if (!family) {
-        snprintf(why, why_size, "ptxkit_tune_variant_check: family is NULL");
+        snprintf(why, why_size, "family is NULL");
         st = PTXKIT_ERROR_INVALID_ARGUMENT;
     } else if (strcmp(family, GEMM_TUNE_FAMILY) == 0) {
         ptxkit_dtype type;
@@ -978,16 +977,12 @@ ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant,
     } else if (tune_variant_parse(f, variant, &v, why, why_size) != PTXKIT_SUCCESS) {
         st = PTXKIT_ERROR_INVALID_ARGUMENT;
     }
-    if (out_why && out_size) snprintf(out_why, out_size, "%s", why);
-    /* also the thread's last error, as every failing call records one */
-    return st == PTXKIT_SUCCESS ? st : record_error(NULL, st, "%s", why);
+    return st == PTXKIT_SUCCESS ? st : record_error(NULL, st, "ptxkit_tune_variant_check: %s", why);
 }
 
-ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char **path, const char **note, int *loaded,
-                                        int *appended) {
+ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char **path, int *loaded, int *appended) {
     if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_record: report is NULL");
     if (path) *path = r->record;
-    if (note) *note = r->record_note;
     if (loaded) *loaded = r->record_loaded;
     if (appended) *appended = r->record_appended;
     return PTXKIT_SUCCESS;

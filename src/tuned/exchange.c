@@ -148,7 +148,7 @@ ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries,
     char file[4096], msg[640] = "";
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "no tuning database: %s", path ? "the path is empty or too long"
+                            "ptxkit_tune_db_read: no tuning database: %s", path ? "the path is empty or too long"
                                                           : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db db;
     tune_db_init(&db);
@@ -170,8 +170,8 @@ ptxkit_status ptxkit_tune_db_read(const char *path, ptxkit_tune_entry **entries,
 void ptxkit_tune_entries_free(ptxkit_tune_entry *entries) { free(entries); }
 
 ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *entries, size_t count, size_t *total,
-                                   char *note, size_t note_size) {
-    if (note && note_size) note[0] = 0;
+                                   int *rewritten) {
+    if (rewritten) *rewritten = 0;
     if (count && !entries) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_merge: entries is NULL");
     if (count > TUNE_DB_MAX_ENTRIES)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_merge: %zu entries, more than a database holds (%d)",
@@ -179,7 +179,7 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
     char file[4096], msg[640] = "";
     if (!path_or_default(path, file, sizeof file))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "no tuning database: %s", path ? "the path is empty or too long"
+                            "ptxkit_tune_db_merge: no tuning database: %s", path ? "the path is empty or too long"
                                                           : "no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set");
     tune_db_entry *own = calloc(count ? count : 1, sizeof *own);
     if (!own) return record_error(NULL, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_tune_db_merge: %zu entries", count);
@@ -187,7 +187,7 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
         char why[320];
         if (!from_public(&entries[i], &own[i], why, sizeof why)) {
             free(own);
-            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "tuning entry %zu: %s", i, why);
+            return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_merge: tuning entry %zu: %s", i, why);
         }
     }
     tune_db merged;
@@ -195,7 +195,8 @@ ptxkit_status ptxkit_tune_db_merge(const char *path, const ptxkit_tune_entry *en
     ptxkit_status st = tune_db_store(file, own, count, &merged, msg, sizeof msg);
     free(own);
     if (st == PTXKIT_SUCCESS && total) *total = merged.count;
-    if (st == PTXKIT_SUCCESS && note && note_size) snprintf(note, note_size, "%s", msg);
+    /* on success the store says something only when it kept a damaged file aside */
+    if (st == PTXKIT_SUCCESS && rewritten) *rewritten = msg[0] != 0;
     tune_db_clear(&merged);
-    return st == PTXKIT_SUCCESS ? PTXKIT_SUCCESS : record_error(NULL, st, "cannot store into %s: %s", file, msg);
+    return st == PTXKIT_SUCCESS ? PTXKIT_SUCCESS : record_error(NULL, st, "ptxkit_tune_db_merge: cannot store into %s: %s", file, msg);
 }

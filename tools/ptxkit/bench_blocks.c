@@ -189,8 +189,7 @@ int bench_blocks(int argc, char **argv) {
     if (rc >= 0) return rc;
     const char *family = operands[0];
     blocks_variant v = {.family = family};
-    char why[256];
-    ptxkit_status parsed = ptxkit_private_blocks_variant_get(family, variant, &v.info, why, sizeof why);
+    ptxkit_status parsed = ptxkit_private_blocks_variant_get(family, variant, &v.info);
     if (parsed == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
         for (int i = 0; ptxkit_private_blocks_family(i); i++)
@@ -198,7 +197,7 @@ int bench_blocks(int argc, char **argv) {
                      ptxkit_private_blocks_family(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", family, names);
     }
-    if (parsed != PTXKIT_SUCCESS) return args_error(&spec, "%s", why);
+    if (parsed != PTXKIT_SUCCESS) return args_error(&spec, "%s", ptxkit_last_error());
     if (!size_count) sizes[size_count++] = (size_t)1 << v.info.bench_log2;
     ptxkit_context *ctx = cli_open_context("bench blocks", common.device);
     if (!ctx) return 1;

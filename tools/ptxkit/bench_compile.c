@@ -60,7 +60,7 @@ static double compile_once(const ptxkit_program *p, const char *entry, const cha
     const char *defines[1] = {define};
     ptxkit_status st = ptxkit_program_compile(p, entry, defines, define ? 1 : 0, arch, 0, &c);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit bench compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit bench compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
         return -1;
     }
     double ms = c.compile_ms;
@@ -86,7 +86,7 @@ int bench_compile(int argc, char **argv) {
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
     if (!ptxkit_jit_available()) {
-        fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error());
         return 1;
     }
     int available = 0;
@@ -96,7 +96,7 @@ int bench_compile(int argc, char **argv) {
                         "the 'on' rows compile without them\n");
     const char *copy_text = NULL;
     if (ptxkit_builtin_source("copy.cu", &copy_text, NULL) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error());
         return 1;
     }
     char title[128];
@@ -113,7 +113,7 @@ int bench_compile(int argc, char **argv) {
             const compile_case *c = &cases[i];
             ptxkit_program *p = NULL;
             if (ptxkit_program_create(c->program, c->source ? c->source : copy_text, NULL, 0, &p) != PTXKIT_SUCCESS) {
-                fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error(NULL));
+                fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error());
                 failed = 1;
                 break;
             }

@@ -130,7 +130,7 @@ int bench_constant(int argc, char **argv) {
                    copy_ts.median_ms / constant_uniform_ms, copy_check, stats_cells(&copy_ts, spread, sizeof spread));
     wrong += strcmp(copy_check, "ok") != 0 && st == PTXKIT_SUCCESS;
     if (st != PTXKIT_SUCCESS)
-        fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), lab_last_error(ctx));
+        fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE) {

@@ -221,7 +221,7 @@ int bench_gemm(int argc, char **argv) {
     /* the switches are the context's: every GEMM of this run sees them */
     if ((b.no_cross_prefetch && ptxkit_private_gemm_set_cross_prefetch(ctx, 0) != PTXKIT_SUCCESS) ||
         (b.mma_k && ptxkit_private_gemm_set_mma_k(ctx, b.mma_k) != PTXKIT_SUCCESS)) {
-        fprintf(stderr, "ptxkit bench gemm: %s\n", ptxkit_last_error(ctx));
+        fprintf(stderr, "ptxkit bench gemm: %s\n", ptxkit_last_error());
         ptxkit_context_close(ctx);
         return 1;
     }
@@ -336,7 +336,7 @@ int bench_gemm(int argc, char **argv) {
                                    op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread),
                                    source);
                         fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g.type),
-                                op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error(ctx));
+                                op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error());
                         continue;
                     }
                     double tf = flops / (ms * 1e-3) / 1e12;

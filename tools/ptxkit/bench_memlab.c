@@ -71,7 +71,7 @@ static void lab_ops(ptxkit_context *ctx, lab_options *o) {
 }
 
 static int finish(const char *command, ptxkit_context *ctx, ptxkit_status st, cli_table *t, const cli_common *common) {
-    if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), lab_last_error(ctx));
+    if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error());
     if (t) table_print(t, common->format, stdout);
     table_free(t);
     ptxkit_context_close(ctx);

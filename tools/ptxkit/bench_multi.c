@@ -155,8 +155,8 @@ static ptxkit_status time_runs(gpu *g, int count, const run_spec *r, const multi
     return st;
 }
 
-static void fail_line(const char *what, ptxkit_context *ctx, ptxkit_status st) {
-    fprintf(stderr, "ptxkit bench multi: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error(ctx));
+static void fail_line(const char *what, ptxkit_status st) {
+    fprintf(stderr, "ptxkit bench multi: %s: %s: %s\n", what, ptxkit_status_string(st), ptxkit_last_error());
 }
 
 int bench_multi(int argc, char **argv) {
@@ -168,12 +168,12 @@ int bench_multi(int argc, char **argv) {
     int present = 0;
     ptxkit_status st = ptxkit_device_count(&present);
     if (st != PTXKIT_SUCCESS || present < 1) {
-        fprintf(stderr, "ptxkit bench multi: no GPU: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit bench multi: no GPU: %s\n", ptxkit_last_error());
         return 1;
     }
     char nccl_path[4352], nccl_version[32];
     if ((st = ptxkit_comm_library_get(nccl_path, sizeof nccl_path, nccl_version, sizeof nccl_version)) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit bench multi: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit bench multi: %s\n", ptxkit_last_error());
         return 1;
     }
     if (!b.gpu_count_count) {
@@ -209,7 +209,7 @@ int bench_multi(int argc, char **argv) {
             (st = ptxkit_malloc(g[i].ctx, bytes, &g[i].out)) == PTXKIT_SUCCESS &&
             (st = ptxkit_malloc(g[i].ctx, b.small * 8 + 64, &g[i].small_out)) == PTXKIT_SUCCESS)
             st = fill_random_words(g[i].ctx, g[i].in, bytes, 17u + (uint32_t)i);
-        if (st != PTXKIT_SUCCESS) fail_line("setting up a GPU", g[i].ctx, st);
+        if (st != PTXKIT_SUCCESS) fail_line("setting up a GPU", st);
     }
 
     /* each GPU alone: the single-GPU ceilings of the same per-GPU size */
@@ -222,7 +222,7 @@ int bench_multi(int argc, char **argv) {
                 time_stats ts;
                 double fastest;
                 if ((st = time_runs(&g[i], 1, &r, &b, &ts, &fastest)) != PTXKIT_SUCCESS) {
-                    fail_line("single-GPU ceiling", g[i].ctx, st);
+                    fail_line("single-GPU ceiling", st);
                     break;
                 }
                 double moved = (double)b.n * elem * (op == OP_SCAN ? 2 : 1);
@@ -266,7 +266,7 @@ int bench_multi(int argc, char **argv) {
         ptxkit_comm *comm = NULL;
         double t0 = cli_now_ms();
         if ((st = ptxkit_comm_create_all(ctxs, count, &comm)) != PTXKIT_SUCCESS) {
-            fail_line("ptxkit_comm_create_all", NULL, st);
+            fail_line("ptxkit_comm_create_all", st);
             break;
         }
         fprintf(stderr, "ptxkit bench multi: %d GPU%s: communicator in %.2f s\n", count, count == 1 ? "" : "s",
@@ -279,7 +279,7 @@ int bench_multi(int argc, char **argv) {
                 time_stats ts;
                 double fastest;
                 if ((st = time_runs(g, count, &r, &b, &ts, &fastest)) != PTXKIT_SUCCESS) {
-                    fail_line(op == OP_SCAN ? "ptxkit_comm_scan" : "ptxkit_comm_reduce", g[0].ctx, st);
+                    fail_line(op == OP_SCAN ? "ptxkit_comm_scan" : "ptxkit_comm_reduce", st);
                     break;
                 }
                 double moved = (double)b.n * elem * (op == OP_SCAN ? 2 : 1) * count;
@@ -297,7 +297,7 @@ int bench_multi(int argc, char **argv) {
                 double f1;
                 if ((st = time_runs(g, count, &small, &b, &ss, &f1)) != PTXKIT_SUCCESS ||
                     (st = time_runs(g, 1, &single, &b, &s1, &f1)) != PTXKIT_SUCCESS) {
-                    fail_line("latency rows", g[0].ctx, st);
+                    fail_line("latency rows", st);
                     break;
                 }
                 table_addf(lat, "%d\t%s\t%s\t%zu\t%.2f\t%.2f\t%.2f%s", count, op == OP_SCAN ? "scan" : "reduce",
@@ -310,7 +310,7 @@ int bench_multi(int argc, char **argv) {
             time_stats ts;
             double fastest;
             if ((st = time_runs(g, count, &r, &b, &ts, &fastest)) != PTXKIT_SUCCESS) {
-                fail_line("ptxkit_comm_allreduce", g[0].ctx, st);
+                fail_line("ptxkit_comm_allreduce", st);
             } else {
                 double algbw = (double)(r.n * 4) / (ts.median_ms * 1e-3) / 1e9;
                 double busbw = algbw * 2.0 * (count - 1) / count;

@@ -66,12 +66,13 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = cli_now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
-    first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
     /* a registry hit: the lookup every later launch of the family pays */
     enum { HITS = 100000 };
     double t3 = cli_now_ms();
-    if (st == PTXKIT_SUCCESS) st = ptxkit_private_registry_hits(ctx, HITS);
+    const char *jit_log = "";
+    if (st == PTXKIT_SUCCESS) st = ptxkit_private_registry_hits(ctx, HITS, &jit_log);
     f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
+    first_line(f->module_load, sizeof f->module_load, jit_log);
     ptxkit_free(ctx, a);
     ptxkit_free(ctx, b);
     return st;
@@ -96,7 +97,7 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = cli_now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
-    first_line(f->module_load, sizeof f->module_load, ptxkit_context_jit_log(ctx));
+    first_line(f->module_load, sizeof f->module_load, ptxkit_kernel_jit_log_get(kernel));
     /* the kernel ran: check what it wrote (outside the timing) */
     unsigned got[32];
     if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, out, sizeof got);
@@ -189,7 +190,7 @@ static int write_floor_cubin(int device, const char *path, startup_figures *f) {
     if (st == PTXKIT_SUCCESS && (!out.is_cubin || !(file = fopen(path, "wb")) || fwrite(out.image, 1, out.size, file) != out.size))
         snprintf(f->error, sizeof f->error, "driver floor: cannot write the CUBIN %s", path);
     else if (st != PTXKIT_SUCCESS)
-        snprintf(f->error, sizeof f->error, "driver floor: %s", ptxkit_last_error(ctx));
+        snprintf(f->error, sizeof f->error, "driver floor: %s", ptxkit_last_error());
     if (file && fclose(file) != 0 && !f->error[0]) snprintf(f->error, sizeof f->error, "driver floor: cannot write %s", path);
     ptxkit_compiled_free(&out);
     ptxkit_program_destroy(program);
@@ -204,13 +205,13 @@ static int measure(bool user, int device, startup_figures *f) {
     ptxkit_status st = ptxkit_context_open(device, &ctx);
     f->open_ms = cli_now_ms() - t;
     if (st != PTXKIT_SUCCESS) {
-        snprintf(f->error, sizeof f->error, "no usable GPU: %s", ptxkit_last_error(NULL));
+        snprintf(f->error, sizeof f->error, "no usable GPU: %s", ptxkit_last_error());
         return 1;
     }
     st = user ? first_user_kernel(ctx, f) : first_family_kernel(ctx, f);
     if (st != PTXKIT_SUCCESS) { /* the command's own finding, else the library's message */
         char detail[sizeof f->error];
-        snprintf(detail, sizeof detail, "%s", f->error[0] ? f->error : ptxkit_last_error(ctx));
+        snprintf(detail, sizeof detail, "%s", f->error[0] ? f->error : ptxkit_last_error());
         snprintf(f->error, sizeof f->error, "%s: %.400s", ptxkit_status_string(st), detail);
     }
     report_note_device(ctx); /* after the measurement: the report's metadata */

@@ -182,7 +182,8 @@ bool cli_regular_file(const char *path);
 /* Writes the names of the set flags, comma-separated, into out. */
 void cli_join_names(char *out, size_t size, const bool *flags, int count, const char *(*name_of)(int));
 
-/* Prints "ptxkit NAME: message" and the context's last error to stderr. */
+/* Prints "ptxkit NAME: status: " and the thread's last error to stderr (ctx
+ * plays no part: the message is the thread's). */
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st);
 
 /* Whether stdout is a terminal (progress lines only then). */

@@ -94,7 +94,7 @@ ptxkit_context *cli_open_context(const char *command, int device) {
     ptxkit_context *ctx = NULL;
     ptxkit_status st = ptxkit_context_open(device, &ctx);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit %s: no usable GPU: %s\n", command, ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit %s: no usable GPU: %s\n", command, ptxkit_last_error());
         return NULL;
     }
     report_note_device(ctx);
@@ -116,7 +116,8 @@ ptxkit_context *cli_open_context_at_least(const char *command, int device, int a
 }
 
 void cli_fail(const char *command, ptxkit_context *ctx, ptxkit_status st) {
-    fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error(ctx));
+    (void)ctx; /* the message is the calling thread's, whatever the context */
+    fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error());
 }
 
 /* ---- tables ---- */

@@ -173,7 +173,7 @@ static int compile_embedded_family(const compile_args *a) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_compile(program, NULL, a->defines, a->define_count, a->arch, !a->resources, &out);
     ptxkit_program_destroy(program);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
         return 1;
     }
     char arch[16];
@@ -215,20 +215,20 @@ static int compile_user_file(const compile_args *a) {
     if (!code) st = ptxkit_program_create_from_file(a->target, headers, a->header_count, &program);
     if (!code && st == PTXKIT_SUCCESS && a->include_dir_count &&
         (st = ptxkit_program_add_include_dirs(program, a->include_dirs, a->include_dir_count)) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit compile: -I: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit compile: -I: %s\n", ptxkit_last_error());
         code = 2;
     }
     /* options the library refuses (an architecture) are usage errors */
     if (!code && st == PTXKIT_SUCCESS &&
         (st = ptxkit_program_add_options(program, options, option_count)) == PTXKIT_ERROR_INVALID_ARGUMENT) {
-        fprintf(stderr, "ptxkit compile: %s (use --arch)\n%s", ptxkit_last_error(NULL), compile_usage);
+        fprintf(stderr, "ptxkit compile: %s (use --arch)\n%s", ptxkit_last_error(), compile_usage);
         code = 2;
     }
     /* no entry: every extern "C" kernel of the file */
     if (!code && st == PTXKIT_SUCCESS)
         st = ptxkit_program_compile(program, a->entry, a->defines, a->define_count, a->arch, !a->resources, &compiled);
     if (!code && st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit compile: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
         code = 1;
     }
     if (!code) {

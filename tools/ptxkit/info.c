@@ -35,7 +35,7 @@ int cmd_info(int argc, char **argv) {
     /* what needs no GPU */
     char nvrtc_why[512] = "";
     bool jit = ptxkit_jit_available();
-    if (!jit) snprintf(nvrtc_why, sizeof nvrtc_why, "%s", ptxkit_last_error(NULL));
+    if (!jit) snprintf(nvrtc_why, sizeof nvrtc_why, "%s", ptxkit_last_error());
     char nvrtc_file[4352] = "";
     if (jit) ptxkit_jit_library_get(nvrtc_file, sizeof nvrtc_file);
     ptxkit_versions v;
@@ -43,13 +43,13 @@ int cmd_info(int argc, char **argv) {
     /* NCCL (the several-GPU calls): file, version and how it was found */
     char nccl_file[4352] = "", nccl_version[32] = "", nccl_why[2048] = "";
     bool nccl = ptxkit_comm_library_get(nccl_file, sizeof nccl_file, nccl_version, sizeof nccl_version) == PTXKIT_SUCCESS;
-    if (!nccl) snprintf(nccl_why, sizeof nccl_why, "%s", ptxkit_last_error(NULL));
+    if (!nccl) snprintf(nccl_why, sizeof nccl_why, "%s", ptxkit_last_error());
     char cache[4096] = "", cache_err[512] = "";
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
-        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
+        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error());
     else if (cache[0] && ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS)
-        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error(NULL));
+        snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error());
     unsigned long long cap = 0;
     ptxkit_cache_limit(&cap);
     char db_path[4096] = "", db_msg[640] = "";
@@ -59,7 +59,7 @@ int cmd_info(int argc, char **argv) {
     } else {
         ptxkit_tune_entry *entries = NULL;
         if (ptxkit_tune_db_read(db_path, &entries, &db_entries) != PTXKIT_SUCCESS)
-            snprintf(db_msg, sizeof db_msg, "%s", ptxkit_last_error(NULL));
+            snprintf(db_msg, sizeof db_msg, "%s", ptxkit_last_error());
         else if (access(db_path, F_OK) != 0)
             snprintf(db_msg, sizeof db_msg, "no tuning database at %s yet", db_path);
         else
@@ -128,7 +128,7 @@ int cmd_info(int argc, char **argv) {
     ptxkit_status st = ptxkit_context_open(common.device, &ctx);
     cJSON *drv = cJSON_AddObjectToObject(root, "driver");
     if (st != PTXKIT_SUCCESS) {
-        const char *why = ptxkit_last_error(NULL);
+        const char *why = ptxkit_last_error();
         ptxkit_versions_get(&v);
         cJSON_AddBoolToObject(drv, "usable", false);
         if (v.driver) cJSON_AddNumberToObject(drv, "cuda_version", v.driver);
@@ -218,7 +218,7 @@ int cmd_cache(int argc, char **argv) {
     char dir[4096];
     size_t files = 0, bytes = 0;
     if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error());
         return 1;
     }
     if (!dir[0]) {
@@ -226,14 +226,14 @@ int cmd_cache(int argc, char **argv) {
         return 0;
     }
     if (purge && ptxkit_cache_purge() != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error());
         return 1;
     }
     /* an unusable size cap falls back to the default (main shows why) */
     unsigned long long cap = 0;
     ptxkit_cache_limit(&cap);
     if (ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
-        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error());
         return 1;
     }
     printf("%s: %zu kernels, %.1f MiB (cap %llu MiB)\n", dir, files, bytes / 1048576.0, cap >> 20);

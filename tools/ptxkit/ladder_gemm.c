@@ -151,7 +151,7 @@ int ladder_gemm(int argc, char **argv) {
         prev_ms = ms;
     }
     if (st != PTXKIT_SUCCESS)
-        fprintf(stderr, "ptxkit ladder gemm: %s: %s\n", ptxkit_status_string(st), lab_last_error(ctx));
+        fprintf(stderr, "ptxkit ladder gemm: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     free(host_ref);

@@ -149,7 +149,7 @@ int ladder_reduce(int argc, char **argv) {
         }
     }
     if (st != PTXKIT_SUCCESS)
-        fprintf(stderr, "ptxkit ladder reduce: %s: %s\n", ptxkit_status_string(st), lab_last_error(ctx));
+        fprintf(stderr, "ptxkit ladder reduce: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     ptxkit_free(ctx, r.in);

@@ -254,7 +254,7 @@ int ladder_scan(int argc, char **argv) {
         }
     }
     if (st != PTXKIT_SUCCESS)
-        fprintf(stderr, "ptxkit ladder scan: %s: %s\n", ptxkit_status_string(st), lab_last_error(ctx));
+        fprintf(stderr, "ptxkit ladder scan: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
     rc = st == PTXKIT_SUCCESS ? 0 : 1;

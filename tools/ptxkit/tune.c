@@ -124,9 +124,9 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
             ptxkit_tune_report_seconds(report), ptxkit_tune_report_compile_seconds(report), prepared, threads,
             database[0] ? database : a->options.no_save ? "not written (--no-save)" : "not written",
             note[0] ? "; " : "", note);
-    const char *record = "", *record_note = "";
+    const char *record = "", *record_note = ptxkit_tune_report_record_note(report);
     int loaded = 0, appended = 0;
-    ptxkit_tune_report_record(report, &record, &record_note, &loaded, &appended);
+    ptxkit_tune_report_record(report, &record, &loaded, &appended);
     if (record[0] || record_note[0])
         fprintf(info, "%s: tuning record %s: %d configurations reused, %d appended%s%s\n", family,
                 record[0] ? record : "not used", loaded, appended, record_note[0] ? "; " : "", record_note);
@@ -255,9 +255,8 @@ int cmd_tune(int argc, char **argv) {
         }
         if (!a.family || !a.variant || a.size_count != 1)
             return args_error(&spec, "--import-t4 of a Kernel Tuner file takes FAMILY, --variant V and one --sizes N");
-        char why[256] = "";
-        if (ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) != PTXKIT_SUCCESS)
-            return args_error(&spec, "%s", why);
+        if (ptxkit_tune_variant_check(a.family, a.variant) != PTXKIT_SUCCESS)
+            return args_error(&spec, "%s", ptxkit_last_error());
         return tune_import_t4_for(import_t4, common.device, a.family, a.variant, a.sizes[0]);
     }
     if (export_path || import_path) {
@@ -271,8 +270,9 @@ int cmd_tune(int argc, char **argv) {
         report_set_kind("tune --show");
         return tune_show(common.device, common.format, record ? 2 : 0);
     }
-    char why[256] = "";
-    ptxkit_status check = a.family ? ptxkit_tune_variant_check(a.family, a.variant, why, sizeof why) : PTXKIT_SUCCESS;
+    ptxkit_status check = a.family ? ptxkit_tune_variant_check(a.family, a.variant) : PTXKIT_SUCCESS;
+    char why[512] = "";
+    if (check != PTXKIT_SUCCESS) ptxkit_last_error_copy(why, sizeof why);
     if (check == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
         for (int i = 0; ptxkit_tune_family_name(i); i++)

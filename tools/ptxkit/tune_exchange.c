@@ -103,7 +103,7 @@ int tune_export(const char *path) {
     ptxkit_tune_entry *db = NULL;
     size_t count = 0;
     if (ptxkit_tune_db_read(db_path, &db, &count) != PTXKIT_SUCCESS) { /* a damaged file: say so rather than export nothing */
-        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error());
         return 1;
     }
     cJSON *doc = cJSON_CreateObject();
@@ -325,19 +325,21 @@ int tune_import(const char *path) {
         fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, why);
         return 1;
     }
-    char db_path[4096], note[640] = "";
+    char db_path[4096];
     if (!database_path(db_path, sizeof db_path)) {
         free(entries);
         return 1;
     }
     size_t total = 0;
-    ptxkit_status st = ptxkit_tune_db_merge(db_path, entries, count, &total, note, sizeof note);
+    int rewritten = 0;
+    ptxkit_status st = ptxkit_tune_db_merge(db_path, entries, count, &total, &rewritten);
     free(entries);
     if (st != PTXKIT_SUCCESS) { /* an entry the database cannot hold, or the file */
-        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s: %s; nothing imported\n", path, ptxkit_last_error());
         return 1;
     }
-    printf("imported %zu entries into %s (now %zu)%s%s\n", count, db_path, total, note[0] ? ": " : "", note);
+    printf("imported %zu entries into %s (now %zu)%s%s%s\n", count, db_path, total,
+           rewritten ? ": the file was damaged, kept as " : "", rewritten ? db_path : "", rewritten ? ".bad and rewritten" : "");
     return 0;
 }
 
@@ -449,7 +451,7 @@ int tune_export_t4(const char *path) {
     ptxkit_tune_record_line *lines = NULL;
     size_t count = 0, ignored = 0;
     if (ptxkit_tune_record_read(record, &lines, &count, &ignored) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error());
         return 1;
     }
     cJSON *doc = cJSON_CreateObject();
@@ -640,7 +642,7 @@ static int import_t4(const char *path, const t4_target *target) {
     size_t have_count = 0, fresh = 0;
     if (ptxkit_tune_record_path(record, sizeof record) != PTXKIT_SUCCESS || !record[0] ||
         ptxkit_tune_record_read(record, &have, &have_count, NULL) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: %s\n", record[0] ? ptxkit_last_error(NULL) : "no tuning record (PTXKIT_TUNE_RECORD=off)");
+        fprintf(stderr, "ptxkit tune: %s\n", record[0] ? ptxkit_last_error() : "no tuning record (PTXKIT_TUNE_RECORD=off)");
         free(lines);
         return 1;
     }
@@ -654,7 +656,7 @@ static int import_t4(const char *path, const t4_target *target) {
     ptxkit_status st = ptxkit_tune_record_append(record, lines, fresh);
     free(lines);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: %s: %s\n", path, ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s: %s\n", path, ptxkit_last_error());
         return 1;
     }
     printf("imported %zu of %d results into %s (the others were there)\n", fresh, total, record);
@@ -670,7 +672,7 @@ int tune_import_t4_for(const char *path, int device, const char *family, const c
     t4_target t = {.given = true, .n = n};
     char why[256] = "";
     if (ptxkit_tune_code_get(family, variant, &t.code) != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error());
         return 2;
     }
     (void)why;
@@ -679,7 +681,7 @@ int tune_import_t4_for(const char *path, int device, const char *family, const c
     ptxkit_status st = ptxkit_tune_key_get(ctx, &t.key);
     ptxkit_context_close(ctx);
     if (st != PTXKIT_SUCCESS) {
-        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error(NULL));
+        fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error());
         return 1;
     }
     snprintf(t.key.family, sizeof t.key.family, "%s", family);

@@ -73,7 +73,7 @@ static void show_entries(const char *path, const ptxkit_tune_entry *key, out_for
     ptxkit_tune_entry *db = NULL;
     size_t count = 0;
     /* a damaged file is reported in the title, not an error of the command */
-    if (ptxkit_tune_db_read(path, &db, &count) != PTXKIT_SUCCESS) snprintf(msg, sizeof msg, "%s", ptxkit_last_error(NULL));
+    if (ptxkit_tune_db_read(path, &db, &count) != PTXKIT_SUCCESS) snprintf(msg, sizeof msg, "%s", ptxkit_last_error());
     else if (access(path, F_OK) != 0) snprintf(msg, sizeof msg, "no tuning database at %s yet", path);
     else snprintf(msg, sizeof msg, "%s: %zu entr%s", path, count, count == 1 ? "y" : "ies");
     const char *headers[] = {"this_gpu", "device", "cc", "sms", "driver", "nvrtc", "lib", "family", "variant", "n",
@@ -113,7 +113,7 @@ void record_summary(const char *path, ptxkit_tune_record_line **lines, size_t *c
     ptxkit_tune_record_line *got = NULL;
     *count = 0;
     if (ptxkit_tune_record_read(path, &got, count, &ignored) != PTXKIT_SUCCESS)
-        snprintf(msg, msg_size, "%s", ptxkit_last_error(NULL));
+        snprintf(msg, msg_size, "%s", ptxkit_last_error());
     else if (access(path, F_OK) != 0)
         snprintf(msg, msg_size, "no tuning record at %s yet", path);
     else

@@ -1,0 +1,271 @@
+/* The one error channel (ptxkit_last_error): every public call that fails
+ * leaves the calling thread a message naming the function and the reason,
+ * with a context or without. Each call below gets a bad argument; before
+ * it, the message is set to a sentinel, so a call that records nothing (or
+ * records without naming itself) fails the check. Needs no driver: the
+ * context is a fake one, as in test_status.c, and no call here gets far
+ * enough to reach the driver. */
+#include <stdint.h>
+#include <string.h>
+
+#include "runtime/objects.h"
+#include "test_util.h"
+
+static const char sentinel[] = "(sentinel: nothing recorded)";
+static int failures;
+
+/* Checks the call's status and message; reports every miss, then the test
+ * fails once at the end, so one run lists them all. */
+static void check(const char *name, const char *what, ptxkit_status st) {
+    const char *m = ptxkit_last_error();
+    const char *miss = !ptxkit_status_is_error(st) ? "did not fail"
+                       : strcmp(m, sentinel) == 0  ? "recorded no message"
+                       : !m[0]                     ? "left an empty message"
+                       : !strstr(m, name)          ? "left a message not naming it"
+                                                   : NULL;
+    if (!miss) return;
+    print_error("%s: %s (status %s; message '%s')\n", what, miss, ptxkit_status_string(st), m);
+    failures++;
+}
+
+#define CHECK(name, call)                                             \
+    do {                                                              \
+        ptxkit_last_error_set(PTXKIT_SUCCESS, "%s", sentinel);        \
+        check(name, #call, (call));                                   \
+    } while (0)
+/* most calls name themselves exactly */
+#define CHECK_CALL(fn, ...) CHECK(#fn, fn(__VA_ARGS__))
+
+static void calls_without_a_context(void **state) {
+    (void)state;
+    failures = 0;
+    ptxkit_context *none = NULL;
+    ptxkit_dptr p = 0;
+    void *h = NULL;
+    ptxkit_stream *s = NULL;
+    ptxkit_event *e = NULL;
+    ptxkit_load_op op;
+    size_t sz = 0;
+    int i = 0;
+    CHECK_CALL(ptxkit_jit_library_get, NULL, 0);
+    CHECK_CALL(ptxkit_environment_notes, NULL, 0);
+    CHECK_CALL(ptxkit_cache_dir, NULL, 0);
+    CHECK_CALL(ptxkit_cache_limit, NULL);
+    CHECK_CALL(ptxkit_context_open, 0, NULL);
+    CHECK_CALL(ptxkit_context_attach, NULL, NULL);
+    CHECK_CALL(ptxkit_device_info_get, none, NULL);
+    CHECK_CALL(ptxkit_context_synchronize, none);
+    CHECK_CALL(ptxkit_context_enter, none);
+    CHECK_CALL(ptxkit_context_leave, none);
+    CHECK_CALL(ptxkit_device_count, NULL);
+    CHECK_CALL(ptxkit_malloc, none, 16, &p);
+    CHECK_CALL(ptxkit_host_alloc, none, 16, &h);
+    CHECK_CALL(ptxkit_memory_info_get, none, &sz, &sz);
+    CHECK_CALL(ptxkit_memcpy_htod, none, 4096, &i, sizeof i);
+    CHECK_CALL(ptxkit_memcpy_dtoh, none, &i, 4096, sizeof i);
+    CHECK_CALL(ptxkit_memcpy_dtod, none, 4096, 8192, 4);
+    CHECK_CALL(ptxkit_memset8_async, none, 4096, 0, 4, NULL);
+    CHECK_CALL(ptxkit_memset32_async, none, 4096, 0, 4, NULL);
+    CHECK_CALL(ptxkit_stream_create, none, &s);
+    CHECK_CALL(ptxkit_stream_wrap, none, (void *)1, &s);
+    CHECK_CALL(ptxkit_stream_synchronize, none, NULL);
+    CHECK_CALL(ptxkit_event_create, none, &e);
+    CHECK_CALL(ptxkit_event_record, none, NULL, NULL);
+    CHECK_CALL(ptxkit_event_synchronize, none, NULL);
+    CHECK_CALL(ptxkit_stream_query, none, NULL);
+    CHECK_CALL(ptxkit_graph_capture_begin, none, NULL);
+    CHECK_CALL(ptxkit_load_op_parse, NULL, &op);
+    CHECK_CALL(ptxkit_copy, none, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce_to_host, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &i, 8192, 16, NULL);
+    CHECK_CALL(ptxkit_scan, none, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, none, PTXKIT_FLOAT32, 4096, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_program_create, "x.cu", NULL, NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_create_from_file, NULL, NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_add_options, NULL, NULL, 1);
+    CHECK_CALL(ptxkit_program_add_include_dirs, NULL, NULL, 1);
+    CHECK_CALL(ptxkit_kernel_get, none, NULL, "k", NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_compile, NULL, "k", NULL, 0, 90, 0, NULL);
+    CHECK_CALL(ptxkit_builtin_source, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_family_define_values, NULL, NULL, NULL, 0);
+    CHECK_CALL(ptxkit_module_load, none, "x", 1, NULL, NULL);
+    CHECK_CALL(ptxkit_module_kernel, NULL, "k", NULL);
+    CHECK_CALL(ptxkit_module_rewrite_counts, NULL, &i, &i);
+    CHECK_CALL(ptxkit_module_variable_get, NULL, "v", &p, &sz);
+    CHECK_CALL(ptxkit_module_variable_write, NULL, "v", 0, &i, sizeof i);
+    CHECK_CALL(ptxkit_module_variable_read, NULL, "v", 0, &i, sizeof i);
+    CHECK_CALL(ptxkit_kernel_module_get, NULL, NULL);
+    CHECK_CALL(ptxkit_launch, NULL, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, NULL);
+    CHECK_CALL(ptxkit_kernel_attributes_get, NULL, NULL);
+    CHECK_CALL(ptxkit_kernel_occupancy, NULL, 32, 0, &i);
+    CHECK_CALL(ptxkit_kernel_grid_size, NULL, 32, 0, 0, NULL);
+    CHECK_CALL(ptxkit_kernel_params_get, NULL, &sz, NULL, NULL, 0);
+    CHECK_CALL(ptxkit_kernel_set_max_dynamic_shared, NULL, 1024);
+    CHECK_CALL(ptxkit_l2_persisting_get, none, &sz, &sz);
+    CHECK_CALL(ptxkit_l2_persisting_reset, none);
+    CHECK_CALL(ptxkit_tune_report_create, NULL);
+    CHECK_CALL(ptxkit_tune_report_record, NULL, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_report_prepared, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tune, none, "copy", NULL, 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_sizes, none, "copy", NULL, &sz, 1, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_variant_check, "no_such_family", NULL);
+    CHECK_CALL(ptxkit_tune_db_path, NULL, 0);
+    CHECK_CALL(ptxkit_tune_db_read, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_db_merge, NULL, NULL, 1, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_key_get, none, NULL);
+    CHECK_CALL(ptxkit_tune_source_get, none, "copy", "bytes", 1024, NULL, &i);
+    CHECK_CALL(ptxkit_tune_record_path, NULL, 0);
+    CHECK_CALL(ptxkit_tune_record_read, NULL, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_record_append, NULL, NULL, 1);
+    CHECK_CALL(ptxkit_tune_code_get, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_create, none, "key", NULL);
+    CHECK_CALL(ptxkit_tunable_add_param, NULL, "p", NULL, 0);
+    CHECK_CALL(ptxkit_tunable_add_rule, NULL, (ptxkit_tune_rule)99, "a", "b", 0);
+    CHECK_CALL(ptxkit_tunable_set_valid, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_set_kernel, NULL, NULL, "k", NULL, 0);
+    CHECK_CALL(ptxkit_tunable_set_launch, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_set_check, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_set_bytes, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_tune, NULL, &sz, 1, NULL, NULL);
+    CHECK_CALL(ptxkit_tunable_config, NULL, 1, NULL, NULL);
+    CHECK_CALL(ptxkit_config_get, NULL, "p", NULL);
+    CHECK_CALL(ptxkit_comm_create_all, NULL, 0, NULL);
+    CHECK_CALL(ptxkit_comm_create_rank, none, NULL, 2, 0, NULL);
+    CHECK_CALL(ptxkit_comm_info_get, NULL, NULL);
+    CHECK_CALL(ptxkit_comm_check, NULL);
+    CHECK_CALL(ptxkit_comm_allreduce, NULL, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, NULL, NULL, 16, NULL);
+    CHECK_CALL(ptxkit_shard_split, 16, 0, 0, &sz, &sz);
+    CHECK_CALL(ptxkit_shard_offsets, NULL, 2, NULL, &sz);
+    /* the rest of the calls on a context, with none */
+    CHECK_CALL(ptxkit_free, none, 4096);
+    CHECK_CALL(ptxkit_host_free, none, &i);
+    CHECK_CALL(ptxkit_memcpy_htod_async, none, 4096, &i, sizeof i, NULL);
+    CHECK_CALL(ptxkit_memcpy_dtoh_async, none, &i, 4096, sizeof i, NULL);
+    CHECK_CALL(ptxkit_memcpy_dtod_async, none, 4096, 8192, 4, NULL);
+    CHECK_CALL(ptxkit_stream_destroy, none, (ptxkit_stream *)&i);
+    CHECK_CALL(ptxkit_event_destroy, none, (ptxkit_event *)&i);
+    CHECK_CALL(ptxkit_event_elapsed_ms, none, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_stream_create_ex, none, 0, 0, &s);
+    CHECK_CALL(ptxkit_stream_priority_range_get, none, &i, &i);
+    CHECK_CALL(ptxkit_stream_priority_get, none, NULL, &i);
+    CHECK_CALL(ptxkit_stream_wait_event, none, NULL, NULL);
+    CHECK_CALL(ptxkit_host_func_launch, none, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_event_create_ex, none, 0, &e);
+    CHECK_CALL(ptxkit_event_query, none, NULL);
+    CHECK_CALL(ptxkit_host_alloc_ex, none, 16, 0, &h);
+    CHECK_CALL(ptxkit_host_register, none, &i, sizeof i, 0);
+    CHECK_CALL(ptxkit_host_unregister, none, &i);
+    CHECK_CALL(ptxkit_host_device_pointer_get, none, &i, &p);
+    CHECK_CALL(ptxkit_graph_capture_end, none, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_update, none, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_launch, none, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_node_count_get, none, NULL, &sz);
+    CHECK_CALL(ptxkit_transpose_config_get, none, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0, 12288,
+               4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm_config_get, none, PTXKIT_FLOAT32, 4, 4, 4, NULL, &i);
+    CHECK_CALL(ptxkit_gemm_sweep_tiles, none, PTXKIT_FLOAT32, NULL, 0, &i);
+    CHECK_CALL(ptxkit_gemm_prepare, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL);
+    CHECK_CALL(ptxkit_gemm_split_k, none, NULL, 4, 4, 4, &i);
+    CHECK_CALL(ptxkit_program_module_get, none, NULL, NULL, 0, NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_kernel_get, none, NULL, "k", NULL, 0, NULL);
+    CHECK_CALL(ptxkit_l2_persisting_set, none, 1024, &sz);
+    CHECK_CALL(ptxkit_stream_access_window_set, none, NULL, NULL);
+    CHECK_CALL(ptxkit_stream_access_window_get, none, NULL, NULL);
+    assert_int_equal(failures, 0);
+}
+
+static void calls_with_a_context(void **state) {
+    (void)state;
+    failures = 0;
+    ptxkit_context *ctx = test_fake_context();
+    ptxkit_dptr p = 0;
+    size_t sz = 0;
+    int i = 0;
+    CHECK_CALL(ptxkit_device_info_get, ctx, NULL);
+    CHECK_CALL(ptxkit_malloc, ctx, 0, &p);
+    CHECK_CALL(ptxkit_malloc, ctx, 16, NULL);
+    CHECK_CALL(ptxkit_host_alloc, ctx, 16, NULL);
+    CHECK_CALL(ptxkit_memory_info_get, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_memcpy_htod, ctx, 4096, NULL, 4);
+    CHECK_CALL(ptxkit_memcpy_dtoh, ctx, NULL, 4096, 4);
+    CHECK_CALL(ptxkit_memset32_async, ctx, 4097, 0, 4, NULL);
+    CHECK_CALL(ptxkit_memset8_async, ctx, 0, 0, 4, NULL);
+    CHECK_CALL(ptxkit_stream_create, ctx, NULL);
+    CHECK_CALL(ptxkit_stream_wrap, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_event_create, ctx, NULL);
+    CHECK_CALL(ptxkit_event_elapsed_ms, ctx, NULL, NULL, NULL);
+    CHECK_CALL(ptxkit_stream_priority_range_get, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_host_register, ctx, NULL, 16, 0);
+    CHECK_CALL(ptxkit_host_device_pointer_get, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_capture_end, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_launch, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_graph_node_count_get, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_copy, ctx, 4096, 4100, 64, NULL, NULL); /* overlapping */
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, NULL, 8192, 16, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_DTYPE_COUNT, 4096, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose_config_get, ctx, PTXKIT_DTYPE_COUNT, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm_config_get, ctx, PTXKIT_FLOAT32, 0, 4, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm_sweep_tiles, ctx, PTXKIT_FLOAT32, NULL, 4, NULL);
+    CHECK_CALL(ptxkit_kernel_get, ctx, NULL, "k", NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_module_get, ctx, NULL, NULL, 0, NULL, 0, NULL);
+    CHECK_CALL(ptxkit_program_kernel_get, ctx, NULL, "k", NULL, 0, NULL);
+    CHECK_CALL(ptxkit_module_load, ctx, NULL, 0, NULL, NULL);
+    CHECK_CALL(ptxkit_l2_persisting_set, ctx, 1024, NULL);
+    CHECK_CALL(ptxkit_stream_access_window_set, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_stream_access_window_get, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, NULL, NULL, 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, "copy", NULL, 2048, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_sizes, ctx, "copy", NULL, NULL, 1, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_key_get, ctx, NULL);
+    CHECK_CALL(ptxkit_tune_source_get, ctx, NULL, NULL, 1024, NULL, &i);
+    CHECK_CALL(ptxkit_tunable_create, ctx, NULL, NULL);
+    CHECK_CALL(ptxkit_comm_create_all, &ctx, 1, NULL);
+    CHECK_CALL(ptxkit_comm_create_rank, ctx, NULL, 2, 0, NULL);
+    /* past the first check: sizes, alignment, types, options */
+    ptxkit_config bad_options = {1, {{"block_size", 100}}};
+    CHECK_CALL(ptxkit_copy, ctx, 4096, 8192, 16, &bad_options, NULL);
+    CHECK_CALL(ptxkit_copy, ctx, 0, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_copy, ctx, UINT64_MAX - 8, 8192, 64, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4097, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8193, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, &bad_options, NULL);
+    CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, &i, 8192, 16, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4097, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, &bad_options,
+               NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4097, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4096, 8192, 4, 4, (ptxkit_transpose_kind)9, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0,
+               12288, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 2, 8192, 4, 0.0,
+               12288, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_gemm_prepare, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL);
+    CHECK_CALL(ptxkit_gemm_split_k, ctx, NULL, 0, 4, 4, &i);
+    CHECK_CALL(ptxkit_memset32_async, ctx, 4096, 0, SIZE_MAX / 2, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, "no_such_family", NULL, 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune, ctx, "reduce", "sum.bogus", 1024, 1024, NULL, NULL);
+    CHECK_CALL(ptxkit_tune_source_get, ctx, "no_such_family", NULL, 1024, NULL, &i);
+    CHECK_CALL(ptxkit_load_op_parse, "bogus", (ptxkit_load_op *)&i);
+    CHECK_CALL(ptxkit_program_create, "", "x", NULL, 0, (ptxkit_program **)&p);
+    CHECK_CALL(ptxkit_program_create_from_file, "/nonexistent/ptxkit/x.cu", NULL, 0, (ptxkit_program **)&p);
+    CHECK_CALL(ptxkit_builtin_source, "no_such_file.cu", (const char **)&p, &sz);
+    CHECK_CALL(ptxkit_family_define_values, "no_such_family", "BLOCK_SIZE", (char *)&p, sizeof p);
+    CHECK_CALL(ptxkit_tune_code_get, "no_such_family", NULL, (unsigned long long *)&p);
+    CHECK_CALL(ptxkit_shard_split, 16, 2, 5, &sz, &sz);
+    (void)sz;
+    assert_int_equal(failures, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(calls_without_a_context),
+        cmocka_unit_test(calls_with_a_context),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
