@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 enum { CALLS = 2000, BATCH = 50, ROUNDS = 5, MAX_LIBS = 4, OPS = 4, SIZES = 4 };
 
@@ -80,15 +81,15 @@ static int load(api *a, const char *path) {
     }
     a->path = path;
     int ok = 1;
-    SYM(open, "ptxkit_context_open");
-    SYM(close, "ptxkit_context_close");
+    SYM(open, "ptxkit_context_create");
+    SYM(close, "ptxkit_context_destroy");
     SYM(last_error, "ptxkit_last_error");
     SYM(stream_create, "ptxkit_stream_create");
     SYM(stream_destroy, "ptxkit_stream_destroy");
     SYM(stream_synchronize, "ptxkit_stream_synchronize");
-    SYM(malloc_, "ptxkit_malloc");
-    SYM(free_, "ptxkit_free");
-    SYM(memset32, "ptxkit_memset32_async");
+    SYM(malloc_, "ptxkit_memory_alloc");
+    SYM(free_, "ptxkit_memory_free");
+    SYM(memset32, "ptxkit_memory_set32_async");
     SYM(copy, "ptxkit_copy");
     SYM(reduce, "ptxkit_reduce");
     SYM(scan, "ptxkit_scan");

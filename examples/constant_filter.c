@@ -156,7 +156,7 @@ static double filter_error(const float *got, const float *src, const float *kern
 
 int main(void) {
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) {
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) {
         printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
@@ -188,11 +188,11 @@ int main(void) {
     if (st != PTXKIT_SUCCESS || filter_bytes != sizeof filter)
         return failed("the filter's size", st ? st : PTXKIT_ERROR_INVALID_ARGUMENT);
 
-    st = ptxkit_malloc(ctx, bytes, &d_input);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &d_buffer);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &d_output);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_input, image, bytes);
+    st = ptxkit_memory_alloc(ctx, bytes, &d_input);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &d_buffer);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &d_output);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, d_input, image, bytes);
     if (st != PTXKIT_SUCCESS) return failed("setup", st);
 
     int pitch = w;
@@ -206,11 +206,11 @@ int main(void) {
         ptxkit_stream *s = round ? stream : NULL;
         st = round ? ptxkit_module_variable_write_async(module, "&c_Kernel", 0, filter, sizeof filter, s)
                    : ptxkit_module_variable_write(module, "&c_Kernel", 0, filter, sizeof filter);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_memset8_async(ctx, d_output, 0xff, bytes, s); /* poison: NaN */
-        if (st == PTXKIT_SUCCESS) st = ptxkit_launch(rows, rows_grid, rows_block, 0, s, rows_args);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_launch(columns, columns_grid, columns_block, 0, s, columns_args);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set8_async(ctx, d_output, 0xff, bytes, s); /* poison: NaN */
+        if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_launch(rows, rows_grid, rows_block, 0, s, rows_args);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_launch(columns, columns_grid, columns_block, 0, s, columns_args);
         if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, s);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, result, d_output, bytes);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, result, d_output, bytes);
         if (st != PTXKIT_SUCCESS) return failed("filtering", st);
         /* the filter the kernels read is the one written */
         float back[KERNEL_LENGTH];
@@ -223,12 +223,12 @@ int main(void) {
                error, error < 1e-6 ? "" : " (too large)");
         if (!(error < 1e-6)) status = 1;
     }
-    ptxkit_stream_destroy(ctx, stream);
-    ptxkit_free(ctx, d_input);
-    ptxkit_free(ctx, d_buffer);
-    ptxkit_free(ctx, d_output);
+    ptxkit_stream_destroy(stream);
+    ptxkit_memory_free(ctx, d_input);
+    ptxkit_memory_free(ctx, d_buffer);
+    ptxkit_memory_free(ctx, d_output);
     ptxkit_program_destroy(program);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     free(image);
     free(result);
     printf("%s\n", status ? "FAILED" : "ok");

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <ptxkit.h>
+#include <ptxkit_ops.h>
 
 #ifdef PTXKIT_EXAMPLE_MPI
 #include <mpi.h>
@@ -101,12 +102,12 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     unsigned char id[PTXKIT_COMM_ID_BYTES];
     memset(id, 0, sizeof id);
     char nccl[4096], version[32];
-    ptxkit_status st = ptxkit_device_count(&gpus);
+    ptxkit_status st = ptxkit_device_count_get(&gpus);
     if (st != PTXKIT_SUCCESS || gpus < 1) verdict = die(rank, "no GPU", st ? st : PTXKIT_ERROR_NO_DEVICE);
     else if ((st = ptxkit_comm_library_get(nccl, sizeof nccl, version, sizeof version)) != PTXKIT_SUCCESS)
         verdict = die(rank, "NCCL", st);
-    else if ((st = ptxkit_context_open(device = local_rank % gpus, &ctx)) != PTXKIT_SUCCESS)
-        verdict = die(rank, "ptxkit_context_open", st);
+    else if ((st = ptxkit_context_create(device = local_rank % gpus, &ctx)) != PTXKIT_SUCCESS)
+        verdict = die(rank, "ptxkit_context_create", st);
     /* the unique id: rank 0 makes it, every rank gets it */
     else if (rank == 0 && (st = ptxkit_comm_unique_id_get(id)) != PTXKIT_SUCCESS)
         verdict = die(rank, "ptxkit_comm_unique_id_get", st);
@@ -132,10 +133,10 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     ptxkit_dptr in = 0, out = 0, sum = 0;
     ptxkit_stream *stream = NULL;
     int failed = 0;
-    if ((st = ptxkit_malloc(ctx, (n ? n : 1) * 8, &in)) != PTXKIT_SUCCESS ||
-        (st = ptxkit_malloc(ctx, (n ? n : 1) * 8, &out)) != PTXKIT_SUCCESS ||
-        (st = ptxkit_malloc(ctx, 8, &sum)) != PTXKIT_SUCCESS || (st = ptxkit_stream_create(ctx, &stream)) != PTXKIT_SUCCESS ||
-        (n && (st = ptxkit_memcpy_htod(ctx, in, host, n * 8)) != PTXKIT_SUCCESS))
+    if ((st = ptxkit_memory_alloc(ctx, (n ? n : 1) * 8, &in)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_memory_alloc(ctx, (n ? n : 1) * 8, &out)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_memory_alloc(ctx, 8, &sum)) != PTXKIT_SUCCESS || (st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream)) != PTXKIT_SUCCESS ||
+        (n && (st = ptxkit_memory_write(ctx, in, host, n * 8)) != PTXKIT_SUCCESS))
         return die(rank, "setting up", st);
     /* the same calls in the same order on every rank; queued on `stream` */
     if ((st = ptxkit_comm_reduce(comm, PTXKIT_REDUCE_SUM, PTXKIT_INT64, &sum, &in, &n, NULL, &stream)) != PTXKIT_SUCCESS ||
@@ -146,8 +147,8 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     int64_t got_sum = 0, want_sum = 0, prefix = 0;
     for (size_t i = 0; i < total; i++) want_sum += x_at(i);
     for (size_t i = 0; i < offset; i++) prefix += x_at(i);
-    if ((st = ptxkit_memcpy_dtoh(ctx, &got_sum, sum, 8)) != PTXKIT_SUCCESS ||
-        (n && (st = ptxkit_memcpy_dtoh(ctx, host, out, n * 8)) != PTXKIT_SUCCESS))
+    if ((st = ptxkit_memory_read(ctx, &got_sum, sum, 8)) != PTXKIT_SUCCESS ||
+        (n && (st = ptxkit_memory_read(ctx, host, out, n * 8)) != PTXKIT_SUCCESS))
         return die(rank, "reading back", st);
     if (got_sum != want_sum) failed = 1;
     size_t bad = n;
@@ -161,9 +162,9 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
     if (bad != n) printf("rank %d: scan differs at local index %zu\n", rank, bad);
     fflush(stdout);
     ptxkit_comm_destroy(comm);
-    ptxkit_stream_destroy(ctx, stream);
-    ptxkit_free(ctx, in), ptxkit_free(ctx, out), ptxkit_free(ctx, sum);
-    ptxkit_context_close(ctx);
+    ptxkit_stream_destroy(stream);
+    ptxkit_memory_free(ctx, in), ptxkit_memory_free(ctx, out), ptxkit_memory_free(ctx, sum);
+    ptxkit_context_destroy(ctx);
     free(host);
     return failed;
 }
@@ -171,7 +172,7 @@ static int run_rank(int rank, int ranks, int local_rank, const char *id_path, bo
 /* --launch N: N copies of this program, ranks 0 .. N-1, a fresh id file */
 static int launch(const char *self, int ranks, size_t total) {
     int gpus = 0;
-    if (ptxkit_device_count(&gpus) != PTXKIT_SUCCESS || gpus < ranks) {
+    if (ptxkit_device_count_get(&gpus) != PTXKIT_SUCCESS || gpus < ranks) {
         fprintf(stderr, "--launch %d: %d GPU%s here (one rank per GPU): skipped\n", ranks, gpus, gpus == 1 ? "" : "s");
         return 77;
     }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <ptxkit.h>
+#include <ptxkit_tune.h>
 
 /* BLOCK_SIZE, ITEMS_PER_THREAD and LOAD_OP are not defined here: they arrive
  * as -D defines, one compiled kernel per combination, so the loops below
@@ -51,7 +52,7 @@ typedef struct saxpy_problem {
 /* Poisons the output (all bits set: a NaN) so that a result can only pass
  * the check if the last launch wrote it. */
 static ptxkit_status poison_output(saxpy_problem *p, size_t n) {
-    return ptxkit_memset32_async(p->ctx, p->out, 0xFFFFFFFFu, n, NULL);
+    return ptxkit_memory_set32_async(p->ctx, p->out, 0xFFFFFFFFu, n, NULL);
 }
 
 /* The tuner calls this for each configuration it times; main calls it too,
@@ -67,10 +68,10 @@ static ptxkit_status launch_saxpy(ptxkit_kernel *kernel, const ptxkit_config *co
      * there are tiles */
     size_t tile = (size_t)block * (size_t)items, tiles = (n + tile - 1) / tile;
     unsigned grid = 0;
-    if ((st = ptxkit_kernel_grid_size(kernel, (int)block, 0, tiles, &grid)) != PTXKIT_SUCCESS) return st;
+    if ((st = ptxkit_kernel_grid_size_get(kernel, (int)block, 0, tiles, &grid)) != PTXKIT_SUCCESS) return st;
     unsigned long long n64 = n;
     void *args[] = {&p->a, &p->x, &p->y, &p->out, &n64};
-    return ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
 }
 
 /* out against a float64 reference. A GPU may fuse a * x + y into one fma
@@ -79,7 +80,7 @@ static ptxkit_status launch_saxpy(ptxkit_kernel *kernel, const ptxkit_config *co
 /* Compares out with a float64 a*x + y within one float rounding of each
  * term (the kernel may fuse the multiply and add). */
 static ptxkit_status compare_output(saxpy_problem *p, size_t n, int *ok) {
-    ptxkit_status st = ptxkit_memcpy_dtoh(p->ctx, p->host_out, p->out, n * sizeof(float));
+    ptxkit_status st = ptxkit_memory_read(p->ctx, p->host_out, p->out, n * sizeof(float));
     if (st != PTXKIT_SUCCESS) return st;
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -134,10 +135,10 @@ static ptxkit_status declare(ptxkit_tunable *t, ptxkit_program *program, saxpy_p
         st = ptxkit_tunable_add_rule(t, PTXKIT_RULE_PRODUCT_AT_MOST_N, "BLOCK_SIZE", "ITEMS_PER_THREAD", 0);
     if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_add_rule(t, PTXKIT_RULE_MAX_THREADS, "BLOCK_SIZE", NULL, 0);
     /* the tuner compiles each configuration's kernel ahead, in parallel */
-    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_set_kernel(t, program, "saxpy", NULL, 0);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_set_launch(t, launch_saxpy, problem);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_set_check(t, check_saxpy, problem);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_set_bytes(t, bytes_moved, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_kernel_set(t, program, "saxpy", NULL, 0);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_launch_set(t, launch_saxpy, problem);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_check_set(t, check_saxpy, problem);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_tunable_bytes_set(t, bytes_moved, NULL);
     return st;
 }
 
@@ -148,20 +149,20 @@ static int run_checked(ptxkit_context *ctx, ptxkit_tunable *t, ptxkit_program *p
                        size_t n) {
     ptxkit_config config;
     int tuned = 0;
-    ptxkit_status st = ptxkit_tunable_config(t, n, &config, &tuned);
-    if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_config", st);
+    ptxkit_status st = ptxkit_tunable_config_get(t, n, &config, &tuned);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_config_get", st);
     ptxkit_config_defines_text text;
     const char *const *defines = ptxkit_config_defines(&config, &text);
     char shown[256] = "";
     for (int i = 0, used = 0; i < config.count && used < (int)sizeof shown; i++)
         used += snprintf(shown + used, sizeof shown - (size_t)used, " %s", defines[i]);
     ptxkit_kernel *kernel = NULL;
-    st = ptxkit_kernel_get(ctx, program, "saxpy", defines, config.count, &kernel);
+    st = ptxkit_program_kernel_get(ctx, program, "saxpy", defines, config.count, &kernel);
     if (st == PTXKIT_ERROR_NO_NVRTC) {
         printf("skipped: %s\n", ptxkit_last_error()); /* not in the disk cache, and nothing to compile it with */
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed("ptxkit_kernel_get", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_program_kernel_get", st);
     int ok = 0;
     if ((st = check_saxpy(kernel, &config, n, &ok, problem)) != PTXKIT_SUCCESS) return failed("saxpy", st);
     printf("n = %9zu: %s (%s)%s\n", n, ok ? "right" : "WRONG", tuned ? "tuned" : "defaults", shown);
@@ -175,12 +176,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(0, &ctx);
+    ptxkit_status st = ptxkit_context_create(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
         printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_create", st);
 
     /* The largest size: not a power of two, so the last tile is partial. */
     const size_t n_max = ((size_t)1 << 24) + 3;
@@ -193,11 +194,11 @@ int main(int argc, char **argv) {
         host_x[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
         host_y[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
     }
-    st = ptxkit_malloc(ctx, n_max * sizeof(float), &problem.x);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n_max * sizeof(float), &problem.y);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n_max * sizeof(float), &problem.out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, problem.x, host_x, n_max * sizeof(float));
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, problem.y, host_y, n_max * sizeof(float));
+    st = ptxkit_memory_alloc(ctx, n_max * sizeof(float), &problem.x);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n_max * sizeof(float), &problem.y);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n_max * sizeof(float), &problem.out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, problem.x, host_x, n_max * sizeof(float));
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, problem.y, host_y, n_max * sizeof(float));
     if (st == PTXKIT_SUCCESS) st = poison_output(&problem, n_max);
     if (st != PTXKIT_SUCCESS) return failed("device buffers", st);
 
@@ -222,10 +223,10 @@ int main(int argc, char **argv) {
             return 77;
         }
         if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_tune", st);
-        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
-        const char *db = ptxkit_tune_report_database(report), *note = ptxkit_tune_report_database_note(report);
+        const ptxkit_tune_result *r = ptxkit_tune_report_result_get(report, 0);
+        const char *db = ptxkit_tune_report_database_get(report), *note = ptxkit_tune_report_database_note_get(report);
         printf("tuned n = %zu in %.1f s: %d legal, %d timed, %d from the tuning record, %d failed, %d wrong; best %.0f GB/s, defaults %.0f GB/s\n",
-               r->n, ptxkit_tune_report_seconds(report), r->legal, r->timed, r->reused, r->failed, r->wrong, r->best_gbs,
+               r->n, ptxkit_tune_report_seconds_get(report), r->legal, r->timed, r->reused, r->failed, r->wrong, r->best_gbs,
                r->default_gbs);
         printf("saved to %s%s%s\n", db[0] ? db : "(nowhere)", note[0] ? ": " : "", note);
         if (r->wrong) {
@@ -244,10 +245,10 @@ int main(int argc, char **argv) {
 
     ptxkit_tunable_destroy(tunable);
     ptxkit_program_destroy(program);
-    ptxkit_free(ctx, problem.x);
-    ptxkit_free(ctx, problem.y);
-    ptxkit_free(ctx, problem.out);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, problem.x);
+    ptxkit_memory_free(ctx, problem.y);
+    ptxkit_memory_free(ctx, problem.out);
+    ptxkit_context_destroy(ctx);
     free(host_x);
     free(host_y);
     free(host_out);

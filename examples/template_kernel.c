@@ -64,10 +64,10 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
         if (in->is_double) ((double *)host_in)[i] = v;
         else ((float *)host_in)[i] = (float)v;
     }
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes + 1, &d_in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes + 1, &d_out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_in, host_in, bytes);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset8_async(ctx, d_out, 0xFF, bytes + 1, NULL); /* poison: NaNs */
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes + 1, &d_in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes + 1, &d_out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, d_in, host_in, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set8_async(ctx, d_out, 0xFF, bytes + 1, NULL); /* poison: NaNs */
     unsigned long long n64 = n;
     float factor32 = (float)in->factor;
     double factor64 = in->factor;
@@ -76,8 +76,8 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
     void *args[] = {&d_in, &d_out, in->is_double ? (void *)&factor64 : (void *)&factor32, &n64};
     unsigned grid = (unsigned)((n + in->block - 1) / in->block);
     if (st == PTXKIT_SUCCESS && n > 0)
-        st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){in->block, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_out, d_out, bytes + 1);
+        st = ptxkit_kernel_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){in->block, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_out, d_out, bytes + 1);
     int bad = st != PTXKIT_SUCCESS;
     if (bad) failed(in->expression, st);
     for (size_t i = 0; !bad && i < n; i++) {
@@ -100,8 +100,8 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
         fprintf(stderr, "template_kernel: %s, n = %zu: wrote past the end\n", in->expression, n);
         bad = 1;
     }
-    ptxkit_free(ctx, d_in);
-    ptxkit_free(ctx, d_out);
+    ptxkit_memory_free(ctx, d_in);
+    ptxkit_memory_free(ctx, d_out);
     free(host_in);
     free(host_out);
     return bad;
@@ -109,12 +109,12 @@ static int run(ptxkit_context *ctx, ptxkit_kernel *kernel, const instance *in, s
 
 int main(void) {
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(0, &ctx);
+    ptxkit_status st = ptxkit_context_create(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
         printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_create", st);
 
     const ptxkit_header headers[] = {{"scale/offset.h", offset_header}};
     ptxkit_program *program = NULL;
@@ -133,7 +133,7 @@ int main(void) {
     srand(2024);
     for (size_t k = 0; k < sizeof instances / sizeof instances[0] && !bad; k++) {
         ptxkit_kernel *kernel = NULL;
-        st = ptxkit_kernel_get(ctx, program, instances[k].expression, defines, 1, &kernel);
+        st = ptxkit_program_kernel_get(ctx, program, instances[k].expression, defines, 1, &kernel);
         if (st == PTXKIT_ERROR_NO_NVRTC) {
             printf("skipped: %s\n", ptxkit_last_error());
             return 77;
@@ -143,6 +143,6 @@ int main(void) {
         if (!bad) printf("%-20s right at %zu sizes\n", instances[k].expression, sizeof sizes / sizeof sizes[0]);
     }
     ptxkit_program_destroy(program);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return bad;
 }

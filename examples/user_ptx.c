@@ -73,12 +73,12 @@ static int failed(const char *what, ptxkit_status st) {
 
 int main(void) {
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(0, &ctx);
+    ptxkit_status st = ptxkit_context_create(0, &ctx);
     if (st == PTXKIT_ERROR_NO_DRIVER || st == PTXKIT_ERROR_NO_DEVICE || st == PTXKIT_ERROR_STUB_DRIVER) {
         printf("skipped: no GPU (%s)\n", ptxkit_last_error());
         return 77;
     }
-    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_open", st);
+    if (st != PTXKIT_SUCCESS) return failed("ptxkit_context_create", st);
 
     /* n outputs gathered from a table of nx values (sizes not powers of two) */
     const unsigned n = 1000003, nx = 65537;
@@ -93,13 +93,13 @@ int main(void) {
         idx[i] = (unsigned)rand() % nx;
     }
     ptxkit_dptr d_x = 0, d_idx = 0, d_y = 0, d_out = 0;
-    st = ptxkit_malloc(ctx, nx * sizeof *x, &d_x);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof *idx, &d_idx);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof *y, &d_y);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof *out, &d_out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_x, x, nx * sizeof *x);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_idx, idx, n * sizeof *idx);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, d_y, y, n * sizeof *y);
+    st = ptxkit_memory_alloc(ctx, nx * sizeof *x, &d_x);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n * sizeof *idx, &d_idx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n * sizeof *y, &d_y);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n * sizeof *out, &d_out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, d_x, x, nx * sizeof *x);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, d_idx, idx, n * sizeof *idx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, d_y, y, n * sizeof *y);
     if (st != PTXKIT_SUCCESS) return failed("device buffers", st);
 
     /* The read-only path is only correct when nothing writes the loaded
@@ -126,10 +126,10 @@ int main(void) {
         ptxkit_module *module = NULL;
         ptxkit_kernel *kernel = NULL;
         st = ptxkit_module_load(ctx, gather_ptx, strlen(gather_ptx), &loads[k], &module);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel(module, "gather_add", &kernel);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel_get(module, "gather_add", &kernel);
         if (st != PTXKIT_SUCCESS) return failed(op, st);
         int rewritten = -1, kept = -1;
-        ptxkit_module_rewrite_counts(module, &rewritten, &kept);
+        ptxkit_module_rewrite_counts_get(module, &rewritten, &kept);
         /* the driver JIT's wall time and info log of this load */
         printf("load op %-7s: %d plain loads given the operator, %d kept; %s\n", op, rewritten, kept,
                ptxkit_kernel_jit_log_get(kernel));
@@ -142,10 +142,10 @@ int main(void) {
         /* poison, launch, compare every element */
         unsigned grid = (n + 255) / 256, count = n;
         void *args[] = {&d_x, &d_idx, &d_y, &d_out, &count};
-        st = ptxkit_memset32_async(ctx, d_out, 0xFFFFFFFFu, n, NULL);
+        st = ptxkit_memory_set32_async(ctx, d_out, 0xFFFFFFFFu, n, NULL);
         if (st == PTXKIT_SUCCESS)
-            st = ptxkit_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, out, d_out, n * sizeof *out);
+            st = ptxkit_kernel_launch(kernel, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, out, d_out, n * sizeof *out);
         if (st != PTXKIT_SUCCESS) return failed(op, st);
         for (unsigned i = 0; i < n && !bad; i++) {
             float want = x[idx[i]] + y[i];
@@ -157,11 +157,11 @@ int main(void) {
         if (!bad) printf("load op %-7s: %u results right\n", op, n);
     }
 
-    ptxkit_free(ctx, d_x);
-    ptxkit_free(ctx, d_idx);
-    ptxkit_free(ctx, d_y);
-    ptxkit_free(ctx, d_out);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, d_x);
+    ptxkit_memory_free(ctx, d_idx);
+    ptxkit_memory_free(ctx, d_y);
+    ptxkit_memory_free(ctx, d_out);
+    ptxkit_context_destroy(ctx);
     free(x);
     free(y);
     free(out);

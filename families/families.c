@@ -53,7 +53,7 @@ int family_no_shared(const tune_variant *v, const tune_config *c) {
 
 /* ---- public: the families' compile-time constants ----------------------- */
 
-const char *ptxkit_family_define_name(const char *family, int index) {
+const char *ptxkit_program_family_define_name_get(const char *family, int index) {
     const family_desc *f = family ? family_find(family) : NULL;
     if (!f || !f->defines || index < 0) return NULL;
     for (int i = 0; f->defines[i].name; i++)
@@ -64,16 +64,16 @@ const char *ptxkit_family_define_name(const char *family, int index) {
 /* The values ptxkit builds a parameter with: block sizes are powers of two
  * up to the largest any GPU allows (the tuner trims them per device); the
  * others come from the family's lists. */
-ptxkit_status ptxkit_family_define_values(const char *family, const char *define, char *buf, size_t size) {
+ptxkit_status ptxkit_program_family_define_values_get(const char *family, const char *define, char *buf, size_t size) {
     if (!family || !define || !buf || size == 0)
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_family_define_values: family, define or buf is NULL, or size is 0");
+                            "ptxkit_program_family_define_values_get: family, define or buf is NULL, or size is 0");
     buf[0] = 0;
     const family_desc *f = family_find(family);
     const family_define *d = f && f->defines ? f->defines : NULL;
     while (d && d->name && strcmp(d->name, define) != 0) d++;
     if (!d || !d->name)
-        return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_family_define_values: %s %s declares no %s",
+        return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_program_family_define_values_get: %s %s declares no %s",
                             f ? "family" : "no family", family, define);
     int values[TUNE_MAX_VALUES + 1], count = 0;
     if (d->param == TUNE_BLOCK) {

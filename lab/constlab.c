@@ -32,7 +32,7 @@ ptxkit_status constlab_table_write(ptxkit_context *ctx, ptxkit_dptr table, int t
         return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "constant: %d taps is not in [1, %d]", taps, CONSTLAB_MAX_TAPS);
     float host[2 * CONSTLAB_MAX_TAPS];
     constlab_table(taps, host);
-    return ptxkit_memcpy_htod(ctx, table, host, constlab_table_words(taps) * sizeof(float));
+    return ptxkit_memory_write(ctx, table, host, constlab_table_words(taps) * sizeof(float));
 }
 
 int constlab_addresses_per_read(const constlab_poly *p) {
@@ -132,12 +132,12 @@ ptxkit_status constlab_poly_run(ptxkit_context *ctx, const constlab_poly *p, ptx
     st = lab_kernel_get(ctx, FILE_NAME, "const_poly", v.defines, v.count, &k);
     unsigned grid = p->grid;
     size_t wanted = p->n / 4 / (size_t)v.block + 1;
-    if (st == PTXKIT_SUCCESS && grid == 0) st = ptxkit_kernel_grid_size(k, v.block, 0, wanted, &grid);
+    if (st == PTXKIT_SUCCESS && grid == 0) st = ptxkit_kernel_grid_size_get(k, v.block, 0, wanted, &grid);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_dptr out = p->out, in = p->in, table = p->table;
     unsigned long long n = p->n;
     void *args[] = {&out, &in, &n, &table};
-    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)v.block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)v.block, 1, 1}, 0, stream, args);
 }
 
 ptxkit_status constlab_poly_compile(const constlab_poly *p, int arch, ptxkit_compiled *out) {
@@ -160,10 +160,10 @@ ptxkit_status constlab_fill(ptxkit_context *ctx, ptxkit_dptr x, size_t n, uint32
     ptxkit_kernel *k = NULL;
     unsigned grid = 0;
     ptxkit_status st = lab_kernel_get(ctx, FILE_NAME, "const_fill", defines, 2, &k);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(k, CONSTLAB_BLOCK, 0, n / CONSTLAB_BLOCK + 1, &grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(k, CONSTLAB_BLOCK, 0, n / CONSTLAB_BLOCK + 1, &grid);
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long count = n;
     unsigned s = seed;
     void *args[] = {&x, &count, &s};
-    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){CONSTLAB_BLOCK, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){CONSTLAB_BLOCK, 1, 1}, 0, stream, args);
 }

@@ -53,14 +53,14 @@ float constlab_coefficient(int m);
 size_t constlab_table_words(int taps);
 void constlab_table(int taps, float *table);
 /* Writes the table to device memory (constlab_table_words(taps) floats),
- * synchronously (ptxkit_memcpy_htod). */
+ * synchronously (ptxkit_memory_write). */
 ptxkit_status constlab_table_write(ptxkit_context *ctx, ptxkit_dptr table, int taps);
 
 /* out[i] = the polynomial of in[i] (see const_lab.cu). n == 0 launches nothing. */
 ptxkit_status constlab_poly_run(ptxkit_context *ctx, const constlab_poly *p, ptxkit_stream *stream);
 /* The run's kernel as PTX for sm_<arch>, compiled by NVRTC without a GPU
  * (tests, inspection: which loads the coefficients take). Free with
- * ptxkit_compiled_free. */
+ * ptxkit_program_compiled_free. */
 ptxkit_status constlab_poly_compile(const constlab_poly *p, int arch, ptxkit_compiled *out);
 /* The expected output, computed on the CPU from a copy of the input. */
 void constlab_reference(const constlab_poly *p, const float *in, float *out);

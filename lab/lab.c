@@ -76,5 +76,5 @@ ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *
                              int define_count, ptxkit_kernel **out) {
     ptxkit_program *program = NULL;
     ptxkit_status st = shared_program(file, &program);
-    return st == PTXKIT_SUCCESS ? ptxkit_kernel_get(ctx, program, entry, defines, define_count, out) : st;
+    return st == PTXKIT_SUCCESS ? ptxkit_program_kernel_get(ctx, program, entry, defines, define_count, out) : st;
 }

@@ -4,8 +4,8 @@
  * lab/kernels/) and their launchers (memlab.h, constlab.h, ladders.h). An
  * internal static library of the ptxkit command and the tests, never
  * installed, written against the public header only: its kernels are user
- * programs for the library (ptxkit_program_create, ptxkit_kernel_get,
- * ptxkit_launch), so libptxkit neither embeds nor exports any of it. */
+ * programs for the library (ptxkit_program_create, ptxkit_program_kernel_get,
+ * ptxkit_kernel_launch), so libptxkit neither embeds nor exports any of it. */
 #ifndef PTXKIT_LAB_H
 #define PTXKIT_LAB_H
 
@@ -19,7 +19,7 @@ ptxkit_status lab_program_create(const char *name, ptxkit_program **out);
 
 /* Kernel `entry` of the lab file `file` compiled with `defines`, through
  * one program per file kept for the process (the kernel belongs to the
- * context, as every ptxkit_kernel_get result). */
+ * context, as every ptxkit_program_kernel_get result). */
 ptxkit_status lab_kernel_get(ptxkit_context *ctx, const char *file, const char *entry, const char *const *defines,
                              int define_count, ptxkit_kernel **out);
 

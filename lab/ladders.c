@@ -1,9 +1,10 @@
 /* The ladders' tables and launchers (ladders.h). The kernels are user
  * programs of the library: compiled by NVRTC with -D defines through
- * lab_kernel_get, sized with ptxkit_kernel_grid_size and launched with
- * ptxkit_launch; the GEMM ladder's last step is ptxkit_gemm. */
+ * lab_kernel_get, sized with ptxkit_kernel_grid_size_get and launched with
+ * ptxkit_kernel_launch; the GEMM ladder's last step is ptxkit_gemm. */
 #include <stdio.h>
 
+#include "ptxkit_ops.h"
 #include "ladders.h"
 #include "lab.h"
 
@@ -150,7 +151,7 @@ static ptxkit_status check_scratch(const char *ladder, int step, size_t need, si
 }
 
 static ptxkit_status launch_1d(ptxkit_kernel *k, size_t grid, int block, ptxkit_stream *stream, void **args) {
-    return ptxkit_launch(k, (ptxkit_dim3){(unsigned)grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){(unsigned)grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
 }
 
 /* ---- reduce ---- */
@@ -217,7 +218,7 @@ static ptxkit_status reduce_plan_for(ptxkit_context *ctx, int step, ptxkit_reduc
     unsigned wave = 0;
     if (s->one_wave) {
         size_t needed = (n + per_block - 1) / per_block;
-        if ((st = ptxkit_kernel_grid_size(p->kernel, p->block, 0, needed ? needed : 1, &wave)) != PTXKIT_SUCCESS)
+        if ((st = ptxkit_kernel_grid_size_get(p->kernel, p->block, 0, needed ? needed : 1, &wave)) != PTXKIT_SUCCESS)
             return st;
     }
     p->passes = 0;
@@ -456,6 +457,6 @@ ptxkit_status lab_gemm_ladder_run(ptxkit_context *ctx, int step, size_t m, size_
     void *args[] = {&da, &db, &dc, &im, &in, &ik};
     unsigned gx = (unsigned)((n + (size_t)s->tile - 1) / (size_t)s->tile);
     unsigned gy = (unsigned)((m + (size_t)s->tile - 1) / (size_t)s->tile);
-    return ptxkit_launch(kernel, (ptxkit_dim3){gx, gy, 1}, (ptxkit_dim3){(unsigned)s->block_x, (unsigned)s->block_y, 1},
+    return ptxkit_kernel_launch(kernel, (ptxkit_dim3){gx, gy, 1}, (ptxkit_dim3){(unsigned)s->block_x, (unsigned)s->block_y, 1},
                          0, stream, args);
 }

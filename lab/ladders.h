@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 /* How a reduce or scan step is compiled. */
 typedef struct lab_ladder_options {

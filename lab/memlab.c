@@ -72,7 +72,7 @@ static ptxkit_status lab_kernel(ptxkit_context *ctx, const char *file, const cha
 }
 
 static ptxkit_status launch_1d(ptxkit_kernel *k, unsigned grid, unsigned block, ptxkit_stream *stream, void **args) {
-    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){block, 1, 1}, 0, stream, args);
 }
 
 static bool aligned(ptxkit_dptr p, size_t a) { return (p & (a - 1)) == 0; }
@@ -292,7 +292,7 @@ ptxkit_status memlab_make_index(ptxkit_context *ctx, ptxkit_dptr index, size_t n
     ptxkit_kernel *fn;
     ptxkit_status st = lab_kernel(ctx, "access.cu", "access_make_index", MEMLAB_ACCESS_BLOCK, 0, NULL, NULL, 0, &fn);
     unsigned grid = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(fn, MEMLAB_ACCESS_BLOCK, 0, n / MEMLAB_ACCESS_BLOCK + 1, &grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(fn, MEMLAB_ACCESS_BLOCK, 0, n / MEMLAB_ACCESS_BLOCK + 1, &grid);
     if (st == PTXKIT_SUCCESS) {
         ptxkit_dptr p = index;
         unsigned long long count = n;
@@ -333,7 +333,7 @@ ptxkit_status memlab_aos_run(ptxkit_context *ctx, const memlab_aos *a, ptxkit_st
     ptxkit_kernel *fn;
     st = lab_kernel(ctx, "aos.cu", entries[a->layout], block, a->load_op, NULL, NULL, 0, &fn);
     unsigned grid = 0;   /* the staged kernel's shared memory is static: occupancy counts it already */
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(fn, block, 0, a->n / (size_t)block + 1, &grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(fn, block, 0, a->n / (size_t)block + 1, &grid);
     if (st == PTXKIT_SUCCESS) {
         ptxkit_dptr in = a->in, out = a->out;
         ptxkit_dptr ix = in, iy = in + 4 * a->n, iz = in + 8 * a->n;

@@ -8,7 +8,9 @@
 #include "gemm/gemm.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"
 #include "runtime/compile.h"
@@ -17,23 +19,23 @@
 #include "tune/params.h"
 #include "tune/tuner.h"
 
-ptxkit_status ptxkit_private_reduce_passes(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
+ptxkit_status ptxkit_reduce_experiment(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type,
                                            ptxkit_dptr out, ptxkit_dptr in, size_t n,
                                            const ptxkit_config *config, ptxkit_stream *stream, int passes) {
     if (passes < 0 || passes > 2)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_reduce_passes: passes %d (0, 1 or 2)",
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_experiment: passes %d (0, 1 or 2)",
                             passes);
     reduce_passes p = passes == 2 ? REDUCE_PASSES_TWO : passes == 1 ? REDUCE_PASSES_ONE : REDUCE_PASSES_AUTO;
     launch_options o;
-    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_private_reduce_passes", config, reduce_config_names, &o);
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_reduce_experiment", config, reduce_config_names, &o);
     return st == PTXKIT_SUCCESS ? reduce_run(ctx, op, type, in, n, out, &o, stream, p) : st;
 }
 
-ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+ptxkit_status ptxkit_scan_experiment(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
                                   ptxkit_dptr out, ptxkit_dptr in, size_t n, const ptxkit_config *config,
-                                  ptxkit_stream *stream, const ptxkit_private_scan_experiment *experiment) {
+                                  ptxkit_stream *stream, const ptxkit_scan_switches *experiment) {
     launch_options o;
-    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_private_scan", config, scan_config_names, &o);
+    ptxkit_status st = launch_options_from_config(ctx, "ptxkit_scan_experiment", config, scan_config_names, &o);
     if (st != PTXKIT_SUCCESS) return st;
     const launch_options *options = &o;
     scan_experiment e = SCAN_EXPERIMENT_NONE;
@@ -43,28 +45,28 @@ ptxkit_status ptxkit_private_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, pt
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, &e);
 }
 
-ptxkit_status ptxkit_private_gemm_set_cross_prefetch(ptxkit_context *ctx, int on) {
+ptxkit_status ptxkit_gemm_cross_prefetch_set(ptxkit_context *ctx, int on) {
     if (!ctx)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: context is NULL");
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_cross_prefetch_set: context is NULL");
     if (on < -1 || on > 1)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_cross_prefetch: %d", on);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_cross_prefetch_set: %d", on);
     gemm_switches sw = gemm_switches_get(ctx);
     sw.cross_prefetch = on;
     return gemm_switches_set(ctx, &sw);
 }
 
-ptxkit_status ptxkit_private_gemm_set_mma_k(ptxkit_context *ctx, int k) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: context is NULL");
+ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_mma_k_set: context is NULL");
     if (k != 0 && k != 4 && k != 8 && k != 16)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_gemm_set_mma_k: %d (0, 4, 8 or 16)", k);
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_mma_k_set: %d (0, 4, 8 or 16)", k);
     gemm_switches sw = gemm_switches_get(ctx);
     sw.mma_k = k;
     return gemm_switches_set(ctx, &sw);
 }
 
-ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const char **jit_log) {
+ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, const char **jit_log) {
     if (jit_log) *jit_log = "";
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_registry_hits: context is NULL");
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_registry_probe: context is NULL");
     kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16", .defines = {"UNROLL=4", "BLOCK_SIZE=256", "LOAD_OP=2"},
                         .define_count = 3};
     ptxkit_kernel *fn = NULL;
@@ -76,7 +78,7 @@ ptxkit_status ptxkit_private_registry_hits(ptxkit_context *ctx, int count, const
     return st;
 }
 
-const char *ptxkit_private_blocks_family(int index) {
+const char *ptxkit_tune_blocks_family_get(int index) {
     const tune_family *f = tune_family_at(index);
     return f ? f->name : NULL;
 }
@@ -97,9 +99,9 @@ static ptxkit_status parse(const char *family, const char *variant, tune_variant
                                                                              : PTXKIT_ERROR_INVALID_ARGUMENT;
 }
 
-ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *variant,
-                                                ptxkit_private_blocks_variant *out) {
-    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_variant_get: out is NULL");
+ptxkit_status ptxkit_tune_blocks_variant_get(const char *family, const char *variant,
+                                                ptxkit_tune_blocks_variant *out) {
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_blocks_variant_get: out is NULL");
     tune_variant v;
     char reason[256];
     ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
@@ -112,24 +114,24 @@ ptxkit_status ptxkit_private_blocks_variant_get(const char *family, const char *
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_private_blocks_bytes(const char *family, const char *variant, size_t n, size_t *bytes) {
+ptxkit_status ptxkit_tune_blocks_bytes_get(const char *family, const char *variant, size_t n, size_t *bytes) {
     tune_variant v;
     char reason[256];
-    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_bytes: bytes is NULL");
+    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_blocks_bytes_get: bytes is NULL");
     ptxkit_status st = parse(family, variant, &v, reason, sizeof reason);
     if (st != PTXKIT_SUCCESS) return record_error(NULL, st, "%s", reason);
     *bytes = v.family->in_bytes(&v, n);
     return st;
 }
 
-ptxkit_status ptxkit_private_blocks_space(ptxkit_context *ctx, const char *family, const char *variant, int *blocks,
+ptxkit_status ptxkit_tune_blocks_space_get(ptxkit_context *ctx, const char *family, const char *variant, int *blocks,
                                           int *block_count, int *items, int *item_count) {
     if (!ctx || !blocks || !block_count || !items || !item_count)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_space: NULL argument");
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_blocks_space_get: NULL argument");
     tune_variant v;
     char why[256];
     ptxkit_status st = parse(family, variant, &v, why, sizeof why);
-    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "ptxkit_private_blocks_space: %s", why);
+    if (st != PTXKIT_SUCCESS) return record_error(ctx, st, "ptxkit_tune_blocks_space_get: %s", why);
     tune_space space;
     tune_space_for(&v, &ctx->info, &space);
     *block_count = space.count[TUNE_BLOCK];
@@ -139,28 +141,28 @@ ptxkit_status ptxkit_private_blocks_space(ptxkit_context *ctx, const char *famil
     return PTXKIT_SUCCESS;
 }
 
-_Static_assert(sizeof(ptxkit_private_measured) == sizeof(tune_measured), "ptxkit_private_measured is tune_measured");
+_Static_assert(sizeof(ptxkit_tune_blocks_measured) == sizeof(tune_measured), "ptxkit_tune_blocks_measured is tune_measured");
 
-ptxkit_status ptxkit_private_blocks_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
+ptxkit_status ptxkit_tune_blocks_measure(ptxkit_context *ctx, const char *family, const char *variant, size_t n,
                                             const int *blocks, const int *items, int count,
-                                            ptxkit_private_measured *out, double *default_gbs,
+                                            ptxkit_tune_blocks_measured *out, double *default_gbs,
                                             ptxkit_tune_progress_fn progress, void *progress_user) {
     enum { MAX = 256 };
     if (!ctx || !family || !blocks || !items || !out || !default_gbs || count < 0 || count > MAX)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_blocks_measure: bad arguments");
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_blocks_measure: bad arguments");
     tune_config configs[MAX] = {{0}};
     tune_measured measured[MAX];
     for (int i = 0; i < count; i++) configs[i] = (tune_config){blocks[i], items[i], 0, 0, PTXKIT_LOAD_DEFAULT};
     ptxkit_status st =
         tune_measure(ctx, family, variant, n, configs, count, measured, default_gbs, progress, progress_user);
     for (int i = 0; st == PTXKIT_SUCCESS && i < count; i++)
-        out[i] = (ptxkit_private_measured){measured[i].gbs, measured[i].ms, measured[i].min_ms, measured[i].max_ms,
+        out[i] = (ptxkit_tune_blocks_measured){measured[i].gbs, measured[i].ms, measured[i].min_ms, measured[i].max_ms,
                                            measured[i].samples};
     return st;
 }
 
-ptxkit_status ptxkit_private_pch_mode(int mode, int *available) {
-    if (mode < -1 || mode > 1) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_private_pch_mode: mode %d", mode);
+ptxkit_status ptxkit_jit_pch_mode_set(int mode, int *available) {
+    if (mode < -1 || mode > 1) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_jit_pch_mode_set: mode %d", mode);
     pch_set_mode(mode);
     if (available) *available = pch_available(nvrtc_get(NULL, 0));
     return PTXKIT_SUCCESS;

@@ -149,16 +149,16 @@ static void scales_exactly_n(void **state) {
             test_fill_random(in, bytes, &rng);
             memset(got, 0xCD, bytes);
             ptxkit_dptr d_in, d_out;
-            assert_int_equal(ptxkit_malloc(ctx, bytes, &d_in), PTXKIT_SUCCESS);
-            assert_int_equal(ptxkit_malloc(ctx, bytes, &d_out), PTXKIT_SUCCESS);
-            assert_int_equal(ptxkit_memcpy_htod(ctx, d_in, in, bytes), PTXKIT_SUCCESS);
-            assert_int_equal(ptxkit_memcpy_htod(ctx, d_out, got, bytes), PTXKIT_SUCCESS);
+            assert_int_equal(ptxkit_memory_alloc(ctx, bytes, &d_in), PTXKIT_SUCCESS);
+            assert_int_equal(ptxkit_memory_alloc(ctx, bytes, &d_out), PTXKIT_SUCCESS);
+            assert_int_equal(ptxkit_memory_write(ctx, d_in, in, bytes), PTXKIT_SUCCESS);
+            assert_int_equal(ptxkit_memory_write(ctx, d_out, got, bytes), PTXKIT_SUCCESS);
             launch_options o = {.path = paths[p], .load_op = PTXKIT_LOAD_CG};
             assert_int_equal(scale_u32(ctx, d_out, d_in, n, 2654435761u, &o, NULL), PTXKIT_SUCCESS);
-            assert_int_equal(ptxkit_memcpy_dtoh(ctx, got, d_out, bytes), PTXKIT_SUCCESS);
+            assert_int_equal(ptxkit_memory_read(ctx, got, d_out, bytes), PTXKIT_SUCCESS);
             for (size_t i = 0; i < n + 64; i++) assert_int_equal(got[i], i < n ? in[i] * 2654435761u : 0xCDCDCDCDu);
-            ptxkit_free(ctx, d_in);
-            ptxkit_free(ctx, d_out);
+            ptxkit_memory_free(ctx, d_in);
+            ptxkit_memory_free(ctx, d_out);
             free(in);
             free(got);
         }

@@ -6,7 +6,7 @@ path for every kernel"), checked over the source text:
   src/private.c; a file
   includes no header of a layer above its own, so the runtime knows no
   family (nor the families' table, family_list.h) and a family no tuner;
-- families/ launch through ptxkit_launch only: no cuLaunchKernel, no
+- families/ launch through ptxkit_kernel_launch only: no cuLaunchKernel, no
   internal launch_kernel, and leave stream-owned scratch to the runtime's
   pool: no cuStreamWaitEvent and no cuEventRecord;
 - a family's folder families/NAME/ includes no other family's files but
@@ -98,7 +98,7 @@ for path in files:
     code = code_of(path)
     for word in ("cuLaunchKernel", "launch_kernel", "cuStreamWaitEvent", "cuEventRecord"):
         if re.search(r"\b%s\b" % word, code):
-            failures.append("%s uses %s (families launch through ptxkit_launch and take scratch from the pool)"
+            failures.append("%s uses %s (families launch through ptxkit_kernel_launch and take scratch from the pool)"
                             % (rel, word))
     parts = rel.split(os.sep)
     if len(parts) == 3:

@@ -1,3 +1,4 @@
+#include "ptxkit_ops.h"
 #include "compile_jobs.h"
 
 #include <pthread.h>

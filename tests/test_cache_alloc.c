@@ -77,7 +77,7 @@ static void scan_realloc_fails(void **state) {
     for (int nth = 1; nth <= 3; nth++) {
         size_t files = 99, bytes = 99;
         realloc_fail_at = nth;
-        ptxkit_status st = ptxkit_cache_stats(&files, &bytes);
+        ptxkit_status st = ptxkit_cache_stats_get(&files, &bytes);
         realloc_fail_at = 0;
         assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, st);
         assert_non_null(strstr(ptxkit_last_error(), "out of host memory"));
@@ -88,7 +88,7 @@ static void scan_realloc_fails(void **state) {
         assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, st);
     }
     size_t files, bytes;
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 150); /* the purges that failed removed nothing */
 }
 

@@ -231,7 +231,7 @@ static void cache_dir_is_a_file(void **state) {
     fclose(f);
     setenv("PTXKIT_CACHE_DIR", file, 1);
     size_t files = 7, bytes = 7;
-    assert_status(PTXKIT_ERROR_IO, ptxkit_cache_stats(&files, &bytes));
+    assert_status(PTXKIT_ERROR_IO, ptxkit_cache_stats_get(&files, &bytes));
     assert_non_null(strstr(ptxkit_last_error(), "not a directory"));
     assert_int_equal(files, 0);
     assert_status(PTXKIT_ERROR_IO, ptxkit_cache_purge());
@@ -242,7 +242,7 @@ static void cache_dir_is_a_file(void **state) {
     /* a missing directory is an empty cache */
     snprintf(file, sizeof file, "%s/not-yet", root);
     setenv("PTXKIT_CACHE_DIR", file, 1);
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 0);
     unsetenv("PTXKIT_CACHE_DIR");
 }
@@ -261,7 +261,7 @@ static void purge_stays_inside(void **state) {
     disk_cache_close(c);
     setenv("PTXKIT_CACHE_DIR", dir, 1);
     size_t files, bytes;
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 1);
     assert_ok(NULL, ptxkit_cache_purge());
     unsetenv("PTXKIT_CACHE_DIR");
@@ -406,7 +406,7 @@ static int path_variable_child(const char *variable) {
         disk_cache_close(c);
     }
     size_t files, bytes;
-    ptxkit_cache_stats(&files, &bytes);
+    ptxkit_cache_stats_get(&files, &bytes);
     char db_path[4096], msg[640];
     tune_db db;
     tune_db_init(&db);
@@ -447,7 +447,7 @@ static int path_variable_child(const char *variable) {
         ptxkit_compiled out;
         if (ptxkit_program_create("bad.cu", "this is not C++", NULL, 0, &p) == PTXKIT_SUCCESS) {
             ptxkit_program_compile(p, NULL, NULL, 0, 90, 1, &out);
-            ptxkit_compiled_free(&out);
+            ptxkit_program_compiled_free(&out);
             ptxkit_program_destroy(p);
         }
     }

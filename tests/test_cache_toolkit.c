@@ -59,13 +59,13 @@ static char *make_cubin(size_t *size, const char **how) {
             char *image = out.image;
             *size = out.size;
             out.image = NULL;
-            ptxkit_compiled_free(&out);
+            ptxkit_program_compiled_free(&out);
             ptxkit_program_destroy(p);
             *how = "NVRTC";
             return image;
         }
         fprintf(stderr, "NVRTC did not compile the probe: %s\n", ptxkit_last_error());
-        ptxkit_compiled_free(&out);
+        ptxkit_program_compiled_free(&out);
         ptxkit_program_destroy(p);
         return NULL;
     }

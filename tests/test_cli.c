@@ -48,8 +48,8 @@ static void run(result *r, const char *args) {
 
 static bool have_gpu(void) {
     ptxkit_context *ctx;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return false;
-    ptxkit_context_close(ctx);
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return false;
+    ptxkit_context_destroy(ctx);
     return true;
 }
 

@@ -181,7 +181,7 @@ static void run(result *r, const char *args) {
 
 static bool gpu_present(void) {
     int count = 0;
-    return ptxkit_device_count(&count) == PTXKIT_SUCCESS && count > 0;
+    return ptxkit_device_count_get(&count) == PTXKIT_SUCCESS && count > 0;
 }
 
 /* A usage error: exit 2, one line naming it, then the command's usage

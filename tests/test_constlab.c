@@ -96,7 +96,7 @@ static void kernels_read_from_their_store(void **state) {
                 if (s == CONSTLAB_GLOBAL) assert_true(global >= want);
                 else if (s != CONSTLAB_SHARED) assert_true(global <= 1);
                 assert_true((count(c.image, "fma.rn.f32") > 0) == (s != CONSTLAB_COPY && taps[k] > 1));
-                ptxkit_compiled_free(&c);
+                ptxkit_program_compiled_free(&c);
             }
 }
 

@@ -360,7 +360,7 @@ static void old_format_and_strays(void **state) {
     bool cubin;
     assert_false(disk_cache_read(c, &old, &data, &size, &cubin));
     size_t files, bytes;
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 0);
     assert_int_equal(bytes, 12);
     /* strays: not the cache's names */
@@ -376,7 +376,7 @@ static void old_format_and_strays(void **state) {
     }
     assert_ok(NULL, disk_cache_write(c, &k, "\x7f" "ELF", 4, true));
     assert_int_not_equal(access(legacy, F_OK), 0); /* the trim removed it */
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 1);
     /* a temporary file a dead writer left counts with its entry, and goes with it */
     char temp[1100], path[1024];
@@ -385,7 +385,7 @@ static void old_format_and_strays(void **state) {
     fputs("half an image", f);
     fclose(f);
     size_t bytes_with_temp;
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes_with_temp));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes_with_temp));
     assert_int_equal(files, 1);
     assert_int_equal(bytes_with_temp, bytes + strlen("half an image"));
     entry_file(&k, "meta", path, sizeof path);
@@ -399,7 +399,7 @@ static void old_format_and_strays(void **state) {
     assert_false(exists(&k, "meta"));
     assert_false(exists(&k, "cubin"));
     for (int i = 0; i < 4; i++) assert_int_equal(access(stray[i], F_OK), 0);
-    assert_ok(NULL, ptxkit_cache_stats(&files, &bytes));
+    assert_ok(NULL, ptxkit_cache_stats_get(&files, &bytes));
     assert_int_equal(files, 0);
     assert_int_equal(bytes, 0);
     unsetenv("PTXKIT_CACHE_DIR");
@@ -524,15 +524,15 @@ static void disabled_by_environment(void **state) {
     setenv("PTXKIT_CACHE", "off", 1);
     assert_null(disk_cache_open(NULL));
     char buf[64] = "x";
-    assert_ok(NULL, ptxkit_cache_dir(buf, sizeof buf));
+    assert_ok(NULL, ptxkit_cache_dir_get(buf, sizeof buf));
     assert_string_equal(buf, "");
     unsetenv("PTXKIT_CACHE");
     setenv("PTXKIT_CACHE_DIR", "/tmp/somewhere", 1);
-    assert_ok(NULL, ptxkit_cache_dir(buf, sizeof buf));
+    assert_ok(NULL, ptxkit_cache_dir_get(buf, sizeof buf));
     assert_string_equal(buf, "/tmp/somewhere");
     unsetenv("PTXKIT_CACHE_DIR");
     setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
-    assert_ok(NULL, ptxkit_cache_dir(buf, sizeof buf));
+    assert_ok(NULL, ptxkit_cache_dir_get(buf, sizeof buf));
     assert_string_equal(buf, "/tmp/xdg/ptxkit");
 }
 

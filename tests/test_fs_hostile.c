@@ -139,7 +139,7 @@ static void unreadable_body(void) {
     CHECK(mkdir(dir, 0755) == 0 && chmod(dir, 0) == 0);
     setenv("PTXKIT_CACHE_DIR", dir, 1);
     size_t files, bytes;
-    CHECK(ptxkit_cache_stats(&files, &bytes) == PTXKIT_ERROR_IO);
+    CHECK(ptxkit_cache_stats_get(&files, &bytes) == PTXKIT_ERROR_IO);
     CHECK(strstr(ptxkit_last_error(), "Permission denied"));
     disk_cache *c = disk_cache_open(dir);
     cache_key k = key_n(1);
@@ -218,7 +218,7 @@ static void read_only_body(void) {
     CHECK(strstr(ptxkit_last_error(), "Read-only file system"));
     size_t files, bytes;
     setenv("PTXKIT_CACHE_DIR", cache_dir, 1);
-    CHECK(ptxkit_cache_stats(&files, &bytes) == PTXKIT_SUCCESS && files == 1);
+    CHECK(ptxkit_cache_stats_get(&files, &bytes) == PTXKIT_SUCCESS && files == 1);
     CHECK(ptxkit_cache_purge() == PTXKIT_ERROR_IO);
     unsetenv("PTXKIT_CACHE_DIR");
     tune_db db;

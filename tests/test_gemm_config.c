@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "gemm/gemm.h"
 #include "test_util.h"
 #include "tune/gemm_problem.h"

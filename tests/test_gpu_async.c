@@ -29,7 +29,7 @@ static ptxkit_kernel *kernel(const char *entry, const char *const *defines, int 
     ptxkit_context *ctx = test_gpu();
     if (!program) assert_ok(NULL, ptxkit_program_create_from_file(kernels_path, NULL, 0, &program));
     ptxkit_kernel *k = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program, entry, defines, count, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program, entry, defines, count, &k));
     return k;
 }
 
@@ -53,25 +53,25 @@ static void copy_width_case(int width, int cg, size_t n, size_t offset) {
     assert_true(src && got);
     test_fill_random(src, room, &rng);
     ptxkit_dptr dsrc, ddst;
-    assert_ok(ctx, ptxkit_malloc(ctx, room, &dsrc));
-    assert_ok(ctx, ptxkit_malloc(ctx, room, &ddst));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, dsrc, src, room));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, ddst, POISON, room, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room, &dsrc));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room, &ddst));
+    assert_ok(ctx, ptxkit_memory_write(ctx, dsrc, src, room));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, ddst, POISON, room, NULL));
     ptxkit_dptr s = dsrc + offset, d = ddst + offset;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     unsigned grid = grid_for(chunks, 256, small ? 4 : 48);
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, ddst, room));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, ddst, room));
     for (size_t i = 0; i < room; i++) {
         unsigned want = i < offset ? POISON : i - offset < n ? src[i] : i - offset < written ? 0u : POISON;
         if (got[i] != want)
             fail_msg("copy_width %d%s, %zu bytes at offset %zu: byte %zu is 0x%02x, want 0x%02x", width,
                      cg ? " cg" : "", n, offset, i, got[i], want);
     }
-    ptxkit_free(ctx, dsrc);
-    ptxkit_free(ctx, ddst);
+    ptxkit_memory_free(ctx, dsrc);
+    ptxkit_memory_free(ctx, ddst);
     free(src);
     free(got);
 }
@@ -103,18 +103,18 @@ static void pipeline_case(int stages, int vec, int block, size_t n, size_t offse
     assert_true(in && got);
     test_fill_random(in, room * 4, &rng);
     ptxkit_dptr din, dout;
-    assert_ok(ctx, ptxkit_malloc(ctx, room * 4, &din));
-    assert_ok(ctx, ptxkit_malloc(ctx, room * 4, &dout));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, room * 4));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, room, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room * 4, &din));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room * 4, &dout));
+    assert_ok(ctx, ptxkit_memory_write(ctx, din, in, room * 4));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, dout, 0xA5A5A5A5u, room, NULL));
     ptxkit_dptr s = din + offset_words * 4, d = dout + offset_words * 4;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     /* few blocks: each walks many tiles through its ring of buffers */
     unsigned grid = grid_for(n, tile * 16, small ? 2 : 8);
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, room * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, room * 4));
     const uint32_t *x = in + offset_words;
     for (size_t i = 0; i < room; i++) {
         uint32_t want = 0xA5A5A5A5u;
@@ -127,8 +127,8 @@ static void pipeline_case(int stages, int vec, int block, size_t n, size_t offse
             fail_msg("pipeline %d stages, %d-word copies, block %d, n %zu: word %zu is 0x%08x, want 0x%08x", stages, vec,
                      block, n, i, got[i], want);
     }
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     free(in);
     free(got);
 }
@@ -167,14 +167,14 @@ static void phases_case(int fill, int wait_test, int depth, int block, unsigned 
     assert_true(in && got);
     test_fill_random(in, words * 4 + 4, &rng);
     ptxkit_dptr din, dsums;
-    assert_ok(ctx, ptxkit_malloc(ctx, words * 4 + 4, &din));
-    assert_ok(ctx, ptxkit_malloc(ctx, ((size_t)consumers + 1) * 8, &dsums));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4 + 4));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, dsums, 0xA5A5A5A5u, ((size_t)consumers + 1) * 2, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4 + 4, &din));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, ((size_t)consumers + 1) * 8, &dsums));
+    assert_ok(ctx, ptxkit_memory_write(ctx, din, in, words * 4 + 4));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, dsums, 0xA5A5A5A5u, ((size_t)consumers + 1) * 2, NULL));
     void *args[] = {&din, &dsums, &rounds};
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dsums, ((size_t)consumers + 1) * 8));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dsums, ((size_t)consumers + 1) * 8));
     for (int c = 0; c <= consumers; c++) {
         uint64_t want = 0xA5A5A5A5A5A5A5A5ull;
         if (c < consumers) {
@@ -187,8 +187,8 @@ static void phases_case(int fill, int wait_test, int depth, int block, unsigned 
                      wait_test ? "test_wait" : "helper", depth, block, rounds, c, (unsigned long long)got[c],
                      (unsigned long long)want);
     }
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dsums);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dsums);
     free(in);
     free(got);
 }
@@ -224,12 +224,12 @@ static void test_split_arrive(void **state) {
         uint32_t *got = malloc(words * 4);
         assert_non_null(got);
         ptxkit_dptr dout;
-        assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
-        assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, words, NULL));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4, &dout));
+        assert_ok(ctx, ptxkit_memory_set32_async(ctx, dout, 0xA5A5A5A5u, words, NULL));
         void *args[] = {&dout, &rounds};
-        assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
+        assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args));
         assert_ok(ctx, ptxkit_context_synchronize(ctx));
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, words * 4));
+        assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, words * 4));
         for (size_t i = 0; i < words; i++) {
             uint32_t want = 0xA5A5A5A5u;
             if (i + 1 < words) {
@@ -240,7 +240,7 @@ static void test_split_arrive(void **state) {
             }
             if (got[i] != want) fail_msg("split_arrive block %d: word %zu is %u, want %u", block, i, got[i], want);
         }
-        ptxkit_free(ctx, dout);
+        ptxkit_memory_free(ctx, dout);
         free(got);
     }
 }
@@ -259,17 +259,17 @@ static void bulk_case(int tile_bytes, int pieces, size_t n, size_t in_off, size_
     assert_true(in && got);
     test_fill_random(in, room, &rng);
     ptxkit_dptr din, dout;
-    assert_ok(ctx, ptxkit_malloc(ctx, room, &din));
-    assert_ok(ctx, ptxkit_malloc(ctx, room, &dout));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, room));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, dout, 0xA5A5A5A5u, room / 4, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room, &din));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, room, &dout));
+    assert_ok(ctx, ptxkit_memory_write(ctx, din, in, room));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, dout, 0xA5A5A5A5u, room / 4, NULL));
     ptxkit_dptr s = din + in_off, d = dout + out_off;
     unsigned long long count = n;
     void *args[] = {&s, &d, &count};
     unsigned grid = grid_for(n, (size_t)tile_bytes * 4, small ? 3 : 40);
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){128, 1, 1}, 0, NULL, args));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, room));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, room));
     for (size_t w = 0; w < room / 4; w++) {
         size_t at = w * 4;
         uint32_t want = at >= out_off && at - out_off < n ? in[(at - out_off + in_off) / 4] + 1u : 0xA5A5A5A5u;
@@ -277,8 +277,8 @@ static void bulk_case(int tile_bytes, int pieces, size_t n, size_t in_off, size_
             fail_msg("bulk tile %d x %d pieces, %zu bytes, in +%zu, out +%zu: byte %zu is 0x%08x, want 0x%08x", tile_bytes,
                      pieces, n, in_off, out_off, at, got[w], want);
     }
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     free(in);
     free(got);
 }
@@ -311,16 +311,16 @@ static void test_arch_guard(void **state) {
     ptxkit_program *p = NULL;
     assert_ok(NULL, ptxkit_program_create("has.cu", source, NULL, 0, &p));
     ptxkit_kernel *k = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "has", NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "has", NULL, 0, &k));
     ptxkit_dptr d;
-    assert_ok(ctx, ptxkit_malloc(ctx, 4, &d));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 4, &d));
     void *args[] = {&d};
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, args));
     int got = -1;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &got, d, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &got, d, 4));
     int arch = device_arch();
     assert_int_equal(got, (arch >= 80) * 2 + (arch >= 90));
-    ptxkit_free(ctx, d);
+    ptxkit_memory_free(ctx, d);
     ptxkit_program_destroy(p);
 }
 

@@ -38,19 +38,19 @@ static int setup(void **state) {
         t.host_in[i] = (float)((int32_t)(test_rand(&rng) >> 40) - (1 << 23)) / 8388608.0f;
     t.host_in[0] = 0.0f;
     t.host_in[1] = -1.0f;
-    if (ptxkit_malloc(ctx, MAX_N * sizeof(float), &t.in) ||
-        ptxkit_malloc(ctx, (MAX_N + 2 * GUARD) * sizeof(float), &t.out) ||
-        ptxkit_malloc(ctx, 2 * CONSTLAB_MAX_TAPS * sizeof(float), &t.table))
+    if (ptxkit_memory_alloc(ctx, MAX_N * sizeof(float), &t.in) ||
+        ptxkit_memory_alloc(ctx, (MAX_N + 2 * GUARD) * sizeof(float), &t.out) ||
+        ptxkit_memory_alloc(ctx, 2 * CONSTLAB_MAX_TAPS * sizeof(float), &t.table))
         return -1;
-    return ptxkit_memcpy_htod(ctx, t.in, t.host_in, MAX_N * sizeof(float)) == PTXKIT_SUCCESS ? 0 : -1;
+    return ptxkit_memory_write(ctx, t.in, t.host_in, MAX_N * sizeof(float)) == PTXKIT_SUCCESS ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_free(ctx, t.in);
-    ptxkit_free(ctx, t.out);
-    ptxkit_free(ctx, t.table);
+    ptxkit_memory_free(ctx, t.in);
+    ptxkit_memory_free(ctx, t.out);
+    ptxkit_memory_free(ctx, t.table);
     free(t.host_in);
     free(t.want);
     free(t.got);
@@ -68,11 +68,11 @@ static void check(constlab_poly p) {
     p.out = t.out + GUARD * sizeof(float);
     p.table = t.table;
     assert_ok(ctx, constlab_table_write(ctx, t.table, taps));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, t.out, POISON, p.n + 2 * GUARD, NULL));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, t.out, POISON, p.n + 2 * GUARD, NULL));
     if (constlab_poly_run(ctx, &p, NULL) != PTXKIT_SUCCESS)
         fail_msg("%s %s taps %d n %zu: %s", constlab_store_name(p.store), constlab_pattern_name(p.divergent), taps, p.n,
                  ptxkit_last_error());
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, t.got, t.out, (p.n + 2 * GUARD) * sizeof(float)));
+    assert_ok(ctx, ptxkit_memory_read(ctx, t.got, t.out, (p.n + 2 * GUARD) * sizeof(float)));
     constlab_reference(&p, t.host_in, t.want);
     for (size_t i = 0; i < GUARD; i++)
         if (t.got[i] != POISON || t.got[GUARD + p.n + i] != POISON)
@@ -125,7 +125,7 @@ static void table_and_fill(void **state) {
     float want[2 * CONSTLAB_MAX_TAPS], got[2 * CONSTLAB_MAX_TAPS];
     for (int taps = 1; taps <= CONSTLAB_MAX_TAPS; taps += 21) {
         assert_ok(ctx, constlab_table_write(ctx, t.table, taps));
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, t.table, constlab_table_words(taps) * sizeof(float)));
+        assert_ok(ctx, ptxkit_memory_read(ctx, got, t.table, constlab_table_words(taps) * sizeof(float)));
         constlab_table(taps, want);
         assert_memory_equal(got, want, constlab_table_words(taps) * sizeof(float));
         for (int m = 0; m < taps; m++) assert_true(want[m] == want[m + taps] && fabsf(want[m]) <= 1.0f);
@@ -136,10 +136,10 @@ static void table_and_fill(void **state) {
     assert_non_null(a);
     assert_non_null(b);
     assert_ok(ctx, constlab_fill(ctx, t.out, N, 5, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, a, t.out, N * sizeof(float)));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, t.out, POISON, N, NULL));
+    assert_ok(ctx, ptxkit_memory_read(ctx, a, t.out, N * sizeof(float)));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, t.out, POISON, N, NULL));
     assert_ok(ctx, constlab_fill(ctx, t.out, N, 5, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, t.out, N * sizeof(float)));
+    assert_ok(ctx, ptxkit_memory_read(ctx, b, t.out, N * sizeof(float)));
     assert_memory_equal(a, b, N * sizeof(float));
     size_t negative = 0;
     for (size_t i = 0; i < N; i++) {
@@ -148,7 +148,7 @@ static void table_and_fill(void **state) {
     }
     assert_true(negative > N / 3 && negative < 2 * (N / 3));
     assert_ok(ctx, constlab_fill(ctx, t.out, N, 6, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, t.out, N * sizeof(float)));
+    assert_ok(ctx, ptxkit_memory_read(ctx, b, t.out, N * sizeof(float)));
     assert_memory_not_equal(a, b, N * sizeof(float));
     assert_ok(ctx, constlab_fill(ctx, 0, 0, 1, NULL));
     free(a);
@@ -206,11 +206,11 @@ static void bad_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_table_write(ctx, t.table, 0));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, constlab_table_write(ctx, 0, 4));
     /* n == 0 launches nothing, even with no buffers */
-    assert_ok(ctx, ptxkit_memset32_async(ctx, t.out, POISON, 16, NULL));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, t.out, POISON, 16, NULL));
     p = (constlab_poly){.store = CONSTLAB_SHARED};
     assert_ok(ctx, constlab_poly_run(ctx, &p, NULL));
     uint32_t words[16];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, words, t.out, sizeof words));
+    assert_ok(ctx, ptxkit_memory_read(ctx, words, t.out, sizeof words));
     for (int i = 0; i < 16; i++) assert_int_equal(words[i], POISON);
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "test_util.h"
 
 enum { GUARD = 64, POISON = 0xCD };
@@ -25,15 +26,15 @@ static int setup(void **state) {
     buf.host_dst = malloc(buf.capacity);
     if (!buf.host_src || !buf.host_dst) return -1;
     test_fill_random(buf.host_src, buf.capacity, &rng);
-    if (ptxkit_malloc(ctx, buf.capacity, &buf.src) || ptxkit_malloc(ctx, buf.capacity, &buf.dst)) return -1;
-    return ptxkit_memcpy_htod(ctx, buf.src, buf.host_src, buf.capacity) == PTXKIT_SUCCESS ? 0 : -1;
+    if (ptxkit_memory_alloc(ctx, buf.capacity, &buf.src) || ptxkit_memory_alloc(ctx, buf.capacity, &buf.dst)) return -1;
+    return ptxkit_memory_write(ctx, buf.src, buf.host_src, buf.capacity) == PTXKIT_SUCCESS ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_free(ctx, buf.src);
-    ptxkit_free(ctx, buf.dst);
+    ptxkit_memory_free(ctx, buf.src);
+    ptxkit_memory_free(ctx, buf.dst);
     free(buf.host_src);
     free(buf.host_dst);
     return 0;
@@ -44,9 +45,9 @@ static int teardown(void **state) {
 static void check_copy(size_t so, size_t dof, size_t n, const launch_options *o) {
     ptxkit_context *ctx = test_gpu();
     size_t span = n + 2 * GUARD;
-    assert_ok(ctx, ptxkit_memset8_async(ctx, buf.dst + dof, POISON, span, NULL));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, buf.dst + dof, POISON, span, NULL));
     assert_ok(ctx, ptxkit_copy(ctx, buf.dst + dof + GUARD, buf.src + so, n, COPY_CONFIG(o), NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, buf.host_dst, buf.dst + dof, span));
+    assert_ok(ctx, ptxkit_memory_read(ctx, buf.host_dst, buf.dst + dof, span));
     for (size_t i = 0; i < GUARD; i++)
         if (buf.host_dst[i] != POISON || buf.host_dst[GUARD + n + i] != POISON)
             fail_msg("copy of %zu bytes (src+%zu, dst+%zu, path %d, op %s, vec %d) wrote outside its range", n, so, dof,

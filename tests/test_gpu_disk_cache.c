@@ -45,7 +45,7 @@ static bool nvrtc_mapped(void) {
  * and compares with the CPU; 0 when right. */
 static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry, bool is_scale) {
     ptxkit_kernel *k = NULL;
-    if (ptxkit_kernel_get(ctx, p, entry, NULL, 0, &k) != PTXKIT_SUCCESS) {
+    if (ptxkit_program_kernel_get(ctx, p, entry, NULL, 0, &k) != PTXKIT_SUCCESS) {
         fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error());
         return 1;
     }
@@ -56,10 +56,10 @@ static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
     unsigned n = N;
     void *args[] = {&d, &n};
     int rc = 1;
-    if (ptxkit_malloc(ctx, (N + 1) * sizeof *host, &d) == PTXKIT_SUCCESS &&
-        ptxkit_memcpy_htod(ctx, d, host, (N + 1) * sizeof *host) == PTXKIT_SUCCESS &&
-        ptxkit_launch(k, (ptxkit_dim3){(N + 255) / 256, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args) == PTXKIT_SUCCESS &&
-        ptxkit_memcpy_dtoh(ctx, back, d, (N + 1) * sizeof *back) == PTXKIT_SUCCESS) {
+    if (ptxkit_memory_alloc(ctx, (N + 1) * sizeof *host, &d) == PTXKIT_SUCCESS &&
+        ptxkit_memory_write(ctx, d, host, (N + 1) * sizeof *host) == PTXKIT_SUCCESS &&
+        ptxkit_kernel_launch(k, (ptxkit_dim3){(N + 255) / 256, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args) == PTXKIT_SUCCESS &&
+        ptxkit_memory_read(ctx, back, d, (N + 1) * sizeof *back) == PTXKIT_SUCCESS) {
         rc = 0;
         for (unsigned i = 0; i < N && rc == 0; i++) {
             unsigned want = is_scale ? host[i] * 3u + i : host[i] + 7u * i + 1u;
@@ -75,7 +75,7 @@ static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
     } else {
         fprintf(stderr, "child: %s: %s\n", entry, ptxkit_last_error());
     }
-    ptxkit_free(ctx, d);
+    ptxkit_memory_free(ctx, d);
     free(host);
     free(back);
     return rc;
@@ -84,7 +84,7 @@ static int run_kernel(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
 /* warm: NVRTC must not be loaded to get there. 77: no GPU. */
 static int child(bool warm) {
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) {
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) {
         printf("skipped: no GPU: %s\n", ptxkit_last_error());
         return 77;
     }
@@ -96,7 +96,7 @@ static int child(bool warm) {
         rc = 2;
     }
     ptxkit_program_destroy(p);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return rc;
 }
 

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_ops.h"
 #include "gemm/gemm.h"
 #include "lab.h"
 #include "ladders.h"
@@ -98,8 +99,8 @@ static ptxkit_status upload(ptxkit_context *ctx, const host_matrix *h, ptxkit_dt
         if (elem == 8) ((double *)buf)[i] = h->v[i];
         else ((float *)buf)[i] = (float)h->v[i];
     }
-    ptxkit_status st = ptxkit_malloc(ctx, count * elem, dev);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, *dev, buf, count * elem);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, count * elem, dev);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, *dev, buf, count * elem);
     free(buf);
     return st;
 }
@@ -158,7 +159,7 @@ static int check_case(const gemm_case *c) {
     size_t count = hc.rows * hc.ld + GUARD_ELEMS;
     unsigned char *out = malloc(count * elem);
     assert_non_null(out);
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, d, count * elem));
+    assert_ok(ctx, ptxkit_memory_read(ctx, out, d, count * elem));
 
     int failures = 0;
     const double u = unit_roundoff(c->type);
@@ -231,16 +232,16 @@ static int check_case(const gemm_case *c) {
     free(ha.v);
     free(hb.v);
     free(hc.v);
-    ptxkit_free(ctx, a);
-    ptxkit_free(ctx, b);
-    ptxkit_free(ctx, d);
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, b);
+    ptxkit_memory_free(ctx, d);
     return failures;
 }
 
 /* ---- compiling ahead --------------------------------------------------------
  * Every case's kernels, from several threads at once, so that the cases
  * then run on loaded modules (compiles dominate a cold run otherwise).
- * Device memory from ptxkit_malloc is 256-byte aligned, so a case's kernel
+ * Device memory from ptxkit_memory_alloc is 256-byte aligned, so a case's kernel
  * depends on its leading dimensions only: fake aligned addresses stand in. */
 typedef struct warm_job {
     const gemm_case *cases;
@@ -461,18 +462,18 @@ static void test_gemm_streams(void **state) {
     ptxkit_context *ctx = test_gpu();
     enum { STREAMS = 4 };
     ptxkit_stream *streams[STREAMS];
-    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, &streams[i]));
+    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[i]));
     const size_t m = 64, n = 200, k = 3000, elem = 4;
     ptxkit_dptr a, b, c[STREAMS];
     float *ha = malloc(m * k * elem), *hb = malloc(k * n * elem), *hc = malloc(m * n * elem);
     assert_true(ha && hb && hc);
     for (size_t i = 0; i < m * k; i++) ha[i] = (float)(int)(test_rand(&rng) % 5) - 2;
     for (size_t i = 0; i < k * n; i++) hb[i] = (float)(int)(test_rand(&rng) % 5) - 2;
-    assert_ok(ctx, ptxkit_malloc(ctx, m * k * elem, &a));
-    assert_ok(ctx, ptxkit_malloc(ctx, k * n * elem, &b));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * elem));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * elem));
-    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_malloc(ctx, m * n * elem, &c[s]));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, m * k * elem, &a));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, k * n * elem, &b));
+    assert_ok(ctx, ptxkit_memory_write(ctx, a, ha, m * k * elem));
+    assert_ok(ctx, ptxkit_memory_write(ctx, b, hb, k * n * elem));
+    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_memory_alloc(ctx, m * n * elem, &c[s]));
     ptxkit_config tiles;
     gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
     /* alpha differs per stream: a result computed on another stream's
@@ -484,7 +485,7 @@ static void test_gemm_streams(void **state) {
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     int failures = 0;
     for (int s = 0; s < STREAMS; s++) {
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c[s], m * n * elem));
+        assert_ok(ctx, ptxkit_memory_read(ctx, hc, c[s], m * n * elem));
         for (size_t i = 0; i < m && failures < 5; i++)
             for (size_t j = 0; j < n && failures < 5; j++) {
                 double ref = 0;
@@ -495,11 +496,11 @@ static void test_gemm_streams(void **state) {
                     failures++;
                 }
             }
-        ptxkit_free(ctx, c[s]);
+        ptxkit_memory_free(ctx, c[s]);
     }
-    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[i]));
-    ptxkit_free(ctx, a);
-    ptxkit_free(ctx, b);
+    for (int i = 0; i < STREAMS; i++) ptxkit_stream_destroy(streams[i]);
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, b);
     free(ha);
     free(hb);
     free(hc);
@@ -514,27 +515,27 @@ static void test_gemm_degenerate(void **state) {
     float hc[37 * 41], out[37 * 41];
     for (size_t i = 0; i < m * n; i++) hc[i] = (float)uniform();
     ptxkit_dptr c;
-    assert_ok(ctx, ptxkit_malloc(ctx, sizeof hc, &c));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, sizeof hc, &c));
     for (int which = 0; which < 3; which++) {
-        assert_ok(ctx, ptxkit_memcpy_htod(ctx, c, hc, sizeof hc));
+        assert_ok(ctx, ptxkit_memory_write(ctx, c, hc, sizeof hc));
         size_t k = which == 0 ? 0 : 19;
         double alpha = which == 0 ? 1.0 : 0.0, beta = which == 2 ? 0.0 : -2.0;
         assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, m, n, k, alpha, 0, k ? k : 1, 0,
                                    k ? k : 1, beta, c, n, NULL, NULL));
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, c, sizeof out));
+        assert_ok(ctx, ptxkit_memory_read(ctx, out, c, sizeof out));
         for (size_t i = 0; i < m * n; i++) assert_true(out[i] == (float)(beta * hc[i]));
     }
     /* m == 0 or n == 0: nothing at all, not even C */
     assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT64, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 0, 5, 5, 1, 0, 5, 0, 5, 1, 0, 5, NULL,
                                NULL));
-    ptxkit_free(ctx, c);
+    ptxkit_memory_free(ctx, c);
 }
 
 static void test_gemm_arguments(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_dptr buf;
-    assert_ok(ctx, ptxkit_malloc(ctx, 1 << 20, &buf));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 1 << 20, &buf));
     ptxkit_dptr a = buf, b = buf + (256 << 10), c = buf + (512 << 10);
 #define GEMM(type, oa, ob, m, n, k, a, lda, b, ldb, c, ldc, tiles)                                                    \
     ptxkit_gemm(ctx, type, oa, ob, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc, tiles, NULL)
@@ -602,7 +603,7 @@ static void test_gemm_arguments(void **state) {
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(ctx, PTXKIT_FLOAT64, N, N, 8, 8, 8, 1.0, a, 8, b, 8,
                                                                  0.0, c, 8, &bad, NULL));
     }
-    ptxkit_free(ctx, buf);
+    ptxkit_memory_free(ctx, buf);
 }
 
 /* Every step of the lab's matrix-multiply ladder (lab/ladders.h) against
@@ -622,23 +623,23 @@ static void test_gemm_ladder(void **state) {
         for (size_t i = 0; i < m * k; i++) ha[i] = (float)uniform();
         for (size_t i = 0; i < k * n; i++) hb[i] = (float)uniform();
         ptxkit_dptr a0, b0, c0;
-        assert_ok(ctx, ptxkit_malloc(ctx, (m * k + 4) * 4, &a0));
-        assert_ok(ctx, ptxkit_malloc(ctx, (k * n + 4) * 4, &b0));
-        assert_ok(ctx, ptxkit_malloc(ctx, (m * n + 4) * 4, &c0));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (m * k + 4) * 4, &a0));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (k * n + 4) * 4, &b0));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (m * n + 4) * 4, &c0));
         for (int shift = 0; shift < 2; shift++) {
             ptxkit_dptr a = a0 + 4 * (ptxkit_dptr)shift, b = b0 + 4 * (ptxkit_dptr)shift, c = c0 + 4 * (ptxkit_dptr)shift;
-            if (m * k > 0) assert_ok(ctx, ptxkit_memcpy_htod(ctx, a, ha, m * k * 4));
-            if (k * n > 0) assert_ok(ctx, ptxkit_memcpy_htod(ctx, b, hb, k * n * 4));
+            if (m * k > 0) assert_ok(ctx, ptxkit_memory_write(ctx, a, ha, m * k * 4));
+            if (k * n > 0) assert_ok(ctx, ptxkit_memory_write(ctx, b, hb, k * n * 4));
             for (int step = 1; step <= LAB_GEMM_LADDER_STEPS; step++) {
                 if (lab_gemm_ladder_check(ctx, step) == PTXKIT_ERROR_UNSUPPORTED) continue; /* cp.async before sm_80 */
                 if (step >= 4 && (m % 128 || n % 128 || k % 128 || shift)) {
                     assert_status(PTXKIT_ERROR_UNSUPPORTED, lab_gemm_ladder_run(ctx, step, m, n, k, a, b, c, NULL));
                     continue;
                 }
-                assert_ok(ctx, ptxkit_memset32_async(ctx, c, 0x7fc00000u, m * n, NULL));
+                assert_ok(ctx, ptxkit_memory_set32_async(ctx, c, 0x7fc00000u, m * n, NULL));
                 ptxkit_status st = lab_gemm_ladder_run(ctx, step, m, n, k, a, b, c, NULL);
                 if (st != PTXKIT_SUCCESS) fail_msg("ladder step %d: %s: %s", step, ptxkit_status_string(st), ptxkit_last_error());
-                assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, hc, c, m * n * 4));
+                assert_ok(ctx, ptxkit_memory_read(ctx, hc, c, m * n * 4));
                 for (size_t i = 0; i < m && failures < 5; i++)
                     for (size_t j = 0; j < n && failures < 5; j++) {
                         double ref = 0, mag = 0;
@@ -658,9 +659,9 @@ static void test_gemm_ladder(void **state) {
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, lab_gemm_ladder_run(ctx, 0, m, n, k, a0, b0, c0, NULL));
         assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                       lab_gemm_ladder_run(ctx, LAB_GEMM_LADDER_STEPS + 1, m, n, k, a0, b0, c0, NULL));
-        ptxkit_free(ctx, a0);
-        ptxkit_free(ctx, b0);
-        ptxkit_free(ctx, c0);
+        ptxkit_memory_free(ctx, a0);
+        ptxkit_memory_free(ctx, b0);
+        ptxkit_memory_free(ctx, c0);
         free(ha);
         free(hb);
         free(hc);

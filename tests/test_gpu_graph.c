@@ -1,5 +1,5 @@
 /* GPU tests of the ops inside CUDA graphs: copy, reduce, scan, transpose and
- * gemm captured on a stream (cuStreamBeginCapture on ptxkit_stream_handle),
+ * gemm captured on a stream (cuStreamBeginCapture on ptxkit_stream_handle_get),
  * each alone and in a sequence, instantiated and replayed several times
  * with fresh inputs written into the same buffers between replays (a
  * graph's arguments are fixed pointers), uncaptured calls on the same
@@ -26,6 +26,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "ptxkit_ops.h"
 #include "raw_graph_api.h"
 #include "test_util.h"
 
@@ -49,17 +50,17 @@ static uint64_t rng;
 
 static void problems_alloc(ptxkit_context *ctx, problems *p) {
     memset(p, 0, sizeof *p);
-    assert_ok(ctx, ptxkit_malloc(ctx, COPY_BYTES, &p->copy_src));
-    assert_ok(ctx, ptxkit_malloc(ctx, COPY_BYTES, &p->copy_dst));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)REDUCE_N * 4, &p->red_in));
-    assert_ok(ctx, ptxkit_malloc(ctx, 8, &p->red_out));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)SCAN_N * 4, &p->scan_in));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)SCAN_N * 4, &p->scan_out));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_src));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_dst));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_M * G_K * 4, &p->ga));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_K * G_N * 4, &p->gb));
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)G_M * G_N * 4, &p->gc));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, COPY_BYTES, &p->copy_src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, COPY_BYTES, &p->copy_dst));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)REDUCE_N * 4, &p->red_in));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 8, &p->red_out));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)SCAN_N * 4, &p->scan_in));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)SCAN_N * 4, &p->scan_out));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)T_ROWS * T_COLS * 4, &p->t_dst));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)G_M * G_K * 4, &p->ga));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)G_K * G_N * 4, &p->gb));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)G_M * G_N * 4, &p->gc));
     p->h_copy = malloc(2 * (size_t)COPY_BYTES);
     p->h_red = malloc((size_t)REDUCE_N * 4);
     p->h_scan = malloc((size_t)SCAN_N * 4);
@@ -75,7 +76,7 @@ static void problems_alloc(ptxkit_context *ctx, problems *p) {
 static void problems_free(ptxkit_context *ctx, problems *p) {
     ptxkit_dptr d[] = {p->copy_src, p->copy_dst, p->red_in, p->red_out, p->scan_in, p->scan_out,
                        p->t_src,    p->t_dst,    p->ga,     p->gb,      p->gc};
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) ptxkit_free(ctx, d[i]);
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) ptxkit_memory_free(ctx, d[i]);
     free(p->h_copy), free(p->h_red), free(p->h_scan), free(p->h_scan_out), free(p->h_t), free(p->h_t_out);
     free(p->ha), free(p->hb), free(p->hc);
 }
@@ -92,15 +93,15 @@ static void problems_refresh(ptxkit_context *ctx, problems *p) {
     fill_floats(p->h_t, (size_t)T_ROWS * T_COLS);
     fill_floats(p->ha, (size_t)G_M * G_K);
     fill_floats(p->hb, (size_t)G_K * G_N);
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->copy_src, p->h_copy, COPY_BYTES));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->red_in, p->h_red, (size_t)REDUCE_N * 4));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->scan_in, p->h_scan, (size_t)SCAN_N * 4));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->t_src, p->h_t, (size_t)T_ROWS * T_COLS * 4));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->ga, p->ha, (size_t)G_M * G_K * 4));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, p->gb, p->hb, (size_t)G_K * G_N * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->copy_src, p->h_copy, COPY_BYTES));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->red_in, p->h_red, (size_t)REDUCE_N * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->scan_in, p->h_scan, (size_t)SCAN_N * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->t_src, p->h_t, (size_t)T_ROWS * T_COLS * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->ga, p->ha, (size_t)G_M * G_K * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, p->gb, p->hb, (size_t)G_K * G_N * 4));
     ptxkit_dptr outs[] = {p->copy_dst, p->red_out, p->scan_out, p->t_dst, p->gc};
     size_t sizes[] = {COPY_BYTES, 8, (size_t)SCAN_N * 4, (size_t)T_ROWS * T_COLS * 4, (size_t)G_M * G_N * 4};
-    for (int i = 0; i < 5; i++) assert_ok(ctx, ptxkit_memset8_async(ctx, outs[i], 0xCD, sizes[i], NULL));
+    for (int i = 0; i < 5; i++) assert_ok(ctx, ptxkit_memory_set8_async(ctx, outs[i], 0xCD, sizes[i], NULL));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
 }
 
@@ -114,7 +115,7 @@ static ptxkit_status run_op(ptxkit_context *ctx, problems *p, int op, ptxkit_str
         return ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, p->scan_out, p->scan_in, SCAN_N,
                            NULL, s);
     case OP_TRANSPOSE:
-        return ptxkit_transpose(ctx, PTXKIT_FLOAT32, p->t_dst, p->t_src, T_ROWS, T_COLS, PTXKIT_TRANSPOSE_PADDED, NULL, s);
+        return ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, p->t_dst, p->t_src, T_ROWS, T_COLS, NULL, s);
     default:
         return ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, G_M, G_N, G_K, 1.0, p->ga, G_K, p->gb, G_N,
                            0.0, p->gc, G_N, NULL, s);
@@ -134,17 +135,17 @@ static ptxkit_status run_ops(ptxkit_context *ctx, problems *p, int ops, ptxkit_s
 static void problems_check(ptxkit_context *ctx, problems *p, int ops) {
     if (ops & OP_COPY) {
         unsigned char *out = p->h_copy + COPY_BYTES;
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, p->copy_dst, COPY_BYTES));
+        assert_ok(ctx, ptxkit_memory_read(ctx, out, p->copy_dst, COPY_BYTES));
         assert_memory_equal(out, p->h_copy, COPY_BYTES);
     }
     if (ops & OP_REDUCE) {
         uint32_t want = 0, got = 0;
         for (size_t i = 0; i < REDUCE_N; i++) want += p->h_red[i];
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &got, p->red_out, 4));
+        assert_ok(ctx, ptxkit_memory_read(ctx, &got, p->red_out, 4));
         assert_int_equal(got, want);
     }
     if (ops & OP_SCAN) {
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->h_scan_out, p->scan_out, (size_t)SCAN_N * 4));
+        assert_ok(ctx, ptxkit_memory_read(ctx, p->h_scan_out, p->scan_out, (size_t)SCAN_N * 4));
         uint32_t sum = 0;
         for (size_t i = 0; i < SCAN_N; i++) {
             sum += p->h_scan[i];
@@ -152,14 +153,14 @@ static void problems_check(ptxkit_context *ctx, problems *p, int ops) {
         }
     }
     if (ops & OP_TRANSPOSE) {
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->h_t_out, p->t_dst, (size_t)T_ROWS * T_COLS * 4));
+        assert_ok(ctx, ptxkit_memory_read(ctx, p->h_t_out, p->t_dst, (size_t)T_ROWS * T_COLS * 4));
         for (size_t r = 0; r < T_ROWS; r++)
             for (size_t c = 0; c < T_COLS; c++)
                 if (memcmp(&p->h_t_out[c * T_ROWS + r], &p->h_t[r * T_COLS + c], 4) != 0)
                     fail_msg("transpose: (%zu, %zu) differs", r, c);
     }
     if (ops & OP_GEMM) {
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, p->hc, p->gc, (size_t)G_M * G_N * 4));
+        assert_ok(ctx, ptxkit_memory_read(ctx, p->hc, p->gc, (size_t)G_M * G_N * 4));
         for (size_t i = 0; i < G_M; i++)
             for (size_t j = 0; j < G_N; j++) {
                 double exact = 0, mag = 0;
@@ -179,7 +180,7 @@ static void problems_check(ptxkit_context *ctx, problems *p, int ops) {
 
 static void begin(ptxkit_context *ctx, ptxkit_stream *s, CUstreamCaptureMode mode) {
     assert_ok(ctx, ptxkit_context_enter(ctx));
-    CUresult r = drv.begin((CUstream)ptxkit_stream_handle(s), mode);
+    CUresult r = drv.begin((CUstream)ptxkit_stream_handle_get(s), mode);
     assert_ok(ctx, ptxkit_context_leave(ctx));
     assert_int_equal(r, CUDA_SUCCESS);
 }
@@ -188,7 +189,7 @@ static void begin(ptxkit_context *ctx, ptxkit_stream *s, CUstreamCaptureMode mod
 static CUgraph end_capture(ptxkit_context *ctx, ptxkit_stream *s) {
     CUgraph graph = NULL;
     assert_ok(ctx, ptxkit_context_enter(ctx));
-    CUresult r = drv.end((CUstream)ptxkit_stream_handle(s), &graph);
+    CUresult r = drv.end((CUstream)ptxkit_stream_handle_get(s), &graph);
     assert_ok(ctx, ptxkit_context_leave(ctx));
     if (r != CUDA_SUCCESS) fail_msg("ending the capture: CUresult %d", (int)r);
     return graph;
@@ -211,7 +212,7 @@ static CUgraphExec end(ptxkit_context *ctx, ptxkit_stream *s) { return instantia
 
 static void replay(ptxkit_context *ctx, CUgraphExec exec, ptxkit_stream *s) {
     assert_ok(ctx, ptxkit_context_enter(ctx));
-    CUresult r = drv.launch(exec, (CUstream)ptxkit_stream_handle(s));
+    CUresult r = drv.launch(exec, (CUstream)ptxkit_stream_handle_get(s));
     assert_ok(ctx, ptxkit_context_leave(ctx));
     assert_int_equal(r, CUDA_SUCCESS);
 }
@@ -232,7 +233,7 @@ static void capture_and_replay(int ops) {
     problems p;
     problems_alloc(ctx, &p);
     ptxkit_stream *s;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     problems_refresh(ctx, &p);
     assert_ok(ctx, run_ops(ctx, &p, ops, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
@@ -254,7 +255,7 @@ static void capture_and_replay(int ops) {
         problems_check(ctx, &p, ops);
     }
     exec_destroy(ctx, exec);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    ptxkit_stream_destroy(s);
     problems_free(ctx, &p);
 }
 
@@ -274,13 +275,13 @@ static void test_graph_unprepared_stream(void **state) {
     problems_alloc(ctx, &p);
     /* the kernels are loaded by another stream: only scratch is missing */
     ptxkit_stream *other;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &other));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &other));
     problems_refresh(ctx, &p);
     assert_ok(ctx, run_ops(ctx, &p, OP_ALL, other));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, other));
     for (int op = 1; op <= OP_GEMM; op <<= 1) {
         ptxkit_stream *s;
-        assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
         begin(ctx, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
         ptxkit_status st = run_op(ctx, &p, op, s);
         CUgraphExec exec = end(ctx, s);
@@ -306,9 +307,9 @@ static void test_graph_unprepared_stream(void **state) {
         assert_ok(ctx, run_op(ctx, &p, op, s));
         assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
         problems_check(ctx, &p, op);
-        assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+        ptxkit_stream_destroy(s);
     }
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, other));
+    ptxkit_stream_destroy(other);
     problems_free(ctx, &p);
 }
 
@@ -322,8 +323,8 @@ static void test_graph_two_streams(void **state) {
     problems_alloc(ctx, &pa);
     problems_alloc(ctx, &pb);
     ptxkit_stream *a, *b;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b));
     const int ops_a = OP_REDUCE | OP_SCAN | OP_GEMM, ops_b = OP_SCAN | OP_REDUCE | OP_COPY | OP_GEMM;
     problems_refresh(ctx, &pa);
     problems_refresh(ctx, &pb);
@@ -347,7 +348,7 @@ static void test_graph_two_streams(void **state) {
     ptxkit_stream *extra[EXTRA];
     problems px;
     problems_alloc(ctx, &px);
-    for (int i = 0; i < EXTRA; i++) assert_ok(ctx, ptxkit_stream_create(ctx, &extra[i]));
+    for (int i = 0; i < EXTRA; i++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &extra[i]));
     for (int i = 0; i < REPLAYS; i++) {
         problems_refresh(ctx, &pa);
         problems_refresh(ctx, &pb);
@@ -372,11 +373,11 @@ static void test_graph_two_streams(void **state) {
         problems_check(ctx, &pa, ops_a);
         problems_check(ctx, &pb, ops_b);
     }
-    for (int i = 0; i < EXTRA; i++) assert_ok(ctx, ptxkit_stream_destroy(ctx, extra[i]));
+    for (int i = 0; i < EXTRA; i++) ptxkit_stream_destroy(extra[i]);
     exec_destroy(ctx, ga);
     exec_destroy(ctx, gb);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
+    ptxkit_stream_destroy(a);
+    ptxkit_stream_destroy(b);
     problems_free(ctx, &pa);
     problems_free(ctx, &pb);
     problems_free(ctx, &px);
@@ -396,7 +397,7 @@ static void api_capture_and_replay(int ops) {
     problems p;
     problems_alloc(ctx, &p);
     ptxkit_stream *s;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     problems_refresh(ctx, &p);
     assert_ok(ctx, run_ops(ctx, &p, ops, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
@@ -420,8 +421,8 @@ static void api_capture_and_replay(int ops) {
         assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
         problems_check(ctx, &p, ops);
     }
-    ptxkit_graph_destroy(ctx, g);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    ptxkit_graph_destroy(g);
+    ptxkit_stream_destroy(s);
     problems_free(ctx, &p);
 }
 
@@ -440,7 +441,7 @@ static void capture_ops(ptxkit_context *ctx, problems *p, int ops, ptxkit_stream
 
 static uint32_t read_u32(ptxkit_context *ctx, ptxkit_dptr p) {
     uint32_t v = 0;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &v, p, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &v, p, 4));
     return v;
 }
 
@@ -454,7 +455,7 @@ static void test_api_update(void **state) {
     problems_alloc(ctx, &pa);
     problems_alloc(ctx, &pb);
     ptxkit_stream *s;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     const int ops = OP_REDUCE | OP_SCAN | OP_COPY | OP_GEMM;
     problems_refresh(ctx, &pa);
     assert_ok(ctx, run_ops(ctx, &pa, ops, s));
@@ -505,8 +506,8 @@ static void test_api_update(void **state) {
     assert_ok(ctx, ptxkit_graph_launch(ctx, g, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
     problems_check(ctx, &pb, ops | OP_TRANSPOSE);
-    ptxkit_graph_destroy(ctx, g);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    ptxkit_graph_destroy(g);
+    ptxkit_stream_destroy(s);
     problems_free(ctx, &pa);
     problems_free(ctx, &pb);
 }
@@ -519,8 +520,8 @@ static void test_api_refusals_keep_capture_whole(void **state) {
     problems p;
     problems_alloc(ctx, &p);
     ptxkit_stream *s, *other;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &other));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &other));
     const int ops = OP_REDUCE | OP_COPY;
     problems_refresh(ctx, &p);
     assert_ok(ctx, run_ops(ctx, &p, ops, s));
@@ -531,20 +532,20 @@ static void test_api_refusals_keep_capture_whole(void **state) {
     assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &ref));
     size_t ref_nodes = 0, nodes = 0;
     assert_ok(ctx, ptxkit_graph_node_count_get(ctx, ref, &ref_nodes));
-    ptxkit_graph_destroy(ctx, ref);
+    ptxkit_graph_destroy(ref);
 
     assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
     assert_ok(ctx, run_op(ctx, &p, OP_REDUCE, s));
     ptxkit_dptr d = 1;
     uint32_t word = 0;
     void *h = NULL;
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_alloc(ctx, 64, &d));
     assert_true(d == 0);
     assert_non_null(strstr(ptxkit_last_error(), "capture"));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, p.red_in));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, &h));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_dtoh(ctx, &word, p.red_out, 4));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_htod(ctx, p.red_out, &word, 4));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_free(ctx, p.red_in));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, PTXKIT_HOST_DEFAULT, &h));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_read(ctx, &word, p.red_out, 4));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_write(ctx, p.red_out, &word, 4));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_synchronize(ctx, s));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_synchronize(ctx, other));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_stream_query(ctx, s));
@@ -572,9 +573,9 @@ static void test_api_refusals_keep_capture_whole(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_end(ctx, s, &none));
     assert_null(none);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_capture_begin(ctx, NULL));
-    ptxkit_graph_destroy(ctx, g);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, other));
+    ptxkit_graph_destroy(g);
+    ptxkit_stream_destroy(s);
+    ptxkit_stream_destroy(other);
     problems_free(ctx, &p);
 }
 
@@ -588,8 +589,8 @@ static void test_api_two_captures_one_thread(void **state) {
     problems_alloc(ctx, &pa);
     problems_alloc(ctx, &pb);
     ptxkit_stream *a, *b;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b));
     const int ops_a = OP_REDUCE | OP_SCAN, ops_b = OP_COPY | OP_REDUCE | OP_TRANSPOSE;
     problems_refresh(ctx, &pa);
     problems_refresh(ctx, &pb);
@@ -617,10 +618,10 @@ static void test_api_two_captures_one_thread(void **state) {
         problems_check(ctx, &pa, ops_a);
         problems_check(ctx, &pb, ops_b);
     }
-    ptxkit_graph_destroy(ctx, ga);
-    ptxkit_graph_destroy(ctx, gb);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
+    ptxkit_graph_destroy(ga);
+    ptxkit_graph_destroy(gb);
+    ptxkit_stream_destroy(a);
+    ptxkit_stream_destroy(b);
     problems_free(ctx, &pa);
     problems_free(ctx, &pb);
 }
@@ -636,10 +637,10 @@ static void test_api_fork_join_host_func(void **state) {
     problems_alloc(ctx, &p);
     ptxkit_stream *s, *side;
     ptxkit_event *fork, *join;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &side));
-    assert_ok(ctx, ptxkit_event_create_ex(ctx, PTXKIT_EVENT_DISABLE_TIMING, &fork));
-    assert_ok(ctx, ptxkit_event_create_ex(ctx, PTXKIT_EVENT_DISABLE_TIMING, &join));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &side));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DISABLE_TIMING, &fork));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DISABLE_TIMING, &join));
     problems_refresh(ctx, &p);
     assert_ok(ctx, run_ops(ctx, &p, OP_REDUCE, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
@@ -663,11 +664,11 @@ static void test_api_fork_join_host_func(void **state) {
         assert_int_equal(replays, i);
         problems_check(ctx, &p, OP_COPY | OP_TRANSPOSE | OP_REDUCE);
     }
-    ptxkit_graph_destroy(ctx, g);
-    assert_ok(ctx, ptxkit_event_destroy(ctx, fork));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, join));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, side));
+    ptxkit_graph_destroy(g);
+    ptxkit_event_destroy(fork);
+    ptxkit_event_destroy(join);
+    ptxkit_stream_destroy(s);
+    ptxkit_stream_destroy(side);
     problems_free(ctx, &p);
 }
 

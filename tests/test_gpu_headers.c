@@ -93,17 +93,17 @@ static const char *check_toolkit_kernel(ptxkit_context *ctx, ptxkit_kernel *k) {
     ptxkit_dptr din = 0, dout = 0;
     const char *why = NULL;
     unsigned n = N, warps = (N + 31) / 32;
-    if (ptxkit_malloc(ctx, sizeof in, &din) || ptxkit_malloc(ctx, sizeof out, &dout) ||
-        ptxkit_memcpy_htod(ctx, din, in, sizeof in) || ptxkit_memset32_async(ctx, dout, 0xffffffffu, warps, NULL))
+    if (ptxkit_memory_alloc(ctx, sizeof in, &din) || ptxkit_memory_alloc(ctx, sizeof out, &dout) ||
+        ptxkit_memory_write(ctx, din, in, sizeof in) || ptxkit_memory_set32_async(ctx, dout, 0xffffffffu, warps, NULL))
         why = "setup failed";
     void *args[] = {&din, &dout, &n};
-    if (!why && (ptxkit_launch(k, (ptxkit_dim3){(N + BLOCK - 1) / BLOCK, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, NULL, args) ||
-                 ptxkit_memcpy_dtoh(ctx, out, dout, sizeof out)))
+    if (!why && (ptxkit_kernel_launch(k, (ptxkit_dim3){(N + BLOCK - 1) / BLOCK, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, NULL, args) ||
+                 ptxkit_memory_read(ctx, out, dout, sizeof out)))
         why = "launch failed";
     for (unsigned w = 0; !why && w < warps; w++)
         if (out[w] != want[w]) why = "a warp's sum is wrong";
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     return why;
 }
 
@@ -113,17 +113,17 @@ static const char *check_tree_kernel(ptxkit_context *ctx, ptxkit_kernel *k, int 
     ptxkit_dptr din = 0, dout = 0;
     const char *why = NULL;
     unsigned n = N;
-    if (ptxkit_malloc(ctx, sizeof in, &din) || ptxkit_malloc(ctx, sizeof out, &dout) ||
-        ptxkit_memcpy_htod(ctx, din, in, sizeof in) || ptxkit_memset32_async(ctx, dout, 0xdeadbeefu, N, NULL))
+    if (ptxkit_memory_alloc(ctx, sizeof in, &din) || ptxkit_memory_alloc(ctx, sizeof out, &dout) ||
+        ptxkit_memory_write(ctx, din, in, sizeof in) || ptxkit_memory_set32_async(ctx, dout, 0xdeadbeefu, N, NULL))
         why = "setup failed";
     void *args[] = {&din, &dout, &n};
-    if (!why && (ptxkit_launch(k, (ptxkit_dim3){(N + BLOCK - 1) / BLOCK, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, NULL, args) ||
-                 ptxkit_memcpy_dtoh(ctx, out, dout, sizeof out)))
+    if (!why && (ptxkit_kernel_launch(k, (ptxkit_dim3){(N + BLOCK - 1) / BLOCK, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, NULL, args) ||
+                 ptxkit_memory_read(ctx, out, dout, sizeof out)))
         why = "launch failed";
     for (unsigned i = 0; !why && i < N; i++)
         if (out[i] != in[i] * scale - 5 + 100) why = "an element is wrong (a stale header?)";
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     return why;
 }
 
@@ -148,12 +148,12 @@ static int child(char **argv) {
     int scale = atoi(argv[3]);
     bool expect_hit = strcmp(argv[4], "hit") == 0;
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return 77;
     ptxkit_program *tk = NULL, *tree = NULL;
     ptxkit_kernel *k1 = NULL, *k2 = NULL;
     if (ptxkit_program_create("toolkit_headers.cu", toolkit_source, NULL, 0, &tk) != PTXKIT_SUCCESS ||
-        ptxkit_kernel_get(ctx, tk, "warp_sums", NULL, 0, &k1) != PTXKIT_SUCCESS || tree_program(&tree) != PTXKIT_SUCCESS ||
-        ptxkit_kernel_get(ctx, tree, "affine", NULL, 0, &k2) != PTXKIT_SUCCESS) {
+        ptxkit_program_kernel_get(ctx, tk, "warp_sums", NULL, 0, &k1) != PTXKIT_SUCCESS || tree_program(&tree) != PTXKIT_SUCCESS ||
+        ptxkit_program_kernel_get(ctx, tree, "affine", NULL, 0, &k2) != PTXKIT_SUCCESS) {
         fprintf(stderr, "child: %s %s\n", ptxkit_last_error(), ptxkit_last_error());
         return 1;
     }
@@ -174,7 +174,7 @@ static int child(char **argv) {
     }
     ptxkit_program_destroy(tk);
     ptxkit_program_destroy(tree);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return 0;
 }
 
@@ -202,10 +202,10 @@ static void toolkit_headers(void **state) {
     ptxkit_program *p = NULL;
     ptxkit_kernel *k = NULL, *again = NULL;
     assert_ok(NULL, ptxkit_program_create("toolkit_headers.cu", toolkit_source, NULL, 0, &p));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warp_sums", NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "warp_sums", NULL, 0, &k));
     const char *why = check_toolkit_kernel(ctx, k);
     if (why) fail_msg("%s", why);
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warp_sums", NULL, 0, &again));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "warp_sums", NULL, 0, &again));
     assert_ptr_equal(k, again);
     ptxkit_program_destroy(p);
 }
@@ -217,17 +217,17 @@ static void tree_and_changed_header(void **state) {
     ptxkit_program *p = NULL, *q = NULL, *same = NULL;
     ptxkit_kernel *k = NULL, *k2 = NULL, *k_same = NULL;
     assert_ok(NULL, tree_program(&p));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "affine", NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "affine", NULL, 0, &k));
     const char *why = check_tree_kernel(ctx, k, 3);
     if (why) fail_msg("%s", why);
     /* the same tree from a new program: the same kernel */
     assert_ok(NULL, tree_program(&same));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, same, "affine", NULL, 0, &k_same));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, same, "affine", NULL, 0, &k_same));
     assert_ptr_equal(k, k_same);
     /* a nested header edited: a new program compiles the new text */
     write_scale(7);
     assert_ok(NULL, tree_program(&q));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, q, "affine", NULL, 0, &k2));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, q, "affine", NULL, 0, &k2));
     assert_ptr_not_equal(k, k2);
     if ((why = check_tree_kernel(ctx, k2, 7)) != NULL) fail_msg("after the edit: %s", why);
     /* the first kernel is still the first text's */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_ops.h"
 #include "test_util.h"
 
 static uint64_t rng;
@@ -183,7 +184,7 @@ typedef struct host_buf {
 
 static host_buf buf_make(ptxkit_context *ctx, size_t bytes, size_t offset, bool pinned, unsigned flags) {
     host_buf b = {.bytes = bytes, .total = 2 * GUARD + offset + bytes, .pinned = pinned};
-    if (pinned) assert_ok(ctx, ptxkit_host_alloc_ex(ctx, b.total, flags, (void **)&b.base));
+    if (pinned) assert_ok(ctx, ptxkit_host_alloc(ctx, b.total, flags, (void **)&b.base));
     else /* whole pages: two arrays never share one, so both can be registered (mapped path) */
         assert_non_null(b.base = aligned_alloc(4096, (b.total + 4095) / 4096 * 4096));
     memset(b.base, POISON, b.total);
@@ -332,7 +333,7 @@ static ptxkit_kernel *affine_kernel(ptxkit_context *ctx) {
     static ptxkit_program *program;
     if (!program) assert_ok(NULL, ptxkit_program_create("host_transform_test.cu", transform_source, NULL, 0, &program));
     ptxkit_kernel *k = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program, "affine", NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program, "affine", NULL, 0, &k));
     return k;
 }
 
@@ -485,7 +486,7 @@ static void test_bad_input(void **state) {
     assert_int_equal(r, INT32_MAX); /* failed calls wrote no result */
     /* a device address given as a host pointer */
     ptxkit_dptr d = 0;
-    assert_ok(ctx, ptxkit_malloc(ctx, 4096, &d));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 4096, &d));
     void *dev = (void *)(uintptr_t)d;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, dev, 16, NULL));
     assert_true(strstr(ptxkit_last_error(), "device memory") != NULL);
@@ -493,7 +494,7 @@ static void test_bad_input(void **state) {
                   ptxkit_host_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, dev, a, 16, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, dev, a, 16, NULL));
     assert_int_equal(r, INT32_MAX);
-    assert_ok(ctx, ptxkit_free(ctx, d));
+    assert_ok(ctx, ptxkit_memory_free(ctx, d));
     /* options out of range */
     o = (ptxkit_host_options){.chunk_bytes = 1000};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, a, 4, &o));
@@ -511,14 +512,14 @@ static void test_bad_input(void **state) {
                   ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, (char *)a + 1, 4, &o));
     /* a kernel of another context */
     ptxkit_context *other = NULL;
-    assert_ok(NULL, ptxkit_context_open(0, &other));
+    assert_ok(NULL, ptxkit_context_create(0, &other));
     ptxkit_kernel *k = affine_kernel(other);
     int32_t b[64];
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_transform(ctx, k, PTXKIT_INT32, b, a, 4, NULL));
     /* a ring of its own: closing the other context frees it */
     assert_ok(other, ptxkit_host_reduce(other, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, a, 64, NULL));
     assert_int_equal(r, 0);
-    assert_ok(other, ptxkit_context_close(other));
+    ptxkit_context_destroy(other);
 }
 
 /* Not capturable: the capturing thread gets PTXKIT_ERROR_CAPTURE and the
@@ -527,7 +528,7 @@ static void test_capture_refused(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *s = NULL;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     int32_t a[16] = {1, 2, 3}, out[16], r = 5;
     assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, a, 16, NULL));
@@ -537,10 +538,10 @@ static void test_capture_refused(void **state) {
     assert_int_equal(r, 5);
     ptxkit_graph *g = NULL;
     assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &g));
-    ptxkit_graph_destroy(ctx, g);
+    ptxkit_graph_destroy(g);
     assert_ok(ctx, ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &r, a, 16, NULL));
     assert_int_equal(r, 6);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    ptxkit_stream_destroy(s);
 }
 
 /* A range registered by the application is pinned: used directly, and

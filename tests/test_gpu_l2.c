@@ -87,12 +87,12 @@ static void bump_check(ptxkit_kernel *k, ptxkit_stream *stream, const ptxkit_lau
     ptxkit_context *ctx = test_gpu();
     unsigned long long count = n;
     void *args[] = {&d, &count, &key};
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, d, host, n * 4));
-    assert_ok(ctx, ptxkit_launch_ex(k, (ptxkit_dim3){264, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, stream, args, attributes));
+    assert_ok(ctx, ptxkit_memory_write(ctx, d, host, n * 4));
+    assert_ok(ctx, ptxkit_kernel_launch_ex(k, (ptxkit_dim3){264, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, stream, args, NULL, 0, attributes));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, stream));
     uint32_t *got = malloc(n * 4);
     assert_non_null(got);
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, d, n * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, d, n * 4));
     for (size_t i = 0; i < n; i++)
         if (got[i] != host[i] * 3u + key) fail_msg("bump with a window: word %zu is %u, want %u", i, got[i], host[i] * 3u + key);
     free(got);
@@ -110,9 +110,9 @@ static void stream_window(void **state) {
     assert_non_null(host);
     test_fill_random(host, n * 4, &rng);
     ptxkit_dptr dx;
-    assert_ok(ctx, ptxkit_malloc(ctx, n * 4, &dx));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, n * 4, &dx));
     ptxkit_stream *stream;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream));
 
     ptxkit_access_window none, got, w = {.base = dx + 4096, .bytes = (size_t)4 << 20, .hit_ratio = 0.625f,
                                           .hit_property = PTXKIT_ACCESS_PERSISTING,
@@ -141,7 +141,7 @@ static void stream_window(void **state) {
     ptxkit_program *p;
     ptxkit_kernel *k;
     assert_ok(NULL, ptxkit_program_create("bump.cu", source, NULL, 0, &p));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "bump", NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "bump", NULL, 0, &k));
     bump_check(k, stream, NULL, dx, host, n, 7);
     ptxkit_access_window whole = {.base = dx, .bytes = n * 4 < (size_t)d.access_window_max_bytes ? n * 4 : (size_t)d.access_window_max_bytes,
                                   .hit_ratio = 1.0f, .hit_property = PTXKIT_ACCESS_PERSISTING};
@@ -158,8 +158,8 @@ static void stream_window(void **state) {
     assert_ok(ctx, ptxkit_l2_persisting_set(ctx, original, NULL));
 
     ptxkit_program_destroy(p);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, stream));
-    ptxkit_free(ctx, dx);
+    ptxkit_stream_destroy(stream);
+    ptxkit_memory_free(ctx, dx);
     free(host);
 }
 

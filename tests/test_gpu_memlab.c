@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "memlab.h"
 #include "transpose/transpose.h"
 #include "runtime/embedded.h"
@@ -39,18 +40,18 @@ static int setup(void **state) {
     lab.expect = malloc(OUT_WORDS * 4);
     if (!lab.host_in || !lab.host_index || !lab.host_out || !lab.expect) return -1;
     test_fill_random(lab.host_in, IN_WORDS * 4, &rng);
-    if (ptxkit_malloc(ctx, IN_WORDS * 4, &lab.in) || ptxkit_malloc(ctx, OUT_WORDS * 4, &lab.out) ||
-        ptxkit_malloc(ctx, IN_WORDS * 4, &lab.index))
+    if (ptxkit_memory_alloc(ctx, IN_WORDS * 4, &lab.in) || ptxkit_memory_alloc(ctx, OUT_WORDS * 4, &lab.out) ||
+        ptxkit_memory_alloc(ctx, IN_WORDS * 4, &lab.index))
         return -1;
-    return ptxkit_memcpy_htod(ctx, lab.in, lab.host_in, IN_WORDS * 4) == PTXKIT_SUCCESS ? 0 : -1;
+    return ptxkit_memory_write(ctx, lab.in, lab.host_in, IN_WORDS * 4) == PTXKIT_SUCCESS ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_free(ctx, lab.in);
-    ptxkit_free(ctx, lab.out);
-    ptxkit_free(ctx, lab.index);
+    ptxkit_memory_free(ctx, lab.in);
+    ptxkit_memory_free(ctx, lab.out);
+    ptxkit_memory_free(ctx, lab.index);
     free(lab.host_in);
     free(lab.host_index);
     free(lab.host_out);
@@ -71,9 +72,9 @@ static void check_access(memlab_access a, size_t in_words) {
     size_t outs = memlab_access_output_words(&a);
     assert_true(outs + 2 * GUARD_WORDS <= OUT_WORDS);
     assert_true(memlab_access_input_words(&a) + in_words <= IN_WORDS);
-    assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, outs + 2 * GUARD_WORDS, NULL));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, lab.out, POISON_WORD, outs + 2 * GUARD_WORDS, NULL));
     assert_ok(ctx, memlab_access_run(ctx, &a, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, lab.host_out, lab.out, (outs + 2 * GUARD_WORDS) * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, lab.host_out, lab.out, (outs + 2 * GUARD_WORDS) * 4));
     memlab_access_reference(&a, lab.host_in + in_words, lab.host_index, lab.expect);
     for (size_t i = 0; i < GUARD_WORDS; i++)
         if (lab.host_out[i] != POISON_WORD || lab.host_out[GUARD_WORDS + outs + i] != POISON_WORD)
@@ -94,7 +95,7 @@ static void make_index(size_t n, unsigned *bits_out) {
     while (((size_t)1 << bits) < n) bits++;
     uint32_t seed = (uint32_t)test_rand(&rng);
     assert_ok(ctx, memlab_make_index(ctx, lab.index, n, bits, seed, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, lab.host_index, lab.index, n * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, lab.host_index, lab.index, n * 4));
     for (size_t e = 0; e < n; e++)
         if (lab.host_index[e] != memlab_permute((uint32_t)e, bits, seed))
             fail_msg("index[%zu] = %u, want %u (bits %u)", e, lab.host_index[e], memlab_permute((uint32_t)e, bits, seed), bits);
@@ -256,12 +257,12 @@ static void check_layout(memlab_layout layout, int op, int block, size_t n) {
         float f = (float)((int64_t)(test_rand(&rng) % 2000001) - 1000000) / 1000.0f;
         memcpy(&lab.host_in[i], &f, 4);
     }
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, lab.in, lab.host_in, words * 4 + 4));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, words + 2 * GUARD_WORDS, NULL));
+    assert_ok(ctx, ptxkit_memory_write(ctx, lab.in, lab.host_in, words * 4 + 4));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, lab.out, POISON_WORD, words + 2 * GUARD_WORDS, NULL));
     memlab_aos a = {.layout = layout, .load_op = op, .block_size = block, .n = n, .in = lab.in,
                     .out = lab.out + 4 * GUARD_WORDS};
     assert_ok(ctx, memlab_aos_run(ctx, &a, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, lab.host_out, lab.out, (words + 2 * GUARD_WORDS) * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, lab.host_out, lab.out, (words + 2 * GUARD_WORDS) * 4));
     for (size_t i = 0; i < GUARD_WORDS; i++)
         if (lab.host_out[i] != POISON_WORD || lab.host_out[GUARD_WORDS + words + i] != POISON_WORD)
             fail_msg("%s n=%zu wrote outside its output", memlab_layout_name(layout), n);
@@ -297,7 +298,7 @@ static void every_layout(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, memlab_aos_run(ctx, &a, NULL));
     /* restore the random input that check_layout overwrote */
     test_fill_random(lab.host_in, IN_WORDS * 4, &rng);
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, lab.in, lab.host_in, IN_WORDS * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, lab.in, lab.host_in, IN_WORDS * 4));
 }
 
 /* ---- shared-memory banks ---- */
@@ -315,10 +316,10 @@ static void bank_kernels_read_what_they_should(void **state) {
             for (int iters = 1; iters <= 3; iters += 2) {
                 memlab_banks b = {.word_bytes = sizes[w], .stride = strides[s], .iters = iters, .blocks = BLOCKS,
                                   .cycles = cycles_d, .sink = sink_d};
-                assert_ok(ctx, ptxkit_memset32_async(ctx, lab.out, POISON_WORD, 1024 + 2 * BLOCKS * MEMLAB_BANKS_BLOCK, NULL));
+                assert_ok(ctx, ptxkit_memory_set32_async(ctx, lab.out, POISON_WORD, 1024 + 2 * BLOCKS * MEMLAB_BANKS_BLOCK, NULL));
                 assert_ok(ctx, memlab_banks_run(ctx, &b, NULL));
-                assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, sink, sink_d, sizeof sink));
-                assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, cycles, cycles_d, sizeof cycles));
+                assert_ok(ctx, ptxkit_memory_read(ctx, sink, sink_d, sizeof sink));
+                assert_ok(ctx, ptxkit_memory_read(ctx, cycles, cycles_d, sizeof cycles));
                 memlab_banks_reference(&b, want);
                 for (int blk = 0; blk < BLOCKS; blk++) {
                     assert_true(cycles[blk] > 0 && cycles[blk] < ((uint64_t)1 << 40));
@@ -380,15 +381,15 @@ static int transpose_setup(void **state) {
     tb.expect = malloc(tb.capacity);
     if (!tb.host_src || !tb.host_dst || !tb.expect) return -1;
     test_fill_random(tb.host_src, tb.capacity, &rng);
-    if (ptxkit_malloc(ctx, tb.capacity, &tb.src) || ptxkit_malloc(ctx, tb.capacity, &tb.dst)) return -1;
-    return ptxkit_memcpy_htod(ctx, tb.src, tb.host_src, tb.capacity) == PTXKIT_SUCCESS ? 0 : -1;
+    if (ptxkit_memory_alloc(ctx, tb.capacity, &tb.src) || ptxkit_memory_alloc(ctx, tb.capacity, &tb.dst)) return -1;
+    return ptxkit_memory_write(ctx, tb.src, tb.host_src, tb.capacity) == PTXKIT_SUCCESS ? 0 : -1;
 }
 
 static int transpose_teardown(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    ptxkit_free(ctx, tb.src);
-    ptxkit_free(ctx, tb.dst);
+    ptxkit_memory_free(ctx, tb.src);
+    ptxkit_memory_free(ctx, tb.dst);
     free(tb.host_src);
     free(tb.host_dst);
     free(tb.expect);
@@ -412,11 +413,11 @@ static void check_transpose_with(ptxkit_dtype type, size_t rows, size_t cols, pt
     size_t e = ptxkit_dtype_size(type), bytes = rows * cols * e;
     size_t lead = TGUARD + dst_elems * e, span = lead + bytes + TGUARD;
     assert_true(span <= tb.capacity && src_elems * e + bytes <= tb.capacity);
-    assert_ok(ctx, ptxkit_memset8_async(ctx, tb.dst, TPOISON, span, NULL));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, tb.dst, TPOISON, span, NULL));
     ptxkit_dptr dst = tb.dst + lead, src = tb.src + src_elems * e;
     if (config) assert_ok(ctx, transpose_run(ctx, type, dst, src, rows, cols, kind, config, o, NULL));
-    else assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, kind, pc, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, tb.host_dst, tb.dst, span));
+    else assert_ok(ctx, ptxkit_transpose(ctx, kind, type, dst, src, rows, cols, pc, NULL));
+    assert_ok(ctx, ptxkit_memory_read(ctx, tb.host_dst, tb.dst, span));
     for (size_t i = 0; i < lead; i++)
         if (tb.host_dst[i] != TPOISON) fail_msg("transpose %zux%zu wrote before its output", rows, cols);
     for (size_t i = 0; i < TGUARD; i++)
@@ -492,7 +493,7 @@ static void transpose_config_get_matches_the_call(void **state) {
                 transpose_config want;
                 ptxkit_config got;
                 assert_ok(ctx, transpose_resolve(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL, NULL, &want));
-                assert_ok(ctx, ptxkit_transpose_config_get(ctx, types[t], shapes[s][0], shapes[s][1], kinds[k], NULL,
+                assert_ok(ctx, ptxkit_transpose_config_get(ctx, kinds[k], types[t], shapes[s][0], shapes[s][1], NULL,
                                                            &got));
                 assert_int_equal(got.count, 3);
                 assert_int_equal(config_value(&got, "tile"), want.tile);
@@ -504,7 +505,7 @@ static void transpose_config_get_matches_the_call(void **state) {
     ptxkit_config_set(&o, "block_size", 256);
     ptxkit_config_set(&o, "tile", 64);
     ptxkit_config_set(&o, "vector_bytes", 8);
-    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 100, 200, PTXKIT_TRANSPOSE_TILED, &o, &got));
+    assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_TILED, PTXKIT_FLOAT32, 100, 200, &o, &got));
     assert_int_equal(config_value(&got, "tile"), 64);
     assert_int_equal(config_value(&got, "block_size"), 256);
     assert_int_equal(config_value(&got, "vector_bytes"), 8);
@@ -514,34 +515,34 @@ static void transpose_config_get_matches_the_call(void **state) {
         ptxkit_config t = {0};
         ptxkit_config_set(&t, "path", PTXKIT_PATH_JIT);
         ptxkit_config_set(&t, "tile", alone[i][0]);
-        assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 300, 200, PTXKIT_TRANSPOSE_PADDED, &t, &got));
+        assert_ok(ctx, ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 300, 200, &t, &got));
         assert_int_equal(config_value(&got, "tile"), alone[i][0]);
         assert_int_equal(config_value(&got, "block_size"), alone[i][1]);
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT64, 7, 9, PTXKIT_TRANSPOSE_NAIVE, NULL, NULL));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_NAIVE, PTXKIT_FLOAT64, 7, 9, NULL, NULL));
     ptxkit_config_set(&o, "tile", 48); /* not 16, 32, 64 or 128 */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, &o, &got));
     assert_non_null(strstr(ptxkit_last_error(), "tile"));
     ptxkit_config_set(&o, "tile", 16); /* a 16 x 16 tile has 256 elements: */
     ptxkit_config_set(&o, "block_size", 512); /* 512 threads are too many */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, &o, &got));
     ptxkit_config_set(&o, "tile", 128); /* 16384 / 128 threads: 128 elements each, over 64 */
     ptxkit_config_set(&o, "block_size", 128);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, &o, &got));
     ptxkit_config_set(&o, "tile", 32);
     ptxkit_config_set(&o, "block_size", 256);
     ptxkit_config_set(&o, "items_per_thread", 4); /* the internal name is not the call's */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, &got));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, &o, &got));
     assert_non_null(strstr(ptxkit_last_error(), "items_per_thread"));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_FLOAT32, 4, 4, (ptxkit_transpose_kind)7, NULL, &got));
+                  ptxkit_transpose_config_get(ctx, (ptxkit_transpose_kind)7, PTXKIT_FLOAT32, 4, 4, NULL, &got));
     assert_status(PTXKIT_ERROR_UNSUPPORTED,
-                  ptxkit_transpose_config_get(ctx, PTXKIT_INT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &got));
+                  ptxkit_transpose_config_get(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_INT32, 4, 4, NULL, &got));
 }
 
 /* The shapes above run both padded kernels: the sector-aligned one where
@@ -630,12 +631,10 @@ static void transpose_options_every_tuned_configuration(void **state) {
     ptxkit_config o = {0};
     ptxkit_config_set(&o, "block_size", 512);
     ptxkit_config_set(&o, "tile", 16); /* 512 threads for 256 elements */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
-                                                                  PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64, &o, NULL));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "tile", 256);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
-                                                                  PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64, &o, NULL));
 }
 
 static void transpose_precompiled_ptx(void **state) {
@@ -653,13 +652,11 @@ static void transpose_precompiled_ptx(void **state) {
     ptxkit_config o = {0};
     ptxkit_config_set(&o, "path", PTXKIT_PATH_PTX);
     ptxkit_config_set(&o, "block_size", 512);
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
-                                                             PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64, &o, NULL));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "path", PTXKIT_PATH_PTX);
     ptxkit_config_set(&o, "tile", 64); /* 256 threads, 16 elements each */
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64,
-                                                             PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, tb.dst, tb.src, 64, 64, &o, NULL));
     ptxkit_config_set(&o, "tile", 32); /* the PTX's own: 32 x 32 tile, 256 threads */
     check_transpose_with(PTXKIT_FLOAT32, 33, 17, PTXKIT_TRANSPOSE_PADDED, NULL, NULL, &o, 0, 0);
 }
@@ -668,23 +665,23 @@ static void transpose_bad_arguments(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_dptr d = tb.dst, s = tb.src;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(NULL, PTXKIT_FLOAT32, d, s, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, PTXKIT_INT32, d, s, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, (ptxkit_dtype)99, d, s, 4, 4, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(NULL, 0, PTXKIT_FLOAT32, d, s, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose(ctx, 0, PTXKIT_INT32, d, s, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, 0, (ptxkit_dtype)99, d, s, 4, 4, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, s, 4, 4, (ptxkit_transpose_kind)7, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, 0, s, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, 0, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_transpose(ctx, PTXKIT_FLOAT32, d + 2, s, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_transpose(ctx, PTXKIT_FLOAT64, d, s + 4, 4, 4, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, s + 32, s, 4, 4, 0, NULL, NULL));
+                  ptxkit_transpose(ctx, (ptxkit_transpose_kind)7, PTXKIT_FLOAT32, d, s, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, 0, s, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, d, 0, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, d + 2, s, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT64, d, s + 4, 4, 4, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, s + 32, s, 4, 4, NULL, NULL));
     assert_status(PTXKIT_ERROR_OVERFLOW,
-                  ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, s, SIZE_MAX / 2, 3, 0, NULL, NULL));
-    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_transpose(ctx, PTXKIT_FLOAT64, d, s, (size_t)1 << 31,
-                                                          (size_t)1 << 31, 0, NULL, NULL));
+                  ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, d, s, SIZE_MAX / 2, 3, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT64, d, s, (size_t)1 << 31,
+                                                          (size_t)1 << 31, NULL, NULL));
     ptxkit_config bad = {0};
     ptxkit_config_set(&bad, "block_size", 48);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, PTXKIT_FLOAT32, d, s, 4, 4, 0, &bad, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, d, s, 4, 4, &bad, NULL));
     transpose_config cfg = {48, 256, 16};
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, transpose_run(ctx, PTXKIT_FLOAT32, d, s, 4, 4, 0, &cfg, NULL, NULL));
     cfg = (transpose_config){32, 512, 16};   /* 512 threads x 4 floats > 32 x 32 */
@@ -692,8 +689,8 @@ static void transpose_bad_arguments(void **state) {
     cfg = (transpose_config){64, 32, 16};    /* fewer threads than a tile row */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, transpose_run(ctx, PTXKIT_FLOAT32, d, s, 4, 4, 0, &cfg, NULL, NULL));
     /* an empty matrix is a no-op, whatever the pointers */
-    assert_ok(ctx, ptxkit_transpose(ctx, PTXKIT_FLOAT32, 0, 0, 0, 5, 0, NULL, NULL));
-    assert_ok(ctx, ptxkit_transpose(ctx, PTXKIT_FLOAT64, d, s, 7, 0, 0, NULL, NULL));
+    assert_ok(ctx, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT32, 0, 0, 0, 5, NULL, NULL));
+    assert_ok(ctx, ptxkit_transpose(ctx, 0, PTXKIT_FLOAT64, d, s, 7, 0, NULL, NULL));
 }
 
 int main(void) {

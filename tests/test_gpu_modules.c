@@ -80,16 +80,16 @@ static void check_dump(ptxkit_context *ctx, ptxkit_module *m, const variables *v
     ptxkit_kernel *dump = NULL;
     assert_ok(ctx, ptxkit_module_kernel_get(m, "dump", &dump));
     ptxkit_dptr out = 0;
-    assert_ok(ctx, ptxkit_malloc(ctx, DUMP_COUNT * sizeof(double), &out));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, out, 0xff, DUMP_COUNT * sizeof(double), NULL)); /* poison: NaN */
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, DUMP_COUNT * sizeof(double), &out));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, out, 0xff, DUMP_COUNT * sizeof(double), NULL)); /* poison: NaN */
     void *args[] = {&out};
-    assert_ok(ctx, ptxkit_launch(dump, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(dump, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args));
     double got[DUMP_COUNT], want[DUMP_COUNT];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, out, sizeof got));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, out, sizeof got));
     expected_dump(v, want);
     for (int i = 0; i < DUMP_COUNT; i++)
         if (got[i] != want[i]) fail_msg("%s: the kernel sees %g at #%d, the host wrote %g", when, got[i], i, want[i]);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, out);
 }
 
 /* Writes every variable of v by the names given; plain: the variables at
@@ -174,15 +174,15 @@ static void variables_every_form(void **state) {
 
     /* on a stream, ordered with a kernel of the module on that stream */
     ptxkit_stream *stream = NULL;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream));
     variables *pinned = NULL, *pinned_back = NULL;
-    assert_ok(ctx, ptxkit_host_alloc(ctx, sizeof *pinned, (void **)&pinned));
-    assert_ok(ctx, ptxkit_host_alloc(ctx, sizeof *pinned_back, (void **)&pinned_back));
+    assert_ok(ctx, ptxkit_host_alloc(ctx, sizeof *pinned, PTXKIT_HOST_DEFAULT, (void **)&pinned));
+    assert_ok(ctx, ptxkit_host_alloc(ctx, sizeof *pinned_back, PTXKIT_HOST_DEFAULT, (void **)&pinned_back));
     random_variables(pinned, &rng);
     write_all(m, pinned, stream);
     ptxkit_kernel *bump = NULL;
     assert_ok(ctx, ptxkit_module_kernel_get(m, "ns::bump<5>", &bump));
-    assert_ok(ctx, ptxkit_launch(bump, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream, NULL));
+    assert_ok(ctx, ptxkit_kernel_launch(bump, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream, NULL));
     memset(pinned_back, 0xa5, sizeof *pinned_back);
     read_all(m, pinned_back, stream);
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, stream));
@@ -239,7 +239,7 @@ static void variables_every_form(void **state) {
 
     ptxkit_host_free(ctx, pinned);
     ptxkit_host_free(ctx, pinned_back);
-    ptxkit_stream_destroy(ctx, stream);
+    ptxkit_stream_destroy(stream);
 }
 
 /* ---- two kernels of one module, through a __device__ variable ---------- */
@@ -281,8 +281,8 @@ static void two_kernels_share_a_variable(void **state) {
     int *host = malloc(largest * sizeof *host);
     assert_non_null(host);
     ptxkit_dptr in = 0, out = 0;
-    assert_ok(ctx, ptxkit_malloc(ctx, largest * sizeof(int) + 1, &in));
-    assert_ok(ctx, ptxkit_malloc(ctx, sizeof(unsigned long long), &out));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, largest * sizeof(int) + 1, &in));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, sizeof(unsigned long long), &out));
     uint64_t rng = test_seed() + 77;
     unsigned long long poison = 0x5555555555555555ull;
     assert_ok(ctx, ptxkit_module_variable_write(m, "&total", 0, &poison, sizeof poison));
@@ -295,19 +295,19 @@ static void two_kernels_share_a_variable(void **state) {
             host[i] = (int)(test_rand(&rng) % 2000001) - 1000000;
             sum += host[i];
         }
-        if (n) assert_ok(ctx, ptxkit_memcpy_htod(ctx, in, host, n * sizeof(int)));
-        assert_ok(ctx, ptxkit_memcpy_htod(ctx, out, &poison, sizeof poison));
+        if (n) assert_ok(ctx, ptxkit_memory_write(ctx, in, host, n * sizeof(int)));
+        assert_ok(ctx, ptxkit_memory_write(ctx, out, &poison, sizeof poison));
         void *args[] = {&in, &n};
         unsigned blocks = (unsigned)((n + 255) / 256);
-        if (blocks) assert_ok(ctx, ptxkit_launch(accumulate, (ptxkit_dim3){blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args));
+        if (blocks) assert_ok(ctx, ptxkit_kernel_launch(accumulate, (ptxkit_dim3){blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, NULL, args));
         /* the host sees the first kernel's total through the variable */
         unsigned long long seen = 1;
         assert_ok(ctx, ptxkit_module_variable_read(m, "&total", 0, &seen, sizeof seen));
         if (seen != (unsigned long long)sum) fail_msg("n = %llu: total %llu, expected %lld", n, seen, sum);
         void *finish_args[] = {&out};
-        assert_ok(ctx, ptxkit_launch(finish, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, finish_args));
+        assert_ok(ctx, ptxkit_kernel_launch(finish, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, finish_args));
         unsigned long long got = 0;
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &got, out, sizeof got));
+        assert_ok(ctx, ptxkit_memory_read(ctx, &got, out, sizeof got));
         if (got != (unsigned long long)sum * 3u) fail_msg("n = %llu: finish wrote %llu, expected %lld * 3", n, got, sum);
         /* finish reset it for the next round */
         assert_ok(ctx, ptxkit_module_variable_read(m, "&total", 0, &seen, sizeof seen));
@@ -322,7 +322,7 @@ static void two_kernels_share_a_variable(void **state) {
     assert_ok(ctx, ptxkit_kernel_module_get(alone, &alone_module));
     assert_true(alone_module != m);
     ptxkit_kernel *same = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, pipeline_program(), "accumulate", NULL, 0, &same));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, pipeline_program(), "accumulate", NULL, 0, &same));
     assert_ptr_equal(same, alone);
     ptxkit_dptr mine = 0, theirs = 0;
     assert_ok(ctx, ptxkit_module_variable_get(m, "&total", &mine, NULL));
@@ -332,9 +332,9 @@ static void two_kernels_share_a_variable(void **state) {
     assert_ok(ctx, ptxkit_module_variable_write(alone_module, "total", 0, &seven, sizeof seven));
     host[0] = 35;
     unsigned long long one = 1;
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, in, host, sizeof(int)));
+    assert_ok(ctx, ptxkit_memory_write(ctx, in, host, sizeof(int)));
     void *args[] = {&in, &one};
-    assert_ok(ctx, ptxkit_launch(alone, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_kernel_launch(alone, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args));
     unsigned long long a = 0, b = 1;
     assert_ok(ctx, ptxkit_module_variable_read(alone_module, "total", 0, &a, sizeof a));
     assert_ok(ctx, ptxkit_module_variable_read(m, "&total", 0, &b, sizeof b));
@@ -345,8 +345,8 @@ static void two_kernels_share_a_variable(void **state) {
     assert_ok(ctx, ptxkit_program_module_get(ctx, pipeline_program(), entry, 1, NULL, 0, &one_name));
     assert_ptr_equal(one_name, alone_module);
 
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
     free(host);
 }
 
@@ -364,7 +364,7 @@ static void loaded_image_variables(void **state) {
     ptxkit_module *m = NULL;
     ptxkit_status st = ptxkit_module_load(ctx, named.image, named.size, NULL, &m);
     if (st == PTXKIT_ERROR_PTX_VERSION) {
-        ptxkit_compiled_free(&named);
+        ptxkit_program_compiled_free(&named);
         skip();
     }
     assert_ok(ctx, st);
@@ -385,7 +385,7 @@ static void loaded_image_variables(void **state) {
     ptxkit_module *of = NULL;
     assert_ok(ctx, ptxkit_kernel_module_get(dump, &of));
     assert_ptr_equal(of, m);
-    ptxkit_compiled_free(&named);
+    ptxkit_program_compiled_free(&named);
 }
 
 /* ---- a warm start: a second process finds the module on disk ----------- */
@@ -403,7 +403,7 @@ static int mapped(const char *name) {
  * not have been loaded to get them. */
 static int pipeline_child(bool warm) {
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return 77;
     ptxkit_program *p = NULL;
     ptxkit_module *m = NULL;
     ptxkit_kernel *accumulate = NULL, *finish = NULL;
@@ -414,14 +414,14 @@ static int pipeline_child(bool warm) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_module_get(ctx, p, pipeline_names, 3, NULL, 0, &m);
     if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel_get(m, "accumulate", &accumulate);
     if (st == PTXKIT_SUCCESS) st = ptxkit_module_kernel_get(m, "stage::finish<3>", &finish);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, sizeof values, &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, sizeof got, &out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, in, values, sizeof values);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, sizeof values, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, sizeof got, &out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, in, values, sizeof values);
     if (st == PTXKIT_SUCCESS) st = ptxkit_module_variable_write(m, "&total", 0, &zero, sizeof zero);
     void *args[] = {&in, &n}, *finish_args[] = {&out};
-    if (st == PTXKIT_SUCCESS) st = ptxkit_launch(accumulate, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_launch(finish, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, finish_args);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, &got, out, sizeof got);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_launch(accumulate, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_launch(finish, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, NULL, finish_args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, &got, out, sizeof got);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "pipeline child: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
         return 1;
@@ -434,17 +434,17 @@ static int pipeline_child(bool warm) {
         fprintf(stderr, "pipeline child: NVRTC was loaded for a module the disk cache holds\n");
         return 1;
     }
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
     ptxkit_program_destroy(p);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return 0;
 }
 
 static void warm_start(void **state) {
     (void)state;
     char dir[4096] = "";
-    if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !dir[0]) {
+    if (ptxkit_cache_dir_get(dir, sizeof dir) != PTXKIT_SUCCESS || !dir[0]) {
         print_message("the disk cache is off: no warm start to check\n");
         skip();
     }

@@ -34,6 +34,7 @@
 #include <cudaTypedefs.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 #include "raw_graph_api.h"
 
 #define MAX_RANKS 8
@@ -223,7 +224,7 @@ static bool upload_all(setup *s, buffers *b, const void *host, ptxkit_dtype type
     for (int l = 0; l < s->local; l++) {
         int r = s->first + l;
         if (counts[r])
-            CHECK(s->ctx[l], ptxkit_memcpy_htod(s->ctx[l], b->in[l], (const char *)host + offsets[r] * size,
+            CHECK(s->ctx[l], ptxkit_memory_write(s->ctx[l], b->in[l], (const char *)host + offsets[r] * size,
                                                 counts[r] * size));
     }
     return true;
@@ -231,7 +232,7 @@ static bool upload_all(setup *s, buffers *b, const void *host, ptxkit_dtype type
 
 static bool poison(setup *s, ptxkit_dptr *bufs, size_t bytes) {
     for (int l = 0; l < s->local; l++) {
-        CHECK(s->ctx[l], ptxkit_memset8_async(s->ctx[l], bufs[l], 0xAB, bytes, s->stream[l]));
+        CHECK(s->ctx[l], ptxkit_memory_set8_async(s->ctx[l], bufs[l], 0xAB, bytes, s->stream[l]));
         CHECK(s->ctx[l], ptxkit_stream_synchronize(s->ctx[l], s->stream[l]));
     }
     return true;
@@ -265,7 +266,7 @@ static bool check_reduce(setup *s, buffers *b, const void *host, ptxkit_reduce_o
     for (int l = 0; l < s->local; l++) {
         value got;
         memset(&got, 0, sizeof got);
-        CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], &got, b->red[l], size));
+        CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], &got, b->red[l], size));
         char g[64], w[64];
         value_text(type, got, g, sizeof g);
         value_text(type, want, w, sizeof w);
@@ -290,7 +291,7 @@ static bool check_reduce(setup *s, buffers *b, const void *host, ptxkit_reduce_o
             memset(&single, 0, sizeof single);
             CHECK(s->ctx[l], ptxkit_reduce(s->ctx[l], op, type, b->single[l], b->in[l], n[l], NULL, s->stream[l]));
             CHECK(s->ctx[l], ptxkit_stream_synchronize(s->ctx[l], s->stream[l]));
-            CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], &single, b->single[l], size));
+            CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], &single, b->single[l], size));
             /* float sums: ptxkit_reduce's order may vary between runs; the bound above holds */
             if (memcmp(&single, &got, size) != 0 && is_float(type) && op == PTXKIT_REDUCE_SUM)
                 say("note: %s layout %d: float sum with one rank differs in its last bits from ptxkit_reduce",
@@ -336,7 +337,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
     for (int l = 0; l < s->local; l++) {
         n[l] = counts[s->first + l];
         if (!in_place && n[l]) {
-            ptxkit_status st = ptxkit_memset8_async(s->ctx[l], b->out[l], 0xAB, n[l] * size, s->stream[l]);
+            ptxkit_status st = ptxkit_memory_set8_async(s->ctx[l], b->out[l], 0xAB, n[l] * size, s->stream[l]);
             if (st != PTXKIT_SUCCESS) {
                 fail("poison: %s", ptxkit_last_error());
                 goto fail_free;
@@ -355,7 +356,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
     for (int l = 0; l < s->local; l++) {
         int r = s->first + l;
         if (!n[l]) continue;
-        if (ptxkit_memcpy_dtoh(s->ctx[l], got_buf, dst[l], n[l] * size) != PTXKIT_SUCCESS) {
+        if (ptxkit_memory_read(s->ctx[l], got_buf, dst[l], n[l] * size) != PTXKIT_SUCCESS) {
             fail("download: %s", ptxkit_last_error());
             goto fail_free;
         }
@@ -394,7 +395,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
             bool same = ptxkit_scan(s->ctx[l], kind, op, type, b->single[l], b->in[l], n[l], NULL, s->stream[l]) ==
                             PTXKIT_SUCCESS &&
                         ptxkit_stream_synchronize(s->ctx[l], s->stream[l]) == PTXKIT_SUCCESS &&
-                        ptxkit_memcpy_dtoh(s->ctx[l], single, b->single[l], n[l] * size) == PTXKIT_SUCCESS;
+                        ptxkit_memory_read(s->ctx[l], single, b->single[l], n[l] * size) == PTXKIT_SUCCESS;
             /* float sums may differ in their last bits from run to run (look-back timing):
              * compared above against the bound; the rest must be identical */
             if (!same) fail("single-GPU scan failed: %s", ptxkit_last_error());
@@ -417,13 +418,13 @@ static bool check_allreduce(setup *s, buffers *b, const void *host, ptxkit_reduc
                             void *got_buf) {
     size_t size = ptxkit_dtype_size(type);
     for (int l = 0; l < s->local; l++)
-        CHECK(s->ctx[l], ptxkit_memcpy_htod(s->ctx[l], b->in[l], (const char *)host + (size_t)(s->first + l) * m * size,
+        CHECK(s->ctx[l], ptxkit_memory_write(s->ctx[l], b->in[l], (const char *)host + (size_t)(s->first + l) * m * size,
                                             m * size));
     if (!poison(s, b->out, m * size)) return false;
     CHECK(s->ctx[0], ptxkit_comm_allreduce(s->comm, op, type, b->out, b->in, m, s->stream));
     if (!sync_all(s)) return false;
     for (int l = 0; l < s->local; l++) {
-        CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], got_buf, b->out[l], m * size));
+        CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], got_buf, b->out[l], m * size));
         for (size_t k = 0; k < m; k++) {
             value want = load(host, type, k);
             long double sum = as_double(type, want), abs_sum = fabsl(sum);
@@ -459,25 +460,25 @@ static bool check_gather_scatter(setup *s, buffers *b, const void *host, ptxkit_
     bool here = root_local >= 0 && root_local < s->local;
     ptxkit_dptr root_out = here ? b->single[root_local] : 0;
     if (here && total) {
-        CHECK(s->ctx[root_local], ptxkit_memset8_async(s->ctx[root_local], root_out, 0xAB, total * size, s->stream[root_local]));
+        CHECK(s->ctx[root_local], ptxkit_memory_set8_async(s->ctx[root_local], root_out, 0xAB, total * size, s->stream[root_local]));
     }
     CHECK(s->ctx[0], ptxkit_comm_gather(s->comm, type, root, root_out, b->in, counts, s->stream));
     if (!sync_all(s)) return false;
     if (here && total) {
-        CHECK(s->ctx[root_local], ptxkit_memcpy_dtoh(s->ctx[root_local], got_buf, root_out, total * size));
+        CHECK(s->ctx[root_local], ptxkit_memory_read(s->ctx[root_local], got_buf, root_out, total * size));
         if (memcmp(got_buf, host, total * size) != 0) fail("%s: gather to rank %d differs from the shards", s->label, root);
     }
     /* scatter root's gathered array back into poisoned shards */
     for (int l = 0; l < s->local; l++) {
         size_t c = counts[s->first + l];
-        if (c) CHECK(s->ctx[l], ptxkit_memset8_async(s->ctx[l], b->out[l], 0xAB, c * size, s->stream[l]));
+        if (c) CHECK(s->ctx[l], ptxkit_memory_set8_async(s->ctx[l], b->out[l], 0xAB, c * size, s->stream[l]));
     }
     CHECK(s->ctx[0], ptxkit_comm_scatter(s->comm, type, root, b->out, root_out, counts, s->stream));
     if (!sync_all(s)) return false;
     for (int l = 0; l < s->local; l++) {
         int r = s->first + l;
         if (!counts[r]) continue;
-        CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], got_buf, b->out[l], counts[r] * size));
+        CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], got_buf, b->out[l], counts[r] * size));
         if (memcmp(got_buf, (const char *)host + offsets[r] * size, counts[r] * size) != 0)
             fail("%s: scatter from rank %d: rank %d's shard differs", s->label, root, r);
     }
@@ -489,7 +490,7 @@ static bool run_checks(setup *s, uint64_t seed) {
     size_t counts[MAX_RANKS], offsets[MAX_RANKS], total, max_shard = 0, max_total = 0;
     for (int k = 0; k < LAYOUTS; k++) {
         layout_counts(k, s->ranks, counts);
-        ptxkit_shard_offsets(counts, s->ranks, offsets, &total);
+        ptxkit_shard_offsets_get(counts, s->ranks, offsets, &total);
         for (int r = 0; r < s->ranks; r++) max_shard = counts[r] > max_shard ? counts[r] : max_shard;
         max_total = total > max_total ? total : max_total;
     }
@@ -505,10 +506,10 @@ static bool run_checks(setup *s, uint64_t seed) {
         goto done;
     }
     for (int l = 0; l < s->local; l++) {
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], max_shard * 8 + 8, &b.in[l]));
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], max_shard * 8 + 8, &b.out[l]));
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], max_total * 8 + 8, &b.single[l]));
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], 64, &b.red[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], max_shard * 8 + 8, &b.in[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], max_shard * 8 + 8, &b.out[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], max_total * 8 + 8, &b.single[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], 64, &b.red[l]));
     }
     int cases = 0;
     /* PTXKIT_TEST_MULTI_QUICK=1: int32 and float32, the uneven layouts only */
@@ -517,7 +518,7 @@ static bool run_checks(setup *s, uint64_t seed) {
     for (int k = 0; k < LAYOUTS; k++) {
         if (quick && k != 1 && k != 2) continue;
         layout_counts(k, s->ranks, counts);
-        ptxkit_shard_offsets(counts, s->ranks, offsets, &total);
+        ptxkit_shard_offsets_get(counts, s->ranks, offsets, &total);
         char shape[256] = "";
         for (int r = 0, used = 0; r < s->ranks && used < (int)sizeof shape - 24; r++)
             used += snprintf(shape + used, sizeof shape - (size_t)used, "%s%zu", r ? " " : "", counts[r]);
@@ -583,8 +584,8 @@ static bool run_checks(setup *s, uint64_t seed) {
     ok = true;
 done:
     for (int l = 0; l < s->local; l++) {
-        ptxkit_free(s->ctx[l], b.in[l]), ptxkit_free(s->ctx[l], b.out[l]);
-        ptxkit_free(s->ctx[l], b.single[l]), ptxkit_free(s->ctx[l], b.red[l]);
+        ptxkit_memory_free(s->ctx[l], b.in[l]), ptxkit_memory_free(s->ctx[l], b.out[l]);
+        ptxkit_memory_free(s->ctx[l], b.single[l]), ptxkit_memory_free(s->ctx[l], b.red[l]);
     }
     free(host), free(want), free(got);
     return ok;
@@ -614,7 +615,7 @@ static bool capture_check(setup *s, uint64_t seed) {
     }
     size_t counts[MAX_RANKS], offsets[MAX_RANKS], total;
     for (int r = 0; r < s->ranks; r++) counts[r] = r == 1 ? 0 : (size_t)(300007 + 1001 * r);
-    ptxkit_shard_offsets(counts, s->ranks, offsets, &total);
+    ptxkit_shard_offsets_get(counts, s->ranks, offsets, &total);
     bool ok = false;
     int32_t *host = malloc(total * 4 + 4), *got = malloc(total * 4 + 4);
     ptxkit_dptr in[MAX_RANKS] = {0}, out[MAX_RANKS] = {0}, red[MAX_RANKS] = {0};
@@ -623,9 +624,9 @@ static bool capture_check(setup *s, uint64_t seed) {
     if (!host || !got) goto done;
     for (int l = 0; l < s->local; l++) {
         n[l] = counts[l];
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], n[l] * 4 + 4, &in[l]));
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], n[l] * 4 + 4, &out[l]));
-        CHECK(s->ctx[l], ptxkit_malloc(s->ctx[l], 8, &red[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], n[l] * 4 + 4, &in[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], n[l] * 4 + 4, &out[l]));
+        CHECK(s->ctx[l], ptxkit_memory_alloc(s->ctx[l], 8, &red[l]));
     }
     /* one uncaptured call loads the kernels and gives the streams scratch */
     CHECK(s->ctx[0], ptxkit_comm_scan(s->comm, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, in, n, NULL,
@@ -633,7 +634,7 @@ static bool capture_check(setup *s, uint64_t seed) {
     CHECK(s->ctx[0], ptxkit_comm_reduce(s->comm, PTXKIT_REDUCE_MAX, PTXKIT_INT32, red, in, n, NULL, s->stream));
     if (!sync_all(s)) goto done;
     for (int l = 0; l < s->local; l++) {
-        CUresult r = ON(s->ctx[l], drv.begin((CUstream)ptxkit_stream_handle(s->stream[l]), CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CUresult r = ON(s->ctx[l], drv.begin((CUstream)ptxkit_stream_handle_get(s->stream[l]), CU_STREAM_CAPTURE_MODE_GLOBAL));
         if (r != CUDA_SUCCESS) {
             say("%s: note: cuStreamBeginCapture refused (CUresult %d): capture not checked", s->label, (int)r);
             ok = true;
@@ -650,7 +651,7 @@ static bool capture_check(setup *s, uint64_t seed) {
     bool captured = st1 == PTXKIT_SUCCESS && st2 == PTXKIT_SUCCESS;
     CUgraph graph[MAX_RANKS] = {0};
     for (int l = 0; l < s->local; l++) {
-        CUresult r = ON(s->ctx[l], drv.end((CUstream)ptxkit_stream_handle(s->stream[l]), &graph[l]));
+        CUresult r = ON(s->ctx[l], drv.end((CUstream)ptxkit_stream_handle_get(s->stream[l]), &graph[l]));
         if (r != CUDA_SUCCESS && captured) {
             snprintf(why, sizeof why, "cuStreamEndCapture on rank %d: CUresult %d", l, (int)r);
             captured = false;
@@ -673,12 +674,12 @@ static bool capture_check(setup *s, uint64_t seed) {
         int32_t want_max = INT32_MIN;
         for (size_t i = 0; i < total; i++) want_max = host[i] > want_max ? host[i] : want_max;
         for (int l = 0; l < s->local; l++) {
-            if (n[l]) CHECK(s->ctx[l], ptxkit_memcpy_htod(s->ctx[l], in[l], host + offsets[l], n[l] * 4));
-            CHECK(s->ctx[l], ptxkit_memset8_async(s->ctx[l], out[l], 0xAB, n[l] * 4 + 4, s->stream[l]));
+            if (n[l]) CHECK(s->ctx[l], ptxkit_memory_write(s->ctx[l], in[l], host + offsets[l], n[l] * 4));
+            CHECK(s->ctx[l], ptxkit_memory_set8_async(s->ctx[l], out[l], 0xAB, n[l] * 4 + 4, s->stream[l]));
             CHECK(s->ctx[l], ptxkit_stream_synchronize(s->ctx[l], s->stream[l]));
         }
         for (int l = 0; l < s->local; l++) {
-            CUresult r = ON(s->ctx[l], drv.launch(exec[l], (CUstream)ptxkit_stream_handle(s->stream[l])));
+            CUresult r = ON(s->ctx[l], drv.launch(exec[l], (CUstream)ptxkit_stream_handle_get(s->stream[l])));
             if (r != CUDA_SUCCESS) {
                 fail("%s: cuGraphLaunch on rank %d: CUresult %d", s->label, l, (int)r);
                 goto done;
@@ -688,9 +689,9 @@ static bool capture_check(setup *s, uint64_t seed) {
         int64_t prefix = 0;
         for (int l = 0; l < s->local; l++) {
             int32_t m = 0;
-            CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], &m, red[l], 4));
+            CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], &m, red[l], 4));
             if (m != want_max) fail("%s: captured reduce (max) on rank %d: got %d, want %d", s->label, l, m, want_max);
-            if (n[l]) CHECK(s->ctx[l], ptxkit_memcpy_dtoh(s->ctx[l], got, out[l], n[l] * 4));
+            if (n[l]) CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], got, out[l], n[l] * 4));
             for (size_t k = 0; k < n[l]; k++) {
                 prefix += host[offsets[l] + k];
                 if (got[k] != (int32_t)prefix) {
@@ -706,7 +707,7 @@ static bool capture_check(setup *s, uint64_t seed) {
 done:
     for (int l = 0; l < s->local; l++) {
         if (exec[l]) ON(s->ctx[l], drv.exec_destroy(exec[l]));
-        ptxkit_free(s->ctx[l], in[l]), ptxkit_free(s->ctx[l], out[l]), ptxkit_free(s->ctx[l], red[l]);
+        ptxkit_memory_free(s->ctx[l], in[l]), ptxkit_memory_free(s->ctx[l], out[l]), ptxkit_memory_free(s->ctx[l], red[l]);
     }
     free(host), free(got);
     return ok;
@@ -723,8 +724,8 @@ static bool single_process(int ranks, uint64_t seed) {
     say("%s: opening", label);
     bool ok = false;
     for (int l = 0; l < ranks; l++) {
-        CHECK(NULL, ptxkit_context_open(l, &s.ctx[l]));
-        CHECK(s.ctx[l], ptxkit_stream_create(s.ctx[l], &s.stream[l]));
+        CHECK(NULL, ptxkit_context_create(l, &s.ctx[l]));
+        CHECK(s.ctx[l], ptxkit_stream_create(s.ctx[l], PTXKIT_STREAM_NON_BLOCKING, 0, &s.stream[l]));
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -744,8 +745,8 @@ static bool single_process(int ranks, uint64_t seed) {
     }
     ptxkit_comm_destroy(s.comm);
     for (int l = 0; l < ranks; l++) {
-        ptxkit_stream_destroy(s.ctx[l], s.stream[l]);
-        ptxkit_context_close(s.ctx[l]);
+        ptxkit_stream_destroy(s.stream[l]);
+        ptxkit_context_destroy(s.ctx[l]);
     }
     return ok;
 }
@@ -759,12 +760,12 @@ static int child(const char *dir, int ranks, int rank, uint64_t seed) {
     snprintf(label, sizeof label, "%d processes", ranks);
     s.label = label, s.ranks = ranks, s.local = 1, s.first = rank;
     snprintf(id_path, sizeof id_path, "%s/id", dir);
-    ptxkit_status st = ptxkit_context_open(rank, &s.ctx[0]);
+    ptxkit_status st = ptxkit_context_create(rank, &s.ctx[0]);
     if (st != PTXKIT_SUCCESS) {
-        fail("ptxkit_context_open(%d): %s", rank, ptxkit_last_error());
+        fail("ptxkit_context_create(%d): %s", rank, ptxkit_last_error());
         return 1;
     }
-    if (ptxkit_stream_create(s.ctx[0], &s.stream[0]) != PTXKIT_SUCCESS) return fail("stream"), 1;
+    if (ptxkit_stream_create(s.ctx[0], PTXKIT_STREAM_NON_BLOCKING, 0, &s.stream[0]) != PTXKIT_SUCCESS) return fail("stream"), 1;
     unsigned char id[PTXKIT_COMM_ID_BYTES];
     if (rank == 0) {
         if ((st = ptxkit_comm_unique_id_get(id)) != PTXKIT_SUCCESS) {
@@ -804,8 +805,8 @@ static int child(const char *dir, int ranks, int rank, uint64_t seed) {
         fail("ptxkit_comm_info_get says %d/%d/%d", info.ranks, info.local_ranks, info.first_rank);
     bool ok = run_checks(&s, seed);
     ptxkit_comm_destroy(s.comm);
-    ptxkit_stream_destroy(s.ctx[0], s.stream[0]);
-    ptxkit_context_close(s.ctx[0]);
+    ptxkit_stream_destroy(s.stream[0]);
+    ptxkit_context_destroy(s.ctx[0]);
     say("%s", ok && !failures ? "passed" : "FAILED");
     return ok && !failures ? 0 : 1;
 }
@@ -868,7 +869,7 @@ int main(int argc, char **argv) {
     if (argc == 6 && strcmp(argv[1], "--child") == 0)
         return child(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10));
     int count = 0;
-    if (ptxkit_device_count(&count) != PTXKIT_SUCCESS || count < 1) {
+    if (ptxkit_device_count_get(&count) != PTXKIT_SUCCESS || count < 1) {
         say("skipped: no GPU (%s)", ptxkit_last_error());
         return 77;
     }

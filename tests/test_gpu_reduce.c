@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "reduce/reduce.h"
 #include "compile_jobs.h"
 #include "lab.h"
@@ -166,8 +167,8 @@ static int setup_inputs(void **state) {
                     ((double *)inputs[c].host)[i] = u;
             }
         }
-        if (ptxkit_malloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
-            ptxkit_memcpy_htod(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
+        if (ptxkit_memory_alloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
+            ptxkit_memory_write(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
             printf("setup: %s\n", ptxkit_last_error());
             return -1;
         }
@@ -187,7 +188,7 @@ static int setup_inputs(void **state) {
 static int teardown_inputs(void **state) {
     (void)state;
     for (int c = 0; c < 4; c++) {
-        ptxkit_free(test_gpu(), inputs[c].dev);
+        ptxkit_memory_free(test_gpu(), inputs[c].dev);
         free(inputs[c].host);
     }
     return 0;
@@ -269,7 +270,7 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
     char label[256], why[256];
     describe(label, sizeof label, v, op, type);
     int failures = 0;
-    assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, CASE_COUNT * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, outputs, 0xCD, CASE_COUNT * GROUP_BYTES, NULL));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     ptxkit_status launched[CASE_COUNT];
     for (size_t k = 0; k < CASE_COUNT; k++)
@@ -278,7 +279,7 @@ static int check_variant(const variant *v, ptxkit_reduce_op op, ptxkit_dtype typ
     ptxkit_status st = v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_SUCCESS) fail_msg("%s: %s: %s", label, ptxkit_status_string(st), ptxkit_last_error());
     unsigned char host[CASE_COUNT * GROUP_BYTES];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host, outputs, sizeof host));
     for (size_t k = 0; k < CASE_COUNT; k++) {
         const unsigned char *g = host + k * GROUP_BYTES;
         bool ok = launched[k] == PTXKIT_SUCCESS;
@@ -435,12 +436,12 @@ static void test_reduce_streams(void **state) {
     enum { STREAMS = STREAM_COUNT };
     ptxkit_stream *streams[STREAMS];
     for (int s = 0; s < STREAMS; s++)
-        assert_ok(ctx, ptxkit_stream_create(ctx, &streams[s]));
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[s]));
     static const ptxkit_dtype types[] = {PTXKIT_INT32, PTXKIT_FLOAT64};
     for (int round = 0; round < 2; round++) {
         ptxkit_dtype type = types[round];
         size_t elem = ptxkit_dtype_size(type);
-        assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+        assert_ok(ctx, ptxkit_memory_set8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
         assert_ok(ctx, ptxkit_context_synchronize(ctx));
         /* Each stream reduces the largest view four times, then its own. */
         for (int rep = 0; rep < 5; rep++)
@@ -453,7 +454,7 @@ static void test_reduce_streams(void **state) {
         for (int s = 0; s < STREAMS; s++)
             assert_ok(ctx, ptxkit_stream_synchronize(ctx, streams[s]));
         unsigned char host[STREAMS * GROUP_BYTES];
-        assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+        assert_ok(ctx, ptxkit_memory_read(ctx, host, outputs, sizeof host));
         for (int s = 0; s < STREAMS; s++) {
             char why[256];
             if (!result_matches(type, PTXKIT_REDUCE_SUM, host + s * GROUP_BYTES + elem,
@@ -466,11 +467,11 @@ static void test_reduce_streams(void **state) {
      * own, and is destroyed at once. */
     ptxkit_dtype type = PTXKIT_INT32;
     size_t elem = ptxkit_dtype_size(type);
-    assert_ok(ctx, ptxkit_memset8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, outputs, 0xCD, STREAMS * GROUP_BYTES, NULL));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     for (int s = 0; s < STREAMS; s++) {
         ptxkit_stream *brief;
-        assert_ok(ctx, ptxkit_stream_create(ctx, &brief));
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &brief));
         size_t mine = (size_t)s % CASE_COUNT;
         ptxkit_dptr out = outputs + (size_t)s * GROUP_BYTES + elem;
         assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, out,
@@ -478,7 +479,7 @@ static void test_reduce_streams(void **state) {
         assert_ok(ctx,
                   ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, out,
                                 inputs[input_class(type)].dev + cases[mine].offset * elem, cases[mine].n, NULL, brief));
-        assert_ok(ctx, ptxkit_stream_destroy(ctx, brief));
+        ptxkit_stream_destroy(brief);
         /* a long-lived stream takes a slot too, in between */
         assert_ok(ctx,
                   ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, type, outputs + (size_t)((s + 1) % STREAMS) * GROUP_BYTES,
@@ -486,7 +487,7 @@ static void test_reduce_streams(void **state) {
     }
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     unsigned char host[STREAMS * GROUP_BYTES];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outputs, sizeof host));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host, outputs, sizeof host));
     for (int s = 0; s < STREAMS; s++) {
         char why[256];
         if (!result_matches(type, PTXKIT_REDUCE_SUM, host + s * GROUP_BYTES + elem,
@@ -497,7 +498,7 @@ static void test_reduce_streams(void **state) {
             fail_msg("stream %d beside destroyed ones: %s", s, why);
     }
     for (int s = 0; s < STREAMS; s++)
-        assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[s]));
+        ptxkit_stream_destroy(streams[s]);
 }
 
 /* The last block resets the ticket counter: hundreds of launches in a row
@@ -507,7 +508,7 @@ static void test_reduce_back_to_back(void **state) {
     ptxkit_context *ctx = test_gpu();
     enum { RUNS = 300 };
     ptxkit_dptr outs;
-    assert_ok(ctx, ptxkit_malloc(ctx, RUNS * 8, &outs));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, RUNS * 8, &outs));
     const input *in = &inputs[input_class(PTXKIT_UINT32)];
     for (int i = 0; i < RUNS; i++) {
         size_t k = 4 + (size_t)i % 7; /* cases 4..10: 1000 elements and more */
@@ -515,13 +516,13 @@ static void test_reduce_back_to_back(void **state) {
                                      in->dev + cases[k].offset * 4, cases[k].n, NULL, NULL));
     }
     uint32_t host[RUNS * 2];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, outs, sizeof host));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host, outs, sizeof host));
     for (int i = 0; i < RUNS; i++) {
         uint32_t want;
         memcpy(&want, refs[PTXKIT_REDUCE_XOR][PTXKIT_UINT32][4 + (size_t)i % 7].bits, 4);
         if (host[2 * i] != want) fail_msg("run %d: got 0x%x, want 0x%x", i, host[2 * i], want);
     }
-    ptxkit_free(ctx, outs);
+    ptxkit_memory_free(ctx, outs);
 }
 
 static void test_reduce_to_host(void **state) {
@@ -662,14 +663,14 @@ static void test_ladder_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *stream;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream));
     int failures = 0;
     for (int step = 1; step <= LAB_REDUCE_LADDER_STEPS; step++) {
         variant v = {.kind = RUN_LADDER, .step = step, .options = {.block_size = 128}, .stream = stream};
         failures += check_variant(&v, PTXKIT_REDUCE_MAX, PTXKIT_INT32);
         if (step != 9) failures += check_variant(&v, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
     }
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, stream));
+    ptxkit_stream_destroy(stream);
     assert_int_equal(failures, 0);
 }
 
@@ -679,8 +680,8 @@ int main(void) {
     /* Partials of the ladder's largest run: steps 1-3 with 32-thread
      * blocks on MAX_N elements leave MAX_N / 32 partials, then 1/32 of that... */
     ladder_scratch_bytes = 2 * (MAX_N / 32 + 64) * 8;
-    if (ptxkit_malloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS ||
-        ptxkit_malloc(ctx, OUTPUT_GROUPS * GROUP_BYTES, &outputs) != PTXKIT_SUCCESS) {
+    if (ptxkit_memory_alloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS ||
+        ptxkit_memory_alloc(ctx, OUTPUT_GROUPS * GROUP_BYTES, &outputs) != PTXKIT_SUCCESS) {
         printf("cannot allocate: %s\n", ptxkit_last_error());
         return 1;
     }
@@ -693,8 +694,8 @@ int main(void) {
         cmocka_unit_test(test_ladder_stream),
     };
     int failed = cmocka_run_group_tests_name("gpu_reduce", tests, setup_inputs, teardown_inputs);
-    ptxkit_free(ctx, ladder_scratch);
-    ptxkit_free(ctx, outputs);
+    ptxkit_memory_free(ctx, ladder_scratch);
+    ptxkit_memory_free(ctx, outputs);
     test_gpu_release();
     return failed;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "runtime/compile.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"
@@ -31,10 +33,10 @@ static void device_properties(void **state) {
     assert_string_equal(key.library, PTXKIT_VERSION_STRING);
     assert_string_equal(key.family, "");
     int count;
-    assert_ok(NULL, ptxkit_device_count(&count));
+    assert_ok(NULL, ptxkit_device_count_get(&count));
     assert_true(count >= 1);
     ptxkit_context *none;
-    assert_status(PTXKIT_ERROR_NO_DEVICE, ptxkit_context_open(count + 5, &none));
+    assert_status(PTXKIT_ERROR_NO_DEVICE, ptxkit_context_create(count + 5, &none));
     assert_non_null(strstr(ptxkit_last_error(), "does not exist"));
 }
 
@@ -46,21 +48,21 @@ static void memory_round_trip(void **state) {
     unsigned char *a = malloc(n), *b = malloc(n);
     test_fill_random(a, n, &rng);
     ptxkit_dptr d1, d2;
-    assert_ok(ctx, ptxkit_malloc(ctx, n, &d1));
-    assert_ok(ctx, ptxkit_malloc(ctx, n, &d2));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, d1, a, n));
-    assert_ok(ctx, ptxkit_memcpy_dtod(ctx, d2, d1, n));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, n, &d1));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, n, &d2));
+    assert_ok(ctx, ptxkit_memory_write(ctx, d1, a, n));
+    assert_ok(ctx, ptxkit_memory_copy(ctx, d2, d1, n));
+    assert_ok(ctx, ptxkit_memory_read(ctx, b, d2, n));
     assert_memory_equal(a, b, n);
-    assert_ok(ctx, ptxkit_memset8_async(ctx, d2 + 1, 0x5A, n - 2, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, b, d2, n));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, d2 + 1, 0x5A, n - 2, NULL));
+    assert_ok(ctx, ptxkit_memory_read(ctx, b, d2, n));
     assert_int_equal(b[0], a[0]);
     assert_int_equal(b[1], 0x5A);
     assert_int_equal(b[n - 2], 0x5A);
     assert_int_equal(b[n - 1], a[n - 1]);
-    assert_ok(ctx, ptxkit_memset32_async(ctx, d2 + 4, 0xDEADBEEF, 10, NULL));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, d2 + 4, 0xDEADBEEF, 10, NULL));
     uint32_t words[12];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, words, d2, sizeof words));
+    assert_ok(ctx, ptxkit_memory_read(ctx, words, d2, sizeof words));
     assert_int_equal(words[1], 0xDEADBEEF);
     assert_int_equal(words[10], 0xDEADBEEF);
     assert_int_equal(words[11], 0x5A5A5A5A);
@@ -68,10 +70,10 @@ static void memory_round_trip(void **state) {
     assert_ok(ctx, ptxkit_memory_info_get(ctx, &free_bytes, &total));
     assert_true(free_bytes > 0 && total >= free_bytes);
     ptxkit_dptr huge;
-    assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, ptxkit_malloc(ctx, (size_t)1 << 50, &huge));
+    assert_status(PTXKIT_ERROR_OUT_OF_MEMORY, ptxkit_memory_alloc(ctx, (size_t)1 << 50, &huge));
     assert_int_equal(huge, 0);
-    assert_ok(ctx, ptxkit_free(ctx, d1));
-    assert_ok(ctx, ptxkit_free(ctx, d2));
+    assert_ok(ctx, ptxkit_memory_free(ctx, d1));
+    assert_ok(ctx, ptxkit_memory_free(ctx, d2));
     free(a);
     free(b);
 }
@@ -81,27 +83,27 @@ static void streams_and_events(void **state) {
     ptxkit_context *ctx = test_gpu();
     size_t n = 64 << 20;
     unsigned char *host;
-    assert_ok(ctx, ptxkit_host_alloc(ctx, n, (void **)&host));
+    assert_ok(ctx, ptxkit_host_alloc(ctx, n, PTXKIT_HOST_DEFAULT, (void **)&host));
     uint64_t rng = test_seed() + 1;
     test_fill_random(host, n, &rng);
     ptxkit_stream *s;
     ptxkit_event *e0, *e1;
     ptxkit_dptr d;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_non_null(ptxkit_stream_handle(s));
-    assert_ok(ctx, ptxkit_event_create(ctx, &e0));
-    assert_ok(ctx, ptxkit_event_create(ctx, &e1));
-    assert_ok(ctx, ptxkit_malloc(ctx, n, &d));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_non_null(ptxkit_stream_handle_get(s));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &e0));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &e1));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, n, &d));
     assert_ok(ctx, ptxkit_event_record(ctx, e0, s));
-    assert_ok(ctx, ptxkit_memcpy_htod_async(ctx, d, host, n, s));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, d, 0x11, 4096, s));
+    assert_ok(ctx, ptxkit_memory_write_async(ctx, d, host, n, s));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, d, 0x11, 4096, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s)); /* the host buffer is in use until then */
     memset(host, 0, n);
-    assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n, s));
+    assert_ok(ctx, ptxkit_memory_read_async(ctx, host, d, n, s));
     assert_ok(ctx, ptxkit_event_record(ctx, e1, s));
     assert_ok(ctx, ptxkit_event_synchronize(ctx, e1));
     float ms = -1;
-    assert_ok(ctx, ptxkit_event_elapsed_ms(ctx, e0, e1, &ms));
+    assert_ok(ctx, ptxkit_event_elapsed_ms_get(ctx, e0, e1, &ms));
     assert_true(ms > 0);
     assert_int_equal(host[0], 0x11);
     assert_int_equal(host[4095], 0x11);
@@ -112,10 +114,10 @@ static void streams_and_events(void **state) {
     assert_memory_equal(host + 4096, expect + 4096, n - 4096);
     free(expect);
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
-    assert_ok(ctx, ptxkit_free(ctx, d));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, e0));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, e1));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_memory_free(ctx, d));
+    ptxkit_event_destroy(e0);
+    ptxkit_event_destroy(e1);
+    ptxkit_stream_destroy(s);
     assert_ok(ctx, ptxkit_host_free(ctx, host));
 }
 
@@ -132,24 +134,24 @@ static void wrapped_stream(void **state) {
     assert_int_equal(ctx->cu->cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     context_leave(ctx);
     assert_ok(ctx, ptxkit_stream_wrap(ctx, raw, &w));
-    assert_ptr_equal(ptxkit_stream_handle(w), raw);
+    assert_ptr_equal(ptxkit_stream_handle_get(w), raw);
     size_t n = 1000003; /* prime */
     uint32_t *host = malloc(n * sizeof *host);
     ptxkit_dptr d, sum;
-    assert_ok(ctx, ptxkit_malloc(ctx, n * sizeof *host, &d));
-    assert_ok(ctx, ptxkit_malloc(ctx, sizeof(int32_t), &sum));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, d, 3, n, w));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, n * sizeof *host, &d));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, sizeof(int32_t), &sum));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, d, 3, n, w));
     /* a reduce gives the wrapped stream scratch memory, handed back on release */
     assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, sum, d, n, NULL, w));
     memset(host, 0xA5, n * sizeof *host);
-    assert_ok(ctx, ptxkit_memcpy_dtoh_async(ctx, host, d, n * sizeof *host, w));
+    assert_ok(ctx, ptxkit_memory_read_async(ctx, host, d, n * sizeof *host, w));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, w));
     for (size_t i = 0; i < n; i++)
         if (host[i] != 3) fail_msg("element %zu is %u, expected 3", i, host[i]);
     int32_t total = 0;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &total, sum, sizeof total));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &total, sum, sizeof total));
     assert_int_equal(total, 3 * (int32_t)n);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, w));
+    ptxkit_stream_destroy(w);
     /* still the application's: usable, and it destroys it */
     assert_ok(ctx, context_enter(ctx));
     assert_int_equal(ctx->cu->cuMemsetD32Async(d, 7, n, raw), CUDA_SUCCESS);
@@ -158,14 +160,14 @@ static void wrapped_stream(void **state) {
     context_leave(ctx);
     /* the reduce state forgot the stream: another stream takes its scratch */
     ptxkit_stream *s;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, sum, d, n, NULL, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &total, sum, sizeof total));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &total, sum, sizeof total));
     assert_int_equal(total, 7 * (int32_t)n);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_free(ctx, d));
-    assert_ok(ctx, ptxkit_free(ctx, sum));
+    ptxkit_stream_destroy(s);
+    assert_ok(ctx, ptxkit_memory_free(ctx, d));
+    assert_ok(ctx, ptxkit_memory_free(ctx, sum));
     free(host);
 }
 
@@ -185,7 +187,7 @@ static void registry_returns_loaded_kernel(void **state) {
     assert_ok(ctx, kernel_get(ctx, &spec, &f3));
     assert_ptr_not_equal(f1, f3);
     int threads = 0;
-    ctx->cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)ptxkit_kernel_handle(f3));
+    ctx->cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)ptxkit_kernel_handle_get(f3));
     assert_int_equal(threads, 64);
     context_leave(ctx);
 }
@@ -223,15 +225,15 @@ static void attach_to_callers_context(void **state) {
     /* memory from one is usable through the other: same CUDA context */
     ptxkit_dptr d;
     uint32_t v = 0x12345678, r = 0;
-    assert_ok(ctx, ptxkit_malloc(ctx, 4, &d));
-    assert_ok(attached, ptxkit_memcpy_htod(attached, d, &v, 4));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &r, d, 4));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 4, &d));
+    assert_ok(attached, ptxkit_memory_write(attached, d, &v, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &r, d, 4));
     assert_int_equal(r, v);
-    ptxkit_free(ctx, d);
-    assert_ok(NULL, ptxkit_context_close(attached));
+    ptxkit_memory_free(ctx, d);
+    ptxkit_context_destroy(attached);
     /* the caller's context survives our close */
-    assert_ok(ctx, ptxkit_malloc(ctx, 4, &d));
-    ptxkit_free(ctx, d);
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 4, &d));
+    ptxkit_memory_free(ctx, d);
 }
 
 static void ptx_path_loads_every_operator(void **state) {
@@ -261,13 +263,13 @@ static void ptx_path_loads_every_operator(void **state) {
     context_leave(ctx);
     /* explicit block sizes the PTX was not built for are refused, not run wrong */
     ptxkit_dptr a, b;
-    assert_ok(ctx, ptxkit_malloc(ctx, 1024, &a));
-    assert_ok(ctx, ptxkit_malloc(ctx, 1024, &b));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 1024, &a));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 1024, &b));
     launch_options o = {.path = PTXKIT_PATH_PTX, .load_op = PTXKIT_LOAD_CG, .block_size = 128};
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy(ctx, a, b, 1024, COPY_CONFIG(&o), NULL));
     assert_non_null(strstr(ptxkit_last_error(), "JIT"));
-    ptxkit_free(ctx, a);
-    ptxkit_free(ctx, b);
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, b);
 }
 
 static void compile_errors_reach_the_caller(void **state) {

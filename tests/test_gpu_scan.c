@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
 #include "compile_jobs.h"
@@ -89,16 +90,16 @@ static int setup(void **state) {
                 else ((double *)inputs[c].host)[i] = u;
             }
         }
-        if (ptxkit_malloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
-            ptxkit_memcpy_htod(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
+        if (ptxkit_memory_alloc(ctx, count * elem, &inputs[c].dev) != PTXKIT_SUCCESS ||
+            ptxkit_memory_write(ctx, inputs[c].dev, inputs[c].host, count * elem) != PTXKIT_SUCCESS) {
             printf("setup: %s\n", ptxkit_last_error());
             return -1;
         }
     }
     size_t biggest = big_n * 4 > mid_n * 8 ? big_n * 4 : mid_n * 8;
     work_bytes = biggest + 2 * GUARD + 64;
-    if (ptxkit_malloc(ctx, work_bytes, &work) != PTXKIT_SUCCESS ||
-        ptxkit_host_alloc(ctx, work_bytes, (void **)&host_out) != PTXKIT_SUCCESS) {
+    if (ptxkit_memory_alloc(ctx, work_bytes, &work) != PTXKIT_SUCCESS ||
+        ptxkit_host_alloc(ctx, work_bytes, PTXKIT_HOST_DEFAULT, (void **)&host_out) != PTXKIT_SUCCESS) {
         printf("setup: %s\n", ptxkit_last_error());
         return -1;
     }
@@ -110,10 +111,10 @@ static int teardown(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     for (int c = 0; c < 4; c++) {
-        ptxkit_free(ctx, inputs[c].dev);
+        ptxkit_memory_free(ctx, inputs[c].dev);
         free(inputs[c].host);
     }
-    ptxkit_free(ctx, work);
+    ptxkit_memory_free(ctx, work);
     ptxkit_host_free(ctx, host_out);
     return 0;
 }
@@ -278,9 +279,9 @@ static int check_case(const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op 
     const size_t span = n * elem + 2 * GUARD;
     ptxkit_dptr out_view = work + GUARD + (ptxkit_dptr)l->out_offset * elem;
     ptxkit_dptr in_view = src->dev + (ptxkit_dptr)l->in_offset * elem;
-    assert_ok(ctx, ptxkit_memset8_async(ctx, work + (ptxkit_dptr)l->out_offset * elem, POISON, span, v->stream));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, work + (ptxkit_dptr)l->out_offset * elem, POISON, span, v->stream));
     if (l->in_place) {
-        if (n) assert_ok(ctx, ptxkit_memcpy_dtod_async(ctx, out_view, in_view, n * elem, v->stream));
+        if (n) assert_ok(ctx, ptxkit_memory_copy_async(ctx, out_view, in_view, n * elem, v->stream));
         in_view = out_view;
     }
     ptxkit_status st = run_variant(ctx, v, kind, op, type, in_view, n, out_view);
@@ -289,7 +290,7 @@ static int check_case(const variant *v, ptxkit_scan_kind kind, ptxkit_reduce_op 
         return 1;
     }
     assert_ok(ctx, v->stream ? ptxkit_stream_synchronize(ctx, v->stream) : ptxkit_context_synchronize(ctx));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host_out, work + (ptxkit_dptr)l->out_offset * elem, span));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host_out, work + (ptxkit_dptr)l->out_offset * elem, span));
     bool ok = true;
     for (size_t b = 0; ok && b < GUARD; b++)
         if (host_out[b] != POISON || host_out[GUARD + n * elem + b] != POISON) {
@@ -496,7 +497,7 @@ static void test_scan_ptx_path(void **state) {
 static void expect_scan(ptxkit_context *ctx, const char *what, ptxkit_scan_kind kind, ptxkit_reduce_op op,
                         ptxkit_dtype type, size_t offset, size_t n, ptxkit_dptr out) {
     size_t elem = ptxkit_dtype_size(type);
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host_out, out, n * elem));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host_out, out, n * elem));
     char why[320];
     const unsigned char *in = (const unsigned char *)inputs[input_class(type)].host + offset * elem;
     if (!scan_matches(kind, op, type, in, n, host_out, 0, why, sizeof why)) fail_msg("%s: %s", what, why);
@@ -512,9 +513,9 @@ static void test_scan_streams(void **state) {
     const size_t n_big = (mid_n < ((size_t)1 << 22) ? mid_n : ((size_t)1 << 22)) - 1;
     const size_t stride = n_big * 8 + 256; /* bytes per stream's output */
     ptxkit_dptr outs;
-    assert_ok(ctx, ptxkit_malloc(ctx, STREAMS * stride, &outs));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, STREAMS * stride, &outs));
     ptxkit_stream *streams[STREAMS];
-    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_stream_create(ctx, &streams[s]));
+    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[s]));
     /* each stream: int32 sum of the big view three times (ending in its own
      * output), a float64 max in between, then int64 sum of its own size */
     for (int rep = 0; rep < 3; rep++)
@@ -550,13 +551,13 @@ static void test_scan_streams(void **state) {
      * stream takes a slot in between, then the next short one. */
     for (int s = 0; s < STREAMS; s++) {
         ptxkit_stream *brief;
-        assert_ok(ctx, ptxkit_stream_create(ctx, &brief));
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &brief));
         ptxkit_dptr out = outs + (ptxkit_dptr)s * stride;
         assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, out, inputs[0].dev,
                                    n_big, NULL, brief));
         assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_XOR, PTXKIT_UINT32, out, inputs[0].dev + 4,
                                    n_big - 1, NULL, brief));
-        assert_ok(ctx, ptxkit_stream_destroy(ctx, brief));
+        ptxkit_stream_destroy(brief);
         ptxkit_dptr other = outs + (ptxkit_dptr)((s + 1) % STREAMS) * stride + stride / 2;
         assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, other, inputs[0].dev,
                                    100000, NULL, streams[s]));
@@ -571,8 +572,8 @@ static void test_scan_streams(void **state) {
         expect_scan(ctx, what, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, 100000,
                     outs + (ptxkit_dptr)s * stride + stride / 2);
     }
-    for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_stream_destroy(ctx, streams[s]));
-    ptxkit_free(ctx, outs);
+    for (int s = 0; s < STREAMS; s++) ptxkit_stream_destroy(streams[s]);
+    ptxkit_memory_free(ctx, outs);
 }
 
 /* Hundreds of launches on one slot, large and small, 4- and 8-byte types:
@@ -586,7 +587,7 @@ static void test_scan_back_to_back(void **state) {
     const size_t cycle = sizeof run_sizes / sizeof run_sizes[0];
     const size_t stride = run_sizes[0] * 8 + 256;
     ptxkit_dptr outs;
-    assert_ok(ctx, ptxkit_malloc(ctx, RUNS / 4 * stride, &outs));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, RUNS / 4 * stride, &outs));
     for (int round = 0; round < 4; round++) {
         for (int i = 0; i < RUNS / 4; i++) {
             size_t n = run_sizes[(size_t)(i + round) % cycle];
@@ -602,7 +603,7 @@ static void test_scan_back_to_back(void **state) {
             expect_scan(ctx, what, (ptxkit_scan_kind)(i % 2), PTXKIT_REDUCE_SUM, type, 0, n, outs + (ptxkit_dptr)i * stride);
         }
     }
-    ptxkit_free(ctx, outs);
+    ptxkit_memory_free(ctx, outs);
 }
 
 /* The epoch wraps after 2^30 launches on a slot: then the words are cleared
@@ -668,21 +669,21 @@ static void test_scan_arguments(void **state) {
     assert_string_equal(ptxkit_scan_kind_name(PTXKIT_SCAN_EXCLUSIVE), "exclusive");
 
     /* n = 0 writes nothing and needs no pointers */
-    assert_ok(ctx, ptxkit_memset8_async(ctx, work, POISON, 64, NULL));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, work, POISON, 64, NULL));
     assert_ok(ctx, ptxkit_scan(ctx, ex, sum, PTXKIT_INT32, work, in, 0, NULL, NULL));
     assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, 0, 0, NULL, NULL));
     unsigned char host[64];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, host, work, sizeof host));
+    assert_ok(ctx, ptxkit_memory_read(ctx, host, work, sizeof host));
     for (size_t i = 0; i < sizeof host; i++) assert_int_equal(host[i], POISON);
 
     /* exclusive identities: min of int32 starts at INT32_MAX, max of float32 at -inf */
     int32_t first_i = 0;
     assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MIN, PTXKIT_INT32, work, in, 5, NULL, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first_i, work, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &first_i, work, 4));
     assert_int_equal(first_i, INT32_MAX);
     float first_f = 0;
     assert_ok(ctx, ptxkit_scan(ctx, ex, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT32, work, inputs[2].dev, 5, NULL, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first_f, work, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &first_f, work, 4));
     assert_true(isinf(first_f) && first_f < 0);
 
     /* the lab's ladder: steps 1..4 */
@@ -759,7 +760,7 @@ static void test_scan_experiments(void **state) {
     const scan_experiment by_ticket = {1, -1, -1, -1, -1, -1};
     const size_t n = ((size_t)1 << 20) + 3, stride = n * 4 + 256;
     ptxkit_dptr outs;
-    assert_ok(ctx, ptxkit_malloc(ctx, 24 * stride, &outs));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 24 * stride, &outs));
     for (int i = 0; i < 24; i++)
         assert_ok(ctx, scan_run(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, inputs[0].dev,
                                 n - (size_t)i * 997, outs + (ptxkit_dptr)i * stride, NULL, NULL,
@@ -770,7 +771,7 @@ static void test_scan_experiments(void **state) {
         expect_scan(ctx, what, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 0, n - (size_t)i * 997,
                     outs + (ptxkit_dptr)i * stride);
     }
-    ptxkit_free(ctx, outs);
+    ptxkit_memory_free(ctx, outs);
 }
 
 /* ---- the ladder ---------------------------------------------------------- */
@@ -819,14 +820,14 @@ static void test_ladder_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *stream;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &stream));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream));
     int failures = 0;
     for (int step = 1; step <= LAB_SCAN_LADDER_STEPS; step++) {
         variant v = {.kind = RUN_LADDER, .step = step, .options = {.block_size = 128}, .stream = stream};
         failures += check_case(&v, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MAX, PTXKIT_INT32, 300007, &SEPARATE);
         failures += check_case(&v, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 300007, &IN_PLACE);
     }
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, stream));
+    ptxkit_stream_destroy(stream);
     assert_int_equal(failures, 0);
 }
 
@@ -836,7 +837,7 @@ int main(void) {
     /* Block sums of the ladder's largest run: 32-thread blocks of step 1 on
      * 2^20 + 7 elements leave n/32 sums, then 1/32 of that... */
     ladder_scratch_bytes = 2 * ((((size_t)1 << 20) + 7) / 32 + 64) * 8;
-    if (ptxkit_malloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS) {
+    if (ptxkit_memory_alloc(ctx, ladder_scratch_bytes, &ladder_scratch) != PTXKIT_SUCCESS) {
         printf("cannot allocate: %s\n", ptxkit_last_error());
         return 1;
     }
@@ -853,7 +854,7 @@ int main(void) {
     if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));
     int failed = cmocka_run_group_tests_name("gpu_scan", tests, setup, teardown);
     if (skipped_cases) printf("%d cases skipped: their sizes exceed PTXKIT_TEST_SCAN_MAX_LOG2=%d\n", skipped_cases, max_log2);
-    ptxkit_free(ctx, ladder_scratch);
+    ptxkit_memory_free(ctx, ladder_scratch);
     test_gpu_release();
     return failed;
 }

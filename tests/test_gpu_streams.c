@@ -44,7 +44,7 @@ static uint64_t rng;
 static ptxkit_kernel *kernel(ptxkit_context *ctx, const char *entry) {
     if (!program) assert_ok(NULL, ptxkit_program_create("streams_test.cu", source, NULL, 0, &program));
     ptxkit_kernel *k = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program, entry, NULL, 0, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program, entry, NULL, 0, &k));
     return k;
 }
 
@@ -53,17 +53,17 @@ static const ptxkit_dim3 one = {1, 1, 1}, warp = {32, 1, 1}, blocks = {64, 1, 1}
 static void spin(ptxkit_context *ctx, ptxkit_stream *s, unsigned long long ms, ptxkit_dptr flag, unsigned value) {
     unsigned long long ns = ms * 1000000ull;
     void *args[] = {&ns, &flag, &value};
-    assert_ok(ctx, ptxkit_launch(kernel(ctx, "spin_then_write"), one, warp, 0, s, args));
+    assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "spin_then_write"), one, warp, 0, s, args));
 }
 
 static void copy_word(ptxkit_context *ctx, ptxkit_stream *s, ptxkit_dptr out, ptxkit_dptr in) {
     void *args[] = {&out, &in};
-    assert_ok(ctx, ptxkit_launch(kernel(ctx, "copy_word"), one, warp, 0, s, args));
+    assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "copy_word"), one, warp, 0, s, args));
 }
 
 static unsigned read_word(ptxkit_context *ctx, ptxkit_dptr p) {
     unsigned v = 0;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &v, p, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &v, p, 4));
     return v;
 }
 
@@ -75,14 +75,14 @@ static void test_event_wait_orders_streams(void **state) {
     ptxkit_stream *a, *b;
     ptxkit_event *ev, *back;
     ptxkit_dptr words;
-    assert_ok(ctx, ptxkit_malloc(ctx, 16, &words));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &a));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &b));
-    assert_ok(ctx, ptxkit_event_create_ex(ctx, PTXKIT_EVENT_DISABLE_TIMING, &ev));
-    assert_ok(ctx, ptxkit_event_create(ctx, &back));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 16, &words));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &a));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DISABLE_TIMING, &ev));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &back));
     for (int round = 0; round < 3; round++) {
         unsigned value = 0x1000u + (unsigned)round;
-        assert_ok(ctx, ptxkit_memset32_async(ctx, words, 0xDEADBEEFu, 4, NULL));
+        assert_ok(ctx, ptxkit_memory_set32_async(ctx, words, 0xDEADBEEFu, 4, NULL));
         assert_ok(ctx, ptxkit_context_synchronize(ctx));
         spin(ctx, a, 150, words, value);
         assert_ok(ctx, ptxkit_event_record(ctx, ev, a));
@@ -97,11 +97,11 @@ static void test_event_wait_orders_streams(void **state) {
         assert_int_equal(read_word(ctx, words + 4), value);
         assert_int_equal(read_word(ctx, words), 0);
     }
-    assert_ok(ctx, ptxkit_event_destroy(ctx, ev));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, back));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, a));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, b));
-    assert_ok(ctx, ptxkit_free(ctx, words));
+    ptxkit_event_destroy(ev);
+    ptxkit_event_destroy(back);
+    ptxkit_stream_destroy(a);
+    ptxkit_stream_destroy(b);
+    assert_ok(ctx, ptxkit_memory_free(ctx, words));
 }
 
 static void test_queries_not_ready(void **state) {
@@ -110,10 +110,10 @@ static void test_queries_not_ready(void **state) {
     ptxkit_stream *s;
     ptxkit_event *e, *never;
     ptxkit_dptr flag;
-    assert_ok(ctx, ptxkit_malloc(ctx, 4, &flag));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_event_create(ctx, &e));
-    assert_ok(ctx, ptxkit_event_create(ctx, &never));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 4, &flag));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &e));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &never));
     /* idle: ready */
     assert_status(PTXKIT_SUCCESS, ptxkit_stream_query(ctx, s));
     assert_status(PTXKIT_SUCCESS, ptxkit_event_query(ctx, never));
@@ -137,10 +137,10 @@ static void test_queries_not_ready(void **state) {
     assert_status(PTXKIT_SUCCESS, st);
     assert_true(polls > 0);
     assert_int_equal(read_word(ctx, flag), 2);
-    assert_ok(ctx, ptxkit_event_destroy(ctx, e));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, never));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_free(ctx, flag));
+    ptxkit_event_destroy(e);
+    ptxkit_event_destroy(never);
+    ptxkit_stream_destroy(s);
+    assert_ok(ctx, ptxkit_memory_free(ctx, flag));
 }
 
 /* ---- host functions ------------------------------------------------------ */
@@ -171,7 +171,7 @@ static void test_host_func_order(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     unsigned *m = NULL;
-    assert_ok(ctx, ptxkit_host_alloc_ex(ctx, 4, PTXKIT_HOST_MAPPED, (void **)&m));
+    assert_ok(ctx, ptxkit_host_alloc(ctx, 4, PTXKIT_HOST_MAPPED, (void **)&m));
     *m = 0;
     ptxkit_dptr dm;
     assert_ok(ctx, ptxkit_host_device_pointer_get(ctx, m, &dm));
@@ -180,9 +180,9 @@ static void test_host_func_order(void **state) {
     for (int i = 0; i < 6; i++) calls[i] = (host_call){&log, i + 1};
     ptxkit_stream *s, *t;
     ptxkit_event *ev;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_stream_create(ctx, &t));
-    assert_ok(ctx, ptxkit_event_create(ctx, &ev));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &t));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &ev));
     spin(ctx, s, 30, dm, 11);
     assert_ok(ctx, ptxkit_host_func_launch(ctx, s, log_call, &calls[0]));
     spin(ctx, s, 30, dm, 22);
@@ -203,9 +203,9 @@ static void test_host_func_order(void **state) {
         assert_int_equal(log.seen[i], seen[i]);
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_func_launch(ctx, s, NULL, NULL));
-    assert_ok(ctx, ptxkit_event_destroy(ctx, ev));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, t));
+    ptxkit_event_destroy(ev);
+    ptxkit_stream_destroy(s);
+    ptxkit_stream_destroy(t);
     assert_ok(ctx, ptxkit_host_free(ctx, m));
 }
 
@@ -213,14 +213,14 @@ static void test_host_func_order(void **state) {
 
 static unsigned long long device_sum(ptxkit_context *ctx, ptxkit_stream *s, ptxkit_dptr in, unsigned n) {
     ptxkit_dptr out;
-    assert_ok(ctx, ptxkit_malloc(ctx, 8, &out));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, out, 0, 8, s));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 8, &out));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, out, 0, 8, s));
     void *args[] = {&out, &in, &n};
-    assert_ok(ctx, ptxkit_launch(kernel(ctx, "sum_words"), blocks, threads, 0, s, args));
+    assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "sum_words"), blocks, threads, 0, s, args));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
     unsigned long long v = 0;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &v, out, 8));
-    assert_ok(ctx, ptxkit_free(ctx, out));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &v, out, 8));
+    assert_ok(ctx, ptxkit_memory_free(ctx, out));
     return v;
 }
 
@@ -241,7 +241,7 @@ static void test_register_mapped(void **state) {
     unsigned *buf = (unsigned *)(raw + 4);
     test_fill_random(buf, (size_t)n * 4, &rng);
     ptxkit_stream *s;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     assert_ok(ctx, ptxkit_host_register(ctx, buf, (size_t)n * 4, PTXKIT_HOST_MAPPED));
     /* overlapping registration */
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_register(ctx, buf + 10, 64, 0));
@@ -256,7 +256,7 @@ static void test_register_mapped(void **state) {
     memset(buf, 0xCD, (size_t)n * 4);
     unsigned seed = (unsigned)test_rand(&rng);
     void *args[] = {&d, (void *)&n, &seed};
-    assert_ok(ctx, ptxkit_launch(kernel(ctx, "fill_words"), blocks, threads, 0, s, args));
+    assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "fill_words"), blocks, threads, 0, s, args));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
     for (unsigned i = 0; i < n; i++)
         if (buf[i] != (i * 2654435761u ^ seed)) fail_msg("mapped write: word %u is 0x%x", i, buf[i]);
@@ -264,10 +264,10 @@ static void test_register_mapped(void **state) {
     ptxkit_dptr dev;
     unsigned *back = malloc((size_t)n * 4);
     assert_non_null(back);
-    assert_ok(ctx, ptxkit_malloc(ctx, (size_t)n * 4, &dev));
-    assert_ok(ctx, ptxkit_memcpy_htod_async(ctx, dev, buf, (size_t)n * 4, s));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &dev));
+    assert_ok(ctx, ptxkit_memory_write_async(ctx, dev, buf, (size_t)n * 4, s));
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dev, (size_t)n * 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, back, dev, (size_t)n * 4));
     assert_memory_equal(back, buf, (size_t)n * 4);
     assert_ok(ctx, ptxkit_host_unregister(ctx, buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_unregister(ctx, buf));
@@ -283,8 +283,8 @@ static void test_register_mapped(void **state) {
     assert_ok(ctx, ptxkit_host_device_pointer_get(ctx, buf, &d));
     assert_true(device_sum(ctx, s, d, n) == host_sum(buf, n));
     assert_ok(ctx, ptxkit_host_unregister(ctx, buf));
-    assert_ok(ctx, ptxkit_free(ctx, dev));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
+    assert_ok(ctx, ptxkit_memory_free(ctx, dev));
+    ptxkit_stream_destroy(s);
     free(back);
     free(raw);
 }
@@ -299,7 +299,7 @@ static void test_host_alloc_flags(void **state) {
     assert_non_null(ref);
     for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
         unsigned *h = NULL;
-        assert_ok(ctx, ptxkit_host_alloc_ex(ctx, (size_t)n * 4, flags[f], (void **)&h));
+        assert_ok(ctx, ptxkit_host_alloc(ctx, (size_t)n * 4, flags[f], (void **)&h));
         assert_non_null(h);
         test_fill_random(ref, (size_t)n * 4, &rng);
         memcpy(h, ref, (size_t)n * 4); /* write-combined: written, never read by the host */
@@ -323,28 +323,28 @@ static void test_priorities(void **state) {
     assert_true(greatest <= least);
     assert_int_equal(least, 0);
     ptxkit_stream *lo, *hi, *bad = (ptxkit_stream *)1;
-    assert_ok(ctx, ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_NON_BLOCKING, least, &lo));
-    assert_ok(ctx, ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_NON_BLOCKING, greatest, &hi));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, least, &lo));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, greatest, &hi));
     int p = 99;
     assert_ok(ctx, ptxkit_stream_priority_get(ctx, lo, &p));
     assert_int_equal(p, least);
     assert_ok(ctx, ptxkit_stream_priority_get(ctx, hi, &p));
     assert_int_equal(p, greatest);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0, least + 1, &bad));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(ctx, 0, least + 1, &bad));
     assert_null(bad);
     assert_non_null(strstr(ptxkit_last_error(), "range"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0, greatest - 1, &bad));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(ctx, 0, greatest - 1, &bad));
     /* both run work */
     ptxkit_dptr w;
-    assert_ok(ctx, ptxkit_malloc(ctx, 8, &w));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 8, &w));
     spin(ctx, lo, 1, w, 5);
     spin(ctx, hi, 1, w + 4, 6);
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     assert_int_equal(read_word(ctx, w), 5);
     assert_int_equal(read_word(ctx, w + 4), 6);
-    assert_ok(ctx, ptxkit_free(ctx, w));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, lo));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, hi));
+    assert_ok(ctx, ptxkit_memory_free(ctx, w));
+    ptxkit_stream_destroy(lo);
+    ptxkit_stream_destroy(hi);
 }
 
 /* A ptxkit stream (non-blocking) runs while the legacy stream is busy; a
@@ -353,12 +353,12 @@ static void test_legacy_stream(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     ptxkit_dptr w;
-    assert_ok(ctx, ptxkit_malloc(ctx, 16, &w));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, w, 0, 4, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 16, &w));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, w, 0, 4, NULL));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     ptxkit_stream *s, *blocking;
-    assert_ok(ctx, ptxkit_stream_create(ctx, &s));
-    assert_ok(ctx, ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_BLOCKING, 0, &blocking));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_BLOCKING, 0, &blocking));
 
     spin(ctx, NULL, 400, w, 1);
     spin(ctx, s, 0, w + 4, 2);
@@ -374,13 +374,13 @@ static void test_legacy_stream(void **state) {
     assert_ok(ctx, ptxkit_stream_synchronize(ctx, blocking));
     assert_status(PTXKIT_SUCCESS, ptxkit_stream_query(ctx, NULL));
     unsigned v[4];
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, v, w, 16));
+    assert_ok(ctx, ptxkit_memory_read(ctx, v, w, 16));
     assert_int_equal(v[0], 3);
     assert_int_equal(v[1], 2);
     assert_int_equal(v[2], 4);
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, s));
-    assert_ok(ctx, ptxkit_stream_destroy(ctx, blocking));
-    assert_ok(ctx, ptxkit_free(ctx, w));
+    ptxkit_stream_destroy(s);
+    ptxkit_stream_destroy(blocking);
+    assert_ok(ctx, ptxkit_memory_free(ctx, w));
 }
 
 int main(void) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_tune.h"
 #include "test_util.h"
 
 /* out[i] = in[i] * 3 + 1 with ITEMS elements per thread; BROKEN=1 skips
@@ -46,16 +47,16 @@ static ptxkit_status launch(ptxkit_kernel *k, const ptxkit_config *c, size_t n, 
     unsigned grid = (unsigned)((n + (size_t)(block * items) - 1) / (size_t)(block * items));
     void *args[] = {&j->in, &j->out, &count};
     assert_non_null(k);
-    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
 }
 
 static ptxkit_status check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     job *j = user;
     j->checks++;
-    ptxkit_status st = ptxkit_memset32_async(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
+    ptxkit_status st = ptxkit_memory_set32_async(j->ctx, j->out, 0xDEADBEEFu, n, NULL); /* poison */
     if (st == PTXKIT_SUCCESS) st = launch(k, c, n, NULL, j);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(j->ctx);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(j->ctx, j->host_out, j->out, n * sizeof(int));
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(j->ctx, j->host_out, j->out, n * sizeof(int));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;
     for (size_t i = 0; i < n; i++)
@@ -83,10 +84,10 @@ static ptxkit_tunable *declare(job *j, ptxkit_program *p, const char *key) {
     assert_ok(j->ctx, ptxkit_tunable_add_param(t, "BROKEN", broken, 2));
     assert_ok(j->ctx, ptxkit_tunable_add_rule(t, PTXKIT_RULE_POWER_OF_TWO, "BLOCK_SIZE", NULL, 0));
     assert_ok(j->ctx, ptxkit_tunable_add_rule(t, PTXKIT_RULE_PRODUCT_AT_MOST_N, "BLOCK_SIZE", "ITEMS", 0));
-    assert_ok(j->ctx, ptxkit_tunable_set_kernel(t, p, "affine", NULL, 0));
-    assert_ok(j->ctx, ptxkit_tunable_set_launch(t, launch, j));
-    assert_ok(j->ctx, ptxkit_tunable_set_check(t, check, j));
-    assert_ok(j->ctx, ptxkit_tunable_set_bytes(t, bytes, j));
+    assert_ok(j->ctx, ptxkit_tunable_kernel_set(t, p, "affine", NULL, 0));
+    assert_ok(j->ctx, ptxkit_tunable_launch_set(t, launch, j));
+    assert_ok(j->ctx, ptxkit_tunable_check_set(t, check, j));
+    assert_ok(j->ctx, ptxkit_tunable_bytes_set(t, bytes, j));
     return t;
 }
 
@@ -98,15 +99,15 @@ static job *job_new(size_t n) {
     j->host_out = malloc(n * sizeof(int));
     uint64_t rng = test_seed();
     test_fill_random(j->host_in, n * sizeof(int), &rng);
-    assert_ok(j->ctx, ptxkit_malloc(j->ctx, n * sizeof(int), &j->in));
-    assert_ok(j->ctx, ptxkit_malloc(j->ctx, n * sizeof(int), &j->out));
-    assert_ok(j->ctx, ptxkit_memcpy_htod(j->ctx, j->in, j->host_in, n * sizeof(int)));
+    assert_ok(j->ctx, ptxkit_memory_alloc(j->ctx, n * sizeof(int), &j->in));
+    assert_ok(j->ctx, ptxkit_memory_alloc(j->ctx, n * sizeof(int), &j->out));
+    assert_ok(j->ctx, ptxkit_memory_write(j->ctx, j->in, j->host_in, n * sizeof(int)));
     return j;
 }
 
 static void job_free(job *j) {
-    ptxkit_free(j->ctx, j->in);
-    ptxkit_free(j->ctx, j->out);
+    ptxkit_memory_free(j->ctx, j->in);
+    ptxkit_memory_free(j->ctx, j->out);
     free(j->host_in);
     free(j->host_out);
     free(j);
@@ -135,7 +136,7 @@ static void tune_store_and_read_back(void **state) {
     ptxkit_config cv, *c = &cv;
     ptxkit_config_defines_text text;
     int tuned = -1;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config_get(t, n, c, &tuned));
     assert_int_equal(tuned, 0); /* nothing stored yet: the first values */
     assert_int_equal(value(c, "BLOCK_SIZE"), 128);
     assert_int_equal(value(c, "ITEMS"), 1);
@@ -145,20 +146,20 @@ static void tune_store_and_read_back(void **state) {
     assert_ok(j->ctx, ptxkit_tune_report_create(&report));
     ptxkit_tune_options o = {.exhaustive = 1};
     assert_ok(j->ctx, ptxkit_tunable_tune(t, &n, 1, &o, report));
-    assert_int_equal(ptxkit_tune_report_size_count(report), 1);
-    assert_string_equal(ptxkit_tune_report_family(report), "test.affine.int32");
-    assert_string_equal(ptxkit_tune_report_variant(report), "-");
-    const ptxkit_tune_result *r = ptxkit_tune_report_result(report, 0);
-    assert_null(ptxkit_tune_report_result(report, 1));
+    assert_int_equal(ptxkit_tune_report_size_count_get(report), 1);
+    assert_string_equal(ptxkit_tune_report_family_get(report), "test.affine.int32");
+    assert_string_equal(ptxkit_tune_report_variant_get(report), "-");
+    const ptxkit_tune_result *r = ptxkit_tune_report_result_get(report, 0);
+    assert_null(ptxkit_tune_report_result_get(report, 1));
     /* 3 power-of-two blocks x 3 items x 2 = 18 points; 96 is never legal */
     assert_int_equal(r->legal, 18);
     assert_int_equal(j->illegal_launches, 0);
     assert_int_equal(r->wrong, 9); /* every BROKEN=1 point */
     assert_true(r->best_ms > 0 && r->best_gbs > 0);
     assert_non_null(strstr(r->best_text, "BROKEN=0"));
-    assert_true(ptxkit_tune_report_database(report)[0] != 0);
+    assert_true(ptxkit_tune_report_database_get(report)[0] != 0);
 
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config_get(t, n, c, &tuned));
     assert_int_equal(tuned, 1);
     assert_int_equal(value(c, "BROKEN"), 0);
     char expect[192];
@@ -167,7 +168,7 @@ static void tune_store_and_read_back(void **state) {
 
     /* the tuned configuration runs and is right */
     ptxkit_kernel *k;
-    assert_ok(j->ctx, ptxkit_kernel_get(j->ctx, p, "affine", ptxkit_config_defines(c, &text), c->count, &k));
+    assert_ok(j->ctx, ptxkit_program_kernel_get(j->ctx, p, "affine", ptxkit_config_defines(c, &text), c->count, &k));
     int ok = 0;
     assert_ok(j->ctx, check(k, c, n, &ok, j));
     assert_true(ok);
@@ -175,13 +176,13 @@ static void tune_store_and_read_back(void **state) {
     /* a new tunable with the same key and space reads the stored choice; a
      * different space ignores it */
     ptxkit_tunable *again = declare(j, p, "test.affine.int32");
-    assert_ok(j->ctx, ptxkit_tunable_config(again, n + 5, c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config_get(again, n + 5, c, &tuned));
     assert_int_equal(tuned, 1);
     ptxkit_tunable *other;
     assert_ok(j->ctx, ptxkit_tunable_create(j->ctx, "test.affine.int32", &other));
     static const long long only[] = {64};
     assert_ok(j->ctx, ptxkit_tunable_add_param(other, "BLOCK_SIZE", only, 1));
-    assert_ok(j->ctx, ptxkit_tunable_config(other, n, c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config_get(other, n, c, &tuned));
     assert_int_equal(tuned, 0);
     assert_int_equal(value(c, "BLOCK_SIZE"), 64);
 
@@ -200,13 +201,13 @@ static void tune_store_and_read_back(void **state) {
 static int tune_exhaustive(job *j, ptxkit_program *p, const char *const *fixed, int fixed_count, size_t n,
                            ptxkit_tune_result *out) {
     ptxkit_tunable *t = declare(j, p, "test.affine.record");
-    if (fixed_count) assert_ok(j->ctx, ptxkit_tunable_set_kernel(t, p, "affine", fixed, fixed_count));
+    if (fixed_count) assert_ok(j->ctx, ptxkit_tunable_kernel_set(t, p, "affine", fixed, fixed_count));
     ptxkit_tune_report *report = NULL;
     assert_ok(j->ctx, ptxkit_tune_report_create(&report));
     ptxkit_tune_options o = {.exhaustive = 1};
     j->checks = 0;
     assert_ok(j->ctx, ptxkit_tunable_tune(t, &n, 1, &o, report));
-    *out = *ptxkit_tune_report_result(report, 0);
+    *out = *ptxkit_tune_report_result_get(report, 0);
     print_message("record: %d timed, %d reused, %d wrong, %d checks; %s\n", out->timed, out->reused, out->wrong,
                   j->checks, out->best_text);
     ptxkit_tune_report_destroy(report);
@@ -264,12 +265,12 @@ static void auto_tunes_on_first_use(void **state) {
     ptxkit_tunable *t = declare(j, p, "test.affine.auto");
     ptxkit_config cv, *c = &cv;
     int tuned = 0;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned));
+    assert_ok(j->ctx, ptxkit_tunable_config_get(t, n, c, &tuned));
     assert_int_equal(tuned, 1);
     assert_true(j->launches > 0);
     assert_int_equal(value(c, "BROKEN"), 0);
     int before = j->launches;
-    assert_ok(j->ctx, ptxkit_tunable_config(t, n, c, &tuned)); /* now stored: no second tuning */
+    assert_ok(j->ctx, ptxkit_tunable_config_get(t, n, c, &tuned)); /* now stored: no second tuning */
     assert_int_equal(j->launches, before);
     unsetenv("PTXKIT_TUNE");
     unsetenv("PTXKIT_TUNE_BUDGET");
@@ -295,7 +296,7 @@ static void bad_declarations(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tunable_add_rule(t, (ptxkit_tune_rule)99, "X", NULL, 0));
     size_t n = 1024;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tunable_tune(t, &n, 1, NULL, NULL)); /* no launch */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tunable_config(t, n, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tunable_config_get(t, n, NULL, NULL));
     ptxkit_tunable_destroy(t);
 }
 

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "family.h"
 #include "reduce/reduce.h"
 #include "transpose/transpose.h"
@@ -138,26 +140,26 @@ static void copy_check_awkward(ptxkit_context *ctx) {
     size_t max = (1u << 22) + 64;
     unsigned char *host = malloc(max), *back = malloc(max);
     ptxkit_dptr src, dst;
-    assert_ok(ctx, ptxkit_malloc(ctx, max, &src));
-    assert_ok(ctx, ptxkit_malloc(ctx, max, &dst));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, max, &src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, max, &dst));
     test_fill_random(host, max, &rng);
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, max));
+    assert_ok(ctx, ptxkit_memory_write(ctx, src, host, max));
     for (size_t i = 0; i < test_awkward_size_count; i++) {
         size_t n = test_awkward_sizes[i];
         for (int shift = 0; shift < 3; shift++) {
             size_t so = shift == 0 ? 0 : shift == 1 ? 4 : 3, doff = shift == 2 ? 7 : so;
             if (n + 16 > max) continue;
-            assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, max, NULL));
+            assert_ok(ctx, ptxkit_memory_set8_async(ctx, dst, 0xCD, max, NULL));
             assert_ok(ctx, ptxkit_copy(ctx, dst + doff, src + so, n, NULL, NULL)); /* tuned options */
             assert_ok(ctx, ptxkit_context_synchronize(ctx));
-            assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, n + doff + 8));
+            assert_ok(ctx, ptxkit_memory_read(ctx, back, dst, n + doff + 8));
             assert_memory_equal(back + doff, host + so, n);
             for (size_t k = 0; k < doff; k++) assert_int_equal(back[k], 0xCD);
             for (size_t k = 0; k < 8; k++) assert_int_equal(back[doff + n + k], 0xCD);
         }
     }
-    ptxkit_free(ctx, src);
-    ptxkit_free(ctx, dst);
+    ptxkit_memory_free(ctx, src);
+    ptxkit_memory_free(ctx, dst);
     free(host);
     free(back);
 }
@@ -218,12 +220,12 @@ static void test_dispatch_uses_database(void **state) {
     assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
     tune_state_reset(ctx);
     ptxkit_dptr src, dst;
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0x12345678u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, src, 0x12345678u, bytes / 4, NULL));
     ptxkit_event *start, *stop;
-    assert_ok(ctx, ptxkit_event_create(ctx, &start));
-    assert_ok(ctx, ptxkit_event_create(ctx, &stop));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &start));
+    assert_ok(ctx, ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &stop));
     double best[2] = {1e30, 1e30};
     for (int mode = 0; mode < 2; mode++) {
         if (mode == 0) unsetenv("PTXKIT_TUNE");
@@ -234,17 +236,17 @@ static void test_dispatch_uses_database(void **state) {
             assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
             assert_ok(ctx, ptxkit_event_record(ctx, stop, NULL));
             assert_ok(ctx, ptxkit_event_synchronize(ctx, stop));
-            assert_ok(ctx, ptxkit_event_elapsed_ms(ctx, start, stop, &ms));
+            assert_ok(ctx, ptxkit_event_elapsed_ms_get(ctx, start, stop, &ms));
             if (rep > 0 && ms < best[mode]) best[mode] = ms; /* the first run may compile */
         }
     }
-    ptxkit_event_destroy(ctx, start);
-    ptxkit_event_destroy(ctx, stop);
+    ptxkit_event_destroy(start);
+    ptxkit_event_destroy(stop);
     unsetenv("PTXKIT_TUNE");
     print_message("copy of 64 MiB: planted tuned config %.3f ms, defaults %.3f ms\n", best[0], best[1]);
     assert_true(best[0] > 2 * best[1]);
-    ptxkit_free(ctx, src);
-    ptxkit_free(ctx, dst);
+    ptxkit_memory_free(ctx, src);
+    ptxkit_memory_free(ctx, dst);
 }
 
 /* ---- reduce ------------------------------------------------------------ */
@@ -257,8 +259,8 @@ static void reduce_check_awkward(ptxkit_context *ctx, const ptxkit_config *confi
     float *host = malloc(max * sizeof *host);
     for (size_t i = 0; i < max; i++) host[i] = (float)(1 + test_rand(&rng) % 3); /* exact sums below 2^24 */
     ptxkit_dptr in;
-    assert_ok(ctx, ptxkit_malloc(ctx, max * sizeof *host, &in));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, in, host, max * sizeof *host));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, max * sizeof *host, &in));
+    assert_ok(ctx, ptxkit_memory_write(ctx, in, host, max * sizeof *host));
     for (size_t i = 0; i < test_awkward_size_count; i++) {
         size_t n = test_awkward_sizes[i];
         for (size_t off = 0; off < 2; off++) {
@@ -271,7 +273,7 @@ static void reduce_check_awkward(ptxkit_context *ctx, const ptxkit_config *confi
             assert_true((double)got == want);
         }
     }
-    ptxkit_free(ctx, in);
+    ptxkit_memory_free(ctx, in);
     free(host);
 }
 
@@ -336,8 +338,8 @@ static void test_reduce_follows_database(void **state) {
     unsetenv("PTXKIT_TUNE");
     size_t n = (size_t)3 << 12, most = (size_t)1 << 16; /* n: bucket 13 */
     ptxkit_dptr in;
-    assert_ok(ctx, ptxkit_malloc(ctx, most * 4, &in));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, in, 1, most, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, most * 4, &in));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, in, 1, most, NULL));
     for (int rep = 0; rep < 3; rep++) assert_ok(ctx, reduce_ones(ctx, in, n, true)); /* empty database */
 
     tune_db_entry e;
@@ -378,7 +380,7 @@ static void test_reduce_follows_database(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, reduce_ones(ctx, in, n, false));
     fresh_db(path, sizeof path);
     assert_ok(ctx, reduce_ones(ctx, in, n, true));
-    ptxkit_free(ctx, in);
+    ptxkit_memory_free(ctx, in);
 }
 
 /* ---- transpose --------------------------------------------------------- */
@@ -390,18 +392,18 @@ static void transpose_check_public(ptxkit_context *ctx, ptxkit_dtype type, size_
     uint64_t rng = test_seed() ^ 0x77;
     test_fill_random(host, bytes, &rng);
     ptxkit_dptr src, dst;
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, src, host, bytes));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, dst, 0xCD, bytes, NULL));
-    assert_ok(ctx, ptxkit_transpose(ctx, type, dst, src, rows, cols, PTXKIT_TRANSPOSE_PADDED, NULL, NULL));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memory_write(ctx, src, host, bytes));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, dst, 0xCD, bytes, NULL));
+    assert_ok(ctx, ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, type, dst, src, rows, cols, NULL, NULL));
+    assert_ok(ctx, ptxkit_memory_read(ctx, back, dst, bytes));
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             if (memcmp(back + (c * rows + r) * e, host + (r * cols + c) * e, e) != 0)
                 fail_msg("transpose %zux%zu: element (%zu, %zu) wrong", rows, cols, r, c);
-    ptxkit_free(ctx, src);
-    ptxkit_free(ctx, dst);
+    ptxkit_memory_free(ctx, src);
+    ptxkit_memory_free(ctx, dst);
     free(host);
     free(back);
 }
@@ -502,17 +504,17 @@ static void test_auto_mode(void **state) {
     setenv("PTXKIT_TUNE_BUDGET", "3", 1);
     size_t bytes = (size_t)3 << 20; /* bucket 21, tuned by no other test */
     ptxkit_dptr src, dst;
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &src));
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &dst));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
-    assert_ok(ctx, ptxkit_memset32_async(ctx, dst, 0, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &src));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &dst));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, src, 0xA1B2C3D4u, bytes / 4, NULL));
+    assert_ok(ctx, ptxkit_memory_set32_async(ctx, dst, 0, bytes / 4, NULL));
     double t0 = wall_ms();
     /* the first use tunes the bucket (the tuner's own calls must not recurse) */
     assert_ok(ctx, ptxkit_copy(ctx, dst, src, bytes, NULL, NULL));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     double first = wall_ms() - t0;
     unsigned *back = malloc(bytes);
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, back, dst, bytes));
+    assert_ok(ctx, ptxkit_memory_read(ctx, back, dst, bytes));
     for (size_t i = 0; i < bytes / 4; i++) assert_int_equal(back[i], 0xA1B2C3D4u);
     tune_db_entry e = saved_entry(path, "copy", "bytes", 21);
     (void)e;
@@ -525,8 +527,8 @@ static void test_auto_mode(void **state) {
     unsetenv("PTXKIT_TUNE");
     unsetenv("PTXKIT_TUNE_BUDGET");
     free(back);
-    ptxkit_free(ctx, src);
-    ptxkit_free(ctx, dst);
+    ptxkit_memory_free(ctx, src);
+    ptxkit_memory_free(ctx, dst);
 }
 
 static void test_corrupt_database(void **state) {

@@ -66,7 +66,7 @@ static ptxkit_kernel *kernel(const char *entry, int block) {
     snprintf(define, sizeof define, "BLOCK_SIZE=%d", block);
     const char *defines[] = {define};
     ptxkit_kernel *k = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), entry, defines, 1, &k));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), entry, defines, 1, &k));
     assert_non_null(k);
     return k;
 }
@@ -104,17 +104,17 @@ static void mix_setup(mix_case *c, size_t n) {
     for (size_t i = 0; i < n; i++) c->expect[i] = c->x[i] * c->k + (c->y[i] ^ (uint32_t)i);
     /* x and y are views one word into their allocations: 4-byte aligned,
      * not 16 */
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes + 4, &c->dx));
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes + 4, &c->dy));
-    assert_ok(ctx, ptxkit_malloc(ctx, bytes, &c->dout));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes + 4, &c->dx));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes + 4, &c->dy));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &c->dout));
     c->dx += 4;
     c->dy += 4;
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, c->dx, c->x, bytes));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, c->dy, c->y, bytes));
+    assert_ok(ctx, ptxkit_memory_write(ctx, c->dx, c->x, bytes));
+    assert_ok(ctx, ptxkit_memory_write(ctx, c->dy, c->y, bytes));
 }
 
 static void mix_poison(mix_case *c) {
-    assert_ok(test_gpu(), ptxkit_memset32_async(test_gpu(), c->dout, 0xA5A5A5A5u, c->n + 1, NULL));
+    assert_ok(test_gpu(), ptxkit_memory_set32_async(test_gpu(), c->dout, 0xA5A5A5A5u, c->n + 1, NULL));
 }
 
 static ptxkit_status mix_launch(ptxkit_kernel *k, mix_case *c, int block, const ptxkit_launch_attributes *attributes,
@@ -123,16 +123,16 @@ static ptxkit_status mix_launch(ptxkit_kernel *k, mix_case *c, int block, const 
     void *args[] = {&c->dx, &c->dy, &c->dout, &n, &c->k};
     if (!grid) {
         size_t blocks = (c->n + (size_t)block - 1) / (size_t)block;
-        ptxkit_status st = ptxkit_kernel_grid_size(k, block, 0, blocks ? blocks : 1, &grid);
+        ptxkit_status st = ptxkit_kernel_grid_size_get(k, block, 0, blocks ? blocks : 1, &grid);
         if (st != PTXKIT_SUCCESS) return st;
     }
     ptxkit_dim3 g = {grid, 1, 1}, b = {(unsigned)block, 1, 1};
-    return attributes ? ptxkit_launch_ex(k, g, b, 0, NULL, args, attributes) : ptxkit_launch(k, g, b, 0, NULL, args);
+    return attributes ? ptxkit_kernel_launch_ex(k, g, b, 0, NULL, args, NULL, 0, attributes) : ptxkit_kernel_launch(k, g, b, 0, NULL, args);
 }
 
 static void mix_check(mix_case *c, const char *what) {
     ptxkit_context *ctx = test_gpu();
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, c->got, c->dout, (c->n + 1) * sizeof(uint32_t)));
+    assert_ok(ctx, ptxkit_memory_read(ctx, c->got, c->dout, (c->n + 1) * sizeof(uint32_t)));
     for (size_t i = 0; i < c->n; i++)
         if (c->got[i] != c->expect[i])
             fail_msg("%s, n = %zu: out[%zu] = %08x, expected %08x", what, c->n, i, c->got[i], c->expect[i]);
@@ -141,9 +141,9 @@ static void mix_check(mix_case *c, const char *what) {
 
 static void mix_free(mix_case *c) {
     ptxkit_context *ctx = test_gpu();
-    ptxkit_free(ctx, c->dx - 4);
-    ptxkit_free(ctx, c->dy - 4);
-    ptxkit_free(ctx, c->dout);
+    ptxkit_memory_free(ctx, c->dx - 4);
+    ptxkit_memory_free(ctx, c->dy - 4);
+    ptxkit_memory_free(ctx, c->dout);
     free(c->x);
     free(c->y);
     free(c->expect);
@@ -197,7 +197,7 @@ static void user_ptx_each_operator(void **state) {
         if (st == PTXKIT_ERROR_PTX_VERSION) {
             /* NVRTC newer than the driver: this machine cannot run its PTX */
             print_message("skipping user PTX: %s\n", ptxkit_last_error());
-            ptxkit_compiled_free(&compiled);
+            ptxkit_program_compiled_free(&compiled);
             skip();
         }
         assert_ok(ctx, st);
@@ -207,15 +207,15 @@ static void user_ptx_each_operator(void **state) {
         assert_ok(ctx, ptxkit_module_load(ctx, compiled.image, compiled.size, &options, &again));
         assert_ptr_equal(m, again);
         int rewritten = -1, kept = -1;
-        assert_ok(ctx, ptxkit_module_rewrite_counts(m, &rewritten, &kept));
+        assert_ok(ctx, ptxkit_module_rewrite_counts_get(m, &rewritten, &kept));
         if (ops[o].load) {
             if (rewritten < 2) fail_msg("%s: %d loads rewritten, expected the 2 of x and y", ops[o].load, rewritten);
             assert_true(kept >= 0);
         }
         ptxkit_kernel *k = NULL;
-        assert_ok(ctx, ptxkit_module_kernel(m, compiled.lowered_name, &k));
+        assert_ok(ctx, ptxkit_module_kernel_get(m, compiled.lowered_name, &k));
         ptxkit_kernel *k2 = NULL;
-        assert_ok(ctx, ptxkit_module_kernel(m, compiled.lowered_name, &k2));
+        assert_ok(ctx, ptxkit_module_kernel_get(m, compiled.lowered_name, &k2));
         assert_ptr_equal(k, k2);
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             mix_case c;
@@ -232,7 +232,7 @@ static void user_ptx_each_operator(void **state) {
     ptxkit_module_options nc = {.load_op = PTXKIT_LOAD_NC};
     ptxkit_module *m = NULL;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_load(ctx, compiled.image, compiled.size, &nc, &m));
-    ptxkit_compiled_free(&compiled);
+    ptxkit_program_compiled_free(&compiled);
     assert_ok(NULL, ptxkit_program_compile(program(), "mix", defines, 1, device_arch(), 0, &compiled));
     if (compiled.is_cubin) {
         ptxkit_module_options cg = {.load_op = PTXKIT_LOAD_CG};
@@ -240,7 +240,7 @@ static void user_ptx_each_operator(void **state) {
         /* as given, the CUBIN loads and runs */
         ptxkit_kernel *k = NULL;
         assert_ok(ctx, ptxkit_module_load(ctx, compiled.image, compiled.size, NULL, &m));
-        assert_ok(ctx, ptxkit_module_kernel(m, "mix", &k));
+        assert_ok(ctx, ptxkit_module_kernel_get(m, "mix", &k));
         mix_case c;
         mix_setup(&c, 4097);
         mix_poison(&c);
@@ -248,10 +248,10 @@ static void user_ptx_each_operator(void **state) {
         mix_check(&c, "user CUBIN");
         mix_free(&c);
     }
-    ptxkit_compiled_free(&compiled);
+    ptxkit_program_compiled_free(&compiled);
 }
 
-/* A second ptxkit_kernel_get of the same kernel is a registry hit: the same
+/* A second ptxkit_program_kernel_get of the same kernel is a registry hit: the same
  * object, no module load (each kernel's JIT log names its own load, and a
  * hit changes none), and fast. */
 static void registry_hit(void **state) {
@@ -259,24 +259,24 @@ static void registry_hit(void **state) {
     ptxkit_context *ctx = test_gpu();
     const char *defines[] = {"BLOCK_SIZE=64", "UNUSED_FLAG"}, *reordered[] = {"UNUSED_FLAG", "BLOCK_SIZE=64"};
     ptxkit_kernel *first = NULL, *other = NULL, *again = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", defines, 2, &first));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), "mix", defines, 2, &first));
     char log[4096];
     snprintf(log, sizeof log, "%s", ptxkit_kernel_jit_log_get(first));
     assert_non_null(strstr(log, "entry mix:"));
     assert_non_null(strstr(log, "driver JIT wall time"));
     /* another entry: its own module (each (entry, defines) is one), its own log */
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix_b", defines, 2, &other));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), "mix_b", defines, 2, &other));
     assert_true(other != first);
     assert_non_null(strstr(ptxkit_kernel_jit_log_get(other), "entry mix_b:"));
     assert_null(strstr(ptxkit_kernel_jit_log_get(other), "entry mix:"));
     double t0 = now_ms();
     enum { HITS = 10000 };
     for (int i = 0; i < HITS; i++) {
-        assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", i % 2 ? defines : reordered, 2, &again));
+        assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), "mix", i % 2 ? defines : reordered, 2, &again));
         if (again != first) fail_msg("get #%d returned another kernel", i);
     }
     double per_get_us = (now_ms() - t0) * 1e3 / HITS;
-    print_message("registry hit: %.3f us per ptxkit_kernel_get\n", per_get_us);
+    print_message("registry hit: %.3f us per ptxkit_program_kernel_get\n", per_get_us);
     assert_true(per_get_us < 50); /* a compile or even a CUBIN load costs milliseconds */
     assert_string_equal(ptxkit_kernel_jit_log_get(again), log);
 
@@ -284,9 +284,9 @@ static void registry_hit(void **state) {
      * destroying it leaves the kernel usable */
     ptxkit_program *twin = NULL;
     assert_ok(NULL, ptxkit_program_create("user_test.cu", user_source, NULL, 0, &twin));
-    assert_ok(ctx, ptxkit_kernel_get(ctx, twin, "mix", reordered, 2, &again));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, twin, "mix", reordered, 2, &again));
     assert_ptr_equal(again, first);
-    assert_ok(NULL, ptxkit_program_destroy(twin));
+    ptxkit_program_destroy(twin);
     assert_string_equal(ptxkit_kernel_jit_log_get(first), log);
     mix_case c;
     mix_setup(&c, 1000);
@@ -307,8 +307,8 @@ static void launch_errors(void **state) {
     unsigned long long n = c.n;
     void *args[] = {&c.dx, &c.dy, &c.dout, &n, &c.k};
     const ptxkit_dim3 one = {1, 1, 1}, b128 = {128, 1, 1};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(NULL, one, b128, 0, NULL, args));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_ex(NULL, one, b128, 0, NULL, args, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch(NULL, one, b128, 0, NULL, args));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(NULL, one, b128, 0, NULL, args, NULL, 0, NULL));
     const struct {
         ptxkit_dim3 grid, block;
         const char *message;
@@ -324,7 +324,7 @@ static void launch_errors(void **state) {
         {{1, 1, 1}, {256, 1, 1}, "1 to 128"},   /* the kernel's __launch_bounds__(128) */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ptxkit_status st = ptxkit_launch(k, bad[i].grid, bad[i].block, 0, NULL, args);
+        ptxkit_status st = ptxkit_kernel_launch(k, bad[i].grid, bad[i].block, 0, NULL, args);
         if (st != PTXKIT_ERROR_INVALID_ARGUMENT)
             fail_msg("launch #%zu: %s, expected invalid argument", i, ptxkit_status_string(st));
         if (!strstr(ptxkit_last_error(), bad[i].message))
@@ -348,30 +348,30 @@ static void launch_errors(void **state) {
     uint64_t rng = test_seed() + 5;
     test_fill_random(in, words * 4, &rng);
     ptxkit_dptr din, dout;
-    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &din));
-    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4));
-    assert_ok(ctx, ptxkit_memset8_async(ctx, dout, 0xA5, words * 4, NULL));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4, &din));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4, &dout));
+    assert_ok(ctx, ptxkit_memory_write(ctx, din, in, words * 4));
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, dout, 0xA5, words * 4, NULL));
     void *rargs[] = {&din, &dout, &count};
     const ptxkit_dim3 grid = {blocks, 1, 1}, block = {256, 1, 1};
     if (big > (size_t)a.max_dynamic_shared_bytes) {
-        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(rev, grid, block, big, NULL, rargs));
-        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_kernel_set_max_dynamic_shared"));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch(rev, grid, block, big, NULL, rargs));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_kernel_max_dynamic_shared_set"));
     }
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(rev, big + 1));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_set_max_dynamic_shared(NULL, 1024));
-    assert_ok(ctx, ptxkit_kernel_set_max_dynamic_shared(rev, big));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_max_dynamic_shared_set(rev, big + 1));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_max_dynamic_shared_set(NULL, 1024));
+    assert_ok(ctx, ptxkit_kernel_max_dynamic_shared_set(rev, big));
     assert_ok(ctx, ptxkit_kernel_attributes_get(rev, &a));
     assert_int_equal(a.max_dynamic_shared_bytes, (int)big);
-    assert_ok(ctx, ptxkit_launch(rev, grid, block, big, NULL, rargs));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch(rev, grid, block, big + 4, NULL, rargs));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, dout, words * 4));
+    assert_ok(ctx, ptxkit_kernel_launch(rev, grid, block, big, NULL, rargs));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch(rev, grid, block, big + 4, NULL, rargs));
+    assert_ok(ctx, ptxkit_memory_read(ctx, out, dout, words * 4));
     for (size_t b = 0; b < blocks; b++)
         for (size_t i = 0; i < count; i++)
             if (out[b * count + i] != in[b * count + count - 1 - i])
                 fail_msg("dyn_reverse with %zu B of dynamic shared memory: block %zu, element %zu wrong", big, b, i);
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     free(in);
     free(out);
 }
@@ -396,27 +396,27 @@ static void attributes_and_occupancy(void **state) {
     assert_int_equal(a.binary_version, device_arch());
     assert_true(a.ptx_version > 0 && a.ptx_version <= a.binary_version);
     assert_true(a.max_dynamic_shared_bytes >= 0 && a.max_dynamic_shared_bytes <= d.shared_per_block_optin);
-    assert_non_null(ptxkit_kernel_handle(k));
-    assert_null(ptxkit_kernel_handle(NULL));
+    assert_non_null(ptxkit_kernel_handle_get(k));
+    assert_null(ptxkit_kernel_handle_get(NULL));
 
     int per_sm = 0;
-    assert_ok(ctx, ptxkit_kernel_occupancy(k, 256, 0, &per_sm));
+    assert_ok(ctx, ptxkit_kernel_occupancy_get(k, 256, 0, &per_sm));
     assert_true(per_sm >= 1 && per_sm <= d.max_blocks_per_sm);
     assert_true(per_sm * 256 <= d.max_threads_per_sm);
     assert_true(per_sm * (256 * 4) <= d.shared_per_sm);
     int smaller = 0;
-    assert_ok(ctx, ptxkit_kernel_occupancy(k, 64, 0, &smaller));
+    assert_ok(ctx, ptxkit_kernel_occupancy_get(k, 64, 0, &smaller));
     assert_true(smaller >= per_sm);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 512, 0, &per_sm));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 0, 0, &per_sm));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 256, (size_t)1 << 30, &per_sm));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy(k, 256, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy_get(k, 512, 0, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy_get(k, 0, 0, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy_get(k, 256, (size_t)1 << 30, &per_sm));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_occupancy_get(k, 256, 0, NULL));
     unsigned grid = 0;
-    assert_ok(ctx, ptxkit_kernel_grid_size(k, 256, 0, 0, &grid));
+    assert_ok(ctx, ptxkit_kernel_grid_size_get(k, 256, 0, 0, &grid));
     assert_int_equal(grid, (unsigned)(per_sm * d.sm_count));
-    assert_ok(ctx, ptxkit_kernel_grid_size(k, 256, 0, 5, &grid));
+    assert_ok(ctx, ptxkit_kernel_grid_size_get(k, 256, 0, 5, &grid));
     assert_int_equal(grid, 5);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_grid_size(k, 512, 0, 0, &grid));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_grid_size_get(k, 512, 0, 0, &grid));
 
     /* and it runs: each block's 256 elements reversed */
     const unsigned blocks = 37;
@@ -425,16 +425,16 @@ static void attributes_and_occupancy(void **state) {
     uint64_t rng = test_seed() + 9;
     test_fill_random(in, words * 4, &rng);
     ptxkit_dptr din, dout;
-    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &din));
-    assert_ok(ctx, ptxkit_malloc(ctx, words * 4, &dout));
-    assert_ok(ctx, ptxkit_memcpy_htod(ctx, din, in, words * 4));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4, &din));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, words * 4, &dout));
+    assert_ok(ctx, ptxkit_memory_write(ctx, din, in, words * 4));
     void *args[] = {&din, &dout};
-    assert_ok(ctx, ptxkit_launch(k, (ptxkit_dim3){blocks, 0, 0}, (ptxkit_dim3){256, 0, 0}, 0, NULL, args));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, out, dout, words * 4));
+    assert_ok(ctx, ptxkit_kernel_launch(k, (ptxkit_dim3){blocks, 0, 0}, (ptxkit_dim3){256, 0, 0}, 0, NULL, args));
+    assert_ok(ctx, ptxkit_memory_read(ctx, out, dout, words * 4));
     for (size_t i = 0; i < words; i++)
         if (out[i] != in[i / 256 * 256 + 255 - i % 256]) fail_msg("tile_reverse: element %zu wrong", i);
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
     free(in);
     free(out);
 }
@@ -473,19 +473,19 @@ static void checked_launch(void **state) {
     size_t arg_sizes[] = {sizeof c.dx, sizeof c.dy, sizeof c.dout, sizeof n, sizeof c.k};
     ptxkit_dim3 grid = {64, 0, 0}, block = {128, 0, 0};
     mix_poison(&c);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, arg_sizes, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(k, grid, block, 0, NULL, args, arg_sizes, 4, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "5 parameters, 4 arguments"));
     size_t narrow[] = {8, 8, 8, 4, 4}; /* n passed as 32 bits */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, args, narrow, 5));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(k, grid, block, 0, NULL, args, narrow, 5, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "parameter 3"));
     void *holes[] = {&c.dx, &c.dy, NULL, &n, &c.k};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(k, grid, block, 0, NULL, holes, arg_sizes, 5));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_checked(NULL, grid, block, 0, NULL, args, arg_sizes, 5));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(k, grid, block, 0, NULL, holes, arg_sizes, 5, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(NULL, grid, block, 0, NULL, args, arg_sizes, 5, NULL));
     /* nothing ran: out is still poison */
     uint32_t first = 0;
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, &first, c.dout, 4));
+    assert_ok(ctx, ptxkit_memory_read(ctx, &first, c.dout, 4));
     assert_int_equal(first, 0xA5A5A5A5u);
-    assert_ok(ctx, ptxkit_launch_checked(k, grid, block, 0, NULL, args, arg_sizes, 5));
+    assert_ok(ctx, ptxkit_kernel_launch_ex(k, grid, block, 0, NULL, args, arg_sizes, 5, NULL));
     mix_check(&c, "checked launch");
     mix_free(&c);
 
@@ -535,7 +535,7 @@ static void launch_attributes(void **state) {
 
     /* cooperative: every block resident at once, else refused */
     unsigned resident = 0;
-    assert_ok(ctx, ptxkit_kernel_grid_size(k, 128, 0, 0, &resident));
+    assert_ok(ctx, ptxkit_kernel_grid_size_get(k, 128, 0, 0, &resident));
     ptxkit_launch_attributes cooperative = {.cooperative = 1};
     mix_poison(&c);
     assert_ok(ctx, mix_launch(k, &c, 128, &cooperative, resident));
@@ -548,29 +548,29 @@ static void launch_attributes(void **state) {
     ptxkit_dptr dout;
     const unsigned blocks = 24;
     uint32_t got[24];
-    assert_ok(ctx, ptxkit_malloc(ctx, sizeof got, &dout));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, sizeof got, &dout));
     void *args[] = {&dout};
     ptxkit_launch_attributes cluster = {.cluster = {2, 1, 1}};
     const ptxkit_dim3 grid = {blocks, 1, 1}, block = {32, 1, 1};
-    st = ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster);
+    st = ptxkit_kernel_launch_ex(cs, grid, block, 0, NULL, args, NULL, 0, &cluster);
     if (device_arch() < 90) {
         assert_status(PTXKIT_ERROR_UNSUPPORTED, st);
-        ptxkit_free(ctx, dout);
+        ptxkit_memory_free(ctx, dout);
         return;
     }
     assert_ok(ctx, st);
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, sizeof got));
     for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 2);
     cluster.cluster = (ptxkit_dim3){4, 0, 0}; /* 0 in y and z reads as 1 */
-    assert_ok(ctx, ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    assert_ok(ctx, ptxkit_kernel_launch_ex(cs, grid, block, 0, NULL, args, NULL, 0, &cluster));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, sizeof got));
     for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 4);
-    assert_ok(ctx, ptxkit_launch(cs, grid, block, 0, NULL, args));
-    assert_ok(ctx, ptxkit_memcpy_dtoh(ctx, got, dout, sizeof got));
+    assert_ok(ctx, ptxkit_kernel_launch(cs, grid, block, 0, NULL, args));
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, dout, sizeof got));
     for (unsigned i = 0; i < blocks; i++) assert_int_equal(got[i], 1);
     cluster.cluster = (ptxkit_dim3){5, 1, 1}; /* does not divide 24 */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_launch_ex(cs, grid, block, 0, NULL, args, &cluster));
-    ptxkit_free(ctx, dout);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch_ex(cs, grid, block, 0, NULL, args, NULL, 0, &cluster));
+    ptxkit_memory_free(ctx, dout);
 }
 
 static void wrong_entry_names(void **state) {
@@ -578,24 +578,24 @@ static void wrong_entry_names(void **state) {
     ptxkit_context *ctx = test_gpu();
     const char *defines[] = {"BLOCK_SIZE=128"};
     ptxkit_kernel *k = (ptxkit_kernel *)0x1;
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_kernel_get(ctx, program(), "no_such_kernel", defines, 1, &k));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_program_kernel_get(ctx, program(), "no_such_kernel", defines, 1, &k));
     assert_null(k);
     assert_non_null(strstr(ptxkit_last_error(), "no_such_kernel"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(NULL, program(), "mix", defines, 1, &k));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, NULL, "mix", defines, 1, &k));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, program(), NULL, defines, 1, &k));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_get(ctx, program(), "mix", defines, 1, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_kernel_get(NULL, program(), "mix", defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_kernel_get(ctx, NULL, "mix", defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_kernel_get(ctx, program(), NULL, defines, 1, &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_kernel_get(ctx, program(), "mix", defines, 1, NULL));
     /* in a module the application loaded */
     ptxkit_compiled compiled;
     assert_ok(NULL, ptxkit_program_compile(program(), "mix", defines, 1, device_arch(), 1, &compiled));
     ptxkit_module *m = NULL;
     ptxkit_status st = ptxkit_module_load(ctx, compiled.image, compiled.size, NULL, &m);
-    ptxkit_compiled_free(&compiled);
+    ptxkit_program_compiled_free(&compiled);
     if (st == PTXKIT_ERROR_PTX_VERSION) skip();
     assert_ok(ctx, st);
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel(m, "no_such_kernel", &k));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_module_kernel_get(m, "no_such_kernel", &k));
     assert_non_null(strstr(ptxkit_last_error(), "no_such_kernel"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_kernel(NULL, "mix", &k));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_module_kernel_get(NULL, "mix", &k));
 }
 
 /* Each kernel keeps the log of the load (and compile) that produced it; a
@@ -613,7 +613,7 @@ static void jit_logs_belong_to_kernels(void **state) {
     ptxkit_program *p = NULL;
     assert_ok(NULL, ptxkit_program_create("jit_log_test.cu", source, NULL, 0, &p));
     ptxkit_kernel *warned = NULL, *again = NULL, *mix = NULL;
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &warned));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "warned", NULL, 0, &warned));
     const char *log = ptxkit_kernel_jit_log_get(warned);
     assert_non_null(strstr(log, "jit_log_test.cu"));
     assert_non_null(strstr(log, "driver JIT wall time"));
@@ -621,11 +621,11 @@ static void jit_logs_belong_to_kernels(void **state) {
     assert_non_null(strstr(log, "ptxkit-jit-log-test"));
     assert_true(strlen(log) < 4096); /* bounded */
     /* a registry hit: the same kernel, the same log */
-    assert_ok(ctx, ptxkit_kernel_get(ctx, p, "warned", NULL, 0, &again));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, p, "warned", NULL, 0, &again));
     assert_ptr_equal(again, warned);
     assert_ptr_equal(ptxkit_kernel_jit_log_get(again), log);
     /* another kernel's load: its own log, the first one's unchanged */
-    assert_ok(ctx, ptxkit_kernel_get(ctx, program(), "mix", NULL, 0, &mix));
+    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), "mix", NULL, 0, &mix));
     assert_null(strstr(ptxkit_kernel_jit_log_get(mix), "jit_log_test.cu"));
     assert_non_null(strstr(ptxkit_kernel_jit_log_get(warned), "ptxkit-jit-log-test"));
     assert_string_equal(ptxkit_kernel_jit_log_get(NULL), "");
@@ -654,18 +654,18 @@ static void jit_logs_belong_to_kernels(void **state) {
 
 static int fault_child(void) {
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return 77;
     ptxkit_program *p = NULL;
     ptxkit_kernel *k = NULL;
     const char *defines[] = {"BLOCK_SIZE=32"};
     if (ptxkit_program_create("user_test.cu", user_source, NULL, 0, &p) != PTXKIT_SUCCESS ||
-        ptxkit_kernel_get(ctx, p, "fault", defines, 1, &k) != PTXKIT_SUCCESS) {
+        ptxkit_program_kernel_get(ctx, p, "fault", defines, 1, &k) != PTXKIT_SUCCESS) {
         fprintf(stderr, "fault child: no kernel: %s\n", ptxkit_last_error());
         return 1;
     }
     ptxkit_dptr bogus = 16; /* nothing is mapped there */
     void *args[] = {&bogus};
-    ptxkit_status st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    ptxkit_status st = ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_ERROR_CONTEXT_LOST) {
         fprintf(stderr, "fault child: the fault gave %s (%s), expected context lost\n", ptxkit_status_string(st),
@@ -678,24 +678,24 @@ static int fault_child(void) {
     }
     /* sticky: the context stays unusable, and the calls say so */
     if ((st = ptxkit_context_synchronize(ctx)) != PTXKIT_ERROR_CONTEXT_LOST ||
-        (st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args)) == PTXKIT_SUCCESS) {
+        (st = ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args)) == PTXKIT_SUCCESS) {
         fprintf(stderr, "fault child: a call after the fault gave %s\n", ptxkit_status_string(st));
         return 1;
     }
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     /* CUDA's rule for sticky faults: the process cannot use the GPU again
      * until it restarts. Opening a new context must say so, not crash. */
     ctx = NULL;
-    st = ptxkit_context_open(0, &ctx);
+    st = ptxkit_context_create(0, &ctx);
     if (st == PTXKIT_SUCCESS) {
         /* a driver that recovered: then the new context must work */
         ptxkit_dptr mem = 0;
-        if ((st = ptxkit_malloc(ctx, 64, &mem)) != PTXKIT_SUCCESS || (st = ptxkit_context_synchronize(ctx)) != PTXKIT_SUCCESS) {
+        if ((st = ptxkit_memory_alloc(ctx, 64, &mem)) != PTXKIT_SUCCESS || (st = ptxkit_context_synchronize(ctx)) != PTXKIT_SUCCESS) {
             fprintf(stderr, "fault child: a reopened context does not work: %s\n", ptxkit_status_string(st));
             return 1;
         }
-        ptxkit_free(ctx, mem);
-        ptxkit_context_close(ctx);
+        ptxkit_memory_free(ctx, mem);
+        ptxkit_context_destroy(ctx);
     } else if (st != PTXKIT_ERROR_CONTEXT_LOST || !strstr(ptxkit_last_error(), "restarts")) {
         fprintf(stderr, "fault child: reopening after the fault gave %s: %s\n", ptxkit_status_string(st),
                 ptxkit_last_error());
@@ -717,27 +717,27 @@ static const char assert_source[] =
 
 static int assert_child(void) {
     ptxkit_context *ctx = NULL;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 77;
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return 77;
     ptxkit_program *p = NULL;
     ptxkit_kernel *k = NULL;
     ptxkit_dptr x = 0;
     if (ptxkit_program_create("assert.cu", assert_source, NULL, 0, &p) != PTXKIT_SUCCESS ||
-        ptxkit_kernel_get(ctx, p, "check_positive", NULL, 0, &k) != PTXKIT_SUCCESS ||
-        ptxkit_malloc(ctx, 32 * sizeof(int), &x) != PTXKIT_SUCCESS ||
-        ptxkit_memset32_async(ctx, x, 1, 32, NULL) != PTXKIT_SUCCESS) {
+        ptxkit_program_kernel_get(ctx, p, "check_positive", NULL, 0, &k) != PTXKIT_SUCCESS ||
+        ptxkit_memory_alloc(ctx, 32 * sizeof(int), &x) != PTXKIT_SUCCESS ||
+        ptxkit_memory_set32_async(ctx, x, 1, 32, NULL) != PTXKIT_SUCCESS) {
         fprintf(stderr, "assert child: setup failed: %s\n", ptxkit_last_error());
         return 1;
     }
     void *args[] = {&x};
     /* all positive: no assert, the context is fine */
-    ptxkit_status st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    ptxkit_status st = ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "assert child: a passing assert gave %s\n", ptxkit_status_string(st));
         return 1;
     }
-    if (ptxkit_memset32_async(ctx, x + 5 * sizeof(int), 0, 1, NULL) != PTXKIT_SUCCESS) return 1;
-    st = ptxkit_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (ptxkit_memory_set32_async(ctx, x + 5 * sizeof(int), 0, 1, NULL) != PTXKIT_SUCCESS) return 1;
+    st = ptxkit_kernel_launch(k, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     if (st != PTXKIT_ERROR_DEVICE_ASSERT || !strstr(ptxkit_last_error(), "CUDA_ERROR_ASSERT")) {
         fprintf(stderr, "assert child: the failed assert gave %s (%s), expected the device-assert status\n",
@@ -749,7 +749,7 @@ static int assert_child(void) {
         fprintf(stderr, "assert child: the context still synchronizes after the assert\n");
         return 1;
     }
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     ptxkit_program_destroy(p);
     return 0;
 }

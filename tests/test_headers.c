@@ -205,7 +205,7 @@ static void beside_the_file(void **state) {
         ptxkit_status st = ptxkit_program_compile(q, "k", NULL, 0, 90, 1, &c);
         if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
         assert_non_null(strstr(c.image, "7")); /* TOP + LEAF */
-        ptxkit_compiled_free(&c);
+        ptxkit_program_compiled_free(&c);
     }
     ptxkit_program_destroy(p);
     ptxkit_program_destroy(q);
@@ -227,7 +227,7 @@ static void many_headers(void **state) {
         ptxkit_compiled c;
         ptxkit_status st = ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c);
         if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
-        ptxkit_compiled_free(&c);
+        ptxkit_program_compiled_free(&c);
     }
     ptxkit_program_destroy(p);
 }
@@ -251,7 +251,7 @@ static void toolkit_headers(void **state) {
     ptxkit_compiled c;
     ptxkit_status st = ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c);
     if (st != PTXKIT_SUCCESS) fail_msg("%s", ptxkit_last_error());
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     /* the key covers the toolkit's files too: stable across program objects */
     ptxkit_program *q = NULL;
     assert_ok(NULL, ptxkit_program_create("toolkit.cu", text, NULL, 0, &q));
@@ -292,7 +292,7 @@ static int pch_child(void) {
                 fprintf(stderr, "pch child: the log speaks of precompiled headers: %s\n", c.log);
                 return 3;
             }
-            ptxkit_compiled_free(&c);
+            ptxkit_program_compiled_free(&c);
         }
         ptxkit_program_destroy(p);
     }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "test_util.h"
 
 static void names(void **state) {

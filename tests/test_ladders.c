@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "lab.h"
 #include "ladders.h"
 #include "test_util.h"
@@ -146,7 +147,7 @@ static void compile(const lab_ladder_kernel *k, const char *extra_entry) {
         char want[64];
         snprintf(want, sizeof want, ".entry %s(", entry);
         if (!strstr(out.image, want) && compile_failures++ < 10) printf("FAIL %s: no %s in the PTX\n", entry, want);
-        ptxkit_compiled_free(&out);
+        ptxkit_program_compiled_free(&out);
     }
     ptxkit_program_destroy(program);
 }
@@ -208,7 +209,7 @@ static void nvrtc_compiles(void **state) {
     assert_ok(NULL, lab_program_create(k.file, &program));
     assert_ok(NULL, ptxkit_program_compile(program, k.entry, k.define_list, k.define_count, 80, 1, &ptx));
     assert_non_null(strstr(ptx.image, "redux.sync"));
-    ptxkit_compiled_free(&ptx);
+    ptxkit_program_compiled_free(&ptx);
     ptxkit_program_destroy(program);
     printf("ladders: %d kernels compiled\n", compiled);
     assert_int_equal(compile_failures, 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "driver/nccl.h"
 #include "multi/comm.h"
 #include "test_util.h"
@@ -125,7 +126,7 @@ static void argument_checks(void **state) {
     ptxkit_comm_destroy(NULL);
     ptxkit_comm_info info;
     assert_int_equal(ptxkit_comm_info_get(NULL, &info), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_null(ptxkit_comm_context(NULL, 0));
+    assert_null(ptxkit_comm_context_get(NULL, 0));
     assert_int_equal(ptxkit_comm_check(NULL), PTXKIT_ERROR_INVALID_ARGUMENT);
     ptxkit_dptr d[1] = {256};
     size_t n[1] = {1};
@@ -166,15 +167,15 @@ static void shard_bookkeeping(void **state) {
     /* uneven and empty shards */
     const size_t counts[5] = {0, 7, 0, 1, 5};
     size_t offsets[5], total = 0;
-    assert_int_equal(ptxkit_shard_offsets(counts, 5, offsets, &total), PTXKIT_SUCCESS);
+    assert_int_equal(ptxkit_shard_offsets_get(counts, 5, offsets, &total), PTXKIT_SUCCESS);
     const size_t want_offsets[5] = {0, 0, 7, 7, 8};
     for (int r = 0; r < 5; r++) assert_int_equal(offsets[r], want_offsets[r]);
     assert_int_equal(total, 13);
-    assert_int_equal(ptxkit_shard_offsets(counts, 5, offsets, NULL), PTXKIT_SUCCESS);
+    assert_int_equal(ptxkit_shard_offsets_get(counts, 5, offsets, NULL), PTXKIT_SUCCESS);
     const size_t huge[2] = {SIZE_MAX, 1};
-    assert_int_equal(ptxkit_shard_offsets(huge, 2, offsets, &total), PTXKIT_ERROR_OVERFLOW);
-    assert_int_equal(ptxkit_shard_offsets(NULL, 2, offsets, &total), PTXKIT_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(ptxkit_shard_offsets(counts, 0, offsets, &total), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_shard_offsets_get(huge, 2, offsets, &total), PTXKIT_ERROR_OVERFLOW);
+    assert_int_equal(ptxkit_shard_offsets_get(NULL, 2, offsets, &total), PTXKIT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ptxkit_shard_offsets_get(counts, 0, offsets, &total), PTXKIT_ERROR_INVALID_ARGUMENT);
 }
 
 /* The shard kernels compile for every (operator, type) the sharded calls
@@ -203,7 +204,7 @@ static void shard_kernels_compile(void **state) {
             assert_non_null(strstr(out.image, "shard_total"));
             assert_non_null(strstr(out.image, "shard_combine"));
             assert_non_null(strstr(out.image, "shard_offset"));
-            ptxkit_compiled_free(&out);
+            ptxkit_program_compiled_free(&out);
             compiled++;
         }
     assert_int_equal(compiled, 26);
@@ -309,8 +310,8 @@ static void sharded_argument_checks(void **state) {
     assert_int_equal(info.local_ranks, 1);
     assert_int_equal(info.first_rank, 1);
     assert_int_equal(info.nccl_version, 22809);
-    assert_ptr_equal(ptxkit_comm_context(comm, 0), ctx);
-    assert_null(ptxkit_comm_context(comm, 1));
+    assert_ptr_equal(ptxkit_comm_context_get(comm, 0), ctx);
+    assert_null(ptxkit_comm_context_get(comm, 1));
     free(comm);
     nccl_close(&lib);
 }

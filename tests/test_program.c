@@ -54,7 +54,7 @@ static char *ptx_of(const ptxkit_program *p, const char *entry, const char *cons
     if (lowered) *lowered = strdup(c.lowered_name);
     char *ptx = c.image;
     c.image = NULL;
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     return ptx;
 }
 
@@ -88,8 +88,8 @@ static void create_arguments(void **state) {
         assert_non_null(strstr(ptx, "4242"));
         free(ptx);
     }
-    assert_ok(NULL, ptxkit_program_destroy(p));
-    assert_ok(NULL, ptxkit_program_destroy(NULL));
+    ptxkit_program_destroy(p);
+    ptxkit_program_destroy(NULL);
 
     /* compile's own arguments: checked before NVRTC is even loaded */
     p = make("a.cu", "extern \"C\" __global__ void k() {}\n");
@@ -153,14 +153,14 @@ static void architecture_specific(void **state) {
     assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90 | PTXKIT_ARCH_SPECIFIC, 1, &c));
     assert_non_null(strstr(c.image, ".target sm_90a"));
     assert_non_null(strstr(c.image, "9042"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90, 1, &c));
     assert_null(strstr(c.image, "sm_90a"));
     assert_non_null(strstr(c.image, "9000"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 90 | PTXKIT_ARCH_SPECIFIC, 0, &c));
     assert_true(c.is_cubin);
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     ptxkit_program_destroy(p);
 }
 
@@ -230,7 +230,7 @@ static void defines(void **state) {
         /* the full set the header allows still compiles */
         snprintf(text[0], sizeof text[0], "VALUE=1");
         assert_ok(NULL, ptxkit_program_compile(p, "k", many, PTXKIT_MAX_KERNEL_DEFINES, 90, 1, &c));
-        ptxkit_compiled_free(&c);
+        ptxkit_program_compiled_free(&c);
     }
     ptxkit_program_destroy(p);
 }
@@ -472,7 +472,7 @@ static void whole_module(void **state) {
     assert_non_null(strstr(c.image, ".entry first"));
     assert_non_null(strstr(c.image, ".entry second"));
     assert_non_null(strstr(c.image, "41"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, NULL, NULL, 0, 90, 1, &c));   /* WHAT undefined */
     ptxkit_program_destroy(p);
 }
@@ -483,30 +483,30 @@ static void builtin_sources(void **state) {
     (void)state;
     int count = 0, sources = 0, headers = 0;
     const char *name;
-    for (; (name = ptxkit_builtin_source_name(count)) != NULL; count++) {
+    for (; (name = ptxkit_program_builtin_source_name_get(count)) != NULL; count++) {
         const char *text = NULL;
         size_t size = 0;
-        assert_ok(NULL, ptxkit_builtin_source(name, &text, &size));
+        assert_ok(NULL, ptxkit_program_builtin_source_get(name, &text, &size));
         assert_int_equal(strlen(text), size);
         size_t len = strlen(name);
         sources += len > 3 && strcmp(name + len - 3, ".cu") == 0;
         headers += len > 4 && strcmp(name + len - 4, ".cuh") == 0;
     }
-    assert_null(ptxkit_builtin_source_name(-1));
+    assert_null(ptxkit_program_builtin_source_name_get(-1));
     assert_true(sources >= 5 && headers >= 3);
     const char *text;
-    assert_ok(NULL, ptxkit_builtin_source("ptxkit_load.cuh", &text, NULL));
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_builtin_source("access.cu", &text, NULL));   /* the lab's, not the library's */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_builtin_source(NULL, &text, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_builtin_source("copy.cu", NULL, NULL));
+    assert_ok(NULL, ptxkit_program_builtin_source_get("ptxkit_load.cuh", &text, NULL));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_program_builtin_source_get("access.cu", &text, NULL));   /* the lab's, not the library's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_builtin_source_get(NULL, &text, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_builtin_source_get("copy.cu", NULL, NULL));
     NVRTC_OR_SKIP();
-    assert_ok(NULL, ptxkit_builtin_source("copy.cu", &text, NULL));
+    assert_ok(NULL, ptxkit_program_builtin_source_get("copy.cu", &text, NULL));
     ptxkit_program *p = make("copy.cu", text);
     const char *defines[] = {"LOAD_OP=2"};
     ptxkit_compiled c;
     assert_ok(NULL, ptxkit_program_compile(p, NULL, defines, 1, 90, 1, &c));
     assert_non_null(strstr(c.image, "ld.global.cg"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     ptxkit_program_destroy(p);
 }
 
@@ -681,7 +681,7 @@ static void async_header(void **state) {
     assert_ok(NULL, ptxkit_program_compile(p, "k80", NULL, 0, 80, 1, &c));
     assert_null(strstr(c.image, "try_wait"));
     assert_non_null(strstr(c.image, "mbarrier.test_wait.parity"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     ptxkit_program_destroy(p);
     p = make("async80.cu", source);
     assert_status(PTXKIT_ERROR_COMPILE, ptxkit_program_compile(p, "k90", NULL, 0, 80, 1, &c));
@@ -692,7 +692,7 @@ static void async_header(void **state) {
                            "extern \"C\" __global__ void k(int *o) { o[0] = PTXKIT_HAS_CP_ASYNC * 2 + PTXKIT_HAS_BULK_COPY; }\n");
     assert_ok(NULL, ptxkit_program_compile(p, "k", NULL, 0, 75, 1, &c));
     assert_null(strstr(c.image, "cp.async"));
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     ptxkit_program_destroy(p);
 }
 

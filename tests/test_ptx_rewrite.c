@@ -591,7 +591,7 @@ static void nvrtc_hinted_and_explicit(void **state) {
         check_assembles(out, size, "aos LOAD_OP=7");
         free(out);
     }
-    ptxkit_compiled_free(&hinted_ptx);
+    ptxkit_program_compiled_free(&hinted_ptx);
 
     compile_output ptx;
     const char *explicit_cg[] = {"LOAD_OP=2"};

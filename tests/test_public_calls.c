@@ -7,7 +7,9 @@
 #include "gemm/gemm.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "test_util.h"
@@ -84,18 +86,18 @@ static void gemm_sweep_prepare_split(void **state) {
     assert_non_null(strstr(ptxkit_last_error(), "split_k"));
 
     ptxkit_config t = tiles[0];
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(NULL, &t, 64, 64, 64, &split));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, NULL, 64, 64, 64, &split));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &t, 64, 64, 64, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(NULL, &t, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, NULL, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, &t, 64, 64, 64, NULL));
     ptxkit_config zero = {0};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k(ctx, &zero, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, &zero, 64, 64, 64, &split));
     ptxkit_config_set(&t, "split_k", 3);
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 3); /* the tiles' own */
     ptxkit_config_set(&t, "split_k", 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 4096, 4096, 4096, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 1); /* enough tiles for every SM: no split */
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k(ctx, &t, 128, 128, 1 << 20, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 128, 128, 1 << 20, &split));
     assert_true(split > 1); /* one tile, a long k: sliced */
 }
 
@@ -105,27 +107,27 @@ static void family_defines(void **state) {
     const char *name;
     int count = 0;
     bool block = false;
-    for (int i = 0; (name = ptxkit_family_define_name("copy", i)); i++, count++) {
+    for (int i = 0; (name = ptxkit_program_family_define_name_get("copy", i)); i++, count++) {
         block |= strcmp(name, "BLOCK_SIZE") == 0;
-        assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", name, buf, sizeof buf));
+        assert_status(PTXKIT_SUCCESS, ptxkit_program_family_define_values_get("copy", name, buf, sizeof buf));
         assert_true(strlen(buf) > 0);
     }
     assert_true(count >= 2 && block);
-    assert_null(ptxkit_family_define_name("copy", -1));
-    assert_null(ptxkit_family_define_name("no_such_family", 0));
-    assert_null(ptxkit_family_define_name(NULL, 0));
-    assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", "BLOCK_SIZE", buf, sizeof buf));
+    assert_null(ptxkit_program_family_define_name_get("copy", -1));
+    assert_null(ptxkit_program_family_define_name_get("no_such_family", 0));
+    assert_null(ptxkit_program_family_define_name_get(NULL, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_program_family_define_values_get("copy", "BLOCK_SIZE", buf, sizeof buf));
     assert_string_equal(buf, "32, 64, 128, 256, 512, 1024");
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_program_family_define_values_get("copy", "NO_SUCH_DEFINE", buf, sizeof buf));
     assert_string_equal(buf, "");
     assert_non_null(strstr(ptxkit_last_error(), "NO_SUCH_DEFINE"));
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_family_define_values("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values(NULL, "BLOCK_SIZE", buf, sizeof buf));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", NULL, buf, sizeof buf));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", "BLOCK_SIZE", NULL, 8));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_family_define_values("copy", "BLOCK_SIZE", buf, 0));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_program_family_define_values_get("no_such_family", "BLOCK_SIZE", buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_family_define_values_get(NULL, "BLOCK_SIZE", buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_family_define_values_get("copy", NULL, buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_family_define_values_get("copy", "BLOCK_SIZE", NULL, 8));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_program_family_define_values_get("copy", "BLOCK_SIZE", buf, 0));
     char small[6];
-    assert_status(PTXKIT_SUCCESS, ptxkit_family_define_values("copy", "BLOCK_SIZE", small, sizeof small));
+    assert_status(PTXKIT_SUCCESS, ptxkit_program_family_define_values_get("copy", "BLOCK_SIZE", small, sizeof small));
     assert_string_equal(small, "32, 6"); /* cut, terminated */
 }
 
@@ -133,15 +135,15 @@ static void tune_calls(void **state) {
     (void)state;
     size_t sizes[PTXKIT_TUNE_MAX_SIZES + 1] = {1024};
     for (int i = 1; i <= PTXKIT_TUNE_MAX_SIZES; i++) sizes[i] = 1024;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(NULL, "copy", NULL, sizes, 1, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes_run(NULL, "copy", NULL, sizes, 1, NULL, NULL));
     ptxkit_context *ctx = test_fake_context();
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, NULL, NULL, sizes, 1, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, NULL, 1, NULL, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes_run(ctx, NULL, NULL, sizes, 1, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes_run(ctx, "copy", NULL, NULL, 1, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes_run(ctx, "copy", NULL, sizes, 0, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_tune_sizes(ctx, "copy", NULL, sizes, PTXKIT_TUNE_MAX_SIZES + 1, NULL, NULL));
+                  ptxkit_tune_sizes_run(ctx, "copy", NULL, sizes, PTXKIT_TUNE_MAX_SIZES + 1, NULL, NULL));
     sizes[1] = 0;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes(ctx, "copy", NULL, sizes, 2, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_sizes_run(ctx, "copy", NULL, sizes, 2, NULL, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "size 1 is 0"));
 
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check("copy", NULL));
@@ -157,23 +159,23 @@ static void tune_calls(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_variant_check(NULL, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "family is NULL"));
     /* every family ptxkit_tune names takes its default variant */
-    for (int i = 0; ptxkit_tune_family_name(i); i++)
-        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name(i), NULL));
+    for (int i = 0; ptxkit_tune_family_name_get(i); i++)
+        assert_status(PTXKIT_SUCCESS, ptxkit_tune_variant_check(ptxkit_tune_family_name_get(i), NULL));
 
     const char *path = "x";
     int loaded = -1, appended = -1, kernels = -1, threads = -1;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record(NULL, &path, &loaded, &appended));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record_get(NULL, &path, &loaded, &appended));
     assert_string_equal(ptxkit_tune_report_record_note(NULL), "");
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared(NULL, &kernels, &threads));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared_get(NULL, &kernels, &threads));
     ptxkit_tune_report *report = NULL;
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_create(&report));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, &path, &loaded, &appended));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record_get(report, &path, &loaded, &appended));
     assert_string_equal(path, "");
     assert_string_equal(ptxkit_tune_report_record_note(report), "");
     assert_int_equal(loaded, 0);
     assert_int_equal(appended, 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record(report, NULL, NULL, NULL));
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_prepared(report, &kernels, &threads));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record_get(report, NULL, NULL, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_prepared_get(report, &kernels, &threads));
     assert_int_equal(kernels, 0);
     assert_int_equal(threads, 0);
     ptxkit_tune_report_destroy(report);
@@ -183,49 +185,49 @@ static void private_calls(void **state) {
     (void)state;
     ptxkit_context *ctx = test_fake_context();
     /* the GEMM switches are the context's: set on one, another keeps the defaults */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(NULL, 8));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(NULL, 0));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_mma_k(ctx, 3));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_gemm_set_cross_prefetch(ctx, 2));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_mma_k_set(NULL, 8));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_cross_prefetch_set(NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_mma_k_set(ctx, 3));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_cross_prefetch_set(ctx, 2));
     assert_int_equal(gemm_switches_get(ctx).mma_k, 0); /* reading creates nothing */
     assert_null(ctx->states[0].ops);
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(ctx, 8));
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(ctx, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_mma_k_set(ctx, 8));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_cross_prefetch_set(ctx, 0));
     gemm_switches sw = gemm_switches_get(ctx);
     assert_true(sw.mma_k == 8 && sw.cross_prefetch == 0 && !sw.f64_simt);
     sw = gemm_switches_get(NULL);
     assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && !sw.f64_simt);
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_mma_k(ctx, 0)); /* the defaults again */
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_gemm_set_cross_prefetch(ctx, -1));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_mma_k_set(ctx, 0)); /* the defaults again */
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_cross_prefetch_set(ctx, -1));
     sw = gemm_switches_get(ctx);
     assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1);
     context_states_release(ctx);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_private_reduce_passes(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_registry_hits(NULL, 1, NULL));
-    assert_non_null(ptxkit_private_blocks_family(0));
-    assert_null(ptxkit_private_blocks_family(-1));
-    ptxkit_private_blocks_variant v;
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("copy", NULL, &v));
+                  ptxkit_reduce_experiment(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_registry_probe(NULL, 1, NULL));
+    assert_non_null(ptxkit_tune_blocks_family_get(0));
+    assert_null(ptxkit_tune_blocks_family_get(-1));
+    ptxkit_tune_blocks_variant v;
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_blocks_variant_get("copy", NULL, &v));
     assert_true(v.copies && v.bench_log2 > 0 && strcmp(v.unit, "bytes") == 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_variant_get("reduce", NULL, &v));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_blocks_variant_get("reduce", NULL, &v));
     assert_false(v.copies);
-    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_private_blocks_variant_get("gemm", NULL, &v));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("reduce", "x.y", &v));
+    assert_status(PTXKIT_ERROR_NOT_FOUND, ptxkit_tune_blocks_variant_get("gemm", NULL, &v));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_blocks_variant_get("reduce", "x.y", &v));
     assert_non_null(strstr(ptxkit_last_error(), "x.y"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_variant_get("copy", NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_blocks_variant_get("copy", NULL, NULL));
     size_t bytes = 0;
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_bytes("reduce", "sum.float64", 1000, &bytes));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_blocks_bytes_get("reduce", "sum.float64", 1000, &bytes));
     assert_int_equal(bytes, 8000);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_bytes("reduce", NULL, 1000, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_blocks_bytes_get("reduce", NULL, 1000, NULL));
     int blocks[16], items[16], nb, ni;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_private_blocks_space(NULL, "copy", NULL, blocks, &nb, items, &ni));
-    assert_status(PTXKIT_SUCCESS, ptxkit_private_blocks_space(ctx, "copy", NULL, blocks, &nb, items, &ni));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_blocks_space_get(NULL, "copy", NULL, blocks, &nb, items, &ni));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_blocks_space_get(ctx, "copy", NULL, blocks, &nb, items, &ni));
     assert_true(nb > 1 && ni > 1 && blocks[0] == 32);
-    ptxkit_private_measured m[1];
+    ptxkit_tune_blocks_measured m[1];
     double def;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_private_blocks_measure(ctx, "copy", "bytes", 1024, blocks, items, 257, m, &def, NULL, NULL));
+                  ptxkit_tune_blocks_measure(ctx, "copy", "bytes", 1024, blocks, items, 257, m, &def, NULL, NULL));
 }
 
 /* The configuration value type: set adds or replaces, get finds, names

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "runtime/l2.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
@@ -39,32 +41,32 @@ static void null_contexts(void **state) {
     void *h;
     ptxkit_stream *s;
     ptxkit_event *e;
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_open(0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_create(0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_attach(NULL, NULL));
-    assert_status(PTXKIT_SUCCESS, ptxkit_context_close(NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(NULL, 16, &p));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(NULL, 16, &h));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(NULL, &s));
+    assert_status(PTXKIT_SUCCESS, ptxkit_context_destroy(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_alloc(NULL, 16, &p));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(NULL, 16, PTXKIT_HOST_DEFAULT, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(NULL, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(NULL, (void *)1, &s));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, &e));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, PTXKIT_EVENT_DEFAULT, &e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy(NULL, 1, 2, 16, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_synchronize(NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_count_get(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_device_info_get(NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_enter(NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_context_leave(NULL));
     ptxkit_config used;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose_config_get(NULL, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, &used));
+                  ptxkit_transpose_config_get(NULL, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, NULL, &used));
     assert_string_not_equal(ptxkit_last_error(), "");
 }
 
 static void open_without_gpu_says_why(void **state) {
     (void)state;
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(0, &ctx);
+    ptxkit_status st = ptxkit_context_create(0, &ctx);
     if (st == PTXKIT_SUCCESS) {
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
         skip();
     }
     assert_null(ctx);
@@ -115,19 +117,19 @@ static void memory_arguments(void **state) {
     ptxkit_dptr p = 1;
     void *h = (void *)1;
     char buf[4];
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 0, &p));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_alloc(ctx, 0, &p));
     assert_int_equal(p, 0);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 16, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 0, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_alloc(ctx, 16, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 0, PTXKIT_HOST_DEFAULT, &h));
     assert_null(h);
-    assert_status(PTXKIT_SUCCESS, ptxkit_memcpy_htod(ctx, 0, NULL, 0));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_htod(ctx, 0, buf, 4));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtoh(ctx, NULL, 4096, 4));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memcpy_dtod(ctx, 4096, 0, 4));
-    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memset32_async(ctx, 4096, 0, SIZE_MAX / 2, NULL));
-    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memset32_async(ctx, 4097, 0, 4, NULL));
-    assert_status(PTXKIT_SUCCESS, ptxkit_memset8_async(ctx, 0, 0, 0, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memset8_async(ctx, 0, 0, 4, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memory_write(ctx, 0, NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_write(ctx, 0, buf, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_read(ctx, NULL, 4096, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_copy(ctx, 4096, 0, 4));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_memory_set32_async(ctx, 4096, 0, SIZE_MAX / 2, NULL));
+    assert_status(PTXKIT_ERROR_MISALIGNED, ptxkit_memory_set32_async(ctx, 4097, 0, 4, NULL));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memory_set8_async(ctx, 0, 0, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_set8_async(ctx, 0, 0, 4, NULL));
     ptxkit_stream *s = (ptxkit_stream *)1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wrap(ctx, NULL, &s));
     assert_null(s);
@@ -192,7 +194,7 @@ static void reserved_fields_must_be_zero(void **state) {
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "tile", 48);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_transpose(ctx, PTXKIT_FLOAT32, 8192, 4096, 4, 4, PTXKIT_TRANSPOSE_PADDED, &o, NULL));
+                  ptxkit_transpose(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 8192, 4096, 4, 4, &o, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "tile"));
     o = (ptxkit_config){0};
     ptxkit_config_set(&o, "BM", 64); /* the database's spelling, not the call's */
@@ -210,9 +212,9 @@ static void reserved_fields_must_be_zero(void **state) {
     assert_non_null(strstr(ptxkit_last_error(), "reserved"));
     ptxkit_tune_report *report = NULL;
     assert_ok(NULL, ptxkit_tune_report_create(&report));
-    assert_int_equal(ptxkit_tune_report_size_count(report), 0);
-    assert_null(ptxkit_tune_report_result(report, 0));
-    assert_string_equal(ptxkit_tune_report_database(report), "");
+    assert_int_equal(ptxkit_tune_report_size_count_get(report), 0);
+    assert_null(ptxkit_tune_report_result_get(report, 0));
+    assert_string_equal(ptxkit_tune_report_database_get(report), "");
     ptxkit_tune_report_destroy(report);
 }
 
@@ -225,31 +227,31 @@ static void environment_notes_and_cache_limit(void **state) {
     unsetenv("PTXKIT_TUNE");
     unsetenv("PTXKIT_TUNE_BUDGET");
     unsetenv("PTXKIT_CACHE_MAX_MB");
-    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes_get(notes, sizeof notes));
     assert_string_equal(notes, "");
-    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit_get(&limit));
     assert_true(limit == 512ull << 20);
     setenv("PTXKIT_CACHE_MAX_MB", "7", 1);
-    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit_get(&limit));
     assert_true(limit == 7ull << 20);
-    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes_get(notes, sizeof notes));
     assert_string_equal(notes, "");
     setenv("PTXKIT_CACHE_MAX_MB", "-1", 1);
     setenv("PTXKIT_TUNE_BUDGET", "soon", 1);
-    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit(&limit));
+    assert_status(PTXKIT_SUCCESS, ptxkit_cache_limit_get(&limit));
     assert_true(limit == 512ull << 20);
-    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(notes, sizeof notes));
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes_get(notes, sizeof notes));
     assert_non_null(strstr(notes, "PTXKIT_CACHE_MAX_MB='-1'"));
     assert_non_null(strstr(notes, "PTXKIT_TUNE_BUDGET"));
     assert_non_null(strchr(notes, '\n'));   /* one line each */
     char tiny[8];
-    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes(tiny, sizeof tiny));
+    assert_status(PTXKIT_SUCCESS, ptxkit_environment_notes_get(tiny, sizeof tiny));
     assert_true(strlen(tiny) < sizeof tiny);
     unsetenv("PTXKIT_CACHE_MAX_MB");
     unsetenv("PTXKIT_TUNE_BUDGET");
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes(NULL, 4));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes(notes, 0));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_cache_limit(NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes_get(NULL, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_environment_notes_get(notes, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_cache_limit_get(NULL));
 }
 
 static void dtypes(void **state) {

@@ -4,6 +4,7 @@
  * and the refusal of synchronous calls while the thread captures. */
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "runtime/capture.h"
 #include "runtime/objects.h"
 #include "test_util.h"
@@ -34,15 +35,15 @@ static void null_context(void **state) {
     size_t n;
     ptxkit_dptr d = 1;
     char buf[16];
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(NULL, 0, 0, &s));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(NULL, 0, 0, &s));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_priority_range_get(NULL, &lo, &hi));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_priority_get(NULL, NULL, &lo));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_query(NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_wait_event(NULL, NULL, e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_func_launch(NULL, NULL, host_fn, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create_ex(NULL, 0, &e));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(NULL, 0, &e));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_query(NULL, e));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc_ex(NULL, 16, 0, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(NULL, 16, 0, &h));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_register(NULL, buf, sizeof buf, 0));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_unregister(NULL, buf));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_device_pointer_get(NULL, buf, &d));
@@ -51,8 +52,8 @@ static void null_context(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_update(NULL, g, s, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_launch(NULL, g, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_node_count_get(NULL, g, &n));
-    ptxkit_graph_destroy(NULL, NULL);
-    ptxkit_graph_destroy(NULL, g); /* no context: nothing, not even a free */
+    ptxkit_graph_destroy(NULL);
+    ptxkit_graph_destroy(g); /* no context: nothing, not even a free */
 }
 
 static void bad_arguments(void **state) {
@@ -66,19 +67,19 @@ static void bad_arguments(void **state) {
     char buf[64];
     size_t n;
     /* unknown flags, out pointers cleared */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0x10, 0, &s));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(ctx, 0x10, 0, &s));
     assert_null(s);
     assert_non_null(strstr(ptxkit_last_error(), "flags"));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create_ex(ctx, 0, 0, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create_ex(ctx, 4, &e));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_stream_create(ctx, 0, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(ctx, 4, &e));
     assert_null(e);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create_ex(ctx, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_event_create(ctx, 0, NULL));
     /* flags of the other call */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc_ex(ctx, 64, PTXKIT_HOST_READ_ONLY, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 64, PTXKIT_HOST_READ_ONLY, &h));
     assert_null(h);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc_ex(ctx, 64, 0x100, &h));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc_ex(ctx, 0, 0, &h));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc_ex(ctx, 64, 0, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 64, 0x100, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 0, 0, &h));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_alloc(ctx, 64, 0, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_host_register(ctx, buf, sizeof buf, PTXKIT_HOST_WRITE_COMBINED));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_host_register(ctx, NULL, sizeof buf, 0));
@@ -102,7 +103,7 @@ static void bad_arguments(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_launch(ctx, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_node_count_get(ctx, g, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_graph_node_count_get(ctx, NULL, &n));
-    ptxkit_graph_destroy(ctx, NULL);
+    ptxkit_graph_destroy(NULL);
     (void)lo;
 }
 
@@ -117,14 +118,14 @@ static void no_driver_entries(void **state) {
     int lo, hi, p;
     ptxkit_dptr d = 1;
     char buf[64];
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_BLOCKING, 0, &s));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_create(ctx, PTXKIT_STREAM_BLOCKING, 0, &s));
     assert_null(s);
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_priority_range_get(ctx, &lo, &hi));
     assert_non_null(strstr(ptxkit_last_error(), "cuCtxGetStreamPriorityRange"));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_priority_get(ctx, NULL, &p));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_stream_query(ctx, NULL));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_func_launch(ctx, NULL, host_fn, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_alloc_ex(ctx, 64, PTXKIT_HOST_MAPPED, &h));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_alloc(ctx, 64, PTXKIT_HOST_MAPPED, &h));
     assert_null(h);
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_register(ctx, buf, sizeof buf, PTXKIT_HOST_MAPPED));
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_host_unregister(ctx, buf));
@@ -146,21 +147,21 @@ static void capture_refusals(void **state) {
     char buf[16] = {0};
     uint32_t result;
     capture_thread_begun((CUstream)0x1234);
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_malloc(ctx, 64, &d));
-    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_malloc"));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_free(ctx, 4096));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, &h));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_alloc(ctx, 64, &d));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_memory_alloc"));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_free(ctx, 4096));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_alloc(ctx, 64, PTXKIT_HOST_DEFAULT, &h));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_host_free(ctx, buf));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_htod(ctx, 4096, buf, sizeof buf));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_dtoh(ctx, buf, 4096, sizeof buf));
-    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memcpy_dtod(ctx, 4096, 8192, sizeof buf));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_write(ctx, 4096, buf, sizeof buf));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_read(ctx, buf, 4096, sizeof buf));
+    assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_memory_copy(ctx, 4096, 8192, sizeof buf));
     assert_status(PTXKIT_ERROR_CAPTURE, ptxkit_context_synchronize(ctx));
     assert_status(PTXKIT_ERROR_CAPTURE,
                   ptxkit_reduce_to_host(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, &result, 4096, 100, NULL));
     /* argument errors still come first, and no-ops stay no-ops */
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_malloc(ctx, 0, &d));
-    assert_status(PTXKIT_SUCCESS, ptxkit_free(ctx, 0));
-    assert_status(PTXKIT_SUCCESS, ptxkit_memcpy_htod(ctx, 4096, buf, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_memory_alloc(ctx, 0, &d));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memory_free(ctx, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_memory_write(ctx, 4096, buf, 0));
     capture_thread_ended((CUstream)0x1234);
     /* ended more often than begun, or a stream never begun: nothing */
     capture_thread_ended((CUstream)0x1234);

@@ -37,8 +37,8 @@ static void *fail_and_read(void *arg) {
         ptxkit_dptr p;
         ptxkit_load_op op;
         switch (id) {
-        case 0: st = ptxkit_malloc(ctx, 0, &p), expect = "ptxkit_malloc"; break;
-        case 1: st = ptxkit_memset32_async(ctx, 4097, 0, 4, NULL), expect = "ptxkit_memset32_async"; break;
+        case 0: st = ptxkit_memory_alloc(ctx, 0, &p), expect = "ptxkit_memory_alloc"; break;
+        case 1: st = ptxkit_memory_set32_async(ctx, 4097, 0, 4, NULL), expect = "ptxkit_memory_set32_async"; break;
         case 2: st = ptxkit_load_op_parse("bogus", &op), expect = "'bogus'"; break; /* no context */
         default: st = ptxkit_last_error_set(PTXKIT_ERROR_NOT_FOUND, "layered %d", i), expect = "layered"; break;
         }
@@ -47,7 +47,7 @@ static void *fail_and_read(void *arg) {
         if (!strstr(m, expect)) return (void *)1;
         /* nothing of another thread's failures */
         for (int other = 0; other < THREADS; other++) {
-            static const char *const names[THREADS] = {"ptxkit_malloc", "ptxkit_memset32_async", "'bogus'", "layered"};
+            static const char *const names[THREADS] = {"ptxkit_memory_alloc", "ptxkit_memory_set32_async", "'bogus'", "layered"};
             if (other != id && strstr(m, names[other])) return (void *)1;
         }
     }
@@ -75,10 +75,10 @@ static void other_threads_leave_mine(void **state) {
     (void)state;
     ctx = test_fake_context();
     ptxkit_dptr p;
-    assert_int_not_equal(ptxkit_malloc(ctx, 0, &p), PTXKIT_SUCCESS);
+    assert_int_not_equal(ptxkit_memory_alloc(ctx, 0, &p), PTXKIT_SUCCESS);
     char mine[PTXKIT_ERROR_SIZE];
     ptxkit_last_error_copy(mine, sizeof mine);
-    assert_non_null(strstr(mine, "ptxkit_malloc"));
+    assert_non_null(strstr(mine, "ptxkit_memory_alloc"));
     pthread_barrier_init(&start, NULL, 1);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, fail_and_read, (void *)(intptr_t)1), 0);

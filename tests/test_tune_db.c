@@ -14,6 +14,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "transpose/transpose.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
@@ -536,12 +538,12 @@ static void test_families_and_variants(void **state) {
     assert_non_null(tune_family_find("reduce"));
     assert_null(tune_family_find("nope"));
     assert_null(tune_family_find(NULL));
-    assert_string_equal(ptxkit_tune_family_name(0), tune_family_at(0)->name);
+    assert_string_equal(ptxkit_tune_family_name_get(0), tune_family_at(0)->name);
     /* gemm is a problem of its own after the launch-option families */
-    assert_string_equal(ptxkit_tune_family_name(tune_family_count()), "gemm");
+    assert_string_equal(ptxkit_tune_family_name_get(tune_family_count()), "gemm");
     assert_null(tune_family_find("gemm"));
-    assert_null(ptxkit_tune_family_name(tune_family_count() + 1));
-    assert_null(ptxkit_tune_family_name(-1));
+    assert_null(ptxkit_tune_family_name_get(tune_family_count() + 1));
+    assert_null(ptxkit_tune_family_name_get(-1));
     tune_variant v = variant_of("reduce", NULL);
     assert_string_equal(v.name, "sum.float32");
     assert_int_equal(v.elem_size, 4);

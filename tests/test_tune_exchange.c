@@ -1,12 +1,13 @@
 /* The tuning database and record through the public API:
- * ptxkit_tune_db_path, _read, _merge (the calls `ptxkit tune
- * --export/--import` use), ptxkit_tune_record_path, _read (--show, info). */
+ * ptxkit_tune_db_path_get, _read, _merge (the calls `ptxkit tune
+ * --export/--import` use), ptxkit_tune_record_path_get, _read (--show, info). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_tune.h"
 #include "test_util.h"
 #include "tune/record.h"
 
@@ -49,10 +50,10 @@ static ptxkit_tune_entry tunable_entry(void) {
 static void path_read_merge(void **state) {
     (void)state;
     char path[4096];
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_path(path, sizeof path));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_db_path_get(path, sizeof path));
     assert_string_equal(path, db_path);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path(path, 4));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path(NULL, 10));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path_get(path, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_db_path_get(NULL, 10));
 
     ptxkit_tune_entry *got = NULL;
     size_t count = 99, total = 0;
@@ -147,7 +148,7 @@ static void record_read(void **state) {
     snprintf(record, sizeof record, "%s.record.jsonl", db_path);
     remove(record);
     setenv("PTXKIT_TUNE_RECORD", record, 1);
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path_get(path, sizeof path));
     assert_string_equal(path, record);
     ptxkit_tune_record_line *lines = NULL;
     size_t count = 9, ignored = 9;
@@ -193,9 +194,9 @@ static void record_read(void **state) {
     ptxkit_tune_record_free(lines);
 
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, NULL, &count, NULL));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_path(NULL, 4));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_path_get(NULL, 4));
     setenv("PTXKIT_TUNE_RECORD", "off", 1);
-    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path(path, sizeof path));
+    assert_status(PTXKIT_SUCCESS, ptxkit_tune_record_path_get(path, sizeof path));
     assert_string_equal(path, "");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_record_read(NULL, &lines, &count, NULL));
     unsetenv("PTXKIT_TUNE_RECORD");

@@ -17,7 +17,7 @@ static ptxkit_context *gpu_ctx;
 
 void test_require_gpu(void) {
     if (gpu_ctx) return;
-    ptxkit_status st = ptxkit_context_open(0, &gpu_ctx);
+    ptxkit_status st = ptxkit_context_create(0, &gpu_ctx);
     if (st != PTXKIT_SUCCESS) {
         printf("skipped: no GPU (%s: %s)\n", ptxkit_status_string(st), ptxkit_last_error());
         exit(TEST_SKIP_EXIT);
@@ -30,7 +30,7 @@ ptxkit_context *test_gpu(void) {
 }
 
 void test_gpu_release(void) {
-    ptxkit_context_close(gpu_ctx);
+    ptxkit_context_destroy(gpu_ctx);
     gpu_ctx = NULL;
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "copy_defaults.h"
 #include "family.h"
 #include "runtime/context.h"

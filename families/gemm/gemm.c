@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "family.h"
 #include "gemm/gemm.h"
 #include "runtime/args.h"
@@ -437,16 +438,16 @@ ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
     return st == PTXKIT_SUCCESS ? name_failure(gemm_prepare(ctx, type, op_a, op_b, &tiles), "ptxkit_gemm_prepare") : st;
 }
 
-ptxkit_status ptxkit_gemm_split_k(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
+ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
                                   int *split_k) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: context is NULL");
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: context is NULL");
     if (!config || !split_k)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: config or split_k is NULL");
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: config or split_k is NULL");
     gemm_config c;
-    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_split_k", config, &c);
+    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_split_k_get", config, &c);
     if (st != PTXKIT_SUCCESS) return st;
     if (c.bm <= 0 || c.bn <= 0 || c.bk <= 0)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k: block tile %dx%dx%d (bm, bn, bk "
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: block tile %dx%dx%d (bm, bn, bk "
                             "must be set)", c.bm, c.bn, c.bk);
     *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
     return PTXKIT_SUCCESS;

@@ -13,6 +13,7 @@
 
 #include "gemm/gemm_config.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 /* The configuration ptxkit_gemm runs for a call: the caller's tiles when
  * given, else the tuning database's entry for (type, class, m * n * k),

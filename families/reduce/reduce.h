@@ -9,6 +9,7 @@
 #include "family.h"
 #include "runtime/launch.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 enum {
     REDUCE_MAX_UNROLL = 16,
@@ -25,7 +26,7 @@ bool reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
 typedef enum reduce_passes { REDUCE_PASSES_AUTO = 0, REDUCE_PASSES_ONE, REDUCE_PASSES_TWO } reduce_passes;
 
 /* ptxkit_reduce with the number of launches chosen by the caller. */
-/* ptxkit_reduce's parameter names (ptxkit_private_reduce_passes and the
+/* ptxkit_reduce's parameter names (ptxkit_reduce_experiment and the
  * sharded reduce read the same). */
 extern const config_name reduce_config_names[];
 

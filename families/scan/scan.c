@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
 #include "runtime/args.h"

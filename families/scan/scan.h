@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 #include "runtime/launch.h"
 #include "scan_defaults.h" /* shared with scan.cu */
 
@@ -19,7 +20,7 @@ enum {
 };
 
 /* Whether (op, type) is provided: the same combinations as ptxkit_reduce. */
-/* ptxkit_scan's parameter names (ptxkit_private_scan and the sharded scan
+/* ptxkit_scan's parameter names (ptxkit_scan_experiment and the sharded scan
  * read the same). */
 extern const config_name scan_config_names[];
 

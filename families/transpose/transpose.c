@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "family.h"
 #include "transpose/transpose.h"
 #include "runtime/args.h"

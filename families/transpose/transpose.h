@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 #include "runtime/launch.h"
 
 typedef struct transpose_config {

@@ -1,6 +1,6 @@
 // The asynchronous-copy lab of `ptxkit bench async` (an application's
 // program to the library: the command compiles it with
-// ptxkit_program_create and launches it with ptxkit_launch).
+// ptxkit_program_create and launches it with ptxkit_kernel_launch).
 //
 // async_copy: each block walks tiles of TILE_BYTES of a large array
 // (grid-stride) and brings each one into shared memory by

@@ -1,6 +1,6 @@
 // The L2 residency lab of `ptxkit bench l2` (an application's program to
 // the library: compiled with ptxkit_program_create, launched with
-// ptxkit_launch on a stream whose access policy window the command sets).
+// ptxkit_kernel_launch on a stream whose access policy window the command sets).
 //
 // l2_updates: the lecture's experiment. Even threads add 1 to random words
 // of `hot` (meant to persist in L2), odd threads to random words of `cold`

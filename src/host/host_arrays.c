@@ -2,7 +2,7 @@
  * in host memory through a chunked pipeline over the streams of a ring the
  * context owns. This layer stands on the runtime (context state, driver
  * entry points, errors) and the public ops (ptxkit_reduce, ptxkit_scan,
- * ptxkit_launch), as src/multi does for several GPUs.
+ * ptxkit_kernel_launch), as src/multi does for several GPUs.
  *
  * Chunk i uses ring slot i % k (k compute streams). Its H2D copy goes on
  * the ring's one upload stream and its D2H copy on the one download
@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_ops.h"
 #include "runtime/args.h"
 #include "runtime/capture.h"
 #include "runtime/context.h"
@@ -184,7 +185,7 @@ static ptxkit_status ring_reserve(ptxkit_context *ctx, host_ring *r, int streams
         return record_cuda_error(ctx, e, "host arrays: cuStreamCreate");
     while (r->streams < streams) {
         ring_slot *s = &r->slot[r->streams];
-        ptxkit_status st = ptxkit_stream_create(ctx, &s->stream);
+        ptxkit_status st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s->stream);
         if (st != PTXKIT_SUCCESS) return st;
         CUevent *events[] = {&s->loaded, &s->computed, &s->done, &s->carried};
         e = CUDA_SUCCESS;
@@ -193,7 +194,7 @@ static ptxkit_status ring_reserve(ptxkit_context *ctx, host_ring *r, int streams
         if (e != CUDA_SUCCESS) {
             for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
                 if (*events[i]) cu->cuEventDestroy(*events[i]);
-            ptxkit_stream_destroy(ctx, s->stream);
+            ptxkit_stream_destroy(s->stream);
             *s = (ring_slot){0};
             return record_cuda_error(ctx, e, "host arrays: cuEventCreate");
         }
@@ -238,7 +239,7 @@ static ptxkit_status carry_kernel(ptxkit_context *ctx, host_ring *r, ptxkit_redu
         type_define[8] = (char)('0' + (int)type);
         op_define[3] = (char)('0' + (int)op);
         const char *defines[2] = {type_define, op_define};
-        if ((st = ptxkit_kernel_get(ctx, r->program, "host_carry", defines, 2, slot)) != PTXKIT_SUCCESS) return st;
+        if ((st = ptxkit_program_kernel_get(ctx, r->program, "host_carry", defines, 2, slot)) != PTXKIT_SUCCESS) return st;
     }
     *out = *slot;
     return PTXKIT_SUCCESS;
@@ -611,7 +612,7 @@ static ptxkit_status launch_transform(ptxkit_context *ctx, host_call *c, ptxkit_
     if (cap == 0) cap = 1024;
     if (blocks > cap) blocks = cap;
     void *args[] = {&out, &in, &n};
-    return ptxkit_launch(c->kernel, (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(c->kernel, (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, stream, args);
 }
 
 /* Queues chunk i on its slot: input to the device, the op, output back. */
@@ -655,7 +656,7 @@ static ptxkit_status chunk_issue(ptxkit_context *ctx, host_ring *r, host_call *c
         unsigned long long blocks = (n + 1023) / 1024, cap = (unsigned long long)ctx->info.sm_count * 8;
         if (cap == 0) cap = 512;
         if (blocks > cap) blocks = cap;
-        st = ptxkit_launch(carry, (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, s->stream, args);
+        st = ptxkit_kernel_launch(carry, (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0, s->stream, args);
         if (st == PTXKIT_SUCCESS && (e = cu->cuEventRecord(s->carried, h)) != CUDA_SUCCESS)
             return record_cuda_error(ctx, e, "host arrays: cuEventRecord");
         result = s->d_out;

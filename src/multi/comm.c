@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "multi/comm.h"
 #include "runtime/context.h"
 #include "runtime/status.h"
@@ -82,7 +83,7 @@ static ptxkit_comm *comm_new(const nccl_library *nccl, int ranks, int local_rank
  * are destroyed by the caller. */
 static void comm_free(ptxkit_comm *comm) {
     for (int l = 0; l < comm->local_ranks; l++)
-        if (comm->local[l].totals) ptxkit_free(comm->local[l].ctx, comm->local[l].totals);
+        if (comm->local[l].totals) ptxkit_memory_free(comm->local[l].ctx, comm->local[l].totals);
     ptxkit_program_destroy(comm->program);
     free(comm);
 }
@@ -97,7 +98,7 @@ static ptxkit_status comm_prepare(ptxkit_comm *comm) {
         ptxkit_device_info info;
         if ((st = ptxkit_device_info_get(lr->ctx, &info)) != PTXKIT_SUCCESS) return st;
         lr->sm_count = info.sm_count > 0 ? info.sm_count : 1;
-        if ((st = ptxkit_malloc(lr->ctx, 8 * ((size_t)comm->ranks + 1), &lr->totals)) != PTXKIT_SUCCESS) return st;
+        if ((st = ptxkit_memory_alloc(lr->ctx, 8 * ((size_t)comm->ranks + 1), &lr->totals)) != PTXKIT_SUCCESS) return st;
     }
     return PTXKIT_SUCCESS;
 }
@@ -214,7 +215,7 @@ ptxkit_status ptxkit_comm_info_get(const ptxkit_comm *comm, ptxkit_comm_info *ou
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_context *ptxkit_comm_context(const ptxkit_comm *comm, int local_rank) {
+ptxkit_context *ptxkit_comm_context_get(const ptxkit_comm *comm, int local_rank) {
     if (!comm || local_rank < 0 || local_rank >= comm->local_ranks) return NULL;
     return comm->local[local_rank].ctx;
 }

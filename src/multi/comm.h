@@ -7,6 +7,7 @@
 
 #include "driver/nccl.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 /* The kernels a sharded reduce or scan adds to the single-GPU ops. */
 typedef enum shard_kernel {

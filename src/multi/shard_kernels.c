@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "multi/comm.h"
 
 static const char shard_source[] =
@@ -101,7 +102,7 @@ ptxkit_status shard_kernel_get(ptxkit_comm *comm, int l, shard_kernel which, ptx
         type_define[8] = (char)('0' + (int)type);
         op_define[3] = (char)('0' + (int)op);
         const char *defines[2] = {type_define, op_define};
-        ptxkit_status st = ptxkit_kernel_get(lr->ctx, comm->program, entries[which], defines, 2, slot);
+        ptxkit_status st = ptxkit_program_kernel_get(lr->ctx, comm->program, entries[which], defines, 2, slot);
         if (st != PTXKIT_SUCCESS) return st;
     }
     *out = *slot;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ptxkit_ops.h"
 #include "multi/comm.h"
 #include "runtime/context.h"
 #include "runtime/status.h"
@@ -60,7 +61,7 @@ static ptxkit_status gather_totals(ptxkit_comm *comm, ptxkit_dtype type, ptxkit_
         if ((st = context_enter(lr->ctx)) != PTXKIT_SUCCESS) break;
         r = nccl->ncclAllGather((const void *)(uintptr_t)(lr->totals + (ptxkit_dptr)lr->rank * size),
                                 (void *)(uintptr_t)lr->totals, 1, comm_nccl_type(type), lr->nccl,
-                                ptxkit_stream_handle(stream_of(streams, l)));
+                                ptxkit_stream_handle_get(stream_of(streams, l)));
         context_leave(lr->ctx);
         if (r != NCCL_SUCCESS) st = comm_nccl_error(nccl, lr, r, what);
     }
@@ -99,7 +100,7 @@ ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_
         ptxkit_dptr dst = out[l], totals = lr->totals;
         int count = comm->ranks;
         void *args[] = {&dst, &totals, &count};
-        st = ptxkit_launch(combine[l], (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream_of(streams, l), args);
+        st = ptxkit_kernel_launch(combine[l], (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream_of(streams, l), args);
         if (st != PTXKIT_SUCCESS) return st;
     }
     return PTXKIT_SUCCESS;
@@ -135,7 +136,7 @@ ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_
         /* an in-place exclusive scan overwrites the last input, which the
          * shard's total needs */
         if (exclusive && n[l] &&
-            (st = ptxkit_memcpy_dtod_async(lr->ctx, last, in[l] + (ptxkit_dptr)(n[l] - 1) * size, size, stream)) !=
+            (st = ptxkit_memory_copy_async(lr->ctx, last, in[l] + (ptxkit_dptr)(n[l] - 1) * size, size, stream)) !=
                 PTXKIT_SUCCESS)
             return st;
         if ((st = ptxkit_scan(lr->ctx, kind, op, type, out[l], in[l], n[l], options, stream)) != PTXKIT_SUCCESS)
@@ -144,7 +145,7 @@ ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_
         int rank = lr->rank;
         unsigned long long count = n[l];
         void *args[] = {&totals, &rank, &scanned, &last, &count, &exclusive, identity};
-        st = ptxkit_launch(total[l], (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream, args);
+        st = ptxkit_kernel_launch(total[l], (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){1, 1, 1}, 0, stream, args);
         if (st != PTXKIT_SUCCESS) return st;
     }
     if ((st = gather_totals(comm, type, streams, "ncclAllGather (ptxkit_comm_scan's totals)")) != PTXKIT_SUCCESS)
@@ -159,7 +160,7 @@ ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_
         unsigned long long blocks = (count + 1023) / 1024, cap = (unsigned long long)lr->sm_count * 8;
         if (blocks > cap) blocks = cap;
         void *args[] = {&dst, &count, &totals, &rank};
-        st = ptxkit_launch(offset[l], (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0,
+        st = ptxkit_kernel_launch(offset[l], (ptxkit_dim3){(unsigned)blocks, 1, 1}, (ptxkit_dim3){256, 1, 1}, 0,
                            stream_of(streams, l), args);
         if (st != PTXKIT_SUCCESS) return st;
     }
@@ -189,7 +190,7 @@ ptxkit_status ptxkit_comm_allreduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxk
         comm_rank *lr = &comm->local[l];
         if ((st = context_enter(lr->ctx)) != PTXKIT_SUCCESS) break;
         r = nccl->ncclAllReduce((const void *)(uintptr_t)in[l], (void *)(uintptr_t)out[l], n, comm_nccl_type(type),
-                                nccl_op, lr->nccl, ptxkit_stream_handle(stream_of(streams, l)));
+                                nccl_op, lr->nccl, ptxkit_stream_handle_get(stream_of(streams, l)));
         context_leave(lr->ctx);
         if (r != NCCL_SUCCESS) st = comm_nccl_error(nccl, lr, r, "ncclAllReduce");
     }
@@ -235,7 +236,7 @@ static ptxkit_status exchange(ptxkit_comm *comm, ptxkit_dtype type, int root, pt
         comm_rank *lr = &comm->local[root_local];
         ptxkit_dptr dst = to_root ? root_buffer + offset : shards[root_local];
         ptxkit_dptr src = to_root ? shards[root_local] : root_buffer + offset;
-        if ((st = ptxkit_memcpy_dtod_async(lr->ctx, dst, src, counts[root] * size, stream_of(streams, root_local))) !=
+        if ((st = ptxkit_memory_copy_async(lr->ctx, dst, src, counts[root] * size, stream_of(streams, root_local))) !=
             PTXKIT_SUCCESS)
             return st;
     }
@@ -243,7 +244,7 @@ static ptxkit_status exchange(ptxkit_comm *comm, ptxkit_dtype type, int root, pt
     if (r != NCCL_SUCCESS) return comm_nccl_error(nccl, &comm->local[0], r, "ncclGroupStart");
     for (int l = 0; l < comm->local_ranks && st == PTXKIT_SUCCESS; l++) {
         comm_rank *lr = &comm->local[l];
-        void *stream = ptxkit_stream_handle(stream_of(streams, l));
+        void *stream = ptxkit_stream_handle_get(stream_of(streams, l));
         if ((st = context_enter(lr->ctx)) != PTXKIT_SUCCESS) break;
         if (lr->rank == root) {
             size_t offset = 0;
@@ -291,15 +292,15 @@ ptxkit_status ptxkit_shard_split(size_t total, int ranks, int rank, size_t *offs
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_shard_offsets(const size_t *counts, int ranks, size_t *offsets, size_t *total) {
+ptxkit_status ptxkit_shard_offsets_get(const size_t *counts, int ranks, size_t *offsets, size_t *total) {
     if (!counts || !offsets)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_shard_offsets: %s is NULL",
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_shard_offsets_get: %s is NULL",
                             counts ? "offsets" : "counts");
-    if (ranks < 1) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_shard_offsets: %d ranks", ranks);
+    if (ranks < 1) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_shard_offsets_get: %d ranks", ranks);
     size_t sum = 0;
     for (int r = 0; r < ranks; r++) {
         if (counts[r] > SIZE_MAX - sum)
-            return record_error(NULL, PTXKIT_ERROR_OVERFLOW, "ptxkit_shard_offsets: the counts overflow size_t at rank %d", r);
+            return record_error(NULL, PTXKIT_ERROR_OVERFLOW, "ptxkit_shard_offsets_get: the counts overflow size_t at rank %d", r);
         offsets[r] = sum;
         sum += counts[r];
     }

@@ -48,13 +48,13 @@ bool state_dir_configured(char *buf, size_t size) {
     return directory(buf, size, "PTXKIT_STATE_DIR", "XDG_STATE_HOME", ".local/state");
 }
 
-ptxkit_status ptxkit_cache_dir(char *buf, size_t size) {
-    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_dir: no buffer");
+ptxkit_status ptxkit_cache_dir_get(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_dir_get: no buffer");
     buf[0] = 0;
     if (cache_dir_disabled()) return PTXKIT_SUCCESS;
     if (!cache_dir_configured(buf, size)) {
         buf[0] = 0;
-        return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_cache_dir: no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
+        return record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_cache_dir_get: no cache directory: set PTXKIT_CACHE_DIR or HOME (or the path is too long)");
     }
     return PTXKIT_SUCCESS;
 }

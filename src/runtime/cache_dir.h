@@ -1,6 +1,6 @@
 /* Where ptxkit keeps files (cache_dir.c), by the XDG base-directory rules.
  * The cache: $PTXKIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxkit, else
- * ~/.cache/ptxkit; PTXKIT_CACHE=off (or 0) disables it. ptxkit_cache_dir
+ * ~/.cache/ptxkit; PTXKIT_CACHE=off (or 0) disables it. ptxkit_cache_dir_get
  * (ptxkit.h) is its public call: the disk cache and the NVRTC identity
  * record live there, and may be deleted at any time.
  * The state: $PTXKIT_STATE_DIR, else $XDG_STATE_HOME/ptxkit, else

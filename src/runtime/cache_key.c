@@ -38,7 +38,7 @@ typedef struct nvrtc_identity {
 static void identity_record_path(char *buf, size_t size) {
     char dir[4096];
     buf[0] = 0;
-    if (ptxkit_cache_dir(dir, sizeof dir) == PTXKIT_SUCCESS && dir[0]) snprintf(buf, size, "%s/nvrtc-identity", dir);
+    if (ptxkit_cache_dir_get(dir, sizeof dir) == PTXKIT_SUCCESS && dir[0]) snprintf(buf, size, "%s/nvrtc-identity", dir);
 }
 
 /* A hash of the whole of what chooses the library (two environments that
@@ -92,7 +92,7 @@ static bool identity_from_library(nvrtc_identity *id) {
     id->mtime = (long long)st.st_mtime;
     char record[4200], signature[NVRTC_SIGNATURE_SIZE], dir[4096], text[NVRTC_SIGNATURE_SIZE + PATH_MAX + 96];
     identity_record_path(record, sizeof record);
-    if (!record[0] || ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS || !files_make_dirs(dir)) return true;
+    if (!record[0] || ptxkit_cache_dir_get(dir, sizeof dir) != PTXKIT_SUCCESS || !files_make_dirs(dir)) return true;
     nvrtc_environment_signature(signature);
     int length = snprintf(text, sizeof text, "%s\n%s\n%lld %lld %d %d\n", signature, id->path, id->size, id->mtime,
                           id->major, id->minor);

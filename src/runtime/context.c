@@ -1,5 +1,5 @@
 /* Contexts: a device's primary context, or a caller's CUcontext. The public
- * ptxkit_context_open and ptxkit_context_attach are src/tune/context_open.c's:
+ * ptxkit_context_create and ptxkit_context_attach are src/tune/context_open.c's:
  * they open through context_open and context_attach here, then install the
  * tuner's runner for PTXKIT_TUNE=auto (objects.h, ptxkit_context.auto_tune),
  * which this layer may not name. */
@@ -20,14 +20,14 @@ static const cuda_driver *driver_or_error(ptxkit_status *st) {
     return cu;
 }
 
-ptxkit_status ptxkit_device_count(int *count) {
-    if (!count) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_device_count: count is NULL");
+ptxkit_status ptxkit_device_count_get(int *count) {
+    if (!count) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_device_count_get: count is NULL");
     *count = 0;
     ptxkit_status st;
     const cuda_driver *cu = driver_or_error(&st);
     if (!cu) return st == PTXKIT_ERROR_NO_DEVICE ? PTXKIT_SUCCESS : st;
     CUresult r = cu->cuDeviceGetCount(count);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "ptxkit_device_count: cuDeviceGetCount");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(NULL, r, "ptxkit_device_count_get: cuDeviceGetCount");
 }
 
 static int attr(ptxkit_context *ctx, CUdevice_attribute a) {
@@ -92,7 +92,7 @@ static void context_free(ptxkit_context *ctx) {
 }
 
 ptxkit_status context_open(int ordinal, ptxkit_context **out) {
-    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_open: out is NULL");
+    if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_create: out is NULL");
     *out = NULL;
     ptxkit_status st;
     const cuda_driver *cu = driver_or_error(&st);
@@ -101,7 +101,7 @@ ptxkit_status context_open(int ordinal, ptxkit_context **out) {
     CUresult r = cu->cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS) return record_cuda_error(NULL, r, "cuDeviceGetCount");
     if (ordinal < 0 || ordinal >= count)
-        return record_error(NULL, PTXKIT_ERROR_NO_DEVICE, "ptxkit_context_open: device %d does not exist (%d GPU%s found)",
+        return record_error(NULL, PTXKIT_ERROR_NO_DEVICE, "ptxkit_context_create: device %d does not exist (%d GPU%s found)",
                             ordinal, count, count == 1 ? "" : "s");
     ptxkit_context *ctx = NULL;
     if ((st = context_new(cu, &ctx)) != PTXKIT_SUCCESS) return st;
@@ -148,7 +148,7 @@ ptxkit_status context_attach(void *cu_context, ptxkit_context **out) {
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_context_close(ptxkit_context *ctx) {
+ptxkit_status ptxkit_context_destroy(ptxkit_context *ctx) {
     if (!ctx) return PTXKIT_SUCCESS;
     const cuda_driver *cu = ctx->cu;
     /* Without the context current the driver calls below fail harmlessly,

@@ -33,7 +33,7 @@ void context_states_release(ptxkit_context *ctx);
 /* Calls every state's stream_closing (context current). */
 void context_stream_closing(ptxkit_context *ctx, CUstream stream);
 
-/* Open a context as ptxkit_context_open and ptxkit_context_attach do (the
+/* Open a context as ptxkit_context_create and ptxkit_context_attach do (the
  * same checks and messages) but without the auto-tune runner: those public
  * calls, in src/tune/context_open.c, add it. */
 ptxkit_status context_open(int ordinal, ptxkit_context **out);

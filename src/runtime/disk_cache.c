@@ -118,8 +118,8 @@ unsigned long long disk_cache_cap_from_env(char *note, size_t note_size) {
     return (unsigned long long)CACHE_DEFAULT_CAP_MB << 20;
 }
 
-ptxkit_status ptxkit_cache_limit(unsigned long long *bytes) {
-    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_limit: bytes is NULL");
+ptxkit_status ptxkit_cache_limit_get(unsigned long long *bytes) {
+    if (!bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_limit_get: bytes is NULL");
     *bytes = disk_cache_cap_from_env(NULL, 0);
     return PTXKIT_SUCCESS;
 }
@@ -491,8 +491,8 @@ static ptxkit_status scan_error(const char *dir, int err) {
                         err == ENOTDIR ? "not a directory" : strerror(err));
 }
 
-ptxkit_status ptxkit_cache_stats(size_t *files, size_t *bytes) {
-    if (!files || !bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_stats: NULL argument");
+ptxkit_status ptxkit_cache_stats_get(size_t *files, size_t *bytes) {
+    if (!files || !bytes) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_cache_stats_get: NULL argument");
     *files = *bytes = 0;
     disk_cache *c = disk_cache_open(NULL);
     if (!c) return PTXKIT_SUCCESS;

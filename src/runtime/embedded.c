@@ -25,14 +25,14 @@ bool embedded_is_header(const char *name) {
     return (len > 4 && strcmp(name + len - 4, ".cuh") == 0) || (len > 2 && strcmp(name + len - 2, ".h") == 0);
 }
 
-const char *ptxkit_builtin_source_name(int index) {
+const char *ptxkit_program_builtin_source_name_get(int index) {
     return index >= 0 && (size_t)index < ptxkit_embedded_count ? ptxkit_embedded_files[index].name : NULL;
 }
 
-ptxkit_status ptxkit_builtin_source(const char *name, const char **text, size_t *size) {
-    if (!name || !text) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_builtin_source: NULL argument");
+ptxkit_status ptxkit_program_builtin_source_get(const char *name, const char **text, size_t *size) {
+    if (!name || !text) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_program_builtin_source_get: NULL argument");
     const embedded_file *f = embedded_find(name);
-    if (!f) return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_builtin_source: the library holds no '%.200s'", name);
+    if (!f) return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_program_builtin_source_get: the library holds no '%.200s'", name);
     *text = f->text;
     if (size) *size = f->size;
     return PTXKIT_SUCCESS;

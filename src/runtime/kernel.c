@@ -36,7 +36,7 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
     return registered;
 }
 
-void *ptxkit_kernel_handle(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
+void *ptxkit_kernel_handle_get(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
 
 const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *k) { return k && k->jit_log ? k->jit_log : ""; }
 
@@ -73,21 +73,21 @@ static ptxkit_status check_block_threads(ptxkit_kernel *k, int threads, size_t s
     if (shared > (size_t)k->max_dynamic_shared)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "%zu bytes of dynamic shared memory exceed this kernel's limit of %d (raise it with "
-                            "ptxkit_kernel_set_max_dynamic_shared, up to %d on this GPU)",
+                            "ptxkit_kernel_max_dynamic_shared_set, up to %d on this GPU)",
                             shared, k->max_dynamic_shared, k->ctx->info.shared_per_block_optin);
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_kernel_occupancy(ptxkit_kernel *k, int block_threads, size_t shared, int *blocks_per_sm) {
+ptxkit_status ptxkit_kernel_occupancy_get(ptxkit_kernel *k, int block_threads, size_t shared, int *blocks_per_sm) {
     if (!k || !blocks_per_sm)
-        return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_occupancy: NULL argument");
+        return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_occupancy_get: NULL argument");
     ptxkit_status st = check_block_threads(k, block_threads, shared);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = k->ctx->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k->fn, block_threads, shared);
     context_leave(k->ctx);
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS
-                             : record_cuda_error(k->ctx, r, "ptxkit_kernel_occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor");
+                             : record_cuda_error(k->ctx, r, "ptxkit_kernel_occupancy_get: cuOccupancyMaxActiveBlocksPerMultiprocessor");
 }
 
 /* ---- resident blocks per SM ----------------------------------------------
@@ -211,33 +211,33 @@ ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *k, size_t *count, size_t *
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+ptxkit_status ptxkit_kernel_launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
                                     ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count) {
-    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: kernel is NULL");
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: kernel is NULL");
     if (arg_count && (!args || !arg_sizes))
-        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: NULL arguments");
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: NULL arguments");
     enum { MANY = 64 };
     size_t count = 0, offsets[MANY], sizes[MANY];
     ptxkit_status st = ptxkit_kernel_params_get(k, &count, offsets, sizes, MANY);
     if (st != PTXKIT_SUCCESS) return st;
     if (count != arg_count)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_launch_checked: the kernel takes %zu parameters, %zu arguments given", count,
+                            "ptxkit_kernel_launch_checked: the kernel takes %zu parameters, %zu arguments given", count,
                             arg_count);
     for (size_t i = 0; i < count && i < MANY; i++) {
         if (arg_sizes[i] != sizes[i])
             return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_launch_checked: parameter %zu (at byte %zu) is %zu bytes, its argument %zu", i,
+                                "ptxkit_kernel_launch_checked: parameter %zu (at byte %zu) is %zu bytes, its argument %zu", i,
                                 offsets[i], sizes[i], arg_sizes[i]);
         if (!args[i])
-            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_checked: argument %zu is NULL", i);
+            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: argument %zu is NULL", i);
     }
-    return ptxkit_launch(k, grid, block, shared, stream, args);
+    return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
 }
 
-ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,
+ptxkit_status ptxkit_kernel_grid_size_get(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,
                                       unsigned *grid) {
-    if (!k || !grid) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_grid_size: NULL argument");
+    if (!k || !grid) return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_grid_size_get: NULL argument");
     ptxkit_status st = check_block_threads(k, block_threads, shared);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
@@ -246,21 +246,21 @@ ptxkit_status ptxkit_kernel_grid_size(ptxkit_kernel *k, int block_threads, size_
     return st;
 }
 
-ptxkit_status ptxkit_kernel_set_max_dynamic_shared(ptxkit_kernel *k, size_t bytes) {
-    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_set_max_dynamic_shared: kernel is NULL");
+ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *k, size_t bytes) {
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_max_dynamic_shared_set: kernel is NULL");
     ptxkit_kernel_attributes a;
     ptxkit_status st = ptxkit_kernel_attributes_get(k, &a);
     if (st != PTXKIT_SUCCESS) return st;
     size_t limit = (size_t)k->ctx->info.shared_per_block_optin;
     if (bytes + (size_t)a.static_shared_bytes > limit || bytes > (size_t)INT32_MAX)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_kernel_set_max_dynamic_shared: %zu bytes of dynamic shared memory plus the kernel's %d static bytes exceed this GPU's "
+                            "ptxkit_kernel_max_dynamic_shared_set: %zu bytes of dynamic shared memory plus the kernel's %d static bytes exceed this GPU's "
                             "opt-in limit of %zu per block", bytes, a.static_shared_bytes, limit);
     if ((st = context_enter(k->ctx)) != PTXKIT_SUCCESS) return st;
     CUresult r = k->ctx->cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
     context_leave(k->ctx);
     if (r != CUDA_SUCCESS)
-        return record_cuda_error(k->ctx, r, "ptxkit_kernel_set_max_dynamic_shared: cuFuncSetAttribute(max dynamic shared memory)");
+        return record_cuda_error(k->ctx, r, "ptxkit_kernel_max_dynamic_shared_set: cuFuncSetAttribute(max dynamic shared memory)");
     k->max_dynamic_shared = (int)bytes;
     return PTXKIT_SUCCESS;
 }
@@ -326,9 +326,9 @@ ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 bloc
     return st == PTXKIT_SUCCESS ? launch_checked(k, grid, block, shared, stream, args) : st;
 }
 
-ptxkit_status ptxkit_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
+ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
-    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch: kernel is NULL");
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch: kernel is NULL");
     ptxkit_status st = check_launch(k, &grid, &block, shared);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_context *ctx = k->ctx;
@@ -340,17 +340,17 @@ ptxkit_status ptxkit_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 bloc
     return st;
 }
 
-ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
                                ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *a) {
-    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_ex: kernel is NULL");
-    if (!a) return ptxkit_launch(k, grid, block, shared, stream, args);
+    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: kernel is NULL");
+    if (!a) return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
     ptxkit_context *ctx = k->ctx;
     ptxkit_status st = check_launch(k, &grid, &block, shared);
     if (st != PTXKIT_SUCCESS) return st;
     if (!RESERVED_ZERO(a))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_launch_ex: reserved attribute fields are set");
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: reserved attribute fields are set");
     if (!ctx->cu->cuLaunchKernelEx)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver has no cuLaunchKernelEx (CUDA 12+)");
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_kernel_launch_ex: the driver has no cuLaunchKernelEx (CUDA 12+)");
     CUlaunchAttribute attrs[3];
     unsigned count = 0;
     ptxkit_dim3 c = a->cluster;
@@ -360,10 +360,10 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
         if (!c.z) c.z = 1;
         if (ctx->arch < 90)
             return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
-                                "ptxkit_launch_ex: thread-block clusters need sm_90, this GPU is sm_%d", ctx->arch);
+                                "ptxkit_kernel_launch_ex: thread-block clusters need sm_90, this GPU is sm_%d", ctx->arch);
         if (grid.x % c.x || grid.y % c.y || grid.z % c.z)
             return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_launch_ex: cluster %ux%ux%u does not divide the grid %ux%ux%u", c.x, c.y, c.z,
+                                "ptxkit_kernel_launch_ex: cluster %ux%ux%u does not divide the grid %ux%ux%u", c.x, c.y, c.z,
                                 grid.x, grid.y, grid.z);
         attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attrs[count].value.clusterDim.x = c.x;
@@ -394,9 +394,9 @@ ptxkit_status ptxkit_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 b
     context_leave(ctx);
     if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_launch_ex: cooperative launch: %u blocks cannot all be resident at once (see ptxkit_kernel_grid_size)",
+                            "ptxkit_kernel_launch_ex: cooperative launch: %u blocks cannot all be resident at once (see ptxkit_kernel_grid_size_get)",
                             grid.x * grid.y * grid.z);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_launch_ex: the driver or GPU does not support these attributes");
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_kernel_launch_ex: the driver or GPU does not support these attributes");
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
 }

@@ -22,7 +22,7 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
 ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_bytes, int blocks_per_sm,
                             size_t max_useful, unsigned *grid);
 
-/* ptxkit_launch for callers that made k's context current (the ops): the
+/* ptxkit_kernel_launch for callers that made k's context current (the ops): the
  * same checks, without asking the driver which context is current. */
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args);

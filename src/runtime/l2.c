@@ -1,5 +1,5 @@
 /* L2 residency: the persisting set-aside, access policy windows on streams
- * (and their checks, shared with ptxkit_launch_ex), and the reset. */
+ * (and their checks, shared with ptxkit_kernel_launch_ex), and the reset. */
 #include <stdint.h>
 
 #include "runtime/args.h"
@@ -120,7 +120,7 @@ static ptxkit_status check_stream(ptxkit_context *ctx, ptxkit_stream *stream, co
     if (!stream)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "%s: the default stream takes no attributes: use a created or wrapped stream, or the launch's "
-                            "access window (ptxkit_launch_ex)",
+                            "access window (ptxkit_kernel_launch_ex)",
                             what);
     return PTXKIT_SUCCESS;
 }

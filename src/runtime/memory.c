@@ -28,30 +28,30 @@
 #define REQUIRE(ctx, cond, ...) \
     do { if (!(cond)) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
 
-ptxkit_status ptxkit_malloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out) {
-    REQUIRE(ctx, ctx && out, "ptxkit_malloc: NULL argument");
+ptxkit_status ptxkit_memory_alloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out) {
+    REQUIRE(ctx, ctx && out, "ptxkit_memory_alloc: NULL argument");
     *out = 0;
-    REQUIRE(ctx, bytes > 0, "ptxkit_malloc: zero bytes requested");
+    REQUIRE(ctx, bytes > 0, "ptxkit_memory_alloc: zero bytes requested");
     CUdeviceptr p = 0;
-    CAPTURE_REFUSE(ctx, "ptxkit_malloc");
+    CAPTURE_REFUSE(ctx, "ptxkit_memory_alloc");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuMemAlloc(&p, bytes);
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         char what[96];
-        snprintf(what, sizeof what, "ptxkit_malloc(%zu bytes)", bytes);
+        snprintf(what, sizeof what, "ptxkit_memory_alloc(%zu bytes)", bytes);
         return record_cuda_error(ctx, r, what);
     }
     *out = p;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_free(ptxkit_context *ctx, ptxkit_dptr ptr) {
-    REQUIRE(ctx, ctx, "ptxkit_free: context is NULL");
+ptxkit_status ptxkit_memory_free(ptxkit_context *ctx, ptxkit_dptr ptr) {
+    REQUIRE(ctx, ctx, "ptxkit_memory_free: context is NULL");
     if (!ptr) return PTXKIT_SUCCESS;
-    CAPTURE_REFUSE(ctx, "ptxkit_free");
-    WITH_CONTEXT(ctx, "ptxkit_free", ctx->cu->cuMemFree(ptr));
+    CAPTURE_REFUSE(ctx, "ptxkit_memory_free");
+    WITH_CONTEXT(ctx, "ptxkit_memory_free", ctx->cu->cuMemFree(ptr));
 }
 
 ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out) {
@@ -80,57 +80,57 @@ ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, si
     if ((bytes) == 0) return PTXKIT_SUCCESS;                                          \
     REQUIRE(ctx, (dst) && (src), name ": NULL %s", (dst) ? "source" : "destination")
 
-ptxkit_status ptxkit_memcpy_htod(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes) {
-    COPY_ARGS("ptxkit_memcpy_htod", dst, src, bytes);
-    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_htod");
+ptxkit_status ptxkit_memory_write(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes) {
+    COPY_ARGS("ptxkit_memory_write", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memory_write");
     WITH_CONTEXT(ctx, "cuMemcpyHtoD", ctx->cu->cuMemcpyHtoD(dst, src, bytes));
 }
 
-ptxkit_status ptxkit_memcpy_dtoh(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes) {
-    COPY_ARGS("ptxkit_memcpy_dtoh", dst, src, bytes);
-    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_dtoh");
+ptxkit_status ptxkit_memory_read(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes) {
+    COPY_ARGS("ptxkit_memory_read", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memory_read");
     WITH_CONTEXT(ctx, "cuMemcpyDtoH", ctx->cu->cuMemcpyDtoH(dst, src, bytes));
 }
 
-ptxkit_status ptxkit_memcpy_dtod(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes) {
-    COPY_ARGS("ptxkit_memcpy_dtod", dst, src, bytes);
-    CAPTURE_REFUSE(ctx, "ptxkit_memcpy_dtod");
+ptxkit_status ptxkit_memory_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes) {
+    COPY_ARGS("ptxkit_memory_copy", dst, src, bytes);
+    CAPTURE_REFUSE(ctx, "ptxkit_memory_copy");
     WITH_CONTEXT(ctx, "cuMemcpyDtoD", ctx->cu->cuMemcpyDtoD(dst, src, bytes));
 }
 
-ptxkit_status ptxkit_memcpy_htod_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes,
+ptxkit_status ptxkit_memory_write_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes,
                                        ptxkit_stream *stream) {
-    COPY_ARGS("ptxkit_memcpy_htod_async", dst, src, bytes);
+    COPY_ARGS("ptxkit_memory_write_async", dst, src, bytes);
     WITH_CONTEXT(ctx, "cuMemcpyHtoDAsync", ctx->cu->cuMemcpyHtoDAsync(dst, src, bytes, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memcpy_dtoh_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes,
+ptxkit_status ptxkit_memory_read_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes,
                                        ptxkit_stream *stream) {
-    COPY_ARGS("ptxkit_memcpy_dtoh_async", dst, src, bytes);
+    COPY_ARGS("ptxkit_memory_read_async", dst, src, bytes);
     WITH_CONTEXT(ctx, "cuMemcpyDtoHAsync", ctx->cu->cuMemcpyDtoHAsync(dst, src, bytes, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memcpy_dtod_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+ptxkit_status ptxkit_memory_copy_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
                                        ptxkit_stream *stream) {
-    COPY_ARGS("ptxkit_memcpy_dtod_async", dst, src, bytes);
+    COPY_ARGS("ptxkit_memory_copy_async", dst, src, bytes);
     WITH_CONTEXT(ctx, "cuMemcpyDtoDAsync", ctx->cu->cuMemcpyDtoDAsync(dst, src, bytes, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memset8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream) {
-    REQUIRE(ctx, ctx, "ptxkit_memset8_async: context is NULL");
+ptxkit_status ptxkit_memory_set8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream) {
+    REQUIRE(ctx, ctx, "ptxkit_memory_set8_async: context is NULL");
     if (count == 0) return PTXKIT_SUCCESS;
-    REQUIRE(ctx, dst, "ptxkit_memset8_async: NULL destination");
+    REQUIRE(ctx, dst, "ptxkit_memory_set8_async: NULL destination");
     WITH_CONTEXT(ctx, "cuMemsetD8Async", ctx->cu->cuMemsetD8Async(dst, value, count, stream_handle(stream)));
 }
 
-ptxkit_status ptxkit_memset32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count,
+ptxkit_status ptxkit_memory_set32_async(ptxkit_context *ctx, ptxkit_dptr dst, uint32_t value, size_t count,
                               ptxkit_stream *stream) {
-    REQUIRE(ctx, ctx, "ptxkit_memset32_async: context is NULL");
+    REQUIRE(ctx, ctx, "ptxkit_memory_set32_async: context is NULL");
     if (count == 0) return PTXKIT_SUCCESS;
-    REQUIRE(ctx, dst, "ptxkit_memset32_async: NULL destination");
+    REQUIRE(ctx, dst, "ptxkit_memory_set32_async: NULL destination");
     size_t bytes;
-    if (!mul_size(count, 4, &bytes)) return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_memset32_async: %zu words overflow", count);
-    if (dst & 3) return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_memset32_async: destination 0x%llx is not 4-byte aligned",
+    if (!mul_size(count, 4, &bytes)) return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_memory_set32_async: %zu words overflow", count);
+    if (dst & 3) return record_error(ctx, PTXKIT_ERROR_MISALIGNED, "ptxkit_memory_set32_async: destination 0x%llx is not 4-byte aligned",
                                      (unsigned long long)dst);
     WITH_CONTEXT(ctx, "cuMemsetD32Async", ctx->cu->cuMemsetD32Async(dst, value, count, stream_handle(stream)));
 }

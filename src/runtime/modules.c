@@ -136,10 +136,6 @@ ptxkit_status ptxkit_module_kernel_get(ptxkit_module *m, const char *entry, ptxk
     return name_failure(st, "ptxkit_module_kernel_get");
 }
 
-ptxkit_status ptxkit_module_kernel(ptxkit_module *m, const char *entry, ptxkit_kernel **out) {
-    return name_failure(ptxkit_module_kernel_get(m, entry, out), "ptxkit_module_kernel");
-}
-
 ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry,
                                         const char *const *defines, int define_count, ptxkit_kernel **out) {
     if (out) *out = NULL;
@@ -153,11 +149,6 @@ ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *p, 
     if ((st = ptxkit_program_module_get(ctx, p, &entry, 1, defines, define_count, &m)) != PTXKIT_SUCCESS)
         return name_failure(st, "ptxkit_program_kernel_get");
     return name_failure(ptxkit_module_kernel_get(m, entry, out), "ptxkit_program_kernel_get");
-}
-
-ptxkit_status ptxkit_kernel_get(ptxkit_context *ctx, ptxkit_program *p, const char *entry, const char *const *defines,
-                                int define_count, ptxkit_kernel **out) {
-    return name_failure(ptxkit_program_kernel_get(ctx, p, entry, defines, define_count, out), "ptxkit_kernel_get");
 }
 
 ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *k, ptxkit_module **out) {
@@ -233,14 +224,14 @@ ptxkit_status ptxkit_module_variable_write(ptxkit_module *m, const char *name, s
     ptxkit_dptr at = 0;
     ptxkit_status st = variable_range(m, "ptxkit_module_variable_write", name, offset, src, bytes, &at);
     if (st != PTXKIT_SUCCESS || !bytes) return st;
-    return ptxkit_memcpy_htod(m->ctx, at, src, bytes);
+    return ptxkit_memory_write(m->ctx, at, src, bytes);
 }
 
 ptxkit_status ptxkit_module_variable_read(ptxkit_module *m, const char *name, size_t offset, void *dst, size_t bytes) {
     ptxkit_dptr at = 0;
     ptxkit_status st = variable_range(m, "ptxkit_module_variable_read", name, offset, dst, bytes, &at);
     if (st != PTXKIT_SUCCESS || !bytes) return st;
-    return ptxkit_memcpy_dtoh(m->ctx, dst, at, bytes);
+    return ptxkit_memory_read(m->ctx, dst, at, bytes);
 }
 
 ptxkit_status ptxkit_module_variable_write_async(ptxkit_module *m, const char *name, size_t offset, const void *src,
@@ -248,7 +239,7 @@ ptxkit_status ptxkit_module_variable_write_async(ptxkit_module *m, const char *n
     ptxkit_dptr at = 0;
     ptxkit_status st = variable_range(m, "ptxkit_module_variable_write_async", name, offset, src, bytes, &at);
     if (st != PTXKIT_SUCCESS || !bytes) return st;
-    return ptxkit_memcpy_htod_async(m->ctx, at, src, bytes, stream);
+    return ptxkit_memory_write_async(m->ctx, at, src, bytes, stream);
 }
 
 ptxkit_status ptxkit_module_variable_read_async(ptxkit_module *m, const char *name, size_t offset, void *dst,
@@ -256,7 +247,7 @@ ptxkit_status ptxkit_module_variable_read_async(ptxkit_module *m, const char *na
     ptxkit_dptr at = 0;
     ptxkit_status st = variable_range(m, "ptxkit_module_variable_read_async", name, offset, dst, bytes, &at);
     if (st != PTXKIT_SUCCESS || !bytes) return st;
-    return ptxkit_memcpy_dtoh_async(m->ctx, dst, at, bytes, stream);
+    return ptxkit_memory_read_async(m->ctx, dst, at, bytes, stream);
 }
 
 /* Images the application gives: PTX (its plain global loads given the cache
@@ -331,8 +322,8 @@ ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t 
     return name_failure(st, "ptxkit_module_load");
 }
 
-ptxkit_status ptxkit_module_rewrite_counts(const ptxkit_module *m, int *rewritten, int *kept) {
-    if (!m) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_rewrite_counts: module is NULL");
+ptxkit_status ptxkit_module_rewrite_counts_get(const ptxkit_module *m, int *rewritten, int *kept) {
+    if (!m) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_module_rewrite_counts_get: module is NULL");
     if (rewritten) *rewritten = m->rewritten;
     if (kept) *kept = m->kept;
     return PTXKIT_SUCCESS;

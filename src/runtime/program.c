@@ -365,7 +365,7 @@ ptxkit_status ptxkit_program_compile(const ptxkit_program *p, const char *entry,
     return PTXKIT_SUCCESS;
 }
 
-void ptxkit_compiled_free(ptxkit_compiled *c) {
+void ptxkit_program_compiled_free(ptxkit_compiled *c) {
     if (!c) return;
     free(c->image);
     free(c->log);

@@ -48,7 +48,7 @@ compile_request program_request(const ptxkit_program *p, const char *name_expres
 unsigned long long program_code_digest(const ptxkit_program *p);
 
 /* Checks a kernel's entry name and defines (NAME or NAME=VALUE, at most
- * PTXKIT_MAX_KERNEL_DEFINES) as ptxkit_program_compile and ptxkit_kernel_get
+ * PTXKIT_MAX_KERNEL_DEFINES) as ptxkit_program_compile and ptxkit_program_kernel_get
  * take them; records and returns the failure. */
 ptxkit_status program_check_entry(ptxkit_context *ctx, const char *entry, const char *const *defines,
                                   int define_count);

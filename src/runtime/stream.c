@@ -79,7 +79,7 @@ ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stre
                              : record_cuda_error(ctx, r, "ptxkit_stream_synchronize: cuStreamSynchronize");
 }
 
-void *ptxkit_stream_handle(ptxkit_stream *stream) { return stream_handle(stream); }
+void *ptxkit_stream_handle_get(ptxkit_stream *stream) { return stream_handle(stream); }
 
 ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out) {
     if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create: NULL argument");
@@ -131,12 +131,12 @@ ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event)
                              : record_cuda_error(ctx, r, "ptxkit_event_synchronize: cuEventSynchronize");
 }
 
-ptxkit_status ptxkit_event_elapsed_ms(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms) {
+ptxkit_status ptxkit_event_elapsed_ms_get(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms) {
     if (!start || !end || !ms)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_elapsed_ms: NULL argument");
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_elapsed_ms_get: NULL argument");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) return st;
     CUresult r = ctx->cu->cuEventElapsedTime(ms, start->handle, end->handle);
     context_leave(ctx);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_elapsed_ms: cuEventElapsedTime");
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_elapsed_ms_get: cuEventElapsedTime");
 }

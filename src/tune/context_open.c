@@ -1,4 +1,4 @@
-/* The public ptxkit_context_open and ptxkit_context_attach: the runtime's
+/* The public ptxkit_context_create and ptxkit_context_attach: the runtime's
  * open (src/runtime/context.c), then the context's runner for
  * PTXKIT_TUNE=auto.
  *
@@ -13,6 +13,7 @@
  * runtime opens alone (context_open: tests, internal tools) has none and
  * never auto-tunes. */
 #include "ptxkit.h"
+#include "ptxkit_tune.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 
@@ -23,7 +24,7 @@ static bool family_auto(ptxkit_context *ctx, const char *family, const char *var
     return ptxkit_tune(ctx, family, variant, n, n, &o, NULL) == PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_context_open(int ordinal, ptxkit_context **out) {
+ptxkit_status ptxkit_context_create(int ordinal, ptxkit_context **out) {
     ptxkit_status st = context_open(ordinal, out);
     if (st == PTXKIT_SUCCESS) (*out)->auto_tune = family_auto;
     return st;

@@ -67,11 +67,11 @@ static ptxkit_status fill_device(tune_problem *pr, ptxkit_dptr dst, size_t bytes
     if (!host) return record_error(pr->ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "tune: out of host memory");
     uint64_t state = seed;
     tune_fill_host(&f->v, host, chunk, &state);
-    ptxkit_status st = ptxkit_memcpy_htod(pr->ctx, dst, host, chunk);
+    ptxkit_status st = ptxkit_memory_write(pr->ctx, dst, host, chunk);
     free(host);
     for (size_t done = chunk; st == PTXKIT_SUCCESS && done < bytes;) {
         size_t part = bytes - done < done ? bytes - done : done; /* doubling */
-        st = ptxkit_memcpy_dtod(pr->ctx, dst + done, dst, part);
+        st = ptxkit_memory_copy(pr->ctx, dst + done, dst, part);
         done += part;
     }
     return st;
@@ -99,11 +99,11 @@ static ptxkit_status choose_sets(tune_problem *pr, size_t working, size_t verify
 static void fam_close(tune_problem *pr) {
     family_impl *f = pr->impl;
     for (int i = 0; i < MAX_SETS; i++) {
-        if (f->in[i]) ptxkit_free(pr->ctx, f->in[i]);
-        if (f->out[i]) ptxkit_free(pr->ctx, f->out[i]);
+        if (f->in[i]) ptxkit_memory_free(pr->ctx, f->in[i]);
+        if (f->out[i]) ptxkit_memory_free(pr->ctx, f->out[i]);
     }
-    if (f->verify_in) ptxkit_free(pr->ctx, f->verify_in);
-    if (f->verify_out) ptxkit_free(pr->ctx, f->verify_out);
+    if (f->verify_in) ptxkit_memory_free(pr->ctx, f->verify_in);
+    if (f->verify_out) ptxkit_memory_free(pr->ctx, f->verify_out);
     free(f->reference);
     free(f->scratch);
     tune_variant v = f->v;
@@ -117,10 +117,10 @@ static ptxkit_status verify_on(tune_problem *pr, const tune_point *p, ptxkit_str
     launch_options o = options_of(p);
     ptxkit_dptr in = f->verify_in + f->verify_offset, out = f->verify_out + f->verify_offset;
     /* A poisoned output: a variant that skips part of it is caught. */
-    ptxkit_status st = ptxkit_memset8_async(pr->ctx, f->verify_out, 0xA5, f->verify_out_bytes + f->verify_offset, stream);
+    ptxkit_status st = ptxkit_memory_set8_async(pr->ctx, f->verify_out, 0xA5, f->verify_out_bytes + f->verify_offset, stream);
     if (st == PTXKIT_SUCCESS) st = fam->run(pr->ctx, &f->v, in, out, f->verify_n, &o, stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(pr->ctx, stream);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(pr->ctx, f->scratch, out, f->verify_out_bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(pr->ctx, f->scratch, out, f->verify_out_bytes);
     if (st != PTXKIT_SUCCESS) return st;
     *same = f->reference ? memcmp(f->scratch, f->reference, f->verify_out_bytes) == 0 : true;
     return PTXKIT_SUCCESS;
@@ -147,17 +147,17 @@ static ptxkit_status fam_open(tune_problem *pr, size_t n) {
 
     int allocated = 0;
     for (; allocated < f->sets; allocated++) {
-        if ((st = ptxkit_malloc(ctx, in_bytes, &f->in[allocated])) != PTXKIT_SUCCESS) break;
-        if ((st = ptxkit_malloc(ctx, out_bytes, &f->out[allocated])) != PTXKIT_SUCCESS) {
-            ptxkit_free(ctx, f->in[allocated]);
+        if ((st = ptxkit_memory_alloc(ctx, in_bytes, &f->in[allocated])) != PTXKIT_SUCCESS) break;
+        if ((st = ptxkit_memory_alloc(ctx, out_bytes, &f->out[allocated])) != PTXKIT_SUCCESS) {
+            ptxkit_memory_free(ctx, f->in[allocated]);
             f->in[allocated] = 0;
             break;
         }
     }
     if (allocated == 0) return st;
     f->sets = allocated; /* fewer sets still measure, if less well */
-    if ((st = ptxkit_malloc(ctx, verify_in_bytes, &f->verify_in)) != PTXKIT_SUCCESS ||
-        (st = ptxkit_malloc(ctx, verify_out_alloc, &f->verify_out)) != PTXKIT_SUCCESS)
+    if ((st = ptxkit_memory_alloc(ctx, verify_in_bytes, &f->verify_in)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_memory_alloc(ctx, verify_out_alloc, &f->verify_out)) != PTXKIT_SUCCESS)
         goto fail;
     f->scratch = malloc(f->verify_out_bytes);
     unsigned char *reference = malloc(f->verify_out_bytes);
@@ -172,7 +172,7 @@ static ptxkit_status fam_open(tune_problem *pr, size_t n) {
         goto fail;
     }
     for (int i = 1; i < f->sets && st == PTXKIT_SUCCESS; i++)
-        st = ptxkit_memcpy_dtod(ctx, f->in[i], f->in[0], in_bytes);
+        st = ptxkit_memory_copy(ctx, f->in[i], f->in[0], in_bytes);
     /* Device-to-device copies are not ordered with the rig's non-blocking stream. */
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     /* The reference: the built-in defaults on the verification view. */

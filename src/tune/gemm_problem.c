@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "gemm/gemm.h"
 #include "runtime/embedded.h"
 #include "runtime/objects.h"
@@ -88,7 +90,7 @@ static void gemm_close(tune_problem *pr) {
     gemm_impl *g = pr->impl;
     ptxkit_dptr *bufs[] = {&g->a, &g->b, &g->c, &g->va, &g->vb, &g->vc};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if (*bufs[i]) ptxkit_free(pr->ctx, *bufs[i]), *bufs[i] = 0;
+        if (*bufs[i]) ptxkit_memory_free(pr->ctx, *bufs[i]), *bufs[i] = 0;
     free(g->reference);
     free(g->scratch);
     g->reference = g->scratch = NULL;
@@ -113,7 +115,7 @@ static ptxkit_status fill_integers(ptxkit_context *ctx, ptxkit_dtype type, ptxki
             memcpy(host + i * 4, &f, 4);
         }
     }
-    ptxkit_status st = ptxkit_memcpy_htod(ctx, dst, host, bytes);
+    ptxkit_status st = ptxkit_memory_write(ctx, dst, host, bytes);
     free(host);
     return st;
 }
@@ -122,9 +124,9 @@ static ptxkit_status alloc_shape(ptxkit_context *ctx, ptxkit_dtype type, size_t 
                                  ptxkit_dptr *b, ptxkit_dptr *c, uint64_t seed) {
     size_t elem = ptxkit_dtype_size(type);
     ptxkit_status st;
-    if ((st = ptxkit_malloc(ctx, m * k * elem, a)) != PTXKIT_SUCCESS) return st;
-    if ((st = ptxkit_malloc(ctx, k * n * elem, b)) != PTXKIT_SUCCESS) return st;
-    if ((st = ptxkit_malloc(ctx, m * n * elem, c)) != PTXKIT_SUCCESS) return st;
+    if ((st = ptxkit_memory_alloc(ctx, m * k * elem, a)) != PTXKIT_SUCCESS) return st;
+    if ((st = ptxkit_memory_alloc(ctx, k * n * elem, b)) != PTXKIT_SUCCESS) return st;
+    if ((st = ptxkit_memory_alloc(ctx, m * n * elem, c)) != PTXKIT_SUCCESS) return st;
     if ((st = fill_integers(ctx, type, *a, m * k, seed)) != PTXKIT_SUCCESS) return st;
     if ((st = fill_integers(ctx, type, *b, k * n, seed ^ 0x9e37u)) != PTXKIT_SUCCESS) return st;
     return fill_integers(ctx, type, *c, m * n, seed ^ 0x51edu);
@@ -147,7 +149,7 @@ static ptxkit_status verify_run(tune_problem *pr, const tune_point *p, ptxkit_st
     ptxkit_status st = fill_integers(pr->ctx, g->type, g->vc, g->vm * g->vn, 0xc0ffee);
     if (st == PTXKIT_SUCCESS) st = run_point(pr, p, true, stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(pr->ctx, stream);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(pr->ctx, g->scratch, g->vc, g->verify_bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(pr->ctx, g->scratch, g->vc, g->verify_bytes);
     return st;
 }
 

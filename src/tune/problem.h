@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "ptxkit_tune.h"
 
 #define TUNE_MAX_PARAMS PTXKIT_TUNE_MAX_PARAMS
 #define TUNE_MAX_VALUES 16

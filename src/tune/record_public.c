@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_tune.h"
 #include "runtime/embedded.h"
 #include "runtime/status.h"
 #include "tune/record.h"
@@ -37,13 +38,13 @@ const char *ptxkit_tune_outcome_name(ptxkit_tune_outcome outcome) {
     return tune_record_outcome_name((tune_record_outcome)outcome);
 }
 
-ptxkit_status ptxkit_tune_record_path(char *buf, size_t size) {
-    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_path: no buffer");
+ptxkit_status ptxkit_tune_record_path_get(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_path_get: no buffer");
     char path[4096];
     if (!tune_record_default_path(path, sizeof path)) path[0] = 0;
     if (strlen(path) >= size) {
         buf[0] = 0;
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_path: the path needs %zu bytes",
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_record_path_get: the path needs %zu bytes",
                             strlen(path) + 1);
     }
     memcpy(buf, path, strlen(path) + 1);

@@ -36,9 +36,9 @@ ptxkit_status rig_open(tune_rig *r, tune_problem *pr, size_t n) {
         return st;
     }
     r->opened = true;
-    if ((st = ptxkit_stream_create(r->ctx, &r->stream)) != PTXKIT_SUCCESS ||
-        (st = ptxkit_event_create(r->ctx, &r->start)) != PTXKIT_SUCCESS ||
-        (st = ptxkit_event_create(r->ctx, &r->stop)) != PTXKIT_SUCCESS)
+    if ((st = ptxkit_stream_create(r->ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &r->stream)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_event_create(r->ctx, PTXKIT_EVENT_DEFAULT, &r->start)) != PTXKIT_SUCCESS ||
+        (st = ptxkit_event_create(r->ctx, PTXKIT_EVENT_DEFAULT, &r->stop)) != PTXKIT_SUCCESS)
         rig_close(r);
     return st;
 }
@@ -47,9 +47,9 @@ void rig_close(tune_rig *r) {
     if (!r->ctx) return;
     if (r->stream) ptxkit_stream_synchronize(r->ctx, r->stream);
     if (r->opened) r->pr->ops->close(r->pr);
-    if (r->start) ptxkit_event_destroy(r->ctx, r->start);
-    if (r->stop) ptxkit_event_destroy(r->ctx, r->stop);
-    if (r->stream) ptxkit_stream_destroy(r->ctx, r->stream);
+    if (r->start) ptxkit_event_destroy(r->start);
+    if (r->stop) ptxkit_event_destroy(r->stop);
+    if (r->stream) ptxkit_stream_destroy(r->stream);
     memset(r, 0, sizeof *r);
 }
 
@@ -64,7 +64,7 @@ static ptxkit_status time_batch(tune_rig *r, const tune_point *p, int batch, dou
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(r->ctx, r->stop, r->stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(r->ctx, r->stop);
     float ms = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(r->ctx, r->start, r->stop, &ms);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(r->ctx, r->start, r->stop, &ms);
     *ms_per_call = (double)ms / batch;
     return st;
 }

@@ -9,6 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "ptxkit_tune.h"
 #include "runtime/objects.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
@@ -132,7 +133,7 @@ static ptxkit_status kernel_for(ptxkit_tunable *t, const ptxkit_config *c, ptxki
     int count = 0;
     for (int i = 0; i < t->fixed_count; i++) defines[count++] = t->fixed[i];
     for (int i = 0; params && i < c->count && i < TUNE_MAX_PARAMS; i++) defines[count++] = params[i];
-    return ptxkit_kernel_get(t->pr.ctx, t->program, t->entry, defines, count, k);
+    return ptxkit_program_kernel_get(t->pr.ctx, t->program, t->entry, defines, count, k);
 }
 
 /* Launches run on one thread (the tuner's); only prepare runs on several. */
@@ -300,21 +301,21 @@ ptxkit_status ptxkit_tunable_add_rule(ptxkit_tunable *t, ptxkit_tune_rule kind, 
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_set_valid(ptxkit_tunable *t, ptxkit_tune_valid_fn valid, void *user) {
-    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_set_valid: tunable is NULL");
+ptxkit_status ptxkit_tunable_valid_set(ptxkit_tunable *t, ptxkit_tune_valid_fn valid, void *user) {
+    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_valid_set: tunable is NULL");
     t->valid = valid;
     t->valid_user = user;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_set_kernel(ptxkit_tunable *t, ptxkit_program *program, const char *entry,
+ptxkit_status ptxkit_tunable_kernel_set(ptxkit_tunable *t, ptxkit_program *program, const char *entry,
                                         const char *const *defines, int define_count) {
-    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_set_kernel: tunable is NULL");
+    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_kernel_set: tunable is NULL");
     ptxkit_context *ctx = t->pr.ctx;
     if (!program || !entry || !*entry || define_count < 0 || define_count > MAX_FIXED_DEFINES ||
         (define_count && !defines))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_tunable_set_kernel: a program, an entry and 0 to %d defines", MAX_FIXED_DEFINES);
+                            "ptxkit_tunable_kernel_set: a program, an entry and 0 to %d defines", MAX_FIXED_DEFINES);
     char *e = strdup(entry);
     char *copies[MAX_FIXED_DEFINES];
     int made = 0;
@@ -325,7 +326,7 @@ ptxkit_status ptxkit_tunable_set_kernel(ptxkit_tunable *t, ptxkit_program *progr
         for (int i = 0; i < made; i++) free(copies[i]);
         return record_error(ctx, defines && made < define_count && !defines[made] ? PTXKIT_ERROR_INVALID_ARGUMENT
                                                                                     : PTXKIT_ERROR_OUT_OF_MEMORY,
-                            "ptxkit_tunable_set_kernel: a NULL define or out of host memory");
+                            "ptxkit_tunable_kernel_set: a NULL define or out of host memory");
     }
     free(t->entry);
     for (int i = 0; i < t->fixed_count; i++) free(t->fixed[i]);
@@ -336,22 +337,22 @@ ptxkit_status ptxkit_tunable_set_kernel(ptxkit_tunable *t, ptxkit_program *progr
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_set_launch(ptxkit_tunable *t, ptxkit_tune_launch_fn launch, void *user) {
-    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_set_launch: tunable is NULL");
+ptxkit_status ptxkit_tunable_launch_set(ptxkit_tunable *t, ptxkit_tune_launch_fn launch, void *user) {
+    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_launch_set: tunable is NULL");
     t->launch = launch;
     t->launch_user = user;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_set_check(ptxkit_tunable *t, ptxkit_tune_check_fn check, void *user) {
-    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_set_check: tunable is NULL");
+ptxkit_status ptxkit_tunable_check_set(ptxkit_tunable *t, ptxkit_tune_check_fn check, void *user) {
+    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_check_set: tunable is NULL");
     t->check = check;
     t->check_user = user;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_set_bytes(ptxkit_tunable *t, double (*bytes)(size_t n, void *user), void *user) {
-    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_set_bytes: tunable is NULL");
+ptxkit_status ptxkit_tunable_bytes_set(ptxkit_tunable *t, double (*bytes)(size_t n, void *user), void *user) {
+    if (!t) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_bytes_set: tunable is NULL");
     t->bytes = bytes;
     t->bytes_user = user;
     return PTXKIT_SUCCESS;
@@ -406,10 +407,10 @@ static bool entry_point(const ptxkit_tunable *t, const tune_db_entry *e, size_t 
     return tb_legal(&t->pr, p, n, why, sizeof why);
 }
 
-ptxkit_status ptxkit_tunable_config(ptxkit_tunable *t, size_t n, ptxkit_config *out, int *tuned) {
-    if (!t || !out) return record_error(t ? t->pr.ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config: NULL argument");
+ptxkit_status ptxkit_tunable_config_get(ptxkit_tunable *t, size_t n, ptxkit_config *out, int *tuned) {
+    if (!t || !out) return record_error(t ? t->pr.ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config_get: NULL argument");
     if (!t->pr.param_count)
-        return record_error(t->pr.ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config: %s has no parameters",
+        return record_error(t->pr.ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tunable_config_get: %s has no parameters",
                             t->pr.family);
     tune_db_entry e;
     tune_point p = t->pr.defaults;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptxkit_tune.h"
 #include "runtime/args.h"
 #include "runtime/compile.h"
 #include "runtime/status.h"
@@ -827,7 +828,7 @@ ptxkit_status ptxkit_tune(ptxkit_context *ctx, const char *family, const char *v
     return tune_sizes(ctx, family, variant, sizes, size_count, &o, report);
 }
 
-const char *ptxkit_tune_family_name(int index) {
+const char *ptxkit_tune_family_name_get(int index) {
     const tune_family *f = tune_family_at(index);
     if (f) return f->name;
     return index == tune_family_count() ? GEMM_TUNE_FAMILY : NULL;
@@ -922,33 +923,33 @@ ptxkit_status ptxkit_tune_report_create(ptxkit_tune_report **out) {
 }
 
 void ptxkit_tune_report_destroy(ptxkit_tune_report *r) { free(r); }
-const char *ptxkit_tune_report_family(const ptxkit_tune_report *r) { return r ? r->family : ""; }
-const char *ptxkit_tune_report_variant(const ptxkit_tune_report *r) { return r ? r->variant : ""; }
-int ptxkit_tune_report_size_count(const ptxkit_tune_report *r) { return r ? r->size_count : 0; }
+const char *ptxkit_tune_report_family_get(const ptxkit_tune_report *r) { return r ? r->family : ""; }
+const char *ptxkit_tune_report_variant_get(const ptxkit_tune_report *r) { return r ? r->variant : ""; }
+int ptxkit_tune_report_size_count_get(const ptxkit_tune_report *r) { return r ? r->size_count : 0; }
 
-const ptxkit_tune_result *ptxkit_tune_report_result(const ptxkit_tune_report *r, int index) {
+const ptxkit_tune_result *ptxkit_tune_report_result_get(const ptxkit_tune_report *r, int index) {
     return r && index >= 0 && index < r->size_count ? &r->sizes[index] : NULL;
 }
 
-double ptxkit_tune_report_seconds(const ptxkit_tune_report *r) { return r ? r->seconds : 0; }
-double ptxkit_tune_report_compile_seconds(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
-const char *ptxkit_tune_report_database(const ptxkit_tune_report *r) { return r ? r->database : ""; }
-const char *ptxkit_tune_report_database_note(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }
+double ptxkit_tune_report_seconds_get(const ptxkit_tune_report *r) { return r ? r->seconds : 0; }
+double ptxkit_tune_report_compile_seconds_get(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
+const char *ptxkit_tune_report_database_get(const ptxkit_tune_report *r) { return r ? r->database : ""; }
+const char *ptxkit_tune_report_database_note_get(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }
 const char *ptxkit_tune_report_record_note(const ptxkit_tune_report *r) { return r ? r->record_note : ""; }
 
 /* ---- public: explicit sizes, variants checked ahead, the record --------- */
 
-ptxkit_status ptxkit_tune_sizes(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
+ptxkit_status ptxkit_tune_sizes_run(ptxkit_context *ctx, const char *family, const char *variant, const size_t *sizes,
                                 int size_count, const ptxkit_tune_options *options, ptxkit_tune_report *report) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: context is NULL");
-    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: family is NULL");
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes_run: context is NULL");
+    if (!family) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes_run: family is NULL");
     if (!sizes || size_count < 1 || size_count > PTXKIT_TUNE_MAX_SIZES)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_tune_sizes: sizes is NULL or size_count %d is not 1..%d", size_count,
+                            "ptxkit_tune_sizes_run: sizes is NULL or size_count %d is not 1..%d", size_count,
                             PTXKIT_TUNE_MAX_SIZES);
     for (int i = 0; i < size_count; i++)
         if (sizes[i] == 0)
-            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes: size %d is 0", i);
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_sizes_run: size %d is 0", i);
     return tune_sizes(ctx, family, variant, sizes, size_count, options, report);
 }
 
@@ -980,16 +981,16 @@ ptxkit_status ptxkit_tune_variant_check(const char *family, const char *variant)
     return st == PTXKIT_SUCCESS ? st : record_error(NULL, st, "ptxkit_tune_variant_check: %s", why);
 }
 
-ptxkit_status ptxkit_tune_report_record(const ptxkit_tune_report *r, const char **path, int *loaded, int *appended) {
-    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_record: report is NULL");
+ptxkit_status ptxkit_tune_report_record_get(const ptxkit_tune_report *r, const char **path, int *loaded, int *appended) {
+    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_record_get: report is NULL");
     if (path) *path = r->record;
     if (loaded) *loaded = r->record_loaded;
     if (appended) *appended = r->record_appended;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tune_report_prepared(const ptxkit_tune_report *r, int *kernels, int *threads) {
-    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_prepared: report is NULL");
+ptxkit_status ptxkit_tune_report_prepared_get(const ptxkit_tune_report *r, int *kernels, int *threads) {
+    if (!r) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_report_prepared_get: report is NULL");
     if (kernels) *kernels = r->kernels_prepared;
     if (threads) *threads = r->threads;
     return PTXKIT_SUCCESS;

@@ -5,6 +5,7 @@
 #define PTXKIT_TUNE_TUNER_H
 
 #include "ptxkit.h"
+#include "ptxkit_tune.h"
 #include "tuned/db.h"
 #include "tuned/lookup.h"
 #include "tune/params.h"

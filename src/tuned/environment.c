@@ -1,4 +1,4 @@
-/* ptxkit_environment_notes: the environment values the library falls back
+/* ptxkit_environment_notes_get: the environment values the library falls back
  * from, gathered for the application to show (the library never prints). */
 #include <stdio.h>
 #include <string.h>
@@ -7,8 +7,8 @@
 #include "runtime/status.h"
 #include "tuned/tuned.h"
 
-ptxkit_status ptxkit_environment_notes(char *buf, size_t size) {
-    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_environment_notes: no buffer");
+ptxkit_status ptxkit_environment_notes_get(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_environment_notes_get: no buffer");
     buf[0] = 0;
     char notes[3][256];
     tune_mode_from_env_note(notes[0], sizeof notes[0]);

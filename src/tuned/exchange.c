@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_tune.h"
 #include "runtime/status.h"
 #include "tuned/db.h"
 
@@ -23,13 +24,13 @@ static int fixed_index(const char *name) {
     return -1;
 }
 
-ptxkit_status ptxkit_tune_db_path(char *buf, size_t size) {
-    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_path: no buffer");
+ptxkit_status ptxkit_tune_db_path_get(char *buf, size_t size) {
+    if (!buf || !size) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_path_get: no buffer");
     char path[4096];
     if (!tune_db_default_path(path, sizeof path)) path[0] = 0;
     if (strlen(path) >= size) {
         buf[0] = 0;
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_path: the path needs %zu bytes",
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_tune_db_path_get: the path needs %zu bytes",
                             strlen(path) + 1);
     }
     memcpy(buf, path, strlen(path) + 1);

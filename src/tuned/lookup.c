@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_tune.h"
 #include "runtime/cache_key.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"

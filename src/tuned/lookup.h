@@ -31,7 +31,7 @@ bool tune_lookup_entry(ptxkit_context *ctx, const char *family, const char *vari
                        void *auto_user, tune_db_entry *out);
 
 /* tune_lookup_entry with the context's auto-tuning runner (ctx->auto_tune,
- * set by ptxkit_context_open and _attach): for a
+ * set by ptxkit_context_create and _attach): for a
  * family whose parameters are named (gemm), read from the entry's
  * p.NAME=VALUE fields. */
 bool tune_lookup_params(ptxkit_context *ctx, const char *family, const char *variant, size_t n, tune_db_entry *out);

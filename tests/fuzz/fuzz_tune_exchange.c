@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ptxkit_tune.h"
 #include "fuzz.h"
 #include "tune_exchange.h"
 

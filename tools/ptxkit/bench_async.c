@@ -46,7 +46,7 @@ static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     (void)ctx;
     async_run *r = arg;
     void *args[] = {&r->in, &r->tiles, &r->sums, &r->cycles};
-    return ptxkit_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
+    return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
 }
 
 static const char *mode_name(int mode) { return mode == 0 ? "sync" : mode == 1 ? "cp.async" : "bulk"; }
@@ -94,16 +94,16 @@ static ptxkit_status measure(ptxkit_context *ctx, ptxkit_program *program, row *
     async_run a = {.block = (unsigned)r->block, .in = in, .sums = sums, .cycles = cycles};
     a.shared = (size_t)r->v.stages * (size_t)r->tile + (r->v.mode == 2 ? 8u * (size_t)r->v.stages : 0);
     a.tiles = bytes / (size_t)r->tile;
-    ptxkit_status st = ptxkit_kernel_get(ctx, program, "async_copy", defines, 5, &a.k);
-    if (st == PTXKIT_SUCCESS && a.shared > 48 * 1024) st = ptxkit_kernel_set_max_dynamic_shared(a.k, a.shared);
+    ptxkit_status st = ptxkit_program_kernel_get(ctx, program, "async_copy", defines, 5, &a.k);
+    if (st == PTXKIT_SUCCESS && a.shared > 48 * 1024) st = ptxkit_kernel_max_dynamic_shared_set(a.k, a.shared);
     if (st == PTXKIT_ERROR_INVALID_ARGUMENT) return PTXKIT_SUCCESS; /* more shared memory than a block may have: no row */
     int resident = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy(a.k, r->block, a.shared, &resident);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(a.k, r->block, a.shared, a.tiles, &a.grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(a.k, r->block, a.shared, &resident);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(a.k, r->block, a.shared, a.tiles, &a.grid);
     if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &a, 2, reps, &r->ts);
     double ms = r->ts.median_ms;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_sums, sums, (size_t)a.grid * (size_t)r->block * 4);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_cycles, cycles, (size_t)a.grid * 8);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_sums, sums, (size_t)a.grid * (size_t)r->block * 4);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_cycles, cycles, (size_t)a.grid * 8);
     if (st != PTXKIT_SUCCESS) return st;
     uint32_t total = 0;
     for (size_t i = 0; i < (size_t)a.grid * (size_t)r->block; i++) total += host_sums[i];
@@ -222,11 +222,11 @@ int bench_async(int argc, char **argv) {
     ptxkit_dptr in = 0, sums = 0, cycles = 0;
     ptxkit_program *program = NULL;
     ptxkit_status st = host && host_sums && host_cycles && rows ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_threads * 4, &sums);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_blocks * 8, &cycles);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_threads * 4, &sums);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_blocks * 8, &cycles);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, bytes, 0x5eed);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host, in, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host, in, bytes);
     if (st == PTXKIT_SUCCESS) st = lab_program_create("async_lab.cu", &program);
     double ceiling = 0;
     if (st == PTXKIT_SUCCESS) st = measure_read_gbs(ctx, bytes, &ceiling);
@@ -301,10 +301,10 @@ int bench_async(int argc, char **argv) {
     }
     if (rc == 0 && common.svg_path) rc = write_svg(common.svg_path, dev.name, rows, count, elems, nelems, vs, vcount, ceiling);
     ptxkit_program_destroy(program);
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, sums);
-    ptxkit_free(ctx, cycles);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, sums);
+    ptxkit_memory_free(ctx, cycles);
+    ptxkit_context_destroy(ctx);
     free(host);
     free(host_sums);
     free(host_cycles);

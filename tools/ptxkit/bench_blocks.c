@@ -10,7 +10,8 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_tune.h"
 #include "svg.h"
 
 #define MAX_SIZES 8
@@ -32,7 +33,7 @@ static const char blocks_help[] =
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
-    for (int i = 0; ptxkit_private_blocks_family(i); i++) fprintf(out, " %s", ptxkit_private_blocks_family(i));
+    for (int i = 0; ptxkit_tune_blocks_family_get(i); i++) fprintf(out, " %s", ptxkit_tune_blocks_family_get(i));
     fputc('\n', out);
 }
 
@@ -40,7 +41,7 @@ static void list_families(FILE *out) {
  * writes its bytes, so its ceiling is a copy). */
 typedef struct blocks_variant {
     const char *family;
-    ptxkit_private_blocks_variant info;
+    ptxkit_tune_blocks_variant info;
 } blocks_variant;
 
 static bool copies(const blocks_variant *v) { return v->info.copies != 0; }
@@ -59,7 +60,7 @@ typedef struct curve_data {
     int blocks[16], block_count;
     int items[16], item_count;
     double gbs[16][16];    /* [item][block], NaN where illegal or failed */
-    ptxkit_private_measured m[16][16];
+    ptxkit_tune_blocks_measured m[16][16];
     double default_gbs, ceiling_gbs;
     size_t n;
 } curve_data;
@@ -73,18 +74,18 @@ static void on_progress(const ptxkit_tune_progress *p, void *user) {
 static ptxkit_status measure(ptxkit_context *ctx, const blocks_variant *v, size_t n, bool progress, curve_data *d) {
     memset(d, 0, sizeof *d);
     d->n = n;
-    ptxkit_status st = ptxkit_private_blocks_space(ctx, v->family, v->info.name, d->blocks, &d->block_count, d->items,
+    ptxkit_status st = ptxkit_tune_blocks_space_get(ctx, v->family, v->info.name, d->blocks, &d->block_count, d->items,
                                                    &d->item_count);
     if (st != PTXKIT_SUCCESS) return st;
     int blocks[256], items[256];
-    ptxkit_private_measured measured[256];
+    ptxkit_tune_blocks_measured measured[256];
     int count = 0;
     for (int i = 0; i < d->item_count; i++)
         for (int b = 0; b < d->block_count; b++, count++) {
             blocks[count] = d->blocks[b];
             items[count] = d->items[i];
         }
-    st = ptxkit_private_blocks_measure(ctx, v->family, v->info.name, n, blocks, items, count, measured,
+    st = ptxkit_tune_blocks_measure(ctx, v->family, v->info.name, n, blocks, items, count, measured,
                                        &d->default_gbs, progress ? on_progress : NULL, NULL);
     if (progress) {
         printf("\r\033[K");
@@ -97,7 +98,7 @@ static ptxkit_status measure(ptxkit_context *ctx, const blocks_variant *v, size_
             d->gbs[i][b] = measured[k].gbs > 0 ? measured[k].gbs : NAN;
         }
     size_t bytes = 0;
-    st = ptxkit_private_blocks_bytes(v->family, v->info.name, n, &bytes);
+    st = ptxkit_tune_blocks_bytes_get(v->family, v->info.name, n, &bytes);
     if (st != PTXKIT_SUCCESS) return st;
     if (copies(v)) {
         st = measure_dtod_gbs(ctx, bytes, &d->ceiling_gbs);
@@ -122,7 +123,7 @@ static void print_table(ptxkit_context *ctx, const blocks_variant *v, const curv
     table_types(t, "snnnnnnnn"); /* n as 2^K */
     for (int b = 0; b < d->block_count; b++)
         for (int i = 0; i < d->item_count; i++) {
-            const ptxkit_private_measured *m = &d->m[i][b];
+            const ptxkit_tune_blocks_measured *m = &d->m[i][b];
             if (m->gbs <= 0) continue;
             table_addf(t, "2^%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%d\t%.2f\t%.2f", log2_floor(d->n), d->blocks[b],
                        d->items[i], m->gbs, d->default_gbs > 0 ? 100 * m->gbs / d->default_gbs : 0,
@@ -189,12 +190,12 @@ int bench_blocks(int argc, char **argv) {
     if (rc >= 0) return rc;
     const char *family = operands[0];
     blocks_variant v = {.family = family};
-    ptxkit_status parsed = ptxkit_private_blocks_variant_get(family, variant, &v.info);
+    ptxkit_status parsed = ptxkit_tune_blocks_variant_get(family, variant, &v.info);
     if (parsed == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
-        for (int i = 0; ptxkit_private_blocks_family(i); i++)
+        for (int i = 0; ptxkit_tune_blocks_family_get(i); i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                     ptxkit_private_blocks_family(i));
+                     ptxkit_tune_blocks_family_get(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", family, names);
     }
     if (parsed != PTXKIT_SUCCESS) return args_error(&spec, "%s", ptxkit_last_error());
@@ -214,6 +215,6 @@ int bench_blocks(int argc, char **argv) {
     if (st != PTXKIT_SUCCESS) cli_fail("bench blocks", ctx, st);
     if (common.svg_path && done) rc |= write_svg(common.svg_path, ctx, &v, data, done);
     free(data);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return rc;
 }

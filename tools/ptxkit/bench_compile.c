@@ -15,7 +15,7 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
 
 static const char cg_source[] =
     "#include <cooperative_groups.h>\n"
@@ -64,7 +64,7 @@ static double compile_once(const ptxkit_program *p, const char *entry, const cha
         return -1;
     }
     double ms = c.compile_ms;
-    ptxkit_compiled_free(&c);
+    ptxkit_program_compiled_free(&c);
     return ms;
 }
 
@@ -90,12 +90,12 @@ int bench_compile(int argc, char **argv) {
         return 1;
     }
     int available = 0;
-    ptxkit_private_pch_mode(1, &available);
+    ptxkit_jit_pch_mode_set(1, &available);
     if (!available)
         fprintf(stderr, "ptxkit bench compile: this NVRTC has no automatic precompiled headers (12.8 and later): "
                         "the 'on' rows compile without them\n");
     const char *copy_text = NULL;
-    if (ptxkit_builtin_source("copy.cu", &copy_text, NULL) != PTXKIT_SUCCESS) {
+    if (ptxkit_program_builtin_source_get("copy.cu", &copy_text, NULL) != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit bench compile: %s\n", ptxkit_last_error());
         return 1;
     }
@@ -108,7 +108,7 @@ int bench_compile(int argc, char **argv) {
     table_types(t, "ssnnn");
     int failed = 0;
     for (int on = 0; on < 2 && !failed; on++) {
-        ptxkit_private_pch_mode(on, NULL);
+        ptxkit_jit_pch_mode_set(on, NULL);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !failed; i++) {
             const compile_case *c = &cases[i];
             ptxkit_program *p = NULL;
@@ -128,7 +128,7 @@ int bench_compile(int argc, char **argv) {
                        first > 0 ? second / first : 0.0);
         }
     }
-    ptxkit_private_pch_mode(-1, NULL);
+    ptxkit_jit_pch_mode_set(-1, NULL);
     if (!failed) table_print(t, common.format, stdout);
     table_free(t);
     return failed;

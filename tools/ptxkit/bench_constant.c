@@ -33,7 +33,7 @@ static const char *check(ptxkit_context *ctx, const constlab_poly *p, const floa
                          ptxkit_status *st) {
     constlab_poly prefix = *p;
     prefix.n = p->n < CHECK_ELEMENTS ? p->n : CHECK_ELEMENTS;
-    *st = ptxkit_memcpy_dtoh(ctx, got, p->out, prefix.n * sizeof(float));
+    *st = ptxkit_memory_read(ctx, got, p->out, prefix.n * sizeof(float));
     if (*st != PTXKIT_SUCCESS) return "-";
     constlab_reference(&prefix, in, want);
     return memcmp(got, want, prefix.n * sizeof(float)) == 0 ? "ok" : "WRONG";
@@ -75,19 +75,19 @@ int bench_constant(int argc, char **argv) {
           *got = malloc(checked * sizeof(float));
     ptxkit_dptr in = 0, out = 0, table = 0;
     ptxkit_status st = host_in && want && got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof(float), &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, n * sizeof(float), &out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, constlab_table_words(taps) * sizeof(float), &table);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n * sizeof(float), &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, n * sizeof(float), &out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, constlab_table_words(taps) * sizeof(float), &table);
     if (st == PTXKIT_SUCCESS) st = constlab_table_write(ctx, table, taps);
     if (st == PTXKIT_SUCCESS) st = constlab_fill(ctx, in, n, 2024, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_in, in, checked * sizeof(float));
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_in, in, checked * sizeof(float));
 
     /* the ceiling first: the copy through the same loop */
     constlab_poly base = {.store = CONSTLAB_COPY, .taps = taps, .block_size = block, .n = n, .out = out, .in = in,
                           .table = table};
     time_stats copy_ts = {0};
     const char *copy_check = "-";
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, out, 0x7fc00001u, n, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, out, 0x7fc00001u, n, NULL);
     if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_poly, &base, 2, reps, &copy_ts);
     if (st == PTXKIT_SUCCESS) copy_check = check(ctx, &base, host_in, want, got, &st);
     double bytes = constlab_streamed_bytes(&base);
@@ -111,7 +111,7 @@ int bench_constant(int argc, char **argv) {
             p.store = (constlab_store)s;
             p.divergent = d;
             time_stats ts = {0};
-            if ((st = ptxkit_memset32_async(ctx, out, 0x7fc00001u, n, NULL)) != PTXKIT_SUCCESS) break;
+            if ((st = ptxkit_memory_set32_async(ctx, out, 0x7fc00001u, n, NULL)) != PTXKIT_SUCCESS) break;
             if ((st = time_stats_ms(ctx, run_poly, &p, 2, reps, &ts)) != PTXKIT_SUCCESS) break;
             const char *ok = check(ctx, &p, host_in, want, got, &st);
             if (st != PTXKIT_SUCCESS) break;
@@ -142,10 +142,10 @@ int bench_constant(int argc, char **argv) {
                    s + 1 < CONSTLAB_COPY ? "," : "\n");
     }
     if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
-    ptxkit_free(ctx, table);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
+    ptxkit_memory_free(ctx, table);
+    ptxkit_context_destroy(ctx);
     free(host_in);
     free(want);
     free(got);

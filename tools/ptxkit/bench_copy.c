@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -62,8 +63,8 @@ int bench_copy(int argc, char **argv) {
     ptxkit_status st = PTXKIT_SUCCESS;
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         copy_run r = {.bytes = sizes[s]};
-        st = ptxkit_malloc(ctx, r.bytes, &r.src);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, r.bytes, &r.dst);
+        st = ptxkit_memory_alloc(ctx, r.bytes, &r.src);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, r.bytes, &r.dst);
         if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.src, r.bytes, 3);
         double dtod = 0;
         time_stats ts;
@@ -87,20 +88,20 @@ int bench_copy(int argc, char **argv) {
                            stats_cells(&ts, spread, sizeof spread),
                            config_source(ctx, "copy", "bytes", r.bytes, &r.config));
             }
-        ptxkit_free(ctx, r.src);
-        ptxkit_free(ctx, r.dst);
+        ptxkit_memory_free(ctx, r.src);
+        ptxkit_memory_free(ctx, r.dst);
     }
     if (st != PTXKIT_SUCCESS) cli_fail("bench copy", ctx, st);
     table_print(t, common.format, stdout);
     table_free(t);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
 
 /* ptxkit bench host: the host-array calls (ptxkit_host_reduce/_transform)
  * next to the bus measured in the same run: pinned 1 GiB H2D, D2H, both at
  * once on two streams, and the driver's own pageable cuMemcpyHtoD of the
- * same size (ptxkit_memcpy_htod from malloc'd memory). Here rather than in
+ * same size (ptxkit_memory_write from malloc'd memory). Here rather than in
  * a file of its own to keep the default build's step count. Times are wall
  * clock around synchronous calls (the host-array calls return with the
  * result), median of --reps. */
@@ -124,17 +125,17 @@ static ptxkit_status host_case(host_bench *b) {
     size_t n = b->bytes / 4;
     switch (b->which) {
     case HOST_H2D:
-        st = ptxkit_memcpy_htod_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
+        st = ptxkit_memory_write_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
         return st ? st : ptxkit_stream_synchronize(ctx, b->s1);
     case HOST_D2H:
-        st = ptxkit_memcpy_dtoh_async(ctx, b->pinned, b->dev, b->bytes, b->s1);
+        st = ptxkit_memory_read_async(ctx, b->pinned, b->dev, b->bytes, b->s1);
         return st ? st : ptxkit_stream_synchronize(ctx, b->s1);
     case HOST_BOTH: /* half the device buffer each way, from and to separate pinned halves */
-        st = ptxkit_memcpy_htod_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
-        if (!st) st = ptxkit_memcpy_dtoh_async(ctx, b->pinned + b->bytes, b->dev + b->bytes, b->bytes, b->s2);
+        st = ptxkit_memory_write_async(ctx, b->dev, b->pinned, b->bytes, b->s1);
+        if (!st) st = ptxkit_memory_read_async(ctx, b->pinned + b->bytes, b->dev + b->bytes, b->bytes, b->s2);
         if (!st) st = ptxkit_stream_synchronize(ctx, b->s1);
         return st ? st : ptxkit_stream_synchronize(ctx, b->s2);
-    case HOST_PAGEABLE_COPY: return ptxkit_memcpy_htod(ctx, b->dev, b->pageable, b->bytes);
+    case HOST_PAGEABLE_COPY: return ptxkit_memory_write(ctx, b->dev, b->pageable, b->bytes);
     case HOST_REDUCE_PINNED:
     case HOST_REDUCE_MAPPED:
         return ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &b->result, b->pinned, n, &b->options);
@@ -205,10 +206,10 @@ int bench_host(int argc, char **argv) {
     cli_table *t = table_new(title, 11, headers);
     table_types(t, "snsnnsnn" STATS_TYPES);
     host_bench b = {.ctx = ctx, .options = {.chunk_bytes = chunk, .streams = streams, .threads = threads}};
-    ptxkit_status st = ptxkit_stream_create(ctx, &b.s1);
-    if (!st) st = ptxkit_stream_create(ctx, &b.s2);
-    if (!st) st = ptxkit_malloc(ctx, 2 * copy_bytes, &b.dev);
-    if (!st) st = ptxkit_host_alloc_ex(ctx, pinned_bytes, PTXKIT_HOST_MAPPED, (void **)&b.pinned);
+    ptxkit_status st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.s1);
+    if (!st) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.s2);
+    if (!st) st = ptxkit_memory_alloc(ctx, 2 * copy_bytes, &b.dev);
+    if (!st) st = ptxkit_host_alloc(ctx, pinned_bytes, PTXKIT_HOST_MAPPED, (void **)&b.pinned);
     if (!st && !(b.pageable = malloc(pageable_bytes))) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     if (!st) {
         /* touched, so the first timed copy does not fault pages in */
@@ -270,9 +271,9 @@ int bench_host(int argc, char **argv) {
     table_free(t);
     free(b.pageable);
     if (b.pinned) ptxkit_host_free(ctx, b.pinned);
-    if (b.dev) ptxkit_free(ctx, b.dev);
-    ptxkit_stream_destroy(ctx, b.s1);
-    ptxkit_stream_destroy(ctx, b.s2);
-    ptxkit_context_close(ctx);
+    if (b.dev) ptxkit_memory_free(ctx, b.dev);
+    ptxkit_stream_destroy(b.s1);
+    ptxkit_stream_destroy(b.s2);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

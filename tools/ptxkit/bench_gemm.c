@@ -12,7 +12,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 enum { MAX_SHAPES = 32, MAX_TILES = 48, MAX_OPS = 4 };
 
@@ -124,7 +125,7 @@ static int tiles_for(const gemm_bench *b, ptxkit_context *ctx, ptxkit_dtype type
 static gemm_tiles with_split(ptxkit_context *ctx, gemm_tiles tiles, size_t m, size_t n, size_t k) {
     int split;
     ptxkit_config config;
-    if (ptxkit_gemm_split_k(ctx, gemm_tiles_config(&tiles, &config), m, n, k, &split) == PTXKIT_SUCCESS)
+    if (ptxkit_gemm_split_k_get(ctx, gemm_tiles_config(&tiles, &config), m, n, k, &split) == PTXKIT_SUCCESS)
         tiles.split_k = split;
     return tiles;
 }
@@ -190,8 +191,8 @@ static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
     size_t elem = ptxkit_dtype_size(type);
     unsigned char *hx = malloc(count * elem), *hy = malloc(count * elem);
     double diff = -1, scale = 0;
-    if (hx && hy && ptxkit_memcpy_dtoh(ctx, hx, x, count * elem) == PTXKIT_SUCCESS &&
-        ptxkit_memcpy_dtoh(ctx, hy, y, count * elem) == PTXKIT_SUCCESS) {
+    if (hx && hy && ptxkit_memory_read(ctx, hx, x, count * elem) == PTXKIT_SUCCESS &&
+        ptxkit_memory_read(ctx, hy, y, count * elem) == PTXKIT_SUCCESS) {
         diff = 0;
         for (size_t i = 0; i < count; i++) {
             double vx = elem == 8 ? ((double *)hx)[i] : ((float *)hx)[i];
@@ -219,10 +220,10 @@ int bench_gemm(int argc, char **argv) {
     ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
     if (!ctx) return 1;
     /* the switches are the context's: every GEMM of this run sees them */
-    if ((b.no_cross_prefetch && ptxkit_private_gemm_set_cross_prefetch(ctx, 0) != PTXKIT_SUCCESS) ||
-        (b.mma_k && ptxkit_private_gemm_set_mma_k(ctx, b.mma_k) != PTXKIT_SUCCESS)) {
+    if ((b.no_cross_prefetch && ptxkit_gemm_cross_prefetch_set(ctx, 0) != PTXKIT_SUCCESS) ||
+        (b.mma_k && ptxkit_gemm_mma_k_set(ctx, b.mma_k) != PTXKIT_SUCCESS)) {
         fprintf(stderr, "ptxkit bench gemm: %s\n", ptxkit_last_error());
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
         return 1;
     }
 
@@ -241,10 +242,10 @@ int bench_gemm(int argc, char **argv) {
         if (m * n > max_c) max_c = m * n;
     }
     ptxkit_dptr a = 0, bm = 0, c = 0, c_ref = 0;
-    ptxkit_status st = ptxkit_malloc(ctx, max_a * elem, &a);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_b * elem, &bm);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_c * elem, &c);
-    if (st == PTXKIT_SUCCESS && cublas) st = ptxkit_malloc(ctx, max_c * elem, &c_ref);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, max_a * elem, &a);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_b * elem, &bm);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_c * elem, &c);
+    if (st == PTXKIT_SUCCESS && cublas) st = ptxkit_memory_alloc(ctx, max_c * elem, &c_ref);
 
     /* every kernel the run needs, compiled ahead in parallel */
     gemm_tiles list[2][2 * MAX_TILES];
@@ -354,10 +355,10 @@ int bench_gemm(int argc, char **argv) {
     table_print(tab, common.format, stdout);
     table_free(tab);
     cublas_close(cublas);
-    ptxkit_free(ctx, a);
-    ptxkit_free(ctx, bm);
-    ptxkit_free(ctx, c);
-    if (c_ref) ptxkit_free(ctx, c_ref);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, bm);
+    ptxkit_memory_free(ctx, c);
+    if (c_ref) ptxkit_memory_free(ctx, c_ref);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

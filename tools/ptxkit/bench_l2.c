@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "cli.h"
 #include "lab.h"
 #include "commands.h"
@@ -58,19 +59,19 @@ static ptxkit_status median_on_stream(ptxkit_context *ctx, ptxkit_stream *s, lau
                                       time_stats *ts) {
     ptxkit_event *ev[2] = {NULL, NULL};
     float *times = calloc((size_t)reps, sizeof *times);
-    ptxkit_status st = times ? ptxkit_event_create(ctx, &ev[0]) : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &ev[1]);
+    ptxkit_status st = times ? ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &ev[0]) : PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &ev[1]);
     if (st == PTXKIT_SUCCESS) st = fn(arg, s);
     for (int r = 0; r < reps && st == PTXKIT_SUCCESS; r++) {
         st = ptxkit_event_record(ctx, ev[0], s);
         if (st == PTXKIT_SUCCESS) st = fn(arg, s);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, ev[1], s);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, ev[1]);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, ev[0], ev[1], &times[r]);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, ev[0], ev[1], &times[r]);
     }
     if (st == PTXKIT_SUCCESS) stats_of(times, reps, ts);
-    ptxkit_event_destroy(ctx, ev[0]);
-    ptxkit_event_destroy(ctx, ev[1]);
+    ptxkit_event_destroy(ev[0]);
+    ptxkit_event_destroy(ev[1]);
     free(times);
     return st;
 }
@@ -86,7 +87,7 @@ static ptxkit_status launch_updates(void *arg, ptxkit_stream *s) {
     updates_run *r = arg;
     r->salt += 0x9e3779b9u; /* other addresses each run */
     void *args[] = {&r->hot, &r->hot_words, &r->cold, &r->cold_words, &r->salt};
-    return ptxkit_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, args);
+    return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, args);
 }
 
 typedef struct pair_run {
@@ -107,11 +108,11 @@ static ptxkit_status launch_pair(void *arg, ptxkit_stream *s) {
     void *pargs[] = {&r->p, &r->p_words, &r->big_in, &r->big_out, &r->big_vecs};
     unsigned long long vecs = r->p_words / 4;
     void *cargs[] = {&r->p, &vecs, &r->sum};
-    ptxkit_status st = ptxkit_launch_ex(r->produce, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, pargs,
+    ptxkit_status st = ptxkit_kernel_launch_ex(r->produce, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, pargs, NULL, 0,
                                         r->produce_attr);
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(r->ctx, r->mid, s);
     if (st == PTXKIT_SUCCESS)
-        st = ptxkit_launch_ex(r->consume, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, cargs,
+        st = ptxkit_kernel_launch_ex(r->consume, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, cargs, NULL, 0,
                               r->consume_attr);
     r->launches++;
     return st;
@@ -169,7 +170,7 @@ int bench_l2(int argc, char **argv) {
     ptxkit_status st = ptxkit_l2_persisting_get(ctx, &original, &max);
     if (st != PTXKIT_SUCCESS) {
         cli_fail(cmd, ctx, st);
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
         return 1;
     }
     size_t l2 = (size_t)dev.l2_bytes, window_max = (size_t)dev.access_window_max_bytes;
@@ -178,16 +179,16 @@ int bench_l2(int argc, char **argv) {
     ptxkit_program *program = NULL;
     ptxkit_stream *stream = NULL;
     updates_run u = {.hot_words = hot_words, .cold_words = cold_words, .grid = (unsigned)dev.sm_count * 8};
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)hot_words * 4, &hot);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)cold_words * 4, &cold);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, hot, 0, hot_words, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, cold, 0, cold_words, NULL);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &stream);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, (size_t)hot_words * 4, &hot);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, (size_t)cold_words * 4, &cold);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, hot, 0, hot_words, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, cold, 0, cold_words, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream);
     if (st == PTXKIT_SUCCESS) st = lab_program_create("l2_lab.cu", &program);
     char iters[32];
     snprintf(iters, sizeof iters, "ITERS=%d", ITERS);
     const char *defines[] = {iters};
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "l2_updates", defines, 1, &u.k);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_kernel_get(ctx, program, "l2_updates", defines, 1, &u.k);
     u.hot = hot;
     u.cold = cold;
     double updates = (double)u.grid * BLOCK * ITERS;
@@ -236,8 +237,8 @@ int bench_l2(int argc, char **argv) {
                    ok ? "ok" : "WRONG", stats_cells(&ts, spread, sizeof spread));
     }
     if (stream) ptxkit_stream_access_window_set(ctx, stream, NULL);
-    ptxkit_free(ctx, hot);
-    ptxkit_free(ctx, cold);
+    ptxkit_memory_free(ctx, hot);
+    ptxkit_memory_free(ctx, cold);
 
     /* ---- producer -> consumer ---- */
     snprintf(title, sizeof title,
@@ -253,15 +254,15 @@ int bench_l2(int argc, char **argv) {
     size_t p_sizes[2] = {max / 2, 2 * max};
     p_sizes[0] -= p_sizes[0] % 16;
     p_sizes[1] -= p_sizes[1] % 16;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "l2_produce", NULL, 0, &pr.produce);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "l2_consume", NULL, 0, &pr.consume);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, pr.big_vecs * 16, &pr.big_in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, pr.big_vecs * 16, &pr.big_out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, p_sizes[1], &pr.p);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 4, &pr.sum);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_kernel_get(ctx, program, "l2_produce", NULL, 0, &pr.produce);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_kernel_get(ctx, program, "l2_consume", NULL, 0, &pr.consume);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, pr.big_vecs * 16, &pr.big_in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, pr.big_vecs * 16, &pr.big_out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, p_sizes[1], &pr.p);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 4, &pr.sum);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, pr.big_in, pr.big_vecs * 16, 0x12);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &pr.mid);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &pr.start);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &pr.mid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &pr.start);
     for (int ps = 0; ps < 2 && st == PTXKIT_SUCCESS; ps++) {
         pr.p_words = p_sizes[ps] / 4;
         uint32_t p_sum = 0;
@@ -281,7 +282,7 @@ int bench_l2(int argc, char **argv) {
             pr.consume_attr = mode == 2 ? &with : NULL;
             st = ptxkit_l2_persisting_reset(ctx);
             if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, set_aside, NULL);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, pr.sum, 0, 1, stream);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, pr.sum, 0, 1, stream);
             pr.launches = 0;
             /* the pair from start to end, the consumer from the event between */
             double pair_ms = 0, consumer_ms = 0;
@@ -291,14 +292,14 @@ int bench_l2(int argc, char **argv) {
             if (st == PTXKIT_SUCCESS) st = launch_pair(&pr, stream); /* warm-up */
             for (int r = 0; r < reps && st == PTXKIT_SUCCESS; r++) {
                 ptxkit_event *end = NULL;
-                st = ptxkit_event_create(ctx, &end);
+                st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &end);
                 if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, pr.start, stream);
                 if (st == PTXKIT_SUCCESS) st = launch_pair(&pr, stream);
                 if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, end, stream);
                 if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, end);
-                if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, pr.start, end, &pairs[r]);
-                if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, pr.mid, end, &cons[r]);
-                ptxkit_event_destroy(ctx, end);
+                if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, pr.start, end, &pairs[r]);
+                if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, pr.mid, end, &cons[r]);
+                ptxkit_event_destroy(end);
             }
             if (st == PTXKIT_SUCCESS) {
                 stats_of(cons, reps, &cons_ts);
@@ -310,7 +311,7 @@ int bench_l2(int argc, char **argv) {
             free(pairs);
             uint32_t got = 0;
             if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, stream);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, &got, pr.sum, 4);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, &got, pr.sum, 4);
             if (st != PTXKIT_SUCCESS) break;
             bool ok = got == (uint32_t)((uint64_t)p_sum * (uint64_t)pr.launches);
             wrong += !ok;
@@ -337,14 +338,14 @@ int bench_l2(int argc, char **argv) {
         rc = 1;
     }
     if (rc == 0 && common.svg_path) rc = write_svg(common.svg_path, dev.name, setasides, ratios, speedup, base_ms);
-    ptxkit_event_destroy(ctx, pr.mid);
-    ptxkit_event_destroy(ctx, pr.start);
-    ptxkit_free(ctx, pr.big_in);
-    ptxkit_free(ctx, pr.big_out);
-    ptxkit_free(ctx, pr.p);
-    ptxkit_free(ctx, pr.sum);
+    ptxkit_event_destroy(pr.mid);
+    ptxkit_event_destroy(pr.start);
+    ptxkit_memory_free(ctx, pr.big_in);
+    ptxkit_memory_free(ctx, pr.big_out);
+    ptxkit_memory_free(ctx, pr.p);
+    ptxkit_memory_free(ctx, pr.sum);
     ptxkit_program_destroy(program);
-    ptxkit_stream_destroy(ctx, stream);
-    ptxkit_context_close(ctx);
+    ptxkit_stream_destroy(stream);
+    ptxkit_context_destroy(ctx);
     return rc;
 }

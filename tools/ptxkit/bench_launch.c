@@ -1,4 +1,4 @@
-/* ptxkit bench launch: what ptxkit_launch costs over cuLaunchKernel on the
+/* ptxkit bench launch: what ptxkit_kernel_launch costs over cuLaunchKernel on the
  * same CUfunction and stream. An empty user kernel (one int argument) is
  * launched back to back N times by each side, in rounds that alternate
  * which side goes first.
@@ -10,9 +10,9 @@
  * sides measure the GPU's rate instead of their own cost. The wall time
  * including the synchronizations is reported beside it.
  *
- * ptxkit_launch is timed twice: with the context already current on the
+ * ptxkit_kernel_launch is timed twice: with the context already current on the
  * thread (as for the raw call, which needs it) and without, as a program
- * that only uses ptxkit runs it (ptxkit_launch then pushes and pops the
+ * that only uses ptxkit runs it (ptxkit_kernel_launch then pushes and pops the
  * context around the call). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "cuda_direct.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 static const char empty_source[] = "extern \"C\" __global__ void empty(int x) { (void)x; }\n";
 
@@ -30,8 +31,8 @@ typedef enum launch_side { RAW = 0, PTXKIT_CURRENT, PTXKIT_PLAIN, SIDE_COUNT } l
 
 static const char *const side_names[SIDE_COUNT] = {
     "cuLaunchKernel (context current)",
-    "ptxkit_launch (context current)",
-    "ptxkit_launch (no current context)",
+    "ptxkit_kernel_launch (context current)",
+    "ptxkit_kernel_launch (no current context)",
 };
 
 typedef struct launch_bench {
@@ -78,7 +79,7 @@ static ptxkit_status time_side(launch_bench *b, launch_side side, long launches,
                 r = cu->launch_kernel(b->fn, 1, 1, 1, 32, 1, 1, 0, b->cu_stream, b->args, NULL);
         } else {
             for (long i = 0; i < count && st == PTXKIT_SUCCESS; i++)
-                st = ptxkit_launch(b->kernel, grid, block, 0, b->stream, b->args);
+                st = ptxkit_kernel_launch(b->kernel, grid, block, 0, b->stream, b->args);
         }
         inside += cli_now_ms() - t0;
         if (r != CUDA_SUCCESS) st = raw_failed(b, r, "cuLaunchKernel");
@@ -105,7 +106,7 @@ static ptxkit_status time_round_trip(launch_bench *b, bool raw, long reps, doubl
             if (r == CUDA_SUCCESS) r = cu->stream_synchronize(b->cu_stream);
             if (r != CUDA_SUCCESS) st = raw_failed(b, r, "launch + synchronize");
         } else {
-            st = ptxkit_launch(b->kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, b->stream, b->args);
+            st = ptxkit_kernel_launch(b->kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, b->stream, b->args);
             if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(b->ctx, b->stream);
         }
     }
@@ -151,7 +152,7 @@ int bench_launch(int argc, char **argv) {
         .command = "bench launch",
         .usage = "usage: ptxkit bench launch [--launches N] [--rounds R] [--batch B] [--round-trips M] [--device N]\n"
                  "                           [--csv|--json] [--json FILE] [--csv FILE] [--md FILE]\n",
-        .help = "Back-to-back launches of an empty user kernel: ptxkit_launch against cuLaunchKernel on the same\n"
+        .help = "Back-to-back launches of an empty user kernel: ptxkit_kernel_launch against cuLaunchKernel on the same\n"
                 "CUfunction and stream, N launches per side and round (default 100000), R rounds alternating\n"
                 "the order (default 5), a stream synchronize every B launches outside the timed calls (default\n"
                 "1000); then M launch + synchronize round trips per side and round (default 10000).\n"
@@ -169,16 +170,16 @@ int bench_launch(int argc, char **argv) {
     b.args[0] = &b.value;
     ptxkit_program *program = NULL;
     ptxkit_status st = ptxkit_program_create("empty.cu", empty_source, NULL, 0, &program);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "empty", NULL, 0, &b.kernel);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &b.stream);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_kernel_get(ctx, program, "empty", NULL, 0, &b.kernel);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.stream);
     char why[256] = "";
     if (st == PTXKIT_SUCCESS && !(b.cu = cuda_direct_get(why, sizeof why))) {
         snprintf(b.why, sizeof b.why, "the raw driver calls: %s", why);
         st = PTXKIT_ERROR_NO_DRIVER;
     }
     if (st == PTXKIT_SUCCESS) {
-        b.fn = (CUfunction)ptxkit_kernel_handle(b.kernel);
-        b.cu_stream = (CUstream)ptxkit_stream_handle(b.stream);
+        b.fn = (CUfunction)ptxkit_kernel_handle_get(b.kernel);
+        b.cu_stream = (CUstream)ptxkit_stream_handle_get(b.stream);
     }
     /* warm-up: first launches pay for lazy loading and queue setup */
     double host[SIDE_COUNT][64], wall[SIDE_COUNT][64], diff[SIDE_COUNT][64], trip[2][64], ignored;
@@ -198,9 +199,9 @@ int bench_launch(int argc, char **argv) {
     if (st != PTXKIT_SUCCESS) {
         if (b.why[0]) fprintf(stderr, "ptxkit bench launch: %s: %s\n", ptxkit_status_string(st), b.why);
         else cli_fail("bench launch", ctx, st);
-        ptxkit_stream_destroy(ctx, b.stream);
+        ptxkit_stream_destroy(b.stream);
         ptxkit_program_destroy(program);
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
         return 1;
     }
     int n = (int)rounds;
@@ -223,16 +224,16 @@ int bench_launch(int argc, char **argv) {
     for (int r = 0; r < n; r++) trip_diff[r] = trip[1][r] - trip[0][r];
     table_addf(t, "round trip: cuLaunchKernel + cuStreamSynchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t-\t%d", median(trip[0], n),
                minimum(trip[0], n), maximum(trip[0], n), 0.0, n);
-    table_addf(t, "round trip: ptxkit_launch + ptxkit_stream_synchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t-\t%d",
+    table_addf(t, "round trip: ptxkit_kernel_launch + ptxkit_stream_synchronize\t%.3f\t%.3f\t%.3f\t%+.3f\t-\t%d",
                median(trip[1], n), minimum(trip[1], n), maximum(trip[1], n), median(trip_diff, n), n);
     table_print(t, common.format, stdout);
     table_free(t);
     if (common.format == OUT_TABLE)
-        printf("ptxkit_launch over cuLaunchKernel: %+.3f us per launch with the context current, %+.3f us without\n",
+        printf("ptxkit_kernel_launch over cuLaunchKernel: %+.3f us per launch with the context current, %+.3f us without\n",
                median(diff[PTXKIT_CURRENT], n), median(diff[PTXKIT_PLAIN], n));
-    ptxkit_stream_destroy(ctx, b.stream);
+    ptxkit_stream_destroy(b.stream);
     ptxkit_program_destroy(program);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return 0;
 }
 
@@ -269,7 +270,7 @@ static ptxkit_status issue(graph_bench *b) {
 
 /* One round of one side: *wall_us and *gpu_us per op. graph NULL: one by one. */
 static ptxkit_status time_round(graph_bench *b, ptxkit_graph *graph, double *wall_us, double *gpu_us) {
-    ptxkit_status st = ptxkit_memset32_async(b->ctx, b->out, 0xCDCDCDCDu, (size_t)b->ops, b->stream);
+    ptxkit_status st = ptxkit_memory_set32_async(b->ctx, b->out, 0xCDCDCDCDu, (size_t)b->ops, b->stream);
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(b->ctx, b->stream);
     if (st != PTXKIT_SUCCESS) return st;
     double t0 = cli_now_ms();
@@ -279,7 +280,7 @@ static ptxkit_status time_round(graph_bench *b, ptxkit_graph *graph, double *wal
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(b->ctx, b->stream);
     double t1 = cli_now_ms();
     float ms = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(b->ctx, b->start, b->stop, &ms);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(b->ctx, b->start, b->stop, &ms);
     *wall_us = (t1 - t0) * 1e3 / b->ops;
     *gpu_us = (double)ms * 1e3 / b->ops;
     return st;
@@ -289,7 +290,7 @@ static ptxkit_status time_round(graph_bench *b, ptxkit_graph *graph, double *wal
 static ptxkit_status check(graph_bench *b, const uint32_t *host, bool *ok) {
     uint32_t *got = malloc((size_t)b->ops * 4);
     if (!got) return PTXKIT_ERROR_OUT_OF_MEMORY;
-    ptxkit_status st = ptxkit_memcpy_dtoh(b->ctx, got, b->out, (size_t)b->ops * 4);
+    ptxkit_status st = ptxkit_memory_read(b->ctx, got, b->out, (size_t)b->ops * 4);
     uint32_t sum = 0;
     for (size_t k = 0; k < b->n; k++) sum += host[k];
     *ok = true;
@@ -341,12 +342,12 @@ int bench_graph(int argc, char **argv) {
     ptxkit_status st = host ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
     if (host)
         for (size_t i = 0; i < total; i++) host[i] = (uint32_t)(i * 2654435761u) >> 7;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, total * 4, &b.in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)ops * 4, &b.out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, b.in, host, total * 4);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &b.stream);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &b.start);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &b.stop);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, total * 4, &b.in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, (size_t)ops * 4, &b.out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, b.in, host, total * 4);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.stream);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &b.start);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &b.stop);
     /* warm-up: loads the kernel and gives the stream its scratch, which a
      * capture needs (ptxkit.h, "CUDA graph capture") */
     if (st == PTXKIT_SUCCESS) st = issue(&b);
@@ -414,13 +415,13 @@ int bench_graph(int argc, char **argv) {
             rc = 0;
         }
     }
-    ptxkit_graph_destroy(ctx, graph);
-    ptxkit_event_destroy(ctx, b.start);
-    ptxkit_event_destroy(ctx, b.stop);
-    ptxkit_stream_destroy(ctx, b.stream);
-    ptxkit_free(ctx, b.in);
-    ptxkit_free(ctx, b.out);
+    ptxkit_graph_destroy(graph);
+    ptxkit_event_destroy(b.start);
+    ptxkit_event_destroy(b.stop);
+    ptxkit_stream_destroy(b.stream);
+    ptxkit_memory_free(ctx, b.in);
+    ptxkit_memory_free(ctx, b.out);
     free(host);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -74,7 +75,7 @@ static int finish(const char *command, ptxkit_context *ctx, ptxkit_status st, cl
     if (st != PTXKIT_SUCCESS) fprintf(stderr, "ptxkit %s: %s: %s\n", command, ptxkit_status_string(st), ptxkit_last_error());
     if (t) table_print(t, common->format, stdout);
     table_free(t);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
 
@@ -231,9 +232,9 @@ int bench_access(int argc, char **argv) {
     memlab_access probe = {.pattern = MEMLAB_OFFSET, .n = words, .items = items ? items : 1, .block_size = block};
     ptxkit_status st = measure_read_gbs(ctx, words * 4, &read_gbs);
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, words * 2, &dtod_gbs);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, words * 4, &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, memlab_access_output_words(&probe) * 4 + 256, &out);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, gather_n * 4, &index);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, words * 4, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, memlab_access_output_words(&probe) * 4 + 256, &out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, gather_n * 4, &index);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, words * 4, 1234);
     if (st == PTXKIT_SUCCESS) st = memlab_make_index(ctx, index, gather_n, gather_bits, 99, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
@@ -267,9 +268,9 @@ int bench_access(int argc, char **argv) {
                        sector[c][j], sector_bytes / app_bytes, 100.0 * app[c][j] / read_gbs,
                        stats_cells(&ts, spread, sizeof spread));
         }
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
-    ptxkit_free(ctx, index);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
+    ptxkit_memory_free(ctx, index);
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path)
         svg_failed = access_svg(common.svg_path, dev.name, &o, app, sector, read_gbs, o.reps);
@@ -313,8 +314,8 @@ int bench_aos(int argc, char **argv) {
     double dtod = 0;
     ptxkit_dptr in = 0, out = 0;
     ptxkit_status st = measure_dtod_gbs(ctx, 12 * n, &dtod);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16 * n, &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16 * n, &out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 16 * n, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 16 * n, &out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, 16 * n, 77);
     char title[400];
     snprintf(title, sizeof title, "float3 layouts on %s, %zu points (median of %d; cuMemcpyDtoD of 12n bytes: %.0f GB/s)",
@@ -339,8 +340,8 @@ int bench_aos(int argc, char **argv) {
                        memlab_load_op_name(o.ops[j]), ms * 1e3, gbs[l][j], sector_bytes / (ms * 1e-3) / 1e9,
                        sector_bytes / app_bytes, 100.0 * gbs[l][j] / dtod, stats_cells(&ts, spread, sizeof spread));
         }
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path) {
         static const char *const layouts[MEMLAB_LAYOUT_COUNT] = {"AoS float3, naive", "SoA", "AoS, staged in shared",
@@ -433,8 +434,8 @@ int bench_banks(int argc, char **argv) {
     int clock_khz = dev.sm_clock_khz;
     ptxkit_status st = PTXKIT_SUCCESS;
     ptxkit_dptr cycles_d = 0, sink = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)reps * 8, &cycles_d);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, (size_t)MEMLAB_BANKS_BLOCK * 8, &sink);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, (size_t)reps * 8, &cycles_d);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, (size_t)MEMLAB_BANKS_BLOCK * 8, &sink);
     static const int sizes[3] = {1, 4, 8};
     static double cycles[3][BANKS_STRIDES], fewest[3][BANKS_STRIDES], most[3][BANKS_STRIDES];
     static int wavefronts[3 * BANKS_STRIDES], ideal[3 * BANKS_STRIDES];
@@ -447,7 +448,7 @@ int bench_banks(int argc, char **argv) {
                                   .cycles = cycles_d + 8 * (ptxkit_dptr)r, .sink = sink};
                 st = memlab_banks_run(ctx, &b, NULL);
             }
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, measured, cycles_d, (size_t)reps * 8);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, measured, cycles_d, (size_t)reps * 8);
             if (st != PTXKIT_SUCCESS) break;
             qsort(measured, (size_t)reps, sizeof measured[0], median_u64);
             double accesses = (double)(MEMLAB_BANKS_BLOCK / 32) * iters * MEMLAB_BANKS_UNROLL;
@@ -456,8 +457,8 @@ int bench_banks(int argc, char **argv) {
             most[w][s] = (double)measured[reps - 1] / accesses;
             wavefronts[w * BANKS_STRIDES + s] = memlab_banks_wavefronts(sizes[w], s, &ideal[w * BANKS_STRIDES + s]);
         }
-    ptxkit_free(ctx, cycles_d);
-    ptxkit_free(ctx, sink);
+    ptxkit_memory_free(ctx, cycles_d);
+    ptxkit_memory_free(ctx, sink);
     char title[400];
     snprintf(title, sizeof title,
              "shared-memory banks on %s (clock64, 32 warps, median of %d blocks; ns at the rated %d MHz)", dev.name, reps,
@@ -513,14 +514,14 @@ typedef struct transpose_args {
 
 static ptxkit_status run_transpose(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     transpose_args *a = arg;
-    if (a->c->public_api) return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, NULL, s);
+    if (a->c->public_api) return ptxkit_transpose(ctx, a->c->kind, a->type, a->dst, a->src, a->rows, a->cols, NULL, s);
     const transpose_config *c = &a->c->config;
     ptxkit_config o = {0};
     ptxkit_config_set(&o, "path", PTXKIT_PATH_JIT);
     ptxkit_config_set(&o, "tile", c->tile);
     ptxkit_config_set(&o, "block_size", c->block_size);
     ptxkit_config_set(&o, "vector_bytes", c->vector_bytes);
-    return ptxkit_transpose(ctx, a->type, a->dst, a->src, a->rows, a->cols, a->c->kind, &o, s);
+    return ptxkit_transpose(ctx, a->c->kind, a->type, a->dst, a->src, a->rows, a->cols, &o, s);
 }
 
 /* The row's config_source: the public call's padded kind may run the tuned
@@ -630,8 +631,8 @@ int bench_transpose(int argc, char **argv) {
             time_stats ts;
             char spread[64];
             st = measure_dtod_stats(ctx, bytes, &dtod[sh][ty], &ts);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.src);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.dst);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &a.src);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &a.dst);
             if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 5);
             if (st == PTXKIT_SUCCESS)
                 table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0%s\t-", a.rows, a.cols,
@@ -648,7 +649,7 @@ int bench_transpose(int argc, char **argv) {
                 ptxkit_config used;
                 long long tile = 0, block = 0, vector = 0;
                 if (a.c->public_api) {
-                    if ((st = ptxkit_transpose_config_get(ctx, a.type, a.rows, a.cols, a.c->kind, NULL, &used)) !=
+                    if ((st = ptxkit_transpose_config_get(ctx, a.c->kind, a.type, a.rows, a.cols, NULL, &used)) !=
                         PTXKIT_SUCCESS)
                         break;
                     ptxkit_config_get(&used, "tile", &tile);
@@ -661,8 +662,8 @@ int bench_transpose(int argc, char **argv) {
                            cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty],
                            stats_cells(&ts, spread, sizeof spread), transpose_source(ctx, &a));
             }
-            ptxkit_free(ctx, a.src);
-            ptxkit_free(ctx, a.dst);
+            ptxkit_memory_free(ctx, a.src);
+            ptxkit_memory_free(ctx, a.dst);
         }
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -119,7 +120,7 @@ static ptxkit_status run_once(gpu *g, int count, const run_spec *r, double *slow
     for (int i = 0; i < count; i++) {
         float ms = 0;
         if ((st = ptxkit_event_synchronize(g[i].ctx, g[i].end)) != PTXKIT_SUCCESS) return st;
-        if ((st = ptxkit_event_elapsed_ms(g[i].ctx, g[i].start, g[i].end, &ms)) != PTXKIT_SUCCESS) return st;
+        if ((st = ptxkit_event_elapsed_ms_get(g[i].ctx, g[i].start, g[i].end, &ms)) != PTXKIT_SUCCESS) return st;
         if (ms > *slowest_ms) *slowest_ms = ms;
         if (ms < *fastest_ms) *fastest_ms = ms;
     }
@@ -166,7 +167,7 @@ int bench_multi(int argc, char **argv) {
     if (rc >= 0) return rc;
     setenv("NCCL_NVLS_ENABLE", "0", 0);
     int present = 0;
-    ptxkit_status st = ptxkit_device_count(&present);
+    ptxkit_status st = ptxkit_device_count_get(&present);
     if (st != PTXKIT_SUCCESS || present < 1) {
         fprintf(stderr, "ptxkit bench multi: no GPU: %s\n", ptxkit_last_error());
         return 1;
@@ -202,12 +203,12 @@ int bench_multi(int argc, char **argv) {
             st = PTXKIT_ERROR_NO_DEVICE;
             break;
         }
-        if ((st = ptxkit_stream_create(g[i].ctx, &g[i].stream)) == PTXKIT_SUCCESS &&
-            (st = ptxkit_event_create(g[i].ctx, &g[i].start)) == PTXKIT_SUCCESS &&
-            (st = ptxkit_event_create(g[i].ctx, &g[i].end)) == PTXKIT_SUCCESS &&
-            (st = ptxkit_malloc(g[i].ctx, bytes, &g[i].in)) == PTXKIT_SUCCESS &&
-            (st = ptxkit_malloc(g[i].ctx, bytes, &g[i].out)) == PTXKIT_SUCCESS &&
-            (st = ptxkit_malloc(g[i].ctx, b.small * 8 + 64, &g[i].small_out)) == PTXKIT_SUCCESS)
+        if ((st = ptxkit_stream_create(g[i].ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &g[i].stream)) == PTXKIT_SUCCESS &&
+            (st = ptxkit_event_create(g[i].ctx, PTXKIT_EVENT_DEFAULT, &g[i].start)) == PTXKIT_SUCCESS &&
+            (st = ptxkit_event_create(g[i].ctx, PTXKIT_EVENT_DEFAULT, &g[i].end)) == PTXKIT_SUCCESS &&
+            (st = ptxkit_memory_alloc(g[i].ctx, bytes, &g[i].in)) == PTXKIT_SUCCESS &&
+            (st = ptxkit_memory_alloc(g[i].ctx, bytes, &g[i].out)) == PTXKIT_SUCCESS &&
+            (st = ptxkit_memory_alloc(g[i].ctx, b.small * 8 + 64, &g[i].small_out)) == PTXKIT_SUCCESS)
             st = fill_random_words(g[i].ctx, g[i].in, bytes, 17u + (uint32_t)i);
         if (st != PTXKIT_SUCCESS) fail_line("setting up a GPU", st);
     }
@@ -329,10 +330,10 @@ int bench_multi(int argc, char **argv) {
     table_free(t), table_free(ar), table_free(lat);
     for (int i = 0; i < most; i++) {
         if (!g[i].ctx) continue;
-        ptxkit_free(g[i].ctx, g[i].in), ptxkit_free(g[i].ctx, g[i].out), ptxkit_free(g[i].ctx, g[i].small_out);
-        ptxkit_event_destroy(g[i].ctx, g[i].start), ptxkit_event_destroy(g[i].ctx, g[i].end);
-        ptxkit_stream_destroy(g[i].ctx, g[i].stream);
-        ptxkit_context_close(g[i].ctx);
+        ptxkit_memory_free(g[i].ctx, g[i].in), ptxkit_memory_free(g[i].ctx, g[i].out), ptxkit_memory_free(g[i].ctx, g[i].small_out);
+        ptxkit_event_destroy(g[i].start), ptxkit_event_destroy(g[i].end);
+        ptxkit_stream_destroy(g[i].stream);
+        ptxkit_context_destroy(g[i].ctx);
     }
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

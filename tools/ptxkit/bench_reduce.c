@@ -15,7 +15,8 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 enum { MAX_SIZES = 40, MAX_COMBOS = PTXKIT_REDUCE_OP_COUNT * PTXKIT_DTYPE_COUNT };
 
@@ -50,7 +51,7 @@ typedef struct timed_reduce {
 
 static ptxkit_status run_reduce(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_reduce *r = arg;
-    return ptxkit_private_reduce_passes(ctx, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, r->b->passes);
+    return ptxkit_reduce_experiment(ctx, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, r->b->passes);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -304,8 +305,8 @@ int bench_reduce(int argc, char **argv) {
     ceiling_cache ceilings = {.measure = read_ceiling};
     timed_reduce r = {.b = &b};
     float *pt_times = calloc((size_t)b.reps, sizeof *pt_times), *cub_times = calloc((size_t)b.reps, sizeof *cub_times);
-    ptxkit_status st = pt_times && cub_times ? ptxkit_malloc(ctx, max_bytes, &r.in) : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);
+    ptxkit_status st = pt_times && cub_times ? ptxkit_memory_alloc(ctx, max_bytes, &r.in) : PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 64, &r.out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_bytes, 11);
     ceiling_in = r.in;
     ceiling_out = r.out;
@@ -357,9 +358,9 @@ int bench_reduce(int argc, char **argv) {
     free(cub);
     free(pt_times);
     free(cub_times);
-    ptxkit_free(ctx, r.in);
-    ptxkit_free(ctx, r.out);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, r.in);
+    ptxkit_memory_free(ctx, r.out);
+    ptxkit_context_destroy(ctx);
     if (lib.dl) dlclose(lib.dl); /* its runtime lets go of the primary context after ptxkit did */
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

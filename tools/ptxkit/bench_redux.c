@@ -75,7 +75,7 @@ static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     (void)ctx;
     redux_run *r = arg;
     void *args[] = {&r->seed, &r->out, &r->cycles};
-    return ptxkit_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, 0, s, args);
+    return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, 0, s, args);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -118,10 +118,10 @@ int bench_redux(int argc, char **argv) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         seed[i] = (uint32_t)(x >> 32);
     }
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, threads * 4, &dseed);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, threads * 4, &dout);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, threads / 32 * 8, &dcycles);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, dseed, seed, threads * 4);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, threads * 4, &dseed);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, threads * 4, &dout);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, threads / 32 * 8, &dcycles);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, dseed, seed, threads * 4);
     if (st == PTXKIT_SUCCESS) st = lab_program_create("async_lab.cu", &program);
 
     char title[400];
@@ -144,11 +144,11 @@ int bench_redux(int argc, char **argv) {
                 redux_run r = {.grid = (unsigned)dev.sm_count, .block = 32 * warps_per_sm[w], .seed = dseed, .out = dout,
                                .cycles = dcycles};
                 float ms;
-                st = ptxkit_kernel_get(ctx, program, "redux_chain", defines, 3, &r.k);
+                st = ptxkit_program_kernel_get(ctx, program, "redux_chain", defines, 3, &r.k);
                 if (st == PTXKIT_SUCCESS) st = time_median_ms(ctx, launch, &r, 1, 3, &ms);
                 size_t n = (size_t)r.grid * r.block, warps = n / 32;
-                if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, dout, n * 4);
-                if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, cycles, dcycles, warps * 8);
+                if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, got, dout, n * 4);
+                if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, cycles, dcycles, warps * 8);
                 if (st != PTXKIT_SUCCESS) break;
                 /* the CPU replays the first 16 warps' chains, lane by lane */
                 bool ok = true;
@@ -171,10 +171,10 @@ int bench_redux(int argc, char **argv) {
     table_print(tab, common.format, stdout);
     table_free(tab);
     ptxkit_program_destroy(program);
-    ptxkit_free(ctx, dseed);
-    ptxkit_free(ctx, dout);
-    ptxkit_free(ctx, dcycles);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, dseed);
+    ptxkit_memory_free(ctx, dout);
+    ptxkit_memory_free(ctx, dcycles);
+    ptxkit_context_destroy(ctx);
     free(seed);
     free(got);
     free(cycles);

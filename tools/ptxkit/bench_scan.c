@@ -11,7 +11,8 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 enum { MAX_SIZES = 40, MAX_COMBOS = PTXKIT_REDUCE_OP_COUNT * PTXKIT_DTYPE_COUNT * PTXKIT_SCAN_KIND_COUNT };
 
@@ -22,7 +23,7 @@ typedef struct scan_bench {
     bool compare, ceiling, in_place;
     cli_launch options;
     ptxkit_config config; /* options as ptxkit_scan reads them */
-    ptxkit_private_scan_experiment experiment;
+    ptxkit_scan_switches experiment;
 } scan_bench;
 
 typedef struct cub_result {
@@ -42,7 +43,7 @@ typedef struct timed_scan {
 
 static ptxkit_status run_scan(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     timed_scan *r = arg;
-    return ptxkit_private_scan(ctx, r->kind, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, &r->b->experiment);
+    return ptxkit_scan_experiment(ctx, r->kind, r->op, r->type, r->out, r->in, r->n, &r->b->config, s, &r->b->experiment);
 }
 
 static const char *op_name_at(int i) { return ptxkit_reduce_op_name((ptxkit_reduce_op)i); }
@@ -226,8 +227,8 @@ int bench_scan(int argc, char **argv) {
     ceiling_cache ceilings = {.measure = measure_dtod_gbs};
     timed_scan r = {.b = &b};
     ptxkit_dptr in_alloc = 0, out_alloc = 0;
-    ptxkit_status st = ptxkit_malloc(ctx, max_bytes, &in_alloc);
-    if (st == PTXKIT_SUCCESS && !b.in_place) st = ptxkit_malloc(ctx, max_bytes, &out_alloc);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, max_bytes, &in_alloc);
+    if (st == PTXKIT_SUCCESS && !b.in_place) st = ptxkit_memory_alloc(ctx, max_bytes, &out_alloc);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in_alloc, max_bytes, 11);
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++)
@@ -275,8 +276,8 @@ int bench_scan(int argc, char **argv) {
     table_print(t, common.format, stdout);
     table_free(t);
     free(cub);
-    ptxkit_free(ctx, in_alloc);
-    if (out_alloc) ptxkit_free(ctx, out_alloc);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, in_alloc);
+    if (out_alloc) ptxkit_memory_free(ctx, out_alloc);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

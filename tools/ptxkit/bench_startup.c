@@ -6,7 +6,7 @@
  *
  * The default measures a built-in family (ptxkit_copy on the JIT path);
  * --user measures an application's kernel (ptxkit_program_create,
- * ptxkit_kernel_get, ptxkit_launch, synchronize). Each must be the first
+ * ptxkit_program_kernel_get, ptxkit_kernel_launch, synchronize). Each must be the first
  * kernel of its process, so they are separate runs; --runs K measures K
  * fresh processes one after another (forked before this process touches
  * CUDA), the first of which may fill the disk cache. */
@@ -21,13 +21,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
-#include "ptxkit_private.h"
+#include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 static const char user_source[] =
     "extern \"C\" __global__ void startup_fill(unsigned *out, unsigned v) { out[threadIdx.x] = v + threadIdx.x; }\n";
 
 typedef struct startup_figures {
-    double open_ms;        /* ptxkit_context_open */
+    double open_ms;        /* ptxkit_context_create */
     double setup_ms;       /* allocations (and, for --user, creating the program) */
     double first_ms;       /* from after the context was opened to the first kernel finished */
     double get_ms;         /* of first_ms: getting the kernel (kernel_get; the floor: module load + get function) */
@@ -59,8 +60,8 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     ptxkit_config o = {0};
     ptxkit_config_set(&o, "path", PTXKIT_PATH_JIT);
     ptxkit_config_set(&o, "load_op", PTXKIT_LOAD_CG);
-    ptxkit_status st = ptxkit_malloc(ctx, bytes, &a);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &b);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, bytes, &a);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &b);
     f->setup_ms = cli_now_ms() - t0;
     if (st == PTXKIT_SUCCESS) st = ptxkit_copy(ctx, b, a, bytes, &o, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
@@ -70,11 +71,11 @@ static ptxkit_status first_family_kernel(ptxkit_context *ctx, startup_figures *f
     enum { HITS = 100000 };
     double t3 = cli_now_ms();
     const char *jit_log = "";
-    if (st == PTXKIT_SUCCESS) st = ptxkit_private_registry_hits(ctx, HITS, &jit_log);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_registry_probe(ctx, HITS, &jit_log);
     f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
     first_line(f->module_load, sizeof f->module_load, jit_log);
-    ptxkit_free(ctx, a);
-    ptxkit_free(ctx, b);
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, b);
     return st;
 }
 
@@ -86,21 +87,21 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
     ptxkit_program *program = NULL;
     ptxkit_kernel *kernel = NULL;
     unsigned value = 1000;
-    ptxkit_status st = ptxkit_malloc(ctx, 32 * sizeof(unsigned), &out);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, 32 * sizeof(unsigned), &out);
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_create("startup.cu", user_source, NULL, 0, &program);
     f->setup_ms = cli_now_ms() - t0;
     double t1 = cli_now_ms();
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &kernel);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_program_kernel_get(ctx, program, "startup_fill", NULL, 0, &kernel);
     f->get_ms = cli_now_ms() - t1;
     void *args[] = {&out, &value};
-    if (st == PTXKIT_SUCCESS) st = ptxkit_launch(kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_launch(kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){32, 1, 1}, 0, NULL, args);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     f->first_ms = cli_now_ms() - t0;
     f->nvrtc_loaded = library_mapped("libnvrtc");
     first_line(f->module_load, sizeof f->module_load, ptxkit_kernel_jit_log_get(kernel));
     /* the kernel ran: check what it wrote (outside the timing) */
     unsigned got[32];
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, out, sizeof got);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, got, out, sizeof got);
     for (unsigned i = 0; st == PTXKIT_SUCCESS && i < 32; i++)
         if (got[i] != value + i) {
             snprintf(f->error, sizeof f->error, "the startup kernel wrote %u at %u", got[i], i);
@@ -109,10 +110,10 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
     enum { HITS = 100000 };
     double t3 = cli_now_ms();
     ptxkit_kernel *again = NULL;
-    for (int i = 0; i < HITS && st == PTXKIT_SUCCESS; i++) st = ptxkit_kernel_get(ctx, program, "startup_fill", NULL, 0, &again);
+    for (int i = 0; i < HITS && st == PTXKIT_SUCCESS; i++) st = ptxkit_program_kernel_get(ctx, program, "startup_fill", NULL, 0, &again);
     f->hit_us = (cli_now_ms() - t3) * 1e3 / HITS;
     ptxkit_program_destroy(program);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, out);
     return st;
 }
 
@@ -181,7 +182,7 @@ static int write_floor_cubin(int device, const char *path, startup_figures *f) {
     ptxkit_program *program = NULL;
     ptxkit_device_info info;
     ptxkit_compiled out = {0};
-    ptxkit_status st = ptxkit_context_open(device, &ctx);
+    ptxkit_status st = ptxkit_context_create(device, &ctx);
     if (st == PTXKIT_SUCCESS) st = ptxkit_device_info_get(ctx, &info);
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_create("startup.cu", user_source, NULL, 0, &program);
     if (st == PTXKIT_SUCCESS)
@@ -192,9 +193,9 @@ static int write_floor_cubin(int device, const char *path, startup_figures *f) {
     else if (st != PTXKIT_SUCCESS)
         snprintf(f->error, sizeof f->error, "driver floor: %s", ptxkit_last_error());
     if (file && fclose(file) != 0 && !f->error[0]) snprintf(f->error, sizeof f->error, "driver floor: cannot write %s", path);
-    ptxkit_compiled_free(&out);
+    ptxkit_program_compiled_free(&out);
     ptxkit_program_destroy(program);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return f->error[0] ? 1 : 0;
 }
 
@@ -202,7 +203,7 @@ static int measure(bool user, int device, startup_figures *f) {
     memset(f, 0, sizeof *f);
     double t = cli_now_ms();
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(device, &ctx);
+    ptxkit_status st = ptxkit_context_create(device, &ctx);
     f->open_ms = cli_now_ms() - t;
     if (st != PTXKIT_SUCCESS) {
         snprintf(f->error, sizeof f->error, "no usable GPU: %s", ptxkit_last_error());
@@ -215,7 +216,7 @@ static int measure(bool user, int device, startup_figures *f) {
         snprintf(f->error, sizeof f->error, "%s: %.400s", ptxkit_status_string(st), detail);
     }
     report_note_device(ctx); /* after the measurement: the report's metadata */
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }
 
@@ -298,18 +299,18 @@ int bench_startup(int argc, char **argv) {
         }
         char dir[4096];
         size_t files = 0, cached = 0;
-        ptxkit_cache_dir(dir, sizeof dir);
-        ptxkit_cache_stats(&files, &cached);
+        ptxkit_cache_dir_get(dir, sizeof dir);
+        ptxkit_cache_stats_get(&files, &cached);
         printf("first kernel: %s\n", what);
         printf("context open (primary context retain): %.2f ms\n", f.open_ms);
         printf("%s: %.3f ms\n", user ? "an allocation and ptxkit_program_create" : "two 1 MiB allocations", f.setup_ms);
         printf("first %s, from call to kernel finished (kernel lookup + launch + sync): %.3f ms\n",
-               user ? "ptxkit_kernel_get" : "ptxkit_copy", f.first_ms - f.setup_ms);
-        printf("of which getting the kernel (%s): %.3f ms\n", user ? "ptxkit_kernel_get" : "inside ptxkit_copy", f.get_ms);
+               user ? "ptxkit_program_kernel_get" : "ptxkit_copy", f.first_ms - f.setup_ms);
+        printf("of which getting the kernel (%s): %.3f ms\n", user ? "ptxkit_program_kernel_get" : "inside ptxkit_copy", f.get_ms);
         printf("context open to first kernel finished, excluding context creation: %.3f ms\n", f.first_ms);
         printf("NVRTC loaded in the process: %s\n", f.nvrtc_loaded ? "yes" : "no");
         printf("module load: %s\n", f.module_load);
-        printf("registry hit (%s of a loaded kernel): %.3f us\n", user ? "ptxkit_kernel_get" : "kernel_get", f.hit_us);
+        printf("registry hit (%s of a loaded kernel): %.3f us\n", user ? "ptxkit_program_kernel_get" : "kernel_get", f.hit_us);
         printf("kernel cache: %s, %zu entries\n", dir[0] ? dir : "disabled", files);
         return 0;
     }

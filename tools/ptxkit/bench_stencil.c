@@ -39,7 +39,7 @@ static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     (void)ctx;
     stencil_run *r = arg;
     void *args[] = {&r->in, &r->out, &r->w, &r->h};
-    return ptxkit_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
+    return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
 }
 
 static void reference(const float *in, float *out, unsigned w, unsigned h) {
@@ -98,9 +98,9 @@ int bench_stencil(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) reference(in, want, (unsigned)w, (unsigned)h);
     ptxkit_dptr din = 0, dout = 0;
     ptxkit_program *program = NULL;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &din);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &dout);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, din, in, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &din);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &dout);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, din, in, bytes);
     if (st == PTXKIT_SUCCESS) st = lab_program_create("stencil_lab.cu", &program);
     double dtod = 0;
     if (st == PTXKIT_SUCCESS) st = measure_dtod_gbs(ctx, bytes, &dtod);
@@ -135,8 +135,8 @@ int bench_stencil(int argc, char **argv) {
                              .in = din, .out = dout};
             r.shared = (size_t)variants[v].stages * (TR + 2) * (TX + 2) * 4;
             int resident = 0;
-            st = ptxkit_kernel_get(ctx, program, "stencil", defines, 6, &r.k);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy(r.k, (int)r.block, r.shared, &resident);
+            st = ptxkit_program_kernel_get(ctx, program, "stencil", defines, 6, &r.k);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(r.k, (int)r.block, r.shared, &resident);
             if (st != PTXKIT_SUCCESS) break;
             int per_sm = occs[o] == 0 || occs[o] > resident ? resident : occs[o];
             if (occs[o] == 0) snprintf(occ_name, sizeof occ_name, "full");
@@ -144,9 +144,9 @@ int bench_stencil(int argc, char **argv) {
             size_t tiles = points / (TX * TR);
             r.grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
             time_stats ts = {0};
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memset32_async(ctx, dout, 0x7fc00001u, points, NULL);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, dout, 0x7fc00001u, points, NULL);
             if (st == PTXKIT_SUCCESS) st = launch(ctx, NULL, &r);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, got, dout, bytes);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, got, dout, bytes);
             if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &r, 1, reps, &ts);
             if (st != PTXKIT_SUCCESS) break;
             double ms = ts.median_ms;
@@ -173,9 +173,9 @@ int bench_stencil(int argc, char **argv) {
                best_pipe, best_sync, best_pipe / best_sync);
     if (wrong) fprintf(stderr, "ptxkit %s: %d variants differ from the CPU\n", cmd, wrong);
     ptxkit_program_destroy(program);
-    ptxkit_free(ctx, din);
-    ptxkit_free(ctx, dout);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, din);
+    ptxkit_memory_free(ctx, dout);
+    ptxkit_context_destroy(ctx);
     free(in);
     free(want);
     free(got);

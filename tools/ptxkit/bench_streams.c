@@ -69,10 +69,10 @@ static float reference(float x, int iters) {
 typedef enum breaker {
     BREAK_NONE,
     BREAK_LEGACY,       /* an empty kernel on the legacy default stream (NULL) */
-    BREAK_DEVICE_ALLOC, /* ptxkit_malloc of 1 MiB */
+    BREAK_DEVICE_ALLOC, /* ptxkit_memory_alloc of 1 MiB */
     BREAK_HOST_ALLOC,   /* ptxkit_host_alloc of 1 MiB */
-    BREAK_MEMSET,       /* ptxkit_memset8_async of 1 MiB on another stream */
-    BREAK_DTOD,         /* ptxkit_memcpy_dtod_async of 1 MiB on another stream */
+    BREAK_MEMSET,       /* ptxkit_memory_set8_async of 1 MiB on another stream */
+    BREAK_DTOD,         /* ptxkit_memory_copy_async of 1 MiB on another stream */
 } breaker;
 #define BREAK_BYTES ((size_t)1 << 20)
 
@@ -123,7 +123,7 @@ static ptxkit_status launch_work(bench *b, int k, ptxkit_dptr in, ptxkit_dptr ou
     unsigned long long blocks = (n + BLOCK - 1) / BLOCK;
     unsigned grid = blocks < b->grid[k] ? (unsigned)(blocks ? blocks : 1) : b->grid[k];
     void *args[] = {&in, &out, &n};
-    return ptxkit_launch(b->kernel[k], (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, args);
+    return ptxkit_kernel_launch(b->kernel[k], (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, args);
 }
 
 static ptxkit_status do_break(bench *b, breaker brk) {
@@ -142,23 +142,23 @@ static ptxkit_status do_break(bench *b, breaker brk) {
     case BREAK_LEGACY: st = launch_work(b, KERNEL_LIGHT, 0, 0, 0, NULL); break;
     case BREAK_DEVICE_ALLOC:
         b->hallocs[b->alloc_count] = NULL;
-        st = ptxkit_malloc(b->ctx, BREAK_BYTES, &b->dallocs[b->alloc_count]);
+        st = ptxkit_memory_alloc(b->ctx, BREAK_BYTES, &b->dallocs[b->alloc_count]);
         if (st == PTXKIT_SUCCESS) b->alloc_count++;
         break;
     case BREAK_HOST_ALLOC:
         b->dallocs[b->alloc_count] = 0;
-        st = ptxkit_host_alloc(b->ctx, BREAK_BYTES, &b->hallocs[b->alloc_count]);
+        st = ptxkit_host_alloc(b->ctx, BREAK_BYTES, PTXKIT_HOST_DEFAULT, &b->hallocs[b->alloc_count]);
         if (st == PTXKIT_SUCCESS) b->alloc_count++;
         break;
-    case BREAK_MEMSET: st = ptxkit_memset8_async(b->ctx, b->scratch, 0x5a, BREAK_BYTES, b->other); break;
-    case BREAK_DTOD: st = ptxkit_memcpy_dtod_async(b->ctx, b->scratch + BREAK_BYTES, b->scratch, BREAK_BYTES, b->other); break;
+    case BREAK_MEMSET: st = ptxkit_memory_set8_async(b->ctx, b->scratch, 0x5a, BREAK_BYTES, b->other); break;
+    case BREAK_DTOD: st = ptxkit_memory_copy_async(b->ctx, b->scratch + BREAK_BYTES, b->scratch, BREAK_BYTES, b->other); break;
     }
     return st;
 }
 
 static void free_breaker_allocations(bench *b) {
     for (size_t i = 0; i < b->alloc_count; i++) {
-        if (b->dallocs[i]) ptxkit_free(b->ctx, b->dallocs[i]);
+        if (b->dallocs[i]) ptxkit_memory_free(b->ctx, b->dallocs[i]);
         if (b->hallocs[i]) ptxkit_host_free(b->ctx, b->hallocs[i]);
     }
     b->alloc_count = 0;
@@ -185,11 +185,11 @@ static ptxkit_status run_once(bench *b, const plan *p, float *ms) {
             if (st == PTXKIT_SUCCESS) st = launch_work(b, p->kernel, h->map_in + off, h->map_out + off, len, S[s]);
             if (m && st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, m[2], S[s]);
         } else {
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod_async(ctx, b->dev_in[s], h->in + off, len, S[s]);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write_async(ctx, b->dev_in[s], h->in + off, len, S[s]);
             if (m && st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, m[1], S[s]);
             if (st == PTXKIT_SUCCESS) st = launch_work(b, p->kernel, b->dev_in[s], b->dev_out[s], len, S[s]);
             if (m && st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, m[2], S[s]);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh_async(ctx, h->out + off, b->dev_out[s], len, S[s]);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read_async(ctx, h->out + off, b->dev_out[s], len, S[s]);
         }
         if (m && st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, m[3], S[s]);
         if (c + 1 < chunks && st == PTXKIT_SUCCESS) st = do_break(b, p->brk);
@@ -204,7 +204,7 @@ static ptxkit_status run_once(bench *b, const plan *p, float *ms) {
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, b->stop, S[0]);
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, b->stop);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, b->start, b->stop, ms);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, b->start, b->stop, ms);
     free_breaker_allocations(b);
     return st;
 }
@@ -274,8 +274,8 @@ static ptxkit_status host_buffers_alloc(bench *b, memory_kind kind, size_t total
         if (!h->in || !h->out) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     } else {
         unsigned flags = kind == MEM_MAPPED ? PTXKIT_HOST_MAPPED : 0;
-        st = ptxkit_host_alloc_ex(b->ctx, total, flags, (void **)&h->in);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_host_alloc_ex(b->ctx, total, flags, (void **)&h->out);
+        st = ptxkit_host_alloc(b->ctx, total, flags, (void **)&h->in);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_host_alloc(b->ctx, total, flags, (void **)&h->out);
         if (st == PTXKIT_SUCCESS && kind == MEM_MAPPED) st = ptxkit_host_device_pointer_get(b->ctx, h->in, &h->map_in);
         if (st == PTXKIT_SUCCESS && kind == MEM_MAPPED) st = ptxkit_host_device_pointer_get(b->ctx, h->out, &h->map_out);
     }
@@ -318,14 +318,14 @@ static ptxkit_status time_copy(bench *b, int dir, const host_buffers *h, ptxkit_
         float ms = 0;
         st = ptxkit_event_record(ctx, b->start, b->streams[0]);
         if (st == PTXKIT_SUCCESS && dir == 2) st = ptxkit_stream_wait_event(ctx, b->streams[1], b->start);
-        if (st == PTXKIT_SUCCESS && dir != 1) st = ptxkit_memcpy_htod_async(ctx, din, h->in, total, b->streams[0]);
+        if (st == PTXKIT_SUCCESS && dir != 1) st = ptxkit_memory_write_async(ctx, din, h->in, total, b->streams[0]);
         ptxkit_stream *s = dir == 2 ? b->streams[1] : b->streams[0];
-        if (st == PTXKIT_SUCCESS && dir != 0) st = ptxkit_memcpy_dtoh_async(ctx, h->out, dout, total, s);
+        if (st == PTXKIT_SUCCESS && dir != 0) st = ptxkit_memory_read_async(ctx, h->out, dout, total, s);
         if (st == PTXKIT_SUCCESS && dir == 2) st = ptxkit_event_record(ctx, b->done[1], b->streams[1]);
         if (st == PTXKIT_SUCCESS && dir == 2) st = ptxkit_stream_wait_event(ctx, b->streams[0], b->done[1]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, b->stop, b->streams[0]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, b->stop);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(ctx, b->start, b->stop, &ms);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, b->start, b->stop, &ms);
         if (r >= 0) times[r] = ms;
     }
     if (st == PTXKIT_SUCCESS) {
@@ -344,7 +344,7 @@ static ptxkit_status get_kernel(bench *b, int k, int iters) {
     snprintf(def, sizeof def, "ITERS=%d", iters);
     const char *defines[] = {def};
     ptxkit_status st = ptxkit_program_kernel_get(b->ctx, b->program, "stream_work", defines, 1, &b->kernel[k]);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(b->kernel[k], BLOCK, 0, 0, &b->grid[k]);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(b->kernel[k], BLOCK, 0, 0, &b->grid[k]);
     if (st == PTXKIT_SUCCESS) b->iters[k] = iters;
     return st;
 }
@@ -358,10 +358,10 @@ static ptxkit_status time_chunk(bench *b, bool kernel, const host_buffers *h, si
         st = ptxkit_event_record(b->ctx, b->start, b->streams[0]);
         if (st == PTXKIT_SUCCESS)
             st = kernel ? launch_work(b, KERNEL_HEAVY, b->dev_in[0], b->dev_out[0], bytes, b->streams[0])
-                        : ptxkit_memcpy_htod_async(b->ctx, b->dev_in[0], h->in, bytes, b->streams[0]);
+                        : ptxkit_memory_write_async(b->ctx, b->dev_in[0], h->in, bytes, b->streams[0]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(b->ctx, b->stop, b->streams[0]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(b->ctx, b->stop);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms(b->ctx, b->start, b->stop, &ms);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(b->ctx, b->start, b->stop, &ms);
         if (r >= 0) t[r] = ms;
     }
     if (st == PTXKIT_SUCCESS) {
@@ -412,7 +412,7 @@ static ptxkit_status read_spans(bench *b, const plan *p, spans *sp) {
     for (size_t c = 0; c < chunks && st == PTXKIT_SUCCESS; c++) {
         float t[4];
         for (int i = 0; i < 4 && st == PTXKIT_SUCCESS; i++)
-            st = ptxkit_event_elapsed_ms(b->ctx, b->start, p->marks[4 * c + (size_t)i], &t[i]);
+            st = ptxkit_event_elapsed_ms_get(b->ctx, b->start, p->marks[4 * c + (size_t)i], &t[i]);
         sp->lane[c] = (int)(c % (size_t)p->streams);
         for (int w = 0; w < 3; w++) {
             sp->t0[w][c] = t[w];
@@ -480,11 +480,11 @@ static const caveat caveats[] = {
     {"none (reference): pinned memory, non-blocking streams", "overlaps", BREAK_NONE, false, false},
     {"(a) legacy default stream: a kernel on it between chunks, blocking streams", "serializes", BREAK_LEGACY, true, false},
     {"(a) the same with non-blocking streams", "overlaps", BREAK_LEGACY, false, false},
-    {"(b) device allocation (ptxkit_malloc) between chunks", "serializes", BREAK_DEVICE_ALLOC, false, false},
+    {"(b) device allocation (ptxkit_memory_alloc) between chunks", "serializes", BREAK_DEVICE_ALLOC, false, false},
     {"(b) page-locked allocation (ptxkit_host_alloc) between chunks", "serializes", BREAK_HOST_ALLOC, false, false},
-    {"(c) memset (ptxkit_memset8_async, another stream) between chunks", "serializes", BREAK_MEMSET, false, false},
+    {"(c) memset (ptxkit_memory_set8_async, another stream) between chunks", "serializes", BREAK_MEMSET, false, false},
     {"(d) pageable host memory", "serializes", BREAK_NONE, false, true},
-    {"(e) copy within the device (ptxkit_memcpy_dtod_async, another stream) between chunks", "serializes", BREAK_DTOD,
+    {"(e) copy within the device (ptxkit_memory_copy_async, another stream) between chunks", "serializes", BREAK_DTOD,
      false, false},
 };
 #define CAVEAT_COUNT (sizeof caveats / sizeof caveats[0])
@@ -581,16 +581,16 @@ int bench_streams(int argc, char **argv) {
     ptxkit_context *ctx = b.ctx;
     ptxkit_status st = ptxkit_device_info_get(ctx, &b.dev);
     for (int s = 0; s < most_streams && st == PTXKIT_SUCCESS; s++) {
-        st = ptxkit_stream_create(ctx, &b.streams[s]);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create_ex(ctx, PTXKIT_STREAM_BLOCKING, 0, &b.blocking[s]);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, ring, &b.dev_in[s]);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, ring, &b.dev_out[s]);
+        st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.streams[s]);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_BLOCKING, 0, &b.blocking[s]);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, ring, &b.dev_in[s]);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, ring, &b.dev_out[s]);
     }
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, &b.other);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 2 * BREAK_BYTES, &b.scratch);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &b.start);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, &b.stop);
-    for (int s = 0; s <= MAX_STREAMS && st == PTXKIT_SUCCESS; s++) st = ptxkit_event_create(ctx, &b.done[s]);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &b.other);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 2 * BREAK_BYTES, &b.scratch);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &b.start);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &b.stop);
+    for (int s = 0; s <= MAX_STREAMS && st == PTXKIT_SUCCESS; s++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &b.done[s]);
     if (st == PTXKIT_SUCCESS) st = ptxkit_program_create("streams.cu", kernel_source, NULL, 0, &b.program);
     if (st == PTXKIT_SUCCESS) st = get_kernel(&b, KERNEL_LIGHT, 1);
 
@@ -604,12 +604,12 @@ int bench_streams(int argc, char **argv) {
     int ncopies = memories[MEM_PAGEABLE] ? 5 : 3;
     if (st == PTXKIT_SUCCESS) {
         ptxkit_dptr din = 0, dout = 0;
-        st = ptxkit_malloc(ctx, total, &din);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, total, &dout);
+        st = ptxkit_memory_alloc(ctx, total, &din);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, total, &dout);
         for (int i = 0; i < ncopies && st == PTXKIT_SUCCESS; i++)
             st = time_copy(&b, i < 3 ? i : i - 3, i < 3 ? &pinned : &pageable, din, dout, total, &copies[i]);
-        ptxkit_free(ctx, din);
-        ptxkit_free(ctx, dout);
+        ptxkit_memory_free(ctx, din);
+        ptxkit_memory_free(ctx, dout);
     }
     double h2d_gbs = copies[0].gbs;
     if (st == PTXKIT_SUCCESS) {
@@ -699,7 +699,7 @@ int bench_streams(int argc, char **argv) {
         int *lanes = calloc(2 * n, sizeof *lanes);
         spans sp[2];
         if (!marks || !buf || !lanes) st = PTXKIT_ERROR_OUT_OF_MEMORY;
-        for (size_t i = 0; i < 4 * n && st == PTXKIT_SUCCESS; i++) st = ptxkit_event_create(ctx, &marks[i]);
+        for (size_t i = 0; i < 4 * n && st == PTXKIT_SUCCESS; i++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &marks[i]);
         for (int c = 0; c < 2 && st == PTXKIT_SUCCESS; c++) {
             for (int w = 0; w < 3; w++) {
                 sp[c].t0[w] = buf + (size_t)(6 * c + 2 * w) * n;
@@ -714,7 +714,7 @@ int bench_streams(int argc, char **argv) {
         p.streams = TIMELINE_STREAMS;
         if (st == PTXKIT_SUCCESS) st = run_timeline(&b, &p, &sp[1], &piped_ms);
         if (st == PTXKIT_SUCCESS) svg_rc = write_timeline(common.svg_path, b.dev.name, &p, &sp[0], serial_ms, &sp[1], piped_ms);
-        for (size_t i = 0; marks && i < 4 * n; i++) ptxkit_event_destroy(ctx, marks[i]);
+        for (size_t i = 0; marks && i < 4 * n; i++) ptxkit_event_destroy(marks[i]);
         free(marks);
         free(buf);
         free(lanes);
@@ -789,17 +789,17 @@ int bench_streams(int argc, char **argv) {
     host_buffers_free(&b, &pinned);
     host_buffers_free(&b, &pageable);
     for (int s = 0; s < most_streams; s++) {
-        ptxkit_stream_destroy(ctx, b.streams[s]);
-        ptxkit_stream_destroy(ctx, b.blocking[s]);
-        ptxkit_free(ctx, b.dev_in[s]);
-        ptxkit_free(ctx, b.dev_out[s]);
+        ptxkit_stream_destroy(b.streams[s]);
+        ptxkit_stream_destroy(b.blocking[s]);
+        ptxkit_memory_free(ctx, b.dev_in[s]);
+        ptxkit_memory_free(ctx, b.dev_out[s]);
     }
-    ptxkit_stream_destroy(ctx, b.other);
-    ptxkit_free(ctx, b.scratch);
-    ptxkit_event_destroy(ctx, b.start);
-    ptxkit_event_destroy(ctx, b.stop);
-    for (int s = 0; s <= MAX_STREAMS; s++) ptxkit_event_destroy(ctx, b.done[s]);
+    ptxkit_stream_destroy(b.other);
+    ptxkit_memory_free(ctx, b.scratch);
+    ptxkit_event_destroy(b.start);
+    ptxkit_event_destroy(b.stop);
+    for (int s = 0; s <= MAX_STREAMS; s++) ptxkit_event_destroy(b.done[s]);
     ptxkit_program_destroy(b.program);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_tune.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -50,17 +51,17 @@ static ptxkit_status axpy_launch(ptxkit_kernel *k, const ptxkit_config *c, size_
     size_t per_block = (size_t)(block * items);
     unsigned grid = (unsigned)((n + per_block - 1) / per_block);
     void *args[] = {&r->x, &r->y, &r->z, &r->a, &count};
-    return ptxkit_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
+    return ptxkit_kernel_launch(k, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, stream, args);
 }
 
 /* Poison, one run, then every element against the host's fmaf (NVRTC
  * contracts a*x+y to one FMA). */
 static ptxkit_status axpy_check(ptxkit_kernel *k, const ptxkit_config *c, size_t n, int *ok, void *user) {
     axpy_run *r = user;
-    ptxkit_status st = ptxkit_memset32_async(r->ctx, r->z, 0x7fc00001u, n, NULL);
+    ptxkit_status st = ptxkit_memory_set32_async(r->ctx, r->z, 0x7fc00001u, n, NULL);
     if (st == PTXKIT_SUCCESS) st = axpy_launch(k, c, n, NULL, r);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(r->ctx);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(r->ctx, r->host_z, r->z, n * sizeof(float));
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(r->ctx, r->host_z, r->z, n * sizeof(float));
     if (st != PTXKIT_SUCCESS) return st;
     *ok = 1;
     for (size_t i = 0; i < n && *ok; i++)
@@ -87,10 +88,10 @@ static ptxkit_status build(axpy_run *r, ptxkit_program **program, ptxkit_tunable
         (st = ptxkit_tunable_add_rule(*t, PTXKIT_RULE_MAX_THREADS, "BLOCK_SIZE", NULL, 0)) == PTXKIT_SUCCESS &&
         (st = ptxkit_tunable_add_rule(*t, PTXKIT_RULE_PRODUCT_AT_MOST_N, "BLOCK_SIZE", "ITEMS_PER_THREAD", 0)) ==
             PTXKIT_SUCCESS &&
-        (st = ptxkit_tunable_set_kernel(*t, *program, "axpy", NULL, 0)) == PTXKIT_SUCCESS &&
-        (st = ptxkit_tunable_set_launch(*t, axpy_launch, r)) == PTXKIT_SUCCESS &&
-        (st = ptxkit_tunable_set_check(*t, axpy_check, r)) == PTXKIT_SUCCESS)
-        st = ptxkit_tunable_set_bytes(*t, axpy_bytes, r);
+        (st = ptxkit_tunable_kernel_set(*t, *program, "axpy", NULL, 0)) == PTXKIT_SUCCESS &&
+        (st = ptxkit_tunable_launch_set(*t, axpy_launch, r)) == PTXKIT_SUCCESS &&
+        (st = ptxkit_tunable_check_set(*t, axpy_check, r)) == PTXKIT_SUCCESS)
+        st = ptxkit_tunable_bytes_set(*t, axpy_bytes, r);
     return st;
 }
 
@@ -129,11 +130,11 @@ int bench_user_tune(int argc, char **argv) {
         r.host_x[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
         r.host_y[i] = (float)(seed & 0xffff) / 65536.0f;
     }
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &r.x);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &r.y);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &r.z);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, r.x, r.host_x, bytes);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_htod(ctx, r.y, r.host_y, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &r.x);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &r.y);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &r.z);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, r.x, r.host_x, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, r.y, r.host_y, bytes);
     if (st == PTXKIT_SUCCESS) st = build(&r, &program, &t);
     ptxkit_tune_report *report = NULL;
     double ceiling = 0;
@@ -146,7 +147,7 @@ int bench_user_tune(int argc, char **argv) {
     if (st != PTXKIT_SUCCESS) {
         cli_fail("bench user-tune", ctx, st);
     } else {
-        const ptxkit_tune_result *res = ptxkit_tune_report_result(report, 0);
+        const ptxkit_tune_result *res = ptxkit_tune_report_result_get(report, 0);
         printf("user kernel z = a*x + y, n = 2^%d floats (%.0f MB moved per call), %d legal points; budget %.0f s\n",
                log2n, 12.0 * (double)r.n / 1e6, res->legal, budget);
         printf("cuMemcpyDtoD of the same bytes: %.0f GB/s\n", ceiling);
@@ -158,17 +159,17 @@ int bench_user_tune(int argc, char **argv) {
         printf("choice (%s): pick / exhaustive best time = %.3f (within 3%%: %s)\n", res->best_text,
                res->search_ms / res->exhaustive_ms, res->search_ms <= 1.03 * res->exhaustive_ms ? "yes" : "no");
         printf("wrong results: %d, failed: %d; tuning took %.1f s (%.1f s compiling)\n", res->wrong, res->failed,
-               ptxkit_tune_report_seconds(report), ptxkit_tune_report_compile_seconds(report));
+               ptxkit_tune_report_seconds_get(report), ptxkit_tune_report_compile_seconds_get(report));
     }
     ptxkit_tune_report_destroy(report);
     ptxkit_tunable_destroy(t);
     ptxkit_program_destroy(program);
-    if (r.x) ptxkit_free(ctx, r.x);
-    if (r.y) ptxkit_free(ctx, r.y);
-    if (r.z) ptxkit_free(ctx, r.z);
+    if (r.x) ptxkit_memory_free(ctx, r.x);
+    if (r.y) ptxkit_memory_free(ctx, r.y);
+    if (r.z) ptxkit_memory_free(ctx, r.z);
     free(r.host_x);
     free(r.host_y);
     free(r.host_z);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

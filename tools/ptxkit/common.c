@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ptxkit_tune.h"
 #include "cli.h"
 #include "report.h"
 #include "lab.h"
@@ -92,7 +93,7 @@ bool cli_arg_size(const char *command, const char *option, const char *text, siz
 
 ptxkit_context *cli_open_context(const char *command, int device) {
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(device, &ctx);
+    ptxkit_status st = ptxkit_context_create(device, &ctx);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit %s: no usable GPU: %s\n", command, ptxkit_last_error());
         return NULL;
@@ -109,7 +110,7 @@ ptxkit_context *cli_open_context_at_least(const char *command, int device, int a
     int have = dev->cc_major * 10 + dev->cc_minor;
     if (have < arch) {
         fprintf(stderr, "ptxkit %s: %s needs sm_%d or newer, this GPU is sm_%d\n", command, what, arch, have);
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
         return NULL;
     }
     return ctx;
@@ -475,11 +476,11 @@ void stats_of_samples(float *times, int count, time_stats *stats) {
 ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times) {
     if (reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
     ptxkit_stream *stream = NULL;
-    ptxkit_status st = ptxkit_stream_create(ctx, &stream);
+    ptxkit_status st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream);
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_event **events = calloc((size_t)reps + 1, sizeof *events);
     if (!events) st = PTXKIT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; st == PTXKIT_SUCCESS && i <= reps; i++) st = ptxkit_event_create(ctx, &events[i]);
+    for (int i = 0; st == PTXKIT_SUCCESS && i <= reps; i++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
     for (int i = 0; st == PTXKIT_SUCCESS && i < warmup; i++) st = fn(ctx, stream, arg);
     /* Back-to-back runs separated by events: launch gaps stay hidden behind
      * the previous run, as in a real pipeline. */
@@ -489,10 +490,10 @@ ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int w
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[i + 1], stream);
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, stream);
-    for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) st = ptxkit_event_elapsed_ms(ctx, events[i], events[i + 1], &times[i]);
-    for (int i = 0; events && i <= reps; i++) ptxkit_event_destroy(ctx, events[i]);
+    for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) st = ptxkit_event_elapsed_ms_get(ctx, events[i], events[i + 1], &times[i]);
+    for (int i = 0; events && i <= reps; i++) ptxkit_event_destroy(events[i]);
     free(events);
-    ptxkit_stream_destroy(ctx, stream);
+    ptxkit_stream_destroy(stream);
     return st;
 }
 
@@ -515,7 +516,7 @@ typedef struct copy_arg {
 
 static ptxkit_status run_dtod(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     copy_arg *a = arg;
-    return ptxkit_memcpy_dtod_async(ctx, a->dst, a->src, a->bytes, s);
+    return ptxkit_memory_copy_async(ctx, a->dst, a->src, a->bytes, s);
 }
 
 ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
@@ -524,16 +525,16 @@ ptxkit_status measure_dtod_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
 
 ptxkit_status measure_dtod_stats(ptxkit_context *ctx, size_t bytes, double *gbs, time_stats *stats) {
     copy_arg a = {0, 0, bytes};
-    ptxkit_status st = ptxkit_malloc(ctx, bytes, &a.src);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &a.dst);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, bytes, &a.src);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &a.dst);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 7);
     time_stats s = {0};
     if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_dtod, &a, 3, 20, &s);
     if (st == PTXKIT_SUCCESS) *gbs = 2.0 * (double)bytes / (s.median_ms * 1e-3) / 1e9;
     if (st == PTXKIT_SUCCESS && stats) *stats = s;
     if (st == PTXKIT_SUCCESS) report_note_ceiling("dtod", bytes, *gbs);
-    ptxkit_free(ctx, a.src);
-    ptxkit_free(ctx, a.dst);
+    ptxkit_memory_free(ctx, a.src);
+    ptxkit_memory_free(ctx, a.dst);
     return st;
 }
 
@@ -548,7 +549,7 @@ static ptxkit_status run_read(ptxkit_context *ctx, ptxkit_stream *s, void *arg) 
     (void)ctx;
     read_arg *a = arg;
     void *args[] = {&a->in, &a->count, &a->out};
-    return ptxkit_launch(a->fn, (ptxkit_dim3){a->grid, 1, 1}, (ptxkit_dim3){a->block, 1, 1}, 0, s, args);
+    return ptxkit_kernel_launch(a->fn, (ptxkit_dim3){a->grid, 1, 1}, (ptxkit_dim3){a->block, 1, 1}, 0, s, args);
 }
 
 /* A kernel of the lab's ceiling.cu, 512 threads a block, plain loads, and
@@ -558,7 +559,7 @@ static ptxkit_status ceiling_kernel(ptxkit_context *ctx, const char *entry, ptxk
     const char *defines[] = {"BLOCK_SIZE=512", "LOAD_OP=0"};
     *block = CEILING_BLOCK;
     ptxkit_status st = lab_kernel_get(ctx, "ceiling.cu", entry, defines, 2, fn);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size(*fn, CEILING_BLOCK, 0, 0, grid);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(*fn, CEILING_BLOCK, 0, 0, grid);
     return st;
 }
 
@@ -576,12 +577,12 @@ ptxkit_status measure_read_gbs_in(ptxkit_context *ctx, ptxkit_dptr in, size_t by
 
 ptxkit_status measure_read_gbs(ptxkit_context *ctx, size_t bytes, double *gbs) {
     ptxkit_dptr in = 0, out = 0;
-    ptxkit_status st = ptxkit_malloc(ctx, bytes, &in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 16, &out);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, bytes, &in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 16, &out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in, bytes, 11);
     if (st == PTXKIT_SUCCESS) st = measure_read_gbs_in(ctx, in, bytes, out, gbs);
-    ptxkit_free(ctx, in);
-    ptxkit_free(ctx, out);
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
     return st;
 }
 
@@ -593,8 +594,8 @@ ptxkit_status fill_random_words(ptxkit_context *ctx, ptxkit_dptr dst, size_t byt
     if (st != PTXKIT_SUCCESS) return st;
     unsigned long long count = bytes / 4;
     void *args[] = {&dst, &count, &seed};
-    st = ptxkit_launch(fn, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args);
-    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memset8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
+    st = ptxkit_kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, (ptxkit_dim3){(unsigned)block, 1, 1}, 0, NULL, args);
+    if (st == PTXKIT_SUCCESS && bytes % 4) st = ptxkit_memory_set8_async(ctx, dst + count * 4, 0xA5, bytes % 4, NULL);
     if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
     return st;
 }

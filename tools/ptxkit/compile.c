@@ -1,6 +1,6 @@
 /* ptxkit compile FAMILY | FILE.cu: NVRTC only, no GPU needed. A family is
  * one of the library's embedded sources; a file is the user's own, compiled
- * through the public program API exactly as ptxkit_kernel_get would. */
+ * through the public program API exactly as ptxkit_program_kernel_get would. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,7 @@ static const char compile_help[] =
 static void list_families(FILE *out) {
     fprintf(out, "families:");
     const char *name;
-    for (int i = 0; (name = ptxkit_builtin_source_name(i)) != NULL; i++) {
+    for (int i = 0; (name = ptxkit_program_builtin_source_name_get(i)) != NULL; i++) {
         size_t len = strlen(name);
         if (len > 3 && strcmp(name + len - 3, ".cu") == 0) fprintf(out, " %.*s", (int)(len - 3), name);
     }
@@ -58,7 +58,7 @@ static bool builtin_family(const char *family, const char **text) {
     char name[256];
     const char *unused;
     snprintf(name, sizeof name, "%s.cu", family);
-    return ptxkit_builtin_source(name, text ? text : &unused, NULL) == PTXKIT_SUCCESS;
+    return ptxkit_program_builtin_source_get(name, text ? text : &unused, NULL) == PTXKIT_SUCCESS;
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -112,10 +112,10 @@ static bool check_define(const char *d, void *value, char *why, size_t why_size)
 
 static int default_arch(void) {
     ptxkit_context *ctx;
-    if (ptxkit_context_open(0, &ctx) != PTXKIT_SUCCESS) return 90;
+    if (ptxkit_context_create(0, &ctx) != PTXKIT_SUCCESS) return 90;
     ptxkit_device_info d;
     ptxkit_device_info_get(ctx, &d);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return d.cc_major * 10 + d.cc_minor;
 }
 
@@ -182,7 +182,7 @@ static int compile_embedded_family(const compile_args *a) {
                out.size, out.compile_ms, out.log ? out.log : "(NVRTC gave no resource report)\n");
     else
         fwrite(out.image, 1, out.size, stdout);
-    ptxkit_compiled_free(&out);
+    ptxkit_program_compiled_free(&out);
     return 0;
 }
 
@@ -248,7 +248,7 @@ static int compile_user_file(const compile_args *a) {
             fwrite(image, 1, size, stdout);
         }
     }
-    ptxkit_compiled_free(&compiled);
+    ptxkit_program_compiled_free(&compiled);
     ptxkit_program_destroy(program);
     for (int i = 0; i < a->header_count; i++) free(texts[i]);
     return code;
@@ -290,7 +290,7 @@ int cmd_compile(int argc, char **argv) {
     if (!builtin_family(a.target, NULL)) {
         char names[1024] = "";
         const char *name;
-        for (int i = 0; (name = ptxkit_builtin_source_name(i)) != NULL; i++) {
+        for (int i = 0; (name = ptxkit_program_builtin_source_name_get(i)) != NULL; i++) {
             size_t len = strlen(name);
             if (len > 3 && strcmp(name + len - 3, ".cu") == 0 && strlen(names) + len < sizeof names)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.*s", names[0] ? ", " : "",

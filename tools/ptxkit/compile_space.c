@@ -35,11 +35,11 @@ static bool family_reads(const char *family, const char *name) {
     char source[128];
     snprintf(source, sizeof source, "%s.cu", family);
     const char *file;
-    for (int i = 0; (file = ptxkit_builtin_source_name(i)); i++) {
+    for (int i = 0; (file = ptxkit_program_builtin_source_name_get(i)); i++) {
         const char *text;
         size_t size;
         if ((is_header(file) || strcmp(file, source) == 0) &&
-            ptxkit_builtin_source(file, &text, &size) == PTXKIT_SUCCESS && mentions(text, size, name))
+            ptxkit_program_builtin_source_get(file, &text, &size) == PTXKIT_SUCCESS && mentions(text, size, name))
             return true;
     }
     return false;
@@ -71,7 +71,7 @@ bool compile_check_defines(const char *family, const char *const *defines, int c
                      defines[i], family, name, family);
         } else if (eq) {
             char list[256];
-            if (ptxkit_family_define_values(family, name, list, sizeof list) == PTXKIT_SUCCESS && !listed(list, eq + 1))
+            if (ptxkit_program_family_define_values_get(family, name, list, sizeof list) == PTXKIT_SUCCESS && !listed(list, eq + 1))
                 snprintf(problem, sizeof problem, "-D %s: outside the parameter space %s declares (%s: %s)", defines[i],
                          family, name, list);
         }

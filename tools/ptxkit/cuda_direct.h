@@ -1,6 +1,6 @@
 /* The few driver entry points the command calls itself, beside ptxkit: the
  * raw side of `ptxkit bench launch` (cuLaunchKernel on the CUfunction that
- * ptxkit_kernel_handle returns). Resolved from libcuda.so.1, which ptxkit
+ * ptxkit_kernel_handle_get returns). Resolved from libcuda.so.1, which ptxkit
  * has already loaded, through cuGetProcAddress as the library does; the
  * calls need ptxkit_context_enter around them. */
 #ifndef PTXKIT_CLI_CUDA_DIRECT_H

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptxkit_ops.h"
 #include "cli.h"
 #include "gemm_common.h"
 
@@ -54,11 +55,11 @@ ptxkit_status gemm_fill_uniform(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_d
             memcpy(host + i, &f, 4);
         }
     }
-    ptxkit_status st = ptxkit_memcpy_htod(ctx, dst, host, chunk);
+    ptxkit_status st = ptxkit_memory_write(ctx, dst, host, chunk);
     free(host);
     for (size_t done = chunk; st == PTXKIT_SUCCESS && done < bytes;) {
         size_t part = bytes - done < done ? bytes - done : done;
-        st = ptxkit_memcpy_dtod(ctx, dst + done, dst, part);
+        st = ptxkit_memory_copy(ctx, dst + done, dst, part);
         done += part;
     }
     return st;
@@ -227,7 +228,7 @@ ptxkit_status cublas_gemm(cublas_lib *lib, ptxkit_dtype type, ptxkit_gemm_op op_
                           double beta, ptxkit_dptr c, size_t ldc, ptxkit_stream *stream) {
     ptxkit_status st = ptxkit_context_enter(lib->ctx);
     if (st != PTXKIT_SUCCESS) return st;
-    int r = lib->set_stream(lib->handle, ptxkit_stream_handle(stream));
+    int r = lib->set_stream(lib->handle, ptxkit_stream_handle_get(stream));
     int ta = op_b == PTXKIT_GEMM_T ? CUBLAS_OP_T_ : CUBLAS_OP_N_, tb = op_a == PTXKIT_GEMM_T ? CUBLAS_OP_T_ : CUBLAS_OP_N_;
     if (r == 0 && type == PTXKIT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;

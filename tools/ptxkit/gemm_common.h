@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 
 /* FMA lanes per SM for a type on this compute capability (the CUDA
  * programming guide's arithmetic-throughput table), the SM clock

@@ -11,6 +11,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
+#include "ptxkit_tune.h"
 #include "report.h"
 #include "tune_exchange.h"
 
@@ -46,15 +48,15 @@ int cmd_info(int argc, char **argv) {
     if (!nccl) snprintf(nccl_why, sizeof nccl_why, "%s", ptxkit_last_error());
     char cache[4096] = "", cache_err[512] = "";
     size_t files = 0, bytes = 0;
-    if (ptxkit_cache_dir(cache, sizeof cache) != PTXKIT_SUCCESS)
+    if (ptxkit_cache_dir_get(cache, sizeof cache) != PTXKIT_SUCCESS)
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error());
-    else if (cache[0] && ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS)
+    else if (cache[0] && ptxkit_cache_stats_get(&files, &bytes) != PTXKIT_SUCCESS)
         snprintf(cache_err, sizeof cache_err, "%s", ptxkit_last_error());
     unsigned long long cap = 0;
-    ptxkit_cache_limit(&cap);
+    ptxkit_cache_limit_get(&cap);
     char db_path[4096] = "", db_msg[640] = "";
     size_t db_entries = 0;
-    if (ptxkit_tune_db_path(db_path, sizeof db_path) != PTXKIT_SUCCESS || !db_path[0]) {
+    if (ptxkit_tune_db_path_get(db_path, sizeof db_path) != PTXKIT_SUCCESS || !db_path[0]) {
         snprintf(db_msg, sizeof db_msg, "no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set");
     } else {
         ptxkit_tune_entry *entries = NULL;
@@ -68,7 +70,7 @@ int cmd_info(int argc, char **argv) {
     }
     char record_path[4096] = "", record_msg[640] = "";
     size_t record_lines = 0;
-    if (ptxkit_tune_record_path(record_path, sizeof record_path) != PTXKIT_SUCCESS || !record_path[0])
+    if (ptxkit_tune_record_path_get(record_path, sizeof record_path) != PTXKIT_SUCCESS || !record_path[0])
         snprintf(record_msg, sizeof record_msg, "no tuning record: PTXKIT_TUNE_RECORD=off, or no database path");
     else
         record_summary(record_path, NULL, &record_lines, record_msg, sizeof record_msg);
@@ -125,7 +127,7 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddNumberToObject(tr, "configurations", (double)record_lines);
 
     ptxkit_context *ctx = NULL;
-    ptxkit_status st = ptxkit_context_open(common.device, &ctx);
+    ptxkit_status st = ptxkit_context_create(common.device, &ctx);
     cJSON *drv = cJSON_AddObjectToObject(root, "driver");
     if (st != PTXKIT_SUCCESS) {
         const char *why = ptxkit_last_error();
@@ -194,7 +196,7 @@ int cmd_info(int argc, char **argv) {
     } else {
         cli_fail("info", ctx, st);
     }
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     bool ok = report_write_json("info", json_path, root);
     cJSON_Delete(root);
     return st == PTXKIT_SUCCESS && ok ? 0 : 1;
@@ -217,7 +219,7 @@ int cmd_cache(int argc, char **argv) {
     if (rc >= 0) return rc;
     char dir[4096];
     size_t files = 0, bytes = 0;
-    if (ptxkit_cache_dir(dir, sizeof dir) != PTXKIT_SUCCESS) {
+    if (ptxkit_cache_dir_get(dir, sizeof dir) != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error());
         return 1;
     }
@@ -231,8 +233,8 @@ int cmd_cache(int argc, char **argv) {
     }
     /* an unusable size cap falls back to the default (main shows why) */
     unsigned long long cap = 0;
-    ptxkit_cache_limit(&cap);
-    if (ptxkit_cache_stats(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
+    ptxkit_cache_limit_get(&cap);
+    if (ptxkit_cache_stats_get(&files, &bytes) != PTXKIT_SUCCESS) { /* e.g. the path is a regular file */
         fprintf(stderr, "ptxkit cache: %s\n", ptxkit_last_error());
         return 1;
     }

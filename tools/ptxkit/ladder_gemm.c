@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -86,10 +87,10 @@ int ladder_gemm(int argc, char **argv) {
     size_t count = n * n, bytes = count * 4;
     ladder_run r = {.n = n};
     ptxkit_dptr reference = 0;
-    ptxkit_status st = ptxkit_malloc(ctx, bytes, &r.a);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &r.b);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &r.c);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, bytes, &reference);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, bytes, &r.a);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &r.b);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &r.c);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &reference);
     if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, PTXKIT_FLOAT32, r.a, count, 1);
     if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, PTXKIT_FLOAT32, r.b, count, 2);
     /* the reference every step is checked against: ptxkit_gemm */
@@ -98,7 +99,7 @@ int ladder_gemm(int argc, char **argv) {
                          NULL, NULL);
     float *host_ref = malloc(bytes), *host_c = malloc(bytes);
     if (st == PTXKIT_SUCCESS && (!host_ref || !host_c)) st = PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_ref, reference, bytes);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_ref, reference, bytes);
     for (int s = 1; st == PTXKIT_SUCCESS && s <= LAB_GEMM_LADDER_STEPS; s++)
         if (steps[s] && (s < 4 || n % 128 == 0)) st = lab_gemm_ladder_prepare(ctx, s);
 
@@ -127,10 +128,10 @@ int ladder_gemm(int argc, char **argv) {
         }
         r.step = s;
         time_stats ts = {0};
-        st = ptxkit_memset32_async(ctx, r.c, 0x7fc00000u, count, NULL); /* NaN: a skipped element shows */
+        st = ptxkit_memory_set32_async(ctx, r.c, 0x7fc00000u, count, NULL); /* NaN: a skipped element shows */
         if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_step, &r, warmup, reps ? reps : s <= 3 ? 5 : 20, &ts);
         double ms = ts.median_ms;
-        if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_c, r.c, bytes);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_c, r.c, bytes);
         if (st != PTXKIT_SUCCESS) break;
         double tf = 2.0 * (double)n * n * n / (ms * 1e-3) / 1e12;
         if (!first_ms) first_ms = ms;
@@ -156,10 +157,10 @@ int ladder_gemm(int argc, char **argv) {
     table_free(t);
     free(host_ref);
     free(host_c);
-    ptxkit_free(ctx, r.a);
-    ptxkit_free(ctx, r.b);
-    ptxkit_free(ctx, r.c);
-    ptxkit_free(ctx, reference);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, r.a);
+    ptxkit_memory_free(ctx, r.b);
+    ptxkit_memory_free(ctx, r.c);
+    ptxkit_memory_free(ctx, reference);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

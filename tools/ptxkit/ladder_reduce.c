@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -37,7 +38,7 @@ static const char *type_name_at(int i) { return ptxkit_dtype_name((ptxkit_dtype)
 static const char *check_result(ptxkit_context *ctx, const ladder_run *r, ptxkit_status *st) {
     unsigned char got[8] = {0}, want[8] = {0};
     size_t elem = ptxkit_dtype_size(r->type);
-    *st = ptxkit_memcpy_dtoh(ctx, got, r->out, elem);
+    *st = ptxkit_memory_read(ctx, got, r->out, elem);
     if (*st == PTXKIT_SUCCESS) *st = ptxkit_reduce_to_host(ctx, r->op, r->type, want, r->in, r->n, NULL);
     if (*st != PTXKIT_SUCCESS) return "error";
     if (r->type == PTXKIT_FLOAT32 || r->type == PTXKIT_FLOAT64) return "-";
@@ -94,8 +95,8 @@ int ladder_reduce(int argc, char **argv) {
     for (int s = 0; s < size_count; s++)
         if (sizes[s] > max_n) max_n = sizes[s];
 
-    ptxkit_status st = ptxkit_malloc(ctx, max_n * elem, &r.in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, 64, &r.out);
+    ptxkit_status st = ptxkit_memory_alloc(ctx, max_n * elem, &r.in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 64, &r.out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_n * elem, 5);
     /* Scratch for the largest need of any step at any size, allocated once
      * so the timed runs are launches only. */
@@ -106,7 +107,7 @@ int ladder_reduce(int argc, char **argv) {
             st = lab_reduce_ladder_scratch_bytes(ctx, steps[k], r.op, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
-    if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
+    if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_memory_alloc(ctx, r.scratch_bytes, &r.scratch);
 
     char title[512];
     snprintf(title, sizeof title,
@@ -152,9 +153,9 @@ int ladder_reduce(int argc, char **argv) {
         fprintf(stderr, "ptxkit ladder reduce: %s: %s\n", ptxkit_status_string(st), ptxkit_last_error());
     table_print(t, common.format, stdout);
     table_free(t);
-    ptxkit_free(ctx, r.in);
-    ptxkit_free(ctx, r.out);
-    if (r.scratch) ptxkit_free(ctx, r.scratch);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, r.in);
+    ptxkit_memory_free(ctx, r.out);
+    if (r.scratch) ptxkit_memory_free(ctx, r.scratch);
+    ptxkit_context_destroy(ctx);
     return st == PTXKIT_SUCCESS ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ptxkit_ops.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -185,10 +186,10 @@ int ladder_scan(int argc, char **argv) {
 
     unsigned char *host_in = malloc(max_n * elem), *host_ref = malloc(max_n * elem), *host_got = malloc(max_n * elem);
     ptxkit_status st = host_in && host_ref && host_got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_n * elem, &r.in);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_malloc(ctx, max_n * elem, &r.out);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_n * elem, &r.in);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_n * elem, &r.out);
     if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_n * elem, 5);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_in, r.in, max_n * elem);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_in, r.in, max_n * elem);
     /* Block sums for the largest need of any step, allocated once so the
      * timed runs are launches only. */
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++)
@@ -198,7 +199,7 @@ int ladder_scan(int argc, char **argv) {
             st = lab_scan_ladder_scratch_bytes(ctx, steps[k], PTXKIT_REDUCE_SUM, r.type, sizes[s], &r.options, &bytes);
             if (bytes > r.scratch_bytes) r.scratch_bytes = bytes;
         }
-    if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_malloc(ctx, r.scratch_bytes, &r.scratch);
+    if (st == PTXKIT_SUCCESS && r.scratch_bytes) st = ptxkit_memory_alloc(ctx, r.scratch_bytes, &r.scratch);
 
     char title[640];
     snprintf(title, sizeof title,
@@ -230,11 +231,11 @@ int ladder_scan(int argc, char **argv) {
         for (int k = 0; k < step_count && st == PTXKIT_SUCCESS; k++) {
             r.step = steps[k];
             time_stats ts = {0};
-            st = ptxkit_memset8_async(ctx, r.out, 0xCD, r.n * elem, NULL);
+            st = ptxkit_memory_set8_async(ctx, r.out, 0xCD, r.n * elem, NULL);
             if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
             if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_step, &r, warmup, reps, &ts);
             double ms = ts.median_ms;
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memcpy_dtoh(ctx, host_got, r.out, r.n * elem);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_got, r.out, r.n * elem);
             if (st != PTXKIT_SUCCESS) break;
             const char *check = memcmp(host_got, host_ref, r.n * elem) == 0 ? "ok" : "WRONG";
             char vs_prev[32] = "-", seed_time[32] = "-", seed_speedup[32] = "-";
@@ -263,9 +264,9 @@ int ladder_scan(int argc, char **argv) {
     free(host_in);
     free(host_ref);
     free(host_got);
-    ptxkit_free(ctx, r.in);
-    ptxkit_free(ctx, r.out);
-    if (r.scratch) ptxkit_free(ctx, r.scratch);
-    ptxkit_context_close(ctx);
+    ptxkit_memory_free(ctx, r.in);
+    ptxkit_memory_free(ctx, r.out);
+    if (r.scratch) ptxkit_memory_free(ctx, r.scratch);
+    ptxkit_context_destroy(ctx);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "ptxkit.h"
+#include "ptxkit_ops.h"
 #include "report.h"
 
 typedef struct command {
@@ -41,7 +42,7 @@ static void usage(FILE *out) {
  * environment value and keeps the reason, which the command shows once. */
 static void warn_environment(void) {
     char notes[1024];
-    if (ptxkit_environment_notes(notes, sizeof notes) != PTXKIT_SUCCESS) return;
+    if (ptxkit_environment_notes_get(notes, sizeof notes) != PTXKIT_SUCCESS) return;
     for (char *line = notes, *end; *line; line = end + (*end != 0)) {
         end = line + strcspn(line, "\n");
         fprintf(stderr, "ptxkit: warning: %.*s\n", (int)(end - line), line);
@@ -85,7 +86,7 @@ typedef struct bench_entry {
 static const bench_entry benches[] = {
     {"copy", bench_copy, "vectorized copy: each width and cache operator vs cuMemcpyDtoD"},
     {"startup", bench_startup, "first kernel after context open (compile or disk cache), family or --user kernel"},
-    {"launch", bench_launch, "ptxkit_launch against raw cuLaunchKernel, back to back and with synchronize"},
+    {"launch", bench_launch, "ptxkit_kernel_launch against raw cuLaunchKernel, back to back and with synchronize"},
     {"access", bench_access, "global access patterns (offset, stride, gather, broadcast, ...) x load cache operators"},
     {"aos", bench_aos, "float3 array of structures vs structure of arrays, staged and 16-byte aligned"},
     {"banks", bench_banks, "shared-memory bank conflicts by stride for 1-, 4- and 8-byte words"},

@@ -69,9 +69,9 @@ void report_note_device(ptxkit_context *ctx) {
 
 void report_note_device_of(int ordinal) {
     ptxkit_context *ctx = NULL;
-    if (rep.have_device || !report_wanted() || ptxkit_context_open(ordinal, &ctx) != PTXKIT_SUCCESS) return;
+    if (rep.have_device || !report_wanted() || ptxkit_context_create(ordinal, &ctx) != PTXKIT_SUCCESS) return;
     report_note_device(ctx);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
 }
 
 void report_note_ceiling(const char *name, size_t bytes, double gbs) {

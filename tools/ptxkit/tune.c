@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptxkit_tune.h"
 #include "args.h"
 #include "cli.h"
 #include "report.h"
@@ -71,12 +72,12 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     static const size_t gemm_sizes[] = {(size_t)1 << 30, (size_t)1 << 33, (size_t)1 << 36};
     const size_t *sizes = a->size_count ? a->sizes : gemm ? gemm_sizes : default_sizes;
     int size_count = a->size_count ? a->size_count : 3;
-    ptxkit_status st = ptxkit_tune_sizes(ctx, family, a->variant, sizes, size_count, &o, report);
+    ptxkit_status st = ptxkit_tune_sizes_run(ctx, family, a->variant, sizes, size_count, &o, report);
     clear_progress(&ps);
     if (st != PTXKIT_SUCCESS) cli_fail("tune", ctx, st); /* the sizes done before are still shown */
-    const char *variant = ptxkit_tune_report_variant(report);
+    const char *variant = ptxkit_tune_report_variant_get(report);
     if (!variant[0]) variant = a->variant ? a->variant : "(default variant)";
-    int done = ptxkit_tune_report_size_count(report);
+    int done = ptxkit_tune_report_size_count_get(report);
 
     bool verify = a->options.verify_exhaustive != 0;
     char title[512];
@@ -95,7 +96,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     snprintf(id, sizeof id, "tune_%s", family);
     table_id(t, id); /* one table a family: its rows are that family's sizes */
     for (int i = 0; i < done; i++) {
-        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
+        const ptxkit_tune_result *r = ptxkit_tune_report_result_get(report, i);
         char n[32], choice[128], pick[128], best[128];
         tune_size_text(r->n, n, sizeof n);
         tune_options_text(&r->best, choice, sizeof choice);
@@ -117,21 +118,21 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
     table_print(t, format, stdout);
     table_free(t);
     FILE *info = format == OUT_TABLE ? stdout : stderr;
-    const char *note = ptxkit_tune_report_database_note(report), *database = ptxkit_tune_report_database(report);
+    const char *note = ptxkit_tune_report_database_note_get(report), *database = ptxkit_tune_report_database_get(report);
     int prepared = 0, threads = 0;
-    ptxkit_tune_report_prepared(report, &prepared, &threads);
+    ptxkit_tune_report_prepared_get(report, &prepared, &threads);
     fprintf(info, "%s: %.1f s in all, %.1f s of it compiling or loading %d variants ahead on %d threads; database: %s%s%s\n", family,
-            ptxkit_tune_report_seconds(report), ptxkit_tune_report_compile_seconds(report), prepared, threads,
+            ptxkit_tune_report_seconds_get(report), ptxkit_tune_report_compile_seconds_get(report), prepared, threads,
             database[0] ? database : a->options.no_save ? "not written (--no-save)" : "not written",
             note[0] ? "; " : "", note);
     const char *record = "", *record_note = ptxkit_tune_report_record_note(report);
     int loaded = 0, appended = 0;
-    ptxkit_tune_report_record(report, &record, &loaded, &appended);
+    ptxkit_tune_report_record_get(report, &record, &loaded, &appended);
     if (record[0] || record_note[0])
         fprintf(info, "%s: tuning record %s: %d configurations reused, %d appended%s%s\n", family,
                 record[0] ? record : "not used", loaded, appended, record_note[0] ? "; " : "", record_note);
     for (int i = 0; i < done; i++) {
-        const ptxkit_tune_result *r = ptxkit_tune_report_result(report, i);
+        const ptxkit_tune_result *r = ptxkit_tune_report_result_get(report, i);
         if (r->failed || r->wrong) {
             char n[32];
             tune_size_text(r->n, n, sizeof n);
@@ -140,7 +141,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
         }
     }
     bool wrong = false;
-    for (int i = 0; i < done; i++) wrong |= ptxkit_tune_report_result(report, i)->wrong > 0;
+    for (int i = 0; i < done; i++) wrong |= ptxkit_tune_report_result_get(report, i)->wrong > 0;
     ptxkit_tune_report_destroy(report);
     /* a variant that computes a wrong result is a bug to look at */
     return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
@@ -196,7 +197,7 @@ static const char tune_help[] =
 
 static void list_families(FILE *out) {
     fprintf(out, "families:");
-    for (int i = 0; ptxkit_tune_family_name(i); i++) fprintf(out, " %s", ptxkit_tune_family_name(i));
+    for (int i = 0; ptxkit_tune_family_name_get(i); i++) fprintf(out, " %s", ptxkit_tune_family_name_get(i));
     fputc('\n', out);
 }
 
@@ -275,8 +276,8 @@ int cmd_tune(int argc, char **argv) {
     if (check != PTXKIT_SUCCESS) ptxkit_last_error_copy(why, sizeof why);
     if (check == PTXKIT_ERROR_NOT_FOUND) {
         char names[256] = "";
-        for (int i = 0; ptxkit_tune_family_name(i); i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", ptxkit_tune_family_name(i));
+        for (int i = 0; ptxkit_tune_family_name_get(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", ptxkit_tune_family_name_get(i));
         return args_error(&spec, "no tunable family '%s' (families: %s)", a.family, names);
     }
     if (a.variant && !a.family) return args_error(&spec, "--variant needs a FAMILY");
@@ -284,12 +285,12 @@ int cmd_tune(int argc, char **argv) {
     if (verify) report_set_kind("tune --verify-exhaustive");
     ptxkit_context *ctx = cli_open_context("tune", common.device);
     if (!ctx) return 1;
-    for (int i = 0; ptxkit_tune_family_name(i); i++) {
-        const char *family = ptxkit_tune_family_name(i);
+    for (int i = 0; ptxkit_tune_family_name_get(i); i++) {
+        const char *family = ptxkit_tune_family_name_get(i);
         if (a.family && strcmp(a.family, family) != 0) continue;
         int r = run_family(ctx, &a, family, common.format);
         if (r) rc = r;
     }
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     return rc < 0 ? 0 : rc;
 }

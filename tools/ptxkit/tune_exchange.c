@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ptxkit_tune.h"
 #include "cli.h"
 #include "report.h"
 #include "tune_exchange.h"
@@ -92,7 +93,7 @@ cJSON *tune_export_entries(const ptxkit_tune_entry *entries, size_t count) {
 }
 
 static bool database_path(char *db_path, size_t size) {
-    if (ptxkit_tune_db_path(db_path, size) == PTXKIT_SUCCESS && db_path[0]) return true;
+    if (ptxkit_tune_db_path_get(db_path, size) == PTXKIT_SUCCESS && db_path[0]) return true;
     fprintf(stderr, "ptxkit tune: no tuning database: no state directory (set PTXKIT_STATE_DIR or HOME) and PTXKIT_TUNE_DB is not set\n");
     return false;
 }
@@ -444,7 +445,7 @@ static cJSON *result_json(const ptxkit_tune_record_line *l) {
 
 int tune_export_t4(const char *path) {
     char record[4096];
-    if (ptxkit_tune_record_path(record, sizeof record) != PTXKIT_SUCCESS || !record[0]) {
+    if (ptxkit_tune_record_path_get(record, sizeof record) != PTXKIT_SUCCESS || !record[0]) {
         fprintf(stderr, "ptxkit tune: no tuning record (PTXKIT_TUNE_RECORD=off, or no database path)\n");
         return 1;
     }
@@ -640,7 +641,7 @@ static int import_t4(const char *path, const t4_target *target) {
     char record[4096];
     ptxkit_tune_record_line *have = NULL;
     size_t have_count = 0, fresh = 0;
-    if (ptxkit_tune_record_path(record, sizeof record) != PTXKIT_SUCCESS || !record[0] ||
+    if (ptxkit_tune_record_path_get(record, sizeof record) != PTXKIT_SUCCESS || !record[0] ||
         ptxkit_tune_record_read(record, &have, &have_count, NULL) != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit tune: %s\n", record[0] ? ptxkit_last_error() : "no tuning record (PTXKIT_TUNE_RECORD=off)");
         free(lines);
@@ -679,7 +680,7 @@ int tune_import_t4_for(const char *path, int device, const char *family, const c
     ptxkit_context *ctx = cli_open_context("tune", device);
     if (!ctx) return 1;
     ptxkit_status st = ptxkit_tune_key_get(ctx, &t.key);
-    ptxkit_context_close(ctx);
+    ptxkit_context_destroy(ctx);
     if (st != PTXKIT_SUCCESS) {
         fprintf(stderr, "ptxkit tune: %s\n", ptxkit_last_error());
         return 1;

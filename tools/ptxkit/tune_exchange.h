@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ptxkit_tune.h"
 #include "cli.h"
 
 int tune_export(const char *path);

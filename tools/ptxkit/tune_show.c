@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptxkit_tune.h"
 #include "tune_exchange.h"
 #include "report.h"
 
@@ -167,19 +168,19 @@ int tune_show(int device, out_format format, int which) {
     bool have_key = false;
     ptxkit_context *ctx = NULL;
     int count = 0;
-    if (ptxkit_device_count(&count) == PTXKIT_SUCCESS && device < count && ptxkit_context_open(device, &ctx) == PTXKIT_SUCCESS) {
+    if (ptxkit_device_count_get(&count) == PTXKIT_SUCCESS && device < count && ptxkit_context_create(device, &ctx) == PTXKIT_SUCCESS) {
         have_key = ptxkit_tune_key_get(ctx, &key) == PTXKIT_SUCCESS;
         report_note_device(ctx); /* the report's metadata names the GPU whose entries are marked */
-        ptxkit_context_close(ctx);
+        ptxkit_context_destroy(ctx);
     }
     if (which != 2) {
-        if (ptxkit_tune_db_path(path, sizeof path) != PTXKIT_SUCCESS || !path[0])
+        if (ptxkit_tune_db_path_get(path, sizeof path) != PTXKIT_SUCCESS || !path[0])
             printf("no tuning database: the cache directory is disabled and PTXKIT_TUNE_DB is not set\n");
         else
             show_entries(path, have_key ? &key : NULL, format);
     }
     if (which == 1) return 0;
-    if (ptxkit_tune_record_path(record, sizeof record) != PTXKIT_SUCCESS || !record[0]) {
+    if (ptxkit_tune_record_path_get(record, sizeof record) != PTXKIT_SUCCESS || !record[0]) {
         if (format == OUT_TABLE) printf("no tuning record (PTXKIT_TUNE_RECORD=off, or no database path)\n");
     } else {
         if (format == OUT_TABLE && which == 0) fputc('\n', stdout);
