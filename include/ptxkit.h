@@ -212,11 +212,13 @@ typedef struct ptxkit_device_info {
 ptxkit_status ptxkit_context_create(int ordinal, ptxkit_context **out);
 /* Wraps a caller's CUcontext (passed as void*); the caller keeps ownership. */
 ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
-/* Unloads modules and releases the primary context. NULL is a no-op. After
- * PTXKIT_ERROR_CONTEXT_LOST it still frees what it can; the driver then
- * refuses the GPU to the whole process until it restarts (CUDA's rule for
- * sticky faults), and a new ptxkit_context_create says so. */
-ptxkit_status ptxkit_context_destroy(ptxkit_context *ctx);
+/* Unloads modules and releases the primary context (an attached one stays
+ * the caller's). NULL is a no-op. After PTXKIT_ERROR_CONTEXT_LOST it still
+ * frees what it can; the driver then refuses the GPU to the whole process
+ * until it restarts (CUDA's rule for sticky faults), and a new
+ * ptxkit_context_create says so. Destroy the context's streams, events,
+ * graphs and tunables first: they hold it. */
+void ptxkit_context_destroy(ptxkit_context *ctx);
 ptxkit_status ptxkit_device_info_get(ptxkit_context *ctx, ptxkit_device_info *out);
 /* Blocks until all work on the context has finished. */
 ptxkit_status ptxkit_context_synchronize(ptxkit_context *ctx);
@@ -234,8 +236,8 @@ ptxkit_status ptxkit_device_count_get(int *count);
 
 ptxkit_status ptxkit_memory_alloc(ptxkit_context *ctx, size_t bytes, ptxkit_dptr *out);
 ptxkit_status ptxkit_memory_free(ptxkit_context *ctx, ptxkit_dptr ptr);
-/* Page-locked host memory: needed for copies that overlap with kernels. */
-ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out);
+/* Page-locked host memory (needed for copies that overlap with kernels):
+ * ptxkit_host_alloc, under "pinned, registered and mapped host memory". */
 ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr);
 ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, size_t *total_bytes);
 
@@ -258,7 +260,7 @@ ptxkit_status ptxkit_memory_set32_async(ptxkit_context *ctx, ptxkit_dptr dst, ui
 
 /* ---- streams and events ------------------------------------------------ */
 
-ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out);
+/* ptxkit_stream_create (below, with its flags) makes a stream. */
 /* A ptxkit_stream for an existing CUstream of this context's CUDA context
  * (e.g. one the application's other CUDA code uses), which the caller keeps
  * owning. ptxkit_stream_destroy on it releases only the wrapper; release the
@@ -266,8 +268,9 @@ ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out);
  * is INVALID_ARGUMENT. */
 ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_stream **out);
 /* Destroys a stream from ptxkit_stream_create; releases the wrapper only of
- * one from ptxkit_stream_wrap. NULL is a no-op. */
-ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream);
+ * one from ptxkit_stream_wrap. NULL is a no-op. The stream knows its
+ * context; a stream of a lost context is freed all the same. */
+void ptxkit_stream_destroy(ptxkit_stream *stream);
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream);
 /* The CUstream behind a stream (NULL stream: the default stream). */
 void *ptxkit_stream_handle_get(ptxkit_stream *stream);
@@ -294,8 +297,9 @@ void *ptxkit_stream_handle_get(ptxkit_stream *stream);
  * calls on other streams return PTXKIT_ERROR_UNSUPPORTED.
  * ptxkit_reduce_to_host allocates and waits: not capturable. */
 
-ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out);
-ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event);
+/* ptxkit_event_create (below, with its flags) makes an event. NULL is a
+ * no-op for ptxkit_event_destroy; the event knows its context. */
+void ptxkit_event_destroy(ptxkit_event *event);
 ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream);
 ptxkit_status ptxkit_event_synchronize(ptxkit_context *ctx, ptxkit_event *event);
 ptxkit_status ptxkit_event_elapsed_ms_get(ptxkit_context *ctx, ptxkit_event *start, ptxkit_event *end, float *ms);
@@ -314,7 +318,7 @@ ptxkit_status ptxkit_event_elapsed_ms_get(ptxkit_context *ctx, ptxkit_event *sta
  * host frees may wait for the whole device); ptxkit_context_synchronize
  * waits for every stream of the context. */
 
-/* Stream flags for ptxkit_stream_create_ex. */
+/* Stream flags for ptxkit_stream_create. */
 #define PTXKIT_STREAM_NON_BLOCKING 0u /* ptxkit_stream_create's: no implicit order with the legacy stream */
 #define PTXKIT_STREAM_BLOCKING 1u     /* CUDA's default-flag stream: ordered with the legacy stream */
 
@@ -325,7 +329,7 @@ ptxkit_status ptxkit_event_elapsed_ms_get(ptxkit_context *ctx, ptxkit_event *sta
  * (the driver would clamp it silently). Priorities order the scheduling of
  * blocks waiting to run, never preempt running ones. Destroy with
  * ptxkit_stream_destroy. */
-ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int priority, ptxkit_stream **out);
+ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, unsigned flags, int priority, ptxkit_stream **out);
 /* The device's stream priorities: *least (0, the default) and *greatest
  * (the most urgent, e.g. -5); numerically greatest <= least. Either
  * pointer may be NULL, not both. */
@@ -356,11 +360,13 @@ typedef void (*ptxkit_host_func)(void *user);
  * call becomes a host node, run at every replay. */
 ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_host_func fn, void *user);
 
-/* Event flags for ptxkit_event_create_ex (or-ed). */
+/* Event flags for ptxkit_event_create (or-ed). */
 #define PTXKIT_EVENT_DEFAULT 0u
 #define PTXKIT_EVENT_DISABLE_TIMING 1u /* cheaper record and wait; ptxkit_event_elapsed_ms_get refuses it */
 #define PTXKIT_EVENT_BLOCKING_SYNC 2u  /* ptxkit_event_synchronize sleeps instead of spinning */
-ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit_event **out);
+/* An event with flags (PTXKIT_EVENT_*; PTXKIT_EVENT_DEFAULT times).
+ * Destroy with ptxkit_event_destroy. */
+ptxkit_status ptxkit_event_create(ptxkit_context *ctx, unsigned flags, ptxkit_event **out);
 /* PTXKIT_SUCCESS when the work the event's last record follows has
  * finished (or it was never recorded), PTXKIT_NOT_READY (not an error)
  * while it has not; does not wait. An event recorded in a capture that is
@@ -369,15 +375,16 @@ ptxkit_status ptxkit_event_query(ptxkit_context *ctx, ptxkit_event *event);
 
 /* ---- pinned, registered and mapped host memory ---------------------------- */
 
-/* Flags of ptxkit_host_alloc_ex and ptxkit_host_register (or-ed). */
+/* Flags of ptxkit_host_alloc and ptxkit_host_register (or-ed). */
+#define PTXKIT_HOST_DEFAULT 0u        /* pinned for this context (cuMemAllocHost) */
 #define PTXKIT_HOST_PORTABLE 1u       /* pinned for every CUDA context, not only this one's */
 #define PTXKIT_HOST_MAPPED 2u         /* mapped into the device's address space: ptxkit_host_device_pointer_get */
 #define PTXKIT_HOST_WRITE_COMBINED 4u /* alloc only: fast host writes and PCIe reads, very slow host reads */
 #define PTXKIT_HOST_READ_ONLY 8u      /* register only: the device only reads it */
 
-/* Page-locked host memory with flags (ptxkit_host_alloc is flags 0).
+/* Page-locked host memory with flags (PTXKIT_HOST_DEFAULT: none).
  * Free with ptxkit_host_free. READ_ONLY is INVALID_ARGUMENT here. */
-ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out);
+ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out);
 /* Page-locks `bytes` of existing host memory at `ptr` (cuMemHostRegister),
  * so that async copies from and to it overlap with kernels, and with
  * PTXKIT_HOST_MAPPED maps it for the device. The range must not overlap
@@ -390,7 +397,7 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
  * caller orders it after the copies using the range. */
 ptxkit_status ptxkit_host_unregister(ptxkit_context *ctx, void *ptr);
 /* The device address of mapped pinned memory (PTXKIT_HOST_MAPPED, from
- * ptxkit_host_alloc_ex or ptxkit_host_register; `host` may point inside
+ * ptxkit_host_alloc or ptxkit_host_register; `host` may point inside
  * it). Kernels read and write the host memory through it over the bus,
  * without copies. Memory not mapped is INVALID_ARGUMENT. */
 ptxkit_status ptxkit_host_device_pointer_get(ptxkit_context *ctx, void *host, ptxkit_dptr *out);
@@ -566,7 +573,7 @@ ptxkit_status ptxkit_program_add_options(ptxkit_program *program, const char *co
 ptxkit_status ptxkit_program_add_include_dirs(ptxkit_program *program, const char *const *dirs, int count);
 /* Kernels obtained from the program stay valid (they belong to the
  * context); destroying the program frees its text. NULL is a no-op. */
-ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
+void ptxkit_program_destroy(ptxkit_program *program);
 
 /* The kernel `entry` of the program compiled for the context's GPU with
  * `defines` ("NAME=VALUE" or "NAME"; at most PTXKIT_MAX_KERNEL_DEFINES).
@@ -582,12 +589,13 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *program);
  * headers'; PTXKIT_DUMP_SOURCE=DIR also writes the failing source, headers
  * and options there), NOT_FOUND (no such entry, or a name expression that
  * does not instantiate), NO_NVRTC (not cached and no NVRTC).
- * ptxkit_program_kernel_get is the same call under the name that pairs it
- * with ptxkit_module_kernel_get; ptxkit_program_module_get compiles several
- * kernels and variables into one module (see "modules" below). */
+ * It pairs with ptxkit_module_kernel_get, which takes a kernel out of a
+ * module; the kernel's module (ptxkit_kernel_module_get) is the program's
+ * compiled for the one name entry, and ptxkit_program_module_get compiles
+ * several kernels and variables into one module (see "modules" below). */
 #define PTXKIT_MAX_KERNEL_DEFINES 32
 ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
-                                const char *const *defines, int define_count, ptxkit_kernel **out);
+                                        const char *const *defines, int define_count, ptxkit_kernel **out);
 
 /* What NVRTC made of one entry, without a GPU (tools, tests, inspection). */
 typedef struct ptxkit_compiled {
@@ -642,10 +650,9 @@ typedef struct ptxkit_module_options {
  * ARGUMENT (NC without read_only, an operator on a binary image). */
 ptxkit_status ptxkit_module_load(ptxkit_context *ctx, const void *image, size_t size,
                                  const ptxkit_module_options *options, ptxkit_module **out);
-/* The kernel `entry` (the name as it appears in the image: mangled for C++);
- * the same as ptxkit_module_kernel_get, its name from now on. Variables:
- * ptxkit_module_variable_get by symbol. */
-ptxkit_status ptxkit_module_kernel_get(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
+/* Its kernels: ptxkit_module_kernel_get (the name as it appears in the
+ * image: mangled for C++); its variables: ptxkit_module_variable_get by
+ * symbol (both under "modules" below). */
 
 /* ---- modules: several kernels of one program, and their variables ------
  *
@@ -681,17 +688,10 @@ ptxkit_status ptxkit_program_module_get(ptxkit_context *ctx, ptxkit_program *pro
  * or a name as it appears in the image (an extern "C" name; a loaded
  * image's mangled C++ name). NOT_FOUND for a name the module lacks, and
  * for a C++ name expression it was not compiled for. The kernel belongs to
- * the context; ptxkit_kernel_module_get returns this module. Any thread.
- * (ptxkit_module_kernel_get is the same call under its former name.) */
+ * the context; ptxkit_kernel_module_get returns this module. Any thread. */
 ptxkit_status ptxkit_module_kernel_get(ptxkit_module *module, const char *entry, ptxkit_kernel **out);
-/* The kernel `entry` of the program, compiled with defines (ptxkit_program_kernel_get
- * under the name that pairs it with ptxkit_module_kernel_get; same contract).
- * Its module (ptxkit_kernel_module_get) is the program's compiled for the
- * one name entry. */
-ptxkit_status ptxkit_program_kernel_get(ptxkit_context *ctx, ptxkit_program *program, const char *entry,
-                                        const char *const *defines, int define_count, ptxkit_kernel **out);
-/* The module a kernel was taken from (by ptxkit_program_kernel_get,
- * ptxkit_program_kernel_get or ptxkit_module_kernel_get), to reach the variables
+/* The module a kernel was taken from (by ptxkit_program_kernel_get or
+ * ptxkit_module_kernel_get), to reach the variables
  * its kernels read. NOT_FOUND for a built-in family's kernel. Reads only. */
 ptxkit_status ptxkit_kernel_module_get(ptxkit_kernel *kernel, ptxkit_module **out);
 /* The device address and size in bytes of the module's __device__ or
@@ -802,10 +802,17 @@ typedef struct ptxkit_launch_attributes {
     int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_launch_attributes;
 
-/* ptxkit_kernel_launch with attributes, through cuLaunchKernelEx. UNSUPPORTED where
- * the driver or GPU lacks one (clusters before sm_90, no cuLaunchKernelEx). */
+/* ptxkit_kernel_launch with its arguments checked, attributes, or both.
+ * arg_sizes (NULL: unchecked, arg_count 0) gives the size of each *args[i]
+ * (sizeof of what args[i] points to): the arguments are checked against the
+ * kernel's parameter list (ptxkit_kernel_params_get), and a count or size
+ * that differs is INVALID_ARGUMENT, naming the parameter, before anything
+ * runs; checking is UNSUPPORTED before CUDA 12.4. attributes (NULL: none)
+ * go through cuLaunchKernelEx: UNSUPPORTED where the driver or GPU lacks
+ * one (clusters before sm_90, no cuLaunchKernelEx). */
 ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared_bytes,
-                               ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *attributes);
+                                      ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count,
+                                      const ptxkit_launch_attributes *attributes);
 
 typedef struct ptxkit_kernel_attributes {
     int registers;                 /* per thread */
@@ -838,12 +845,6 @@ ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *kernel, size_
  * CUDA 12.4 (no cuFuncGetParamInfo). */
 ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *kernel, size_t *count, size_t *offsets, size_t *sizes,
                                        size_t capacity);
-/* ptxkit_kernel_launch after checking the arguments against the parameter list:
- * arg_sizes[i] is the size of *args[i] (sizeof of what args[i] points to).
- * A count or size that differs from the kernel's is INVALID_ARGUMENT,
- * naming the parameter, before anything runs; UNSUPPORTED before CUDA 12.4. */
-ptxkit_status ptxkit_kernel_launch_checked(ptxkit_kernel *kernel, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared_bytes,
-                                    ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count);
 /* Raises the kernel's dynamic shared memory limit (up to the device's
  * opt-in maximum; beyond it INVALID_ARGUMENT). */
 ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *kernel, size_t bytes);
@@ -934,8 +935,8 @@ ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxk
 ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
 
 /* Releases the graph; its replays in flight finish first (the driver's
- * rule). NULL graph or context: nothing. */
-void ptxkit_graph_destroy(ptxkit_context *ctx, ptxkit_graph *graph);
+ * rule). NULL: nothing. The graph knows its context. */
+void ptxkit_graph_destroy(ptxkit_graph *graph);
 
 /* ---- experimental: kernel parameters shared by the families ------------- */
 

@@ -172,7 +172,8 @@ typedef struct ptxkit_tunable ptxkit_tunable;
 
 /* The key names the problem in the database: letters, digits, "._-". */
 ptxkit_status ptxkit_tunable_create(ptxkit_context *ctx, const char *key, ptxkit_tunable **out);
-ptxkit_status ptxkit_tunable_destroy(ptxkit_tunable *tunable);
+/* NULL is a no-op. */
+void ptxkit_tunable_destroy(ptxkit_tunable *tunable);
 /* A parameter: an injected define's name and its candidate values (the
  * first is the default). */
 ptxkit_status ptxkit_tunable_add_param(ptxkit_tunable *tunable, const char *name, const long long *values, int count);

@@ -148,8 +148,8 @@ ptxkit_status context_attach(void *cu_context, ptxkit_context **out) {
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_context_destroy(ptxkit_context *ctx) {
-    if (!ctx) return PTXKIT_SUCCESS;
+void ptxkit_context_destroy(ptxkit_context *ctx) {
+    if (!ctx) return;
     const cuda_driver *cu = ctx->cu;
     /* Without the context current the driver calls below fail harmlessly,
      * and the host memory is released all the same. */
@@ -160,7 +160,6 @@ ptxkit_status ptxkit_context_destroy(ptxkit_context *ctx) {
     if (pushed) cu->cuCtxPopCurrent(&popped);
     if (ctx->owns_primary) cu->cuDevicePrimaryCtxRelease(ctx->device);
     context_free(ctx);
-    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status context_enter(ptxkit_context *ctx) {

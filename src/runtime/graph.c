@@ -11,6 +11,7 @@
 #include "runtime/status.h"
 
 struct ptxkit_graph {
+    ptxkit_context *ctx; /* ptxkit_graph_destroy needs no other */
     CUgraph graph;     /* the capture the executable graph now runs: for the node count */
     CUgraphExec exec;
 };
@@ -106,6 +107,7 @@ ptxkit_status ptxkit_graph_capture_end(ptxkit_context *ctx, ptxkit_stream *strea
     if (st != PTXKIT_SUCCESS) return st;
     ptxkit_graph *g = calloc(1, sizeof *g);
     if (!g) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_graph_capture_end: out of host memory");
+    g->ctx = ctx;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) {
         free(g);
         return st;
@@ -190,8 +192,9 @@ ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *gra
     return PTXKIT_SUCCESS;
 }
 
-void ptxkit_graph_destroy(ptxkit_context *ctx, ptxkit_graph *graph) {
-    if (!ctx || !graph) return;
+void ptxkit_graph_destroy(ptxkit_graph *graph) {
+    if (!graph) return;
+    ptxkit_context *ctx = graph->ctx;
     if (ctx->cu && context_enter(ctx) == PTXKIT_SUCCESS) {
         if (graph->exec) ctx->cu->cuGraphExecDestroy(graph->exec);
         if (graph->graph) ctx->cu->cuGraphDestroy(graph->graph);

@@ -211,28 +211,28 @@ ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *k, size_t *count, size_t *
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_kernel_launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
-                                    ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count) {
-    if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: kernel is NULL");
-    if (arg_count && (!args || !arg_sizes))
-        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: NULL arguments");
+/* ptxkit_kernel_launch_ex's check of the arguments against the kernel's
+ * parameter list, before anything runs. */
+static ptxkit_status check_args(ptxkit_kernel *k, void **args, const size_t *arg_sizes, size_t arg_count) {
+    if (arg_count && !args)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: NULL arguments");
     enum { MANY = 64 };
     size_t count = 0, offsets[MANY], sizes[MANY];
     ptxkit_status st = ptxkit_kernel_params_get(k, &count, offsets, sizes, MANY);
     if (st != PTXKIT_SUCCESS) return st;
     if (count != arg_count)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_kernel_launch_checked: the kernel takes %zu parameters, %zu arguments given", count,
+                            "ptxkit_kernel_launch_ex: the kernel takes %zu parameters, %zu arguments given", count,
                             arg_count);
     for (size_t i = 0; i < count && i < MANY; i++) {
         if (arg_sizes[i] != sizes[i])
             return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                                "ptxkit_kernel_launch_checked: parameter %zu (at byte %zu) is %zu bytes, its argument %zu", i,
+                                "ptxkit_kernel_launch_ex: parameter %zu (at byte %zu) is %zu bytes, its argument %zu", i,
                                 offsets[i], sizes[i], arg_sizes[i]);
         if (!args[i])
-            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_checked: argument %zu is NULL", i);
+            return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: argument %zu is NULL", i);
     }
-    return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
+    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_kernel_grid_size_get(ptxkit_kernel *k, int block_threads, size_t shared, size_t max_blocks,
@@ -341,11 +341,17 @@ ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_di
 }
 
 ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
-                               ptxkit_stream *stream, void **args, const ptxkit_launch_attributes *a) {
+                                      ptxkit_stream *stream, void **args, const size_t *arg_sizes, size_t arg_count,
+                                      const ptxkit_launch_attributes *a) {
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: kernel is NULL");
+    if (arg_count && !arg_sizes)
+        return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_kernel_launch_ex: %zu arguments without their sizes", arg_count);
+    ptxkit_status st;
+    if (arg_sizes && (st = check_args(k, args, arg_sizes, arg_count)) != PTXKIT_SUCCESS) return st;
     if (!a) return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
     ptxkit_context *ctx = k->ctx;
-    ptxkit_status st = check_launch(k, &grid, &block, shared);
+    st = check_launch(k, &grid, &block, shared);
     if (st != PTXKIT_SUCCESS) return st;
     if (!RESERVED_ZERO(a))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: reserved attribute fields are set");

@@ -54,14 +54,6 @@ ptxkit_status ptxkit_memory_free(ptxkit_context *ctx, ptxkit_dptr ptr) {
     WITH_CONTEXT(ctx, "ptxkit_memory_free", ctx->cu->cuMemFree(ptr));
 }
 
-ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, void **out) {
-    REQUIRE(ctx, ctx && out, "ptxkit_host_alloc: NULL argument");
-    *out = NULL;
-    REQUIRE(ctx, bytes > 0, "ptxkit_host_alloc: zero bytes requested");
-    CAPTURE_REFUSE(ctx, "ptxkit_host_alloc");
-    WITH_CONTEXT(ctx, "ptxkit_host_alloc", ctx->cu->cuMemAllocHost(out, bytes));
-}
-
 ptxkit_status ptxkit_host_free(ptxkit_context *ctx, void *ptr) {
     REQUIRE(ctx, ctx, "ptxkit_host_free: context is NULL");
     if (!ptr) return PTXKIT_SUCCESS;
@@ -138,18 +130,20 @@ ptxkit_status ptxkit_memory_set32_async(ptxkit_context *ctx, ptxkit_dptr dst, ui
 /* Pinned host memory with flags, registration of existing host memory, and
  * the device address of mapped memory (ptxkit.h, "pinned, registered and
  * mapped host memory"). */
-ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out) {
-    REQUIRE(ctx, ctx && out, "ptxkit_host_alloc_ex: NULL argument");
+ptxkit_status ptxkit_host_alloc(ptxkit_context *ctx, size_t bytes, unsigned flags, void **out) {
+    REQUIRE(ctx, ctx && out, "ptxkit_host_alloc: NULL argument");
     *out = NULL;
-    if (bytes == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_alloc_ex: zero bytes requested");
+    if (bytes == 0) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_host_alloc: zero bytes requested");
     const unsigned known = PTXKIT_HOST_PORTABLE | PTXKIT_HOST_MAPPED | PTXKIT_HOST_WRITE_COMBINED;
     if (flags & ~known)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_host_alloc_ex: flags 0x%x are unknown or not for allocations (READ_ONLY is for "
+                            "ptxkit_host_alloc: flags 0x%x are unknown or not for allocations (READ_ONLY is for "
                             "ptxkit_host_register)",
                             flags & ~known);
-    NEED_DRIVER_ENTRY(ctx, cuMemHostAlloc, "ptxkit_host_alloc_ex");
-    CAPTURE_REFUSE(ctx, "ptxkit_host_alloc_ex");
+    CAPTURE_REFUSE(ctx, "ptxkit_host_alloc");
+    /* flags 0 is cuMemAllocHost, which every driver has */
+    if (flags == 0) WITH_CONTEXT(ctx, "ptxkit_host_alloc", ctx->cu->cuMemAllocHost(out, bytes));
+    NEED_DRIVER_ENTRY(ctx, cuMemHostAlloc, "ptxkit_host_alloc");
     unsigned cu_flags = (flags & PTXKIT_HOST_PORTABLE ? CU_MEMHOSTALLOC_PORTABLE : 0) |
                         (flags & PTXKIT_HOST_MAPPED ? CU_MEMHOSTALLOC_DEVICEMAP : 0) |
                         (flags & PTXKIT_HOST_WRITE_COMBINED ? CU_MEMHOSTALLOC_WRITECOMBINED : 0);
@@ -158,7 +152,7 @@ ptxkit_status ptxkit_host_alloc_ex(ptxkit_context *ctx, size_t bytes, unsigned f
     void *p = NULL;
     CUresult r = ctx->cu->cuMemHostAlloc(&p, bytes, cu_flags);
     context_leave(ctx);
-    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "ptxkit_host_alloc_ex: cuMemHostAlloc");
+    if (r != CUDA_SUCCESS) return record_cuda_error(ctx, r, "ptxkit_host_alloc: cuMemHostAlloc");
     *out = p;
     return PTXKIT_SUCCESS;
 }
@@ -170,7 +164,7 @@ ptxkit_status ptxkit_host_register(ptxkit_context *ctx, void *ptr, size_t bytes,
     if (flags & ~known)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "ptxkit_host_register: flags 0x%x are unknown or not for registration (WRITE_COMBINED "
-                            "is for ptxkit_host_alloc_ex)",
+                            "is for ptxkit_host_alloc)",
                             flags & ~known);
     NEED_DRIVER_ENTRY(ctx, cuMemHostRegister, "ptxkit_host_register");
     CAPTURE_REFUSE(ctx, "ptxkit_host_register");

@@ -45,6 +45,7 @@ struct ptxkit_context {
 };
 
 struct ptxkit_stream {
+    ptxkit_context *ctx;        /* the stream's context: ptxkit_stream_destroy needs no other */
     CUstream handle;
     bool wrapped;               /* the application's CUstream: destroy releases only the wrapper */
 };
@@ -63,6 +64,7 @@ struct ptxkit_kernel {
 };
 
 struct ptxkit_event {
+    ptxkit_context *ctx;        /* as the stream's */
     CUevent handle;
 };
 

@@ -23,8 +23,8 @@
 #define MAX_PROGRAM_HEADERS 65536
 #define MAX_SOURCE_BYTES ((size_t)64 << 20)
 
-ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
-    if (!p || p->builtin) return PTXKIT_SUCCESS;
+void ptxkit_program_destroy(ptxkit_program *p) {
+    if (!p || p->builtin) return;
     for (int i = 0; i < p->header_count; i++) {
         free(p->header_names[i]);
         free(p->header_texts[i]);
@@ -36,7 +36,6 @@ ptxkit_status ptxkit_program_destroy(ptxkit_program *p) {
     free(p->name);
     free(p->source);
     free(p);
-    return PTXKIT_SUCCESS;
 }
 
 static bool has_control_character(const char *s) {

@@ -1,30 +1,11 @@
 /* Streams and events. */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
 #include "runtime/status.h"
-
-ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, ptxkit_stream **out) {
-    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create: NULL argument");
-    *out = NULL;
-    ptxkit_stream *s = calloc(1, sizeof *s);
-    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_create: out of host memory");
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) {
-        free(s);
-        return st;
-    }
-    CUresult r = ctx->cu->cuStreamCreate(&s->handle, CU_STREAM_NON_BLOCKING);
-    context_leave(ctx);
-    if (r != CUDA_SUCCESS) {
-        free(s);
-        return record_cuda_error(ctx, r, "ptxkit_stream_create: cuStreamCreate");
-    }
-    *out = s;
-    return PTXKIT_SUCCESS;
-}
 
 ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_stream **out) {
     if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_wrap: NULL argument");
@@ -44,25 +25,28 @@ ptxkit_status ptxkit_stream_wrap(ptxkit_context *ctx, void *cu_stream, ptxkit_st
                             "ptxkit_stream_wrap: the CUstream belongs to another CUDA context than this one's");
     ptxkit_stream *s = calloc(1, sizeof *s);
     if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_wrap: out of host memory");
+    s->ctx = ctx;
     s->handle = (CUstream)cu_stream;
     s->wrapped = true;
     *out = s;
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_stream_destroy(ptxkit_context *ctx, ptxkit_stream *stream) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_destroy: context is NULL");
-    if (!stream) return PTXKIT_SUCCESS;
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
+void ptxkit_stream_destroy(ptxkit_stream *stream) {
+    if (!stream) return;
+    ptxkit_context *ctx = stream->ctx;
     /* e.g. scratch handed over by event; for a wrapped stream too, since the
-     * application may destroy its CUstream once the wrapper is gone */
+     * application may destroy its CUstream once the wrapper is gone. Without
+     * the context current (a lost context) the driver call fails harmlessly
+     * and the wrapper is freed all the same: a destroy cannot be retried. */
+    bool entered = context_enter(ctx) == PTXKIT_SUCCESS;
     context_stream_closing(ctx, stream->handle);
     capture_thread_ended(stream->handle); /* a capture ptxkit began on it is over */
-    CUresult r = stream->wrapped ? CUDA_SUCCESS : ctx->cu->cuStreamDestroy(stream->handle);
-    context_leave(ctx);
+    if (entered) {
+        if (!stream->wrapped) ctx->cu->cuStreamDestroy(stream->handle);
+        context_leave(ctx);
+    }
     free(stream);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_stream_destroy: cuStreamDestroy");
 }
 
 ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stream) {
@@ -81,35 +65,14 @@ ptxkit_status ptxkit_stream_synchronize(ptxkit_context *ctx, ptxkit_stream *stre
 
 void *ptxkit_stream_handle_get(ptxkit_stream *stream) { return stream_handle(stream); }
 
-ptxkit_status ptxkit_event_create(ptxkit_context *ctx, ptxkit_event **out) {
-    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create: NULL argument");
-    *out = NULL;
-    ptxkit_event *e = calloc(1, sizeof *e);
-    if (!e) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_event_create: out of host memory");
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) {
-        free(e);
-        return st;
+void ptxkit_event_destroy(ptxkit_event *event) {
+    if (!event) return;
+    ptxkit_context *ctx = event->ctx;
+    if (context_enter(ctx) == PTXKIT_SUCCESS) {
+        ctx->cu->cuEventDestroy(event->handle);
+        context_leave(ctx);
     }
-    CUresult r = ctx->cu->cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
-    context_leave(ctx);
-    if (r != CUDA_SUCCESS) {
-        free(e);
-        return record_cuda_error(ctx, r, "ptxkit_event_create: cuEventCreate");
-    }
-    *out = e;
-    return PTXKIT_SUCCESS;
-}
-
-ptxkit_status ptxkit_event_destroy(ptxkit_context *ctx, ptxkit_event *event) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_destroy: context is NULL");
-    if (!event) return PTXKIT_SUCCESS;
-    ptxkit_status st = context_enter(ctx);
-    if (st != PTXKIT_SUCCESS) return st;
-    CUresult r = ctx->cu->cuEventDestroy(event->handle);
-    context_leave(ctx);
     free(event);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_event_destroy: cuEventDestroy");
 }
 
 ptxkit_status ptxkit_event_record(ptxkit_context *ctx, ptxkit_event *event, ptxkit_stream *stream) {

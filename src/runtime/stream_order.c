@@ -29,35 +29,40 @@ ptxkit_status ptxkit_stream_priority_range_get(ptxkit_context *ctx, int *least, 
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_stream_create_ex(ptxkit_context *ctx, unsigned flags, int priority, ptxkit_stream **out) {
-    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create_ex: NULL argument");
+ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, unsigned flags, int priority, ptxkit_stream **out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create: NULL argument");
     *out = NULL;
     if (flags & ~PTXKIT_STREAM_BLOCKING)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create_ex: unknown flags 0x%x",
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_stream_create: unknown flags 0x%x",
                             flags & ~PTXKIT_STREAM_BLOCKING);
-    NEED_DRIVER_ENTRY(ctx, cuStreamCreateWithPriority, "ptxkit_stream_create_ex");
-    int least = 0, greatest = 0;
-    ptxkit_status st = priority_range(ctx, &least, &greatest, "ptxkit_stream_create_ex");
-    if (st != PTXKIT_SUCCESS) return st;
-    /* the driver clamps an out-of-range priority silently: say so instead */
-    if (priority > least || priority < greatest)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_stream_create_ex: priority %d is outside this device's range %d (least urgent) "
-                            "to %d (most urgent)",
-                            priority, least, greatest);
+    ptxkit_status st;
+    if (priority != 0) { /* 0, the default, is in every device's range: no query */
+        NEED_DRIVER_ENTRY(ctx, cuStreamCreateWithPriority, "ptxkit_stream_create");
+        int least = 0, greatest = 0;
+        st = priority_range(ctx, &least, &greatest, "ptxkit_stream_create");
+        if (st != PTXKIT_SUCCESS) return st;
+        /* the driver clamps an out-of-range priority silently: say so instead */
+        if (priority > least || priority < greatest)
+            return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
+                                "ptxkit_stream_create: priority %d is outside this device's range %d (least urgent) "
+                                "to %d (most urgent)",
+                                priority, least, greatest);
+    }
     ptxkit_stream *s = calloc(1, sizeof *s);
-    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_create_ex: out of host memory");
+    if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_stream_create: out of host memory");
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) {
         free(s);
         return st;
     }
     unsigned cu_flags = flags & PTXKIT_STREAM_BLOCKING ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING;
-    CUresult r = ctx->cu->cuStreamCreateWithPriority(&s->handle, cu_flags, priority);
+    CUresult r = priority != 0 ? ctx->cu->cuStreamCreateWithPriority(&s->handle, cu_flags, priority)
+                               : ctx->cu->cuStreamCreate(&s->handle, cu_flags);
     context_leave(ctx);
     if (r != CUDA_SUCCESS) {
         free(s);
-        return record_cuda_error(ctx, r, "ptxkit_stream_create_ex: cuStreamCreateWithPriority");
+        return record_cuda_error(ctx, r, priority != 0 ? "ptxkit_stream_create: cuStreamCreateWithPriority" : "ptxkit_stream_create: cuStreamCreate");
     }
+    s->ctx = ctx;
     *out = s;
     return PTXKIT_SUCCESS;
 }
@@ -108,17 +113,17 @@ ptxkit_status ptxkit_host_func_launch(ptxkit_context *ctx, ptxkit_stream *stream
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_host_func_launch: cuLaunchHostFunc");
 }
 
-ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit_event **out) {
-    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create_ex: NULL argument");
+ptxkit_status ptxkit_event_create(ptxkit_context *ctx, unsigned flags, ptxkit_event **out) {
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create: NULL argument");
     *out = NULL;
     const unsigned known = PTXKIT_EVENT_DISABLE_TIMING | PTXKIT_EVENT_BLOCKING_SYNC;
     if (flags & ~known)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create_ex: unknown flags 0x%x",
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_event_create: unknown flags 0x%x",
                             flags & ~known);
     unsigned cu_flags = (flags & PTXKIT_EVENT_DISABLE_TIMING ? CU_EVENT_DISABLE_TIMING : 0) |
                         (flags & PTXKIT_EVENT_BLOCKING_SYNC ? CU_EVENT_BLOCKING_SYNC : 0);
     ptxkit_event *e = calloc(1, sizeof *e);
-    if (!e) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_event_create_ex: out of host memory");
+    if (!e) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "ptxkit_event_create: out of host memory");
     ptxkit_status st = context_enter(ctx);
     if (st != PTXKIT_SUCCESS) {
         free(e);
@@ -130,6 +135,7 @@ ptxkit_status ptxkit_event_create_ex(ptxkit_context *ctx, unsigned flags, ptxkit
         free(e);
         return record_cuda_error(ctx, r, "ptxkit_event_create_ex: cuEventCreate");
     }
+    e->ctx = ctx;
     *out = e;
     return PTXKIT_SUCCESS;
 }

@@ -246,13 +246,12 @@ ptxkit_status ptxkit_tunable_create(ptxkit_context *ctx, const char *key, ptxkit
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_tunable_destroy(ptxkit_tunable *t) {
-    if (!t) return PTXKIT_SUCCESS;
+void ptxkit_tunable_destroy(ptxkit_tunable *t) {
+    if (!t) return;
     free(t->entry);
     for (int i = 0; i < t->fixed_count; i++) free(t->fixed[i]);
     pthread_mutex_destroy(&t->lock);
     free(t);
-    return PTXKIT_SUCCESS;
 }
 
 ptxkit_status ptxkit_tunable_add_param(ptxkit_tunable *t, const char *name, const long long *values, int count) {
