@@ -1,6 +1,41 @@
 /* ptxkit: run hand-written GPU kernels from plain C.
  *
- * The one public header. Every function that can fail returns a
+ * The public interface is three headers: this one (the core: errors,
+ * versions, the kernel cache, contexts, memory, streams, events, programs,
+ * modules, kernels, launches, L2), ptxkit_ops.h (the operations: copy,
+ * reduction, scan, transpose, GEMM, several GPUs) and ptxkit_tune.h (the
+ * tuner, tunables, the tuning database and record). Each ends with an
+ * experimental tier, compiled only where PTXKIT_EXPERIMENTAL is defined
+ * before the include: benchmark switches and interfaces still moving, with
+ * no stability promised, not even across patch releases (zstd's
+ * ZSTD_STATIC_LINKING_ONLY model). The rest is stable within a 0.x minor
+ * release (README, "Versions and ABI").
+ *
+ * Names. One grammar, without exception (tests/check_api.py checks what a
+ * script can):
+ *  - ptxkit_<object>_<verb>: ptxkit_stream_create, ptxkit_memory_write,
+ *    ptxkit_module_variable_read_async. A property of an object is
+ *    <object>_<property>_get / _set (ptxkit_kernel_max_dynamic_shared_set).
+ *    An operation is named by what it does alone: ptxkit_copy,
+ *    ptxkit_reduce, ptxkit_scan, ptxkit_transpose, ptxkit_gemm, ptxkit_tune.
+ *  - _get only reads: it returns a value or fills out-parameters, and every
+ *    plain getter ends in _get. A kernel is taken out of a program or of a
+ *    module alike: ptxkit_program_kernel_get (compiling on the first call,
+ *    a cached lookup after) and ptxkit_module_kernel_get.
+ *  - _async queues work on the stream it is given and returns before the
+ *    work has run; the twin without it waits (ptxkit_memory_write and
+ *    ptxkit_memory_write_async).
+ *  - _create makes an object, _destroy releases it: every _destroy takes
+ *    the object alone (objects carry their context), returns void and
+ *    accepts NULL.
+ *  - Operations share one shape: selectors (operator, type, kind) first,
+ *    then outputs before inputs, sizes after the pointers, then the
+ *    configuration and the stream; ptxkit_gemm keeps BLAS's order. Their
+ *    companions are named alike: <op>_supported (may this GPU run it),
+ *    <op>_config_get (what it would run), <op>_prepare (its scratch and
+ *    kernels ahead of a capture or a timed loop).
+ *
+ * Every function that can fail returns a
  * ptxkit_status; details of the last failure are read with
  * ptxkit_last_error(). The others cannot fail and return their answer
  * directly (an invalid argument gets the neutral value documented at each:
@@ -10,7 +45,8 @@
  * ptxkit_tune_family_name_get, ptxkit_config_defines), handles
  * (ptxkit_stream_handle_get, ptxkit_kernel_handle_get), messages (ptxkit_last_error,
  * ptxkit_last_error_copy, ptxkit_kernel_jit_log_get), ptxkit_versions_get,
- * ptxkit_jit_available and ptxkit_program_compiled_free. Device memory is addressed
+ * ptxkit_jit_available, ptxkit_program_compiled_free and every _destroy.
+ * Device memory is addressed
  * with ptxkit_dptr (a CUdeviceptr), so views at any byte offset are plain
  * integer arithmetic. A NULL stream means the context's default stream.
  *
@@ -247,12 +283,11 @@ ptxkit_status ptxkit_memory_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dp
 ptxkit_status ptxkit_memory_write_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes, ptxkit_stream *stream);
 ptxkit_status ptxkit_memory_read_async(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
 ptxkit_status ptxkit_memory_copy_async(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes, ptxkit_stream *stream);
-/* Naming: functions are ptxkit_<object>_<verb>; those ending in _async
- * queue work on `stream` and return before it has run (the kernel families
- * -- copy, reduce, scan, transpose -- take a stream and are asynchronous
- * too, unless their comment says they wait). Device-side outputs come
- * first: (dst, src) as in memcpy, (out, in, n) for reduce and scan;
- * ptxkit_gemm keeps BLAS's order (C last), since it reads C too. */
+/* The _async calls queue work on `stream` and return before it has run
+ * (the operations of ptxkit_ops.h take a stream and are asynchronous too,
+ * unless their comment says they wait). Outputs come first: (dst, src) as
+ * in memcpy. ptxkit_memory_write copies host to device, _read device to
+ * host, _copy device to device. */
 /* Sets `count` bytes to `value`. */
 ptxkit_status ptxkit_memory_set8_async(ptxkit_context *ctx, ptxkit_dptr dst, uint8_t value, size_t count, ptxkit_stream *stream);
 /* Sets `count` 32-bit words to `value`; dst must be 4-byte aligned. */
