@@ -91,9 +91,9 @@ extern "C" {
 #endif
 
 #define PTXKIT_VERSION_MAJOR 0
-#define PTXKIT_VERSION_MINOR 2
-#define PTXKIT_VERSION_PATCH 1
-#define PTXKIT_VERSION_STRING "0.2.1"
+#define PTXKIT_VERSION_MINOR 3
+#define PTXKIT_VERSION_PATCH 0
+#define PTXKIT_VERSION_STRING "0.3.0"
 
 typedef enum ptxkit_status {
     PTXKIT_SUCCESS = 0,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installed libraries export only the public header's ptxkit_ names (plus
+# The installed libraries export only the public headers' ptxkit_ names (plus
 # what the toolchain itself defines), and both export the same names: no
 # internal symbol reaches, or clashes in, an application.
 # usage: check_exports.sh NM libptxkit.so libptxkit.a
