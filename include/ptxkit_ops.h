@@ -281,16 +281,16 @@ typedef enum ptxkit_transpose_kind {
  * (`ptxkit tune transpose`) of its type and shape class (sides of whole
  * 16-byte vectors or not) for the power of two nearest rows x cols, else the
  * built-in defaults. */
-ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src,
-                               size_t rows, size_t cols, ptxkit_transpose_kind kind,
-                               const ptxkit_config *config, ptxkit_stream *stream);
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type, ptxkit_dptr dst,
+                               ptxkit_dptr src, size_t rows, size_t cols, const ptxkit_config *config,
+                               ptxkit_stream *stream);
 /* The configuration ptxkit_transpose runs for these arguments (config as
  * the call takes it: NULL for the defaults or the tuned entry), into *out:
  * "tile", "block_size" and "vector_bytes", resolved. Nothing is compiled or
  * launched; the errors are the call's argument errors, and INVALID_ARGUMENT
  * for a NULL out. */
-ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                          ptxkit_transpose_kind kind, const ptxkit_config *config, ptxkit_config *out);
+ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type,
+                                          size_t rows, size_t cols, const ptxkit_config *config, ptxkit_config *out);
 
 /* ---- matrix multiply (GEMM) --------------------------------------------- */
 

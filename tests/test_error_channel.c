@@ -81,7 +81,7 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_reduce, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce_to_host, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, &i, 8192, 16, NULL);
     CHECK_CALL(ptxkit_scan, none, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
-    CHECK_CALL(ptxkit_transpose, none, PTXKIT_FLOAT32, 4096, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4096, 8192, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_program_create, "x.cu", NULL, NULL, 0, NULL);
     CHECK_CALL(ptxkit_program_create_from_file, NULL, NULL, 0, NULL);
     CHECK_CALL(ptxkit_program_add_options, NULL, NULL, 1);
@@ -157,7 +157,7 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_graph_update, none, NULL, NULL, NULL);
     CHECK_CALL(ptxkit_graph_launch, none, NULL, NULL);
     CHECK_CALL(ptxkit_graph_node_count_get, none, NULL, &sz);
-    CHECK_CALL(ptxkit_transpose_config_get, none, PTXKIT_FLOAT32, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose_config_get, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0, 12288,
                4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_config_get, none, PTXKIT_FLOAT32, 4, 4, 4, NULL, &i);
@@ -203,8 +203,8 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, NULL, 8192, 16, NULL);
     CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
-    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_DTYPE_COUNT, 4096, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
-    CHECK_CALL(ptxkit_transpose_config_get, ctx, PTXKIT_DTYPE_COUNT, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_DTYPE_COUNT, 4096, 8192, 4, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose_config_get, ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_DTYPE_COUNT, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_config_get, ctx, PTXKIT_FLOAT32, 0, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_sweep_tiles, ctx, PTXKIT_FLOAT32, NULL, 4, NULL);
     CHECK_CALL(ptxkit_program_kernel_get, ctx, NULL, "k", NULL, 0, NULL);
@@ -236,8 +236,8 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4097, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_scan, ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 4096, 8192, 16, &bad_options,
                NULL);
-    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4097, 8192, 4, 4, PTXKIT_TRANSPOSE_PADDED, NULL, NULL);
-    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_FLOAT32, 4096, 8192, 4, 4, (ptxkit_transpose_kind)9, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4097, 8192, 4, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_transpose, ctx, (ptxkit_transpose_kind)9, PTXKIT_FLOAT32, 4096, 8192, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0,
                12288, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 2, 8192, 4, 0.0,

@@ -401,8 +401,8 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
     return name_failure(transpose_run(ctx, type, dst, src, rows, cols, kind, &config, &opt, stream), "ptxkit_transpose");
 }
 
-ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
-                               size_t cols, ptxkit_transpose_kind kind, const ptxkit_config *config,
+ptxkit_status ptxkit_transpose(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type, ptxkit_dptr dst,
+                               ptxkit_dptr src, size_t rows, size_t cols, const ptxkit_config *config,
                                ptxkit_stream *stream) {
     launch_options o;
     ptxkit_status st = transpose_options(ctx, "ptxkit_transpose", config, &o);
@@ -568,8 +568,8 @@ const family_desc transpose_family = {
     .public_config = fam_transpose_public_config,
     .run = fam_transpose_run,
 };
-ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t rows, size_t cols,
-                                          ptxkit_transpose_kind kind, const ptxkit_config *cfg, ptxkit_config *out) {
+ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type,
+                                          size_t rows, size_t cols, const ptxkit_config *cfg, ptxkit_config *out) {
     if (!out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: out is NULL");
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_config_get: unknown kind %d", (int)kind);
