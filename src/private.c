@@ -1,7 +1,8 @@
-/* The ptxkit command's private entry points (include-private/ptxkit_private.h):
- * thin forwards to the families' experiment switches and the tuner's
- * measurement, above every layer (they reach ops, tune and runtime alike).
- * Not part of the ABI: see that header. */
+/* The experimental tier's benchmark switches and measuring hooks (the
+ * PTXKIT_EXPERIMENTAL blocks of the public headers): thin forwards to the
+ * families' experiment switches and the tuner's measurement, above every
+ * layer (they reach ops, tune and runtime alike). No stability promised:
+ * see ptxkit.h. */
 #include <stdio.h>
 #include <string.h>
 

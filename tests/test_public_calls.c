@@ -1,6 +1,6 @@
 /* The public calls the ptxkit command reaches the library through (issue
  * 14): their argument checks, and what they answer without a GPU; and the
- * argument checks of its few private ones (include-private/ptxkit_private.h). */
+ * argument checks of its experimental-tier ones (PTXKIT_EXPERIMENTAL). */
 #include <stdlib.h>
 #include <string.h>
 

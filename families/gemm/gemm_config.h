@@ -37,7 +37,7 @@ enum {
 typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9 } gemm_kind;
 
 /* Experiment and test switches of the GEMM kernels, per context (set with
- * gemm_switches_set; `ptxkit bench gemm` does through ptxkit_private.h).
+ * gemm_switches_set; `ptxkit bench gemm` does through the experimental tier).
  * Kernels compiled before a change keep theirs: each switch is a define of
  * the kernel, so part of its cache key. */
 typedef struct gemm_switches {
