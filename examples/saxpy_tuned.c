@@ -152,7 +152,7 @@ static int run_checked(ptxkit_context *ctx, ptxkit_tunable *t, ptxkit_program *p
     ptxkit_status st = ptxkit_tunable_config_get(t, n, &config, &tuned);
     if (st != PTXKIT_SUCCESS) return failed("ptxkit_tunable_config_get", st);
     ptxkit_config_defines_text text;
-    const char *const *defines = ptxkit_config_defines(&config, &text);
+    const char *const *defines = ptxkit_config_defines_get(&config, &text);
     char shown[256] = "";
     for (int i = 0, used = 0; i < config.count && used < (int)sizeof shown; i++)
         used += snprintf(shown + used, sizeof shown - (size_t)used, " %s", defines[i]);

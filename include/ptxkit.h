@@ -42,7 +42,7 @@
  * NULL, 0, "" or "unknown"): names and sizes (ptxkit_status_string,
  * ptxkit_status_is_error,
  * ptxkit_*_name, ptxkit_dtype_size, ptxkit_load_op_define,
- * ptxkit_tune_family_name_get, ptxkit_config_defines), handles
+ * ptxkit_tune_family_name_get, ptxkit_config_defines_get), handles
  * (ptxkit_stream_handle_get, ptxkit_kernel_handle_get), messages (ptxkit_last_error,
  * ptxkit_last_error_copy, ptxkit_kernel_jit_log_get), ptxkit_versions_get,
  * ptxkit_jit_available, ptxkit_program_compiled_free and every _destroy.
@@ -185,22 +185,7 @@ void ptxkit_versions_get(ptxkit_versions *out);
 /* Whether NVRTC could be opened (the JIT path). When 0, the thread's
  * ptxkit_last_error() says what was looked for and why it failed. */
 int ptxkit_jit_available(void);
-/* The NVRTC file the JIT path uses and how it was found, e.g.
- * "/usr/local/cuda/lib64/libnvrtc.so.13 (found through CUDA_HOME)"; a short
- * buffer truncates. Where it looks, in order: PTXKIT_NVRTC_PATH alone when
- * set; else the loader's search path (libnvrtc.so.13, then .so.12),
- * $CUDA_HOME, $CUDA_PATH, the pip packages (nvidia-cuda-nvrtc) of the Python
- * running the process, of $VIRTUAL_ENV and of $CONDA_PREFIX, and
- * /usr/local/cuda. NO_NVRTC, with the places tried in ptxkit_last_error,
- * when none loads. */
-ptxkit_status ptxkit_jit_library_get(char *buf, size_t size);
 
-/* One line per PTXKIT_* environment variable whose value ptxkit cannot use
- * (PTXKIT_TUNE, PTXKIT_TUNE_BUDGET, PTXKIT_CACHE_MAX_MB), naming the default
- * it takes instead; empty when every value is usable. The library never
- * prints: an application shows these where its user will see them.
- * INVALID_ARGUMENT without a buffer; a short buffer truncates. */
-ptxkit_status ptxkit_environment_notes_get(char *buf, size_t size);
 
 /* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
  * $XDG_CACHE_HOME/ptxkit when that is an absolute path, else
@@ -209,10 +194,6 @@ ptxkit_status ptxkit_environment_notes_get(char *buf, size_t size);
 ptxkit_status ptxkit_cache_dir_get(char *buf, size_t size);
 /* Number of cached kernels and their total size on disk. */
 ptxkit_status ptxkit_cache_stats_get(size_t *files, size_t *bytes);
-/* The size the cache is trimmed to (least recently used first):
- * PTXKIT_CACHE_MAX_MB MiB, else (unset or unusable: see
- * ptxkit_environment_notes_get) 512 MiB. */
-ptxkit_status ptxkit_cache_limit_get(unsigned long long *bytes);
 /* Removes every cached kernel. */
 ptxkit_status ptxkit_cache_purge(void);
 
@@ -437,6 +418,73 @@ ptxkit_status ptxkit_host_unregister(ptxkit_context *ctx, void *ptr);
  * without copies. Memory not mapped is INVALID_ARGUMENT. */
 ptxkit_status ptxkit_host_device_pointer_get(ptxkit_context *ctx, void *host, ptxkit_dptr *out);
 
+/* ---- graphs ------------------------------------------------------------- */
+
+/* A captured and instantiated CUDA graph: the calls made on a stream
+ * between ptxkit_graph_capture_begin and _end, replayed by
+ * ptxkit_graph_launch at a fraction of their launch cost. Its kernels keep
+ * the arguments they were captured with (the same device pointers and
+ * sizes at each replay): write new inputs into the same buffers, or
+ * capture again with new arguments and ptxkit_graph_update, which patches
+ * the executable graph in place. See "CUDA graph capture" above for the
+ * ops' scratch rules (run each op once on the stream before capturing).
+ *
+ * Capture runs in CUDA's thread-local mode: the capturing thread's calls
+ * that cannot be captured -- ptxkit_memory_alloc, ptxkit_memory_free, the host
+ * allocations and registrations, the synchronous copies,
+ * ptxkit_reduce_to_host, ptxkit_stream_synchronize, ptxkit_stream_query,
+ * ptxkit_context_synchronize, and an op on another (uncaptured) stream
+ * that would have to grow its scratch -- return PTXKIT_ERROR_CAPTURE
+ * before reaching the driver, and the capture stays intact; other threads
+ * are not affected. Calls that can be captured record nodes: the ops, launches,
+ * _async copies and memsets, host functions, event records and waits.
+ * A capture whose stream ends up invalidated (e.g. by a raw CUDA call the
+ * driver refuses) gives no graph: _end and _update return
+ * PTXKIT_ERROR_CAPTURE and the stream is no longer captured. */
+typedef struct ptxkit_graph ptxkit_graph;
+
+typedef enum ptxkit_graph_update_kind {
+    PTXKIT_GRAPH_UPDATED_IN_PLACE = 0, /* same topology: the executable graph's arguments were patched */
+    PTXKIT_GRAPH_REINSTANTIATED = 1,   /* the topology changed: a new executable graph replaced it */
+} ptxkit_graph_update_kind;
+
+/* Starts capturing `stream` (a created or wrapped stream: the legacy
+ * stream, NULL, cannot be captured; INVALID_ARGUMENT). A stream already
+ * being captured is PTXKIT_ERROR_CAPTURE. End it on the same thread, with
+ * ptxkit_graph_capture_end or ptxkit_graph_update. */
+ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *stream);
+
+/* Ends the capture of `stream` and instantiates what it recorded: *out is
+ * a new graph (destroy with ptxkit_graph_destroy). On failure *out is NULL
+ * and the capture is over either way. */
+ptxkit_status ptxkit_graph_capture_end(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_graph **out);
+
+/* Ends the capture of `stream` (begun by ptxkit_graph_capture_begin) and
+ * makes `graph` run what it recorded from now on: cuGraphExecUpdate in
+ * place where the node structure is unchanged (the usual case: the same
+ * calls with other pointers, sizes that keep the grid shape, or scalars),
+ * else a new instantiation. *how (may be NULL) says which happened. The
+ * change applies to later launches; to be safe with older drivers, order
+ * it after the graph's replays in flight (synchronize their streams). On
+ * failure the capture is over; a stream that was not captured
+ * (INVALID_ARGUMENT) leaves `graph` as it was, while after a failed update
+ * or instantiation the driver does not promise what the old executable
+ * graph still holds: destroy it, or update it again. */
+ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream,
+                                  ptxkit_graph_update_kind *how);
+
+/* Replays the graph on `stream` (NULL: the legacy stream); asynchronous.
+ * For graphs holding ops with scratch, see the capture rules above. */
+ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream);
+
+/* The number of nodes of the graph as captured (kernels, copies, memsets,
+ * host functions, event nodes); an empty capture has 0. */
+ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
+
+/* Releases the graph; its replays in flight finish first (the driver's
+ * rule). NULL: nothing. The graph knows its context. */
+void ptxkit_graph_destroy(ptxkit_graph *graph);
+
 /* ---- configurations ----------------------------------------------------- */
 
 /* Load cache operator of a kernel's global loads (PTX ld.global.<op>). */
@@ -493,7 +541,7 @@ typedef struct ptxkit_config_defines_text {
     char text[PTXKIT_CONFIG_MAX_PARAMS][PTXKIT_CONFIG_NAME_SIZE + 24];
     const char *defines[PTXKIT_CONFIG_MAX_PARAMS];
 } ptxkit_config_defines_text;
-const char *const *ptxkit_config_defines(const ptxkit_config *config, ptxkit_config_defines_text *text);
+const char *const *ptxkit_config_defines_get(const ptxkit_config *config, ptxkit_config_defines_text *text);
 
 /* The parameters the launch-option families (copy, reduce, scan,
  * transpose) all read from a ptxkit_config, each 0 or absent for "tuned or
@@ -906,73 +954,6 @@ const char *ptxkit_kernel_jit_log_get(const ptxkit_kernel *kernel);
  * version, as zstd's ZSTD_STATIC_LINKING_ONLY asks. */
 #ifdef PTXKIT_EXPERIMENTAL
 
-/* ---- experimental: graphs ----------------------------------------------- */
-
-/* A captured and instantiated CUDA graph: the calls made on a stream
- * between ptxkit_graph_capture_begin and _end, replayed by
- * ptxkit_graph_launch at a fraction of their launch cost. Its kernels keep
- * the arguments they were captured with (the same device pointers and
- * sizes at each replay): write new inputs into the same buffers, or
- * capture again with new arguments and ptxkit_graph_update, which patches
- * the executable graph in place. See "CUDA graph capture" above for the
- * ops' scratch rules (run each op once on the stream before capturing).
- *
- * Capture runs in CUDA's thread-local mode: the capturing thread's calls
- * that cannot be captured -- ptxkit_memory_alloc, ptxkit_memory_free, the host
- * allocations and registrations, the synchronous copies,
- * ptxkit_reduce_to_host, ptxkit_stream_synchronize, ptxkit_stream_query,
- * ptxkit_context_synchronize, and an op on another (uncaptured) stream
- * that would have to grow its scratch -- return PTXKIT_ERROR_CAPTURE
- * before reaching the driver, and the capture stays intact; other threads
- * are not affected. Calls that can be captured record nodes: the ops, launches,
- * _async copies and memsets, host functions, event records and waits.
- * A capture whose stream ends up invalidated (e.g. by a raw CUDA call the
- * driver refuses) gives no graph: _end and _update return
- * PTXKIT_ERROR_CAPTURE and the stream is no longer captured. */
-typedef struct ptxkit_graph ptxkit_graph;
-
-typedef enum ptxkit_graph_update_kind {
-    PTXKIT_GRAPH_UPDATED_IN_PLACE = 0, /* same topology: the executable graph's arguments were patched */
-    PTXKIT_GRAPH_REINSTANTIATED = 1,   /* the topology changed: a new executable graph replaced it */
-} ptxkit_graph_update_kind;
-
-/* Starts capturing `stream` (a created or wrapped stream: the legacy
- * stream, NULL, cannot be captured; INVALID_ARGUMENT). A stream already
- * being captured is PTXKIT_ERROR_CAPTURE. End it on the same thread, with
- * ptxkit_graph_capture_end or ptxkit_graph_update. */
-ptxkit_status ptxkit_graph_capture_begin(ptxkit_context *ctx, ptxkit_stream *stream);
-
-/* Ends the capture of `stream` and instantiates what it recorded: *out is
- * a new graph (destroy with ptxkit_graph_destroy). On failure *out is NULL
- * and the capture is over either way. */
-ptxkit_status ptxkit_graph_capture_end(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_graph **out);
-
-/* Ends the capture of `stream` (begun by ptxkit_graph_capture_begin) and
- * makes `graph` run what it recorded from now on: cuGraphExecUpdate in
- * place where the node structure is unchanged (the usual case: the same
- * calls with other pointers, sizes that keep the grid shape, or scalars),
- * else a new instantiation. *how (may be NULL) says which happened. The
- * change applies to later launches; to be safe with older drivers, order
- * it after the graph's replays in flight (synchronize their streams). On
- * failure the capture is over; a stream that was not captured
- * (INVALID_ARGUMENT) leaves `graph` as it was, while after a failed update
- * or instantiation the driver does not promise what the old executable
- * graph still holds: destroy it, or update it again. */
-ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream,
-                                  ptxkit_graph_update_kind *how);
-
-/* Replays the graph on `stream` (NULL: the legacy stream); asynchronous.
- * For graphs holding ops with scratch, see the capture rules above. */
-ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream);
-
-/* The number of nodes of the graph as captured (kernels, copies, memsets,
- * host functions, event nodes); an empty capture has 0. */
-ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
-
-/* Releases the graph; its replays in flight finish first (the driver's
- * rule). NULL: nothing. The graph knows its context. */
-void ptxkit_graph_destroy(ptxkit_graph *graph);
-
 /* ---- experimental: kernel parameters shared by the families ------------- */
 
 /* "ca", "cg", ..., "default"; NULL for a value out of range. */
@@ -1035,6 +1016,30 @@ ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, cons
  * *available (may be NULL): whether they would be used now (NVRTC 12.8+,
  * loaded by the call). */
 ptxkit_status ptxkit_jit_pch_mode_set(int mode, int *available);
+
+/* ---- experimental: diagnostics of `ptxkit info` -------------------------------- */
+
+/* The NVRTC file the JIT path uses and how it was found, e.g.
+ * "/usr/local/cuda/lib64/libnvrtc.so.13 (found through CUDA_HOME)"; a short
+ * buffer truncates. Where it looks, in order: PTXKIT_NVRTC_PATH alone when
+ * set; else the loader's search path (libnvrtc.so.13, then .so.12),
+ * $CUDA_HOME, $CUDA_PATH, the pip packages (nvidia-cuda-nvrtc) of the Python
+ * running the process, of $VIRTUAL_ENV and of $CONDA_PREFIX, and
+ * /usr/local/cuda. NO_NVRTC, with the places tried in ptxkit_last_error,
+ * when none loads. */
+ptxkit_status ptxkit_jit_library_get(char *buf, size_t size);
+
+/* One line per PTXKIT_* environment variable whose value ptxkit cannot use
+ * (PTXKIT_TUNE, PTXKIT_TUNE_BUDGET, PTXKIT_CACHE_MAX_MB), naming the default
+ * it takes instead; empty when every value is usable. The library never
+ * prints: an application shows these where its user will see them.
+ * INVALID_ARGUMENT without a buffer; a short buffer truncates. */
+ptxkit_status ptxkit_environment_notes_get(char *buf, size_t size);
+
+/* The size the cache is trimmed to (least recently used first):
+ * PTXKIT_CACHE_MAX_MB MiB, else (unset or unusable: see
+ * ptxkit_environment_notes_get) 512 MiB. */
+ptxkit_status ptxkit_cache_limit_get(unsigned long long *bytes);
 
 #endif /* PTXKIT_EXPERIMENTAL */
 

@@ -215,8 +215,6 @@ typedef enum ptxkit_host_path {
     PTXKIT_HOST_PATH_COUNT
 } ptxkit_host_path;
 
-/* "auto", "staged", "registered", "mapped"; NULL for a value out of range. */
-const char *ptxkit_host_path_name(ptxkit_host_path path);
 
 /* Options of the host-array calls; zero-initialize (or pass NULL) for the
  * defaults. */
@@ -576,6 +574,11 @@ ptxkit_status ptxkit_scan_experiment(ptxkit_context *ctx, ptxkit_scan_kind kind,
 ptxkit_status ptxkit_gemm_cross_prefetch_set(ptxkit_context *ctx, int on);
 
 ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k);
+
+/* ---- experimental: host arrays ------------------------------------------------- */
+
+/* "auto", "staged", "registered", "mapped"; NULL for a value out of range. */
+const char *ptxkit_host_path_name(ptxkit_host_path path);
 
 #endif /* PTXKIT_EXPERIMENTAL */
 

@@ -89,9 +89,6 @@ typedef struct ptxkit_tune_result {
  * tuner), read through the accessors below. */
 typedef struct ptxkit_tune_report ptxkit_tune_report;
 
-/* Why the record was not used, or what went wrong with it ("" when nothing
- * to say, and for NULL). */
-const char *ptxkit_tune_report_record_note(const ptxkit_tune_report *report);
 
 /* Tunes `family` ("copy", "reduce") for `variant` (NULL: the family's
  * default; reduce: "<op>.<type>" as "sum.float32"; copy: "bytes") at the
@@ -229,7 +226,7 @@ ptxkit_status ptxkit_tunable_tune(ptxkit_tunable *tunable, const size_t *sizes, 
  * missing bucket of 2^16 or more is tuned first (launch must be set).
  * *tuned receives whether it came from the database (may be NULL). Read
  * the values with ptxkit_config_get, pass them to the kernel with
- * ptxkit_config_defines. */
+ * ptxkit_config_defines_get. */
 ptxkit_status ptxkit_tunable_config_get(ptxkit_tunable *tunable, size_t n, ptxkit_config *out, int *tuned);
 
 /* ==== experimental tier ==================================================
@@ -415,6 +412,12 @@ ptxkit_status ptxkit_tune_blocks_measure(ptxkit_context *ctx, const char *family
                                             const int *blocks, const int *items, int count,
                                             ptxkit_tune_blocks_measured *out, double *default_gbs,
                                             ptxkit_tune_progress_fn progress, void *progress_user);
+
+/* ---- experimental: the tuning report ------------------------------------------- */
+
+/* Why the record was not used, or what went wrong with it ("" when nothing
+ * to say, and for NULL). */
+const char *ptxkit_tune_report_record_note_get(const ptxkit_tune_report *report);
 
 #endif /* PTXKIT_EXPERIMENTAL */
 

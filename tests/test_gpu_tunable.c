@@ -140,7 +140,7 @@ static void tune_store_and_read_back(void **state) {
     assert_int_equal(tuned, 0); /* nothing stored yet: the first values */
     assert_int_equal(value(c, "BLOCK_SIZE"), 128);
     assert_int_equal(value(c, "ITEMS"), 1);
-    assert_string_equal(ptxkit_config_defines(c, &text)[0], "BLOCK_SIZE=128");
+    assert_string_equal(ptxkit_config_defines_get(c, &text)[0], "BLOCK_SIZE=128");
 
     ptxkit_tune_report *report = NULL;
     assert_ok(j->ctx, ptxkit_tune_report_create(&report));
@@ -168,7 +168,7 @@ static void tune_store_and_read_back(void **state) {
 
     /* the tuned configuration runs and is right */
     ptxkit_kernel *k;
-    assert_ok(j->ctx, ptxkit_program_kernel_get(j->ctx, p, "affine", ptxkit_config_defines(c, &text), c->count, &k));
+    assert_ok(j->ctx, ptxkit_program_kernel_get(j->ctx, p, "affine", ptxkit_config_defines_get(c, &text), c->count, &k));
     int ok = 0;
     assert_ok(j->ctx, check(k, c, n, &ok, j));
     assert_true(ok);

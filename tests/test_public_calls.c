@@ -165,13 +165,13 @@ static void tune_calls(void **state) {
     const char *path = "x";
     int loaded = -1, appended = -1, kernels = -1, threads = -1;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_record_get(NULL, &path, &loaded, &appended));
-    assert_string_equal(ptxkit_tune_report_record_note(NULL), "");
+    assert_string_equal(ptxkit_tune_report_record_note_get(NULL), "");
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_tune_report_prepared_get(NULL, &kernels, &threads));
     ptxkit_tune_report *report = NULL;
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_create(&report));
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record_get(report, &path, &loaded, &appended));
     assert_string_equal(path, "");
-    assert_string_equal(ptxkit_tune_report_record_note(report), "");
+    assert_string_equal(ptxkit_tune_report_record_note_get(report), "");
     assert_int_equal(loaded, 0);
     assert_int_equal(appended, 0);
     assert_status(PTXKIT_SUCCESS, ptxkit_tune_report_record_get(report, NULL, NULL, NULL));
@@ -253,11 +253,11 @@ static void config_values(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_config_set(&c, NULL, 1));
     assert_int_equal(c.count, 2);
     ptxkit_config_defines_text text;
-    const char *const *d = ptxkit_config_defines(&c, &text);
+    const char *const *d = ptxkit_config_defines_get(&c, &text);
     assert_non_null(d);
     assert_string_equal(d[0], "block_size=256");
     assert_string_equal(d[1], "tile=64");
-    assert_null(ptxkit_config_defines(NULL, &text));
+    assert_null(ptxkit_config_defines_get(NULL, &text));
     ptxkit_config full = {0};
     for (int i = 0; i < PTXKIT_CONFIG_MAX_PARAMS; i++) {
         char name[8];

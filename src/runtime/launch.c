@@ -253,7 +253,7 @@ ptxkit_status ptxkit_config_get(const ptxkit_config *c, const char *name, long l
     return record_error(NULL, PTXKIT_ERROR_NOT_FOUND, "ptxkit_config_get: no parameter %s", name);
 }
 
-const char *const *ptxkit_config_defines(const ptxkit_config *c, ptxkit_config_defines_text *t) {
+const char *const *ptxkit_config_defines_get(const ptxkit_config *c, ptxkit_config_defines_text *t) {
     if (!c || !t || c->count < 0 || c->count > PTXKIT_CONFIG_MAX_PARAMS) return NULL;
     for (int i = 0; i < c->count; i++) {
         snprintf(t->text[i], sizeof t->text[i], "%.*s=%lld", PTXKIT_CONFIG_NAME_SIZE - 1, c->params[i].name,

@@ -129,7 +129,7 @@ static ptxkit_status kernel_for(ptxkit_tunable *t, const ptxkit_config *c, ptxki
     if (!t->program) return PTXKIT_SUCCESS;
     const char *defines[MAX_FIXED_DEFINES + TUNE_MAX_PARAMS];
     ptxkit_config_defines_text text;
-    const char *const *params = ptxkit_config_defines(c, &text);
+    const char *const *params = ptxkit_config_defines_get(c, &text);
     int count = 0;
     for (int i = 0; i < t->fixed_count; i++) defines[count++] = t->fixed[i];
     for (int i = 0; params && i < c->count && i < TUNE_MAX_PARAMS; i++) defines[count++] = params[i];

@@ -935,7 +935,7 @@ double ptxkit_tune_report_seconds_get(const ptxkit_tune_report *r) { return r ? 
 double ptxkit_tune_report_compile_seconds_get(const ptxkit_tune_report *r) { return r ? r->compile_seconds : 0; }
 const char *ptxkit_tune_report_database_get(const ptxkit_tune_report *r) { return r ? r->database : ""; }
 const char *ptxkit_tune_report_database_note_get(const ptxkit_tune_report *r) { return r ? r->database_note : ""; }
-const char *ptxkit_tune_report_record_note(const ptxkit_tune_report *r) { return r ? r->record_note : ""; }
+const char *ptxkit_tune_report_record_note_get(const ptxkit_tune_report *r) { return r ? r->record_note : ""; }
 
 /* ---- public: explicit sizes, variants checked ahead, the record --------- */
 

@@ -125,7 +125,7 @@ static int run_family(ptxkit_context *ctx, const tune_args *a, const char *famil
             ptxkit_tune_report_seconds_get(report), ptxkit_tune_report_compile_seconds_get(report), prepared, threads,
             database[0] ? database : a->options.no_save ? "not written (--no-save)" : "not written",
             note[0] ? "; " : "", note);
-    const char *record = "", *record_note = ptxkit_tune_report_record_note(report);
+    const char *record = "", *record_note = ptxkit_tune_report_record_note_get(report);
     int loaded = 0, appended = 0;
     ptxkit_tune_report_record_get(report, &record, &loaded, &appended);
     if (record[0] || record_note[0])
