@@ -21,32 +21,39 @@
 
 enum { CALLS = 2000, BATCH = 50, ROUNDS = 5, MAX_LIBS = 4, OPS = 4, SIZES = 4 };
 
+/* The calls timed, resolved by name from each library. 0.3 renamed some and
+ * changed a few shapes (stream create and destroy, transpose's selectors
+ * first); the old names are looked up where the new ones are missing, so a
+ * 0.2 build can be measured against a 0.3 one. */
 typedef struct api {
     const char *path;
+    int v03; /* the 0.3 names and shapes */
     ptxkit_status (*open)(int, ptxkit_context **);
-    ptxkit_status (*close)(ptxkit_context *);
+    void *close;
     /* builds from before the thread-only error channel take the context; later ones take
      * nothing, and ignore the extra argument (caller-cleaned C calls) */
     const char *(*last_error)(ptxkit_context *);
-    ptxkit_status (*stream_create)(ptxkit_context *, ptxkit_stream **);
-    ptxkit_status (*stream_destroy)(ptxkit_context *, ptxkit_stream *);
+    void *stream_create, *stream_destroy;
     ptxkit_status (*stream_synchronize)(ptxkit_context *, ptxkit_stream *);
     ptxkit_status (*malloc_)(ptxkit_context *, size_t, ptxkit_dptr *);
-    ptxkit_status (*free_)(ptxkit_context *, ptxkit_dptr);
+    void *free_;
     ptxkit_status (*memset32)(ptxkit_context *, ptxkit_dptr, uint32_t, size_t, ptxkit_stream *);
-    ptxkit_status (*copy)(ptxkit_context *, ptxkit_dptr, ptxkit_dptr, size_t, const ptxkit_config *,
-                          ptxkit_stream *);
+    ptxkit_status (*copy)(ptxkit_context *, ptxkit_dptr, ptxkit_dptr, size_t, const void *, ptxkit_stream *);
     ptxkit_status (*reduce)(ptxkit_context *, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t,
-                            const ptxkit_config *, ptxkit_stream *);
+                            const void *, ptxkit_stream *);
     ptxkit_status (*scan)(ptxkit_context *, ptxkit_scan_kind, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
-                          size_t, const ptxkit_config *, ptxkit_stream *);
-    ptxkit_status (*transpose)(ptxkit_context *, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t, size_t,
-                               ptxkit_transpose_kind, const ptxkit_config *, ptxkit_stream *);
+                          size_t, const void *, ptxkit_stream *);
+    void *transpose;
     ptxkit_context *ctx;
     ptxkit_stream *stream;
     ptxkit_dptr in, out;
     double median[ROUNDS][OPS][SIZES];
 } api;
+
+typedef ptxkit_status (*transpose_02)(ptxkit_context *, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr, size_t, size_t,
+                                      ptxkit_transpose_kind, const void *, ptxkit_stream *);
+typedef ptxkit_status (*transpose_03)(ptxkit_context *, ptxkit_transpose_kind, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
+                                      size_t, size_t, const void *, ptxkit_stream *);
 
 static const char *const op_names[OPS] = {"copy", "reduce", "scan", "transpose"};
 
@@ -67,11 +74,16 @@ static ptxkit_status call(api *a, int op, size_t n) {
     case 1: return a->reduce(a->ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
     case 2: return a->scan(a->ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
     default:
-        return a->transpose(a->ctx, PTXKIT_FLOAT32, a->out, a->in, 32, n / 32, PTXKIT_TRANSPOSE_PADDED, NULL, a->stream);
+        return a->v03 ? ((transpose_03)a->transpose)(a->ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, a->out, a->in, 32,
+                                                     n / 32, NULL, a->stream)
+                      : ((transpose_02)a->transpose)(a->ctx, PTXKIT_FLOAT32, a->out, a->in, 32, n / 32,
+                                                     PTXKIT_TRANSPOSE_PADDED, NULL, a->stream);
     }
 }
 
-#define SYM(field, name) ok = ok && (*(void **)&a->field = dlsym(lib, name)) != NULL
+/* the 0.3 name, else the 0.2 one */
+#define SYM(field, name, old) \
+    ok = ok && ((*(void **)&a->field = dlsym(lib, name)) != NULL || (*(void **)&a->field = dlsym(lib, old)) != NULL)
 
 static int load(api *a, const char *path) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -81,19 +93,20 @@ static int load(api *a, const char *path) {
     }
     a->path = path;
     int ok = 1;
-    SYM(open, "ptxkit_context_create");
-    SYM(close, "ptxkit_context_destroy");
-    SYM(last_error, "ptxkit_last_error");
-    SYM(stream_create, "ptxkit_stream_create");
-    SYM(stream_destroy, "ptxkit_stream_destroy");
-    SYM(stream_synchronize, "ptxkit_stream_synchronize");
-    SYM(malloc_, "ptxkit_memory_alloc");
-    SYM(free_, "ptxkit_memory_free");
-    SYM(memset32, "ptxkit_memory_set32_async");
-    SYM(copy, "ptxkit_copy");
-    SYM(reduce, "ptxkit_reduce");
-    SYM(scan, "ptxkit_scan");
-    SYM(transpose, "ptxkit_transpose");
+    a->v03 = dlsym(lib, "ptxkit_context_create") != NULL;
+    SYM(open, "ptxkit_context_create", "ptxkit_context_open");
+    SYM(close, "ptxkit_context_destroy", "ptxkit_context_close");
+    SYM(last_error, "ptxkit_last_error", "ptxkit_last_error");
+    SYM(stream_create, "ptxkit_stream_create", "ptxkit_stream_create");
+    SYM(stream_destroy, "ptxkit_stream_destroy", "ptxkit_stream_destroy");
+    SYM(stream_synchronize, "ptxkit_stream_synchronize", "ptxkit_stream_synchronize");
+    SYM(malloc_, "ptxkit_memory_alloc", "ptxkit_malloc");
+    SYM(free_, "ptxkit_memory_free", "ptxkit_free");
+    SYM(memset32, "ptxkit_memory_set32_async", "ptxkit_memset32_async");
+    SYM(copy, "ptxkit_copy", "ptxkit_copy");
+    SYM(reduce, "ptxkit_reduce", "ptxkit_reduce");
+    SYM(scan, "ptxkit_scan", "ptxkit_scan");
+    SYM(transpose, "ptxkit_transpose", "ptxkit_transpose");
     if (!ok) {
         fprintf(stderr, "%s: missing symbols\n", path);
         return 1;
@@ -103,7 +116,10 @@ static int load(api *a, const char *path) {
         fprintf(stderr, "no GPU: %s\n", a->last_error(NULL));
         return 77;
     }
-    if (a->stream_create(a->ctx, &a->stream) || a->malloc_(a->ctx, max * 4, &a->in) ||
+    ptxkit_status made =
+        a->v03 ? ((ptxkit_status(*)(ptxkit_context *, unsigned, int, ptxkit_stream **))a->stream_create)(a->ctx, 0, 0, &a->stream)
+               : ((ptxkit_status(*)(ptxkit_context *, ptxkit_stream **))a->stream_create)(a->ctx, &a->stream);
+    if (made || a->malloc_(a->ctx, max * 4, &a->in) ||
         a->malloc_(a->ctx, max * 4, &a->out) || a->memset32(a->ctx, a->in, 1, max, a->stream) ||
         a->stream_synchronize(a->ctx, a->stream)) {
         fprintf(stderr, "%s: setup: %s\n", path, a->last_error(a->ctx));
@@ -159,10 +175,12 @@ int main(int argc, char **argv) {
             }
     for (int l = 0; l < count; l++) {
         api *a = &libs[l];
-        a->free_(a->ctx, a->in);
-        a->free_(a->ctx, a->out);
-        a->stream_destroy(a->ctx, a->stream);
-        a->close(a->ctx);
+        /* 0.2's calls returned a status, 0.3's return nothing: either way it is ignored */
+        ((void (*)(ptxkit_context *, ptxkit_dptr))a->free_)(a->ctx, a->in);
+        ((void (*)(ptxkit_context *, ptxkit_dptr))a->free_)(a->ctx, a->out);
+        if (a->v03) ((void (*)(ptxkit_stream *))a->stream_destroy)(a->stream);
+        else ((void (*)(ptxkit_context *, ptxkit_stream *))a->stream_destroy)(a->ctx, a->stream);
+        ((void (*)(ptxkit_context *))a->close)(a->ctx);
     }
     return 0;
 }
