@@ -54,8 +54,9 @@ typedef struct scratch_state {
  * behind a capture's back. */
 static bool stream_captured(const cuda_driver *cu, CUstream stream, CUresult *result) {
     CUstreamCaptureStatus status;
-    *result = capture_stream_query(cu, stream, &status);
-    return *result != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = capture_stream_query(cu, stream, &status);
+    if (result) *result = r;
+    return r != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 ptxkit_status capture_guard_enter(ptxkit_context *ctx, ptxkit_stream *stream, capture_guard *g) {
