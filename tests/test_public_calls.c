@@ -342,11 +342,30 @@ static void reduce_scan_config_get(void **state) {
     assert_int_equal(v, 4);
     assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "blocks_per_sm", &v));
     assert_int_equal(v, 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 77, NULL, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 1 << 20, NULL, &out));
     assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
     assert_int_equal(v, REDUCE_DEFAULT_BLOCK);
     assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
     assert_int_equal(v, REDUCE_DEFAULT_VECTOR);
+    /* an input one block covers in one trip gets the narrowest block that
+     * covers it on the JIT path: 8 float64 a thread, 32 threads at least */
+    static const struct {
+        size_t n;
+        long long block;
+    } narrow[] = {{1, 32}, {256, 32}, {257, 64}, {1024, 128}, {8191, 1024}, {8192, 1024}, {8193, 1024}};
+    ptxkit_config jit = {0};
+    ptxkit_config_set(&jit, "path", PTXKIT_PATH_JIT);
+    for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, narrow[i].n, &jit, &out));
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+        assert_int_equal(v, narrow[i].block);
+    }
+    /* the PTX is built for one block size, which every n gets there */
+    ptxkit_config ptx = {0};
+    ptxkit_config_set(&ptx, "path", PTXKIT_PATH_PTX);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 77, &ptx, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_BLOCK);
     assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 1, NULL, &out));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1, &in, NULL));
     ptxkit_config_set(&in, "loads_in_flight", 17); /* over REDUCE_MAX_UNROLL */

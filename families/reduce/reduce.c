@@ -142,6 +142,17 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "reduce: %d vector loads in flight per thread (loads_in_flight) is more than %d",
                             c->unroll, REDUCE_MAX_UNROLL);
+    /* An input one block covers in a single trip, with neither the caller
+     * nor the tuning database naming a block: the narrowest block that still
+     * covers it (32 threads at least). Most of a 1024-thread block would only
+     * join the block-wide combine, which is the whole of such a call's GPU
+     * time (a graph replaying small reductions pays it on every node). The
+     * PTX is built for one block size only. */
+    if (!c->opt.block_size && options_use_jit(&c->opt)) {
+        size_t per_thread = (size_t)(c->vector_bytes / elem) * (size_t)c->unroll, block = 32;
+        while (block < REDUCE_DEFAULT_BLOCK && block * per_thread < n) block *= 2;
+        if (block < REDUCE_DEFAULT_BLOCK) c->opt.block_size = (int)block;
+    }
     /* tune_apply leaves the PTX path alone: a shape other than the PTX's is the caller's */
     if (!options_use_jit(&c->opt) &&
         (c->vector_bytes != REDUCE_DEFAULT_VECTOR || c->unroll != REDUCE_DEFAULT_UNROLL))
