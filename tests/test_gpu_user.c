@@ -625,7 +625,7 @@ static void jit_logs_belong_to_kernels(void **state) {
     assert_ptr_equal(again, warned);
     assert_ptr_equal(ptxkit_kernel_jit_log_get(again), log);
     /* another kernel's load: its own log, the first one's unchanged */
-    assert_ok(ctx, ptxkit_program_kernel_get(ctx, program(), "mix", NULL, 0, &mix));
+    mix = kernel("mix", 128);
     assert_null(strstr(ptxkit_kernel_jit_log_get(mix), "jit_log_test.cu"));
     assert_non_null(strstr(ptxkit_kernel_jit_log_get(warned), "ptxkit-jit-log-test"));
     assert_string_equal(ptxkit_kernel_jit_log_get(NULL), "");
