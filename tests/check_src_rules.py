@@ -164,7 +164,7 @@ for cycle in find_cycles(modules):
 # the umbrella header stays gone, in every part of the tree that includes src/'s headers
 if os.path.exists(os.path.join(runtime_dir, "runtime.h")):
     failures.append("src/runtime/runtime.h exists: include the header of each room a file uses instead")
-for top in ("src", "families", "lab", "tools", "tests", "bench", "examples", "include", "include-private"):
+for top in ("src", "families", "lab", "tools", "tests", "bench", "examples", "include"):
     for base, _, names in os.walk(os.path.join(root, top)):
         for name in names:
             if not name.endswith((".c", ".h", ".in", ".cu", ".cuh", ".sh")):
