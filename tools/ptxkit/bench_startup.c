@@ -124,9 +124,8 @@ static ptxkit_status first_user_kernel(ptxkit_context *ctx, startup_figures *f) 
 static int measure_floor(int device, const char *cubin, startup_figures *f) {
     memset(f, 0, sizeof *f);
     char why[256];
-    const cuda_floor *cu = cuda_floor_get(why, sizeof why);
-    const cuda_direct *raw = cu ? cuda_direct_get(why, sizeof why) : NULL;
-    if (!raw) {
+    const cuda_direct *cu = cuda_direct_get(why, sizeof why);
+    if (!cu) {
         snprintf(f->error, sizeof f->error, "driver floor: %s", why);
         return 1;
     }
@@ -152,7 +151,7 @@ static int measure_floor(int device, const char *cubin, startup_figures *f) {
         step = "cuModuleGetFunction";
     f->get_ms = cli_now_ms() - t1;
     void *args[] = {&out, &value};
-    if (r == CUDA_SUCCESS && (r = raw->launch_kernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL)) != CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && (r = cu->launch_kernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL)) != CUDA_SUCCESS)
         step = "cuLaunchKernel";
     if (r == CUDA_SUCCESS && (r = cu->ctx_synchronize()) != CUDA_SUCCESS) step = "cuCtxSynchronize";
     f->first_ms = cli_now_ms() - t0;
@@ -160,7 +159,7 @@ static int measure_floor(int device, const char *cubin, startup_figures *f) {
     if (r == CUDA_SUCCESS && (r = cu->memcpy_dtoh(got, out, sizeof got)) != CUDA_SUCCESS) step = "cuMemcpyDtoH";
     if (r != CUDA_SUCCESS) {
         const char *name = "?";
-        raw->error_name(r, &name);
+        cu->error_name(r, &name);
         snprintf(f->error, sizeof f->error, "driver floor: %s failed: %s", step, name);
         return 1;
     }

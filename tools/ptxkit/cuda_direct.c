@@ -19,52 +19,23 @@ static void resolve(void) {
         snprintf(failure, sizeof failure, "libcuda.so.1 or its cuGetProcAddress_v2 is missing");
         return;
     }
-    static const char *const names[] = {"cuLaunchKernel", "cuStreamSynchronize", "cuGetErrorName"};
-    void **slots[] = {(void **)&table.launch_kernel, (void **)&table.stream_synchronize, (void **)&table.error_name};
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[] = {"cuLaunchKernel",      "cuStreamSynchronize", "cuGetErrorName",
+                                        "cuInit",              "cuDeviceGet",         "cuDevicePrimaryCtxRetain",
+                                        "cuCtxSetCurrent",     "cuMemAlloc",          "cuModuleLoad",
+                                        "cuModuleGetFunction", "cuCtxSynchronize",    "cuMemcpyDtoH"};
+    void **slots[] = {(void **)&table.launch_kernel,      (void **)&table.stream_synchronize,
+                      (void **)&table.error_name,         (void **)&table.init,
+                      (void **)&table.device_get,         (void **)&table.primary_ctx_retain,
+                      (void **)&table.ctx_set_current,    (void **)&table.mem_alloc,
+                      (void **)&table.module_load,        (void **)&table.module_get_function,
+                      (void **)&table.ctx_synchronize,    (void **)&table.memcpy_dtoh};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         CUdriverProcAddressQueryResult found;
         if (get(names[i], slots[i], 12000, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || !*slots[i]) {
             snprintf(failure, sizeof failure, "the driver has no %s", names[i]);
             return;
         }
     }
-}
-
-static cuda_floor floor_table;
-static char floor_failure[256];
-static pthread_once_t floor_once = PTHREAD_ONCE_INIT;
-
-static void resolve_floor(void) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    get_proc_fn get = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-    if (!get) {
-        snprintf(floor_failure, sizeof floor_failure, "libcuda.so.1 or its cuGetProcAddress_v2 is missing");
-        return;
-    }
-    static const char *const names[] = {"cuInit",          "cuDeviceGet",       "cuDevicePrimaryCtxRetain",
-                                        "cuCtxSetCurrent", "cuMemAlloc",        "cuModuleLoad",
-                                        "cuModuleGetFunction", "cuCtxSynchronize", "cuMemcpyDtoH"};
-    void **slots[] = {(void **)&floor_table.init,          (void **)&floor_table.device_get,
-                      (void **)&floor_table.primary_ctx_retain, (void **)&floor_table.ctx_set_current,
-                      (void **)&floor_table.mem_alloc,     (void **)&floor_table.module_load,
-                      (void **)&floor_table.module_get_function, (void **)&floor_table.ctx_synchronize,
-                      (void **)&floor_table.memcpy_dtoh};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        CUdriverProcAddressQueryResult found;
-        if (get(names[i], slots[i], 12000, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || !*slots[i]) {
-            snprintf(floor_failure, sizeof floor_failure, "the driver has no %s", names[i]);
-            return;
-        }
-    }
-}
-
-const cuda_floor *cuda_floor_get(char *why, size_t why_size) {
-    pthread_once(&floor_once, resolve_floor);
-    if (floor_failure[0]) {
-        if (why && why_size) snprintf(why, why_size, "%s", floor_failure);
-        return NULL;
-    }
-    return &floor_table;
 }
 
 const cuda_direct *cuda_direct_get(char *why, size_t why_size) {
