@@ -360,6 +360,10 @@ static void reduce_scan_config_get(void **state) {
         assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
         assert_int_equal(v, narrow[i].block);
     }
+    /* n 0 names no size (what reduce_prepare asks about): the default block */
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, &jit, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, REDUCE_DEFAULT_BLOCK);
     /* the PTX is built for one block size, which every n gets there */
     ptxkit_config ptx = {0};
     ptxkit_config_set(&ptx, "path", PTXKIT_PATH_PTX);

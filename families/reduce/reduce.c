@@ -147,8 +147,9 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
      * covers it (32 threads at least). Most of a 1024-thread block would only
      * join the block-wide combine, which is the whole of such a call's GPU
      * time (a graph replaying small reductions pays it on every node). The
-     * PTX is built for one block size only. */
-    if (!c->opt.block_size && options_use_jit(&c->opt)) {
+     * PTX is built for one block size only. n 0 is a question about no
+     * particular size (reduce_prepare): the default block. */
+    if (n > 0 && !c->opt.block_size && options_use_jit(&c->opt)) {
         size_t per_thread = (size_t)(c->vector_bytes / elem) * (size_t)c->unroll, block = 32;
         while (block < REDUCE_DEFAULT_BLOCK && block * per_thread < n) block *= 2;
         if (block < REDUCE_DEFAULT_BLOCK) c->opt.block_size = (int)block;
