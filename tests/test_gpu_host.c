@@ -19,24 +19,9 @@
 
 static uint64_t rng;
 
-typedef union value {
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
-    float f32;
-    double f64;
-    unsigned char bytes[8];
-} value;
+typedef test_value value;
 
 static bool is_float(ptxkit_dtype t) { return t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64; }
-
-static value load(ptxkit_dtype t, const void *base, size_t i) {
-    value v = {0};
-    size_t size = ptxkit_dtype_size(t);
-    memcpy(v.bytes, (const unsigned char *)base + i * size, size);
-    return v;
-}
 
 static double as_double(ptxkit_dtype t, value v) {
     switch (t) {
@@ -47,52 +32,6 @@ static double as_double(ptxkit_dtype t, value v) {
     case PTXKIT_FLOAT32: return v.f32;
     default: return v.f64;
     }
-}
-
-static value identity(ptxkit_reduce_op op, ptxkit_dtype t) {
-    value v = {0};
-    size_t size = ptxkit_dtype_size(t);
-    bool min = op == PTXKIT_REDUCE_MIN;
-    if (op == PTXKIT_REDUCE_AND) memset(v.bytes, 0xff, size);
-    if (op != PTXKIT_REDUCE_MIN && op != PTXKIT_REDUCE_MAX) return v;
-    switch (t) {
-    case PTXKIT_INT32: v.i32 = min ? INT32_MAX : INT32_MIN; break;
-    case PTXKIT_UINT32: v.u32 = min ? UINT32_MAX : 0; break;
-    case PTXKIT_INT64: v.i64 = min ? INT64_MAX : INT64_MIN; break;
-    case PTXKIT_UINT64: v.u64 = min ? UINT64_MAX : 0; break;
-    case PTXKIT_FLOAT32: v.f32 = min ? INFINITY : -INFINITY; break;
-    default: v.f64 = min ? INFINITY : -INFINITY; break;
-    }
-    return v;
-}
-
-/* a op b as the device combines (integer sums wrap; float sums are not
- * used here: they are compared in double against a bound). */
-static value combine(ptxkit_reduce_op op, ptxkit_dtype t, value a, value b) {
-    value r = {0};
-#define COMBINE(F, U)                                                                 \
-    switch (op) {                                                                     \
-    case PTXKIT_REDUCE_SUM: r.F = (__typeof__(a.F))((U)a.F + (U)b.F); break;          \
-    case PTXKIT_REDUCE_MIN: r.F = b.F < a.F ? b.F : a.F; break;                       \
-    case PTXKIT_REDUCE_MAX: r.F = b.F > a.F ? b.F : a.F; break;                       \
-    case PTXKIT_REDUCE_AND: r.F = (__typeof__(a.F))((U)a.F & (U)b.F); break;          \
-    case PTXKIT_REDUCE_OR: r.F = (__typeof__(a.F))((U)a.F | (U)b.F); break;           \
-    default: r.F = (__typeof__(a.F))((U)a.F ^ (U)b.F); break;                         \
-    }
-    switch (t) {
-    case PTXKIT_INT32: COMBINE(i32, uint32_t) break;
-    case PTXKIT_UINT32: COMBINE(u32, uint32_t) break;
-    case PTXKIT_INT64: COMBINE(i64, uint64_t) break;
-    case PTXKIT_UINT64: COMBINE(u64, uint64_t) break;
-    case PTXKIT_FLOAT32:
-        r.f32 = op == PTXKIT_REDUCE_MIN ? fminf(a.f32, b.f32) : op == PTXKIT_REDUCE_MAX ? fmaxf(a.f32, b.f32) : a.f32 + b.f32;
-        break;
-    default:
-        r.f64 = op == PTXKIT_REDUCE_MIN ? fmin(a.f64, b.f64) : op == PTXKIT_REDUCE_MAX ? fmax(a.f64, b.f64) : a.f64 + b.f64;
-        break;
-    }
-#undef COMBINE
-    return r;
 }
 
 /* Random elements: floats in [-1, 1); for AND mostly ones (one zero bit each)
@@ -118,7 +57,7 @@ static void check_reduce_result(ptxkit_reduce_op op, ptxkit_dtype t, const void 
     if (float_sum(op, t)) {
         double exact = 0, abs_sum = 0;
         for (size_t i = 0; i < n; i++) {
-            double x = as_double(t, load(t, in, i));
+            double x = as_double(t, test_value_load(t, in, i));
             exact += x;
             abs_sum += fabs(x);
         }
@@ -128,8 +67,8 @@ static void check_reduce_result(ptxkit_reduce_op op, ptxkit_dtype t, const void 
                      ptxkit_dtype_name(t), n, as_double(t, got), exact, bound);
         return;
     }
-    value want = identity(op, t);
-    for (size_t i = 0; i < n; i++) want = combine(op, t, want, load(t, in, i));
+    value want = test_value_identity(op, t);
+    for (size_t i = 0; i < n; i++) want = test_value_combine(op, t, want, test_value_load(t, in, i));
     if (memcmp(want.bytes, got.bytes, ptxkit_dtype_size(t)) != 0)
         fail_msg("%s: %s %s n=%zu: got %.17g, want %.17g", where, ptxkit_reduce_op_name(op), ptxkit_dtype_name(t), n,
                  as_double(t, got), as_double(t, want));
@@ -141,11 +80,11 @@ static void check_reduce_result(ptxkit_reduce_op op, ptxkit_dtype t, const void 
  * bound, never tighter, and still catches a lost or doubled carry. */
 static void check_scan(ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype t, const void *in, const void *out,
                        size_t n, size_t chunk_elems, const char *where) {
-    value acc = identity(op, t);
+    value acc = test_value_identity(op, t);
     double exact = 0, abs_sum = 0;
     size_t size = ptxkit_dtype_size(t);
     for (size_t i = 0; i < n; i++) {
-        value x = load(t, in, i), got = load(t, out, i);
+        value x = test_value_load(t, in, i), got = test_value_load(t, out, i);
         if (float_sum(op, t)) {
             double xd = as_double(t, x);
             if (kind == PTXKIT_SCAN_INCLUSIVE) {
@@ -163,11 +102,11 @@ static void check_scan(ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype 
             }
             continue;
         }
-        if (kind == PTXKIT_SCAN_INCLUSIVE) acc = combine(op, t, acc, x);
+        if (kind == PTXKIT_SCAN_INCLUSIVE) acc = test_value_combine(op, t, acc, x);
         if (memcmp(acc.bytes, got.bytes, size) != 0)
             fail_msg("%s: %s %s %s n=%zu: out[%zu] = %.17g, want %.17g", where, ptxkit_scan_kind_name(kind),
                      ptxkit_reduce_op_name(op), ptxkit_dtype_name(t), n, i, as_double(t, got), as_double(t, acc));
-        if (kind == PTXKIT_SCAN_EXCLUSIVE) acc = combine(op, t, acc, x);
+        if (kind == PTXKIT_SCAN_EXCLUSIVE) acc = test_value_combine(op, t, acc, x);
     }
 }
 

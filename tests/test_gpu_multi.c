@@ -36,6 +36,7 @@
 #include "ptxkit.h"
 #include "ptxkit_ops.h"
 #include "raw_graph_api.h"
+#include "test_values.h"
 
 #define MAX_RANKS 8
 static char who[64] = "gpu_multi";
@@ -83,81 +84,11 @@ static uint64_t rng(uint64_t *s) {
 
 /* ---- CPU reference: values held as 8-byte slots ---- */
 
-typedef union value {
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
-    float f32;
-    double f64;
-    unsigned char bytes[8];
-} value;
-
-static value load(const void *base, ptxkit_dtype type, size_t i) {
-    value v;
-    memset(&v, 0, sizeof v);
-    size_t size = ptxkit_dtype_size(type);
-    memcpy(&v, (const char *)base + i * size, size);
-    return v;
-}
+typedef test_value value;
 
 static void store(void *base, ptxkit_dtype type, size_t i, value v) {
     size_t size = ptxkit_dtype_size(type);
     memcpy((char *)base + i * size, &v, size);
-}
-
-static value identity(ptxkit_reduce_op op, ptxkit_dtype type) {
-    value v;
-    memset(&v, 0, sizeof v);
-    bool min = op == PTXKIT_REDUCE_MIN;
-    if (op == PTXKIT_REDUCE_AND) memset(&v, 0xff, sizeof v);
-    if (op != PTXKIT_REDUCE_MIN && op != PTXKIT_REDUCE_MAX) return v;
-    switch (type) {
-    case PTXKIT_INT32: v.i32 = min ? INT32_MAX : INT32_MIN; break;
-    case PTXKIT_UINT32: v.u32 = min ? UINT32_MAX : 0; break;
-    case PTXKIT_INT64: v.i64 = min ? INT64_MAX : INT64_MIN; break;
-    case PTXKIT_UINT64: v.u64 = min ? UINT64_MAX : 0; break;
-    case PTXKIT_FLOAT32: v.f32 = min ? INFINITY : -INFINITY; break;
-    default: v.f64 = min ? INFINITY : -INFINITY; break;
-    }
-    return v;
-}
-
-/* a op b for the integer types and float min/max (float sums: see below) */
-static value combine(ptxkit_reduce_op op, ptxkit_dtype type, value a, value b) {
-    value r;
-    memset(&r, 0, sizeof r);
-#define INT_CASE(field)                                                                    \
-    switch (op) {                                                                          \
-    case PTXKIT_REDUCE_SUM: r.field = a.field + b.field; break;                            \
-    case PTXKIT_REDUCE_MIN: r.field = b.field < a.field ? b.field : a.field; break;         \
-    case PTXKIT_REDUCE_MAX: r.field = b.field > a.field ? b.field : a.field; break;         \
-    case PTXKIT_REDUCE_AND: r.field = a.field & b.field; break;                            \
-    case PTXKIT_REDUCE_OR: r.field = a.field | b.field; break;                             \
-    default: r.field = a.field ^ b.field; break;                                           \
-    }
-    switch (type) {
-    case PTXKIT_INT32: r.u32 = 0; { /* wrapping sum through unsigned */
-            uint32_t x = a.u32, y = b.u32;
-            if (op == PTXKIT_REDUCE_SUM) r.u32 = x + y;
-            else INT_CASE(i32)
-        }
-        break;
-    case PTXKIT_UINT32: INT_CASE(u32) break;
-    case PTXKIT_INT64:
-        if (op == PTXKIT_REDUCE_SUM) r.u64 = a.u64 + b.u64;
-        else INT_CASE(i64)
-        break;
-    case PTXKIT_UINT64: INT_CASE(u64) break;
-    case PTXKIT_FLOAT32:
-        r.f32 = op == PTXKIT_REDUCE_MIN ? fminf(a.f32, b.f32) : op == PTXKIT_REDUCE_MAX ? fmaxf(a.f32, b.f32) : a.f32 + b.f32;
-        break;
-    default:
-        r.f64 = op == PTXKIT_REDUCE_MIN ? fmin(a.f64, b.f64) : op == PTXKIT_REDUCE_MAX ? fmax(a.f64, b.f64) : a.f64 + b.f64;
-        break;
-    }
-#undef INT_CASE
-    return r;
 }
 
 static bool is_float(ptxkit_dtype t) { return t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64; }
@@ -249,11 +180,11 @@ static bool check_reduce(setup *s, buffers *b, const void *host, ptxkit_reduce_o
                          const size_t *counts, const size_t *offsets, size_t total, int layout) {
     (void)offsets; /* the shards are in place already; the reference reads the whole array */
     size_t size = ptxkit_dtype_size(type);
-    value want = identity(op, type);
+    value want = test_value_identity(op, type);
     long double fsum = 0, abs_sum = 0;
     for (size_t i = 0; i < total; i++) {
-        value x = load(host, type, i);
-        want = combine(op, type, want, x);
+        value x = test_value_load(type, host, i);
+        want = test_value_combine(op, type, want, x);
         if (is_float(type)) fsum += as_double(type, x), abs_sum += fabsl((long double)as_double(type, x));
     }
     if (!poison(s, b->red, 8)) return false;
@@ -311,7 +242,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
     size_t size = ptxkit_dtype_size(type);
     bool fsum = is_float(type) && op == PTXKIT_REDUCE_SUM;
     /* the reference: exact for integers and min/max; long double sums */
-    value acc = identity(op, type);
+    value acc = test_value_identity(op, type);
     long double lsum = 0, labs = 0;
     long double *exact = fsum ? malloc((total + 1) * sizeof *exact) : NULL, *abs_prefix = fsum ? malloc((total + 1) * sizeof *abs_prefix) : NULL;
     if (fsum && (!exact || !abs_prefix)) {
@@ -320,9 +251,9 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
         return false;
     }
     for (size_t i = 0; i < total; i++) {
-        value x = load(host, type, i);
+        value x = test_value_load(type, host, i);
         if (kind == PTXKIT_SCAN_EXCLUSIVE) store(want_buf, type, i, acc);
-        acc = combine(op, type, acc, x);
+        acc = test_value_combine(op, type, acc, x);
         if (fsum) {
             if (kind == PTXKIT_SCAN_EXCLUSIVE) exact[i] = lsum;
             lsum += as_double(type, x), labs += fabsl((long double)as_double(type, x));
@@ -362,7 +293,7 @@ static bool check_scan(setup *s, buffers *b, const void *host, ptxkit_scan_kind 
         }
         for (size_t k = 0; k < n[l]; k++) {
             size_t i = offsets[r] + k;
-            value got = load(got_buf, type, k), want = load(want_buf, type, i);
+            value got = test_value_load(type, got_buf, k), want = test_value_load(type, want_buf, i);
             bool ok;
             if (fsum) {
                 double err = fabs(as_double(type, got) - (double)exact[i]);
@@ -426,14 +357,14 @@ static bool check_allreduce(setup *s, buffers *b, const void *host, ptxkit_reduc
     for (int l = 0; l < s->local; l++) {
         CHECK(s->ctx[l], ptxkit_memory_read(s->ctx[l], got_buf, b->out[l], m * size));
         for (size_t k = 0; k < m; k++) {
-            value want = load(host, type, k);
+            value want = test_value_load(type, host, k);
             long double sum = as_double(type, want), abs_sum = fabsl(sum);
             for (int r = 1; r < s->ranks; r++) {
-                value x = load(host, type, (size_t)r * m + k);
-                want = combine(op, type, want, x);
+                value x = test_value_load(type, host, (size_t)r * m + k);
+                want = test_value_combine(op, type, want, x);
                 if (is_float(type)) sum += as_double(type, x), abs_sum += fabsl((long double)as_double(type, x));
             }
-            value got = load(got_buf, type, k);
+            value got = test_value_load(type, got_buf, k);
             bool ok = is_float(type) && op == PTXKIT_REDUCE_SUM
                           ? fabs(as_double(type, got) - (double)sum) <=
                                 s->ranks * (type == PTXKIT_FLOAT32 ? 0x1p-24 : 0x1p-53) * (double)abs_sum

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
@@ -133,3 +134,54 @@ const ptxkit_config *test_scan_config(const launch_options *o, ptxkit_config *bu
     return test_config(o, "vectors_per_thread", buf);
 }
 const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *buf) { return test_config(o, "unroll", buf); }
+
+test_value test_value_load(ptxkit_dtype t, const void *base, size_t i) {
+    test_value v = {0};
+    size_t size = ptxkit_dtype_size(t);
+    memcpy(v.bytes, (const unsigned char *)base + i * size, size);
+    return v;
+}
+
+test_value test_value_identity(ptxkit_reduce_op op, ptxkit_dtype t) {
+    test_value v = {0};
+    size_t size = ptxkit_dtype_size(t);
+    bool min = op == PTXKIT_REDUCE_MIN;
+    if (op == PTXKIT_REDUCE_AND) memset(v.bytes, 0xff, size);
+    if (op != PTXKIT_REDUCE_MIN && op != PTXKIT_REDUCE_MAX) return v;
+    switch (t) {
+    case PTXKIT_INT32: v.i32 = min ? INT32_MAX : INT32_MIN; break;
+    case PTXKIT_UINT32: v.u32 = min ? UINT32_MAX : 0; break;
+    case PTXKIT_INT64: v.i64 = min ? INT64_MAX : INT64_MIN; break;
+    case PTXKIT_UINT64: v.u64 = min ? UINT64_MAX : 0; break;
+    case PTXKIT_FLOAT32: v.f32 = min ? INFINITY : -INFINITY; break;
+    default: v.f64 = min ? INFINITY : -INFINITY; break;
+    }
+    return v;
+}
+
+test_value test_value_combine(ptxkit_reduce_op op, ptxkit_dtype t, test_value a, test_value b) {
+    test_value r = {0};
+#define COMBINE(F, U)                                                                 \
+    switch (op) {                                                                     \
+    case PTXKIT_REDUCE_SUM: r.F = (__typeof__(a.F))((U)a.F + (U)b.F); break;          \
+    case PTXKIT_REDUCE_MIN: r.F = b.F < a.F ? b.F : a.F; break;                       \
+    case PTXKIT_REDUCE_MAX: r.F = b.F > a.F ? b.F : a.F; break;                       \
+    case PTXKIT_REDUCE_AND: r.F = (__typeof__(a.F))((U)a.F & (U)b.F); break;          \
+    case PTXKIT_REDUCE_OR: r.F = (__typeof__(a.F))((U)a.F | (U)b.F); break;           \
+    default: r.F = (__typeof__(a.F))((U)a.F ^ (U)b.F); break;                         \
+    }
+    switch (t) {
+    case PTXKIT_INT32: COMBINE(i32, uint32_t) break;
+    case PTXKIT_UINT32: COMBINE(u32, uint32_t) break;
+    case PTXKIT_INT64: COMBINE(i64, uint64_t) break;
+    case PTXKIT_UINT64: COMBINE(u64, uint64_t) break;
+    case PTXKIT_FLOAT32:
+        r.f32 = op == PTXKIT_REDUCE_MIN ? fminf(a.f32, b.f32) : op == PTXKIT_REDUCE_MAX ? fmaxf(a.f32, b.f32) : a.f32 + b.f32;
+        break;
+    default:
+        r.f64 = op == PTXKIT_REDUCE_MIN ? fmin(a.f64, b.f64) : op == PTXKIT_REDUCE_MAX ? fmax(a.f64, b.f64) : a.f64 + b.f64;
+        break;
+    }
+#undef COMBINE
+    return r;
+}

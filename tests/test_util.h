@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ptxkit.h"
+#include "test_values.h"
 #include "runtime/launch.h"
 
 /* Exit code meson reads as "skipped". */
@@ -73,5 +74,6 @@ const ptxkit_config *test_copy_config(const launch_options *o, ptxkit_config *bu
 #define REDUCE_CONFIG(o) test_reduce_config((o), &(ptxkit_config){0})
 #define SCAN_CONFIG(o) test_scan_config((o), &(ptxkit_config){0})
 #define COPY_CONFIG(o) test_copy_config((o), &(ptxkit_config){0})
+
 
 #endif
