@@ -264,6 +264,12 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Sorts v[0..n) (n > 0) and returns its median. */
+static double sorted_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int bench_startup(int argc, char **argv) {
     bool user = false;
     int runs = 0;
@@ -381,16 +387,9 @@ int bench_startup(int argc, char **argv) {
         table_free(ft);
     }
     if (warm_count) { /* the figure that counts, with its spread */
-        double floor_median = 0, ratio_median = 0;
-        if (floor) {
-            qsort(floor_warm, (size_t)warm_count, sizeof *floor_warm, compare_doubles);
-            qsort(ratio, (size_t)warm_count, sizeof *ratio, compare_doubles);
-            floor_median = warm_count % 2 ? floor_warm[warm_count / 2]
-                                          : (floor_warm[warm_count / 2 - 1] + floor_warm[warm_count / 2]) / 2;
-            ratio_median = warm_count % 2 ? ratio[warm_count / 2] : (ratio[warm_count / 2 - 1] + ratio[warm_count / 2]) / 2;
-        }
-        qsort(warm, (size_t)warm_count, sizeof *warm, compare_doubles);
-        double median = warm_count % 2 ? warm[warm_count / 2] : (warm[warm_count / 2 - 1] + warm[warm_count / 2]) / 2;
+        double floor_median = floor ? sorted_median(floor_warm, warm_count) : 0;
+        double ratio_median = floor ? sorted_median(ratio, warm_count) : 0;
+        double median = sorted_median(warm, warm_count);
         snprintf(title, sizeof title,
                  "runs 2..%d (the disk cache filled by then): context open to first kernel finished, ms", runs);
         const char *summary_headers[] = {"runs", "samples", "median_ms", "min_ms", "max_ms", "nvrtc_loaded_runs",
