@@ -882,7 +882,13 @@ typedef struct ptxkit_launch_attributes {
     ptxkit_dim3 cluster;           /* thread-block cluster (sm_90+); 0: none */
     int cooperative;               /* grid-wide synchronization allowed */
     const ptxkit_access_window *access_window; /* NULL: none */
-    int reserved[4];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
+    /* Programmatic dependent launch: the kernel may start before the kernel
+     * ahead of it on the stream has finished, and must call
+     * ptxkit::grid_dependency_wait() (<ptxkit/grid.cuh>) before it reads
+     * what that kernel writes or writes what it reads. Ignored before sm_90
+     * (an ordinary, fully ordered launch). */
+    int programmatic;
+    int reserved[3];      /* zero: later 0.x releases give these meaning, 0 keeping today's */
 } ptxkit_launch_attributes;
 
 /* ptxkit_kernel_launch with its arguments checked, attributes, or both.

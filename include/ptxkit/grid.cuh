@@ -1,0 +1,40 @@
+// Programmatic dependent launch (sm_90 and later), included as
+// <ptxkit/grid.cuh>. A kernel launched with the programmatic attribute
+// (ptxkit_launch_attributes.programmatic; the built-in families' kernels on
+// sm_90) may start before the kernel ahead of it on the stream has finished,
+// so that its launch and prologue hide behind that kernel's tail; in
+// return it must not touch memory that kernel writes, nor write memory it
+// reads, before grid_dependency_wait() returns. On earlier architectures
+// both calls compile to nothing and launches are ordered as usual.
+#pragma once
+
+namespace ptxkit {
+
+// Blocks until every grid this one depends on has completed and its memory
+// operations are visible (griddepcontrol.wait). Returns at once for a kernel
+// launched without the attribute.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next programmatic grid on the stream launch once every block of
+// this grid has called it or exited (griddepcontrol.launch_dependents): its
+// blocks then occupy free SMs and wait in grid_dependency_wait().
+__device__ __forceinline__ void grid_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The first statement of every built-in kernel: wait for the kernel ahead,
+// then let the next one launch at once. The next one waits in its own first
+// statement, so nothing of this grid's work overlaps anything it depends on;
+// what overlaps is the launch of one grid with the last blocks of the other.
+__device__ __forceinline__ void grid_dependency_begin() {
+    grid_dependency_wait();
+    grid_dependents_launch();
+}
+
+}  // namespace ptxkit
