@@ -36,6 +36,18 @@ static const char source[] =
     "extern \"C\" __global__ void fill_words(unsigned *out, unsigned n, unsigned seed) {\n"
     "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
     "        out[i] = i * 2654435761u ^ seed;\n"
+    "}\n"
+    "#include <ptxkit/grid.cuh>\n"
+    "extern \"C\" __global__ void spin_then_fill(unsigned long long ns, unsigned *out, unsigned n, unsigned value) {\n"
+    "    ptxkit::grid_dependents_launch();  /* the next kernel may start now */\n"
+    "    unsigned long long t0 = now_ns();\n"
+    "    while (now_ns() - t0 < ns) {}\n"
+    "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = value;\n"
+    "}\n"
+    "extern \"C\" __global__ void programmatic_add(unsigned *out, const unsigned *in, unsigned n) {\n"
+    "    ptxkit::grid_dependency_wait();\n"
+    "    ptxkit::grid_dependents_launch();\n"
+    "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = in[i] + 1;\n"
     "}\n";
 
 static ptxkit_program *program;
@@ -383,6 +395,92 @@ static void test_legacy_stream(void **state) {
     assert_ok(ctx, ptxkit_memory_free(ctx, w));
 }
 
+/* Programmatic dependent launch (ptxkit_launch_attributes.programmatic):
+ * a kernel that may start before the one ahead of it finishes still sees
+ * everything that one wrote, because it waits in grid_dependency_wait()
+ * first. The kernel ahead lets it launch at once, then spins for
+ * milliseconds before it writes, so a reader that did not wait would see
+ * the old words. Then a chain of such
+ * launches, each reading the one before. */
+static void test_programmatic_user_launch(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { N = 4096, CHAIN = 64 };
+    ptxkit_stream *s;
+    ptxkit_dptr a, b;
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, N * 4, &a));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, N * 4, &b));
+    ptxkit_launch_attributes attributes = {.programmatic = 1};
+    ptxkit_kernel *add = kernel(ctx, "programmatic_add");
+    unsigned n = N, *host = malloc(N * 4);
+    assert_non_null(host);
+    for (int round = 0; round < 3; round++) {
+        unsigned value = 0x5000u + (unsigned)round * 977u;
+        assert_ok(ctx, ptxkit_memory_set32_async(ctx, a, 0, N * 4, s));
+        unsigned long long ns = 20000000ull;
+        void *spin_args[] = {&ns, &a, &n, &value};
+        assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "spin_then_fill"), blocks, threads, 0, s, spin_args));
+        /* a -> b -> a ... CHAIN times, each launch adding one */
+        for (int i = 0; i < CHAIN; i++) {
+            ptxkit_dptr out = i % 2 ? a : b, in = i % 2 ? b : a;
+            void *args[] = {&out, &in, &n};
+            assert_ok(ctx, ptxkit_kernel_launch_ex(add, blocks, threads, 0, s, args, NULL, 0, &attributes));
+        }
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        assert_ok(ctx, ptxkit_memory_read(ctx, host, CHAIN % 2 ? b : a, N * 4));
+        for (int i = 0; i < N; i++) assert_int_equal(host[i], value + CHAIN);
+    }
+    free(host);
+    ptxkit_stream_destroy(s);
+    assert_ok(ctx, ptxkit_memory_free(ctx, a));
+    assert_ok(ctx, ptxkit_memory_free(ctx, b));
+}
+
+/* The built-in operations, launched programmatically on sm_90, chained on
+ * one stream with no synchronization: each reads what the one ahead
+ * wrote (fill -> copy -> copy -> reduce, rounds back to back), one block
+ * each at the small size (where launches overlap the most) and whole grids
+ * at the large one. */
+static void test_programmatic_families(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { ROUNDS = 40 };
+    const unsigned sizes[] = {1000, 1u << 22};
+    ptxkit_stream *s;
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    for (int z = 0; z < 2; z++) {
+        unsigned n = sizes[z];
+        ptxkit_dptr a, b, c, sums;
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &a));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &b));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &c));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, ROUNDS * 4, &sums));
+        unsigned seeds[ROUNDS];
+        for (int r = 0; r < ROUNDS; r++) {
+            seeds[r] = (unsigned)test_rand(&rng);
+            void *args[] = {&a, &n, &seeds[r]};
+            assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "fill_words"), blocks, threads, 0, s, args));
+            assert_ok(ctx, ptxkit_copy(ctx, b, a, (size_t)n * 4, NULL, s));
+            assert_ok(ctx, ptxkit_copy(ctx, c, b, (size_t)n * 4, NULL, s));
+            assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, sums + 4 * r, c, n, NULL, s));
+        }
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        unsigned got[ROUNDS];
+        assert_ok(ctx, ptxkit_memory_read(ctx, got, sums, sizeof got));
+        for (int r = 0; r < ROUNDS; r++) {
+            unsigned want = 0;
+            for (unsigned i = 0; i < n; i++) want += i * 2654435761u ^ seeds[r];
+            assert_int_equal(got[r], want);
+        }
+        assert_ok(ctx, ptxkit_memory_free(ctx, a));
+        assert_ok(ctx, ptxkit_memory_free(ctx, b));
+        assert_ok(ctx, ptxkit_memory_free(ctx, c));
+        assert_ok(ctx, ptxkit_memory_free(ctx, sums));
+    }
+    ptxkit_stream_destroy(s);
+}
+
 int main(void) {
     test_require_gpu();
     (void)test_gpu();
@@ -395,6 +493,8 @@ int main(void) {
         cmocka_unit_test(test_host_alloc_flags),
         cmocka_unit_test(test_priorities),
         cmocka_unit_test(test_legacy_stream),
+        cmocka_unit_test(test_programmatic_user_launch),
+        cmocka_unit_test(test_programmatic_families),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ptxkit_program_destroy(program);

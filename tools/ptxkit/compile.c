@@ -27,7 +27,7 @@ static const char compile_help[] =
     "architecture, or sm_90 when there is no GPU.\n"
     "FAMILY is a kernel family embedded in the library (listed below). FILE is your own CUDA C++:\n"
     "any argument ending in .cu or .cuh or naming a file. It may include <ptxkit/load.cuh>,\n"
-    "<ptxkit/load_hint.cuh>, <ptxkit/warp.cuh> and <ptxkit/async.cuh>.\n"
+    "<ptxkit/load_hint.cuh>, <ptxkit/warp.cuh>, <ptxkit/async.cuh> and <ptxkit/grid.cuh>.\n"
     "  -D NAME=VALUE      a define; for a FAMILY, one its source never reads, or a value outside the\n"
     "                     parameter space it declares for the tuner (BLOCK_SIZE, UNROLL, VEC_UNROLL,\n"
     "                     VEC_BYTES, LOAD_OP), is a warning\n"
