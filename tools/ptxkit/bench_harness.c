@@ -73,9 +73,9 @@ ptxkit_status bench_time(bench *b, timed_fn run, void *arg, float *samples) {
     return time_samples_ms(b->ctx, run, arg, b->warmup, b->reps, samples);
 }
 
-ptxkit_status bench_run(bench *b, ptxkit_status st, const bench_case *c, bench_result *out) {
+ptxkit_status bench_measure(bench *b, ptxkit_status st, const bench_case *c, bench_result *out) {
+    *out = (bench_result){.ceiling = c->ceiling};
     if (st != PTXKIT_SUCCESS) return st;
-    bench_result r = {.ceiling = c->ceiling};
     float *samples = b->reps >= 1 ? calloc((size_t)b->reps, sizeof *samples) : NULL;
     if (!samples) return b->reps >= 1 ? PTXKIT_ERROR_OUT_OF_MEMORY : PTXKIT_ERROR_INVALID_ARGUMENT;
     if (c->setup) st = c->setup(b, c->arg);
@@ -83,18 +83,25 @@ ptxkit_status bench_run(bench *b, ptxkit_status st, const bench_case *c, bench_r
     if (st == PTXKIT_SUCCESS) {
         ran = c->time ? c->time(b, c, samples) : bench_time(b, c->run, c->arg, samples);
         if (ran == PTXKIT_SUCCESS) {
-            stats_of_samples(samples, b->reps, &r.ts);
-            r.timed = true;
-            r.rate = bench_rate(b, c->work, &r.ts);
+            stats_of_samples(samples, b->reps, &out->ts);
+            out->timed = true;
+            out->rate = bench_rate(b, c->work, &out->ts);
         } else if (!c->row_on_failure) {
             st = ran;
         }
     }
     free(samples);
-    if (st == PTXKIT_SUCCESS && c->teardown) st = c->teardown(b, c->arg, &r);
-    if (st == PTXKIT_SUCCESS) bench_row(b, c->key, &r);
-    if (out) *out = r;
+    if (st == PTXKIT_SUCCESS && c->teardown) st = c->teardown(b, c->arg, out);
+    out->complete = st == PTXKIT_SUCCESS;
     return st == PTXKIT_SUCCESS ? ran : st;
+}
+
+ptxkit_status bench_run(bench *b, ptxkit_status st, const bench_case *c, bench_result *out) {
+    bench_result r;
+    st = bench_measure(b, st, c, &r);
+    if (r.complete) bench_row(b, c->key, &r);
+    if (out) *out = r;
+    return st;
 }
 
 /* The next tab-separated cell of *p, copied into out. */

@@ -67,6 +67,7 @@ typedef struct bench {
  * after the case, as a cache of ceilings by size does) and write cells. */
 typedef struct bench_result {
     bool timed;
+    bool complete; /* its teardown ran: a row can be written */
     time_stats ts;
     double rate, ceiling;
     char cells[512]; /* the teardown's cells, tab-separated, in the order of the TEXT columns after the key's */
@@ -100,6 +101,8 @@ void bench_table(bench *b, const char *title, const bench_column *columns, int c
 /* Times one case (nothing when st is a failure: st is returned) and adds
  * its row; *r, where given, receives what it measured. */
 ptxkit_status bench_run(bench *b, ptxkit_status st, const bench_case *c, bench_result *r);
+/* The same without the row (a ceiling whose row comes last). */
+ptxkit_status bench_measure(bench *b, ptxkit_status st, const bench_case *c, bench_result *r);
 /* The samples of one case the bench's way (b->timing, b->warmup, b->reps). */
 ptxkit_status bench_time(bench *b, timed_fn run, void *arg, float *samples);
 /* work per second of ts's median, in b->rate_unit */
