@@ -17,6 +17,7 @@
 #include "lab.h"
 #include "commands.h"
 #include "args.h"
+#include "bench_harness.h"
 #include "svg.h"
 
 enum { MAX_LIST = 8, MAX_ROWS = 512, MAX_VARIANTS = 1 + 2 * MAX_LIST };
@@ -30,7 +31,6 @@ typedef struct row {
     variant v;
     int blocks_per_sm;
     double cycles_per_byte, gbs;
-    time_stats ts;
     bool ok, ran;
 } row;
 
@@ -81,9 +81,47 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static ptxkit_status measure(ptxkit_context *ctx, ptxkit_program *program, row *r, ptxkit_dptr in, size_t bytes,
-                             ptxkit_dptr sums, ptxkit_dptr cycles, uint32_t *host_sums, uint64_t *host_cycles,
-                             uint32_t want, int reps) {
+/* One row's run: the kernel's arguments, the host's copies of its
+ * outputs, and the row it fills. */
+typedef struct async_case {
+    async_run a; /* first: the case is launch's argument too */
+    row *r;
+    uint32_t *host_sums, want;
+    uint64_t *host_cycles;
+    int resident;
+} async_case;
+
+/* The consumed total against the CPU's, and the cycles per byte of the
+ * median block. */
+static ptxkit_status async_cells(bench *h, void *arg, bench_result *out) {
+    async_case *c = arg;
+    const async_run *a = &c->a;
+    row *r = c->r;
+    ptxkit_status st = ptxkit_memory_read(h->ctx, c->host_sums, a->sums, (size_t)a->grid * (size_t)r->block * 4);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(h->ctx, c->host_cycles, a->cycles, (size_t)a->grid * 8);
+    if (st != PTXKIT_SUCCESS) return st;
+    uint32_t total = 0;
+    for (size_t i = 0; i < (size_t)a->grid * (size_t)r->block; i++) total += c->host_sums[i];
+    double *per_byte = malloc(a->grid * sizeof *per_byte);
+    if (!per_byte) return PTXKIT_ERROR_OUT_OF_MEMORY;
+    for (unsigned b = 0; b < a->grid; b++) {
+        unsigned long long mine = (a->tiles - b + a->grid - 1) / a->grid; /* tiles b, b + grid, ... */
+        per_byte[b] = (double)c->host_cycles[b] / ((double)mine * (double)r->tile);
+    }
+    qsort(per_byte, a->grid, sizeof *per_byte, cmp_double);
+    r->cycles_per_byte = per_byte[a->grid / 2];
+    free(per_byte);
+    r->blocks_per_sm = c->resident;
+    r->gbs = out->rate;
+    r->ok = total == c->want;
+    r->ran = true;
+    snprintf(out->cells, sizeof out->cells, "%d\t%.3f\t%s", r->blocks_per_sm, r->cycles_per_byte, r->ok ? "ok" : "WRONG");
+    return PTXKIT_SUCCESS;
+}
+
+static ptxkit_status measure(bench *h, ptxkit_program *program, row *r, ptxkit_dptr in, size_t bytes, ptxkit_dptr sums,
+                             ptxkit_dptr cycles, uint32_t *host_sums, uint64_t *host_cycles, uint32_t want,
+                             double ceiling) {
     char defs[5][40];
     snprintf(defs[0], sizeof defs[0], "BLOCK_SIZE=%d", r->block);
     snprintf(defs[1], sizeof defs[1], "MODE=%d", r->v.mode);
@@ -91,36 +129,21 @@ static ptxkit_status measure(ptxkit_context *ctx, ptxkit_program *program, row *
     snprintf(defs[3], sizeof defs[3], "ELEM=%d", r->elem);
     snprintf(defs[4], sizeof defs[4], "TILE_BYTES=%d", r->tile);
     const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4]};
-    async_run a = {.block = (unsigned)r->block, .in = in, .sums = sums, .cycles = cycles};
-    a.shared = (size_t)r->v.stages * (size_t)r->tile + (r->v.mode == 2 ? 8u * (size_t)r->v.stages : 0);
-    a.tiles = bytes / (size_t)r->tile;
-    ptxkit_status st = ptxkit_program_kernel_get(ctx, program, "async_copy", defines, 5, &a.k);
-    if (st == PTXKIT_SUCCESS && a.shared > 48 * 1024) st = ptxkit_kernel_max_dynamic_shared_set(a.k, a.shared);
+    async_case c = {.a = {.block = (unsigned)r->block, .in = in, .sums = sums, .cycles = cycles}, .r = r,
+                    .host_sums = host_sums, .want = want, .host_cycles = host_cycles};
+    async_run *a = &c.a;
+    a->shared = (size_t)r->v.stages * (size_t)r->tile + (r->v.mode == 2 ? 8u * (size_t)r->v.stages : 0);
+    a->tiles = bytes / (size_t)r->tile;
+    ptxkit_status st = ptxkit_program_kernel_get(h->ctx, program, "async_copy", defines, 5, &a->k);
+    if (st == PTXKIT_SUCCESS && a->shared > 48 * 1024) st = ptxkit_kernel_max_dynamic_shared_set(a->k, a->shared);
     if (st == PTXKIT_ERROR_INVALID_ARGUMENT) return PTXKIT_SUCCESS; /* more shared memory than a block may have: no row */
-    int resident = 0;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(a.k, r->block, a.shared, &resident);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(a.k, r->block, a.shared, a.tiles, &a.grid);
-    if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &a, 2, reps, &r->ts);
-    double ms = r->ts.median_ms;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_sums, sums, (size_t)a.grid * (size_t)r->block * 4);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_cycles, cycles, (size_t)a.grid * 8);
-    if (st != PTXKIT_SUCCESS) return st;
-    uint32_t total = 0;
-    for (size_t i = 0; i < (size_t)a.grid * (size_t)r->block; i++) total += host_sums[i];
-    double *per_byte = malloc(a.grid * sizeof *per_byte);
-    if (!per_byte) return PTXKIT_ERROR_OUT_OF_MEMORY;
-    for (unsigned b = 0; b < a.grid; b++) {
-        unsigned long long mine = (a.tiles - b + a.grid - 1) / a.grid; /* tiles b, b + grid, ... */
-        per_byte[b] = (double)host_cycles[b] / ((double)mine * (double)r->tile);
-    }
-    qsort(per_byte, a.grid, sizeof *per_byte, cmp_double);
-    r->cycles_per_byte = per_byte[a.grid / 2];
-    free(per_byte);
-    r->blocks_per_sm = resident;
-    r->gbs = (double)a.tiles * (double)r->tile / (ms * 1e-3) / 1e9;
-    r->ok = total == want;
-    r->ran = true;
-    return PTXKIT_SUCCESS;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(a->k, r->block, a->shared, &c.resident);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_grid_size_get(a->k, r->block, a->shared, a->tiles, &a->grid);
+    char key[128];
+    snprintf(key, sizeof key, "%d\t%d\t%d\t%s\t%d", r->elem, r->block, r->tile, mode_name(r->v.mode), r->v.stages);
+    bench_case run = {.key = key, .run = launch, .teardown = async_cells, .arg = &c,
+                      .work = (double)a->tiles * (double)r->tile, .ceiling = ceiling};
+    return bench_run(h, st, &run, NULL);
 }
 
 static int write_svg(const char *path, const char *gpu, const row *rows, int count, const int *elems, int elem_count,
@@ -195,9 +218,10 @@ int bench_async(int argc, char **argv) {
         if (blocks[b] % 32) return args_error(&spec, "--blocks takes multiples of 32, not %d", blocks[b]);
     for (int t = 0; t < ntiles; t++)
         if (tiles[t] % 16) return args_error(&spec, "--tiles takes multiples of 16 bytes, not %d", tiles[t]);
+    bench h;
     ptxkit_device_info dev;
-    ptxkit_context *ctx = cli_open_context_at_least(cmd, common.device, 80, "cp.async", &dev);
-    if (!ctx) return 1;
+    if (!bench_begin(&h, cmd, &common, 2, reps, 80, "cp.async", &dev)) return 1;
+    ptxkit_context *ctx = h.ctx;
     int arch = dev.cc_major * 10 + dev.cc_minor;
     int largest_tile = 0;
     for (int t = 0; t < ntiles; t++) largest_tile = tiles[t] > largest_tile ? tiles[t] : largest_tile;
@@ -232,6 +256,15 @@ int bench_async(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = measure_read_gbs(ctx, bytes, &ceiling);
     uint32_t want[2] = {reference_total(host, bytes / 4, elems[0]), nelems > 1 ? reference_total(host, bytes / 4, elems[1]) : 0};
 
+    char title[400];
+    snprintf(title, sizeof title,
+             "global -> shared copies on %s, %zu MiB array (streaming read %.0f GB/s; median of %d runs)", dev.name,
+             bytes >> 20, ceiling, reps);
+    const bench_column columns[] = {
+        COL_TEXT("elem_bytes", "n"), COL_TEXT("block", "n"), COL_TEXT("tile_bytes", "n"), COL_TEXT("copy", "s"),
+        COL_TEXT("stages", "n"), COL_TEXT("blocks_per_sm", "n"), COL_TEXT("cycles_per_byte", "n"),
+        COL("GBps", BENCH_RATE, "%.0f"), COL("pct_of_read", BENCH_PERCENT, "%.1f"), COL_TEXT("check", "s"), COL_STATS};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     int count = 0;
     for (int e = 0; e < nelems && st == PTXKIT_SUCCESS; e++)
         for (int b = 0; b < nblocks && st == PTXKIT_SUCCESS; b++)
@@ -240,7 +273,7 @@ int bench_async(int argc, char **argv) {
                 for (int v = 0; v < vcount && st == PTXKIT_SUCCESS && count < MAX_ROWS; v++) {
                     row *r = &rows[count];
                     *r = (row){.elem = elems[e], .block = blocks[b], .tile = tiles[t], .v = vs[v]};
-                    st = measure(ctx, program, r, in, bytes, sums, cycles, host_sums, host_cycles, want[e], reps);
+                    st = measure(&h, program, r, in, bytes, sums, cycles, host_sums, host_cycles, want[e], ceiling);
                     if (r->ran) count++;
                     if (cli_is_tty() && common.format == OUT_TABLE)
                         fprintf(stderr, "\r%d rows", count);
@@ -248,26 +281,9 @@ int bench_async(int argc, char **argv) {
             }
     if (cli_is_tty() && common.format == OUT_TABLE) fprintf(stderr, "\n");
 
-    char title[400];
-    snprintf(title, sizeof title,
-             "global -> shared copies on %s, %zu MiB array (streaming read %.0f GB/s; median of %d runs)", dev.name,
-             bytes >> 20, ceiling, reps);
-    const char *headers[] = {"elem_bytes", "block", "tile_bytes", "copy", "stages", "blocks_per_sm", "cycles_per_byte",
-                             "GBps", "pct_of_read", "check", STATS_COLUMNS};
-    cli_table *tab = table_new(title, 13, headers);
-    table_types(tab, "nnnsnnnnns" STATS_TYPES);
     int wrong = 0;
-    for (int i = 0; i < count; i++) {
-        const row *r = &rows[i];
-        wrong += !r->ok;
-        char spread[96];
-        table_addf(tab, "%d\t%d\t%d\t%s\t%d\t%d\t%.3f\t%.0f\t%.1f\t%s%s", r->elem, r->block, r->tile,
-                   mode_name(r->v.mode), r->v.stages, r->blocks_per_sm, r->cycles_per_byte, r->gbs, 100.0 * r->gbs / ceiling,
-                   r->ok ? "ok" : "WRONG", stats_cells(&r->ts, spread, sizeof spread));
-    }
-    if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
-    table_print(tab, common.format, stdout);
-    table_free(tab);
+    for (int i = 0; i < count; i++) wrong += !rows[i].ok;
+    rc = bench_print(&h, st);
 
     /* The lecture's corner case: where the synchronous copy beats every
      * asynchronous variant, or at least the one-stage cp.async. */
@@ -294,7 +310,6 @@ int bench_async(int argc, char **argv) {
         printf("synchronous copy fastest of all in %d of %d configurations, faster than one-stage cp.async in %d\n",
                beats_all, groups, beats_one);
     }
-    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (wrong) {
         fprintf(stderr, "ptxkit %s: %d rows consumed a wrong total\n", cmd, wrong);
         rc = 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 #include "constlab.h"
@@ -39,6 +40,37 @@ static const char *check(ptxkit_context *ctx, const constlab_poly *p, const floa
     return memcmp(got, want, prefix.n * sizeof(float)) == 0 ? "ok" : "WRONG";
 }
 
+/* A row: the kernel's arguments, the CPU's side of the check, and the
+ * times the ratios refer to (each store's uniform row, the uniform
+ * __constant__ row). */
+typedef struct constant_row {
+    constlab_poly p; /* first: the row is run_poly's argument too */
+    const float *host_in;
+    float *want, *got;
+    const char *check;
+    double constant_uniform_ms, uniform_ms[CONSTLAB_STORE_COUNT], divergent_ms[CONSTLAB_STORE_COUNT];
+} constant_row;
+
+/* NaN in every output, so an output the kernel skipped fails the check. */
+static ptxkit_status poison(bench *h, void *arg) {
+    constant_row *r = arg;
+    return ptxkit_memory_set32_async(h->ctx, r->p.out, 0x7fc00001u, r->p.n, NULL);
+}
+
+static ptxkit_status constant_cells(bench *h, void *arg, bench_result *out) {
+    constant_row *r = arg;
+    ptxkit_status st = PTXKIT_SUCCESS;
+    r->check = check(h->ctx, &r->p, r->host_in, r->want, r->got, &st);
+    if (st != PTXKIT_SUCCESS || r->p.store == CONSTLAB_COPY) return st;
+    double ms = out->ts.median_ms;
+    int s = r->p.store;
+    if (s == CONSTLAB_CONSTANT && !r->p.divergent) r->constant_uniform_ms = ms;
+    *(r->p.divergent ? &r->divergent_ms[s] : &r->uniform_ms[s]) = ms;
+    snprintf(out->cells, sizeof out->cells, "%.2f\t%.2f\t%s", ms / r->uniform_ms[s], ms / r->constant_uniform_ms,
+             r->check);
+    return PTXKIT_SUCCESS;
+}
+
 int bench_constant(int argc, char **argv) {
     static const char cmd[] = "bench constant";
     int mib = 256, taps = CONSTLAB_DEFAULT_TAPS, block = 0, reps = 10;
@@ -65,10 +97,10 @@ int bench_constant(int argc, char **argv) {
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
-    ptxkit_context *ctx = cli_open_context(cmd, common.device);
-    if (!ctx) return 1;
+    bench h;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
+    if (!bench_begin(&h, cmd, &common, 2, reps, 0, NULL, &dev)) return 1;
+    ptxkit_context *ctx = h.ctx;
 
     size_t n = (size_t)mib << 18, checked = n < CHECK_ELEMENTS ? n : CHECK_ELEMENTS;
     float *host_in = malloc(checked * sizeof(float)), *want = malloc(checked * sizeof(float)),
@@ -83,56 +115,49 @@ int bench_constant(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_in, in, checked * sizeof(float));
 
     /* the ceiling first: the copy through the same loop */
-    constlab_poly base = {.store = CONSTLAB_COPY, .taps = taps, .block_size = block, .n = n, .out = out, .in = in,
-                          .table = table};
-    time_stats copy_ts = {0};
-    const char *copy_check = "-";
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, out, 0x7fc00001u, n, NULL);
-    if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, run_poly, &base, 2, reps, &copy_ts);
-    if (st == PTXKIT_SUCCESS) copy_check = check(ctx, &base, host_in, want, got, &st);
-    double bytes = constlab_streamed_bytes(&base);
-    double copy_gbs = st == PTXKIT_SUCCESS ? bytes / (copy_ts.median_ms * 1e-3) / 1e9 : 0;
+    constant_row row = {.p = {.store = CONSTLAB_COPY, .taps = taps, .block_size = block, .n = n, .out = out, .in = in,
+                              .table = table},
+                        .host_in = host_in, .want = want, .got = got};
+    double bytes = constlab_streamed_bytes(&row.p);
+    bench_case copy = {.key = "copy\t-\t0\t0", .setup = poison, .run = run_poly, .teardown = constant_cells,
+                       .arg = &row, .work = bytes};
+    bench_result copy_r;
+    st = bench_measure(&h, st, &copy, &copy_r);
+    const char *copy_check = st == PTXKIT_SUCCESS ? row.check : "-";
+    double copy_gbs = st == PTXKIT_SUCCESS ? copy_r.rate : 0;
     if (st == PTXKIT_SUCCESS) report_note_ceiling("copy", (size_t)bytes, copy_gbs);
 
     char title[512];
     snprintf(title, sizeof title,
              "constant memory on %s: %zu floats (%d MiB), %d taps, block %d (copy ceiling %.0f GB/s; median of %d)",
              dev.name, n, mib, taps, block ? block : CONSTLAB_BLOCK, copy_gbs, reps);
-    const char *headers[] = {"store", "pattern", "taps", "addresses", "time_us", "GBps", "vs_uniform",
-                             "vs_constant_uniform", "pct_of_copy", "check", STATS_COLUMNS};
-    cli_table *t = table_new(title, 13, headers);
-    table_types(t, "ssnnnnnnns" STATS_TYPES);
+    const bench_column columns[] = {
+        COL_TEXT("store", "s"), COL_TEXT("pattern", "s"), COL_TEXT("taps", "n"), COL_TEXT("addresses", "n"),
+        COL("time_us", BENCH_TIME_US, "%.1f"), COL("GBps", BENCH_RATE, "%.0f"), COL_TEXT("vs_uniform", "n"),
+        COL_TEXT("vs_constant_uniform", "n"), COL("pct_of_copy", BENCH_PERCENT, "%.1f"), COL_TEXT("check", "s"),
+        COL_STATS};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     int wrong = 0;
-    double constant_uniform_ms = 0, uniform_ms[CONSTLAB_STORE_COUNT] = {0}, divergent_ms[CONSTLAB_STORE_COUNT] = {0};
-    char spread[96];
     for (int s = CONSTLAB_CONSTANT; s < CONSTLAB_COPY && st == PTXKIT_SUCCESS; s++)
         for (int d = 0; d < 2 && st == PTXKIT_SUCCESS; d++) {
-            constlab_poly p = base;
-            p.store = (constlab_store)s;
-            p.divergent = d;
-            time_stats ts = {0};
-            if ((st = ptxkit_memory_set32_async(ctx, out, 0x7fc00001u, n, NULL)) != PTXKIT_SUCCESS) break;
-            if ((st = time_stats_ms(ctx, run_poly, &p, 2, reps, &ts)) != PTXKIT_SUCCESS) break;
-            const char *ok = check(ctx, &p, host_in, want, got, &st);
-            if (st != PTXKIT_SUCCESS) break;
-            wrong += strcmp(ok, "ok") != 0;
-            double ms = ts.median_ms;
-            if (s == CONSTLAB_CONSTANT && !d) constant_uniform_ms = ms;
-            *(d ? &divergent_ms[s] : &uniform_ms[s]) = ms;
-            double gbs = bytes / (ms * 1e-3) / 1e9;
-            table_addf(t, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%s%s", constlab_store_name(p.store),
-                       constlab_pattern_name(p.divergent), taps, constlab_addresses_per_read(&p), ms * 1e3, gbs,
-                       ms / uniform_ms[s], ms / constant_uniform_ms, 100.0 * gbs / copy_gbs, ok,
-                       stats_cells(&ts, spread, sizeof spread));
+            row.p.store = (constlab_store)s;
+            row.p.divergent = d;
+            char key[128];
+            snprintf(key, sizeof key, "%s\t%s\t%d\t%d", constlab_store_name(row.p.store),
+                     constlab_pattern_name(row.p.divergent), taps, constlab_addresses_per_read(&row.p));
+            bench_case c = {.key = key, .setup = poison, .run = run_poly, .teardown = constant_cells, .arg = &row,
+                            .work = bytes, .ceiling = copy_gbs};
+            if ((st = bench_run(&h, st, &c, NULL)) != PTXKIT_SUCCESS) break;
+            wrong += strcmp(row.check, "ok") != 0;
         }
-    if (st == PTXKIT_SUCCESS)
-        table_addf(t, "copy\t-\t0\t0\t%.1f\t%.0f\t-\t%.2f\t100.0\t%s%s", copy_ts.median_ms * 1e3, copy_gbs,
-                   copy_ts.median_ms / constant_uniform_ms, copy_check, stats_cells(&copy_ts, spread, sizeof spread));
+    if (st == PTXKIT_SUCCESS) {
+        copy_r.ceiling = copy_gbs;
+        snprintf(copy_r.cells, sizeof copy_r.cells, "-\t%.2f\t%s", copy_r.ts.median_ms / row.constant_uniform_ms, copy_check);
+        bench_row(&h, copy.key, &copy_r);
+    }
     wrong += strcmp(copy_check, "ok") != 0 && st == PTXKIT_SUCCESS;
-    if (st != PTXKIT_SUCCESS)
-        fprintf(stderr, "ptxkit %s: %s: %s\n", cmd, ptxkit_status_string(st), ptxkit_last_error());
-    table_print(t, common.format, stdout);
-    table_free(t);
+    rc = bench_print(&h, st);
+    const double *uniform_ms = row.uniform_ms, *divergent_ms = row.divergent_ms;
     if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE) {
         constlab_poly divergent = {.divergent = true, .taps = taps};
         printf("divergent over uniform time (%d addresses per warp-wide read):",
@@ -149,5 +174,5 @@ int bench_constant(int argc, char **argv) {
     free(host_in);
     free(want);
     free(got);
-    return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
+    return rc || wrong ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 
 #include "ptxkit_ops.h"
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -19,6 +20,12 @@ typedef struct copy_run {
 static ptxkit_status run_copy(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     copy_run *r = arg;
     return ptxkit_copy(ctx, r->dst, r->src, r->bytes, &r->config, s);
+}
+
+static ptxkit_status copy_source(bench *b, void *arg, bench_result *out) {
+    copy_run *r = arg;
+    snprintf(out->cells, sizeof out->cells, "%s", config_source(b->ctx, "copy", "bytes", r->bytes, &r->config));
+    return PTXKIT_SUCCESS;
 }
 
 int bench_copy(int argc, char **argv) {
@@ -50,16 +57,17 @@ int bench_copy(int argc, char **argv) {
         sizes[size_count++] = 256u << 20;
         sizes[size_count++] = 1u << 30;
     }
-    ptxkit_context *ctx = cli_open_context("bench copy", common.device);
-    if (!ctx) return 1;
+    bench h;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
+    if (!bench_begin(&h, "bench copy", &common, 2, reps, 0, NULL, &dev)) return 1;
+    ptxkit_context *ctx = h.ctx;
     char title[400];
     snprintf(title, sizeof title, "ptxkit_copy on %s (GB/s = bytes read + written per second, median of %d)", dev.name, reps);
-    const char *headers[] = {"bytes", "variant", "load_op", "time_us", "GBps", "pct_of_dtod", STATS_COLUMNS,
-                             CONFIG_SOURCE_COLUMN};
-    cli_table *t = table_new(title, 10, headers);
-    table_types(t, "nssnnn" STATS_TYPES "s");
+    const bench_column columns[] = {
+        COL_TEXT("bytes", "n"), COL_TEXT("variant", "s"), COL_TEXT("load_op", "s"), COL("time_us", BENCH_TIME_US, "%.1f"),
+        COL("GBps", BENCH_RATE, "%.0f"), COL("pct_of_dtod", BENCH_PERCENT, "%.1f"), COL_STATS,
+        COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     ptxkit_status st = PTXKIT_SUCCESS;
     for (int s = 0; s < size_count && st == PTXKIT_SUCCESS; s++) {
         copy_run r = {.bytes = sizes[s]};
@@ -67,12 +75,15 @@ int bench_copy(int argc, char **argv) {
         if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, r.bytes, &r.dst);
         if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.src, r.bytes, 3);
         double dtod = 0;
-        time_stats ts;
-        char spread[64];
-        if (st == PTXKIT_SUCCESS) st = measure_dtod_stats(ctx, r.bytes, &dtod, &ts);
-        if (st == PTXKIT_SUCCESS)
-            table_addf(t, "%zu\tcuMemcpyDtoD\t-\t%.1f\t%.0f\t100.0%s\t-", r.bytes, ts.median_ms * 1e3, dtod,
-                       stats_cells(&ts, spread, sizeof spread)); /* not ptxkit's: no configuration */
+        char key[128];
+        /* the peer, on buffers of its own: a row of the same columns, not ptxkit's (no configuration) */
+        bench_result peer = {.timed = true, .cells = "-"};
+        if (st == PTXKIT_SUCCESS) st = measure_dtod_stats(ctx, r.bytes, &dtod, &peer.ts);
+        if (st == PTXKIT_SUCCESS) {
+            peer.rate = peer.ceiling = dtod;
+            snprintf(key, sizeof key, "%zu\tcuMemcpyDtoD\t-", r.bytes);
+            bench_row(&h, key, &peer);
+        }
         static const int widths[] = {16, 8, 4};
         for (int w = 0; w < 3 && st == PTXKIT_SUCCESS; w++)
             for (int op = 0; op < PTXKIT_LOAD_OP_COUNT && st == PTXKIT_SUCCESS; op++) {
@@ -80,22 +91,17 @@ int bench_copy(int argc, char **argv) {
                 r.options = (cli_launch){.path = path, .load_op = (ptxkit_load_op)op, .block_size = block,
                                          .vector_bytes = widths[w]};
                 cli_launch_config(&r.options, "unroll", &r.config);
-                st = time_stats_ms(ctx, run_copy, &r, 2, reps, &ts);
-                if (st != PTXKIT_SUCCESS) break;
-                double ms = ts.median_ms, gbs = 2.0 * r.bytes / (ms * 1e-3) / 1e9;
-                table_addf(t, "%zu\tvec%d\t%s\t%.1f\t%.0f\t%.1f%s\t%s", r.bytes, widths[w],
-                           ptxkit_load_op_name((ptxkit_load_op)op), ms * 1e3, gbs, 100.0 * gbs / dtod,
-                           stats_cells(&ts, spread, sizeof spread),
-                           config_source(ctx, "copy", "bytes", r.bytes, &r.config));
+                snprintf(key, sizeof key, "%zu\tvec%d\t%s", r.bytes, widths[w], ptxkit_load_op_name((ptxkit_load_op)op));
+                bench_case c = {.key = key, .run = run_copy, .teardown = copy_source, .arg = &r,
+                                .work = 2.0 * r.bytes, .ceiling = dtod};
+                st = bench_run(&h, st, &c, NULL);
             }
         ptxkit_memory_free(ctx, r.src);
         ptxkit_memory_free(ctx, r.dst);
     }
-    if (st != PTXKIT_SUCCESS) cli_fail("bench copy", ctx, st);
-    table_print(t, common.format, stdout);
-    table_free(t);
+    rc = bench_print(&h, st);
     ptxkit_context_destroy(ctx);
-    return st == PTXKIT_SUCCESS ? 0 : 1;
+    return rc;
 }
 
 /* ptxkit bench host: the host-array calls (ptxkit_host_reduce/_transform)

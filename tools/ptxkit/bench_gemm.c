@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 #include "gemm_common.h"
@@ -208,6 +209,30 @@ static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
     return diff;
 }
 
+/* A row's cuBLAS side, timed once per shape before its configurations. */
+typedef struct gemm_row {
+    timed_gemm g; /* first: the row is run_ptxkit's argument too */
+    bool check;
+    ptxkit_dptr c_ref;
+    float cublas_ms;
+    char cub_us[32], cub_tf[32];
+    const char *source;
+} gemm_row;
+
+/* cuBLAS's cells, the share of its time, the check against its C and the
+ * configuration's source; a configuration that did not run shows cuBLAS's
+ * cells alone. */
+static ptxkit_status gemm_cells(bench *h, void *arg, bench_result *out) {
+    gemm_row *row = arg;
+    const timed_gemm *g = &row->g;
+    char pct_cub[32] = "-", check[32] = "-";
+    if (out->timed && row->cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * row->cublas_ms / out->ts.median_ms);
+    if (out->timed && row->check)
+        snprintf(check, sizeof check, "%.2e", relative_difference(h->ctx, g->type, g->c, row->c_ref, g->m * g->n));
+    snprintf(out->cells, sizeof out->cells, "%s\t%s\t%s\t%s\t%s", row->cub_us, row->cub_tf, pct_cub, check, row->source);
+    return PTXKIT_SUCCESS;
+}
+
 int bench_gemm(int argc, char **argv) {
     cli_common common;
     gemm_bench b;
@@ -217,8 +242,10 @@ int bench_gemm(int argc, char **argv) {
         fprintf(stderr, "ptxkit bench gemm: --mma-k takes 4, 8 or 16\n");
         return 2;
     }
-    ptxkit_context *ctx = cli_open_context("bench gemm", common.device);
-    if (!ctx) return 1;
+    bench h;
+    if (!bench_begin(&h, "bench gemm", &common, b.warmup, b.reps, 0, NULL, NULL)) return 1;
+    h.rate_unit = 1e12; /* TFLOP/s */
+    ptxkit_context *ctx = h.ctx;
     /* the switches are the context's: every GEMM of this run sees them */
     if ((b.no_cross_prefetch && ptxkit_gemm_cross_prefetch_set(ctx, 0) != PTXKIT_SUCCESS) ||
         (b.mma_k && ptxkit_gemm_mma_k_set(ctx, b.mma_k) != PTXKIT_SUCCESS)) {
@@ -281,84 +308,73 @@ int bench_gemm(int argc, char **argv) {
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
              b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "",
              b.mma_k == 8 ? "; float64 mma k 8" : b.mma_k == 16 ? "; float64 mma k 16" : "");
-    const char *headers[] = {"type",      "ops",           "m",          "n",     "k",            "tiles",
-                             "time_us",   "TFLOPs",        "pct_peak",   "cublas_us", "cublas_TFLOPs", "pct_cublas",
-                             "check",     STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
-    cli_table *tab = table_new(title, 17, headers);
-    table_types(tab, "ssnnnsnnnnnnn" STATS_TYPES "s");
-    timed_gemm g = {.a = a, .b = bm, .c = c, .cublas = cublas};
+    const bench_column columns[] = {
+        COL_TEXT("type", "s"), COL_TEXT("ops", "s"), COL_TEXT("m", "n"), COL_TEXT("n", "n"), COL_TEXT("k", "n"),
+        COL_TEXT("tiles", "s"), COL("time_us", BENCH_TIME_US, "%.1f"), COL("TFLOPs", BENCH_RATE, "%.2f"),
+        {"pct_peak", BENCH_PERCENT, "%.1f", "0.0"}, COL_TEXT("cublas_us", "n"), COL_TEXT("cublas_TFLOPs", "n"),
+        COL_TEXT("pct_cublas", "n"), COL_TEXT("check", "n"), COL_STATS, COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
+    gemm_row row = {.g = {.a = a, .b = bm, .c = c, .cublas = cublas}, .check = b.check && cublas, .c_ref = c_ref};
+    timed_gemm *g = &row.g;
     for (int t = 0; st == PTXKIT_SUCCESS && t < 2; t++)
         for (int o = 0; b.types[t] && o < MAX_OPS && st == PTXKIT_SUCCESS; o++)
             for (int s = 0; b.ops[o] && s < b.shape_count && st == PTXKIT_SUCCESS; s++) {
-                g.type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
-                g.op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
-                g.op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
-                g.m = b.shapes[s][0], g.n = b.shapes[s][1], g.k = b.shapes[s][2];
-                g.lda = g.op_a == PTXKIT_GEMM_T ? g.m : g.k;
-                g.ldb = g.op_b == PTXKIT_GEMM_T ? g.k : g.n;
-                st = gemm_fill_uniform(ctx, g.type, a, g.m * g.k, 1);
-                if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, g.type, bm, g.k * g.n, 2);
-                double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
-                float cublas_ms = 0;
-                char cub_us[32] = "-", cub_tf[32] = "-";
+                g->type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+                g->op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                g->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+                g->m = b.shapes[s][0], g->n = b.shapes[s][1], g->k = b.shapes[s][2];
+                g->lda = g->op_a == PTXKIT_GEMM_T ? g->m : g->k;
+                g->ldb = g->op_b == PTXKIT_GEMM_T ? g->k : g->n;
+                st = gemm_fill_uniform(ctx, g->type, a, g->m * g->k, 1);
+                if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, g->type, bm, g->k * g->n, 2);
+                double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+                row.cublas_ms = 0;
+                snprintf(row.cub_us, sizeof row.cub_us, "-");
+                snprintf(row.cub_tf, sizeof row.cub_tf, "-");
                 if (st == PTXKIT_SUCCESS && cublas) {
-                    g.c = c_ref;
-                    if (time_median_ms(ctx, run_cublas, &g, b.warmup, b.reps, &cublas_ms) == PTXKIT_SUCCESS) {
-                        snprintf(cub_us, sizeof cub_us, "%.1f", cublas_ms * 1e3);
-                        snprintf(cub_tf, sizeof cub_tf, "%.2f", flops / (cublas_ms * 1e-3) / 1e12);
+                    g->c = c_ref;
+                    if (time_median_ms(ctx, run_cublas, g, b.warmup, b.reps, &row.cublas_ms) == PTXKIT_SUCCESS) {
+                        snprintf(row.cub_us, sizeof row.cub_us, "%.1f", row.cublas_ms * 1e3);
+                        snprintf(row.cub_tf, sizeof row.cub_tf, "%.2f", flops / (row.cublas_ms * 1e-3) / 1e12);
                     } else {
-                        cublas_ms = 0;
+                        row.cublas_ms = 0;
                     }
-                    g.c = c;
+                    g->c = c;
                 }
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
-                    gemm_tiles_config(&list[t][i], &g.config);
+                    gemm_tiles_config(&list[t][i], &g->config);
                     gemm_tiles used = list[t][i];
-                    const char *source = "-"; /* tiles of the sweep's own */
+                    row.source = "-"; /* tiles of the sweep's own */
                     if (!used.bm) {
                         int tuned = 0;
                         ptxkit_config chosen;
-                        if (ptxkit_gemm_config_get(ctx, g.type, g.m, g.n, g.k, &chosen, &tuned) == PTXKIT_SUCCESS)
+                        if (ptxkit_gemm_config_get(ctx, g->type, g->m, g->n, g->k, &chosen, &tuned) == PTXKIT_SUCCESS)
                             used = gemm_tiles_from(&chosen);
-                        source = tuned ? "tuned" : "default";
+                        row.source = tuned ? "tuned" : "default";
                     } else {
-                        used = with_split(ctx, used, g.m, g.n, g.k);
+                        used = with_split(ctx, used, g->m, g->n, g->k);
                     }
-                    char tiles[64];
+                    char tiles[64], key[160];
                     gemm_tiles_format(&used, tiles, sizeof tiles);
-                    time_stats ts = {0};
-                    ptxkit_status run = time_stats_ms(ctx, run_ptxkit, &g, b.warmup, b.reps, &ts);
-                    double ms = ts.median_ms;
-                    char spread[96];
-                    if (run != PTXKIT_SUCCESS) {
+                    snprintf(key, sizeof key, "%s\t%s\t%zu\t%zu\t%zu\t%s", ptxkit_dtype_name(g->type), op_names[o], g->m,
+                             g->n, g->k, tiles);
+                    bench_case run = {.key = key, .run = run_ptxkit, .teardown = gemm_cells, .arg = &row, .work = flops,
+                                      .ceiling = peak[t].tflops, .row_on_failure = true};
+                    ptxkit_status ran = bench_run(&h, st, &run, NULL);
+                    if (ran != PTXKIT_SUCCESS) {
                         /* a configuration this GPU cannot run is a row, not the end of the sweep */
-                        if (run == PTXKIT_ERROR_CONTEXT_LOST) st = run;
-                        table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t-\t-\t-\t%s\t%s\t-\t-%s\t%s", ptxkit_dtype_name(g.type),
-                                   op_names[o], g.m, g.n, g.k, tiles, cub_us, cub_tf, stats_cells(NULL, spread, sizeof spread),
-                                   source);
-                        fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g.type),
-                                op_names[o], g.m, g.n, g.k, tiles, ptxkit_last_error());
-                        continue;
+                        if (ran == PTXKIT_ERROR_CONTEXT_LOST) st = ran;
+                        fprintf(stderr, "ptxkit bench gemm: %s %s %zux%zux%zu tiles %s: %s\n", ptxkit_dtype_name(g->type),
+                                op_names[o], g->m, g->n, g->k, tiles, ptxkit_last_error());
                     }
-                    double tf = flops / (ms * 1e-3) / 1e12;
-                    char pct_cub[32] = "-", check[32] = "-";
-                    if (cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * cublas_ms / ms);
-                    if (b.check && cublas)
-                        snprintf(check, sizeof check, "%.2e", relative_difference(ctx, g.type, c, c_ref, g.m * g.n));
-                    table_addf(tab, "%s\t%s\t%zu\t%zu\t%zu\t%s\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s%s\t%s", ptxkit_dtype_name(g.type),
-                               op_names[o], g.m, g.n, g.k, tiles, ms * 1e3, tf,
-                               peak[t].tflops > 0 ? 100.0 * tf / peak[t].tflops : 0, cub_us, cub_tf, pct_cub, check,
-                               stats_cells(&ts, spread, sizeof spread), source);
                 }
             }
-    if (st != PTXKIT_SUCCESS) cli_fail("bench gemm", ctx, st);
-    table_print(tab, common.format, stdout);
-    table_free(tab);
+    rc = bench_print(&h, st);
     cublas_close(cublas);
     ptxkit_memory_free(ctx, a);
     ptxkit_memory_free(ctx, bm);
     ptxkit_memory_free(ctx, c);
     if (c_ref) ptxkit_memory_free(ctx, c_ref);
     ptxkit_context_destroy(ctx);
-    return st == PTXKIT_SUCCESS ? 0 : 1;
+    return rc;
 }

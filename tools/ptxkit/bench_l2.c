@@ -23,6 +23,7 @@
 #include "lab.h"
 #include "commands.h"
 #include "args.h"
+#include "bench_harness.h"
 #include "svg.h"
 
 enum { ITERS = 64, BLOCK = 256, MAX_POINTS = 64 };
@@ -38,44 +39,6 @@ static const char help_text[] =
     "Medians of --reps runs (default 9), with their count, fastest and slowest. The set-aside is\n"
     "restored and persisting lines reset at the end.\n";
 
-/* Sorts the handful of times in place (insertion sort) and gives their
- * count, fastest, median and slowest. */
-static void stats_of(float *v, int n, time_stats *out) {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            float t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    *out = (time_stats){.samples = n, .min_ms = v[0], .max_ms = v[n - 1],
-                        .median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])};
-}
-
-/* Median time of `reps` launches of fn on one stream (whose window
- * applies), after one warm-up. */
-typedef ptxkit_status (*launch_fn)(void *arg, ptxkit_stream *s);
-
-static ptxkit_status median_on_stream(ptxkit_context *ctx, ptxkit_stream *s, launch_fn fn, void *arg, int reps,
-                                      time_stats *ts) {
-    ptxkit_event *ev[2] = {NULL, NULL};
-    float *times = calloc((size_t)reps, sizeof *times);
-    ptxkit_status st = times ? ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &ev[0]) : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &ev[1]);
-    if (st == PTXKIT_SUCCESS) st = fn(arg, s);
-    for (int r = 0; r < reps && st == PTXKIT_SUCCESS; r++) {
-        st = ptxkit_event_record(ctx, ev[0], s);
-        if (st == PTXKIT_SUCCESS) st = fn(arg, s);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, ev[1], s);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_synchronize(ctx, ev[1]);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_elapsed_ms_get(ctx, ev[0], ev[1], &times[r]);
-    }
-    if (st == PTXKIT_SUCCESS) stats_of(times, reps, ts);
-    ptxkit_event_destroy(ev[0]);
-    ptxkit_event_destroy(ev[1]);
-    free(times);
-    return st;
-}
-
 typedef struct updates_run {
     ptxkit_kernel *k;
     unsigned grid;
@@ -83,11 +46,54 @@ typedef struct updates_run {
     unsigned hot_words, cold_words, salt;
 } updates_run;
 
-static ptxkit_status launch_updates(void *arg, ptxkit_stream *s) {
+static ptxkit_status launch_updates(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    (void)ctx;
     updates_run *r = arg;
     r->salt += 0x9e3779b9u; /* other addresses each run */
     void *args[] = {&r->hot, &r->hot_words, &r->cold, &r->cold_words, &r->salt};
     return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){BLOCK, 1, 1}, 0, s, args);
+}
+
+/* One updates row: its set-aside and window, the arrays' totals before
+ * and after (each launch adds a known amount), and the baseline's time. */
+typedef struct updates_row {
+    updates_run u; /* first: the row is launch_updates' argument too */
+    ptxkit_stream *stream;
+    int config, reps; /* config -1: no window, no set-aside */
+    size_t set_aside;
+    ptxkit_access_window window;
+    double updates, base_ms, (*speedup)[4];
+    uint32_t before[2];
+    int wrong;
+} updates_row;
+
+static ptxkit_status array_total(ptxkit_context *ctx, ptxkit_dptr a, size_t words, uint32_t *total);
+
+static ptxkit_status updates_setup(bench *h, void *arg) {
+    updates_row *row = arg;
+    ptxkit_status st = ptxkit_l2_persisting_reset(h->ctx);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(h->ctx, row->set_aside, NULL);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_access_window_set(h->ctx, row->stream, row->config < 0 ? NULL : &row->window);
+    if (st == PTXKIT_SUCCESS) st = array_total(h->ctx, row->u.hot, row->u.hot_words, &row->before[0]);
+    if (st == PTXKIT_SUCCESS) st = array_total(h->ctx, row->u.cold, row->u.cold_words, &row->before[1]);
+    return st;
+}
+
+static ptxkit_status updates_cells(bench *h, void *arg, bench_result *out) {
+    updates_row *row = arg;
+    uint32_t after[2] = {0, 0};
+    ptxkit_status st = array_total(h->ctx, row->u.hot, row->u.hot_words, &after[0]);
+    if (st == PTXKIT_SUCCESS) st = array_total(h->ctx, row->u.cold, row->u.cold_words, &after[1]);
+    if (st != PTXKIT_SUCCESS) return st;
+    /* reps + 1 launches, half the threads on each array (mod 2^32) */
+    uint32_t per_array = (uint32_t)((uint64_t)(row->reps + 1) * (uint64_t)(row->updates / 2));
+    bool ok = after[0] - row->before[0] == per_array && after[1] - row->before[1] == per_array;
+    row->wrong += !ok;
+    double ms = out->ts.median_ms;
+    if (row->config < 0) row->base_ms = ms;
+    else row->speedup[row->config / 4][row->config % 4] = row->base_ms / ms;
+    snprintf(out->cells, sizeof out->cells, "%.2f\t%s", row->base_ms / ms, ok ? "ok" : "WRONG");
+    return PTXKIT_SUCCESS;
 }
 
 typedef struct pair_run {
@@ -162,10 +168,10 @@ int bench_l2(int argc, char **argv) {
     cli_common common;
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
-    ptxkit_context *ctx = cli_open_context(cmd, common.device);
-    if (!ctx) return 1;
+    bench h;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
+    if (!bench_begin(&h, cmd, &common, 1, reps, 0, NULL, &dev)) return 1;
+    ptxkit_context *ctx = h.ctx;
     size_t original = 0, max = 0;
     ptxkit_status st = ptxkit_l2_persisting_get(ctx, &original, &max);
     if (st != PTXKIT_SUCCESS) {
@@ -198,44 +204,34 @@ int bench_l2(int argc, char **argv) {
              "random updates on %s: hot %.1f MiB (0.25 x L2) in the window, cold %.0f MiB (4 x L2); %.0fM atomic "
              "updates per launch; max set-aside %.1f MiB; median of %d",
              dev.name, hot_words * 4.0 / 1048576, cold_words * 4.0 / 1048576, updates / 1e6, max / 1048576.0, reps);
-    const char *headers[] = {"set_aside_mib", "hit_ratio", "window", "ms", "update_GBps", "pct_of_peak", "speedup", "check",
-                             STATS_COLUMNS};
-    cli_table *tab = table_new(title, 11, headers);
-    table_types(tab, "nnsnnnns" STATS_TYPES);
+    const bench_column columns[] = {
+        COL_TEXT("set_aside_mib", "n"), COL_TEXT("hit_ratio", "n"), COL_TEXT("window", "s"), COL("ms", BENCH_TIME_MS, "%.3f"),
+        COL("update_GBps", BENCH_RATE, "%.0f"), COL("pct_of_peak", BENCH_PERCENT, "%.1f"), COL_TEXT("speedup", "n"),
+        COL_TEXT("check", "s"), COL_STATS};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
+    h.timing = BENCH_EACH_SYNCED; /* on the stream whose window is set */
+    h.stream = stream;
     double setasides[5] = {0, max / 4.0, max / 2.0, 3.0 * max / 4.0, (double)max}, ratios[4] = {0.25, 0.5, 0.75, 1.0};
-    double speedup[5][4], base_ms = 0;
-    int wrong = 0;
+    double speedup[5][4];
+    updates_row row = {.u = u, .stream = stream, .reps = reps, .updates = updates, .speedup = speedup};
     /* config -1: no window, no set-aside (the baseline); then each set-aside x ratio */
     for (int c = -1; c < 20 && st == PTXKIT_SUCCESS; c++) {
         int s = c < 0 ? 0 : c / 4, r = c < 0 ? 0 : c % 4;
-        size_t set_aside = c < 0 ? 0 : (size_t)setasides[s];
-        ptxkit_access_window w = {.base = hot, .bytes = (size_t)hot_words * 4 < window_max ? (size_t)hot_words * 4 : window_max,
-                                  .hit_ratio = (float)ratios[r], .hit_property = PTXKIT_ACCESS_PERSISTING,
-                                  .miss_property = PTXKIT_ACCESS_STREAMING};
-        st = ptxkit_l2_persisting_reset(ctx);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_l2_persisting_set(ctx, set_aside, NULL);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_stream_access_window_set(ctx, stream, c < 0 ? NULL : &w);
-        uint32_t before[2] = {0, 0}, after[2] = {0, 0};
-        if (st == PTXKIT_SUCCESS) st = array_total(ctx, hot, hot_words, &before[0]);
-        if (st == PTXKIT_SUCCESS) st = array_total(ctx, cold, cold_words, &before[1]);
-        time_stats ts = {0};
-        if (st == PTXKIT_SUCCESS) st = median_on_stream(ctx, stream, launch_updates, &u, reps, &ts);
-        double ms = ts.median_ms;
-        if (st == PTXKIT_SUCCESS) st = array_total(ctx, hot, hot_words, &after[0]);
-        if (st == PTXKIT_SUCCESS) st = array_total(ctx, cold, cold_words, &after[1]);
-        if (st != PTXKIT_SUCCESS) break;
-        /* reps + 1 launches, half the threads on each array (mod 2^32) */
-        uint32_t per_array = (uint32_t)((uint64_t)(reps + 1) * (uint64_t)(updates / 2));
-        bool ok = after[0] - before[0] == per_array && after[1] - before[1] == per_array;
-        wrong += !ok;
-        double gbs = updates * 8.0 / (ms * 1e-3) / 1e9;
-        if (c < 0) base_ms = ms;
-        else speedup[s][r] = base_ms / ms;
-        char spread[96];
-        table_addf(tab, "%.1f\t%.2f\t%s\t%.3f\t%.0f\t%.1f\t%.2f\t%s%s", set_aside / 1048576.0, c < 0 ? 0.0 : ratios[r],
-                   c < 0 ? "none" : "stream", ms, gbs, 100.0 * gbs / dev.peak_bandwidth_gbs, base_ms / ms,
-                   ok ? "ok" : "WRONG", stats_cells(&ts, spread, sizeof spread));
+        row.config = c;
+        row.set_aside = c < 0 ? 0 : (size_t)setasides[s];
+        row.window = (ptxkit_access_window){
+            .base = hot, .bytes = (size_t)hot_words * 4 < window_max ? (size_t)hot_words * 4 : window_max,
+            .hit_ratio = (float)ratios[r], .hit_property = PTXKIT_ACCESS_PERSISTING,
+            .miss_property = PTXKIT_ACCESS_STREAMING};
+        char key[96];
+        snprintf(key, sizeof key, "%.1f\t%.2f\t%s", row.set_aside / 1048576.0, c < 0 ? 0.0 : ratios[r],
+                 c < 0 ? "none" : "stream");
+        bench_case run = {.key = key, .setup = updates_setup, .run = launch_updates, .teardown = updates_cells,
+                          .arg = &row, .work = updates * 8.0, .ceiling = dev.peak_bandwidth_gbs};
+        st = bench_run(&h, st, &run, NULL);
     }
+    double base_ms = row.base_ms;
+    int wrong = row.wrong;
     if (stream) ptxkit_stream_access_window_set(ctx, stream, NULL);
     ptxkit_memory_free(ctx, hot);
     ptxkit_memory_free(ctx, cold);
@@ -302,8 +298,8 @@ int bench_l2(int argc, char **argv) {
                 ptxkit_event_destroy(end);
             }
             if (st == PTXKIT_SUCCESS) {
-                stats_of(cons, reps, &cons_ts);
-                stats_of(pairs, reps, &pair_ts);
+                stats_of_samples(cons, reps, &cons_ts);
+                stats_of_samples(pairs, reps, &pair_ts);
                 consumer_ms = cons_ts.median_ms;
                 pair_ms = pair_ts.median_ms;
             }
@@ -326,13 +322,10 @@ int bench_l2(int argc, char **argv) {
     /* leave the GPU as found */
     ptxkit_l2_persisting_reset(ctx);
     ptxkit_l2_persisting_set(ctx, original, NULL);
-    if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
-    table_print(tab, common.format, stdout);
+    rc = bench_print(&h, st);
     if (common.format == OUT_TABLE) printf("\n");
     table_print(ptab, common.format, stdout);
-    table_free(tab);
     table_free(ptab);
-    rc = st == PTXKIT_SUCCESS ? 0 : 1;
     if (wrong) {
         fprintf(stderr, "ptxkit %s: %d rows failed their check\n", cmd, wrong);
         rc = 1;

@@ -12,6 +12,7 @@
 
 #include "ptxkit_ops.h"
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 #include "lab.h"
@@ -98,6 +99,27 @@ typedef struct access_case {
 
 static ptxkit_status run_access(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     return memlab_access_run(ctx, arg, s);
+}
+
+/* A row of bench access or bench aos: the bytes the threads asked for
+ * (the rate's work) and the sectors their requests touched. */
+typedef struct traffic_row {
+    union {
+        memlab_access access;
+        memlab_aos aos;
+    } k; /* first: the row is the kernel's argument too */
+    double app_bytes, sector_bytes;
+    double *app, *sector; /* where the chart's rates go (sector: NULL where it shows none) */
+} traffic_row;
+
+static ptxkit_status traffic_cells(bench *b, void *arg, bench_result *out) {
+    (void)b;
+    traffic_row *row = arg;
+    double ms = out->ts.median_ms, sector = row->sector_bytes / (ms * 1e-3) / 1e9;
+    *row->app = out->rate;
+    if (row->sector) *row->sector = sector;
+    snprintf(out->cells, sizeof out->cells, "%.0f\t%.2f", sector, row->sector_bytes / row->app_bytes);
+    return PTXKIT_SUCCESS;
 }
 
 /* The element count each pattern runs with on a buffer of `words` words. */
@@ -217,8 +239,9 @@ int bench_access(int argc, char **argv) {
     lab_take_ops(&la);
     lab_options o = la.o;
     size_t mib = (size_t)mib_value;
-    ptxkit_context *ctx = cli_open_context("bench access", common.device);
-    if (!ctx) return 1;
+    bench h;
+    if (!bench_begin(&h, "bench access", &common, 2, o.reps, 0, NULL, NULL)) return 1;
+    ptxkit_context *ctx = h.ctx;
     lab_ops(ctx, &o);
     ptxkit_device_info dev;
     ptxkit_device_info_get(ctx, &dev);
@@ -243,30 +266,27 @@ int bench_access(int argc, char **argv) {
     snprintf(title, sizeof title,
              "access patterns on %s (median of %d; read ceiling %.0f GB/s, cuMemcpyDtoD %.0f GB/s, buffer %zu MiB)",
              dev.name, o.reps, read_gbs, dtod_gbs, mib);
-    const char *headers[] = {"pattern", "param", "load_op", "elements", "time_us", "app_GBps", "sector_GBps",
-                             "sectors_per_app_byte", "pct_read_ceiling", STATS_COLUMNS};
-    cli_table *t = table_new(title, 12, headers);
-    table_types(t, "snsnnnnnn" STATS_TYPES);
+    const bench_column columns[] = {
+        COL_TEXT("pattern", "s"), COL_TEXT("param", "n"), COL_TEXT("load_op", "s"), COL_TEXT("elements", "n"),
+        COL("time_us", BENCH_TIME_US, "%.1f"), COL("app_GBps", BENCH_RATE, "%.0f"), COL_TEXT("sector_GBps", "n"),
+        COL_TEXT("sectors_per_app_byte", "n"), COL("pct_read_ceiling", BENCH_PERCENT, "%.1f"), COL_STATS};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     static access_case cases[ACCESS_CASES];
     static double app[ACCESS_CASES][MAX_OPS], sector[ACCESS_CASES][MAX_OPS];
     access_cases(cases);
     for (int c = 0; c < ACCESS_CASES && st == PTXKIT_SUCCESS; c++)
         for (int j = 0; j < o.op_count && st == PTXKIT_SUCCESS; j++) {
-            memlab_access a = {.pattern = cases[c].pattern, .param = cases[c].param, .load_op = o.ops[j],
-                               .items = items, .block_size = block, .out = out, .in = in, .index = index,
-                               .n = access_count(cases[c].pattern, cases[c].param, words, gather_n)};
-            time_stats ts;
-            st = time_stats_ms(ctx, run_access, &a, 2, o.reps, &ts);
-            if (st != PTXKIT_SUCCESS) break;
-            double ms = ts.median_ms, app_bytes, sector_bytes;
-            memlab_access_traffic(&a, &app_bytes, &sector_bytes);
-            app[c][j] = app_bytes / (ms * 1e-3) / 1e9;
-            sector[c][j] = sector_bytes / (ms * 1e-3) / 1e9;
-            char label[64], spread[64];
-            table_addf(t, "%s\t%llu\t%s\t%zu\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f%s", access_label(&cases[c], label, sizeof label),
-                       (unsigned long long)cases[c].param, memlab_load_op_name(o.ops[j]), a.n, ms * 1e3, app[c][j],
-                       sector[c][j], sector_bytes / app_bytes, 100.0 * app[c][j] / read_gbs,
-                       stats_cells(&ts, spread, sizeof spread));
+            traffic_row row = {.k.access = {.pattern = cases[c].pattern, .param = cases[c].param, .load_op = o.ops[j],
+                                            .items = items, .block_size = block, .out = out, .in = in, .index = index,
+                                            .n = access_count(cases[c].pattern, cases[c].param, words, gather_n)},
+                               .app = &app[c][j], .sector = &sector[c][j]};
+            memlab_access_traffic(&row.k.access, &row.app_bytes, &row.sector_bytes);
+            char label[64], key[160];
+            snprintf(key, sizeof key, "%s\t%llu\t%s\t%zu", access_label(&cases[c], label, sizeof label),
+                     (unsigned long long)cases[c].param, memlab_load_op_name(o.ops[j]), row.k.access.n);
+            bench_case run = {.key = key, .run = run_access, .teardown = traffic_cells, .arg = &row,
+                              .work = row.app_bytes, .ceiling = read_gbs};
+            st = bench_run(&h, st, &run, NULL);
         }
     ptxkit_memory_free(ctx, in);
     ptxkit_memory_free(ctx, out);
@@ -274,7 +294,8 @@ int bench_access(int argc, char **argv) {
     int svg_failed = 0;
     if (st == PTXKIT_SUCCESS && common.svg_path)
         svg_failed = access_svg(common.svg_path, dev.name, &o, app, sector, read_gbs, o.reps);
-    rc = finish("bench access", ctx, st, t, &common);
+    rc = bench_print(&h, st);
+    ptxkit_context_destroy(ctx);
     return rc ? rc : svg_failed;
 }
 
@@ -306,8 +327,9 @@ int bench_aos(int argc, char **argv) {
     if (rc >= 0) return rc;
     lab_take_ops(&la);
     lab_options o = la.o;
-    ptxkit_context *ctx = cli_open_context("bench aos", common.device);
-    if (!ctx) return 1;
+    bench h;
+    if (!bench_begin(&h, "bench aos", &common, 2, o.reps, 0, NULL, NULL)) return 1;
+    ptxkit_context *ctx = h.ctx;
     lab_ops(ctx, &o);
     ptxkit_device_info dev;
     ptxkit_device_info_get(ctx, &dev);
@@ -320,25 +342,23 @@ int bench_aos(int argc, char **argv) {
     char title[400];
     snprintf(title, sizeof title, "float3 layouts on %s, %zu points (median of %d; cuMemcpyDtoD of 12n bytes: %.0f GB/s)",
              dev.name, n, o.reps, dtod);
-    const char *headers[] = {"layout", "load_op", "time_us", "app_GBps", "sector_GBps", "sectors_per_app_byte",
-                             "pct_dtod", STATS_COLUMNS};
-    cli_table *t = table_new(title, 10, headers);
-    table_types(t, "ssnnnnn" STATS_TYPES);
+    const bench_column columns[] = {
+        COL_TEXT("layout", "s"), COL_TEXT("load_op", "s"), COL("time_us", BENCH_TIME_US, "%.1f"),
+        COL("app_GBps", BENCH_RATE, "%.0f"), COL_TEXT("sector_GBps", "n"), COL_TEXT("sectors_per_app_byte", "n"),
+        COL("pct_dtod", BENCH_PERCENT, "%.1f"), COL_STATS};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     static double gbs[MEMLAB_LAYOUT_COUNT][MAX_OPS];
     for (int l = 0; l < MEMLAB_LAYOUT_COUNT && st == PTXKIT_SUCCESS; l++)
         for (int j = 0; j < o.op_count && st == PTXKIT_SUCCESS; j++) {
-            memlab_aos a = {.layout = (memlab_layout)l, .load_op = o.ops[j], .block_size = block, .n = n, .in = in,
-                            .out = out};
-            time_stats ts;
-            st = time_stats_ms(ctx, run_aos, &a, 2, o.reps, &ts);
-            if (st != PTXKIT_SUCCESS) break;
-            double ms = ts.median_ms, app_bytes, sector_bytes;
-            memlab_aos_traffic(&a, &app_bytes, &sector_bytes);
-            gbs[l][j] = app_bytes / (ms * 1e-3) / 1e9;
-            char spread[64];
-            table_addf(t, "%s\t%s\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f%s", memlab_layout_name((memlab_layout)l),
-                       memlab_load_op_name(o.ops[j]), ms * 1e3, gbs[l][j], sector_bytes / (ms * 1e-3) / 1e9,
-                       sector_bytes / app_bytes, 100.0 * gbs[l][j] / dtod, stats_cells(&ts, spread, sizeof spread));
+            traffic_row row = {.k.aos = {.layout = (memlab_layout)l, .load_op = o.ops[j], .block_size = block, .n = n,
+                                         .in = in, .out = out},
+                               .app = &gbs[l][j]};
+            memlab_aos_traffic(&row.k.aos, &row.app_bytes, &row.sector_bytes);
+            char key[96];
+            snprintf(key, sizeof key, "%s\t%s", memlab_layout_name((memlab_layout)l), memlab_load_op_name(o.ops[j]));
+            bench_case run = {.key = key, .run = run_aos, .teardown = traffic_cells, .arg = &row,
+                              .work = row.app_bytes, .ceiling = dtod};
+            st = bench_run(&h, st, &run, NULL);
         }
     ptxkit_memory_free(ctx, in);
     ptxkit_memory_free(ctx, out);
@@ -364,7 +384,8 @@ int bench_aos(int argc, char **argv) {
         snprintf(sub, sizeof sub, "%zu points, median of %d runs", n, o.reps);
         svg_failed = save_svg("bench aos", common.svg_path, fig, sub, &chart, 1);
     }
-    rc = finish("bench aos", ctx, st, t, &common);
+    rc = bench_print(&h, st);
+    ptxkit_context_destroy(ctx);
     return rc ? rc : svg_failed;
 }
 
@@ -510,6 +531,7 @@ typedef struct transpose_args {
     ptxkit_dtype type;
     ptxkit_dptr dst, src;
     size_t rows, cols;
+    double *gbs; /* where the chart's rate goes */
 } transpose_args;
 
 static ptxkit_status run_transpose(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
@@ -541,6 +563,27 @@ static const char *transpose_source(ptxkit_context *ctx, const transpose_args *a
     snprintf(variant, sizeof variant, "%s%s", ptxkit_dtype_name(a->type),
              a->rows % per_vector == 0 && a->cols % per_vector == 0 ? "" : ".unaligned");
     return config_source(ctx, "transpose", variant, n, NULL);
+}
+
+/* The configuration the row ran (the public call's: the tuned one where
+ * the database has it) and its source. */
+static ptxkit_status transpose_cells(bench *b, void *arg, bench_result *out) {
+    transpose_args *a = arg;
+    *a->gbs = out->rate;
+    transpose_config cfg = a->c->config;
+    ptxkit_config used;
+    long long tile = 0, block = 0, vector = 0;
+    if (a->c->public_api) {
+        ptxkit_status st = ptxkit_transpose_config_get(b->ctx, a->c->kind, a->type, a->rows, a->cols, NULL, &used);
+        if (st != PTXKIT_SUCCESS) return st;
+        ptxkit_config_get(&used, "tile", &tile);
+        ptxkit_config_get(&used, "block_size", &block);
+        ptxkit_config_get(&used, "vector_bytes", &vector);
+        cfg.tile = (int)tile, cfg.block_size = (int)block, cfg.vector_bytes = (int)vector;
+    }
+    snprintf(out->cells, sizeof out->cells, "%d\t%d\t%d\t%s", cfg.tile, cfg.block_size, cfg.vector_bytes,
+             transpose_source(b->ctx, a));
+    return PTXKIT_SUCCESS;
 }
 
 /* The seeds' three kernels with the classic 32 x 8 block (4-byte accesses),
@@ -609,18 +652,20 @@ int bench_transpose(int argc, char **argv) {
         shapes[1][1] = 4095;
         shape_count = 2;
     }
-    ptxkit_context *ctx = cli_open_context("bench transpose", common.device);
-    if (!ctx) return 1;
+    bench h;
     ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
+    if (!bench_begin(&h, "bench transpose", &common, 2, reps, 0, NULL, &dev)) return 1;
+    ptxkit_context *ctx = h.ctx;
     char title[400];
     snprintf(title, sizeof title,
              "transpose on %s (GB/s = bytes read + written, median of %d; target: padded float32 8192x8192 >= 90%% of "
              "cuMemcpyDtoD)", dev.name, reps);
-    const char *headers[] = {"rows", "cols", "dtype", "kernel", "kind", "tile", "block", "vector_bytes", "time_us",
-                             "GBps", "pct_dtod", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
-    cli_table *t = table_new(title, 15, headers);
-    table_types(t, "nnsssnnnnnn" STATS_TYPES "s");
+    const bench_column columns[] = {
+        COL_TEXT("rows", "n"), COL_TEXT("cols", "n"), COL_TEXT("dtype", "s"), COL_TEXT("kernel", "s"),
+        COL_TEXT("kind", "s"), COL_TEXT("tile", "n"), COL_TEXT("block", "n"), COL_TEXT("vector_bytes", "n"),
+        COL("time_us", BENCH_TIME_US, "%.1f"), COL("GBps", BENCH_RATE, "%.0f"), COL("pct_dtod", BENCH_PERCENT, "%.1f"),
+        COL_STATS, COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     static double gbs[8][2][TRANSPOSE_CASES], dtod[8][2];
     ptxkit_status st = PTXKIT_SUCCESS;
     static const ptxkit_dtype types[2] = {PTXKIT_FLOAT32, PTXKIT_FLOAT64};
@@ -628,39 +673,26 @@ int bench_transpose(int argc, char **argv) {
         for (int ty = 0; ty < 2 && st == PTXKIT_SUCCESS; ty++) {
             transpose_args a = {.type = types[ty], .rows = shapes[sh][0], .cols = shapes[sh][1]};
             size_t bytes = a.rows * a.cols * ptxkit_dtype_size(a.type);
-            time_stats ts;
-            char spread[64];
-            st = measure_dtod_stats(ctx, bytes, &dtod[sh][ty], &ts);
+            /* the peer, on buffers of its own: a row of the same columns, not ptxkit's (no configuration) */
+            bench_result peer = {.timed = true, .cells = "-\t-\t-\t-"};
+            char key[160];
+            st = measure_dtod_stats(ctx, bytes, &dtod[sh][ty], &peer.ts);
             if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &a.src);
             if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, bytes, &a.dst);
             if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, a.src, bytes, 5);
-            if (st == PTXKIT_SUCCESS)
-                table_addf(t, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-\t-\t-\t-\t%.1f\t%.0f\t100.0%s\t-", a.rows, a.cols,
-                           ptxkit_dtype_name(a.type), ts.median_ms * 1e3, dtod[sh][ty],
-                           stats_cells(&ts, spread, sizeof spread));
+            if (st == PTXKIT_SUCCESS) {
+                peer.rate = peer.ceiling = dtod[sh][ty];
+                snprintf(key, sizeof key, "%zu\t%zu\t%s\tcuMemcpyDtoD\t-", a.rows, a.cols, ptxkit_dtype_name(a.type));
+                bench_row(&h, key, &peer);
+            }
             for (size_t c = 0; c < TRANSPOSE_CASES && st == PTXKIT_SUCCESS; c++) {
                 a.c = &transpose_cases[c];
-                st = time_stats_ms(ctx, run_transpose, &a, 2, reps, &ts);
-                if (st != PTXKIT_SUCCESS) break;
-                double ms = ts.median_ms;
-                gbs[sh][ty][c] = 2.0 * bytes / (ms * 1e-3) / 1e9;
-                /* the public call's configuration: the tuned one where the database has it */
-                transpose_config cfg = a.c->config;
-                ptxkit_config used;
-                long long tile = 0, block = 0, vector = 0;
-                if (a.c->public_api) {
-                    if ((st = ptxkit_transpose_config_get(ctx, a.c->kind, a.type, a.rows, a.cols, NULL, &used)) !=
-                        PTXKIT_SUCCESS)
-                        break;
-                    ptxkit_config_get(&used, "tile", &tile);
-                    ptxkit_config_get(&used, "block_size", &block);
-                    ptxkit_config_get(&used, "vector_bytes", &vector);
-                    cfg.tile = (int)tile, cfg.block_size = (int)block, cfg.vector_bytes = (int)vector;
-                }
-                table_addf(t, "%zu\t%zu\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.0f\t%.1f%s\t%s", a.rows, a.cols,
-                           ptxkit_dtype_name(a.type), a.c->label, transpose_kind_name(a.c->kind), cfg.tile,
-                           cfg.block_size, cfg.vector_bytes, ms * 1e3, gbs[sh][ty][c], 100.0 * gbs[sh][ty][c] / dtod[sh][ty],
-                           stats_cells(&ts, spread, sizeof spread), transpose_source(ctx, &a));
+                a.gbs = &gbs[sh][ty][c];
+                snprintf(key, sizeof key, "%zu\t%zu\t%s\t%s\t%s", a.rows, a.cols, ptxkit_dtype_name(a.type), a.c->label,
+                         transpose_kind_name(a.c->kind));
+                bench_case run = {.key = key, .run = run_transpose, .teardown = transpose_cells, .arg = &a,
+                                  .work = 2.0 * bytes, .ceiling = dtod[sh][ty]};
+                st = bench_run(&h, st, &run, NULL);
             }
             ptxkit_memory_free(ctx, a.src);
             ptxkit_memory_free(ctx, a.dst);
@@ -695,6 +727,7 @@ int bench_transpose(int argc, char **argv) {
         svg_failed = save_svg("bench transpose", common.svg_path, fig, "median of the timed runs; dashed: ceilings measured in the same run",
                               charts, (size_t)shape_count);
     }
-    rc = finish("bench transpose", ctx, st, t, &common);
+    rc = bench_print(&h, st);
+    ptxkit_context_destroy(ctx);
     return rc ? rc : svg_failed;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 #include "ptxkit.h"
@@ -260,6 +261,52 @@ static ptxkit_status read_ceiling(ptxkit_context *ctx, size_t bytes, double *gbs
     return measure_read_gbs_in(ctx, ceiling_in, bytes < 16 ? 16 : bytes, ceiling_out, gbs);
 }
 
+/* CUB's side of a row: its samples, interleaved with ptxkit's (in this
+ * process), or its line of the child program's output. */
+typedef struct reduce_row {
+    timed_reduce r; /* first: the row is run_reduce's argument too */
+    const cub_lib *lib;
+    int device;
+    float *cub_times;
+    bool in_process;
+    const cub_result *cub;
+    int cub_count;
+    ceiling_cache *ceilings;
+} reduce_row;
+
+static ptxkit_status time_with_cub(bench *h, const bench_case *c, float *samples) {
+    reduce_row *row = c->arg;
+    return time_interleaved(h->ctx, row->lib, row->device, &row->r, samples, row->cub_times, &row->in_process);
+}
+
+/* The read ceiling of the row's bytes (measured once per size, after the
+ * first row of it), CUB's cells and the configuration's source. */
+static ptxkit_status reduce_cells(bench *h, void *arg, bench_result *out) {
+    reduce_row *row = arg;
+    const reduce_bench *b = row->r.b;
+    size_t elem = ptxkit_dtype_size(row->r.type);
+    double bytes = (double)row->r.n * (double)elem, ms = out->ts.median_ms;
+    if (b->ceiling) {
+        ptxkit_status st = ceiling_for(h->ctx, row->ceilings, row->r.n * elem, &out->ceiling);
+        if (st != PTXKIT_SUCCESS) return st;
+    }
+    time_stats cs = {0};
+    if (row->in_process) stats_of_samples(row->cub_times, b->reps, &cs);
+    const cub_result *c = cub_find(row->cub, row->cub_count, row->r.op, row->r.type, row->r.n);
+    double cub_ms = row->in_process ? cs.median_ms : c ? c->ms : 0;
+    char cub_us[32] = "-", cub_gbs[32] = "-", speedup[32] = "-", cub_cells[128] = "", variant[48];
+    if (cub_ms > 0) {
+        snprintf(cub_us, sizeof cub_us, "%.2f", cub_ms * 1e3);
+        snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (cub_ms * 1e-3) / 1e9);
+        snprintf(speedup, sizeof speedup, "%.3f", cub_ms / ms);
+    }
+    if (b->compare) snprintf(cub_cells, sizeof cub_cells, "%s\t%s\t%s\t", cub_us, cub_gbs, speedup);
+    snprintf(variant, sizeof variant, "%s.%s", op_name_at(row->r.op), type_name_at(row->r.type));
+    snprintf(out->cells, sizeof out->cells, "%s%s", cub_cells,
+             config_source(h->ctx, "reduce", variant, row->r.n, &b->config));
+    return PTXKIT_SUCCESS;
+}
+
 int bench_reduce(int argc, char **argv) {
     cli_common common;
     reduce_bench b;
@@ -274,19 +321,19 @@ int bench_reduce(int argc, char **argv) {
         free(cub);
         return 1;
     }
-    ptxkit_context *ctx = cli_open_context("bench reduce", common.device);
-    if (!ctx) {
+    bench h;
+    ptxkit_device_info dev;
+    if (!bench_begin(&h, "bench reduce", &common, b.warmup, b.reps, 0, NULL, &dev)) {
         free(cub);
         if (lib.dl) dlclose(lib.dl);
         return 1;
     }
+    ptxkit_context *ctx = h.ctx;
     size_t max_bytes = 16;
     for (int s = 0; s < b.size_count; s++)
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
             if (b.types[t] && b.sizes[s] * ptxkit_dtype_size((ptxkit_dtype)t) > max_bytes)
                 max_bytes = b.sizes[s] * ptxkit_dtype_size((ptxkit_dtype)t);
-    ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
     char title[512];
     snprintf(title, sizeof title,
              "ptxkit_reduce on %s (GB/s = n x element bytes read per second; read_GBps: streaming-read ceiling of the "
@@ -296,71 +343,44 @@ int bench_reduce(int argc, char **argv) {
              : lib.dl   ? "; CUB in this process, rounds alternating with ptxkit's; speedup = CUB time / ptxkit time"
                         : "; CUB in a child process run first; speedup = CUB time / ptxkit time");
     /* the spread columns last, after the CUB ones when there are any */
-    const char *headers[] = {"op",       "type",   "n",        "time_us", "GBps", "read_GBps", "pct_read",
-                             "cub_us",   "cub_GBps", "speedup", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
-    const char *plain[] = {"op", "type", "n", "time_us", "GBps", "read_GBps", "pct_read", STATS_COLUMNS,
-                           CONFIG_SOURCE_COLUMN};
-    cli_table *t = b.compare ? table_new(title, 14, headers) : table_new(title, 11, plain);
-    table_types(t, b.compare ? "ssnnnnnnnn" STATS_TYPES "s" : "ssnnnnn" STATS_TYPES "s");
+    const bench_column columns[] = {
+        COL_TEXT("op", "s"), COL_TEXT("type", "s"), COL_TEXT("n", "n"), COL("time_us", BENCH_TIME_US, "%.2f"),
+        COL("GBps", BENCH_RATE, "%.1f"), COL("read_GBps", BENCH_CEILING, "%.0f"), COL("pct_read", BENCH_PERCENT, "%.1f"),
+        COL_TEXT(b.compare ? "cub_us" : NULL, "n"), COL_TEXT(b.compare ? "cub_GBps" : NULL, "n"),
+        COL_TEXT(b.compare ? "speedup" : NULL, "n"), COL_STATS, COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     ceiling_cache ceilings = {.measure = read_ceiling};
-    timed_reduce r = {.b = &b};
-    float *pt_times = calloc((size_t)b.reps, sizeof *pt_times), *cub_times = calloc((size_t)b.reps, sizeof *cub_times);
-    ptxkit_status st = pt_times && cub_times ? ptxkit_memory_alloc(ctx, max_bytes, &r.in) : PTXKIT_ERROR_OUT_OF_MEMORY;
-    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 64, &r.out);
-    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r.in, max_bytes, 11);
-    ceiling_in = r.in;
-    ceiling_out = r.out;
+    reduce_row row = {.r = {.b = &b}, .lib = &lib, .device = common.device, .cub = cub, .cub_count = cub_count,
+                      .ceilings = &ceilings};
+    timed_reduce *r = &row.r;
+    row.cub_times = calloc((size_t)b.reps, sizeof *row.cub_times);
+    ptxkit_status st = row.cub_times ? ptxkit_memory_alloc(ctx, max_bytes, &r->in) : PTXKIT_ERROR_OUT_OF_MEMORY;
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, 64, &r->out);
+    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, r->in, max_bytes, 11);
+    ceiling_in = r->in;
+    ceiling_out = r->out;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
             if (!b.ops[op] || !b.types[type] || ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) continue;
-            r.op = (ptxkit_reduce_op)op;
-            r.type = (ptxkit_dtype)type;
-            size_t elem = ptxkit_dtype_size(r.type);
+            r->op = (ptxkit_reduce_op)op;
+            r->type = (ptxkit_dtype)type;
+            size_t elem = ptxkit_dtype_size(r->type);
             for (int s = 0; s < b.size_count && st == PTXKIT_SUCCESS; s++) {
-                r.n = b.sizes[s];
-                time_stats ts = {0}, cs = {0};
-                bool in_process = false;
-                if (lib.dl) {
-                    st = time_interleaved(ctx, &lib, common.device, &r, pt_times, cub_times, &in_process);
-                    if (st == PTXKIT_SUCCESS) stats_of_samples(pt_times, b.reps, &ts);
-                    if (st == PTXKIT_SUCCESS && in_process) stats_of_samples(cub_times, b.reps, &cs);
-                } else {
-                    st = time_stats_ms(ctx, run_reduce, &r, b.warmup, b.reps, &ts);
-                }
-                double ms = ts.median_ms, ceiling = 0;
-                if (st == PTXKIT_SUCCESS && b.ceiling) st = ceiling_for(ctx, &ceilings, r.n * elem, &ceiling);
-                if (st != PTXKIT_SUCCESS) break;
-                double bytes = (double)r.n * (double)elem, gbs = bytes / (ms * 1e-3) / 1e9;
-                char ceil_text[32] = "-", pct_text[32] = "-", cub_us[32] = "-", cub_gbs[32] = "-", speedup[32] = "-";
-                if (b.ceiling) {
-                    snprintf(ceil_text, sizeof ceil_text, "%.0f", ceiling);
-                    snprintf(pct_text, sizeof pct_text, "%.1f", 100.0 * gbs / ceiling);
-                }
-                const cub_result *c = cub_find(cub, cub_count, op, type, r.n);
-                double cub_ms = in_process ? cs.median_ms : c ? c->ms : 0;
-                if (cub_ms > 0) {
-                    snprintf(cub_us, sizeof cub_us, "%.2f", cub_ms * 1e3);
-                    snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (cub_ms * 1e-3) / 1e9);
-                    snprintf(speedup, sizeof speedup, "%.3f", cub_ms / ms);
-                }
-                char spread[64], cub_cells[128] = "";
-                if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
-                char variant[48];
-                snprintf(variant, sizeof variant, "%s.%s", op_name_at(op), type_name_at(type));
-                table_addf(t, "%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type), r.n,
-                           ms * 1e3, gbs, ceil_text, pct_text, cub_cells, stats_cells(&ts, spread, sizeof spread),
-                           config_source(ctx, "reduce", variant, r.n, &b.config));
+                r->n = b.sizes[s];
+                row.in_process = false;
+                char key[96];
+                snprintf(key, sizeof key, "%s\t%s\t%zu", op_name_at(op), type_name_at(type), r->n);
+                bench_case c = {.key = key, .run = run_reduce, .time = lib.dl ? time_with_cub : NULL,
+                                .teardown = reduce_cells, .arg = &row, .work = (double)r->n * (double)elem};
+                st = bench_run(&h, st, &c, NULL);
             }
         }
-    if (st != PTXKIT_SUCCESS) cli_fail("bench reduce", ctx, st);
-    table_print(t, common.format, stdout);
-    table_free(t);
+    rc = bench_print(&h, st);
     free(cub);
-    free(pt_times);
-    free(cub_times);
-    ptxkit_memory_free(ctx, r.in);
-    ptxkit_memory_free(ctx, r.out);
+    free(row.cub_times);
+    ptxkit_memory_free(ctx, r->in);
+    ptxkit_memory_free(ctx, r->out);
     ptxkit_context_destroy(ctx);
     if (lib.dl) dlclose(lib.dl); /* its runtime lets go of the primary context after ptxkit did */
-    return st == PTXKIT_SUCCESS ? 0 : 1;
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "commands.h"
 #include "ptxkit.h"
@@ -187,6 +188,42 @@ static const cub_result *cub_find(const cub_result *r, int count, int op, int ty
 
 /* ---- the benchmark ------------------------------------------------------ */
 
+typedef struct scan_row {
+    timed_scan r; /* first: the row is run_scan's argument too */
+    ptxkit_dptr in_alloc;
+    size_t max_bytes;
+    const cub_result *cub;
+    int cub_count;
+    ceiling_cache *ceilings;
+} scan_row;
+
+/* The copy ceiling of the row's bytes (measured once per size, after the
+ * first row of it), fresh input after an in-place scan, CUB's cells and the
+ * configuration's source. */
+static ptxkit_status scan_cells(bench *h, void *arg, bench_result *out) {
+    scan_row *row = arg;
+    const timed_scan *r = &row->r;
+    const scan_bench *b = r->b;
+    size_t elem = ptxkit_dtype_size(r->type);
+    ptxkit_status st = PTXKIT_SUCCESS;
+    if (b->ceiling) st = ceiling_for(h->ctx, row->ceilings, r->n * elem, &out->ceiling);
+    /* in place, the timed runs scanned scans: fresh random words for the next size */
+    if (st == PTXKIT_SUCCESS && b->in_place) st = fill_random_words(h->ctx, row->in_alloc, row->max_bytes, 11);
+    if (st != PTXKIT_SUCCESS) return st;
+    double bytes = 2.0 * (double)r->n * (double)elem, ms = out->ts.median_ms;
+    char cub_us[32] = "-", cub_gbs[32] = "-", speedup[32] = "-", cub_cells[128] = "", variant[48];
+    const cub_result *c = cub_find(row->cub, row->cub_count, r->op, r->type, r->kind, r->n);
+    if (c && c->ms > 0) {
+        snprintf(cub_us, sizeof cub_us, "%.2f", c->ms * 1e3);
+        snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (c->ms * 1e-3) / 1e9);
+        snprintf(speedup, sizeof speedup, "%.3f", c->ms / ms);
+    }
+    if (b->compare) snprintf(cub_cells, sizeof cub_cells, "%s\t%s\t%s\t", cub_us, cub_gbs, speedup);
+    snprintf(variant, sizeof variant, "%s.%s", op_name_at(r->op), type_name_at(r->type));
+    snprintf(out->cells, sizeof out->cells, "%s%s", cub_cells, config_source(h->ctx, "scan", variant, r->n, &b->config));
+    return PTXKIT_SUCCESS;
+}
+
 int bench_scan(int argc, char **argv) {
     cli_common common;
     scan_bench b;
@@ -199,85 +236,64 @@ int bench_scan(int argc, char **argv) {
         free(cub);
         return 1;
     }
-    ptxkit_context *ctx = cli_open_context("bench scan", common.device);
-    if (!ctx) {
+    bench h;
+    ptxkit_device_info dev;
+    if (!bench_begin(&h, "bench scan", &common, b.warmup, b.reps, 0, NULL, &dev)) {
         free(cub);
         return 1;
     }
+    ptxkit_context *ctx = h.ctx;
     size_t max_bytes = 16;
     for (int s = 0; s < b.size_count; s++)
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++) {
             size_t bytes = (b.sizes[s] + (size_t)b.offset) * ptxkit_dtype_size((ptxkit_dtype)t);
             if (b.types[t] && bytes > max_bytes) max_bytes = bytes;
         }
-    ptxkit_device_info dev;
-    ptxkit_device_info_get(ctx, &dev);
     char title[640];
     snprintf(title, sizeof title,
              "ptxkit_scan on %s (GB/s = n x element bytes read + written per second; dtod_GBps: cuMemcpyDtoD of "
              "the same bytes, this run; median of %d%s%s%s)",
              dev.name, b.reps, b.in_place ? "; in place" : "", b.offset ? "; offset inputs" : "",
              b.compare ? "; speedup = CUB time / ptxkit time" : "");
-    const char *headers[] = {"op",       "type",     "kind",   "n",       "time_us",   "GBps", "dtod_GBps",
-                             "pct_dtod", "cub_us", "cub_GBps", "speedup", STATS_COLUMNS, CONFIG_SOURCE_COLUMN};
-    const char *plain[] = {"op", "type", "kind", "n", "time_us", "GBps", "dtod_GBps", "pct_dtod", STATS_COLUMNS,
-                           CONFIG_SOURCE_COLUMN};
-    cli_table *t = b.compare ? table_new(title, 15, headers) : table_new(title, 12, plain);
-    table_types(t, b.compare ? "sssnnnnnnnn" STATS_TYPES "s" : "sssnnnnn" STATS_TYPES "s");
+    const bench_column columns[] = {
+        COL_TEXT("op", "s"), COL_TEXT("type", "s"), COL_TEXT("kind", "s"), COL_TEXT("n", "n"),
+        COL("time_us", BENCH_TIME_US, "%.2f"), COL("GBps", BENCH_RATE, "%.1f"), COL("dtod_GBps", BENCH_CEILING, "%.0f"),
+        COL("pct_dtod", BENCH_PERCENT, "%.1f"), COL_TEXT(b.compare ? "cub_us" : NULL, "n"),
+        COL_TEXT(b.compare ? "cub_GBps" : NULL, "n"), COL_TEXT(b.compare ? "speedup" : NULL, "n"), COL_STATS,
+        COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+    bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     ceiling_cache ceilings = {.measure = measure_dtod_gbs};
-    timed_scan r = {.b = &b};
-    ptxkit_dptr in_alloc = 0, out_alloc = 0;
-    ptxkit_status st = ptxkit_memory_alloc(ctx, max_bytes, &in_alloc);
+    scan_row row = {.r = {.b = &b}, .max_bytes = max_bytes, .cub = cub, .cub_count = cub_count, .ceilings = &ceilings};
+    timed_scan *r = &row.r;
+    ptxkit_dptr out_alloc = 0;
+    ptxkit_status st = ptxkit_memory_alloc(ctx, max_bytes, &row.in_alloc);
     if (st == PTXKIT_SUCCESS && !b.in_place) st = ptxkit_memory_alloc(ctx, max_bytes, &out_alloc);
-    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, in_alloc, max_bytes, 11);
+    if (st == PTXKIT_SUCCESS) st = fill_random_words(ctx, row.in_alloc, max_bytes, 11);
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++)
             for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT && st == PTXKIT_SUCCESS; kind++) {
                 if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS)
                     continue;
-                r.op = (ptxkit_reduce_op)op;
-                r.type = (ptxkit_dtype)type;
-                r.kind = (ptxkit_scan_kind)kind;
-                size_t elem = ptxkit_dtype_size(r.type);
-                r.in = in_alloc + (ptxkit_dptr)b.offset * elem;
-                r.out = (b.in_place ? in_alloc : out_alloc) + (ptxkit_dptr)b.offset * elem;
+                r->op = (ptxkit_reduce_op)op;
+                r->type = (ptxkit_dtype)type;
+                r->kind = (ptxkit_scan_kind)kind;
+                size_t elem = ptxkit_dtype_size(r->type);
+                r->in = row.in_alloc + (ptxkit_dptr)b.offset * elem;
+                r->out = (b.in_place ? row.in_alloc : out_alloc) + (ptxkit_dptr)b.offset * elem;
                 for (int s = 0; s < b.size_count && st == PTXKIT_SUCCESS; s++) {
-                    r.n = b.sizes[s];
-                    time_stats ts;
-                    st = time_stats_ms(ctx, run_scan, &r, b.warmup, b.reps, &ts);
-                    double ms = ts.median_ms, ceiling = 0;
-                    if (st == PTXKIT_SUCCESS && b.ceiling) st = ceiling_for(ctx, &ceilings, r.n * elem, &ceiling);
-                    /* in place, the timed runs scanned scans: fresh random words for the next size */
-                    if (st == PTXKIT_SUCCESS && b.in_place) st = fill_random_words(ctx, in_alloc, max_bytes, 11);
-                    if (st != PTXKIT_SUCCESS) break;
-                    double bytes = 2.0 * (double)r.n * (double)elem, gbs = bytes / (ms * 1e-3) / 1e9;
-                    char ceil_text[32] = "-", pct_text[32] = "-", cub_us[32] = "-", cub_gbs[32] = "-", speedup[32] = "-";
-                    if (b.ceiling) {
-                        snprintf(ceil_text, sizeof ceil_text, "%.0f", ceiling);
-                        snprintf(pct_text, sizeof pct_text, "%.1f", 100.0 * gbs / ceiling);
-                    }
-                    const cub_result *c = cub_find(cub, cub_count, op, type, kind, r.n);
-                    if (c && c->ms > 0) {
-                        snprintf(cub_us, sizeof cub_us, "%.2f", c->ms * 1e3);
-                        snprintf(cub_gbs, sizeof cub_gbs, "%.1f", bytes / (c->ms * 1e-3) / 1e9);
-                        snprintf(speedup, sizeof speedup, "%.3f", c->ms / ms);
-                    }
-                    char spread[64], cub_cells[128] = "";
-                    if (b.compare) snprintf(cub_cells, sizeof cub_cells, "\t%s\t%s\t%s", cub_us, cub_gbs, speedup);
-                    char variant[48];
-                    snprintf(variant, sizeof variant, "%s.%s", op_name_at(op), type_name_at(type));
-                    table_addf(t, "%s\t%s\t%s\t%zu\t%.2f\t%.1f\t%s\t%s%s%s\t%s", op_name_at(op), type_name_at(type),
-                               kind_name_at(kind), r.n, ms * 1e3, gbs, ceil_text, pct_text, cub_cells,
-                               stats_cells(&ts, spread, sizeof spread),
-                               config_source(ctx, "scan", variant, r.n, &b.config));
+                    r->n = b.sizes[s];
+                    char key[96];
+                    snprintf(key, sizeof key, "%s\t%s\t%s\t%zu", op_name_at(op), type_name_at(type), kind_name_at(kind),
+                             r->n);
+                    bench_case c = {.key = key, .run = run_scan, .teardown = scan_cells, .arg = &row,
+                                    .work = 2.0 * (double)r->n * (double)elem};
+                    st = bench_run(&h, st, &c, NULL);
                 }
             }
-    if (st != PTXKIT_SUCCESS) cli_fail("bench scan", ctx, st);
-    table_print(t, common.format, stdout);
-    table_free(t);
+    rc = bench_print(&h, st);
     free(cub);
-    ptxkit_memory_free(ctx, in_alloc);
+    ptxkit_memory_free(ctx, row.in_alloc);
     if (out_alloc) ptxkit_memory_free(ctx, out_alloc);
     ptxkit_context_destroy(ctx);
-    return st == PTXKIT_SUCCESS ? 0 : 1;
+    return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "bench_harness.h"
 #include "cli.h"
 #include "lab.h"
 #include "commands.h"
@@ -40,6 +41,48 @@ static ptxkit_status launch(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
     stencil_run *r = arg;
     void *args[] = {&r->in, &r->out, &r->w, &r->h};
     return ptxkit_kernel_launch(r->k, (ptxkit_dim3){r->grid, 1, 1}, (ptxkit_dim3){r->block, 1, 1}, r->shared, s, args);
+}
+
+/* A row: its launch, the CPU's output, and what the speedups and the
+ * summary line refer to. */
+typedef struct stencil_row {
+    stencil_run r; /* first: the row is launch's argument too */
+    int variant;
+    float *got;
+    const float *want;
+    size_t bytes;
+    double sync_ms; /* this occupancy's synchronous row (NaN before it) */
+    double best_sync, best_pipe;
+    const char *best_name;
+    int best_stages, wrong;
+} stencil_row;
+
+/* One launch onto NaN-poisoned output, read back for the check, before the
+ * timed ones. */
+static ptxkit_status checked_run(bench *b, void *arg) {
+    stencil_row *row = arg;
+    ptxkit_status st = ptxkit_memory_set32_async(b->ctx, row->r.out, 0x7fc00001u, row->bytes / 4, NULL);
+    if (st == PTXKIT_SUCCESS) st = launch(b->ctx, NULL, &row->r);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(b->ctx, row->got, row->r.out, row->bytes);
+    return st;
+}
+
+static ptxkit_status stencil_cells(bench *b, void *arg, bench_result *out) {
+    (void)b;
+    stencil_row *row = arg;
+    double ms = out->ts.median_ms, gbs = out->rate;
+    bool ok = memcmp(row->got, row->want, row->bytes) == 0;
+    row->wrong += !ok;
+    int v = row->variant;
+    if (variants[v].pipe == 0) row->sync_ms = ms;
+    if (variants[v].pipe == 0 && gbs > row->best_sync) row->best_sync = gbs;
+    if (variants[v].pipe != 0 && gbs > row->best_pipe) {
+        row->best_pipe = gbs;
+        row->best_name = variants[v].name;
+        row->best_stages = variants[v].stages;
+    }
+    snprintf(out->cells, sizeof out->cells, "%.2f\t%s", row->sync_ms / ms, ok ? "ok" : "WRONG");
+    return PTXKIT_SUCCESS;
 }
 
 static void reference(const float *in, float *out, unsigned w, unsigned h) {
@@ -84,9 +127,10 @@ int bench_stencil(int argc, char **argv) {
     int rc = args_parse(&spec, argc, argv, &common, NULL, NULL);
     if (rc >= 0) return rc;
     if (w % TX || h % TR) return args_error(&spec, "--width takes a multiple of %d and --height of %d", TX, TR);
+    bench harness; /* h is the grid's height */
     ptxkit_device_info dev;
-    ptxkit_context *ctx = cli_open_context_at_least(cmd, common.device, 80, "cp.async", &dev);
-    if (!ctx) return 1;
+    if (!bench_begin(&harness, cmd, &common, 1, reps, 80, "cp.async", &dev)) return 1;
+    ptxkit_context *ctx = harness.ctx;
     size_t points = (size_t)w * (size_t)h, bytes = points * 4;
     float *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
     ptxkit_status st = in && want && got ? PTXKIT_SUCCESS : PTXKIT_ERROR_OUT_OF_MEMORY;
@@ -110,17 +154,17 @@ int bench_stencil(int argc, char **argv) {
     snprintf(title, sizeof title,
              "5-point stencil on %s, %d x %d floats, %d x %d tiles, %d compute threads (cuMemcpyDtoD %.0f GB/s; median "
              "of %d)", dev.name, w, h, TR, TX, BLOCK, dtod, reps);
-    const char *headers[] = {"variant", "stages", "occupancy", "blocks_per_sm", "ms", "GBps", "speedup_vs_sync", "check",
-                             STATS_COLUMNS};
-    cli_table *tab = table_new(title, 11, headers);
-    table_types(tab, "snsnnnns" STATS_TYPES);
+    const bench_column columns[] = {
+        COL_TEXT("variant", "s"), COL_TEXT("stages", "n"), COL_TEXT("occupancy", "s"), COL_TEXT("blocks_per_sm", "n"),
+        COL("ms", BENCH_TIME_MS, "%.3f"), COL("GBps", BENCH_RATE, "%.0f"), COL_TEXT("speedup_vs_sync", "n"),
+        COL_TEXT("check", "s"), COL_STATS};
+    bench_table(&harness, title, columns, sizeof columns / sizeof columns[0]);
     if (npick == 0)
         for (int v = 0; v < NV; v++) pick[npick++] = v;
-    double best_sync = 0, best_pipe = 0;
-    const char *best_name = "";
-    int best_stages = 0, wrong = 0;
+    stencil_row row = {.got = got, .want = want, .bytes = bytes, .best_name = ""};
+    stencil_run *r = &row.r;
     for (int o = 0; o < nocc && st == PTXKIT_SUCCESS; o++) {
-        double sync_ms = NAN;
+        row.sync_ms = NAN;
         for (int pv = 0; pv < npick && st == PTXKIT_SUCCESS; pv++) {
             int v = pick[pv];
             char defs[6][32], occ_name[32];
@@ -131,43 +175,30 @@ int bench_stencil(int argc, char **argv) {
             snprintf(defs[4], sizeof defs[4], "TR=%d", TR);
             snprintf(defs[5], sizeof defs[5], "PRODUCER_WARPS=%d", variants[v].producer_warps ? variants[v].producer_warps : 1);
             const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4], defs[5]};
-            stencil_run r = {.block = BLOCK + (unsigned)variants[v].producer_warps * 32, .w = (unsigned)w, .h = (unsigned)h,
-                             .in = din, .out = dout};
-            r.shared = (size_t)variants[v].stages * (TR + 2) * (TX + 2) * 4;
+            *r = (stencil_run){.block = BLOCK + (unsigned)variants[v].producer_warps * 32, .w = (unsigned)w,
+                               .h = (unsigned)h, .in = din, .out = dout};
+            r->shared = (size_t)variants[v].stages * (TR + 2) * (TX + 2) * 4;
+            row.variant = v;
             int resident = 0;
-            st = ptxkit_program_kernel_get(ctx, program, "stencil", defines, 6, &r.k);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(r.k, (int)r.block, r.shared, &resident);
+            st = ptxkit_program_kernel_get(ctx, program, "stencil", defines, 6, &r->k);
+            if (st == PTXKIT_SUCCESS) st = ptxkit_kernel_occupancy_get(r->k, (int)r->block, r->shared, &resident);
             if (st != PTXKIT_SUCCESS) break;
             int per_sm = occs[o] == 0 || occs[o] > resident ? resident : occs[o];
             if (occs[o] == 0) snprintf(occ_name, sizeof occ_name, "full");
             else snprintf(occ_name, sizeof occ_name, "%d block%s/SM", occs[o], occs[o] == 1 ? "" : "s");
             size_t tiles = points / (TX * TR);
-            r.grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
-            time_stats ts = {0};
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_set32_async(ctx, dout, 0x7fc00001u, points, NULL);
-            if (st == PTXKIT_SUCCESS) st = launch(ctx, NULL, &r);
-            if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, got, dout, bytes);
-            if (st == PTXKIT_SUCCESS) st = time_stats_ms(ctx, launch, &r, 1, reps, &ts);
-            if (st != PTXKIT_SUCCESS) break;
-            double ms = ts.median_ms;
-            bool ok = memcmp(got, want, bytes) == 0;
-            wrong += !ok;
-            if (variants[v].pipe == 0) sync_ms = ms;
-            double gbs = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
-            if (variants[v].pipe == 0 && gbs > best_sync) best_sync = gbs;
-            if (variants[v].pipe != 0 && gbs > best_pipe) {
-                best_pipe = gbs;
-                best_name = variants[v].name;
-                best_stages = variants[v].stages;
-            }
-            char spread[96];
-            table_addf(tab, "%s\t%d\t%s\t%d\t%.3f\t%.0f\t%.2f\t%s%s", variants[v].name, variants[v].stages, occ_name,
-                       per_sm, ms, gbs, sync_ms / ms, ok ? "ok" : "WRONG", stats_cells(&ts, spread, sizeof spread));
+            r->grid = (unsigned)((size_t)per_sm * dev.sm_count < tiles ? (size_t)per_sm * dev.sm_count : tiles);
+            char key[128];
+            snprintf(key, sizeof key, "%s\t%d\t%s\t%d", variants[v].name, variants[v].stages, occ_name, per_sm);
+            bench_case c = {.key = key, .setup = checked_run, .run = launch, .teardown = stencil_cells, .arg = &row,
+                            .work = 2.0 * (double)bytes};
+            st = bench_run(&harness, st, &c, NULL);
         }
     }
-    if (st != PTXKIT_SUCCESS) cli_fail(cmd, ctx, st);
-    table_print(tab, common.format, stdout);
-    table_free(tab);
+    rc = bench_print(&harness, st);
+    double best_sync = row.best_sync, best_pipe = row.best_pipe;
+    const char *best_name = row.best_name;
+    int best_stages = row.best_stages, wrong = row.wrong;
     if (st == PTXKIT_SUCCESS && common.format == OUT_TABLE && best_sync > 0 && best_pipe > 0)
         printf("best pipelined (%s, %d stages) over best synchronous: %.0f / %.0f GB/s = %.2fx\n", best_name, best_stages,
                best_pipe, best_sync, best_pipe / best_sync);
@@ -179,5 +210,5 @@ int bench_stencil(int argc, char **argv) {
     free(in);
     free(want);
     free(got);
-    return st != PTXKIT_SUCCESS || wrong ? 1 : 0;
+    return rc || wrong ? 1 : 0;
 }
