@@ -31,9 +31,12 @@
  *  - Operations share one shape: selectors (operator, type, kind) first,
  *    then outputs before inputs, sizes after the pointers, then the
  *    configuration and the stream; ptxkit_gemm keeps BLAS's order. Their
- *    companions are named alike: <op>_supported (may this GPU run it),
- *    <op>_config_get (what it would run), <op>_prepare (its scratch and
- *    kernels ahead of a capture or a timed loop).
+ *    companions are named and shaped alike (ptxkit_ops.h, at copy): every
+ *    op has <op>_supported (may this GPU run these selectors: the context,
+ *    NULL for any GPU, then the op's selectors) and <op>_config_get (what
+ *    it would run); the ops that own per-stream scratch or compile per
+ *    configuration have <op>_prepare (their kernels and scratch ahead of a
+ *    capture or a timed loop).
  *
  * Every function that can fail returns a
  * ptxkit_status; details of the last failure are read with

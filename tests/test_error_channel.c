@@ -164,6 +164,13 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_gemm_sweep_tiles, none, PTXKIT_FLOAT32, NULL, 0, &i);
     CHECK_CALL(ptxkit_gemm_prepare, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL);
     CHECK_CALL(ptxkit_gemm_split_k_get, none, NULL, 4, 4, 4, &i);
+    /* the _supported companions answer without a context: a value out of range */
+    CHECK_CALL(ptxkit_reduce_supported, none, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_scan_supported, none, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_transpose_supported, none, (ptxkit_transpose_kind)9, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_transpose_supported, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_INT64);
+    CHECK_CALL(ptxkit_gemm_supported, none, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N);
+    CHECK_CALL(ptxkit_gemm_supported, none, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N);
     CHECK_CALL(ptxkit_program_module_get, none, NULL, NULL, 0, NULL, 0, NULL);
     CHECK_CALL(ptxkit_program_kernel_get, none, NULL, "k", NULL, 0, NULL);
     CHECK_CALL(ptxkit_l2_persisting_set, none, 1024, &sz);

@@ -15,23 +15,65 @@
 #include "test_util.h"
 
 /* One shape for "supported?": SUCCESS, UNSUPPORTED with the reason, or
- * INVALID_ARGUMENT out of range. */
+ * INVALID_ARGUMENT out of range; a context (here a fake one: no GPU) and
+ * NULL answer alike, as no answer depends on the GPU. */
 static void supported_combinations(void **state) {
     (void)state;
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_non_null(strstr(ptxkit_last_error(), "and of float32"));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
-    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+    ptxkit_context *fake = test_fake_context();
+    ptxkit_context *ctxs[2] = {NULL, fake};
+    for (int c = 0; c < 2; c++) {
+        ptxkit_context *ctx = ctxs[c];
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+        assert_non_null(strstr(ptxkit_last_error(), "and of float32"));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT64));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, (ptxkit_reduce_op)-1, PTXKIT_INT32));
+        /* scan: both kinds of reduce's combinations */
+        for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT; kind++)
+            for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+                for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+                    assert_int_equal(ptxkit_scan_supported(ctx, (ptxkit_scan_kind)kind, (ptxkit_reduce_op)op, (ptxkit_dtype)t),
+                                     ptxkit_reduce_supported(ctx, (ptxkit_reduce_op)op, (ptxkit_dtype)t));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_scan_supported(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_scan_supported(ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_scan_supported"));
+        /* copy: no selectors, always */
+        assert_status(PTXKIT_SUCCESS, ptxkit_copy_supported(ctx));
+        /* transpose: every kind of float32 and float64 */
+        for (int kind = PTXKIT_TRANSPOSE_PADDED; kind <= PTXKIT_TRANSPOSE_TILED; kind++)
+            for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+                assert_status(t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64 ? PTXKIT_SUCCESS : PTXKIT_ERROR_UNSUPPORTED,
+                              ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)kind, (ptxkit_dtype)t));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose_supported(ctx, PTXKIT_TRANSPOSE_NAIVE, PTXKIT_INT32));
+        assert_non_null(strstr(ptxkit_last_error(), "int32"));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)3, PTXKIT_FLOAT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)-1, PTXKIT_FLOAT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_DTYPE_COUNT));
+        /* gemm: float32 and float64, either transpose of each operand */
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
-            assert_int_equal(ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t),
-                             ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+            for (int a = 0; a < PTXKIT_GEMM_OP_COUNT; a++)
+                for (int b = 0; b < PTXKIT_GEMM_OP_COUNT; b++)
+                    assert_status(t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64 ? PTXKIT_SUCCESS : PTXKIT_ERROR_UNSUPPORTED,
+                                  ptxkit_gemm_supported(ctx, (ptxkit_dtype)t, (ptxkit_gemm_op)a, (ptxkit_gemm_op)b));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_supported(ctx, PTXKIT_UINT64, PTXKIT_GEMM_N, PTXKIT_GEMM_T));
+        assert_non_null(strstr(ptxkit_last_error(), "uint64"));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, (ptxkit_gemm_op)-1));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_gemm_supported"));
+    }
 }
 
 static void gemm_sweep_prepare_split(void **state) {

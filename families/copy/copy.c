@@ -177,3 +177,10 @@ const family_desc copy_family = {
     .public_config = fam_copy_public_config,
     .run = fam_copy_run,
 };
+
+/* Copy has no selectors and no GPU without its kernels: the answer is the
+ * uniform shape's (ptxkit_ops.h), SUCCESS. */
+ptxkit_status ptxkit_copy_supported(ptxkit_context *ctx) {
+    (void)ctx;
+    return PTXKIT_SUCCESS;
+}

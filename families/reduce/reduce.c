@@ -473,7 +473,9 @@ const family_desc reduce_family = {
     .run = fam_reduce_run,
 };
 
-ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+/* The context is not read: no combination depends on the GPU (ptxkit_ops.h). */
+ptxkit_status ptxkit_reduce_supported(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type) {
+    (void)ctx;
     if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_supported: operator %d or type %d is out of range",
                             (int)op, (int)type);

@@ -585,10 +585,14 @@ const family_desc scan_family = {
     .run = fam_scan_run,
 };
 
-ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
-    if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_supported: operator %d or type %d is out of range",
-                            (int)op, (int)type);
+/* Both kinds run the same kernels; the context is not read (ptxkit_ops.h). */
+ptxkit_status ptxkit_scan_supported(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                    ptxkit_dtype type) {
+    (void)ctx;
+    if (!ptxkit_scan_kind_name(kind) || !ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_scan_supported: kind %d, operator %d or type %d is out of range", (int)kind, (int)op,
+                            (int)type);
     if (!scan_supported(op, type))
         return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_scan: %s of %s is not provided", ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));
