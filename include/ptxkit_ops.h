@@ -52,6 +52,21 @@ ptxkit_status ptxkit_copy_supported(ptxkit_context *ctx);
  * blocks per SM, 1 to 64; 0: one block per tile). */
 ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
                           const ptxkit_config *config, ptxkit_stream *stream);
+/* The configuration ptxkit_copy runs for these arguments (config as the
+ * call takes it: NULL for the tuned entry or the defaults), into *out,
+ * resolved: "path" (JIT or PTX, as AUTO resolves where NVRTC is present),
+ * "load_op", "block_size", "vector_bytes" (the access width dst - src
+ * allows within the one asked for: 16, 8 or 4; 4 also where they are not
+ * 4-byte apart, the funnel-shift kernel's aligned words), "unroll" and
+ * "blocks_per_sm" (0: one block per tile). Only dst - src matters of the
+ * pointers, and with bytes 0 they are not checked (the question for no
+ * particular copy). Nothing is compiled, launched or tuned
+ * (PTXKIT_TUNE=auto does not tune a missing bucket for it). Errors: the
+ * call's argument and configuration errors; UNSUPPORTED for a
+ * configuration the precompiled PTX lacks on the PTX path (the call's);
+ * INVALID_ARGUMENT for a NULL context or out. Any thread; no stream. */
+ptxkit_status ptxkit_copy_config_get(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                                     const ptxkit_config *config, ptxkit_config *out);
 
 /* ---- reduction --------------------------------------------------------- */
 

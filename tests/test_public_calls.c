@@ -1,9 +1,11 @@
 /* The public calls the ptxkit command reaches the library through (issue
  * 14): their argument checks, and what they answer without a GPU; and the
  * argument checks of its experimental-tier ones (PTXKIT_EXPERIMENTAL). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy/copy_defaults.h"
 #include "gemm/gemm.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
@@ -74,6 +76,68 @@ static void supported_combinations(void **state) {
                       ptxkit_gemm_supported(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, (ptxkit_gemm_op)-1));
         assert_non_null(strstr(ptxkit_last_error(), "ptxkit_gemm_supported"));
     }
+}
+
+/* A parameter a _config_get filled (fails the test when absent). */
+static long long config_value(const ptxkit_config *c, const char *name) {
+    long long v = -1;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(c, name, &v));
+    return v;
+}
+
+/* ptxkit_copy_config_get's argument checks, and its answers on the PTX
+ * path, which needs neither NVRTC nor the tuning database: the vector
+ * width is what dst - src allows within what the configuration asks. */
+static void copy_config_questions(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_fake_context();
+    ptxkit_config out, ptx = {0};
+    ptxkit_config_set(&ptx, "path", PTXKIT_PATH_PTX);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(NULL, 4096, 8192, 64, &ptx, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &ptx, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 4100, 64, &ptx, &out)); /* overlap */
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_copy_config_get"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 0, 8192, 64, &ptx, &out));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy_config_get(ctx, UINT64_MAX - 8, 8192, 64, &ptx, &out));
+    ptxkit_config odd = ptx;
+    ptxkit_config_set(&odd, "loads_in_flight", 2); /* reduce's name, not copy's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+    assert_non_null(strstr(ptxkit_last_error(), "loads_in_flight"));
+    odd = ptx;
+    ptxkit_config_set(&odd, "unroll", COPY_DEFAULT_UNROLL * 2); /* the PTX's is fixed */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+    odd = ptx;
+    ptxkit_config_set(&odd, "block_size", COPY_DEFAULT_BLOCK / 2);
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+
+    /* dst - src: 16-byte apart, 8, 4, and not even 4 (the funnel shift) */
+    const struct { ptxkit_dptr dst, src; int width; } cases[] = {
+        {1 << 20, 1 << 24, 16}, {(1 << 20) + 8, 1 << 24, 8}, {(1 << 20) + 4, 1 << 24, 4}, {(1 << 20) + 3, 1 << 24, 4},
+        {(1 << 20) + 5, (1 << 24) + 5, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&out, 0x5a, sizeof out);
+        assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, cases[i].dst, cases[i].src, 1 << 16, &ptx, &out));
+        assert_int_equal(config_value(&out, "path"), PTXKIT_PATH_PTX);
+        assert_int_equal(config_value(&out, "block_size"), COPY_DEFAULT_BLOCK);
+        assert_int_equal(config_value(&out, "vector_bytes"), cases[i].width);
+        assert_int_equal(config_value(&out, "unroll"), COPY_DEFAULT_UNROLL);
+        assert_int_equal(config_value(&out, "blocks_per_sm"), 0);
+        assert_int_equal(config_value(&out, "load_op"), PTXKIT_LOAD_DEFAULT);
+        assert_int_equal(out.count, 6);
+    }
+    /* narrower than the pointers allow where the configuration asks so */
+    ptxkit_config narrow = ptx;
+    ptxkit_config_set(&narrow, "vector_bytes", 8);
+    ptxkit_config_set(&narrow, "load_op", PTXKIT_LOAD_CS);
+    ptxkit_config_set(&narrow, "blocks_per_sm", 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, 1 << 20, 1 << 24, 1 << 16, &narrow, &out));
+    assert_int_equal(config_value(&out, "vector_bytes"), 8);
+    assert_int_equal(config_value(&out, "load_op"), PTXKIT_LOAD_CS);
+    assert_int_equal(config_value(&out, "blocks_per_sm"), 4);
+    /* bytes 0: no copy to check the pointers of */
+    assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, 0, 0, 0, &ptx, &out));
+    assert_int_equal(config_value(&out, "vector_bytes"), 16);
 }
 
 static void gemm_sweep_prepare_split(void **state) {
@@ -440,7 +504,7 @@ static void reduce_scan_config_get(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(supported_combinations), cmocka_unit_test(gemm_sweep_prepare_split),
+        cmocka_unit_test(supported_combinations), cmocka_unit_test(copy_config_questions), cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
         cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve), cmocka_unit_test(reduce_scan_config_get),
     };
