@@ -113,6 +113,21 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
  * NULL context or out. Any thread. */
 ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                        const ptxkit_config *config, ptxkit_config *out);
+/* Everything ptxkit_reduce(ctx, op, type, out, in, n, config, stream)
+ * does but the launch: the same checks (on any aligned out and in), the
+ * kernel compiled or loaded and its resolution remembered, and, where the
+ * call would use scratch (more than one block of work), `stream`'s scratch
+ * slot taken (runtime rule: a stream keeps it while among the 16 most
+ * recently used streams of the op). So the next ptxkit_reduce of (op,
+ * type) on `stream` with n elements and the same config compiles, loads
+ * and allocates nothing, and may be captured (see "CUDA graph capture" in ptxkit.h:
+ * prepare before beginning the capture). Nothing is written to device
+ * memory; the slot's hand-over from another stream is queued on `stream`
+ * as the call would queue it. Errors: the call's; on a stream being
+ * captured it answers as the call would (PTXKIT_ERROR_CAPTURE where the
+ * stream holds no scratch), recording nothing. Any thread. */
+ptxkit_status ptxkit_reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                    const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -172,6 +187,20 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
  * "vector_bytes" and "vectors_per_thread". */
 ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                      const ptxkit_config *config, ptxkit_config *out);
+/* Everything ptxkit_scan(ctx, kind, op, type, out, in, n, config, stream)
+ * does but the launch, as ptxkit_reduce_prepare: the kernel compiled or
+ * loaded and its resolution remembered, and, where the call would run
+ * more than one tile, `stream`'s scratch slot taken and grown for n
+ * elements at any alignment of `in` (a new scratch buffer is cleared on
+ * `stream`). The next ptxkit_scan of (op, type), either kind, on `stream`
+ * with n elements and the same config compiles, loads and allocates
+ * nothing, and may be captured. n == 0 prepares nothing (the
+ * call launches nothing). Errors: the call's; on a stream being captured
+ * it answers as the call would (PTXKIT_ERROR_CAPTURE or UNSUPPORTED where
+ * the stream's scratch is missing or too small), recording nothing. Any
+ * thread. */
+ptxkit_status ptxkit_scan_prepare(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                                  size_t n, const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ---- host arrays ---------------------------------------------------------
  *

@@ -159,6 +159,8 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_graph_node_count_get, none, NULL, &sz);
     CHECK_CALL(ptxkit_transpose_config_get, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, NULL, NULL);
     CHECK_CALL(ptxkit_copy_config_get, none, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce_prepare, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan_prepare, none, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
     CHECK_CALL(ptxkit_gemm, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0, 12288,
                4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_config_get, none, PTXKIT_FLOAT32, 4, 4, 4, NULL, &i);
@@ -209,6 +211,8 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_graph_node_count_get, ctx, NULL, NULL);
     CHECK_CALL(ptxkit_copy, ctx, 4096, 4100, 64, NULL, NULL); /* overlapping */
     CHECK_CALL(ptxkit_copy_config_get, ctx, 4096, 4100, 64, NULL, &cfg_out);
+    CHECK_CALL(ptxkit_reduce_prepare, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan_prepare, ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, NULL, 8192, 16, NULL);

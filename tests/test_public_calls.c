@@ -140,6 +140,41 @@ static void copy_config_questions(void **state) {
     assert_int_equal(config_value(&out, "vector_bytes"), 16);
 }
 
+/* The prepare companions' checks, which come before any driver call (the
+ * context is a fake one): the call's argument and configuration errors. */
+static void reduce_scan_prepare_checks(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(NULL, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_reduce_prepare"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT64, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, SIZE_MAX / 2, NULL, NULL));
+    ptxkit_config odd = {0};
+    ptxkit_config_set(&odd, "vectors_per_thread", 2); /* scan's name, not reduce's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, &odd, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "vectors_per_thread"));
+
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(NULL, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_scan_prepare"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_XOR, PTXKIT_FLOAT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT64, SIZE_MAX / 4, NULL, NULL));
+    odd = (ptxkit_config){0};
+    ptxkit_config_set(&odd, "blocks_per_sm", 2); /* one block per tile: scan has no such name */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, &odd, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "blocks_per_sm"));
+}
+
 static void gemm_sweep_prepare_split(void **state) {
     (void)state;
     int count = -1, split = 0;
@@ -504,7 +539,8 @@ static void reduce_scan_config_get(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(supported_combinations), cmocka_unit_test(copy_config_questions), cmocka_unit_test(gemm_sweep_prepare_split),
+        cmocka_unit_test(supported_combinations), cmocka_unit_test(copy_config_questions),
+        cmocka_unit_test(reduce_scan_prepare_checks), cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
         cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve), cmocka_unit_test(reduce_scan_config_get),
     };
