@@ -31,9 +31,12 @@
  *  - Operations share one shape: selectors (operator, type, kind) first,
  *    then outputs before inputs, sizes after the pointers, then the
  *    configuration and the stream; ptxkit_gemm keeps BLAS's order. Their
- *    companions are named alike: <op>_supported (may this GPU run it),
- *    <op>_config_get (what it would run), <op>_prepare (its scratch and
- *    kernels ahead of a capture or a timed loop).
+ *    companions are named and shaped alike (ptxkit_ops.h, at copy): every
+ *    op has <op>_supported (may this GPU run these selectors: the context,
+ *    NULL for any GPU, then the op's selectors) and <op>_config_get (what
+ *    it would run); the ops that own per-stream scratch or compile per
+ *    configuration have <op>_prepare (their kernels and scratch ahead of a
+ *    capture or a timed loop).
  *
  * Every function that can fail returns a
  * ptxkit_status; details of the last failure are read with
@@ -187,14 +190,9 @@ void ptxkit_versions_get(ptxkit_versions *out);
 int ptxkit_jit_available(void);
 
 
-/* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
- * $XDG_CACHE_HOME/ptxkit when that is an absolute path, else
- * ~/.cache/ptxkit, the home directory from $HOME or the password
- * database). Empty if disabled. */
-ptxkit_status ptxkit_cache_dir_get(char *buf, size_t size);
-/* Number of cached kernels and their total size on disk. */
-ptxkit_status ptxkit_cache_stats_get(size_t *files, size_t *bytes);
-/* Removes every cached kernel. */
+/* Removes every cached kernel (the kernel cache on disk: its directory and
+ * size are read with the experimental tier's ptxkit_cache_dir_get and
+ * ptxkit_cache_stats_get). */
 ptxkit_status ptxkit_cache_purge(void);
 
 /* ---- context and device ------------------------------------------------ */
@@ -350,8 +348,6 @@ ptxkit_status ptxkit_stream_create(ptxkit_context *ctx, unsigned flags, int prio
  * (the most urgent, e.g. -5); numerically greatest <= least. Either
  * pointer may be NULL, not both. */
 ptxkit_status ptxkit_stream_priority_range_get(ptxkit_context *ctx, int *least, int *greatest);
-/* The priority a stream was created with (NULL: the legacy stream's). */
-ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *stream, int *priority);
 /* PTXKIT_SUCCESS when all work queued on the stream has finished,
  * PTXKIT_NOT_READY (not an error: ptxkit_status_is_error says 0) while some
  * is queued or running; does not wait. A stream being captured answers
@@ -476,10 +472,6 @@ ptxkit_status ptxkit_graph_update(ptxkit_context *ctx, ptxkit_graph *graph, ptxk
 /* Replays the graph on `stream` (NULL: the legacy stream); asynchronous.
  * For graphs holding ops with scratch, see the capture rules above. */
 ptxkit_status ptxkit_graph_launch(ptxkit_context *ctx, ptxkit_graph *graph, ptxkit_stream *stream);
-
-/* The number of nodes of the graph as captured (kernels, copies, memsets,
- * host functions, event nodes); an empty capture has 0. */
-ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
 
 /* Releases the graph; its replays in flight finish first (the driver's
  * rule). NULL: nothing. The graph knows its context. */
@@ -874,8 +866,6 @@ ptxkit_status ptxkit_l2_persisting_reset(ptxkit_context *ctx);
  * NULL window removes it. The window is checked as for ptxkit_kernel_launch_ex. */
 ptxkit_status ptxkit_stream_access_window_set(ptxkit_context *ctx, ptxkit_stream *stream,
                                               const ptxkit_access_window *window);
-/* The window the driver holds for the stream (bytes 0: none). */
-ptxkit_status ptxkit_stream_access_window_get(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_access_window *out);
 
 /* Attributes of ptxkit_kernel_launch_ex; zero-initialize for none. */
 typedef struct ptxkit_launch_attributes {
@@ -894,7 +884,7 @@ typedef struct ptxkit_launch_attributes {
 /* ptxkit_kernel_launch with its arguments checked, attributes, or both.
  * arg_sizes (NULL: unchecked, arg_count 0) gives the size of each *args[i]
  * (sizeof of what args[i] points to): the arguments are checked against the
- * kernel's parameter list (ptxkit_kernel_params_get), and a count or size
+ * kernel's parameter list (as ptxkit_kernel_params_get reads it), and a count or size
  * that differs is INVALID_ARGUMENT, naming the parameter, before anything
  * runs; checking is UNSUPPORTED before CUDA 12.4. attributes (NULL: none)
  * go through cuLaunchKernelEx: UNSUPPORTED where the driver or GPU lacks
@@ -928,12 +918,6 @@ ptxkit_status ptxkit_kernel_grid_size_get(ptxkit_kernel *kernel, int block_threa
  * and the smallest grid (min_grid, may be NULL) that fills the GPU with it. */
 ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *kernel, size_t shared_bytes, int *block_threads,
                                                    int *min_grid);
-/* The kernel's parameter list as the driver knows it: *count parameters,
- * the first `capacity` of them with their byte offsets and sizes (offsets
- * and sizes may be NULL when capacity is 0). UNSUPPORTED on drivers before
- * CUDA 12.4 (no cuFuncGetParamInfo). */
-ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *kernel, size_t *count, size_t *offsets, size_t *sizes,
-                                       size_t capacity);
 /* Raises the kernel's dynamic shared memory limit (up to the device's
  * opt-in maximum; beyond it INVALID_ARGUMENT). */
 ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *kernel, size_t bytes);
@@ -1022,6 +1006,37 @@ ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, cons
  * *available (may be NULL): whether they would be used now (NVRTC 12.8+,
  * loaded by the call). */
 ptxkit_status ptxkit_jit_pch_mode_set(int mode, int *available);
+
+/* ---- experimental: read-backs and diagnostics --------------------------------
+ *
+ * Calls that read back what the application set itself or count what a
+ * call made, for tests and the ptxkit command (moved here in 0.3 to keep the
+ * stable tier to what an application runs on; docs/MIGRATING-0.3.md). */
+
+/* Directory of the on-disk kernel cache (PTXKIT_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ptxkit when that is an absolute path, else
+ * ~/.cache/ptxkit, the home directory from $HOME or the password
+ * database). Empty if disabled. */
+ptxkit_status ptxkit_cache_dir_get(char *buf, size_t size);
+/* Number of cached kernels and their total size on disk. */
+ptxkit_status ptxkit_cache_stats_get(size_t *files, size_t *bytes);
+
+/* The priority a stream was created with (NULL: the legacy stream's). */
+ptxkit_status ptxkit_stream_priority_get(ptxkit_context *ctx, ptxkit_stream *stream, int *priority);
+
+/* The number of nodes of the graph as captured (kernels, copies, memsets,
+ * host functions, event nodes); an empty capture has 0. */
+ptxkit_status ptxkit_graph_node_count_get(ptxkit_context *ctx, ptxkit_graph *graph, size_t *count);
+
+/* The window the driver holds for the stream (bytes 0: none). */
+ptxkit_status ptxkit_stream_access_window_get(ptxkit_context *ctx, ptxkit_stream *stream, ptxkit_access_window *out);
+
+/* The kernel's parameter list as the driver knows it: *count parameters,
+ * the first `capacity` of them with their byte offsets and sizes (offsets
+ * and sizes may be NULL when capacity is 0). UNSUPPORTED on drivers before
+ * CUDA 12.4 (no cuFuncGetParamInfo). */
+ptxkit_status ptxkit_kernel_params_get(ptxkit_kernel *kernel, size_t *count, size_t *offsets, size_t *sizes,
+                                       size_t capacity);
 
 /* ---- experimental: diagnostics of `ptxkit info` -------------------------------- */
 

@@ -20,6 +20,30 @@ extern "C" {
 
 /* ---- copy -------------------------------------------------------------- */
 
+/* Every op has companions of one shape, named after it:
+ *  - <op>_supported(ctx, selectors...): SUCCESS where the op provides the
+ *    selectors (operator, type, kind, transposes) on ctx's GPU, else
+ *    UNSUPPORTED with the reason in ptxkit_last_error(); INVALID_ARGUMENT
+ *    for a value out of its enum's range. ctx NULL asks about any GPU.
+ *    Which selectors an op provides does not depend on the GPU today (the
+ *    kernels differ between GPUs, never the answer), so a context and NULL
+ *    answer alike; the context is in the shape for the day one does. Plain
+ *    CPU code: no driver call, no GPU needed; any thread.
+ *  - <op>_config_get: the configuration the op would run for a problem,
+ *    resolved (tuned or default), without compiling or launching.
+ *  - <op>_prepare, for the ops that own per-stream scratch (reduce, scan)
+ *    or compile per configuration (gemm): compiles and loads what the call
+ *    would launch, and for the stream-owning ones takes the stream's
+ *    scratch, so that the next call on that stream compiles, loads and
+ *    allocates nothing (ahead of a timed loop or a capture).
+ * Copy and transpose own no scratch and have no _prepare: their kernels
+ * load at their first call. */
+
+/* Whether ptxkit_copy runs on ctx's GPU (NULL: any GPU): SUCCESS, as it has
+ * no selectors and every GPU ptxkit runs on has its kernels. There so that
+ * code asking each op before calling it needs no exception for copy. */
+ptxkit_status ptxkit_copy_supported(ptxkit_context *ctx);
+
 /* Copies `bytes` bytes between any two device addresses (no overlap), with
  * 4-, 8- or 16-byte vector accesses where the addresses allow and a
  * funnel-shift path where they are not mutually aligned. config (NULL:
@@ -28,6 +52,21 @@ extern "C" {
  * blocks per SM, 1 to 64; 0: one block per tile). */
 ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
                           const ptxkit_config *config, ptxkit_stream *stream);
+/* The configuration ptxkit_copy runs for these arguments (config as the
+ * call takes it: NULL for the tuned entry or the defaults), into *out,
+ * resolved: "path" (JIT or PTX, as AUTO resolves where NVRTC is present),
+ * "load_op", "block_size", "vector_bytes" (the access width dst - src
+ * allows within the one asked for: 16, 8 or 4; 4 also where they are not
+ * 4-byte apart, the funnel-shift kernel's aligned words), "unroll" and
+ * "blocks_per_sm" (0: one block per tile). Only dst - src matters of the
+ * pointers, and with bytes 0 they are not checked (the question for no
+ * particular copy). Nothing is compiled, launched or tuned
+ * (PTXKIT_TUNE=auto does not tune a missing bucket for it). Errors: the
+ * call's argument and configuration errors; UNSUPPORTED for a
+ * configuration the precompiled PTX lacks on the PTX path (the call's);
+ * INVALID_ARGUMENT for a NULL context or out. Any thread; no stream. */
+ptxkit_status ptxkit_copy_config_get(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                                     const ptxkit_config *config, ptxkit_config *out);
 
 /* ---- reduction --------------------------------------------------------- */
 
@@ -41,11 +80,10 @@ typedef enum ptxkit_reduce_op {
     PTXKIT_REDUCE_OP_COUNT
 } ptxkit_reduce_op;
 
-/* Whether ptxkit_reduce provides (op, type) (see below): SUCCESS, or
- * UNSUPPORTED with the reason in ptxkit_last_error(); INVALID_ARGUMENT
- * for values out of range. Plain CPU code: no context or GPU needed; any
- * thread. */
-ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type);
+/* Whether ptxkit_reduce provides (op, type) on ctx's GPU (NULL: any GPU),
+ * as every <op>_supported (see copy): SUCCESS, UNSUPPORTED with the reason
+ * (the combinations are listed below), INVALID_ARGUMENT out of range. */
+ptxkit_status ptxkit_reduce_supported(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type);
 
 /* Reduces n elements at `in` (any element-aligned address) into one element
  * written at `out` on `stream`. n == 0 writes the operator's identity.
@@ -75,6 +113,21 @@ ptxkit_status ptxkit_reduce_to_host(ptxkit_context *ctx, ptxkit_reduce_op op, pt
  * NULL context or out. Any thread. */
 ptxkit_status ptxkit_reduce_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                        const ptxkit_config *config, ptxkit_config *out);
+/* Everything ptxkit_reduce(ctx, op, type, out, in, n, config, stream)
+ * does but the launch: the same checks (on any aligned out and in), the
+ * kernel compiled or loaded and its resolution remembered, and, where the
+ * call would use scratch (more than one block of work), `stream`'s scratch
+ * slot taken (runtime rule: a stream keeps it while among the 16 most
+ * recently used streams of the op). So the next ptxkit_reduce of (op,
+ * type) on `stream` with n elements and the same config compiles, loads
+ * and allocates nothing, and may be captured (see "CUDA graph capture" in ptxkit.h:
+ * prepare before beginning the capture). Nothing is written to device
+ * memory; the slot's hand-over from another stream is queued on `stream`
+ * as the call would queue it. Errors: the call's; on a stream being
+ * captured it answers as the call would (PTXKIT_ERROR_CAPTURE where the
+ * stream holds no scratch), recording nothing. Any thread. */
+ptxkit_status ptxkit_reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                    const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ---- scan (prefix sum) ------------------------------------------------- */
 
@@ -84,8 +137,11 @@ typedef enum ptxkit_scan_kind {
     PTXKIT_SCAN_KIND_COUNT
 } ptxkit_scan_kind;
 
-/* Whether ptxkit_scan provides (op, type): as ptxkit_reduce_supported. */
-ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type);
+/* Whether ptxkit_scan provides (kind, op, type) on ctx's GPU (NULL: any
+ * GPU): both kinds of the combinations ptxkit_reduce provides; the answers
+ * as ptxkit_reduce_supported's. */
+ptxkit_status ptxkit_scan_supported(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                    ptxkit_dtype type);
 
 /* Scans n elements at `in` into n elements at `out` on `stream`; the result
  * stays on the device. Operators and types as ptxkit_reduce: sum, min, max
@@ -131,6 +187,20 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
  * "vector_bytes" and "vectors_per_thread". */
 ptxkit_status ptxkit_scan_config_get(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
                                      const ptxkit_config *config, ptxkit_config *out);
+/* Everything ptxkit_scan(ctx, kind, op, type, out, in, n, config, stream)
+ * does but the launch, as ptxkit_reduce_prepare: the kernel compiled or
+ * loaded and its resolution remembered, and, where the call would run
+ * more than one tile, `stream`'s scratch slot taken and grown for n
+ * elements at any alignment of `in` (a new scratch buffer is cleared on
+ * `stream`). The next ptxkit_scan of (op, type), either kind, on `stream`
+ * with n elements and the same config compiles, loads and allocates
+ * nothing, and may be captured. n == 0 prepares nothing (the
+ * call launches nothing). Errors: the call's; on a stream being captured
+ * it answers as the call would (PTXKIT_ERROR_CAPTURE or UNSUPPORTED where
+ * the stream's scratch is missing or too small), recording nothing. Any
+ * thread. */
+ptxkit_status ptxkit_scan_prepare(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                                  size_t n, const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ---- host arrays ---------------------------------------------------------
  *
@@ -269,6 +339,11 @@ typedef enum ptxkit_transpose_kind {
     PTXKIT_TRANSPOSE_TILED        /* shared tile, unpadded */
 } ptxkit_transpose_kind;
 
+/* Whether ptxkit_transpose provides (kind, type) on ctx's GPU (NULL: any
+ * GPU), as every <op>_supported (see copy): every kind of float32 and
+ * float64; UNSUPPORTED for the other types, INVALID_ARGUMENT out of range. */
+ptxkit_status ptxkit_transpose_supported(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type);
+
 /* dst (cols x rows) = transpose of src (rows x cols), both row-major and
  * dense; float32 or float64. config (NULL: tuned or default): the common
  * parameters and "tile", the side of the square tile a block moves (16, 32,
@@ -346,6 +421,16 @@ ptxkit_status ptxkit_gemm(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op
                           size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b, size_t ldb,
                           double beta, ptxkit_dptr c, size_t ldc, const ptxkit_config *config,
                           ptxkit_stream *stream);
+
+/* Whether ptxkit_gemm provides (type, op_a, op_b) on ctx's GPU (NULL: any
+ * GPU), as every <op>_supported (see copy): float32 and float64 with either
+ * transpose of each operand (the float64 kernel differs with and without
+ * FP64 tensor cores, the answer does not); UNSUPPORTED for the other
+ * types, INVALID_ARGUMENT out of range. Not asked: whether NVRTC is
+ * present (gemm is JIT only; ptxkit_jit_available, or ptxkit_gemm_prepare,
+ * which compiles). */
+ptxkit_status ptxkit_gemm_supported(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a,
+                                    ptxkit_gemm_op op_b);
 
 /* The configuration ptxkit_gemm runs for (type, m, n, k) with config NULL,
  * into *out: all eight names (split_k as the call would choose it); *tuned

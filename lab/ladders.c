@@ -83,16 +83,17 @@ static ptxkit_dtype kernel_type(ptxkit_reduce_op op, ptxkit_dtype type) {
 }
 
 /* Step, (op, type) and options of the reduce or scan ladder, checked
- * without a GPU; the kernel's defines on success. */
+ * without a GPU; the kernel's defines on success. `supported` is the
+ * production op's answer for (op, type): a ladder provides what it does. */
 static ptxkit_status op_kernel(const char *ladder, const char *file, const char *prefix, int steps, int step,
-                               ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status (*supported)(ptxkit_reduce_op, ptxkit_dtype),
+                               ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_status supported,
                                const lab_ladder_options *o, lab_ladder_kernel *k) {
     if (step < 1 || step > steps)
         return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: no step %d (steps are 1 to %d)", ladder, step, steps);
     if ((unsigned)op >= PTXKIT_REDUCE_OP_COUNT || (unsigned)type >= PTXKIT_DTYPE_COUNT)
         return ptxkit_last_error_set(PTXKIT_ERROR_INVALID_ARGUMENT, "%s ladder: unknown operator %d or type %d", ladder, (int)op,
                          (int)type);
-    if (supported(op, type) != PTXKIT_SUCCESS)
+    if (supported != PTXKIT_SUCCESS)
         return ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "%s ladder: %s of %s is not provided", ladder,
                          ptxkit_reduce_op_name(op), ptxkit_dtype_name(type));
     int block = o && o->block_size ? o->block_size : LAB_LADDER_DEFAULT_BLOCK;
@@ -166,7 +167,7 @@ typedef struct reduce_plan {
 static ptxkit_status reduce_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
                                    lab_ladder_kernel *k) {
     ptxkit_status st = op_kernel("reduce", "reduce_ladder.cu", "reduce_ladder", LAB_REDUCE_LADDER_STEPS, step, op, type,
-                                 ptxkit_reduce_supported, o, k);
+                                 ptxkit_reduce_supported(NULL, op, type), o, k);
     if (st == PTXKIT_SUCCESS && step == 9 && type != PTXKIT_INT32 && type != PTXKIT_UINT32)
         st = ptxkit_last_error_set(PTXKIT_ERROR_UNSUPPORTED, "reduce ladder step 9 (redux.sync) exists for 32-bit integers only, not %s",
                        ptxkit_dtype_name(type));
@@ -281,7 +282,7 @@ typedef struct scan_plan {
 static ptxkit_status scan_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,
                                  lab_ladder_kernel *k) {
     return op_kernel("scan", "scan_ladder.cu", "scan_ladder", LAB_SCAN_LADDER_STEPS, step, op, type,
-                     ptxkit_scan_supported, o, k);
+                     ptxkit_scan_supported(NULL, PTXKIT_SCAN_INCLUSIVE, op, type), o, k);
 }
 
 ptxkit_status lab_scan_ladder_kernel(int step, ptxkit_reduce_op op, ptxkit_dtype type, const lab_ladder_options *o,

@@ -158,12 +158,22 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_graph_launch, none, NULL, NULL);
     CHECK_CALL(ptxkit_graph_node_count_get, none, NULL, &sz);
     CHECK_CALL(ptxkit_transpose_config_get, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_FLOAT32, 4, 4, NULL, NULL);
+    CHECK_CALL(ptxkit_copy_config_get, none, 4096, 8192, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_reduce_prepare, none, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan_prepare, none, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
     CHECK_CALL(ptxkit_gemm, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 4, 8192, 4, 0.0, 12288,
                4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_config_get, none, PTXKIT_FLOAT32, 4, 4, 4, NULL, &i);
     CHECK_CALL(ptxkit_gemm_sweep_tiles, none, PTXKIT_FLOAT32, NULL, 0, &i);
     CHECK_CALL(ptxkit_gemm_prepare, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL);
     CHECK_CALL(ptxkit_gemm_split_k_get, none, NULL, 4, 4, 4, &i);
+    /* the _supported companions answer without a context: a value out of range */
+    CHECK_CALL(ptxkit_reduce_supported, none, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_scan_supported, none, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_transpose_supported, none, (ptxkit_transpose_kind)9, PTXKIT_FLOAT32);
+    CHECK_CALL(ptxkit_transpose_supported, none, PTXKIT_TRANSPOSE_PADDED, PTXKIT_INT64);
+    CHECK_CALL(ptxkit_gemm_supported, none, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N);
+    CHECK_CALL(ptxkit_gemm_supported, none, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N);
     CHECK_CALL(ptxkit_program_module_get, none, NULL, NULL, 0, NULL, 0, NULL);
     CHECK_CALL(ptxkit_program_kernel_get, none, NULL, "k", NULL, 0, NULL);
     CHECK_CALL(ptxkit_l2_persisting_set, none, 1024, &sz);
@@ -179,6 +189,7 @@ static void calls_with_a_context(void **state) {
     ptxkit_dptr p = 0;
     size_t sz = 0;
     int i = 0;
+    ptxkit_config cfg_out;
     CHECK_CALL(ptxkit_device_info_get, ctx, NULL);
     CHECK_CALL(ptxkit_memory_alloc, ctx, 0, &p);
     CHECK_CALL(ptxkit_memory_alloc, ctx, 16, NULL);
@@ -199,6 +210,9 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_graph_launch, ctx, NULL, NULL);
     CHECK_CALL(ptxkit_graph_node_count_get, ctx, NULL, NULL);
     CHECK_CALL(ptxkit_copy, ctx, 4096, 4100, 64, NULL, NULL); /* overlapping */
+    CHECK_CALL(ptxkit_copy_config_get, ctx, 4096, 4100, 64, NULL, &cfg_out);
+    CHECK_CALL(ptxkit_reduce_prepare, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 16, NULL, NULL);
+    CHECK_CALL(ptxkit_scan_prepare, ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce, ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 4096, 8192, 16, NULL, NULL);
     CHECK_CALL(ptxkit_reduce_to_host, ctx, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32, NULL, 8192, 16, NULL);

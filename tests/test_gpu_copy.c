@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ptxkit_ops.h"
+#include "runtime/registry.h"
 #include "test_util.h"
 
 enum { GUARD = 64, POISON = 0xCD };
@@ -104,12 +105,84 @@ static void every_block_size(void **state) {
     }
 }
 
+/* Copies n bytes from src+so to dst+GUARD+dof with a ptxkit_config and
+ * checks them (the poison around them as check_copy does). */
+static void check_copy_config(size_t so, size_t dof, size_t n, const ptxkit_config *pc) {
+    ptxkit_context *ctx = test_gpu();
+    size_t span = n + 2 * GUARD;
+    assert_ok(ctx, ptxkit_memory_set8_async(ctx, buf.dst + dof, POISON, span, NULL));
+    assert_ok(ctx, ptxkit_copy(ctx, buf.dst + dof + GUARD, buf.src + so, n, pc, NULL));
+    assert_ok(ctx, ptxkit_memory_read(ctx, buf.host_dst, buf.dst + dof, span));
+    for (size_t i = 0; i < GUARD; i++)
+        if (buf.host_dst[i] != POISON || buf.host_dst[GUARD + n + i] != POISON)
+            fail_msg("copy of %zu bytes (src+%zu, dst+%zu) wrote outside its range", n, so, dof);
+    if (memcmp(buf.host_dst + GUARD, buf.host_src + so, n) != 0)
+        fail_msg("copy of %zu bytes (src+%zu, dst+%zu) differs", n, so, dof);
+}
+
+static long long config_value(const ptxkit_config *c, const char *name) {
+    long long v = -1;
+    assert_int_equal(ptxkit_config_get(c, name, &v), PTXKIT_SUCCESS);
+    return v;
+}
+
+/* ptxkit_copy_config_get names what the call runs: the call with config
+ * NULL loads its kernel; the same copy with the configuration _config_get
+ * answered loads no other (a different block, width, unroll, operator or
+ * path would be another module), and both copy correctly. Every relative
+ * alignment of dst and src (which picks the width), both paths. */
+static void config_get_matches_the_call(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    assert_ok(ctx, ptxkit_copy_supported(ctx));
+    static const size_t sizes[] = {4099, (1u << 20) + 5};
+    for (int path = PTXKIT_PATH_AUTO; path <= PTXKIT_PATH_PTX; path++)
+        for (size_t s = 0; s < 2; s++)
+            for (size_t so = 0; so < 16; so++) {
+                size_t dof = (so * 7) % 16, n = sizes[s];
+                ptxkit_config ask = {0}, got;
+                if (path) ptxkit_config_set(&ask, "path", path);
+                ptxkit_dptr dst = buf.dst + dof + GUARD, src = buf.src + so;
+                assert_ok(ctx, ptxkit_copy_config_get(ctx, dst, src, n, &ask, &got));
+                assert_int_equal(got.count, 6);
+                long long width = config_value(&got, "vector_bytes");
+                long long diff = (long long)((dst - src) & 15);
+                long long widest = diff == 0 ? 16 : diff % 8 == 0 ? 8 : 4;
+                /* a tuned entry (JIT) may ask for narrower vectors; the PTX path has none */
+                assert_true(width <= widest && (width == 4 || width == 8 || width == 16));
+                if (path == PTXKIT_PATH_PTX) assert_int_equal(width, widest);
+                if (path) assert_int_equal(config_value(&got, "path"), path);
+                check_copy_config(so, dof, n, &ask);
+                size_t loaded = registry_module_count(ctx);
+                check_copy_config(so, dof, n, &got);
+                if (registry_module_count(ctx) != loaded)
+                    fail_msg("copy (path %d, src+%zu, dst+%zu, %zu bytes) with the configuration _config_get named "
+                             "loaded another module: it is not what the call ran",
+                             path, so, dof, n);
+            }
+    /* a configuration's own values come back */
+    ptxkit_config ask = {0}, got;
+    ptxkit_config_set(&ask, "path", PTXKIT_PATH_JIT);
+    ptxkit_config_set(&ask, "block_size", 128);
+    ptxkit_config_set(&ask, "unroll", 4);
+    ptxkit_config_set(&ask, "vector_bytes", 8);
+    ptxkit_config_set(&ask, "load_op", PTXKIT_LOAD_CG);
+    ptxkit_config_set(&ask, "blocks_per_sm", 2);
+    assert_ok(ctx, ptxkit_copy_config_get(ctx, buf.dst, buf.src, 1 << 20, &ask, &got));
+    assert_int_equal(config_value(&got, "block_size"), 128);
+    assert_int_equal(config_value(&got, "unroll"), 4);
+    assert_int_equal(config_value(&got, "vector_bytes"), 8);
+    assert_int_equal(config_value(&got, "load_op"), PTXKIT_LOAD_CG);
+    assert_int_equal(config_value(&got, "blocks_per_sm"), 2);
+}
+
 int main(void) {
     test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(all_misalignments_every_variant),
         cmocka_unit_test(random_sizes_up_to_2_28),
         cmocka_unit_test(every_block_size),
+        cmocka_unit_test(config_get_matches_the_call),
     };
     int failed = cmocka_run_group_tests(tests, setup, teardown);
     test_gpu_release();

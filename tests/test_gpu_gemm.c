@@ -669,6 +669,78 @@ static void test_gemm_ladder(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* ptxkit_gemm_supported agrees with the call: for every type and pair of
+ * operand ops, a supported one runs a small awkward problem right (against
+ * a double-precision CPU product: op(A) 5 x 7, op(B) 7 x 3, alpha 1, beta
+ * 0, small integers, so every product and sum is exact), an unsupported
+ * one is UNSUPPORTED from the call too. */
+static void test_gemm_supported_agrees(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    enum { M = 5, N = 3, K = 7 };
+    ptxkit_dptr a, b, c;
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, M * K * 8, &a));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, K * N * 8, &b));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, M * N * 8, &c));
+    uint64_t rng = test_seed() ^ 0x6e;
+    double av[M * K], bv[K * N];
+    for (int i = 0; i < M * K; i++) av[i] = (double)(test_rand(&rng) % 9) - 4;
+    for (int i = 0; i < K * N; i++) bv[i] = (double)(test_rand(&rng) % 9) - 4;
+    for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+        for (int oa = 0; oa < PTXKIT_GEMM_OP_COUNT; oa++)
+            for (int ob = 0; ob < PTXKIT_GEMM_OP_COUNT; ob++) {
+                ptxkit_dtype type = (ptxkit_dtype)t;
+                ptxkit_gemm_op op_a = (ptxkit_gemm_op)oa, op_b = (ptxkit_gemm_op)ob;
+                /* stored as the ops say: A m x k (N) or k x m (T), B k x n (N) or n x k (T) */
+                size_t lda = op_a == PTXKIT_GEMM_N ? K : M, ldb = op_b == PTXKIT_GEMM_N ? N : K;
+                double sa[M * K], sb[K * N];
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++) sa[op_a == PTXKIT_GEMM_N ? i * K + k : k * M + i] = av[i * K + k];
+                for (int k = 0; k < K; k++)
+                    for (int j = 0; j < N; j++) sb[op_b == PTXKIT_GEMM_N ? k * N + j : j * K + k] = bv[k * N + j];
+                if (type == PTXKIT_FLOAT32) {
+                    float fa[M * K], fb[K * N];
+                    for (int i = 0; i < M * K; i++) fa[i] = (float)sa[i];
+                    for (int i = 0; i < K * N; i++) fb[i] = (float)sb[i];
+                    assert_ok(ctx, ptxkit_memory_write(ctx, a, fa, sizeof fa));
+                    assert_ok(ctx, ptxkit_memory_write(ctx, b, fb, sizeof fb));
+                } else {
+                    assert_ok(ctx, ptxkit_memory_write(ctx, a, sa, sizeof sa));
+                    assert_ok(ctx, ptxkit_memory_write(ctx, b, sb, sizeof sb));
+                }
+                assert_ok(ctx, ptxkit_memory_set8_async(ctx, c, 0xCD, M * N * 8, NULL));
+                ptxkit_status want = ptxkit_gemm_supported(ctx, type, op_a, op_b);
+                assert_int_equal(want, ptxkit_gemm_supported(NULL, type, op_a, op_b));
+                ptxkit_status got = ptxkit_gemm(ctx, type, op_a, op_b, M, N, K, 1.0, a, lda, b, ldb, 0.0, c, N, NULL, NULL);
+                if (want != PTXKIT_SUCCESS) {
+                    assert_int_equal(want, PTXKIT_ERROR_UNSUPPORTED);
+                    assert_int_equal(got, PTXKIT_ERROR_UNSUPPORTED);
+                    continue;
+                }
+                assert_ok(ctx, got);
+                assert_ok(ctx, ptxkit_context_synchronize(ctx));
+                double cv[M * N];
+                float cf[M * N];
+                if (type == PTXKIT_FLOAT32) {
+                    assert_ok(ctx, ptxkit_memory_read(ctx, cf, c, sizeof cf));
+                    for (int i = 0; i < M * N; i++) cv[i] = cf[i];
+                } else {
+                    assert_ok(ctx, ptxkit_memory_read(ctx, cv, c, sizeof cv));
+                }
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double e = 0;
+                        for (int k = 0; k < K; k++) e += av[i * K + k] * bv[k * N + j];
+                        if (cv[i * N + j] != e)
+                            fail_msg("gemm %s %d%d: C[%d][%d] = %g, not %g", t == PTXKIT_FLOAT32 ? "float32" : "float64",
+                                     oa, ob, i, j, cv[i * N + j], e);
+                    }
+            }
+    ptxkit_memory_free(ctx, a);
+    ptxkit_memory_free(ctx, b);
+    ptxkit_memory_free(ctx, c);
+}
+
 int main(void) {
     test_require_gpu();
     const char *env = getenv("PTXKIT_TEST_GEMM_SMALL");
@@ -676,6 +748,7 @@ int main(void) {
     rng = test_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
+        cmocka_unit_test(test_gemm_supported_agrees),
         cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),

@@ -215,7 +215,7 @@ static void test_reduce_every_op(void **state) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
             ptxkit_dtype t = types[ti];
-            if (ptxkit_reduce_supported((ptxkit_reduce_op)op, t) != PTXKIT_SUCCESS) continue;
+            if (ptxkit_reduce_supported(ctx, (ptxkit_reduce_op)op, t) != PTXKIT_SUCCESS) continue;
             size_t count = sizes_for(t, sizes);
             for (size_t s = 0; s < count; s++, round++)
                 reduce_case(ctx, (ptxkit_reduce_op)op, t, sizes[s], 1 + round % 15, round % 2, &o);
@@ -232,7 +232,7 @@ static void test_scan_every_op(void **state) {
         for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
             for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
                 ptxkit_dtype t = types[ti];
-                if (ptxkit_scan_supported((ptxkit_reduce_op)op, t) != PTXKIT_SUCCESS) continue;
+                if (ptxkit_scan_supported(ctx, (ptxkit_scan_kind)kind, (ptxkit_reduce_op)op, t) != PTXKIT_SUCCESS) continue;
                 size_t count = sizes_for(t, sizes);
                 for (size_t s = 0; s < count; s++, round++)
                     scan_case(ctx, (ptxkit_scan_kind)kind, (ptxkit_reduce_op)op, t, sizes[s], 1 + round % 15,

@@ -469,11 +469,11 @@ static bool run_checks(setup *s, uint64_t seed) {
             if (!upload_all(s, &b, host, type, counts, offsets)) goto done;
             for (int o = 0; o < PTXKIT_REDUCE_OP_COUNT; o++) {
                 ptxkit_reduce_op op = (ptxkit_reduce_op)o;
-                if (ptxkit_reduce_supported(op, type) == PTXKIT_SUCCESS) {
+                if (ptxkit_reduce_supported(NULL, op, type) == PTXKIT_SUCCESS) {
                     if (!check_reduce(s, &b, host, op, type, counts, offsets, total, k)) goto done;
                     cases++;
                 }
-                if (ptxkit_scan_supported(op, type) != PTXKIT_SUCCESS) continue;
+                if (ptxkit_scan_supported(NULL, PTXKIT_SCAN_INCLUSIVE, op, type) != PTXKIT_SUCCESS) continue;
                 for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT; kind++) {
                     /* in place on one layout, for every operator of int32 and float32 */
                     bool in_place = k == 1 && (type == PTXKIT_INT32 || type == PTXKIT_FLOAT32);

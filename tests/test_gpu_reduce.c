@@ -21,6 +21,7 @@
 
 #include "ptxkit_ops.h"
 #include "reduce/reduce.h"
+#include "runtime/registry.h"
 #include "compile_jobs.h"
 #include "lab.h"
 #include "ladders.h"
@@ -674,6 +675,74 @@ static void test_ladder_stream(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* ptxkit_reduce_prepare: the call after it on the same stream loads no
+ * module (the configuration is one no other test uses, so the prepare is
+ * what loaded it: a module more where the JIT path runs it), and finds
+ * its scratch there, so that a capture begun right after records it; the
+ * replays and a plain call then agree with the CPU's sum. One block of
+ * work (no scratch) and many. */
+static void test_reduce_prepare(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    assert_ok(ctx, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32));
+    ptxkit_config c = {0};
+    const bool jit = ptxkit_jit_available();
+    if (jit) {
+        ptxkit_config_set(&c, "path", PTXKIT_PATH_JIT);
+        ptxkit_config_set(&c, "block_size", 64);
+        ptxkit_config_set(&c, "loads_in_flight", 3);
+        ptxkit_config_set(&c, "load_op", PTXKIT_LOAD_CV);
+    }
+    static const size_t sizes[] = {500, (1u << 20) + 7};
+    const size_t most = sizes[1];
+    uint64_t rng = test_seed() ^ 0x7e7e;
+    uint32_t *host = malloc(most * sizeof *host);
+    assert_non_null(host);
+    test_fill_random(host, most * sizeof *host, &rng);
+    ptxkit_dptr in, out;
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, most * sizeof *host, &in));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, 64, &out));
+    assert_ok(ctx, ptxkit_memory_write(ctx, in, host, most * sizeof *host));
+    for (size_t i = 0; i < 2; i++) {
+        const size_t n = sizes[i];
+        uint32_t want = 0, got;
+        for (size_t j = 0; j < n; j++) want += host[j];
+        ptxkit_stream *s;
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+        size_t before = registry_module_count(ctx);
+        assert_ok(ctx, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, n, &c, s));
+        size_t loaded = registry_module_count(ctx);
+        if (jit && i == 0) assert_true(loaded > before);
+        ptxkit_graph *graph = NULL;
+        assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+        ptxkit_status st = ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, out, in, n, &c, s);
+        assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &graph));
+        assert_ok(ctx, st);
+        for (int replay = 0; replay < 2; replay++) {
+            assert_ok(ctx, ptxkit_memory_set8_async(ctx, out, 0xCD, 4, s));
+            assert_ok(ctx, ptxkit_graph_launch(ctx, graph, s));
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+            assert_ok(ctx, ptxkit_memory_read(ctx, &got, out, sizeof got));
+            assert_int_equal(got, want);
+        }
+        assert_ok(ctx, ptxkit_memory_set8_async(ctx, out, 0xCD, 4, s));
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, out, in, n, &c, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        assert_ok(ctx, ptxkit_memory_read(ctx, &got, out, sizeof got));
+        assert_int_equal(got, want);
+        if (registry_module_count(ctx) != loaded)
+            fail_msg("ptxkit_reduce of %zu elements after ptxkit_reduce_prepare loaded a module", n);
+        ptxkit_graph_destroy(graph);
+        ptxkit_stream_destroy(s);
+    }
+    /* the call's errors, named after the prepare */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32, 16, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_reduce_prepare"));
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
+    free(host);
+}
+
 int main(void) {
     test_require_gpu();
     ptxkit_context *ctx = test_gpu();
@@ -691,7 +760,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_ptx_path),     cmocka_unit_test(test_reduce_streams),
         cmocka_unit_test(test_reduce_back_to_back), cmocka_unit_test(test_reduce_to_host),
         cmocka_unit_test(test_ladder_all),          cmocka_unit_test(test_ladder_load_ops),
-        cmocka_unit_test(test_ladder_stream),
+        cmocka_unit_test(test_ladder_stream),        cmocka_unit_test(test_reduce_prepare),
     };
     int failed = cmocka_run_group_tests_name("gpu_reduce", tests, setup_inputs, teardown_inputs);
     ptxkit_memory_free(ctx, ladder_scratch);

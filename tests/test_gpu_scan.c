@@ -23,6 +23,7 @@
 #include "ptxkit_ops.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
+#include "runtime/registry.h"
 #include "compile_jobs.h"
 #include "lab.h"
 #include "ladders.h"
@@ -831,6 +832,81 @@ static void test_ladder_stream(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* ptxkit_scan_prepare: the call after it on the same stream loads no
+ * module (a configuration no other test uses: the prepare loaded it where
+ * the JIT path runs it) and finds scratch large enough for n elements at
+ * any alignment, so that a capture begun right after records a scan of a
+ * view one element past the prepared pointers' alignment; the replays and
+ * a plain call agree with the CPU's exclusive prefix sums. One tile and
+ * many. */
+static void test_scan_prepare(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    assert_ok(ctx, ptxkit_scan_supported(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32));
+    ptxkit_config c = {0};
+    const bool jit = ptxkit_jit_available();
+    if (jit) {
+        ptxkit_config_set(&c, "path", PTXKIT_PATH_JIT);
+        ptxkit_config_set(&c, "block_size", 128);
+        ptxkit_config_set(&c, "vectors_per_thread", 3);
+        ptxkit_config_set(&c, "load_op", PTXKIT_LOAD_CV);
+    }
+    static const size_t sizes[] = {100, (1u << 22) + 3};
+    const size_t most = sizes[1] + 1;
+    uint64_t rng = test_seed() ^ 0x5ca1;
+    uint32_t *host = malloc(most * sizeof *host), *got = malloc(most * sizeof *host);
+    assert_non_null(host);
+    assert_non_null(got);
+    test_fill_random(host, most * sizeof *host, &rng);
+    ptxkit_dptr in, out;
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, most * sizeof *host, &in));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, most * sizeof *host, &out));
+    assert_ok(ctx, ptxkit_memory_write(ctx, in, host, most * sizeof *host));
+    for (size_t i = 0; i < 2; i++) {
+        const size_t n = sizes[i];
+        /* a view one element in: no 16-byte boundary at its start */
+        const ptxkit_dptr vin = in + sizeof *host, vout = out + sizeof *host;
+        ptxkit_stream *s;
+        assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+        size_t before = registry_module_count(ctx);
+        assert_ok(ctx, ptxkit_scan_prepare(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, n, &c, s));
+        size_t loaded = registry_module_count(ctx);
+        if (jit && i == 0) assert_true(loaded > before);
+        ptxkit_graph *graph = NULL;
+        assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+        ptxkit_status st = ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, vout, vin, n, &c, s);
+        assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &graph));
+        assert_ok(ctx, st);
+        for (int run = 0; run < 3; run++) {
+            assert_ok(ctx, ptxkit_memory_set8_async(ctx, out, 0xCD, most * sizeof *host, s));
+            if (run < 2) assert_ok(ctx, ptxkit_graph_launch(ctx, graph, s));
+            else assert_ok(ctx, ptxkit_scan(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, vout, vin, n, &c, s));
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+            assert_ok(ctx, ptxkit_memory_read(ctx, got, vout, n * sizeof *host));
+            uint32_t prefix = 0;
+            for (size_t j = 0; j < n; j++) {
+                if (got[j] != prefix)
+                    fail_msg("exclusive scan of %zu elements after ptxkit_scan_prepare (%s): out[%zu] = %u, not %u", n,
+                             run < 2 ? "replay" : "call", j, got[j], prefix);
+                prefix += host[1 + j];
+            }
+        }
+        if (registry_module_count(ctx) != loaded)
+            fail_msg("ptxkit_scan of %zu elements after ptxkit_scan_prepare loaded a module", n);
+        ptxkit_graph_destroy(graph);
+        ptxkit_stream_destroy(s);
+    }
+    /* n 0 prepares nothing and succeeds; the call's errors are named after the prepare */
+    assert_ok(ctx, ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, 0, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_MIN, PTXKIT_INT64, 16, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_scan_prepare"));
+    ptxkit_memory_free(ctx, in);
+    ptxkit_memory_free(ctx, out);
+    free(host);
+    free(got);
+}
+
 int main(void) {
     test_require_gpu();
     ptxkit_context *ctx = test_gpu();
@@ -849,6 +925,7 @@ int main(void) {
         cmocka_unit_test(test_scan_epoch_wrap), cmocka_unit_test(test_scan_experiments),
         cmocka_unit_test(test_ladder_all),
         cmocka_unit_test(test_ladder_load_ops), cmocka_unit_test(test_ladder_stream),
+        cmocka_unit_test(test_scan_prepare),
     };
     /* PTXKIT_TEST_FILTER=test_scan_streams runs the matching tests only (a sanitizer's session) */
     if (getenv("PTXKIT_TEST_FILTER")) cmocka_set_test_filter(getenv("PTXKIT_TEST_FILTER"));

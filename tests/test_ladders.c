@@ -173,7 +173,7 @@ static void nvrtc_compiles(void **state) {
     int pairs = 0;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT; type++) {
-            if (ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) {
+            if (ptxkit_reduce_supported(NULL, (ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) {
                 assert_status(PTXKIT_ERROR_UNSUPPORTED,
                               lab_reduce_ladder_kernel(1, (ptxkit_reduce_op)op, (ptxkit_dtype)type, NULL, &k));
                 continue;

@@ -191,8 +191,8 @@ static void shard_kernels_compile(void **state) {
     int compiled = 0;
     for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
         for (int o = 0; o < PTXKIT_REDUCE_OP_COUNT; o++) {
-            if (ptxkit_scan_supported((ptxkit_reduce_op)o, (ptxkit_dtype)t) != PTXKIT_SUCCESS &&
-                ptxkit_reduce_supported((ptxkit_reduce_op)o, (ptxkit_dtype)t) != PTXKIT_SUCCESS)
+            if (ptxkit_scan_supported(NULL, PTXKIT_SCAN_INCLUSIVE, (ptxkit_reduce_op)o, (ptxkit_dtype)t) != PTXKIT_SUCCESS &&
+                ptxkit_reduce_supported(NULL, (ptxkit_reduce_op)o, (ptxkit_dtype)t) != PTXKIT_SUCCESS)
                 continue;
             char type_define[16], op_define[16];
             snprintf(type_define, sizeof type_define, "TYPE_ID=%d", t);

@@ -1,9 +1,11 @@
 /* The public calls the ptxkit command reaches the library through (issue
  * 14): their argument checks, and what they answer without a GPU; and the
  * argument checks of its experimental-tier ones (PTXKIT_EXPERIMENTAL). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy/copy_defaults.h"
 #include "gemm/gemm.h"
 #include "reduce/reduce.h"
 #include "scan/scan.h"
@@ -15,23 +17,162 @@
 #include "test_util.h"
 
 /* One shape for "supported?": SUCCESS, UNSUPPORTED with the reason, or
- * INVALID_ARGUMENT out of range. */
+ * INVALID_ARGUMENT out of range; a context (here a fake one: no GPU) and
+ * NULL answer alike, as no answer depends on the GPU. */
 static void supported_combinations(void **state) {
     (void)state;
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_INT32));
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
-    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
-    assert_non_null(strstr(ptxkit_last_error(), "and of float32"));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(PTXKIT_REDUCE_MIN, PTXKIT_INT64));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported((ptxkit_reduce_op)-1, PTXKIT_INT32));
-    for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+    ptxkit_context *fake = test_fake_context();
+    ptxkit_context *ctxs[2] = {NULL, fake};
+    for (int c = 0; c < 2; c++) {
+        ptxkit_context *ctx = ctxs[c];
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64));
+        assert_status(PTXKIT_SUCCESS, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_XOR, PTXKIT_UINT64));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT32));
+        assert_non_null(strstr(ptxkit_last_error(), "and of float32"));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_MIN, PTXKIT_INT64));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_supported(ctx, (ptxkit_reduce_op)-1, PTXKIT_INT32));
+        /* scan: both kinds of reduce's combinations */
+        for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT; kind++)
+            for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT; op++)
+                for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+                    assert_int_equal(ptxkit_scan_supported(ctx, (ptxkit_scan_kind)kind, (ptxkit_reduce_op)op, (ptxkit_dtype)t),
+                                     ptxkit_reduce_supported(ctx, (ptxkit_reduce_op)op, (ptxkit_dtype)t));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_scan_supported(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_scan_supported(ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_scan_supported"));
+        /* copy: no selectors, always */
+        assert_status(PTXKIT_SUCCESS, ptxkit_copy_supported(ctx));
+        /* transpose: every kind of float32 and float64 */
+        for (int kind = PTXKIT_TRANSPOSE_PADDED; kind <= PTXKIT_TRANSPOSE_TILED; kind++)
+            for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
+                assert_status(t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64 ? PTXKIT_SUCCESS : PTXKIT_ERROR_UNSUPPORTED,
+                              ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)kind, (ptxkit_dtype)t));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_transpose_supported(ctx, PTXKIT_TRANSPOSE_NAIVE, PTXKIT_INT32));
+        assert_non_null(strstr(ptxkit_last_error(), "int32"));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)3, PTXKIT_FLOAT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, (ptxkit_transpose_kind)-1, PTXKIT_FLOAT32));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_transpose_supported(ctx, PTXKIT_TRANSPOSE_PADDED, PTXKIT_DTYPE_COUNT));
+        /* gemm: float32 and float64, either transpose of each operand */
         for (int t = 0; t < PTXKIT_DTYPE_COUNT; t++)
-            assert_int_equal(ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t),
-                             ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)t));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_scan_supported(PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT));
+            for (int a = 0; a < PTXKIT_GEMM_OP_COUNT; a++)
+                for (int b = 0; b < PTXKIT_GEMM_OP_COUNT; b++)
+                    assert_status(t == PTXKIT_FLOAT32 || t == PTXKIT_FLOAT64 ? PTXKIT_SUCCESS : PTXKIT_ERROR_UNSUPPORTED,
+                                  ptxkit_gemm_supported(ctx, (ptxkit_dtype)t, (ptxkit_gemm_op)a, (ptxkit_gemm_op)b));
+        assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_supported(ctx, PTXKIT_UINT64, PTXKIT_GEMM_N, PTXKIT_GEMM_T));
+        assert_non_null(strstr(ptxkit_last_error(), "uint64"));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N));
+        assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                      ptxkit_gemm_supported(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, (ptxkit_gemm_op)-1));
+        assert_non_null(strstr(ptxkit_last_error(), "ptxkit_gemm_supported"));
+    }
+}
+
+/* A parameter a _config_get filled (fails the test when absent). */
+static long long config_value(const ptxkit_config *c, const char *name) {
+    long long v = -1;
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(c, name, &v));
+    return v;
+}
+
+/* ptxkit_copy_config_get's argument checks, and its answers on the PTX
+ * path, which needs neither NVRTC nor the tuning database: the vector
+ * width is what dst - src allows within what the configuration asks. */
+static void copy_config_questions(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_fake_context();
+    ptxkit_config out, ptx = {0};
+    ptxkit_config_set(&ptx, "path", PTXKIT_PATH_PTX);
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(NULL, 4096, 8192, 64, &ptx, &out));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &ptx, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 4100, 64, &ptx, &out)); /* overlap */
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_copy_config_get"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 0, 8192, 64, &ptx, &out));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_copy_config_get(ctx, UINT64_MAX - 8, 8192, 64, &ptx, &out));
+    ptxkit_config odd = ptx;
+    ptxkit_config_set(&odd, "loads_in_flight", 2); /* reduce's name, not copy's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+    assert_non_null(strstr(ptxkit_last_error(), "loads_in_flight"));
+    odd = ptx;
+    ptxkit_config_set(&odd, "unroll", COPY_DEFAULT_UNROLL * 2); /* the PTX's is fixed */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+    odd = ptx;
+    ptxkit_config_set(&odd, "block_size", COPY_DEFAULT_BLOCK / 2);
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_copy_config_get(ctx, 4096, 8192, 64, &odd, &out));
+
+    /* dst - src: 16-byte apart, 8, 4, and not even 4 (the funnel shift) */
+    const struct { ptxkit_dptr dst, src; int width; } cases[] = {
+        {1 << 20, 1 << 24, 16}, {(1 << 20) + 8, 1 << 24, 8}, {(1 << 20) + 4, 1 << 24, 4}, {(1 << 20) + 3, 1 << 24, 4},
+        {(1 << 20) + 5, (1 << 24) + 5, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&out, 0x5a, sizeof out);
+        assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, cases[i].dst, cases[i].src, 1 << 16, &ptx, &out));
+        assert_int_equal(config_value(&out, "path"), PTXKIT_PATH_PTX);
+        assert_int_equal(config_value(&out, "block_size"), COPY_DEFAULT_BLOCK);
+        assert_int_equal(config_value(&out, "vector_bytes"), cases[i].width);
+        assert_int_equal(config_value(&out, "unroll"), COPY_DEFAULT_UNROLL);
+        assert_int_equal(config_value(&out, "blocks_per_sm"), 0);
+        assert_int_equal(config_value(&out, "load_op"), PTXKIT_LOAD_DEFAULT);
+        assert_int_equal(out.count, 6);
+    }
+    /* narrower than the pointers allow where the configuration asks so */
+    ptxkit_config narrow = ptx;
+    ptxkit_config_set(&narrow, "vector_bytes", 8);
+    ptxkit_config_set(&narrow, "load_op", PTXKIT_LOAD_CS);
+    ptxkit_config_set(&narrow, "blocks_per_sm", 4);
+    assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, 1 << 20, 1 << 24, 1 << 16, &narrow, &out));
+    assert_int_equal(config_value(&out, "vector_bytes"), 8);
+    assert_int_equal(config_value(&out, "load_op"), PTXKIT_LOAD_CS);
+    assert_int_equal(config_value(&out, "blocks_per_sm"), 4);
+    /* bytes 0: no copy to check the pointers of */
+    assert_status(PTXKIT_SUCCESS, ptxkit_copy_config_get(ctx, 0, 0, 0, &ptx, &out));
+    assert_int_equal(config_value(&out, "vector_bytes"), 16);
+}
+
+/* The prepare companions' checks, which come before any driver call (the
+ * context is a fake one): the call's argument and configuration errors. */
+static void reduce_scan_prepare_checks(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_fake_context();
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(NULL, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_reduce_prepare"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_DTYPE_COUNT, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_AND, PTXKIT_FLOAT64, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, SIZE_MAX / 2, NULL, NULL));
+    ptxkit_config odd = {0};
+    ptxkit_config_set(&odd, "vectors_per_thread", 2); /* scan's name, not reduce's */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_reduce_prepare(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, &odd, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "vectors_per_thread"));
+
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(NULL, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_scan_prepare"));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_OP_COUNT, PTXKIT_INT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_EXCLUSIVE, PTXKIT_REDUCE_XOR, PTXKIT_FLOAT32, 1024, NULL, NULL));
+    assert_status(PTXKIT_ERROR_OVERFLOW,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT64, SIZE_MAX / 4, NULL, NULL));
+    odd = (ptxkit_config){0};
+    ptxkit_config_set(&odd, "blocks_per_sm", 2); /* one block per tile: scan has no such name */
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
+                  ptxkit_scan_prepare(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 1024, &odd, NULL));
+    assert_non_null(strstr(ptxkit_last_error(), "blocks_per_sm"));
 }
 
 static void gemm_sweep_prepare_split(void **state) {
@@ -398,7 +539,8 @@ static void reduce_scan_config_get(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(supported_combinations), cmocka_unit_test(gemm_sweep_prepare_split),
+        cmocka_unit_test(supported_combinations), cmocka_unit_test(copy_config_questions),
+        cmocka_unit_test(reduce_scan_prepare_checks), cmocka_unit_test(gemm_sweep_prepare_split),
         cmocka_unit_test(family_defines),         cmocka_unit_test(tune_calls),
         cmocka_unit_test(private_calls),          cmocka_unit_test(config_values), cmocka_unit_test(config_names_resolve), cmocka_unit_test(reduce_scan_config_get),
     };

@@ -25,24 +25,36 @@ static int copy_vector_width(ptxkit_dptr dst, ptxkit_dptr src, int requested) {
     return 0;
 }
 
-/* The kernel and shape of a copy: tuned options, the vector width the
- * pointers' relative alignment allows, the kernel and its block. */
+/* The shape of a copy without its kernel: tuned options (into *opt), the
+ * vector width the pointers' relative alignment allows (0: the
+ * funnel-shift kernel) and the vectors per thread. ptxkit_copy and
+ * ptxkit_copy_config_get both resolve through it, so they cannot differ. */
+static ptxkit_status copy_configure(ptxkit_context *ctx, const char *who, launch_options *opt, uint64_t alignment,
+                                    size_t bytes, int *width, int *unroll) {
+    tune_apply(ctx, "copy", "bytes", bytes, opt);
+    *width = copy_vector_width(alignment, 0, opt->vector_bytes ? opt->vector_bytes : COPY_DEFAULT_VECTOR);
+    *unroll = opt->items_per_thread ? opt->items_per_thread : COPY_DEFAULT_UNROLL;
+    if (!options_use_jit(opt) && *unroll != COPY_DEFAULT_UNROLL)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path", who,
+                            COPY_DEFAULT_UNROLL, *unroll);
+    return PTXKIT_SUCCESS;
+}
+
+/* The kernel and shape of a copy: its configuration, the kernel and its
+ * block. */
 static ptxkit_status copy_resolve(ptxkit_context *ctx, launch_options opt, uint64_t alignment, size_t bytes,
                                   launch_memo_value *out) {
-    tune_apply(ctx, "copy", "bytes", bytes, &opt);
-    int width = copy_vector_width(alignment, 0, opt.vector_bytes ? opt.vector_bytes : COPY_DEFAULT_VECTOR);
+    int width, unroll;
+    ptxkit_status st = copy_configure(ctx, "ptxkit_copy", &opt, alignment, bytes, &width, &unroll);
+    if (st != PTXKIT_SUCCESS) return st;
     static const char *const entries[17] = {[0] = "ptxkit_copy_shift", [4] = "ptxkit_copy_vec4",
                                             [8] = "ptxkit_copy_vec8", [16] = "ptxkit_copy_vec16"};
     kernel_spec spec = {.family = "copy", .entry = entries[width]};
     define_scratch scratch = {0};
-    int unroll = opt.items_per_thread ? opt.items_per_thread : COPY_DEFAULT_UNROLL;
-    if (!options_use_jit(&opt) && unroll != COPY_DEFAULT_UNROLL)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
-                            "ptxkit_copy: the precompiled PTX copies %d vectors per thread, not %d: use the JIT path",
-                            COPY_DEFAULT_UNROLL, unroll);
     spec_define_int(&spec, &scratch, "UNROLL", unroll);
-    ptxkit_status st = family_kernel_get(ctx, &opt, &spec, COPY_DEFAULT_BLOCK, &out->kernel, &out->block);
-    if (st != PTXKIT_SUCCESS) return st;
+    if ((st = family_kernel_get(ctx, &opt, &spec, COPY_DEFAULT_BLOCK, &out->kernel, &out->block)) != PTXKIT_SUCCESS)
+        return st;
     out->extra[0] = (size_t)width;
     out->extra[1] = (size_t)unroll;
     /* with blocks_per_sm set, a persistent grid of that many blocks per SM */
@@ -55,17 +67,24 @@ static ptxkit_status copy_resolve(ptxkit_context *ctx, launch_options opt, uint6
 static const config_name copy_names[] = {
     CONFIG_NAMES_COMMON, {"unroll", LAUNCH_ITEMS}, {"blocks_per_sm", LAUNCH_BLOCKS_PER_SM}, {NULL, 0}};
 
+/* The pointer checks of a copy of bytes > 0. */
+static ptxkit_status copy_check_args(ptxkit_context *ctx, const char *who, ptxkit_dptr dst, ptxkit_dptr src,
+                                     size_t bytes) {
+    if (!dst || !src) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL device pointer", who);
+    if (dst + bytes < dst || src + bytes < src)
+        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "%s: %zu bytes wrap the address space", who, bytes);
+    if (dst < src + bytes && src < dst + bytes)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap", who);
+    return PTXKIT_SUCCESS;
+}
+
 static ptxkit_status copy_run(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
                               const launch_options *options, ptxkit_stream *stream) {
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_copy");
     if (bytes == 0) return PTXKIT_SUCCESS;
-    if (!dst || !src) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: NULL device pointer");
-    if (dst + bytes < dst || src + bytes < src)
-        return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_copy: %zu bytes wrap the address space", bytes);
-    if (dst < src + bytes && src < dst + bytes)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_copy: source and destination overlap");
+    if ((st = copy_check_args(ctx, "ptxkit_copy", dst, src, bytes)) != PTXKIT_SUCCESS) return st;
 
     /* the vector width depends on the pointers only through this */
     const long long alignment = (long long)((dst - src) & 15);
@@ -133,6 +152,39 @@ ptxkit_status ptxkit_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src,
     return st == PTXKIT_SUCCESS ? copy_run(ctx, dst, src, bytes, &o, stream) : st;
 }
 
+/* Resolution without a kernel, as ptxkit_reduce_config_get: auto-tuning
+ * paused (a question must not start a tuning run); the PTX path's block is
+ * the one it is generated with (copy_defaults.h). */
+ptxkit_status ptxkit_copy_config_get(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes,
+                                     const ptxkit_config *config, ptxkit_config *out) {
+    static const char who[] = "ptxkit_copy_config_get";
+    if (!ctx || !out) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    launch_options o, opt;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, copy_names, &o);
+    if (st == PTXKIT_SUCCESS) st = check_launch_options(ctx, &o, &opt);
+    if (st == PTXKIT_SUCCESS && bytes > 0) st = copy_check_args(ctx, who, dst, src, bytes);
+    if (st != PTXKIT_SUCCESS) return name_failure(st, who);
+    int width, unroll;
+    tune_auto_pause(true);
+    st = copy_configure(ctx, who, &opt, (dst - src) & 15, bytes, &width, &unroll);
+    tune_auto_pause(false);
+    if (st != PTXKIT_SUCCESS) return st;
+    const bool jit = options_use_jit(&opt);
+    if (!jit && opt.block_size && opt.block_size != COPY_DEFAULT_BLOCK)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,
+                            "%s: the precompiled PTX is built for %d threads per block, not %d: use the JIT path", who,
+                            COPY_DEFAULT_BLOCK, opt.block_size);
+    memset(out, 0, sizeof *out);
+    ptxkit_config_set(out, "path", jit ? PTXKIT_PATH_JIT : PTXKIT_PATH_PTX);
+    ptxkit_config_set(out, "load_op", opt.load_op);
+    ptxkit_config_set(out, "block_size", opt.block_size ? opt.block_size : COPY_DEFAULT_BLOCK);
+    /* the funnel-shift kernel moves whole aligned 4-byte words */
+    ptxkit_config_set(out, "vector_bytes", width ? width : 4);
+    ptxkit_config_set(out, "unroll", unroll);
+    ptxkit_config_set(out, "blocks_per_sm", opt.blocks_per_sm);
+    return PTXKIT_SUCCESS;
+}
+
 static ptxkit_status fam_copy_run(ptxkit_context *ctx, const tune_variant *v, ptxkit_dptr in, ptxkit_dptr out, size_t n,
                               const launch_options *options, ptxkit_stream *stream) {
     (void)v;
@@ -177,3 +229,10 @@ const family_desc copy_family = {
     .public_config = fam_copy_public_config,
     .run = fam_copy_run,
 };
+
+/* Copy has no selectors and no GPU without its kernels: the answer is the
+ * uniform shape's (ptxkit_ops.h), SUCCESS. */
+ptxkit_status ptxkit_copy_supported(ptxkit_context *ctx) {
+    (void)ctx;
+    return PTXKIT_SUCCESS;
+}

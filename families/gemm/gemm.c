@@ -452,3 +452,20 @@ ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *
     *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
     return PTXKIT_SUCCESS;
 }
+
+/* The context is not read: the float64 kernel is chosen by the GPU, the
+ * answer is not (ptxkit_ops.h). */
+ptxkit_status ptxkit_gemm_supported(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a,
+                                    ptxkit_gemm_op op_b) {
+    (void)ctx;
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT || (unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ||
+        (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_gemm_supported: type %d or operand ops %d, %d out of range", (int)type, (int)op_a,
+                            (int)op_b);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_gemm_supported: %s is not provided (float32 and float64 are)",
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
+}

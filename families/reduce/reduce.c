@@ -205,10 +205,14 @@ ptxkit_status reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dt
     return st;
 }
 
-ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
-                         ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
-                         reduce_passes passes) {
-    ptxkit_status st = reduce_check_args(ctx, "ptxkit_reduce", op, type, in, n, out);
+/* ptxkit_reduce, or with launch false everything but the launches (the
+ * resolution remembered, the stream's scratch slot taken where the launch
+ * would need one): ptxkit_reduce_prepare, which therefore cannot prepare
+ * anything other than what the call then runs. */
+static ptxkit_status reduce_dispatch(ptxkit_context *ctx, const char *who, ptxkit_reduce_op op, ptxkit_dtype type,
+                                     ptxkit_dptr in, size_t n, ptxkit_dptr out, const launch_options *options,
+                                     ptxkit_stream *stream, reduce_passes passes, bool launch) {
+    ptxkit_status st = reduce_check_args(ctx, who, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     if ((unsigned)passes > REDUCE_PASSES_TWO)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "reduce: unknown pass count %d", (int)passes);
@@ -245,7 +249,7 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     const ptxkit_dim3 one = {1, 1, 1}, block = {(unsigned)L.block, 1, 1};
     if (grid == 1) {
         /* no scratch: nothing to order against other streams */
-        st = kernel_launch(L.kernel, one, block, 0, stream, args);
+        if (launch) st = kernel_launch(L.kernel, one, block, 0, stream, args);
         goto done;
     }
     if (!guarded) {
@@ -258,8 +262,8 @@ ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype 
     st = stream_scratch_acquire(ctx, &reduce_scratch, stream, guard.capturing, &scratch);
     if (st != PTXKIT_SUCCESS) goto done;
     slot = (unsigned)scratch.slot;
-    st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
-    if (st == PTXKIT_SUCCESS && mode == 1) {
+    if (launch) st = kernel_launch(L.kernel, (ptxkit_dim3){grid, 1, 1}, block, 0, stream, args);
+    if (launch && st == PTXKIT_SUCCESS && mode == 1) {
         /* Second launch: one block reduces the `grid` partials of the slot. */
         count = grid;
         mode = 2;
@@ -270,6 +274,12 @@ done:
     if (guarded) capture_guard_leave(ctx, &guard);
     context_leave(ctx);
     return st;
+}
+
+ptxkit_status reduce_run(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
+                         ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
+                         reduce_passes passes) {
+    return reduce_dispatch(ctx, "ptxkit_reduce", op, type, in, n, out, options, stream, passes, true);
 }
 
 /* ptxkit_reduce's parameters (ptxkit.h): "loads_in_flight" is reduce.cu's
@@ -283,6 +293,19 @@ ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dty
     ptxkit_status st = launch_options_from_config(ctx, "ptxkit_reduce", config, reduce_config_names, &o);
     return st == PTXKIT_SUCCESS ? name_failure(reduce_run(ctx, op, type, in, n, out, &o, stream, REDUCE_PASSES_AUTO), "ptxkit_reduce")
                                 : st;
+}
+
+/* The call without its launches, on pointers of no consequence: any
+ * aligned addresses resolve and take scratch alike. */
+ptxkit_status ptxkit_reduce_prepare(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, size_t n,
+                                    const ptxkit_config *config, ptxkit_stream *stream) {
+    static const char who[] = "ptxkit_reduce_prepare";
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, reduce_config_names, &o);
+    if (st != PTXKIT_SUCCESS) return st;
+    const ptxkit_dptr anywhere = 256;
+    return name_failure(reduce_dispatch(ctx, who, op, type, anywhere, n, anywhere, &o, stream, REDUCE_PASSES_AUTO, false),
+                        who);
 }
 
 /* Resolution without a kernel: auto-tuning is paused (a question must not
@@ -473,7 +496,9 @@ const family_desc reduce_family = {
     .run = fam_reduce_run,
 };
 
-ptxkit_status ptxkit_reduce_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
+/* The context is not read: no combination depends on the GPU (ptxkit_ops.h). */
+ptxkit_status ptxkit_reduce_supported(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type) {
+    (void)ctx;
     if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
         return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_reduce_supported: operator %d or type %d is out of range",
                             (int)op, (int)type);

@@ -350,12 +350,17 @@ static ptxkit_status guard_once(ptxkit_context *ctx, ptxkit_stream *stream, capt
     return st;
 }
 
-/* scan_run with the capture guard entered on demand (guard_once). */
-static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
-                                      ptxkit_dtype type, ptxkit_dptr in, size_t n, ptxkit_dptr out,
-                                      const launch_options *options, ptxkit_stream *stream,
-                                      const scan_experiment *experiment, capture_guard *g, bool *guarded) {
-    ptxkit_status st = scan_check_args(ctx, "ptxkit_scan", kind, op, type, in, n, out);
+/* scan_run with the capture guard entered on demand (guard_once); with
+ * launch false everything but the launches and the captured clears (the
+ * resolution remembered, the stream's slot taken and grown for n elements
+ * at any alignment of `in`): ptxkit_scan_prepare, which therefore cannot
+ * prepare anything other than what the call then runs. */
+static ptxkit_status scan_run_guarded(ptxkit_context *ctx, const char *who, ptxkit_scan_kind kind,
+                                      ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr in, size_t n,
+                                      ptxkit_dptr out, const launch_options *options, ptxkit_stream *stream,
+                                      const scan_experiment *experiment, capture_guard *g, bool *guarded,
+                                      bool launch) {
+    ptxkit_status st = scan_check_args(ctx, who, kind, op, type, in, n, out);
     if (st != PTXKIT_SUCCESS) return st;
     launch_options opt;
     if ((st = check_launch_options(ctx, options, &opt)) != PTXKIT_SUCCESS) return st;
@@ -394,7 +399,8 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
     /* as the kernel counts: from the vector boundary (16 bytes in the staged
      * kernel) at or before `in` */
     const ptxkit_dptr origin = L.extra[3] & 1 ? 16 : (ptxkit_dptr)vector_bytes;
-    const size_t head = (size_t)(in % origin) / elem;
+    /* preparing: the most elements ahead of a boundary any `in` can have */
+    const size_t head = launch ? (size_t)(in % origin) / elem : (size_t)origin / elem - 1;
     const size_t tiles = (n - 1 + head) / tile + 1;
     if (tiles > 0x7fffffffu) {
         st = record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "scan: %zu elements need %zu tiles, more blocks than a launch has",
@@ -412,7 +418,8 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
         unsigned long long count = n, base = 0;
         unsigned epoch = 0;
         void *args[] = {&d_in, &count, &d_out, &none, &none, &base, &epoch, &flags};
-        st = kernel_launch(L.kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared, stream, args);
+        if (launch)
+            st = kernel_launch(L.kernel, (ptxkit_dim3){1, 1, 1}, (ptxkit_dim3){(unsigned)L.block, 1, 1}, shared, stream, args);
         goto done;
     }
     if ((st = guard_once(ctx, stream, g, guarded)) != PTXKIT_SUCCESS) goto done;
@@ -424,6 +431,7 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
     CUdeviceptr counter = h.buffer + (g->capturing ? COUNTER_STRIDE : 0);
     unsigned long long count = n, base = g->capturing ? 0 : p->tickets_used;
     unsigned epoch = g->capturing ? CAPTURED_EPOCH : p->epoch;
+    if (!launch) goto release;
     if (st == PTXKIT_SUCCESS && g->capturing) {
         /* recorded in the graph: every replay starts from a zero counter and
          * words of no epoch */
@@ -442,6 +450,7 @@ static ptxkit_status scan_run_guarded(ptxkit_context *ctx, ptxkit_scan_kind kind
             p->epoch++;
         }
     }
+release:
     stream_scratch_release(&h);
 done:
     context_leave(ctx);
@@ -453,7 +462,8 @@ ptxkit_status scan_run(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce
                        ptxkit_stream *stream, const scan_experiment *experiment) {
     capture_guard guard = {0};
     bool guarded = false;
-    ptxkit_status st = scan_run_guarded(ctx, kind, op, type, in, n, out, options, stream, experiment, &guard, &guarded);
+    ptxkit_status st =
+        scan_run_guarded(ctx, "ptxkit_scan", kind, op, type, in, n, out, options, stream, experiment, &guard, &guarded, true);
     if (guarded) capture_guard_leave(ctx, &guard);
     return st;
 }
@@ -468,6 +478,22 @@ ptxkit_status ptxkit_scan(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_red
     launch_options o;
     ptxkit_status st = launch_options_from_config(ctx, "ptxkit_scan", config, scan_config_names, &o);
     return st == PTXKIT_SUCCESS ? name_failure(scan_run(ctx, kind, op, type, in, n, out, &o, stream, NULL), "ptxkit_scan") : st;
+}
+
+/* The call without its launches, on pointers of no consequence (in place:
+ * no overlap to refuse); the slot is sized for any alignment of `in`. */
+ptxkit_status ptxkit_scan_prepare(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op, ptxkit_dtype type,
+                                  size_t n, const ptxkit_config *config, ptxkit_stream *stream) {
+    static const char who[] = "ptxkit_scan_prepare";
+    launch_options o;
+    ptxkit_status st = launch_options_from_config(ctx, who, config, scan_config_names, &o);
+    if (st != PTXKIT_SUCCESS) return st;
+    capture_guard guard = {0};
+    bool guarded = false;
+    const ptxkit_dptr anywhere = 256;
+    st = scan_run_guarded(ctx, who, kind, op, type, anywhere, n, anywhere, &o, stream, NULL, &guard, &guarded, false);
+    if (guarded) capture_guard_leave(ctx, &guard);
+    return name_failure(st, who);
 }
 
 /* Resolution without a kernel, as ptxkit_reduce_config_get. */
@@ -585,10 +611,14 @@ const family_desc scan_family = {
     .run = fam_scan_run,
 };
 
-ptxkit_status ptxkit_scan_supported(ptxkit_reduce_op op, ptxkit_dtype type) {
-    if (!ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_scan_supported: operator %d or type %d is out of range",
-                            (int)op, (int)type);
+/* Both kinds run the same kernels; the context is not read (ptxkit_ops.h). */
+ptxkit_status ptxkit_scan_supported(ptxkit_context *ctx, ptxkit_scan_kind kind, ptxkit_reduce_op op,
+                                    ptxkit_dtype type) {
+    (void)ctx;
+    if (!ptxkit_scan_kind_name(kind) || !ptxkit_reduce_op_name(op) || !ptxkit_dtype_name(type))
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_scan_supported: kind %d, operator %d or type %d is out of range", (int)kind, (int)op,
+                            (int)type);
     if (!scan_supported(op, type))
         return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_scan: %s of %s is not provided", ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));

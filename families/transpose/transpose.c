@@ -585,3 +585,17 @@ ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_transpose_
     ptxkit_config_set(out, "vector_bytes", config.vector_bytes);
     return PTXKIT_SUCCESS;
 }
+
+/* The same type rule as transpose_resolve's; the context is not read
+ * (ptxkit_ops.h). */
+ptxkit_status ptxkit_transpose_supported(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type) {
+    (void)ctx;
+    if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED || (unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_transpose_supported: kind %d or type %d is out of range", (int)kind, (int)type);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED,
+                            "ptxkit_transpose_supported: %s is not provided (float32 and float64 are)",
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
+}

@@ -710,8 +710,8 @@ static ptxkit_status host_run(ptxkit_context *ctx, host_call *c, const ptxkit_ho
     ptxkit_status st = check_options(ctx, c, options);
     if (st == PTXKIT_SUCCESS) st = check_arrays(ctx, c, c->kind != OP_REDUCE);
     if (st != PTXKIT_SUCCESS) return st;
-    if (c->kind != OP_TRANSFORM && (c->kind == OP_SCAN ? ptxkit_scan_supported(c->op, c->type)
-                                                       : ptxkit_reduce_supported(c->op, c->type)) != PTXKIT_SUCCESS)
+    if (c->kind != OP_TRANSFORM && (c->kind == OP_SCAN ? ptxkit_scan_supported(ctx, c->scan_kind, c->op, c->type)
+                                                       : ptxkit_reduce_supported(ctx, c->op, c->type)) != PTXKIT_SUCCESS)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", c->what,
                             ptxkit_reduce_op_name(c->op) ? ptxkit_reduce_op_name(c->op) : "?",
                             ptxkit_dtype_name(c->type));

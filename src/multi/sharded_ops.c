@@ -78,7 +78,7 @@ ptxkit_status ptxkit_comm_reduce(ptxkit_comm *comm, ptxkit_reduce_op op, ptxkit_
     ptxkit_status st = check_common(comm, type, what);
     if (st != PTXKIT_SUCCESS) return st;
     if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
-    if (ptxkit_reduce_supported(op, type) != PTXKIT_SUCCESS)
+    if (ptxkit_reduce_supported(comm->local[0].ctx, op, type) != PTXKIT_SUCCESS)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
                             ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));
@@ -115,7 +115,7 @@ ptxkit_status ptxkit_comm_scan(ptxkit_comm *comm, ptxkit_scan_kind kind, ptxkit_
     if ((st = check_op(comm, op, what)) != PTXKIT_SUCCESS) return st;
     if ((unsigned)kind >= PTXKIT_SCAN_KIND_COUNT)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: kind %d out of range", what, (int)kind);
-    if (ptxkit_scan_supported(op, type) != PTXKIT_SUCCESS)
+    if (ptxkit_scan_supported(comm->local[0].ctx, kind, op, type) != PTXKIT_SUCCESS)
         return record_error(comm->local[0].ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s of %s is not provided", what,
                             ptxkit_reduce_op_name(op),
                             ptxkit_dtype_name(type));

@@ -28,5 +28,9 @@ const char *registry_module_log(ptxkit_context *ctx, const cache_key *key);
  * the object now registered (another thread's, ours being freed), or NULL
  * when out of memory (ours freed). */
 void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *object);
+/* How many modules the context has loaded so far (compiled, read from the
+ * disk cache or from PTX): the GPU tests' witness that a prepared call, or
+ * a call with a configuration _config_get named, loads nothing new. */
+size_t registry_module_count(ptxkit_context *ctx);
 
 #endif

@@ -361,7 +361,7 @@ int bench_reduce(int argc, char **argv) {
     ceiling_out = r->out;
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++) {
-            if (!b.ops[op] || !b.types[type] || ptxkit_reduce_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) continue;
+            if (!b.ops[op] || !b.types[type] || ptxkit_reduce_supported(NULL, (ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS) continue;
             r->op = (ptxkit_reduce_op)op;
             r->type = (ptxkit_dtype)type;
             size_t elem = ptxkit_dtype_size(r->type);

@@ -272,7 +272,7 @@ int bench_scan(int argc, char **argv) {
     for (int op = 0; op < PTXKIT_REDUCE_OP_COUNT && st == PTXKIT_SUCCESS; op++)
         for (int type = 0; type < PTXKIT_DTYPE_COUNT && st == PTXKIT_SUCCESS; type++)
             for (int kind = 0; kind < PTXKIT_SCAN_KIND_COUNT && st == PTXKIT_SUCCESS; kind++) {
-                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || ptxkit_scan_supported((ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS)
+                if (!b.ops[op] || !b.types[type] || !b.kinds[kind] || ptxkit_scan_supported(NULL, (ptxkit_scan_kind)kind, (ptxkit_reduce_op)op, (ptxkit_dtype)type) != PTXKIT_SUCCESS)
                     continue;
                 r->op = (ptxkit_reduce_op)op;
                 r->type = (ptxkit_dtype)type;

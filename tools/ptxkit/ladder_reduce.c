@@ -85,7 +85,7 @@ int ladder_reduce(int argc, char **argv) {
     if (rc >= 0) return rc;
     r.op = (ptxkit_reduce_op)op;
     r.type = (ptxkit_dtype)type;
-    if (ptxkit_reduce_supported(r.op, r.type) != PTXKIT_SUCCESS)
+    if (ptxkit_reduce_supported(NULL, r.op, r.type) != PTXKIT_SUCCESS)
         return args_error(&spec, "%s of %s is not provided", ptxkit_reduce_op_name(r.op), ptxkit_dtype_name(r.type));
     ptxkit_context *ctx = cli_open_context("ladder reduce", common.device);
     if (!ctx) return 1;
