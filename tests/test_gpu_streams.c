@@ -417,7 +417,7 @@ static void test_programmatic_user_launch(void **state) {
     assert_non_null(host);
     for (int round = 0; round < 3; round++) {
         unsigned value = 0x5000u + (unsigned)round * 977u;
-        assert_ok(ctx, ptxkit_memory_set32_async(ctx, a, 0, N * 4, s));
+        assert_ok(ctx, ptxkit_memory_set32_async(ctx, a, 0, N, s));
         unsigned long long ns = 20000000ull;
         void *spin_args[] = {&ns, &a, &n, &value};
         assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "spin_then_fill"), blocks, threads, 0, s, spin_args));

@@ -18,6 +18,9 @@ static ptxkit_context *gpu_ctx;
 
 void test_require_gpu(void) {
     if (gpu_ctx) return;
+    /* one test of a suite by name (cmocka's pattern): PTXKIT_TEST_FILTER=test_x */
+    const char *filter = getenv("PTXKIT_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     ptxkit_status st = ptxkit_context_create(0, &gpu_ctx);
     if (st != PTXKIT_SUCCESS) {
         printf("skipped: no GPU (%s: %s)\n", ptxkit_status_string(st), ptxkit_last_error());
