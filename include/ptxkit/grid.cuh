@@ -21,20 +21,20 @@ __device__ __forceinline__ void grid_dependency_wait() {
 
 // Lets the next programmatic grid on the stream launch once every block of
 // this grid has called it or exited (griddepcontrol.launch_dependents): its
-// blocks then occupy free SMs and wait in grid_dependency_wait().
+// blocks then occupy free SMs and wait in grid_dependency_wait(). Without
+// it the next grid launches as this one's blocks exit.
 __device__ __forceinline__ void grid_dependents_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
-// The first statement of every built-in kernel: wait for the kernel ahead,
-// then let the next one launch at once. The next one waits in its own first
-// statement, so nothing of this grid's work overlaps anything it depends on;
-// what overlaps is the launch of one grid with the last blocks of the other.
-__device__ __forceinline__ void grid_dependency_begin() {
-    grid_dependency_wait();
-    grid_dependents_launch();
-}
+// The first statement of every built-in kernel: wait for the kernel ahead.
+// What overlaps is the launch of this grid with the end of that one. It
+// does not trigger early (grid_dependents_launch): with blocks of the next
+// grid resident and waiting while reductions ran on many streams at once,
+// a test hung on an H200; without it the next grid's blocks start only as
+// this grid's last blocks exit, and graph replay was faster as well.
+__device__ __forceinline__ void grid_dependency_begin() { grid_dependency_wait(); }
 
 }  // namespace ptxkit
