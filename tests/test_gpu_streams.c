@@ -437,9 +437,8 @@ static void test_programmatic_user_launch(void **state) {
     assert_ok(ctx, ptxkit_memory_free(ctx, b));
 }
 
-/* The built-in operations, launched programmatically on sm_90, chained on
- * one stream with no synchronization: each reads what the one ahead
- * wrote (fill -> copy -> copy -> reduce, rounds back to back), one block
+/* The built-in operations chained on one stream with no synchronization:
+ * each reads what the one ahead wrote (fill -> copy -> copy -> reduce, rounds back to back), one block
  * each at the small size (where launches overlap the most) and whole grids
  * at the large one. */
 static void test_programmatic_families(void **state) {

@@ -31,7 +31,6 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
     if (ctx->cu->cuFuncGetAttribute(&k->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) !=
         CUDA_SUCCESS)
         k->max_dynamic_shared = ctx->info.shared_per_block;
-    if (ctx->cu->cuFuncGetAttribute(&k->ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION, fn) != CUDA_SUCCESS) k->ptx_version = 0;
     ptxkit_kernel *registered = registry_add_object(ctx, key, k);
     if (!registered) record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     return registered;
@@ -321,34 +320,10 @@ static ptxkit_status launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_d
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
 }
 
-/* A launch that may begin before the kernel ahead of it on the stream has
- * finished (programmatic dependent launch): the kernel waits for it in its
- * first statement, so what overlaps is this launch and that kernel's tail. */
-static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
-                                         ptxkit_stream *stream, void **args) {
-    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-    attr.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config = {
-        .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
-        .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
-        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream), .attrs = &attr, .numAttrs = 1,
-    };
-    CUresult r = k->ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
-}
-
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
     ptxkit_status st = check_launch(k, &grid, &block, shared);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED)) return launch_programmatic(k, grid, block, shared, stream, args);
-    return launch_checked(k, grid, block, shared, stream, args);
-}
-
-void kernel_allow_programmatic(ptxkit_kernel *k) {
-    ptxkit_context *ctx = k->ctx;
-    if (ctx->arch >= 90 && k->ptx_version >= 90 && ctx->cu->cuLaunchKernelEx)
-        __atomic_store_n(&k->programmatic, 1, __ATOMIC_RELAXED);
+    return st == PTXKIT_SUCCESS ? launch_checked(k, grid, block, shared, stream, args) : st;
 }
 
 ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,

@@ -58,12 +58,6 @@ struct ptxkit_kernel {
     const char *jit_log;      /* its module's load log, owned by the registry ("" or NULL: none) */
     int max_threads;          /* per block, for this kernel's resources */
     int max_dynamic_shared;   /* current limit, bytes */
-    int ptx_version;          /* the virtual architecture it was compiled for (90: compute_90) */
-    /* Launched with programmatic stream serialization by kernel_launch: set
-     * (atomically) only for a built-in family's kernel compiled for sm_90
-     * or later, whose every entry begins with ptxkit::grid_dependency_begin()
-     * (a CPU test checks the sources). */
-    int programmatic;
     /* The module object it was taken from (set once, atomically, by
      * module_kernels.c); NULL for a built-in family's kernels. */
     struct ptxkit_module *module;
