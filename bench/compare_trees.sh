@@ -41,7 +41,7 @@ fi
 if has sanitize; then
     stamp sanitize
     # the suites' small modes keep the sanitizers' slowdown within the limit
-    export PTXKIT_TEST_SCAN_MAX_LOG2=${SCAN_MAX_LOG:-14} PTXKIT_TEST_GEMM_SMALL=1 PTXKIT_TEST_ASYNC_SMALL=1
+    export PTXKIT_TEST_SCAN_MAX_LOG2=${SCAN_MAX_LOG2:-20} PTXKIT_TEST_GEMM_SMALL=1 PTXKIT_TEST_ASYNC_SMALL=1
     for t in ${SANITIZE:-test_gpu_graph test_gpu_runtime test_gpu_copy test_gpu_user test_gpu_scan test_gpu_gemm}; do
         [ -x build/tests/$t ] || continue
         for tool in ${TOOLS:-memcheck racecheck}; do
