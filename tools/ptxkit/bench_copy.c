@@ -104,7 +104,7 @@ int bench_copy(int argc, char **argv) {
     return rc;
 }
 
-/* ptxkit bench host: the host-array calls (ptxkit_host_reduce/_transform)
+/* ptxkit bench host: the host-array calls (ptxkit_host_reduce/_scan/_transform)
  * next to the bus measured in the same run: pinned 1 GiB H2D, D2H, both at
  * once on two streams, and the driver's own pageable cuMemcpyHtoD of the
  * same size (ptxkit_memory_write from malloc'd memory). Here rather than in
@@ -123,7 +123,7 @@ typedef struct host_bench {
 } host_bench;
 
 enum { HOST_H2D, HOST_D2H, HOST_BOTH, HOST_PAGEABLE_COPY, HOST_REDUCE_PINNED, HOST_REDUCE_PAGEABLE,
-       HOST_TRANSFORM, HOST_REDUCE_MAPPED };
+       HOST_TRANSFORM, HOST_REDUCE_MAPPED, HOST_SCAN };
 
 static ptxkit_status host_case(host_bench *b) {
     ptxkit_context *ctx = b->ctx;
@@ -147,6 +147,9 @@ static ptxkit_status host_case(host_bench *b) {
         return ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &b->result, b->pinned, n, &b->options);
     case HOST_REDUCE_PAGEABLE:
         return ptxkit_host_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, &b->result, b->pageable, n, &b->options);
+    case HOST_SCAN:
+        return ptxkit_host_scan(ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, b->pinned + b->bytes,
+                                b->pinned, n, &b->options);
     default: return ptxkit_host_transform(ctx, NULL, PTXKIT_INT32, b->pinned + b->bytes, b->pinned, n, &b->options);
     }
 }
@@ -181,11 +184,12 @@ int bench_host(int argc, char **argv) {
         .usage = "usage: ptxkit bench host [--log2 K,...] [--transform-log2 K,...] [--chunk BYTES] [--streams N]\n"
                  "                         [--threads N] [--reps N] [--csv|--json] [--json FILE] [--csv FILE]\n"
                  "                         [--md FILE] [--device N]\n",
-        .help = "Host arrays (ptxkit_host_reduce, ptxkit_host_transform) against the bus in the same run: pinned\n"
+        .help = "Host arrays (ptxkit_host_reduce, _scan, _transform) against the bus in the same run: pinned\n"
                 "1 GiB H2D, D2H and both at once (two streams), the driver's pageable cuMemcpyHtoD; then an int32\n"
                 "sum of 2^K bytes of pinned memory (percent of pinned H2D), of pageable memory on each path\n"
-                "(ratio to the driver's pageable copy), mapped zero-copy, and the copy round trip of 2^K bytes\n"
-                "host -> device -> host (percent of both directions). Defaults: --log2 33, --transform-log2 30;\n"
+                "(ratio to the driver's pageable copy), mapped zero-copy, and the copy round trip and the\n"
+                "inclusive int32 scan of 2^K bytes host -> device -> host (percent of both directions).\n"
+                "Defaults: --log2 33, --transform-log2 30 (the round trip's and the scan's size);\n"
                 "chunk, streams and threads: the library's defaults. Median wall time of --reps calls.\n",
         .common = ARGS_DEVICE | ARGS_TABLES,
         .options = options,
@@ -262,15 +266,19 @@ int bench_host(int argc, char **argv) {
                        stats_cells(&ts, spread, sizeof spread));
         }
     }
-    for (int i = 0; i < transform_count && !st; i++) {
-        b.bytes = transform_sizes[i];
-        b.which = HOST_TRANSFORM;
-        b.options.path = PTXKIT_HOST_PATH_AUTO;
-        if ((st = host_time(&b, reps, &ts)) != PTXKIT_SUCCESS) break;
-        double gbs = 2.0 * (double)b.bytes / (ts.median_ms * 1e6);
-        table_addf(t, "transform round trip\t%zu\tauto\t%.1f\t%.1f\tpinned both directions\t%.1f\t90%s", b.bytes,
-                   ts.median_ms * 1e3, gbs, 100.0 * gbs / both, stats_cells(&ts, spread, sizeof spread));
-    }
+    /* the round trip's target is the issue's; the scan has none of its own */
+    static const struct { int which; const char *name, *target; } trips[] = {
+        {HOST_TRANSFORM, "transform round trip", "90"}, {HOST_SCAN, "scan inclusive sum", "-"}};
+    for (int i = 0; i < transform_count && !st; i++)
+        for (size_t k = 0; k < sizeof trips / sizeof trips[0] && !st; k++) {
+            b.bytes = transform_sizes[i];
+            b.which = trips[k].which;
+            b.options.path = PTXKIT_HOST_PATH_AUTO;
+            if ((st = host_time(&b, reps, &ts)) != PTXKIT_SUCCESS) break;
+            double gbs = 2.0 * (double)b.bytes / (ts.median_ms * 1e6);
+            table_addf(t, "%s\t%zu\tauto\t%.1f\t%.1f\tpinned both directions\t%.1f\t%s%s", trips[k].name, b.bytes,
+                       ts.median_ms * 1e3, gbs, 100.0 * gbs / both, trips[k].target, stats_cells(&ts, spread, sizeof spread));
+        }
     if (st != PTXKIT_SUCCESS) cli_fail("bench host", ctx, st);
     table_note(t, "of_reference: percent of the reference measured in this run; target: the issue's goal in percent");
     table_print(t, common.format, stdout);
