@@ -18,7 +18,11 @@ typedef float T;
 typedef double T;
 #endif
 __device__ __forceinline__ T combine(T a, T b) {
-#if OP == 0
+#if OP == 0 && TYPE_ID == 0
+    return (T)((unsigned)a + (unsigned)b); // wraps modulo 2^32, as reduce_ops.cuh's sums: no signed overflow
+#elif OP == 0 && TYPE_ID == 2
+    return (T)((unsigned long long)a + (unsigned long long)b);
+#elif OP == 0
     return a + b;
 #elif OP == 1 && TYPE_ID == 4
     return fminf(a, b);
