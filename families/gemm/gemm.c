@@ -87,19 +87,29 @@ typedef struct gemm_call {
     gemm_operand a, b, c;
 } gemm_call;
 
+/* The selectors ptxkit_gemm provides, as the call and ptxkit_gemm_supported
+ * both answer: float32 and float64 (else UNSUPPORTED), either op of each
+ * operand; INVALID_ARGUMENT out of range. */
+static ptxkit_status check_selectors(ptxkit_context *ctx, const char *who, ptxkit_dtype type, ptxkit_gemm_op op_a,
+                                     ptxkit_gemm_op op_b) {
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown element type %d", who, (int)type);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s is not provided (float32 and float64 are)", who,
+                            ptxkit_dtype_name(type));
+    if ((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT || (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: op_%s %d is not PTXKIT_GEMM_N or _T", who,
+                            (unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? "a" : "b",
+                            (int)((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? op_a : op_b));
+    return PTXKIT_SUCCESS;
+}
+
 static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype type, ptxkit_gemm_op op_a,
                                 ptxkit_gemm_op op_b, size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a,
                                 size_t lda, ptxkit_dptr b, size_t ldb, ptxkit_dptr c, size_t ldc) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: context is NULL");
-    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: unknown element type %d", (int)type);
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %s is not provided (float32 and float64 are)",
-                            ptxkit_dtype_name(type));
-    if ((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT || (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: op_%s %d is not PTXKIT_GEMM_N or _T",
-                            (unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? "a" : "b",
-                            (int)((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ? op_a : op_b));
+    ptxkit_status st = check_selectors(ctx, "ptxkit_gemm", type, op_a, op_b);
+    if (st != PTXKIT_SUCCESS) return st;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %zu x %zu x %zu: sides are at most 2^31 - 1", m,
                             n, k);
@@ -112,7 +122,6 @@ static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype 
     g->a = (gemm_operand){"A", a, g->trans_a ? k : m, g->trans_a ? m : k, lda, 0};
     g->b = (gemm_operand){"B", b, g->trans_b ? n : k, g->trans_b ? k : n, ldb, 0};
     g->c = (gemm_operand){"C", c, m, n, ldc, 0};
-    ptxkit_status st;
     if ((st = check_operand(ctx, &g->a, g->elem, g->reads_ab)) != PTXKIT_SUCCESS ||
         (st = check_operand(ctx, &g->b, g->elem, g->reads_ab)) != PTXKIT_SUCCESS ||
         (st = check_operand(ctx, &g->c, g->elem, m > 0 && n > 0)) != PTXKIT_SUCCESS)
@@ -453,19 +462,10 @@ ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *
     return PTXKIT_SUCCESS;
 }
 
-/* The context is not read: the float64 kernel is chosen by the GPU, the
- * answer is not (ptxkit_ops.h). */
+/* The call's own selector check; the context is not read: the float64
+ * kernel is chosen by the GPU, the answer is not (ptxkit_ops.h). */
 ptxkit_status ptxkit_gemm_supported(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a,
                                     ptxkit_gemm_op op_b) {
     (void)ctx;
-    if ((unsigned)type >= PTXKIT_DTYPE_COUNT || (unsigned)op_a >= PTXKIT_GEMM_OP_COUNT ||
-        (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_gemm_supported: type %d or operand ops %d, %d out of range", (int)type, (int)op_a,
-                            (int)op_b);
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED,
-                            "ptxkit_gemm_supported: %s is not provided (float32 and float64 are)",
-                            ptxkit_dtype_name(type));
-    return PTXKIT_SUCCESS;
+    return check_selectors(NULL, "ptxkit_gemm_supported", type, op_a, op_b);
 }

@@ -188,15 +188,25 @@ static bool same_config(const transpose_config *a, const transpose_config *b) {
     return a->tile == b->tile && a->block_size == b->block_size && a->vector_bytes == b->vector_bytes;
 }
 
+/* The element types transpose provides, as the calls and
+ * ptxkit_transpose_supported all answer: float32 and float64 (else
+ * UNSUPPORTED); INVALID_ARGUMENT out of range. */
+static ptxkit_status check_type(ptxkit_context *ctx, const char *who, ptxkit_dtype type) {
+    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: type %d is out of range", who, (int)type);
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s is not provided (float32 and float64 are)", who,
+                            ptxkit_dtype_name(type));
+    return PTXKIT_SUCCESS;
+}
+
 ptxkit_status transpose_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr dst, ptxkit_dptr src, size_t rows,
                             size_t cols, ptxkit_transpose_kind kind, const transpose_config *config,
                             const launch_options *options, ptxkit_stream *stream) {
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(ctx, (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "transpose: type %d is not float32 or float64", (int)type);
+    if ((st = check_type(ctx, "transpose", type)) != PTXKIT_SUCCESS) return st;
     if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: unknown kind %d", (int)kind);
     if (!config) return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "transpose: NULL configuration");
@@ -290,9 +300,7 @@ ptxkit_status transpose_resolve(ptxkit_context *ctx, ptxkit_dtype type, size_t r
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return st;
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(ctx, (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "transpose: type %d is not float32 or float64", (int)type);
+    if ((st = check_type(ctx, "transpose", type)) != PTXKIT_SUCCESS) return st;
     bool jit = options_use_jit(&opt);
     char why[256];
     if (!jit && ((opt.block_size && opt.block_size != ptx_config.block_size) ||
@@ -369,7 +377,7 @@ static ptxkit_status transpose_call(ptxkit_context *ctx, ptxkit_dtype type, ptxk
     launch_options opt;
     ptxkit_status st = check_launch_options(ctx, options, &opt);
     if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_transpose");
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve says why */
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64) /* transpose_resolve's check says why */
         return name_failure(transpose_resolve(ctx, type, rows, cols, kind, &opt, NULL, &(transpose_config){0}),
                             "ptxkit_transpose");
     /* what transpose_resolve gives depends on the shape through its class
@@ -586,16 +594,11 @@ ptxkit_status ptxkit_transpose_config_get(ptxkit_context *ctx, ptxkit_transpose_
     return PTXKIT_SUCCESS;
 }
 
-/* The same type rule as transpose_resolve's; the context is not read
- * (ptxkit_ops.h). */
+/* The calls' own type check; the context is not read (ptxkit_ops.h). */
 ptxkit_status ptxkit_transpose_supported(ptxkit_context *ctx, ptxkit_transpose_kind kind, ptxkit_dtype type) {
     (void)ctx;
-    if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED || (unsigned)type >= PTXKIT_DTYPE_COUNT)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
-                            "ptxkit_transpose_supported: kind %d or type %d is out of range", (int)kind, (int)type);
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(NULL, PTXKIT_ERROR_UNSUPPORTED,
-                            "ptxkit_transpose_supported: %s is not provided (float32 and float64 are)",
-                            ptxkit_dtype_name(type));
-    return PTXKIT_SUCCESS;
+    if ((unsigned)kind > PTXKIT_TRANSPOSE_TILED)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_transpose_supported: kind %d is out of range",
+                            (int)kind);
+    return check_type(NULL, "ptxkit_transpose_supported", type);
 }
