@@ -37,6 +37,10 @@ __global__ void sum_k(const uint32_t *in, uint32_t n, uint32_t *out) {
     if (threadIdx.x == 0) *out = s;
 }
 
+// indexed by the PDL mode
+static void (*const empty_kernels[3])(uint32_t *) = {empty_k<0>, empty_k<1>, empty_k<2>};
+static void (*const sum_kernels[3])(const uint32_t *, uint32_t, uint32_t *) = {sum_k<0>, sum_k<1>, sum_k<2>};
+
 static float run(const char *name, int ops, int block, int pdl, int kind, uint32_t *in, uint32_t *out, cudaStream_t st) {
     cudaGraph_t g; cudaGraphExec_t ge;
     CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
@@ -44,13 +48,8 @@ static float run(const char *name, int ops, int block, int pdl, int kind, uint32
         cudaLaunchConfig_t c = {}; c.gridDim = 1; c.blockDim = block; c.stream = st;
         cudaLaunchAttribute a[1]; a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization; a[0].val.programmaticStreamSerializationAllowed = 1;
         c.attrs = a; c.numAttrs = pdl ? 1 : 0;
-        if (kind == 0) {
-            if (pdl == 2) CK(cudaLaunchKernelEx(&c, empty_k<2>, out + i)); else if (pdl) CK(cudaLaunchKernelEx(&c, empty_k<1>, out + i)); else CK(cudaLaunchKernelEx(&c, empty_k<0>, out + i));
-        } else {
-            if (pdl == 2) CK(cudaLaunchKernelEx(&c, sum_k<2>, (const uint32_t *)in + i, 1024u, out + i));
-            else if (pdl) CK(cudaLaunchKernelEx(&c, sum_k<1>, (const uint32_t *)in + i, 1024u, out + i));
-            else CK(cudaLaunchKernelEx(&c, sum_k<0>, (const uint32_t *)in + i, 1024u, out + i));
-        }
+        if (kind == 0) CK(cudaLaunchKernelEx(&c, empty_kernels[pdl], out + i));
+        else CK(cudaLaunchKernelEx(&c, sum_kernels[pdl], (const uint32_t *)in + i, 1024u, out + i));
     }
     CK(cudaStreamEndCapture(st, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
@@ -68,6 +67,7 @@ static float run(const char *name, int ops, int block, int pdl, int kind, uint32
     if (kind) for (int i = 0; i < ops; i++) { uint64_t s = 0; for (int j = 0; j < 1024; j++) s += (uint32_t)(i + j) * 3u; ok &= h[i] == (uint32_t)s; }
     std::sort(t.begin(), t.end());
     printf("%-6s block %4d pdl %d: %.3f us/node (min %.3f) %s\n", name, block, pdl, t[t.size() / 2], t[0], ok ? "ok" : "WRONG");
+    CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
     CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
     return t[t.size() / 2];
 }
