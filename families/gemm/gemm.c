@@ -429,15 +429,10 @@ ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
                                   size_t m, size_t n, size_t k, const ptxkit_config *config, ptxkit_stream *stream) {
     static const char who[] = "ptxkit_gemm_prepare";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", who);
-    if ((unsigned)type >= PTXKIT_DTYPE_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: unknown element type %d", who, (int)type);
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "%s: %s is not provided (float32 and float64 are)", who,
-                            ptxkit_dtype_name(type));
-    if ((unsigned)op_a >= PTXKIT_GEMM_OP_COUNT || (unsigned)op_b >= PTXKIT_GEMM_OP_COUNT)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: operand ops %d, %d", who, (int)op_a, (int)op_b);
+    ptxkit_status st = check_selectors(ctx, who, type, op_a, op_b);
+    if (st != PTXKIT_SUCCESS) return st;
     gemm_config tiles;
-    ptxkit_status st = gemm_config_from(ctx, who, config, &tiles);
+    st = gemm_config_from(ctx, who, config, &tiles);
     size_t ld[3];
     ptxkit_dptr at[3];
     if (st == PTXKIT_SUCCESS) st = prepare_operands(ctx, type, op_a, op_b, m, n, k, ld, at);
