@@ -437,13 +437,21 @@ ptxkit_status ptxkit_gemm_supported(ptxkit_context *ctx, ptxkit_dtype type, ptxk
  * (may be NULL) receives whether it came from the tuning database. */
 ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, size_t m, size_t n, size_t k,
                                      ptxkit_config *out, int *tuned);
-/* Compiles and loads the kernels a configuration (config NULL: the
- * built-in or tuned one) runs for these operand layouts, without
- * launching: an application warms its kernels ahead. INVALID_ARGUMENT for
- * a config that is not a configuration, UNSUPPORTED for a type other than
- * float32/float64. */
+/* Everything ptxkit_gemm(ctx, type, op_a, op_b, m, n, k, alpha, A, lda, B,
+ * ldb, beta, C, ldc, config, stream) does but the launches, as
+ * ptxkit_reduce_prepare, for 16-byte aligned operands with packed leading
+ * dimensions (lda = k for op_a N, m for T; ldb = n for N, k for T; ldc =
+ * n): the configuration resolved for the shape (config NULL: tuned or
+ * built-in), its kernels compiled or loaded, and, where the shape splits
+ * K, `stream`'s split-K scratch taken and grown. The next ptxkit_gemm of
+ * that shape on `stream` with the same config and operands of that kind
+ * (other leading dimensions may need another kernel) compiles, loads and
+ * allocates nothing, and may be captured. m or n 0 prepares nothing.
+ * Errors: the call's (INVALID_ARGUMENT for a config that is not a
+ * configuration, UNSUPPORTED for a type other than float32/float64); on a
+ * stream being captured it answers as the call would. Any thread. */
 ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                                  const ptxkit_config *config);
+                                  size_t m, size_t n, size_t k, const ptxkit_config *config, ptxkit_stream *stream);
 
 /* ==== experimental tier ==================================================
  *

@@ -415,11 +415,11 @@ static ptxkit_status gemm_kernel(ptxkit_context *ctx, int step, ptxkit_kernel **
     return st == PTXKIT_SUCCESS ? kernel_of(ctx, &k, NULL, kernel) : st;
 }
 
-ptxkit_status lab_gemm_ladder_prepare(ptxkit_context *ctx, int step) {
+ptxkit_status lab_gemm_ladder_prepare(ptxkit_context *ctx, int step, size_t m, size_t n, size_t k) {
     ptxkit_status st = lab_gemm_ladder_check(ctx, step);
     if (st != PTXKIT_SUCCESS) return st;
     if (!lab_gemm_ladder[step - 1].entry)
-        return ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &double_buffered);
+        return ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, &double_buffered, NULL);
     ptxkit_kernel *kernel;
     return gemm_kernel(ctx, step, &kernel);
 }

@@ -138,8 +138,9 @@ extern const lab_gemm_step lab_gemm_ladder[LAB_GEMM_LADDER_STEPS];
 ptxkit_status lab_gemm_ladder_check(ptxkit_context *ctx, int step);
 /* The kernel of steps 1-6 (NOT_FOUND for step 7: ptxkit_gemm's own). */
 ptxkit_status lab_gemm_ladder_kernel(int step, lab_ladder_kernel *out);
-/* Compiles and loads the step's kernel, so a timed run compiles nothing. */
-ptxkit_status lab_gemm_ladder_prepare(ptxkit_context *ctx, int step);
+/* Compiles and loads the step's kernel for m x n x k, so a timed run
+ * compiles nothing. */
+ptxkit_status lab_gemm_ladder_prepare(ptxkit_context *ctx, int step, size_t m, size_t n, size_t k);
 /* float32 C = A * B with dense row-major A (m x k), B (k x n), C (m x n).
  * Steps 1-3 take any sizes; steps 4-7 need m, n and k multiples of 128 and
  * 16-byte aligned matrices (else UNSUPPORTED). */

@@ -37,6 +37,7 @@
 #include "lab.h"
 #include "ladders.h"
 #include "runtime/objects.h"
+#include "runtime/registry.h"
 #include "test_util.h"
 
 #define GUARD_ELEMS 64
@@ -741,6 +742,81 @@ static void test_gemm_supported_agrees(void **state) {
     ptxkit_memory_free(ctx, c);
 }
 
+/* ptxkit_gemm_prepare at a shape that splits K: afterwards the call on
+ * that stream loads no module and can be captured (without the prepare,
+ * capture is refused: the stream holds no split-K scratch), and the
+ * graph's replays are exact (small integers: every sum is exact in
+ * float32). */
+static void test_gemm_prepare(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    static const size_t shapes[][3] = {{64, 512, 4096}, {64, 4096, 4096}, {32, 256, 8192}};
+    size_t m = 0, n = 0, k = 0;
+    for (int i = 0; i < 3 && !m; i++) {
+        ptxkit_config chosen;
+        long long split = 0;
+        assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], &chosen, NULL));
+        if (ptxkit_config_get(&chosen, "split_k", &split) == PTXKIT_SUCCESS && split > 1)
+            m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+    }
+    if (!m) fail_msg("no shape of the list splits K on this GPU");
+    float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b), *c = malloc(m * n * sizeof *c);
+    double *want = calloc(m * n, sizeof *want);
+    assert_true(a && b && c && want);
+    for (size_t i = 0; i < m * k; i++) a[i] = (float)((int)(test_rand(&rng) % 9) - 4);
+    for (size_t i = 0; i < k * n; i++) b[i] = (float)((int)(test_rand(&rng) % 9) - 4);
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < n; j++) want[i * n + j] += (double)a[i * k + p] * b[p * n + j];
+    ptxkit_dptr da, db, dc;
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, m * k * 4, &da));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, k * n * 4, &db));
+    assert_ok(ctx, ptxkit_memory_alloc(ctx, m * n * 4, &dc));
+    assert_ok(ctx, ptxkit_memory_write(ctx, da, a, m * k * 4));
+    assert_ok(ctx, ptxkit_memory_write(ctx, db, b, k * n * 4));
+
+    /* unprepared: refused during capture */
+    ptxkit_stream *s;
+    ptxkit_graph *graph = NULL;
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    ptxkit_status st = ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, da, k, db, n, 0.0, dc, n,
+                                   NULL, s);
+    ptxkit_status ended = ptxkit_graph_capture_end(ctx, s, &graph);
+    ptxkit_graph_destroy(graph);
+    graph = NULL;
+    assert_status(PTXKIT_ERROR_CAPTURE, st);
+    (void)ended;
+    ptxkit_stream_destroy(s);
+
+    assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+    assert_ok(ctx, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, NULL, s));
+    size_t loaded = registry_module_count(ctx);
+    assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+    st = ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, da, k, db, n, 0.0, dc, n, NULL, s);
+    assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &graph));
+    assert_ok(ctx, st);
+    if (registry_module_count(ctx) != loaded) fail_msg("ptxkit_gemm after ptxkit_gemm_prepare loaded a module");
+    for (int replay = 0; replay < 2; replay++) {
+        assert_ok(ctx, ptxkit_memory_set8_async(ctx, dc, 0xFF, m * n * 4, s));
+        assert_ok(ctx, ptxkit_graph_launch(ctx, graph, s));
+        assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+        assert_ok(ctx, ptxkit_memory_read(ctx, c, dc, m * n * 4));
+        for (size_t i = 0; i < m * n; i++)
+            if ((double)c[i] != want[i])
+                fail_msg("%zux%zux%zu replay %d: C[%zu] = %g, want %g", m, n, k, replay, i, (double)c[i], want[i]);
+    }
+    /* the prepare's own errors name it */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, NULL, s));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_gemm_prepare"));
+    ptxkit_graph_destroy(graph);
+    ptxkit_stream_destroy(s);
+    ptxkit_memory_free(ctx, da);
+    ptxkit_memory_free(ctx, db);
+    ptxkit_memory_free(ctx, dc);
+    free(a), free(b), free(c), free(want);
+}
+
 int main(void) {
     test_require_gpu();
     const char *env = getenv("PTXKIT_TEST_GEMM_SMALL");
@@ -752,7 +828,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
-        cmocka_unit_test(test_gemm_ladder),
+        cmocka_unit_test(test_gemm_ladder),    cmocka_unit_test(test_gemm_prepare),
     };
     /* PTXKIT_TEST_GEMM_ONLY=NAME,...: only the tests whose names hold one
      * of them (a sanitizer's run picks the tests it can afford) */

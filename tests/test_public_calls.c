@@ -208,22 +208,22 @@ static void gemm_sweep_prepare_split(void **state) {
         }
     }
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_gemm_prepare(NULL, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
+                  ptxkit_gemm_prepare(NULL, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 64, 64, 64, NULL, NULL));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N, NULL));
-    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, NULL));
+                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_OP_COUNT, PTXKIT_GEMM_N, 64, 64, 64, NULL, NULL));
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_prepare(ctx, PTXKIT_INT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 64, 64, 64, NULL, NULL));
     ptxkit_config bad;
     gemm_config_to(&(gemm_config){.bm = 100, .bn = 128, .bk = 8, .tm = 8, .tn = 8, .warps_m = 2, .stages = 2}, &bad);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
-                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &bad));
+                  ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, 64, 64, 64, &bad, NULL));
     /* a name gemm does not read, and a value out of range, name the parameter */
     ptxkit_config odd = tiles[0];
     ptxkit_config_set(&odd, "block_size", 256);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, 64, 64, 64, &odd, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "block_size"));
     odd = tiles[0];
     ptxkit_config_set(&odd, "split_k", 65);
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, &odd));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_T, 64, 64, 64, &odd, NULL));
     assert_non_null(strstr(ptxkit_last_error(), "split_k"));
 
     ptxkit_config t = tiles[0];

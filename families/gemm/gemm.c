@@ -291,11 +291,19 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
 
 static bool vector_ok(ptxkit_dptr p, size_t ld, size_t elem) { return p % 16 == 0 && (ld * elem) % 16 == 0; }
 
-/* ptxkit_gemm, or with launch false everything but the launches. */
+/* What a dispatch does besides resolving and loading the kernels. */
+typedef enum gemm_action {
+    GEMM_LAUNCH,        /* ptxkit_gemm */
+    GEMM_TAKE_SCRATCH,  /* ptxkit_gemm_prepare: the stream's split-K scratch, no launch */
+    GEMM_KERNELS_ONLY,  /* the tuner's check of a configuration: no stream touched */
+} gemm_action;
+
+/* ptxkit_gemm, or less of it (gemm_action). */
 static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                    size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                    size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles,
-                                   ptxkit_stream *stream, bool launch, bool capturing) {
+                                   ptxkit_stream *stream, gemm_action action, bool capturing) {
+    const bool launch = action == GEMM_LAUNCH;
     gemm_call g;
     ptxkit_status st = check_args(ctx, &g, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
     if (st != PTXKIT_SUCCESS) return st;
@@ -330,7 +338,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, &fn);
     if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
-    if (st != PTXKIT_SUCCESS || !launch) goto done;
+    if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1)) goto done;
 
     /* kernel arguments, in gemm.cu's order */
     CUdeviceptr da = a, db = b, dc = c, dw = 0;
@@ -351,11 +359,11 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         st = stream_scratch_grow(ctx, &h, scratch_bytes,
                                  scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
         dw = h.buffer;
-        if (st == PTXKIT_SUCCESS) {
+        if (st == PTXKIT_SUCCESS && launch) {
             void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
             st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
         }
-        if (st == PTXKIT_SUCCESS) {
+        if (st == PTXKIT_SUCCESS && launch) {
             int splits = split;
             void *args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
             size_t total = m * n, blocks = ceil_div(total, 256);
@@ -390,17 +398,58 @@ ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op
     capture_guard guard;
     ptxkit_status st = capture_guard_enter(ctx, stream, &guard);
     if (st != PTXKIT_SUCCESS) return name_failure(st, "ptxkit_gemm");
-    st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, true,
+    st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, stream, GEMM_LAUNCH,
                        guard.capturing);
     capture_guard_leave(ctx, &guard);
     return name_failure(st, "ptxkit_gemm");
 }
 
+/* Operands of no consequence for ptxkit_gemm_prepare: packed (lda = k for
+ * N, ...), 256-byte aligned and disjoint, as the call would check them. */
+static ptxkit_status prepare_operands(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a,
+                                      ptxkit_gemm_op op_b, size_t m, size_t n, size_t k, size_t ld[3], ptxkit_dptr at[3]) {
+    size_t elem = ptxkit_dtype_size(type);
+    size_t rows[3] = {op_a == PTXKIT_GEMM_T ? k : m, op_b == PTXKIT_GEMM_T ? n : k, m};
+    ld[0] = op_a == PTXKIT_GEMM_T ? m : k;
+    ld[1] = op_b == PTXKIT_GEMM_T ? k : n;
+    ld[2] = n;
+    ptxkit_dptr next = 256;
+    for (int i = 0; i < 3; i++) {
+        size_t bytes;
+        if (ld[i] == 0) ld[i] = 1;
+        at[i] = next;
+        if (!mul_size(rows[i], ld[i], &bytes) || !mul_size(bytes, elem, &bytes) || bytes > (SIZE_MAX >> 2) - next)
+            return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "%zu x %zu x %zu operands overflow the address space", m, n, k);
+        next += (bytes + 255) / 256 * 256;
+    }
+    return PTXKIT_SUCCESS;
+}
+
+ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
+                                  size_t m, size_t n, size_t k, const ptxkit_config *config, ptxkit_stream *stream) {
+    static const char who[] = "ptxkit_gemm_prepare";
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", who);
+    ptxkit_status st = check_selectors(ctx, who, type, op_a, op_b);
+    if (st != PTXKIT_SUCCESS) return st;
+    gemm_config tiles;
+    st = gemm_config_from(ctx, who, config, &tiles);
+    size_t ld[3];
+    ptxkit_dptr at[3];
+    if (st == PTXKIT_SUCCESS) st = prepare_operands(ctx, type, op_a, op_b, m, n, k, ld, at);
+    if (st != PTXKIT_SUCCESS) return name_failure(st, who);
+    capture_guard guard;
+    if ((st = capture_guard_enter(ctx, stream, &guard)) != PTXKIT_SUCCESS) return name_failure(st, who);
+    st = gemm_dispatch(ctx, type, op_a, op_b, m, n, k, 1.0, at[0], ld[0], at[1], ld[1], 0.0, at[2], ld[2], &tiles, stream,
+                       GEMM_TAKE_SCRATCH, guard.capturing);
+    capture_guard_leave(ctx, &guard);
+    return name_failure(st, who);
+}
+
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                 size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles) {
-    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL, false,
-                         false);
+    return gemm_dispatch(ctx, type, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, tiles, NULL,
+                         GEMM_KERNELS_ONLY, false);
 }
 
 /* ---- the family's descriptor (families/family.h) ---------------------------- */
@@ -416,7 +465,7 @@ const family_desc gemm_family = {
     .sources = (const char *const[]){"gemm_dmma", NULL},
 };
 
-/* ---- public: the sweep, preparing ahead, the split ---------------------- */
+/* ---- public: the sweep, the split ---------------------------------------- */
 
 ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_config *out, int capacity,
                                       int *count) {
@@ -434,17 +483,6 @@ ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, pt
     for (int i = 0; i < n && i < capacity; i++) gemm_config_to(&list[i], &out[i]);
     *count = n;
     return PTXKIT_SUCCESS;
-}
-
-ptxkit_status ptxkit_gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                                  const ptxkit_config *config) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: context is NULL");
-    if ((op_a != PTXKIT_GEMM_N && op_a != PTXKIT_GEMM_T) || (op_b != PTXKIT_GEMM_N && op_b != PTXKIT_GEMM_T))
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_prepare: operand ops %d, %d", (int)op_a,
-                            (int)op_b);
-    gemm_config tiles;
-    ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_prepare", config, &tiles);
-    return st == PTXKIT_SUCCESS ? name_failure(gemm_prepare(ctx, type, op_a, op_b, &tiles), "ptxkit_gemm_prepare") : st;
 }
 
 ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,

@@ -288,6 +288,7 @@ int bench_gemm(int argc, char **argv) {
                     j->op_a = o & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->op_b = o & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
                     j->tiles = list[t][i];
+                    j->m = b.shapes[s][0], j->n = b.shapes[s][1], j->k = b.shapes[s][2];
                     ptxkit_config chosen;
                     if (!list[t][i].bm) {
                         if (ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &chosen,

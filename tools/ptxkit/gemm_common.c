@@ -111,7 +111,8 @@ static void *prepare_worker(void *arg) {
         if (i < 0) return NULL;
         const gemm_job *j = &p->jobs[i];
         ptxkit_config config;
-        ptxkit_status st = ptxkit_gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, gemm_tiles_config(&j->tiles, &config));
+        ptxkit_status st = ptxkit_gemm_prepare(p->ctx, j->type, j->op_a, j->op_b, j->m, j->n, j->k,
+                                               gemm_tiles_config(&j->tiles, &config), NULL);
         pthread_mutex_lock(&p->lock);
         if (st != PTXKIT_SUCCESS && p->first == PTXKIT_SUCCESS) p->first = st;
         pthread_mutex_unlock(&p->lock);

@@ -43,6 +43,7 @@ typedef struct gemm_job {
     ptxkit_dtype type;
     ptxkit_gemm_op op_a, op_b;
     gemm_tiles tiles;
+    size_t m, n, k;
 } gemm_job;
 ptxkit_status gemm_prepare_all(ptxkit_context *ctx, const gemm_job *jobs, int count, int threads);
 

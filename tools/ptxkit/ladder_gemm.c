@@ -101,7 +101,7 @@ int ladder_gemm(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS && (!host_ref || !host_c)) st = PTXKIT_ERROR_OUT_OF_MEMORY;
     if (st == PTXKIT_SUCCESS) st = ptxkit_memory_read(ctx, host_ref, reference, bytes);
     for (int s = 1; st == PTXKIT_SUCCESS && s <= LAB_GEMM_LADDER_STEPS; s++)
-        if (steps[s] && (s < 4 || n % 128 == 0)) st = lab_gemm_ladder_prepare(ctx, s);
+        if (steps[s] && (s < 4 || n % 128 == 0)) st = lab_gemm_ladder_prepare(ctx, s, n, n, n);
 
     gemm_peak peak = gemm_peak_of(ctx, PTXKIT_FLOAT32);
     double dram = cli_device(ctx)->peak_bandwidth_gbs;
