@@ -72,10 +72,17 @@ static __device__ __forceinline__ rT R_FN(reduce_input)(const rT *__restrict__ i
 #pragma unroll
         for (int k = 0; k < VEC_UNROLL; k++) acc = R_FN(fold_vector)(acc, w[k]);
     }
-    for (; i < vectors; i += stride) {
-        unsigned w[VEC_WORDS];
-        rload_words(v + i, w);
-        acc = R_FN(fold_vector)(acc, w);
+    // The thread's last trip holds fewer than VEC_UNROLL vectors: issued
+    // together too, each predicated, so it waits one memory latency rather
+    // than one per vector (a small or misaligned input is all last trip).
+    if (i < vectors) {
+        unsigned w[VEC_UNROLL][VEC_WORDS];
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++)
+            if (i + k * stride < vectors) rload_words(v + i + k * stride, w[k]);
+#pragma unroll
+        for (int k = 0; k < VEC_UNROLL; k++)
+            if (i + k * stride < vectors) acc = R_FN(fold_vector)(acc, w[k]);
     }
     return acc;
 }
