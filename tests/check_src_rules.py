@@ -21,6 +21,10 @@ path for every kernel"), checked over the source text:
   multi/; only src/driver knows NCCL's shared-object name;
 - src/host (host-array primitives) sits beside it: the runtime and the
   public ops, chunked over streams; nothing below it includes host/;
+- every kernel entry (__global__) of families/ begins with
+  ptxkit::grid_dependency_begin(): the runtime launches the families' JIT
+  kernels programmatically on sm_90 (runtime/kernel.c), which is correct
+  only for a kernel that waits for the one ahead before touching memory;
 - no file of the tree includes "runtime/runtime.h", the umbrella header the
   runtime had: each file includes the headers of the rooms whose names it
   uses (src/runtime/*.h), so that the includes say what a file depends on.
@@ -177,6 +181,22 @@ for top in ("src", "families", "lab", "tools", "tests", "bench", "examples", "in
             if re.search(r'#\s*include\s+"runtime/runtime\.h"', text):
                 failures.append("%s includes runtime/runtime.h: include the headers of the rooms it uses"
                                 % os.path.relpath(path, root))
+
+# the families' kernel entries wait for the kernel ahead first
+for base, _, names in os.walk(fam):
+    for name in sorted(names):
+        if not name.endswith((".cu", ".cuh")):
+            continue
+        path = os.path.join(base, name)
+        text = open(path, encoding="utf-8").read()
+        for m in re.finditer(r"__global__", text):
+            body = text.find("{", m.end())
+            first = re.sub(r"\\\n", " ", text[body + 1:body + 400]).split(";", 1)[0].strip()
+            if body < 0 or first != "ptxkit::grid_dependency_begin()":
+                line = text.count("\n", 0, m.start()) + 1
+                failures.append("%s:%d: a kernel entry whose first statement is not ptxkit::grid_dependency_begin() "
+                                "(the families' kernels are launched programmatically on sm_90)"
+                                % (os.path.relpath(path, root), line))
 
 for f in failures:
     print("FAIL", f)

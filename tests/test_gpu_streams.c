@@ -437,10 +437,37 @@ static void test_programmatic_user_launch(void **state) {
     assert_ok(ctx, ptxkit_memory_free(ctx, b));
 }
 
+/* Round r of the chain: fill a with seeds[r], copy a -> b -> c, sum c into sums[r]. */
+static void programmatic_chain(ptxkit_context *ctx, ptxkit_stream *s, const ptxkit_dptr bufs[4], unsigned n,
+                               unsigned *seeds, int rounds) {
+    ptxkit_dptr a = bufs[0], b = bufs[1], c = bufs[2], sums = bufs[3];
+    for (int r = 0; r < rounds; r++) {
+        void *args[] = {&a, &n, &seeds[r]};
+        assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "fill_words"), blocks, threads, 0, s, args));
+        assert_ok(ctx, ptxkit_copy(ctx, b, a, (size_t)n * 4, NULL, s));
+        assert_ok(ctx, ptxkit_copy(ctx, c, b, (size_t)n * 4, NULL, s));
+        assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, sums + 4 * (ptxkit_dptr)r, c, n, NULL, s));
+    }
+}
+
+static void programmatic_check(ptxkit_context *ctx, ptxkit_dptr sums, unsigned n, const unsigned *seeds, int rounds) {
+    unsigned got[64];
+    assert_true(rounds <= 64);
+    assert_ok(ctx, ptxkit_memory_read(ctx, got, sums, (size_t)rounds * 4));
+    for (int r = 0; r < rounds; r++) {
+        unsigned want = 0;
+        for (unsigned i = 0; i < n; i++) want += i * 2654435761u ^ seeds[r];
+        assert_int_equal(got[r], want);
+    }
+}
+
 /* The built-in operations chained on one stream with no synchronization:
- * each reads what the one ahead wrote (fill -> copy -> copy -> reduce, rounds back to back), one block
- * each at the small size (where launches overlap the most) and whole grids
- * at the large one. */
+ * each reads what the one ahead wrote (fill -> copy -> copy -> reduce,
+ * rounds back to back), one block each at the small size (where launches
+ * overlap the most) and whole grids at the large one; on the stream, then
+ * captured into a graph (where on sm_90 the families' kernels launch
+ * programmatically, each waiting for the one ahead in its first statement)
+ * and replayed three times, the sums cleared between replays. */
 static void test_programmatic_families(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
@@ -450,32 +477,28 @@ static void test_programmatic_families(void **state) {
     assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     for (int z = 0; z < 2; z++) {
         unsigned n = sizes[z];
-        ptxkit_dptr a, b, c, sums;
-        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &a));
-        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &b));
-        assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &c));
-        assert_ok(ctx, ptxkit_memory_alloc(ctx, ROUNDS * 4, &sums));
+        ptxkit_dptr bufs[4];
+        for (int i = 0; i < 3; i++) assert_ok(ctx, ptxkit_memory_alloc(ctx, (size_t)n * 4, &bufs[i]));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, ROUNDS * 4, &bufs[3]));
         unsigned seeds[ROUNDS];
-        for (int r = 0; r < ROUNDS; r++) {
-            seeds[r] = (unsigned)test_rand(&rng);
-            void *args[] = {&a, &n, &seeds[r]};
-            assert_ok(ctx, ptxkit_kernel_launch(kernel(ctx, "fill_words"), blocks, threads, 0, s, args));
-            assert_ok(ctx, ptxkit_copy(ctx, b, a, (size_t)n * 4, NULL, s));
-            assert_ok(ctx, ptxkit_copy(ctx, c, b, (size_t)n * 4, NULL, s));
-            assert_ok(ctx, ptxkit_reduce(ctx, PTXKIT_REDUCE_SUM, PTXKIT_UINT32, sums + 4 * r, c, n, NULL, s));
-        }
+        for (int r = 0; r < ROUNDS; r++) seeds[r] = (unsigned)test_rand(&rng);
+        programmatic_chain(ctx, s, bufs, n, seeds, ROUNDS);
         assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
-        unsigned got[ROUNDS];
-        assert_ok(ctx, ptxkit_memory_read(ctx, got, sums, sizeof got));
-        for (int r = 0; r < ROUNDS; r++) {
-            unsigned want = 0;
-            for (unsigned i = 0; i < n; i++) want += i * 2654435761u ^ seeds[r];
-            assert_int_equal(got[r], want);
+        programmatic_check(ctx, bufs[3], n, seeds, ROUNDS);
+
+        for (int r = 0; r < ROUNDS; r++) seeds[r] = (unsigned)test_rand(&rng);
+        ptxkit_graph *graph = NULL;
+        assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
+        programmatic_chain(ctx, s, bufs, n, seeds, ROUNDS);
+        assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &graph));
+        for (int replay = 0; replay < 3; replay++) {
+            assert_ok(ctx, ptxkit_memory_set32_async(ctx, bufs[3], 0xCDCDCDCDu, ROUNDS, s));
+            assert_ok(ctx, ptxkit_graph_launch(ctx, graph, s));
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+            programmatic_check(ctx, bufs[3], n, seeds, ROUNDS);
         }
-        assert_ok(ctx, ptxkit_memory_free(ctx, a));
-        assert_ok(ctx, ptxkit_memory_free(ctx, b));
-        assert_ok(ctx, ptxkit_memory_free(ctx, c));
-        assert_ok(ctx, ptxkit_memory_free(ctx, sums));
+        ptxkit_graph_destroy(graph);
+        for (int i = 0; i < 4; i++) assert_ok(ctx, ptxkit_memory_free(ctx, bufs[i]));
     }
     ptxkit_stream_destroy(s);
 }

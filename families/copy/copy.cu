@@ -3,6 +3,7 @@
 // vector loads in flight per thread before the first store).
 #include "copy_defaults.h"
 #include <ptxkit/load.cuh>
+#include <ptxkit/grid.cuh>
 
 #ifndef BLOCK_SIZE
 #define BLOCK_SIZE COPY_DEFAULT_BLOCK
@@ -27,6 +28,7 @@ __device__ __forceinline__ void copy_edges(unsigned char *dst, const unsigned ch
 #define DEFINE_COPY_VEC(NAME, VT, LOAD)                                                  \
     extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)                            \
     NAME(unsigned char *dst, const unsigned char *src, u64 n) {                          \
+        ptxkit::grid_dependency_begin();                                                 \
         const u64 w = sizeof(VT);                                                        \
         u64 head = (w - ((u64)dst & (w - 1))) & (w - 1);                                 \
         if (head > n) head = n;                                                          \
@@ -64,6 +66,7 @@ DEFINE_COPY_VEC(ptxkit_copy_vec4, unsigned, ptxkit::ld_u32)
 // whose two source words lie wholly inside the source are done this way.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 ptxkit_copy_shift(unsigned char *dst, const unsigned char *src, u64 n) {
+    ptxkit::grid_dependency_begin();
     long long p = (long long)((4 - ((u64)dst & 3)) & 3);     // bytes until dst is aligned
     u64 s = (u64)src + p;
     const unsigned *a = (const unsigned *)(s & ~(u64)3);      // aligned source words

@@ -50,6 +50,7 @@
 // flags: GEMM_FLAG_BETA (beta != 0: C is read), GEMM_FLAG_VECTOR_C (C and
 // ldc allow 16-byte accesses).
 #include "gemm_copy.cuh"
+#include <ptxkit/grid.cuh>
 
 #ifndef GEMM_DOUBLE
 #define GEMM_DOUBLE 0
@@ -363,6 +364,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     CAT3(ptxkit_gemm_, GEMM_SUFFIX, )(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K,
                                       long long lda, long long ldb, long long ldc, T alpha, T beta, unsigned flags,
                                       int k_per_split, T *workspace, long long ldw) {
+    ptxkit::grid_dependency_begin();
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     T *As = (T *)gemm_smem;
     T *Bs = As + STAGES * STAGE_A;
@@ -492,6 +494,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 extern "C" __global__ void __launch_bounds__(256)
     CAT3(ptxkit_gemm_splitk_, GEMM_SUFFIX, )(const T *__restrict__ W, int splits, long long ldw, T *C, int M, int N,
                                              long long ldc, T alpha, T beta, unsigned flags) {
+    ptxkit::grid_dependency_begin();
     const bool read_c = flags & GEMM_FLAG_BETA;
     const long long total = (long long)M * N;
     const long long slice = (long long)M * ldw;

@@ -57,6 +57,7 @@
 // Entry point: ptxkit_gemm_dmma_f64, with the arguments of gemm.cu's
 // ptxkit_gemm_f64 (flags: GEMM_FLAG_BETA, GEMM_FLAG_VECTOR_C).
 #include "gemm_copy.cuh"
+#include <ptxkit/grid.cuh>
 
 #ifndef TRANS_A
 #define TRANS_A 0
@@ -338,6 +339,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     ptxkit_gemm_dmma_f64(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K, long long lda,
                          long long ldb, long long ldc, T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
                          long long ldw) {
+    ptxkit::grid_dependency_begin();
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     T *As = (T *)gemm_smem;
     T *Bs = As + STAGES * STAGE_A;

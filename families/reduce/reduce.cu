@@ -8,6 +8,7 @@
 // (reduce_ops.cuh). Entry points: ptxkit_reduce_<op>_<type>
 //   (const T *in, u64 n, T *out, unsigned slot, unsigned mode)
 #include "reduce_defaults.h"
+#include <ptxkit/grid.cuh>
 #include "reduce_ops.cuh"
 
 #ifndef BLOCK_SIZE

@@ -100,6 +100,7 @@ static __device__ __forceinline__ rT R_FN(reduce_partials)(unsigned slot, u64 co
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, REDUCE_MIN_BLOCKS)
 R_ENTRY(ptxkit_reduce)(const rT *__restrict__ in, u64 n, rT *__restrict__ out, unsigned slot, unsigned mode) {
+    ptxkit::grid_dependency_begin();
     slot &= REDUCE_SLOTS - 1;
     if (mode == REDUCE_MODE_PARTIALS_IN) {
         rT r = R_FN(reduce_partials)(slot, n < REDUCE_MAX_GRID ? n : REDUCE_MAX_GRID);

@@ -41,6 +41,7 @@
 // misaligned, so the output can be written with whole vectors too).
 #include "reduce_ops.cuh"
 #include "scan_defaults.h"
+#include <ptxkit/grid.cuh>
 
 // The PTX's shape (scan_defaults.h: the JIT path's default is more vectors
 // per thread, set by scan.c).

@@ -349,6 +349,7 @@ static __device__ __forceinline__ void R_FN(scan_stage_copy)(rT *stage, const rT
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
 R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
                      unsigned long long ticket_base, unsigned epoch, unsigned flags) {
+    ptxkit::grid_dependency_begin();
     extern __shared__ __align__(128) unsigned char scan_stage[]; /* SCAN_TILE_BYTES, dynamic */
     __shared__ rT warp_offsets[SCAN_DATA_WARPS];
     __shared__ rT tile_prefix;
@@ -410,6 +411,7 @@ R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long l
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, SCAN_MIN_BLOCKS)
 R_ENTRY(ptxkit_scan)(const rT *in, u64 n, rT *out, void *status, unsigned long long *tickets,
                      unsigned long long ticket_base, unsigned epoch, unsigned flags) {
+    ptxkit::grid_dependency_begin();
     __shared__ rT warp_offsets[SCAN_DATA_WARPS];
     __shared__ rT tile_prefix;
     __shared__ unsigned long long tile_index;

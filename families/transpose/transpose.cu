@@ -32,6 +32,7 @@
 // Injected: BLOCK_SIZE, TILE (16, 32, 64 or 128), VEC_BYTES (4, 8 or 16), LOAD_OP,
 // SECTOR_ALIGN (0 or 1).
 #include <ptxkit/load.cuh>
+#include <ptxkit/grid.cuh>
 #include "transpose_defaults.h"
 
 #ifndef BLOCK_SIZE
@@ -120,6 +121,7 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 #define DEFINE_NAIVE(NAME, T, LD)                                                       \
     extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)                            \
     NAME(T *dst, const T *src, u64 rows, u64 cols, unsigned tiles_x, unsigned flags) {   \
+        ptxkit::grid_dependency_begin();                                                 \
         (void)flags;                                                                    \
         TILE_ORIGIN                                                                     \
         T v[TILE / SCALAR_ROWS];                                                        \
@@ -137,6 +139,7 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 #define DEFINE_TILED(NAME, T, LD, V, VEC, LDV, PAD)                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)                                     \
     NAME(T *dst, const T *src, u64 rows, u64 cols, unsigned tiles_x, unsigned flags) {            \
+        ptxkit::grid_dependency_begin();                                                          \
         TILE_STORAGE(T, PAD)                                                                     \
         TILE_ORIGIN                                                                              \
         bool full = row0 + TILE <= rows && col0 + TILE <= cols;                                  \
@@ -191,6 +194,7 @@ __device__ __forceinline__ void vset(ulonglong2 &v, int i, u64 x) { if (i == 0) 
 #define DEFINE_SECTORED(NAME, T, LD)                                                            \
     extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)                                    \
     NAME(T *dst, const T *src, u64 rows, u64 cols, unsigned tiles_x, unsigned flags) {           \
+        ptxkit::grid_dependency_begin();                                                         \
         (void)flags;                                                                            \
         enum { S = 32 / sizeof(T), TROWS = TILE + S - 1,                                        \
                LOAD_PASSES = (TROWS + SCALAR_ROWS - 1) / SCALAR_ROWS };                         \

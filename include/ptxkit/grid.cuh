@@ -1,6 +1,7 @@
 // Programmatic dependent launch (sm_90 and later), included as
 // <ptxkit/grid.cuh>. A kernel launched with the programmatic attribute
-// (ptxkit_launch_attributes.programmatic) may start before the kernel ahead of it on the stream has finished,
+// (ptxkit_launch_attributes.programmatic; the built-in families' kernels on
+// sm_90) may start before the kernel ahead of it on the stream has finished,
 // so that its launch and prologue hide behind that kernel's tail; in
 // return it must not touch memory that kernel writes, nor write memory it
 // reads, before grid_dependency_wait() returns. On earlier architectures
@@ -27,5 +28,13 @@ __device__ __forceinline__ void grid_dependents_launch() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+
+// The first statement of every built-in kernel: wait for the kernel ahead.
+// What overlaps is the launch of this grid with the end of that one. It
+// does not trigger early (grid_dependents_launch): with blocks of the next
+// grid resident and waiting while reductions ran on many streams at once,
+// a test hung on an H200; without it the next grid's blocks start only as
+// this grid's last blocks exit, and graph replay was faster as well.
+__device__ __forceinline__ void grid_dependency_begin() { grid_dependency_wait(); }
 
 }  // namespace ptxkit

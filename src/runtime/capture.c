@@ -24,6 +24,12 @@ void capture_thread_ended(CUstream stream) {
         }
 }
 
+bool capture_thread_has(CUstream stream) {
+    for (int i = 0; i < thread_capture_count; i++)
+        if (thread_captures[i] == stream) return true;
+    return false;
+}
+
 CUresult capture_stream_query(const cuda_driver *cu, CUstream stream, CUstreamCaptureStatus *status) {
     *status = CU_STREAM_CAPTURE_STATUS_NONE;
     return cu->cuStreamIsCapturing ? cu->cuStreamIsCapturing(stream, status) : CUDA_SUCCESS;

@@ -24,6 +24,10 @@ CUresult capture_stream_query(const cuda_driver *cu, CUstream stream, CUstreamCa
 
 void capture_thread_begun(CUstream stream);
 void capture_thread_ended(CUstream stream);
+/* Whether this thread began capturing `stream` through ptxkit and has not
+ * ended it. Its own list only, no driver call: a capture ended with a raw
+ * cuStreamEndCapture stays listed until the next refusal check prunes it. */
+bool capture_thread_has(CUstream stream);
 
 /* PTXKIT_ERROR_CAPTURE (recorded, naming `what`) when the calling thread
  * has a capture begun by ptxkit under way; else PTXKIT_SUCCESS. */

@@ -10,6 +10,7 @@
 
 #include "runtime/args.h"
 #include "runtime/cache_key.h"
+#include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/kernel.h"
 #include "runtime/l2.h"
@@ -320,10 +321,46 @@ static ptxkit_status launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_d
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
 }
 
+/* A launch that may begin before the kernel ahead of it on the stream has
+ * finished (programmatic dependent launch): the kernel waits for it in its
+ * first statement, so what overlaps is this launch and that kernel's tail. */
+static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                         ptxkit_stream *stream, void **args) {
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {
+        .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
+        .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
+        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream), .attrs = &attr, .numAttrs = 1,
+    };
+    CUresult r = k->ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
+}
+
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
     ptxkit_status st = check_launch(k, &grid, &block, shared);
-    return st == PTXKIT_SUCCESS ? launch_checked(k, grid, block, shared, stream, args) : st;
+    if (st != PTXKIT_SUCCESS) return st;
+    /* Only into a graph this thread is capturing through ptxkit (a lookup in
+     * its own list, no driver call): there the edge between two kernel nodes
+     * becomes programmatic and replay overlaps each node's launch with the
+     * end of the one ahead. On a plain stream the families launch as usual;
+     * with programmatic launches there, a test of many streams handing
+     * scratch over by events hung on an H200 (cause not found). */
+    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED) > 0 && capture_thread_has(stream_handle(stream)))
+        return launch_programmatic(k, grid, block, shared, stream, args);
+    return launch_checked(k, grid, block, shared, stream, args);
+}
+
+void kernel_allow_programmatic(ptxkit_kernel *k) {
+    ptxkit_context *ctx = k->ctx;
+    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED)) return; /* decided */
+    /* the virtual architecture it was compiled for: the wait is there from compute_90 on */
+    int ptx_version = 0;
+    bool able = ctx->arch >= 90 && ctx->cu->cuLaunchKernelEx &&
+                ctx->cu->cuFuncGetAttribute(&ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION, k->fn) == CUDA_SUCCESS &&
+                ptx_version >= 90;
+    __atomic_store_n(&k->programmatic, able ? 1 : -1, __ATOMIC_RELAXED);
 }
 
 ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,

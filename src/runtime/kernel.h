@@ -26,6 +26,12 @@ ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_byte
  * same checks, without asking the driver which context is current. */
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args);
+/* Lets kernel_launch launch k programmatically into a graph this thread
+ * captures (sm_90+ GPU, k compiled for compute_90 or later, a driver with
+ * cuLaunchKernelEx; otherwise nothing). Decided once per kernel.
+ * Only for kernels whose every entry begins with
+ * ptxkit::grid_dependency_begin(): the built-in families' JIT kernels. */
+void kernel_allow_programmatic(ptxkit_kernel *k);
 
 /* Raises k's dynamic shared memory limit to at least bytes (asking the
  * driver only when it must), with the SM's memory preferring shared when

@@ -8,6 +8,7 @@
 #include "runtime/cache_key.h"
 #include "runtime/compile.h"
 #include "runtime/embedded.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/launch.h"
 #include "runtime/objects.h"
@@ -83,7 +84,10 @@ ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_ke
     if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s.cu in this build", spec->family);
     kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = program, .defines = spec->defines,
                           .define_count = spec->define_count, .entry = spec->entry};
-    return kernel_cache_get(ctx, &req, out);
+    ptxkit_status st = kernel_cache_get(ctx, &req, out);
+    /* a family's kernels wait for the kernel ahead in their first statement */
+    if (st == PTXKIT_SUCCESS) kernel_allow_programmatic(*out);
+    return st;
 }
 
 ptxkit_status ptx_kernel_get(ptxkit_context *ctx, const char *ptx_name, ptxkit_load_op op, const char *entry,

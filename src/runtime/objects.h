@@ -58,6 +58,12 @@ struct ptxkit_kernel {
     const char *jit_log;      /* its module's load log, owned by the registry ("" or NULL: none) */
     int max_threads;          /* per block, for this kernel's resources */
     int max_dynamic_shared;   /* current limit, bytes */
+    /* 1: kernel_launch launches it with programmatic stream serialization
+     * into a graph being captured; only a built-in family's kernel compiled
+     * for sm_90 or later, whose every entry begins with
+     * ptxkit::grid_dependency_begin() (a CPU test checks the sources).
+     * -1: never; 0: not yet decided. Set atomically. */
+    int programmatic;
     /* The module object it was taken from (set once, atomically, by
      * module_kernels.c); NULL for a built-in family's kernels. */
     struct ptxkit_module *module;
