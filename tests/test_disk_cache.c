@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache_meta.h"
@@ -451,6 +452,35 @@ static void size_cap_evicts_oldest(void **state) {
     disk_cache_close(c);
 }
 
+/* A hit marks the entry used (the metadata's mtime, by which trim evicts)
+ * unless it was marked a short while ago: an entry last used long ago is
+ * touched, one used moments ago is left as it is. */
+static void hit_touches_stale_entries(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    cache_key k = key_of(7);
+    const char image[] = "\x7f" "ELF pretend cubin";
+    assert_ok(NULL, disk_cache_write(c, &k, image, sizeof image, true));
+    char path[1024];
+    entry_file(&k, "meta", path, sizeof path);
+    time_t now = time(NULL);
+    const time_t ages[] = {3 * 24 * 3600, 5, -3600 /* from the future: a clock set back */};
+    for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++) {
+        struct timespec times[2] = {{.tv_sec = now - ages[i]}, {.tv_sec = now - ages[i]}};
+        assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+        void *data;
+        size_t size;
+        bool cubin;
+        assert_true(disk_cache_read(c, &k, &data, &size, &cubin));
+        free(data);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        if (ages[i] == 5) assert_int_equal(st.st_mtime, now - 5);
+        else assert_true(st.st_mtime >= now && st.st_mtime <= time(NULL));
+    }
+    disk_cache_close(c);
+}
+
 /* Several processes compile the same kernel with NVRTC and store it at the
  * same moment, as kernel_get does on a miss; the cache must end valid. */
 static void concurrent_writers(void **state) {
@@ -595,6 +625,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(half_written, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(old_format_and_strays, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(size_cap_evicts_oldest, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(hit_touches_stale_entries, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(concurrent_writers, make_dir, remove_dir),
         cmocka_unit_test(disabled_by_environment),
         cmocka_unit_test(xdg_rules),

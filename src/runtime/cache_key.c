@@ -27,7 +27,8 @@
  * the environment that chooses the library, and reused while that file is
  * unchanged on disk. Read once per process. */
 static XXH128_hash_t nvrtc_identity_hash_value;
-static pthread_once_t nvrtc_identity_once = PTHREAD_ONCE_INIT;
+static bool nvrtc_identity_ready;
+static pthread_mutex_t nvrtc_identity_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct nvrtc_identity {
     char path[PATH_MAX]; /* realpath's size */
@@ -47,11 +48,19 @@ static void identity_record_path(char *buf, size_t size) {
 void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]) {
     /* what driver/nvrtc.c searches, a running Python's prefix too (its pip
      * packages are among the places); not the program otherwise, so that
-     * programs taking turns share one record */
+     * programs taking turns share one record. PTXKIT_NVRTC_PATH set: the
+     * search looks nowhere else, so the executable is not asked for (a
+     * readlink of /proc/self/exe on a warm start's path). */
     char python[4096];
-    const char *parts[] = {getenv("PTXKIT_NVRTC_PATH"), getenv("LD_LIBRARY_PATH"), getenv("CUDA_HOME"),
-                           getenv("CUDA_PATH"),         getenv("VIRTUAL_ENV"),     getenv("CONDA_PREFIX"),
-                           nvrtc_python_prefix(python, sizeof python) ? python : NULL};
+    const char *override = getenv("PTXKIT_NVRTC_PATH");
+    bool python_searched = !override || !*override;
+    const char *parts[] = {override,
+                           getenv("LD_LIBRARY_PATH"),
+                           getenv("CUDA_HOME"),
+                           getenv("CUDA_PATH"),
+                           getenv("VIRTUAL_ENV"),
+                           getenv("CONDA_PREFIX"),
+                           python_searched && nvrtc_python_prefix(python, sizeof python) ? python : NULL};
     XXH3_state_t state;
     XXH3_128bits_reset(&state);
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
@@ -69,7 +78,7 @@ static bool identity_from_record(nvrtc_identity *id) {
     char record[4200], signature[NVRTC_SIGNATURE_SIZE];
     identity_record_path(record, sizeof record);
     nvrtc_environment_signature(signature);
-    /* identity_record.c: never blocks (this runs inside pthread_once), parses strictly */
+    /* identity_record.c: never blocks (this runs under the identity's lock), parses strictly */
     if (!record[0] || !identity_record_read(record, signature, id->path, sizeof id->path, &id->size, &id->mtime,
                                             &id->major, &id->minor))
         return false;
@@ -118,15 +127,28 @@ static void nvrtc_identity_compute(void) {
     nvrtc_identity_hash_value = XXH3_128bits(fields, sizeof fields);
 }
 
+/* Once per process. Not pthread_once: its completion wakes waiters with a
+ * futex call whether or not any wait, a system call on every warm start's
+ * first key; an unlocked mutex wakes no one. */
+static void nvrtc_identity_once(void) {
+    if (__atomic_load_n(&nvrtc_identity_ready, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&nvrtc_identity_lock);
+    if (!nvrtc_identity_ready) {
+        nvrtc_identity_compute();
+        __atomic_store_n(&nvrtc_identity_ready, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&nvrtc_identity_lock);
+}
+
 bool nvrtc_identity_version(int *major, int *minor) {
-    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+    nvrtc_identity_once();
     if (major) *major = nvrtc_identity_major;
     if (minor) *minor = nvrtc_identity_minor;
     return nvrtc_identity_major > 0;
 }
 
 text_hash nvrtc_identity_hash(void) {
-    pthread_once(&nvrtc_identity_once, nvrtc_identity_compute);
+    nvrtc_identity_once();
     return (text_hash){nvrtc_identity_hash_value.low64, nvrtc_identity_hash_value.high64};
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -179,15 +180,6 @@ static int remove_entry(const char *path) {
     return nftw(path, remove_visit, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Removes every file of an entry: the metadata first, so that no reader
- * finds it without its image. */
-static void remove_files(const entry_paths *p) {
-    remove_entry(p->meta);
-    remove_entry(p->cubin);
-    remove_entry(p->ptx);
-    remove_entry(p->names);
-    remove_entry(p->legacy);
-}
 
 /* Reads a file the metadata describes: exactly size bytes (at most max)
  * with the checksum sum, into a malloc'd NUL-terminated buffer; false when
@@ -212,37 +204,84 @@ static bool read_checked(const char *path, unsigned long long size, unsigned lon
     return true;
 }
 
+/* Removes every file of an entry whose path up to the suffix is in path
+ * (suffix points past its dot): the metadata first, so that no reader
+ * finds it without its image. */
+static void remove_suffixed(char *path, char *suffix) {
+    static const char *const order[] = {"meta", "cubin", "ptx", "names", "bin"};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        strcpy(suffix, order[i]);
+        remove_entry(path);
+    }
+}
+
+/* Reads an entry's metadata (at most META_MAX bytes, a regular file, not
+ * through a link) into buf as NUL-terminated text, with its modification
+ * time; FILES_READ_OK or why not. On the stack: no allocation on a hit. */
+static files_read_status read_meta(const char *path, char *buf, size_t *size, time_t *mtime) {
+    struct stat st;
+    int fd = files_open_regular(path, false, &st);
+    if (fd == -2) return FILES_READ_NOT_REGULAR;
+    if (fd < 0) return errno == ENOENT ? FILES_READ_MISSING : FILES_READ_ERROR;
+    files_read_status rs = FILES_READ_OK;
+    if (st.st_size <= 0 || st.st_size >= META_MAX) rs = FILES_READ_TOO_LARGE; /* parse_meta's bound; empty: damaged */
+    else if (!files_read_all(fd, buf, (size_t)st.st_size)) rs = FILES_READ_ERROR;
+    close(fd);
+    if (rs != FILES_READ_OK) return rs;
+    buf[st.st_size] = 0;
+    *size = (size_t)st.st_size;
+    *mtime = st.st_mtime;
+    return FILES_READ_OK;
+}
+
+/* A hit touches the metadata, which orders entries for eviction, unless it
+ * was touched a short while ago: eviction order among entries used within
+ * that while does not matter, and processes started one after another (a
+ * job's ranks, a test suite) skip a system call on their first kernel. */
+#define TOUCH_INTERVAL_S 600
+
 bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin,
                            disk_cache_origin *origin, char **names) {
     if (names) *names = NULL;
     if (!c) return false;
-    entry_paths p;
-    entry_paths_of(c, key, &p);
-    char *text = NULL, *data = NULL, *lines = NULL;
-    size_t text_size = 0;
-    files_read_status rs = files_read_regular(p.meta, false, META_MAX, &text, &text_size, NULL);
-    if (rs == FILES_READ_MISSING) return false; /* absent, or a write in progress */
-    char hex[33];
+    /* one path at a time: the suffix is all that differs */
+    char hex[33], path[4300];
     cache_key_hex(key, hex);
+    int stem = snprintf(path, sizeof path, "%s/%.2s/%s.", c->dir, hex, hex);
+    if (stem < 0 || (size_t)stem + sizeof "cubin" > sizeof path) return false;
+    char *suffix = path + stem;
+    char *data = NULL, *lines = NULL, text[META_MAX];
+    size_t text_size = 0;
+    time_t touched = 0;
+    strcpy(suffix, "meta");
+    files_read_status rs = read_meta(path, text, &text_size, &touched);
+    if (rs == FILES_READ_MISSING) return false; /* absent, or a write in progress */
     entry_meta m;
     bool ok = rs == FILES_READ_OK && parse_meta(text, text_size, &m) && m.format == CACHE_FORMAT &&
-              strcmp(m.key, hex) == 0 && m.image_size > 0 &&
-              read_checked(m.is_cubin ? p.cubin : p.ptx, m.image_size, c->cap_bytes, m.image_sum, &data);
-    free(text);
+              strcmp(m.key, hex) == 0 && m.image_size > 0;
+    if (ok) {
+        strcpy(suffix, m.is_cubin ? "cubin" : "ptx");
+        ok = read_checked(path, m.image_size, c->cap_bytes, m.image_sum, &data);
+    }
     ok = ok && (m.names_size > 0 || m.names_sum == 0); /* one record per entry: no checksum of nothing */
     if (ok && m.names_size > 0) {
         /* lines of names ending with a newline, no NUL among them */
-        ok = read_checked(p.names, m.names_size, NAMES_MAX, m.names_sum, &lines) &&
+        strcpy(suffix, "names");
+        ok = read_checked(path, m.names_size, NAMES_MAX, m.names_sum, &lines) &&
              lines[m.names_size - 1] == '\n' && strlen(lines) == m.names_size;
         if (ok) lines[m.names_size - 1] = 0;
     }
     if (!ok) {
         free(data);
         free(lines);
-        remove_files(&p); /* corrupt, truncated, foreign or over the cap: rebuild */
+        remove_suffixed(path, suffix); /* corrupt, truncated, foreign or over the cap: rebuild */
         return false;
     }
-    utimensat(AT_FDCWD, p.meta, NULL, 0); /* least-recent-use order */
+    time_t now = time(NULL);
+    if (now < touched || now - touched >= TOUCH_INTERVAL_S) { /* least-recent-use order */
+        strcpy(suffix, "meta");
+        utimensat(AT_FDCWD, path, NULL, 0);
+    }
     *image = data;
     *size = (size_t)m.image_size;
     *is_cubin = m.is_cubin;

@@ -41,13 +41,15 @@ bool files_make_parent_dirs(const char *path) {
 int files_open_regular(const char *path, bool follow_links, struct stat *st) {
     /* stat first: a device is never opened (opening one can have effects);
      * O_NONBLOCK: a FIFO swapped in after the check does not block the
-     * open, and it is refused by the fstat below */
+     * open, and it is refused by the fstat below. O_NONBLOCK stays set: a
+     * regular file ignores it, and clearing it cost two system calls per
+     * read on a warm start's path (files_read_all clears it should a
+     * read answer EAGAIN all the same). */
     if ((follow_links ? stat(path, st) : lstat(path, st)) != 0) return -1;
     if (!S_ISREG(st->st_mode)) return -2;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
     if (fd < 0) return errno == ELOOP ? -2 : -1;
-    int flags = fcntl(fd, F_GETFL);
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         int err = errno;
         bool regular = S_ISREG(st->st_mode);
         close(fd);
@@ -55,6 +57,21 @@ int files_open_regular(const char *path, bool follow_links, struct stat *st) {
         return regular ? -1 : -2;
     }
     return fd;
+}
+
+/* A read of a descriptor files_open_regular returned: should a file system
+ * honour O_NONBLOCK on a regular file, the descriptor is made blocking and
+ * the read retried. */
+static ssize_t read_some(int fd, void *buf, size_t size) {
+    for (;;) {
+        ssize_t r = read(fd, buf, size);
+        if (r >= 0) return r;
+        if (errno == EINTR) continue;
+        int flags;
+        if (errno != EAGAIN || (flags = fcntl(fd, F_GETFL)) < 0 || !(flags & O_NONBLOCK) ||
+            fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+            return -1;
+    }
 }
 
 bool files_is_regular(const char *path) {
@@ -68,8 +85,7 @@ bool files_is_regular(const char *path) {
 bool files_read_all(int fd, void *buf, size_t size) {
     char *p = buf;
     while (size) {
-        ssize_t r = read(fd, p, size);
-        if (r < 0 && errno == EINTR) continue;
+        ssize_t r = read_some(fd, p, size);
         if (r <= 0) return false;
         p += r;
         size -= (size_t)r;
@@ -132,8 +148,7 @@ files_read_status files_read_regular(const char *path, bool follow_links, size_t
     size_t got = 0;
     int read_err = 0;
     while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR) continue;
+        ssize_t r = read_some(fd, buf + got, (size_t)st.st_size - got);
         if (r < 0) read_err = errno;
         if (r <= 0) break;
         got += (size_t)r;

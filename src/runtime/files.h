@@ -23,9 +23,10 @@ bool files_make_parent_dirs(const char *path);
 
 /* Opens path read-only when it is a regular file, never blocking: a FIFO,
  * socket or device is refused before it is opened (so is a symbolic link
- * unless follow_links). The descriptor is blocking again when returned; *st
- * describes the file. -1: an error (errno; ENOENT when missing); -2: not a
- * regular file. */
+ * unless follow_links). The descriptor keeps O_NONBLOCK, which a regular
+ * file ignores: read it with files_read_all, which copes with a file
+ * system that does not. *st describes the file. -1: an error (errno;
+ * ENOENT when missing); -2: not a regular file. */
 int files_open_regular(const char *path, bool follow_links, struct stat *st);
 /* Whether path names a regular file (following links), checked as
  * files_open_regular does: for paths handed to code that would open them
@@ -33,7 +34,8 @@ int files_open_regular(const char *path, bool follow_links, struct stat *st);
 bool files_is_regular(const char *path);
 
 /* read(2) / write(2) of exactly size bytes, retrying on EINTR and short
- * counts; false on an error or end of file (errno set for an error). */
+ * counts (and, for a read, on EAGAIN after clearing O_NONBLOCK); false on
+ * an error or end of file (errno set for an error). */
 bool files_read_all(int fd, void *buf, size_t size);
 bool files_write_all(int fd, const void *data, size_t size);
 

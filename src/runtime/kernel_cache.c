@@ -323,9 +323,8 @@ ptxkit_status kernel_cache_module(ptxkit_context *ctx, const kernel_request *req
 }
 
 ptxkit_status kernel_cache_program_module(ptxkit_context *ctx, const kernel_request *req, CUmodule *module,
-                                          cache_key *key, char ***lowered) {
+                                          const cache_key *key, char ***lowered) {
     *lowered = NULL;
-    *key = key_in(ctx, req, KEY_MODULE);
     if (!registry_lookup(ctx, key, module, NULL) || !*module) return produce_and_load(ctx, req, key, module, NULL, lowered);
     const char *const *names;
     if (request_names(req, &names) == 0) return PTXKIT_SUCCESS;

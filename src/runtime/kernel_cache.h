@@ -70,12 +70,13 @@ cache_key kernel_cache_key(const kernel_request *req, key_part part, int arch, i
  * registry, else through disk, compile or rewrite and load. */
 ptxkit_status kernel_cache_get(ptxkit_context *ctx, const kernel_request *req, ptxkit_kernel **out);
 
-/* The module of a program request compiled for req->names, its key, and
- * the lowered name of each name (*lowered: a malloc'd array of
- * req->name_count malloc'd strings, NULL for none; free with
- * kernel_cache_names_free). Context current. */
+/* The module of a program request compiled for req->names, and the
+ * lowered name of each name (*lowered: a malloc'd array of req->name_count
+ * malloc'd strings, NULL for none; free with kernel_cache_names_free). key:
+ * the request's module key, which the caller has computed already
+ * (kernel_cache_key, KEY_MODULE). Context current. */
 ptxkit_status kernel_cache_program_module(ptxkit_context *ctx, const kernel_request *req, CUmodule *module,
-                                          cache_key *key, char ***lowered);
+                                          const cache_key *key, char ***lowered);
 void kernel_cache_names_free(char **names, int count);
 
 /* The module of req (entry ignored) and its key; *stats (may be NULL) gets
