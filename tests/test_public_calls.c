@@ -489,18 +489,31 @@ static void reduce_scan_config_get(void **state) {
     assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
     assert_int_equal(v, REDUCE_DEFAULT_VECTOR);
     /* an input one block covers in one trip gets the narrowest block that
-     * covers it on the JIT path: 8 float64 a thread, 32 threads at least */
+     * covers it on the JIT path, 32 threads at least: up to 1024 float64
+     * (a quarter block's four loads in flight, one element wide) with
+     * 8-byte loads, 4 a thread; larger ones 16-byte loads, 8 a thread */
     static const struct {
         size_t n;
-        long long block;
-    } narrow[] = {{1, 32}, {256, 32}, {257, 64}, {1024, 128}, {8191, 1024}, {8192, 1024}, {8193, 1024}};
+        long long block, vector;
+    } narrow[] = {{1, 32, 8},       {128, 32, 8},     {129, 64, 8},      {256, 64, 8},     {257, 128, 8},
+                  {1024, 256, 8},   {1025, 256, 16},  {8191, 1024, 16},  {8192, 1024, 16}, {8193, 1024, 16}};
     ptxkit_config jit = {0};
     ptxkit_config_set(&jit, "path", PTXKIT_PATH_JIT);
     for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
         assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, narrow[i].n, &jit, &out));
         assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
         assert_int_equal(v, narrow[i].block);
+        assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+        assert_int_equal(v, narrow[i].vector);
     }
+    /* a vector width named keeps its width at any size */
+    ptxkit_config jit16 = jit;
+    ptxkit_config_set(&jit16, "vector_bytes", 16);
+    assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 1024, &jit16, &out));
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "vector_bytes", &v));
+    assert_int_equal(v, 16);
+    assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));
+    assert_int_equal(v, 128);
     /* n 0 names no size (what reduce_prepare asks about): the default block */
     assert_status(PTXKIT_SUCCESS, ptxkit_reduce_config_get(ctx, PTXKIT_REDUCE_MAX, PTXKIT_FLOAT64, 0, &jit, &out));
     assert_status(PTXKIT_SUCCESS, ptxkit_config_get(&out, "block_size", &v));

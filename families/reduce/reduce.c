@@ -150,6 +150,14 @@ static ptxkit_status reduce_configure(ptxkit_context *ctx, ptxkit_reduce_op op, 
      * PTX is built for one block size only. n 0 is a question about no
      * particular size (reduce_prepare): the default block. */
     if (n > 0 && !c->opt.block_size && options_use_jit(&c->opt)) {
+        /* Small enough that a quarter of the default block, each thread with
+         * its loads in flight one element wide, covers it: element-wide
+         * loads over four times the threads, unless a vector width was
+         * named. The same bytes in flight come back sooner spread over more
+         * warps (measured over graphs of such calls, where this is a node's
+         * whole time). */
+        if (!c->opt.vector_bytes && n <= (size_t)(REDUCE_DEFAULT_BLOCK / 4) * (size_t)c->unroll)
+            c->vector_bytes = elem < 4 ? 4 : elem;
         size_t per_thread = (size_t)(c->vector_bytes / elem) * (size_t)c->unroll, block = 32;
         while (block < REDUCE_DEFAULT_BLOCK && block * per_thread < n) block *= 2;
         if (block < REDUCE_DEFAULT_BLOCK) c->opt.block_size = (int)block;
