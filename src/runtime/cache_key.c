@@ -114,6 +114,13 @@ static bool identity_from_library(nvrtc_identity *id) {
 
 static int nvrtc_identity_major, nvrtc_identity_minor;
 
+static void identity_set(const nvrtc_identity *id) {
+    nvrtc_identity_major = id->major;
+    nvrtc_identity_minor = id->minor;
+    long long fields[4] = {id->major, id->minor, id->size, id->mtime};
+    nvrtc_identity_hash_value = XXH3_128bits(fields, sizeof fields);
+}
+
 static void nvrtc_identity_compute(void) {
     nvrtc_identity id;
     memset(&id, 0, sizeof id);
@@ -121,10 +128,7 @@ static void nvrtc_identity_compute(void) {
         memset(&id, 0, sizeof id);
         identity_from_library(&id);
     }
-    nvrtc_identity_major = id.major;
-    nvrtc_identity_minor = id.minor;
-    long long fields[4] = {id.major, id.minor, id.size, id.mtime};
-    nvrtc_identity_hash_value = XXH3_128bits(fields, sizeof fields);
+    identity_set(&id);
 }
 
 /* Once per process. Not pthread_once: its completion wakes waiters with a
@@ -136,6 +140,20 @@ static void nvrtc_identity_once(void) {
     if (!nvrtc_identity_ready) {
         nvrtc_identity_compute();
         __atomic_store_n(&nvrtc_identity_ready, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&nvrtc_identity_lock);
+}
+
+void nvrtc_identity_prefetch(void) {
+    if (__atomic_load_n(&nvrtc_identity_ready, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&nvrtc_identity_lock);
+    if (!nvrtc_identity_ready) {
+        nvrtc_identity id;
+        memset(&id, 0, sizeof id);
+        if (identity_from_record(&id)) {
+            identity_set(&id);
+            __atomic_store_n(&nvrtc_identity_ready, true, __ATOMIC_RELEASE);
+        }
     }
     pthread_mutex_unlock(&nvrtc_identity_lock);
 }

@@ -33,6 +33,11 @@ text_hash builtin_headers_hash(void);
  * cache directory when it is current, so that a warm process never loads
  * NVRTC; else from the library. False when NVRTC is unavailable. */
 bool nvrtc_identity_version(int *major, int *minor);
+/* The identity from the cache directory's record alone, when it has one
+ * for this environment (never loading NVRTC: without a record, the first
+ * key computes it as before). For ptxkit_context_create, which reads it
+ * while the driver opens the context. */
+void nvrtc_identity_prefetch(void);
 /* The first line of the nvrtc-identity record: a hash of the environment
  * that chooses the NVRTC library (PTXKIT_NVRTC_PATH, LD_LIBRARY_PATH). */
 void nvrtc_environment_signature(char buf[NVRTC_SIGNATURE_SIZE]);

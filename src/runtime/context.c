@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/cache_key.h"
 #include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
@@ -91,7 +92,31 @@ static void context_free(ptxkit_context *ctx) {
     free(ctx);
 }
 
+/* Reads what the first kernel's key needs from disk (the NVRTC identity
+ * record) on a thread of its own while the driver initializes and opens
+ * the primary context, which takes far longer: a warm process's first
+ * kernel then finds it ready, and the code and library bindings that path
+ * uses already in place. Nothing else is touched; without a record nothing
+ * is kept and the first key computes it as before. */
+static void *prefetch_first_key(void *unused) {
+    (void)unused;
+    nvrtc_identity_prefetch();
+    return NULL;
+}
+
+static ptxkit_status context_open_primary(int ordinal, ptxkit_context **out);
+
 ptxkit_status context_open(int ordinal, ptxkit_context **out) {
+    pthread_t prefetch;
+    /* joined before returning, so no thread outlives the call; a thread
+     * that cannot start only costs the overlap */
+    bool prefetching = pthread_create(&prefetch, NULL, prefetch_first_key, NULL) == 0;
+    ptxkit_status st = context_open_primary(ordinal, out);
+    if (prefetching) pthread_join(prefetch, NULL);
+    return st;
+}
+
+static ptxkit_status context_open_primary(int ordinal, ptxkit_context **out) {
     if (!out) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_create: out is NULL");
     *out = NULL;
     ptxkit_status st;
