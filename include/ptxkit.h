@@ -223,7 +223,10 @@ typedef struct ptxkit_device_info {
 } ptxkit_device_info;
 
 /* Opens device `ordinal` on its primary context, which an application using
- * the CUDA runtime on the same device shares. */
+ * the CUDA runtime on the same device shares. While the driver opens it, a
+ * short-lived thread of the call reads the kernel cache's NVRTC identity
+ * record (a warm process's first kernel needs it); the call joins it before
+ * returning. */
 ptxkit_status ptxkit_context_create(int ordinal, ptxkit_context **out);
 /* Wraps a caller's CUcontext (passed as void*); the caller keeps ownership. */
 ptxkit_status ptxkit_context_attach(void *cu_context, ptxkit_context **out);
