@@ -310,20 +310,28 @@ static int registers_estimate(int elem, const gemm_config *c) {
     return words * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 28;
 }
 
-int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
     int threads = (c->bm / c->tm) * (c->bn / c->tn);
+    if (threads < 1) return 1;
     int regs = ((kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c)) + 7) / 8 * 8;
     int regs_sm = info && info->regs_per_sm > 0 ? info->regs_per_sm : 65536;
     int threads_sm = info && info->max_threads_per_sm > 0 ? info->max_threads_per_sm : 2048;
+    int blocks_sm = info && info->max_blocks_per_sm > 0 ? info->max_blocks_per_sm : 32;
     int blocks = regs_sm / (threads * regs);
     if (blocks > threads_sm / threads) blocks = threads_sm / threads;
+    if (blocks > blocks_sm) blocks = blocks_sm;
     /* (gemm.cu's: the layout of neither operand transposed, as always) */
     size_t shared = kind == GEMM_F64_TC ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
     size_t shared_sm = info && info->shared_per_sm > 0 ? (size_t)info->shared_per_sm : 228 * 1024;
     /* the driver reserves 1 KB of shared memory per block */
     size_t by_shared = shared_sm / (shared + 1024);
     if ((size_t)blocks > by_shared) blocks = (int)by_shared;
-    return blocks < 1 ? 1 : blocks > 8 ? 8 : blocks;
+    return blocks < 1 ? 1 : blocks;
+}
+
+int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+    int blocks = gemm_resident_blocks(kind, sw, c, info);
+    return blocks > 8 ? 8 : blocks;
 }
 
 /* Built-in configurations, per type and shape class (the tuner's starting

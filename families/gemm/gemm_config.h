@@ -97,8 +97,12 @@ size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool tran
 /* The most shared memory a configuration takes over the operand layouts. */
 size_t gemm_shared_bytes_max(int kind, const gemm_config *c);
 
-/* Blocks per SM asked of __launch_bounds__: what the registers a thread's
- * tile needs (an estimate) and the shared memory allow, at least 1. */
+/* Blocks of c an SM holds at once: what the registers a thread's tile
+ * needs (an estimate), the shared memory, the threads and the block slots
+ * of an SM allow, at least 1 (info NULL: an H100's). */
+int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
+
+/* Blocks per SM asked of __launch_bounds__: gemm_resident_blocks, at most 8. */
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
 
 /* The tensor-core kernel's mma k depth for c (its MMA_K). */
