@@ -485,11 +485,15 @@ ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, pt
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
-                                  int *split_k) {
+ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, ptxkit_dtype type, const ptxkit_config *config, size_t m,
+                                      size_t n, size_t k, int *split_k) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: context is NULL");
     if (!config || !split_k)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: config or split_k is NULL");
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx,
+                            (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_gemm_split_k_get: type %d is not float32 or float64", (int)type);
     gemm_config c;
     ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_split_k_get", config, &c);
     if (st != PTXKIT_SUCCESS) return st;
