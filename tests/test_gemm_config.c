@@ -9,6 +9,28 @@
 #include "test_util.h"
 #include "tune/gemm_problem.h"
 
+/* An H200's figures (the ones the model reads). */
+static ptxkit_device_info h200_info(void) {
+    ptxkit_device_info info;
+    memset(&info, 0, sizeof info);
+    info.cc_major = 9;
+    info.sm_count = 132;
+    info.regs_per_sm = 65536;
+    info.max_threads_per_sm = 2048;
+    info.max_blocks_per_sm = 32;
+    info.shared_per_sm = 233472;
+    info.shared_per_block_optin = 232448;
+    return info;
+}
+
+/* A launch whose last round of blocks over the SMs is a few stragglers:
+ * past a whole number of rounds by less than a quarter of the SMs. */
+static bool just_over_a_round(double blocks, int sms) {
+    double rounds = (double)(long long)(blocks / sms);
+    double extra = blocks - rounds * sms;
+    return rounds >= 1 && extra > 0 && extra < sms / 4.0;
+}
+
 static bool legal(int kind, gemm_config c) {
     char why[256];
     return gemm_config_check(kind, NULL, &c, NULL, why, sizeof why);
@@ -144,17 +166,71 @@ static void test_classes(void **state) {
 
 static void test_split(void **state) {
     (void)state;
+    const ptxkit_device_info h200 = h200_info();
     gemm_config c = {64, 128, 8, 8, 8, 2, 4, 0};
-    /* 32 tiles on 132 SMs, K long: split to about two blocks per SM */
-    int s = gemm_split_for(&c, 64, 4096, 4096, 132);
-    assert_true(s >= 8 && s <= 9);
+    /* 32 tiles of 4 warps on 132 SMs that hold 4 each, K long: the split
+     * fills every SM with the same blocks. Nine slices (the rule before the
+     * model: blocks for two per SM, rounded up) give 288 blocks, three on a
+     * few SMs and two on the rest. */
+    gemm_plan p = gemm_plan_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200);
+    assert_int_equal(p.resident, 4);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200), p.split);
+    assert_true(p.split > 1 && p.split != 9);
+    assert_true(p.blocks == 32.0 * p.split);
+    assert_false(just_over_a_round(p.blocks, 132));
+    assert_true(p.blocks <= 132.0 * p.resident); /* one wave at most */
+    assert_true(p.per_sm >= 2); /* two warps a scheduler */
+    /* the model prefers it to nine slices */
+    c.split_k = 9;
+    gemm_plan nine = gemm_plan_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200);
+    assert_true(nine.split == 9 && nine.per_sm == 3 && nine.cost > p.cost);
+    c.split_k = 0;
+    /* every sweep and built-in configuration, at shapes that split: never a
+     * few blocks past a whole round of the SMs */
+    static const size_t shapes[][3] = {{64, 4096, 4096}, {4096, 64, 4096}, {1024, 1024, 1024}, {512, 512, 512},
+                                       {768, 768, 768},  {256, 256, 256},  {128, 128, 65536}, {1536, 1536, 1536},
+                                       {64, 2048, 8192}, {192, 192, 4096}};
+    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC};
+    for (int t = 0; t < 3; t++) {
+        int count;
+        const gemm_config *list = gemm_sweep_configs(kinds[t], &count);
+        for (int i = 0; i < count + GEMM_CLASS_COUNT; i++) {
+            gemm_config x = i < count ? list[i] : gemm_default_config(kinds[t], (gemm_class)(i - count));
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                gemm_plan q = gemm_plan_for(kinds[t], NULL, &x, shapes[s][0], shapes[s][1], shapes[s][2], &h200);
+                if (q.split > 1) assert_false(just_over_a_round(q.blocks, 132));
+                assert_true(q.split >= 1 && q.split <= GEMM_MAX_SPLIT_K);
+            }
+        }
+    }
+    /* the split follows the GPU: half the SMs, half the blocks */
+    gemm_config small = {64, 128, 16, 8, 8, 2, 4, 0};
+    ptxkit_device_info half = h200;
+    half.sm_count = 66;
+    gemm_plan ph = gemm_plan_for(GEMM_F32, NULL, &small, 64, 4096, 4096, &half);
+    assert_true(ph.blocks <= 66.0 * ph.resident && !just_over_a_round(ph.blocks, 66));
+    assert_true(ph.split < gemm_plan_for(GEMM_F32, NULL, &small, 64, 4096, 4096, &h200).split);
     /* enough tiles: no split */
-    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 1);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, &h200), 1);
     /* K too short to share */
-    assert_int_equal(gemm_split_for(&c, 64, 128, 100, 132), 1);
-    /* the caller's choice stands */
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 128, 100, &h200), 1);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 128, 0, &h200), 1);
+    /* slices of at least four k-tiles and 64 k, at most GEMM_MAX_SPLIT_K */
+    p = gemm_plan_for(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 32, 4, 8, 2, 3, 0}, 64, 64, 1000, &h200);
+    assert_true(p.split >= 1 && p.split <= 1000 / 128);
+    p = gemm_plan_for(GEMM_F32, NULL, &c, 64, 64, (size_t)1 << 30, &h200);
+    assert_true(p.split <= GEMM_MAX_SPLIT_K);
+    /* the caller's choice stands, whatever the shape */
     c.split_k = 5;
-    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, &h200), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, NULL), 5);
+    /* the blocks an SM holds: registers and shared memory (the H200's
+     * figures ncu reports for these kernels) */
+    assert_int_equal(gemm_resident_blocks(GEMM_F32, NULL, &(gemm_config){128, 128, 16, 8, 8, 2, 4, 0}, &h200), 2);
+    assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 128, 16, 8, 8, 1, 4, 0}, &h200), 2);
+    assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 16, 4, 8, 2, 4, 0}, &h200), 3);
+    assert_int_equal(gemm_min_blocks(GEMM_F32, NULL, &(gemm_config){32, 32, 8, 4, 4, 1, 2, 0}, &h200), 8);
 }
 
 static void test_tuner_shapes(void **state) {

@@ -261,7 +261,7 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
     gemm_switches sw = gemm_switches_get(ctx);
     ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db);
     if (st != PTXKIT_SUCCESS) return st;
-    c.split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    c.split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
     gemm_config_to(&c, out);
     if (tuned) *tuned = from_db;
     return PTXKIT_SUCCESS;
@@ -321,7 +321,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     size_t tiles_m = ceil_div(m, (size_t)cfg.bm), tiles_n = ceil_div(n, (size_t)cfg.bn);
     if (tiles_m * tiles_n > INT_MAX)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %zu x %zu needs more than 2^31 - 1 tiles", m, n);
-    int split = k_run ? gemm_split_for(&cfg, m, n, k_run, ctx->info.sm_count) : 1;
+    int split = k_run ? gemm_split_for(kind, &sw, &cfg, m, n, k_run, &ctx->info) : 1;
     size_t k_per_split = k_run, v = (size_t)(16 / elem);
     if (split > 1) {
         k_per_split = ceil_div(ceil_div(k_run, (size_t)split), (size_t)cfg.bk) * (size_t)cfg.bk;
@@ -500,7 +500,8 @@ ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, ptxkit_dtype type, co
     if (c.bm <= 0 || c.bn <= 0 || c.bk <= 0)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: block tile %dx%dx%d (bm, bn, bk "
                             "must be set)", c.bm, c.bn, c.bk);
-    *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    gemm_switches sw = gemm_switches_get(ctx);
+    *split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
     return PTXKIT_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
  * built-in and sweep configurations, split-K, and the per-context
  * experiment switches. The kernels' host code (gemm.c, gemm_dmma.c) and the
  * tuner read these; nothing here compiles or launches. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,18 +412,95 @@ const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
-int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count) {
-    if (c->split_k) return c->split_k;
-    size_t tiles = ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
-    size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
-    if (tiles >= sms) return 1;
-    size_t want = ceil_div(2 * sms, tiles);
+/* ---- split-K: a model of where the time goes ----------------------------
+ *
+ * The kernels are throughput-bound once an SM holds enough warps, so the
+ * main kernel takes as long as its busiest SM: the blocks the launch puts
+ * there, ceil(blocks / SMs) (the block scheduler spreads them evenly; past
+ * the blocks an SM holds at once the rest queue behind them, the same
+ * count), each worth bm x bn x (its k slice) FMAs. An SM holding fewer
+ * than GEMM_SATURATION_WARPS warps issues less than it could (a warp
+ * alone stalls on its own shared-memory loads and barriers), so it is
+ * counted busy as with that many, or with as many blocks as fit: one
+ * block per SM costs a 4-warp configuration as much as two. Splitting K
+ * adds the partial sums, split x m x n elements written by the main
+ * kernel and read back by the second pass, and the second launch. Costs
+ * are in FMAs of one SM at full rate; the two constants of the split are
+ * fitted to H200 timings of the tile sweep's configurations at 512^3,
+ * 1024^3, 64x4096x4096 and 4096x64x4096 (BENCHMARKS.md), a configuration
+ * against itself at several splits.
+ *
+ * The model only ranks the splits of one configuration (and, in
+ * gemm_default_for, configurations of like efficiency): it counts FMAs,
+ * not how fast a configuration's loop runs them. */
+enum {
+    /* two warps for each of an SM's four schedulers */
+    GEMM_SATURATION_WARPS = 8,
+};
+/* The second pass and the main kernel's partial sums, per byte of the
+ * partials an SM's share holds, and the second launch with its ramp. */
+#define GEMM_SPLIT_COST_PER_BYTE 16.0
+#define GEMM_SPLIT_COST_FIXED 750000.0
+
+static int sm_count_of(const ptxkit_device_info *info) { return info && info->sm_count > 0 ? info->sm_count : 1; }
+
+static size_t tiles_of(const gemm_config *c, size_t m, size_t n) {
+    return ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
+}
+
+static int elem_bytes(int kind) { return kind == GEMM_F32 ? 4 : 8; }
+
+/* The plan of c at a split as ptxkit_gemm runs it: the k slice is whole
+ * k-tiles, so the split it runs may be smaller than asked. */
+static gemm_plan plan_at(int kind, const gemm_config *c, size_t m, size_t n, size_t k, size_t split, int resident,
+                         int sms) {
+    gemm_plan p = {.split = 1, .resident = resident};
+    size_t slice = k;
+    if (split > 1 && k > 0) {
+        slice = ceil_div(ceil_div(k, split), (size_t)c->bk) * (size_t)c->bk;
+        p.split = (int)ceil_div(k, slice);
+    }
+    size_t tiles = tiles_of(c, m, n);
+    int warps = (c->bm / c->tm) * (c->bn / c->tn) / 32;
+    int saturating = warps > 0 ? (GEMM_SATURATION_WARPS + warps - 1) / warps : 1;
+    if (saturating > resident) saturating = resident;
+    p.blocks = (double)tiles * p.split;
+    p.per_sm = ceil(p.blocks / sms);
+    double busy = p.per_sm > saturating ? p.per_sm : saturating;
+    p.cost = busy * c->bm * c->bn * (double)slice;
+    if (p.split > 1)
+        p.cost += GEMM_SPLIT_COST_PER_BYTE * elem_bytes(kind) * p.split * (double)m * (double)n / sms +
+                  GEMM_SPLIT_COST_FIXED;
+    return p;
+}
+
+gemm_plan gemm_plan_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                        const ptxkit_device_info *info) {
+    int sms = sm_count_of(info), resident = gemm_resident_blocks(kind, sw, c, info);
+    if (c->split_k) return plan_at(kind, c, m, n, k, (size_t)c->split_k, resident, sms);
+    gemm_plan best = plan_at(kind, c, m, n, k, 1, resident, sms);
+    /* Tiles that fill every SM's resident slots keep K whole: past one
+     * full wave the last wave's imbalance is a smaller share, which the
+     * model's error covers, and the timings behind it are all of shapes
+     * below one wave. */
+    if ((double)tiles_of(c, m, n) >= (double)sms * resident) return best;
     /* slices of at least 64 k and 4 k-tiles: a slice's prologue and the
      * second pass must stay small next to its work */
     size_t min_slice = (size_t)c->bk * 4 > 64 ? (size_t)c->bk * 4 : 64;
-    size_t by_k = k / min_slice;
-    size_t split = want < by_k ? want : by_k;
-    if (split > GEMM_MAX_SPLIT_K) split = GEMM_MAX_SPLIT_K;
-    return split < 2 ? 1 : (int)split;
+    size_t most = k / min_slice;
+    if (most > GEMM_MAX_SPLIT_K) most = GEMM_MAX_SPLIT_K;
+    /* the cheapest; on a tie the fewer slices (the costs compare exactly:
+     * a split that adds nothing costs the second pass more) */
+    for (size_t s = 2; s <= most; s++) {
+        gemm_plan p = plan_at(kind, c, m, n, k, s, resident, sms);
+        if (p.cost < best.cost) best = p;
+    }
+    return best;
+}
+
+int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                   const ptxkit_device_info *info) {
+    if (c->split_k) return c->split_k;
+    return gemm_plan_for(kind, sw, c, m, n, k, info).split;
 }
 

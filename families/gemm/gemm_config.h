@@ -115,10 +115,27 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
  * kind (the tests run each of them). */
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
 
-/* K slices for a shape when c->split_k is 0: enough blocks for two per SM
- * where the tiles alone leave SMs idle, each slice at least 64 k and four
- * k-tiles long. */
-int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count);
+/* How c runs at (m, n, k) on a GPU (info NULL: one SM of an H100's
+ * resources), under gemm_config.c's model of split-K: its K slices, the
+ * blocks an SM holds at once, the blocks of the launch (tiles x split) and
+ * on the busiest SM, and the model's cost (in FMAs of one SM at full
+ * rate), which ranks plans of like configurations. */
+typedef struct gemm_plan {
+    int split, resident;
+    double blocks, per_sm, cost;
+} gemm_plan;
+
+/* The plan of c->split_k where it is set, else of the cheapest split: 1
+ * where the tiles fill every SM's resident slots, else the one of least
+ * cost among those whose slices are at least 64 k and four k-tiles long
+ * (at most GEMM_MAX_SPLIT_K). */
+gemm_plan gemm_plan_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                        const ptxkit_device_info *info);
+
+/* K slices for a shape: c->split_k where it is set, else gemm_plan_for's
+ * (as ptxkit_gemm runs it: its slices whole k-tiles). */
+int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                   const ptxkit_device_info *info);
 
 /* A caller's ptxkit_config (NULL: all zero) read by ptxkit_gemm's names
  * "bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k":

@@ -192,11 +192,12 @@ static ptxkit_status gemm_launch(tune_problem *pr, const tune_point *p, ptxkit_s
 static ptxkit_status gemm_prepare_point(tune_problem *pr, const tune_point *p) {
     gemm_impl *g = pr->impl;
     gemm_config c = config_of_point(p), t = c;
+    int kind = gemm_kind_of(g->type, &pr->ctx->info, &g->sw);
     /* the timed shape's split where the configuration leaves it to the shape */
-    t.split_k = gemm_split_for(&c, g->m, g->n, g->k, pr->ctx->info.sm_count);
+    t.split_k = gemm_split_for(kind, &g->sw, &c, g->m, g->n, g->k, &pr->ctx->info);
     ptxkit_status st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
     /* the verification shape may split differently: its kernels too */
-    t.split_k = gemm_split_for(&c, g->vm, g->vn, g->vk, pr->ctx->info.sm_count);
+    t.split_k = gemm_split_for(kind, &g->sw, &c, g->vm, g->vn, g->vk, &pr->ctx->info);
     if (st == PTXKIT_SUCCESS) st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
     return st;
 }
