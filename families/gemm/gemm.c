@@ -231,7 +231,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_
         return PTXKIT_SUCCESS;
     }
     gemm_class cls = gemm_class_of(m, n, k);
-    *out = gemm_default_config((gemm_kind)kind, cls);
+    *out = gemm_default_for((gemm_kind)kind, sw, m, n, k, &ctx->info);
     size_t volume;
     if (!mul_size(m, n, &volume) || !mul_size(volume, k ? k : 1, &volume)) volume = SIZE_MAX;
     char variant[40];

@@ -341,9 +341,13 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
-        /* 4 warps of 32 x 32 */
+        /* 4 warps of 32 x 32, three blocks per SM; with a short k too,
+         * where a block's loop is a few k-tiles between its prologue and
+         * its stores: of the tile sweep at 4096 x 4096 x 64 on an H200 the
+         * fastest, ahead of the square default */
         case GEMM_SMALL_M:
-        case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        case GEMM_SMALL_N:
+        case GEMM_SMALL_K: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
         /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
          * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
          * at 2048^3, 4096^3 and 8192^3 on an H100, ahead of 128 x 128 with 8
@@ -464,6 +468,7 @@ static gemm_plan plan_at(int kind, const gemm_config *c, size_t m, size_t n, siz
     int warps = (c->bm / c->tm) * (c->bn / c->tn) / 32;
     int saturating = warps > 0 ? (GEMM_SATURATION_WARPS + warps - 1) / warps : 1;
     if (saturating > resident) saturating = resident;
+    p.saturating = saturating;
     p.blocks = (double)tiles * p.split;
     p.per_sm = ceil(p.blocks / sms);
     double busy = p.per_sm > saturating ? p.per_sm : saturating;
@@ -504,3 +509,46 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
     return gemm_plan_for(kind, sw, c, m, n, k, info).split;
 }
 
+/* ---- the built-in configuration of a shape ----------------------------- */
+
+/* Smaller tiles for shapes the class's configuration leaves short of one
+ * wave: the best of the H200 tile sweep at 1024^3 (float32; float64 on the
+ * tensor cores, also at 512^3 and 4096 x 4096 x 64). None for the float64
+ * CUDA-core kernel: no timings. */
+static const gemm_config smaller_f32[] = {{64, 128, 16, 8, 8, 2, 4, 0}};
+static const gemm_config smaller_f64_tc[] = {{64, 64, 16, 4, 8, 2, 4, 0}};
+
+/* The class's configuration stays where its plan is within this share of
+ * perfectly balanced work (m n k / SMs FMAs on every SM): what is left to
+ * win there is smaller than the model's error. */
+#define GEMM_KEEP_BALANCE 0.9
+
+gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
+                             const ptxkit_device_info *info) {
+    gemm_config best = gemm_default_config(kind, gemm_class_of(m, n, k));
+    int sms = sm_count_of(info);
+    gemm_plan p = gemm_plan_for(kind, sw, &best, m, n, k, info);
+    /* A full wave of the class's tiles keeps them: at large shapes the
+     * larger tiles are the faster (the sweeps the defaults come from). */
+    if ((double)tiles_of(&best, m, n) >= (double)sms * p.resident) return best;
+    if ((double)m * (double)n * (double)k / sms >= GEMM_KEEP_BALANCE * p.cost) return best;
+    /* Short of a wave, smaller tiles spread the same work over more
+     * blocks, which split K less (or not at all) to fill the SMs: the
+     * cheapest plan, the smaller tiles on a tie (more blocks on an SM,
+     * which overlap each other's barriers and stores). */
+    const gemm_config *smaller = NULL;
+    int count = 0;
+    if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
+    if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
+    size_t optin = info && info->shared_per_block_optin > 0 ? (size_t)info->shared_per_block_optin : 48 * 1024;
+    double cost = p.cost;
+    for (int i = 0; i < count; i++) {
+        char why[256];
+        if (!gemm_config_check(kind, sw, &smaller[i], NULL, why, sizeof why) ||
+            gemm_shared_bytes_max(kind, &smaller[i]) > optin)
+            continue;
+        gemm_plan q = gemm_plan_for(kind, sw, &smaller[i], m, n, k, info);
+        if (q.cost <= cost) best = smaller[i], cost = q.cost;
+    }
+    return best;
+}

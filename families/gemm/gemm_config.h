@@ -108,8 +108,16 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 /* The tensor-core kernel's mma k depth for c (its MMA_K). */
 int gemm_mma_k(const gemm_config *c, const gemm_switches *sw);
 
-/* The built-in configuration for a shape class (split_k 0: by shape). */
+/* The built-in configuration for a shape class (split_k 0: by shape): the
+ * tuner's starting point, and ptxkit_gemm's at shapes that fill the GPU. */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
+
+/* The built-in configuration for a shape on a GPU (split_k 0: by shape):
+ * the class's, unless its tiles fall short of one wave of resident blocks
+ * and its plan (gemm_plan_for) of balanced work by more than a tenth;
+ * then the cheapest plan of it and the kind's smaller tiles. */
+gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
+                             const ptxkit_device_info *info);
 
 /* The candidate configurations of `ptxkit bench gemm --tiles sweep` for a
  * kind (the tests run each of them). */
@@ -117,11 +125,12 @@ const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
 
 /* How c runs at (m, n, k) on a GPU (info NULL: one SM of an H100's
  * resources), under gemm_config.c's model of split-K: its K slices, the
- * blocks an SM holds at once, the blocks of the launch (tiles x split) and
+ * blocks an SM holds at once, the fewest blocks that keep an SM at full
+ * rate (fewer cost as much), the blocks of the launch (tiles x split) and
  * on the busiest SM, and the model's cost (in FMAs of one SM at full
  * rate), which ranks plans of like configurations. */
 typedef struct gemm_plan {
-    int split, resident;
+    int split, resident, saturating;
     double blocks, per_sm, cost;
 } gemm_plan;
 
