@@ -486,12 +486,14 @@ const char *ptxkit_gemm_op_name(ptxkit_gemm_op op);
 ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_config *out, int capacity,
                                       int *count);
 
-/* The K slices ptxkit_gemm uses for this configuration at (m, n, k) on
- * this context's GPU: its split_k, or when that is absent or 0 the one
- * chosen by shape (1: no split). INVALID_ARGUMENT for NULL, or a config
- * without positive bm, bn and bk. */
-ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
-                                  int *split_k);
+/* The K slices ptxkit_gemm of `type` uses for this configuration at (m,
+ * n, k) on this context's GPU: its split_k, or when that is absent or 0 the
+ * one chosen by shape (1: no split), which depends on the type through the
+ * blocks an SM holds. INVALID_ARGUMENT for NULL, or a config without
+ * positive bm, bn and bk; UNSUPPORTED for a type other than float32 and
+ * float64. */
+ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, ptxkit_dtype type, const ptxkit_config *config, size_t m,
+                                      size_t n, size_t k, int *split_k);
 
 /* ---- experimental: several GPUs ----------------------------------------- */
 

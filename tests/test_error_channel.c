@@ -166,7 +166,7 @@ static void calls_without_a_context(void **state) {
     CHECK_CALL(ptxkit_gemm_config_get, none, PTXKIT_FLOAT32, 4, 4, 4, NULL, &i);
     CHECK_CALL(ptxkit_gemm_sweep_tiles, none, PTXKIT_FLOAT32, NULL, 0, &i);
     CHECK_CALL(ptxkit_gemm_prepare, none, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, NULL, NULL);
-    CHECK_CALL(ptxkit_gemm_split_k_get, none, NULL, 4, 4, 4, &i);
+    CHECK_CALL(ptxkit_gemm_split_k_get, none, PTXKIT_FLOAT32, NULL, 4, 4, 4, &i);
     /* the _supported companions answer without a context: a value out of range */
     CHECK_CALL(ptxkit_reduce_supported, none, PTXKIT_REDUCE_OP_COUNT, PTXKIT_FLOAT32);
     CHECK_CALL(ptxkit_scan_supported, none, PTXKIT_SCAN_KIND_COUNT, PTXKIT_REDUCE_SUM, PTXKIT_FLOAT32);
@@ -257,7 +257,7 @@ static void calls_with_a_context(void **state) {
     CHECK_CALL(ptxkit_gemm, ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, 1.0, 4096, 2, 8192, 4, 0.0,
                12288, 4, NULL, NULL);
     CHECK_CALL(ptxkit_gemm_prepare, ctx, PTXKIT_DTYPE_COUNT, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 4, 4, 4, NULL, NULL);
-    CHECK_CALL(ptxkit_gemm_split_k_get, ctx, NULL, 0, 4, 4, &i);
+    CHECK_CALL(ptxkit_gemm_split_k_get, ctx, PTXKIT_FLOAT32, NULL, 0, 4, 4, &i);
     CHECK_CALL(ptxkit_memory_set32_async, ctx, 4096, 0, SIZE_MAX / 2, NULL);
     CHECK_CALL(ptxkit_tune, ctx, "no_such_family", NULL, 1024, 1024, NULL, NULL);
     CHECK_CALL(ptxkit_tune, ctx, "reduce", "sum.bogus", 1024, 1024, NULL, NULL);

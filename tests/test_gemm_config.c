@@ -1,13 +1,46 @@
 /* CPU tests of the GEMM family's rules (no GPU): which tile configurations
  * gemm.cu compiles, shape classes, the split-K choice, the tuner's shapes
  * and variants, and the argument checks that need no context. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptxkit_ops.h"
 #include "gemm/gemm.h"
+#include "runtime/objects.h"
 #include "test_util.h"
 #include "tune/gemm_problem.h"
+#include "tuned/db.h"
+#include "tuned/lookup.h"
+
+/* An H200's figures (the ones the model reads). */
+static ptxkit_device_info h200_info(void) {
+    ptxkit_device_info info;
+    memset(&info, 0, sizeof info);
+    info.cc_major = 9;
+    info.sm_count = 132;
+    info.regs_per_sm = 65536;
+    info.max_threads_per_sm = 2048;
+    info.max_blocks_per_sm = 32;
+    info.shared_per_sm = 233472;
+    info.shared_per_block_optin = 232448;
+    return info;
+}
+
+/* A launch whose last round of blocks over the SMs is a few stragglers:
+ * past a whole number of rounds by less than a quarter of the SMs. It
+ * costs a round where the busiest SMs hold more blocks than it takes to
+ * run an SM at full rate (plan.saturating): straggles(). */
+static bool just_over_a_round(double blocks, int sms) {
+    double rounds = (double)(long long)(blocks / sms);
+    double extra = blocks - rounds * sms;
+    return rounds >= 1 && extra > 0 && extra < sms / 4.0;
+}
+
+static bool straggles(const gemm_plan *p, int sms) {
+    return p->split > 1 && p->per_sm > p->saturating && just_over_a_round(p->blocks, sms);
+}
 
 static bool legal(int kind, gemm_config c) {
     char why[256];
@@ -144,17 +177,211 @@ static void test_classes(void **state) {
 
 static void test_split(void **state) {
     (void)state;
+    const ptxkit_device_info h200 = h200_info();
     gemm_config c = {64, 128, 8, 8, 8, 2, 4, 0};
-    /* 32 tiles on 132 SMs, K long: split to about two blocks per SM */
-    int s = gemm_split_for(&c, 64, 4096, 4096, 132);
-    assert_true(s >= 8 && s <= 9);
+    /* 32 tiles of 4 warps on 132 SMs that hold 4 each, K long: the split
+     * fills every SM with the same blocks. Nine slices (the rule before the
+     * model: blocks for two per SM, rounded up) give 288 blocks, three on a
+     * few SMs and two on the rest. */
+    gemm_plan p = gemm_plan_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200);
+    assert_int_equal(p.resident, 4);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200), p.split);
+    assert_true(p.split > 1 && p.split != 9);
+    assert_true(p.blocks == 32.0 * p.split);
+    assert_false(just_over_a_round(p.blocks, 132));
+    assert_true(p.blocks <= 132.0 * p.resident); /* one wave at most */
+    assert_true(p.per_sm >= 2); /* two warps a scheduler */
+    /* the model prefers it to nine slices */
+    c.split_k = 9;
+    gemm_plan nine = gemm_plan_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200);
+    assert_true(nine.split == 9 && nine.per_sm == 3 && nine.cost > p.cost);
+    c.split_k = 0;
+    /* every sweep and built-in configuration, at shapes that split: never a
+     * few blocks past a whole round of the SMs */
+    static const size_t shapes[][3] = {{64, 4096, 4096}, {4096, 64, 4096}, {1024, 1024, 1024}, {512, 512, 512},
+                                       {768, 768, 768},  {256, 256, 256},  {128, 128, 65536}, {1536, 1536, 1536},
+                                       {64, 2048, 8192}, {192, 192, 4096}};
+    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC};
+    for (int t = 0; t < 3; t++) {
+        int count;
+        const gemm_config *list = gemm_sweep_configs(kinds[t], &count);
+        for (int i = 0; i < count + GEMM_CLASS_COUNT; i++) {
+            gemm_config x = i < count ? list[i] : gemm_default_config(kinds[t], (gemm_class)(i - count));
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                gemm_plan q = gemm_plan_for(kinds[t], NULL, &x, shapes[s][0], shapes[s][1], shapes[s][2], &h200);
+                if (straggles(&q, 132)) fail_msg("%.0f blocks", q.blocks);
+                assert_true(q.split >= 1 && q.split <= GEMM_MAX_SPLIT_K);
+            }
+        }
+    }
+    /* the split follows the GPU: half the SMs, half the blocks */
+    gemm_config small = {64, 128, 16, 8, 8, 2, 4, 0};
+    ptxkit_device_info half = h200;
+    half.sm_count = 66;
+    gemm_plan ph = gemm_plan_for(GEMM_F32, NULL, &small, 64, 4096, 4096, &half);
+    assert_true(ph.blocks <= 66.0 * ph.resident && !straggles(&ph, 66));
+    assert_true(ph.split < gemm_plan_for(GEMM_F32, NULL, &small, 64, 4096, 4096, &h200).split);
     /* enough tiles: no split */
-    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 1);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, &h200), 1);
     /* K too short to share */
-    assert_int_equal(gemm_split_for(&c, 64, 128, 100, 132), 1);
-    /* the caller's choice stands */
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 128, 100, &h200), 1);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 128, 0, &h200), 1);
+    /* slices of at least four k-tiles and 64 k, at most GEMM_MAX_SPLIT_K */
+    p = gemm_plan_for(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 32, 4, 8, 2, 3, 0}, 64, 64, 1000, &h200);
+    assert_true(p.split >= 1 && p.split <= 1000 / 128);
+    p = gemm_plan_for(GEMM_F32, NULL, &c, 64, 64, (size_t)1 << 30, &h200);
+    assert_true(p.split <= GEMM_MAX_SPLIT_K);
+    /* the caller's choice stands, whatever the shape */
     c.split_k = 5;
-    assert_int_equal(gemm_split_for(&c, 4096, 4096, 4096, 132), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, &h200), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, &h200), 5);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &c, 64, 4096, 4096, NULL), 5);
+    /* the blocks an SM holds: registers and shared memory (the H200's
+     * figures ncu reports for these kernels) */
+    assert_int_equal(gemm_resident_blocks(GEMM_F32, NULL, &(gemm_config){128, 128, 16, 8, 8, 2, 4, 0}, &h200), 2);
+    assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 128, 16, 8, 8, 1, 4, 0}, &h200), 2);
+    assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 16, 4, 8, 2, 4, 0}, &h200), 3);
+    assert_int_equal(gemm_min_blocks(GEMM_F32, NULL, &(gemm_config){32, 32, 8, 4, 4, 1, 2, 0}, &h200), 8);
+}
+
+static bool same_tiles(gemm_config a, gemm_config b) {
+    return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.tm == b.tm && a.tn == b.tn && a.warps_m == b.warps_m &&
+           a.stages == b.stages;
+}
+
+/* The built-in configuration of a shape: the class's where its tiles fill
+ * the GPU, smaller ones where they leave it short of a wave, decided by
+ * the SM count and the blocks an SM holds. */
+static void test_default_for(void **state) {
+    (void)state;
+    const ptxkit_device_info h200 = h200_info();
+    /* the sizes the class defaults were chosen at keep them */
+    static const size_t large[][3] = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+    for (int i = 0; i < 3; i++)
+        for (int t = 0; t < 2; t++) {
+            gemm_kind kind = t ? GEMM_F64_TC : GEMM_F32;
+            gemm_config d = gemm_default_for(kind, NULL, large[i][0], large[i][1], large[i][2], &h200);
+            assert_true(same_tiles(d, gemm_default_config(kind, GEMM_SQUARE)));
+            assert_int_equal(d.split_k, 0);
+        }
+    /* 1024^3: 64 (float32) or 128 (float64) of the class's tiles on 132
+     * SMs that hold two each: smaller tiles, at least two blocks on every
+     * busy SM, within one wave and not a few blocks past a round */
+    for (int t = 0; t < 2; t++) {
+        gemm_kind kind = t ? GEMM_F64_TC : GEMM_F32;
+        gemm_config sq = gemm_default_config(kind, GEMM_SQUARE);
+        gemm_config d = gemm_default_for(kind, NULL, 1024, 1024, 1024, &h200);
+        assert_true(d.bm * d.bn < sq.bm * sq.bn);
+        gemm_plan p = gemm_plan_for(kind, NULL, &d, 1024, 1024, 1024, &h200);
+        gemm_plan old = gemm_plan_for(kind, NULL, &sq, 1024, 1024, 1024, &h200);
+        assert_true(p.cost < old.cost || (p.cost == old.cost && p.per_sm > old.per_sm));
+        assert_true(p.per_sm >= 2 && p.blocks <= 132.0 * p.resident && !just_over_a_round(p.blocks, 132));
+    }
+    /* on a GPU of half the SMs the class's float32 tiles fill it */
+    ptxkit_device_info half = h200;
+    half.sm_count = 66;
+    assert_true(same_tiles(gemm_default_for(GEMM_F32, NULL, 1024, 1024, 1024, &half),
+                           gemm_default_config(GEMM_F32, GEMM_SQUARE)));
+    /* the float64 tensor-core kernel with a short k: its small tiles */
+    assert_true(same_tiles(gemm_default_for(GEMM_F64_TC, NULL, 4096, 4096, 64, &h200),
+                           (gemm_config){64, 64, 16, 4, 8, 2, 4, 0}));
+    /* Whatever the shape and GPU, a configuration its kernel compiles and
+     * the GPU's shared memory holds, whose split never leaves a few blocks
+     * past a round. */
+    ptxkit_device_info gpus[4] = {h200, half, h200, h200};
+    gpus[2].sm_count = 16, gpus[2].shared_per_block_optin = 101376, gpus[2].shared_per_sm = 102400; /* sm_86-like */
+    gpus[3].sm_count = 264;
+    static const size_t sides[] = {1, 7, 64, 100, 256, 512, 777, 1024, 2048, 4096, 65536};
+    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC};
+    for (int g = 0; g < 4; g++)
+        for (int t = 0; t < 3; t++)
+            for (size_t a = 0; a < sizeof sides / sizeof sides[0]; a++)
+                for (size_t b = 0; b < sizeof sides / sizeof sides[0]; b++)
+                    for (size_t c = 0; c < sizeof sides / sizeof sides[0]; c++) {
+                        size_t m = sides[a], n = sides[b], k = sides[c];
+                        gemm_config d = gemm_default_for(kinds[t], NULL, m, n, k, &gpus[g]);
+                        char why[256];
+                        if (!gemm_config_check(kinds[t], NULL, &d, NULL, why, sizeof why))
+                            fail_msg("%zu x %zu x %zu: %s", m, n, k, why);
+                        gemm_config cls = gemm_default_config(kinds[t], gemm_class_of(m, n, k));
+                        /* smaller tiles only where they fit the GPU's shared memory */
+                        if (!same_tiles(d, cls))
+                            assert_true(gemm_shared_bytes_max(kinds[t], &d) <=
+                                        (size_t)gpus[g].shared_per_block_optin);
+                        gemm_plan p = gemm_plan_for(kinds[t], NULL, &d, m, n, k, &gpus[g]);
+                        if (straggles(&p, gpus[g].sm_count))
+                            fail_msg("%zu x %zu x %zu on %d SMs: %.0f blocks", m, n, k, gpus[g].sm_count, p.blocks);
+                    }
+    /* the float64 CUDA-core kernel has no smaller tiles: its class's */
+    assert_true(same_tiles(gemm_default_for(GEMM_F64, NULL, 1024, 1024, 1024, &h200),
+                           gemm_default_config(GEMM_F64, GEMM_SQUARE)));
+}
+
+/* A tuned configuration wins over the built-in one, and its split_k over
+ * the split by shape; ptxkit_gemm_config_get reports which. The database
+ * comes from PTXKIT_TUNE_DB, the GPU is a fake H200. */
+static void test_tuned_wins(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_fake_context();
+    ctx->info = h200_info();
+    char dir[] = "/tmp/ptxkit-gemm-config-XXXXXX", path[64], msg[640];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    setenv("PTXKIT_TUNE_DB", path, 1);
+    unsetenv("PTXKIT_TUNE");
+    tune_state_reset(ctx);
+
+    ptxkit_config got;
+    gemm_config c;
+    int tuned = -1;
+    /* no entry: the built-in configuration for the shape, its split by shape */
+    assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, 1024, 1024, 1024, &got, &tuned));
+    assert_ok(ctx, gemm_config_from(ctx, "test", &got, &c));
+    assert_int_equal(tuned, 0);
+    gemm_config d = gemm_default_for(GEMM_F32, NULL, 1024, 1024, 1024, &ctx->info);
+    assert_true(same_tiles(c, d));
+    assert_int_equal(c.split_k, gemm_split_for(GEMM_F32, NULL, &d, 1024, 1024, 1024, &ctx->info));
+
+    static const char *const names[8] = {"BM", "BN", "BK", "TM", "TN", "WARPS_M", "STAGES", "SPLIT_K"};
+    const long long values[2][8] = {{128, 128, 32, 8, 8, 4, 3, 0}, {128, 128, 32, 8, 8, 4, 3, 3}};
+    for (int v = 0; v < 2; v++) {
+        tune_db_entry e;
+        memset(&e, 0, sizeof e);
+        tune_db_key_for(ctx, &e.key);
+        snprintf(e.family, sizeof e.family, "gemm");
+        snprintf(e.variant, sizeof e.variant, "float32.square");
+        e.bucket = 30; /* 1024^3 */
+        e.param_count = 8;
+        for (int i = 0; i < 8; i++) {
+            snprintf(e.param_names[i], sizeof e.param_names[i], "%s", names[i]);
+            e.param_values[i] = values[v][i];
+        }
+        assert_status(PTXKIT_SUCCESS, tune_db_store(path, &e, 1, NULL, msg, sizeof msg));
+        tune_state_reset(ctx);
+        assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, 1024, 1024, 1024, &got, &tuned));
+        assert_ok(ctx, gemm_config_from(ctx, "test", &got, &c));
+        assert_int_equal(tuned, 1);
+        gemm_config want = {128, 128, 32, 8, 8, 4, 3, (int)values[v][7]};
+        assert_true(same_tiles(c, want));
+        /* the entry's split where it has one, else the one by shape for its tiles */
+        assert_int_equal(c.split_k, values[v][7] ? 3 : gemm_split_for(GEMM_F32, NULL, &want, 1024, 1024, 1024, &ctx->info));
+        int split = 0;
+        assert_ok(ctx, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &got, 1024, 1024, 1024, &split));
+        assert_int_equal(split, c.split_k);
+    }
+    /* another class's bucket: still the built-in one */
+    assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, 64, 4096, 4096, &got, &tuned));
+    assert_int_equal(tuned, 0);
+    /* an explicit configuration is taken as given, split_k included */
+    gemm_config mine = {64, 64, 16, 4, 8, 2, 3, 7}, out;
+    assert_ok(ctx, gemm_resolve(ctx, NULL, PTXKIT_FLOAT32, 1024, 1024, 1024, &mine, &out, NULL));
+    assert_true(same_tiles(out, mine) && out.split_k == 7);
+    assert_int_equal(gemm_split_for(GEMM_F32, NULL, &out, 1024, 1024, 1024, &ctx->info), 7);
+
+    unlink(path);
+    rmdir(dir);
+    unsetenv("PTXKIT_TUNE_DB");
+    tune_state_reset(ctx);
 }
 
 static void test_tuner_shapes(void **state) {
@@ -204,6 +431,7 @@ int main(void) {
         cmocka_unit_test(test_builtin_configs), cmocka_unit_test(test_illegal_configs),
         cmocka_unit_test(test_tensor_core_configs),
         cmocka_unit_test(test_classes),         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_default_for),     cmocka_unit_test(test_tuned_wins),
         cmocka_unit_test(test_tuner_shapes),    cmocka_unit_test(test_shared_bytes),
         cmocka_unit_test(test_no_context),
     };

@@ -592,7 +592,7 @@ static void test_gemm_arguments(void **state) {
     gemm_kind f64 = gemm_kind_of(PTXKIT_FLOAT64, &ctx->info, NULL);
     assert_int_equal(f64, ctx->info.cc_major >= 8 ? GEMM_F64_TC : GEMM_F64);
     assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT64, 4096, 4096, 4096, &used, &tuned));
-    gemm_config want = gemm_default_config(f64, GEMM_SQUARE);
+    gemm_config want = gemm_default_for(f64, NULL, 4096, 4096, 4096, &ctx->info);
     assert_ok(ctx, gemm_config_from(ctx, "test", &used, &got));
     char why[256];
     assert_true(gemm_config_check(f64, NULL, &got, NULL, why, sizeof why));

@@ -227,18 +227,21 @@ static void gemm_sweep_prepare_split(void **state) {
     assert_non_null(strstr(ptxkit_last_error(), "split_k"));
 
     ptxkit_config t = tiles[0];
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(NULL, &t, 64, 64, 64, &split));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, NULL, 64, 64, 64, &split));
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, &t, 64, 64, 64, NULL));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(NULL, PTXKIT_FLOAT32, &t, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, NULL, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &t, 64, 64, 64, NULL));
     ptxkit_config zero = {0};
-    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, &zero, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &zero, 64, 64, 64, &split));
+    /* the split depends on the kernel, so on the type */
+    assert_status(PTXKIT_ERROR_UNSUPPORTED, ptxkit_gemm_split_k_get(ctx, PTXKIT_INT32, &t, 64, 64, 64, &split));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_split_k_get(ctx, PTXKIT_DTYPE_COUNT, &t, 64, 64, 64, &split));
     ptxkit_config_set(&t, "split_k", 3);
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 4096, 4096, 4096, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 3); /* the tiles' own */
     ptxkit_config_set(&t, "split_k", 0);
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 4096, 4096, 4096, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &t, 4096, 4096, 4096, &split));
     assert_int_equal(split, 1); /* enough tiles for every SM: no split */
-    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, &t, 128, 128, 1 << 20, &split));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_split_k_get(ctx, PTXKIT_FLOAT32, &t, 128, 128, 1 << 20, &split));
     assert_true(split > 1); /* one tile, a long k: sliced */
 }
 

@@ -231,7 +231,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_
         return PTXKIT_SUCCESS;
     }
     gemm_class cls = gemm_class_of(m, n, k);
-    *out = gemm_default_config((gemm_kind)kind, cls);
+    *out = gemm_default_for((gemm_kind)kind, sw, m, n, k, &ctx->info);
     size_t volume;
     if (!mul_size(m, n, &volume) || !mul_size(volume, k ? k : 1, &volume)) volume = SIZE_MAX;
     char variant[40];
@@ -261,7 +261,7 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
     gemm_switches sw = gemm_switches_get(ctx);
     ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db);
     if (st != PTXKIT_SUCCESS) return st;
-    c.split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    c.split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
     gemm_config_to(&c, out);
     if (tuned) *tuned = from_db;
     return PTXKIT_SUCCESS;
@@ -321,7 +321,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     size_t tiles_m = ceil_div(m, (size_t)cfg.bm), tiles_n = ceil_div(n, (size_t)cfg.bn);
     if (tiles_m * tiles_n > INT_MAX)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_gemm: %zu x %zu needs more than 2^31 - 1 tiles", m, n);
-    int split = k_run ? gemm_split_for(&cfg, m, n, k_run, ctx->info.sm_count) : 1;
+    int split = k_run ? gemm_split_for(kind, &sw, &cfg, m, n, k_run, &ctx->info) : 1;
     size_t k_per_split = k_run, v = (size_t)(16 / elem);
     if (split > 1) {
         k_per_split = ceil_div(ceil_div(k_run, (size_t)split), (size_t)cfg.bk) * (size_t)cfg.bk;
@@ -485,18 +485,23 @@ ptxkit_status ptxkit_gemm_sweep_tiles(ptxkit_context *ctx, ptxkit_dtype type, pt
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, const ptxkit_config *config, size_t m, size_t n, size_t k,
-                                  int *split_k) {
+ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, ptxkit_dtype type, const ptxkit_config *config, size_t m,
+                                      size_t n, size_t k, int *split_k) {
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: context is NULL");
     if (!config || !split_k)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: config or split_k is NULL");
+    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
+        return record_error(ctx,
+                            (unsigned)type < PTXKIT_DTYPE_COUNT ? PTXKIT_ERROR_UNSUPPORTED : PTXKIT_ERROR_INVALID_ARGUMENT,
+                            "ptxkit_gemm_split_k_get: type %d is not float32 or float64", (int)type);
     gemm_config c;
     ptxkit_status st = gemm_config_from(ctx, "ptxkit_gemm_split_k_get", config, &c);
     if (st != PTXKIT_SUCCESS) return st;
     if (c.bm <= 0 || c.bn <= 0 || c.bk <= 0)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: block tile %dx%dx%d (bm, bn, bk "
                             "must be set)", c.bm, c.bn, c.bk);
-    *split_k = gemm_split_for(&c, m, n, k, ctx->info.sm_count);
+    gemm_switches sw = gemm_switches_get(ctx);
+    *split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
     return PTXKIT_SUCCESS;
 }
 

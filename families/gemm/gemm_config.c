@@ -4,6 +4,7 @@
  * built-in and sweep configurations, split-K, and the per-context
  * experiment switches. The kernels' host code (gemm.c, gemm_dmma.c) and the
  * tuner read these; nothing here compiles or launches. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,20 +311,28 @@ static int registers_estimate(int elem, const gemm_config *c) {
     return words * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 28;
 }
 
-int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
     int threads = (c->bm / c->tm) * (c->bn / c->tn);
+    if (threads < 1) return 1;
     int regs = ((kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c)) + 7) / 8 * 8;
     int regs_sm = info && info->regs_per_sm > 0 ? info->regs_per_sm : 65536;
     int threads_sm = info && info->max_threads_per_sm > 0 ? info->max_threads_per_sm : 2048;
+    int blocks_sm = info && info->max_blocks_per_sm > 0 ? info->max_blocks_per_sm : 32;
     int blocks = regs_sm / (threads * regs);
     if (blocks > threads_sm / threads) blocks = threads_sm / threads;
+    if (blocks > blocks_sm) blocks = blocks_sm;
     /* (gemm.cu's: the layout of neither operand transposed, as always) */
     size_t shared = kind == GEMM_F64_TC ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
     size_t shared_sm = info && info->shared_per_sm > 0 ? (size_t)info->shared_per_sm : 228 * 1024;
     /* the driver reserves 1 KB of shared memory per block */
     size_t by_shared = shared_sm / (shared + 1024);
     if ((size_t)blocks > by_shared) blocks = (int)by_shared;
-    return blocks < 1 ? 1 : blocks > 8 ? 8 : blocks;
+    return blocks < 1 ? 1 : blocks;
+}
+
+int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+    int blocks = gemm_resident_blocks(kind, sw, c, info);
+    return blocks > 8 ? 8 : blocks;
 }
 
 /* Built-in configurations, per type and shape class (the tuner's starting
@@ -332,9 +341,13 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
-        /* 4 warps of 32 x 32 */
+        /* 4 warps of 32 x 32, three blocks per SM; with a short k too,
+         * where a block's loop is a few k-tiles between its prologue and
+         * its stores: of the tile sweep at 4096 x 4096 x 64 on an H200 the
+         * fastest, ahead of the square default */
         case GEMM_SMALL_M:
-        case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        case GEMM_SMALL_N:
+        case GEMM_SMALL_K: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
         /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
          * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
          * at 2048^3, 4096^3 and 8192^3 on an H100, ahead of 128 x 128 with 8
@@ -403,18 +416,139 @@ const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
-int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count) {
-    if (c->split_k) return c->split_k;
-    size_t tiles = ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
-    size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
-    if (tiles >= sms) return 1;
-    size_t want = ceil_div(2 * sms, tiles);
+/* ---- split-K: a model of where the time goes ----------------------------
+ *
+ * The kernels are throughput-bound once an SM holds enough warps, so the
+ * main kernel takes as long as its busiest SM: the blocks the launch puts
+ * there, ceil(blocks / SMs) (the block scheduler spreads them evenly; past
+ * the blocks an SM holds at once the rest queue behind them, the same
+ * count), each worth bm x bn x (its k slice) FMAs. An SM holding fewer
+ * than GEMM_SATURATION_WARPS warps issues less than it could (a warp
+ * alone stalls on its own shared-memory loads and barriers), so it is
+ * counted busy as with that many, or with as many blocks as fit: one
+ * block per SM costs a 4-warp configuration as much as two. Splitting K
+ * adds the partial sums, split x m x n elements written by the main
+ * kernel and read back by the second pass, and the second launch. Costs
+ * are in FMAs of one SM at full rate; the two constants of the split are
+ * fitted to H200 timings of the tile sweep's configurations at 512^3,
+ * 1024^3, 64x4096x4096 and 4096x64x4096 (BENCHMARKS.md), a configuration
+ * against itself at several splits.
+ *
+ * The model only ranks the splits of one configuration (and, in
+ * gemm_default_for, configurations of like efficiency): it counts FMAs,
+ * not how fast a configuration's loop runs them. */
+enum {
+    /* two warps for each of an SM's four schedulers */
+    GEMM_SATURATION_WARPS = 8,
+};
+/* The second pass and the main kernel's partial sums, per byte of the
+ * partials an SM's share holds, and the second launch with its ramp. */
+#define GEMM_SPLIT_COST_PER_BYTE 16.0
+#define GEMM_SPLIT_COST_FIXED 750000.0
+
+static int sm_count_of(const ptxkit_device_info *info) { return info && info->sm_count > 0 ? info->sm_count : 1; }
+
+static size_t tiles_of(const gemm_config *c, size_t m, size_t n) {
+    return ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
+}
+
+static int elem_bytes(int kind) { return kind == GEMM_F32 ? 4 : 8; }
+
+/* The plan of c at a split as ptxkit_gemm runs it: the k slice is whole
+ * k-tiles, so the split it runs may be smaller than asked. */
+static gemm_plan plan_at(int kind, const gemm_config *c, size_t m, size_t n, size_t k, size_t split, int resident,
+                         int sms) {
+    gemm_plan p = {.split = 1, .resident = resident};
+    size_t slice = k;
+    if (split > 1 && k > 0) {
+        slice = ceil_div(ceil_div(k, split), (size_t)c->bk) * (size_t)c->bk;
+        p.split = (int)ceil_div(k, slice);
+    }
+    size_t tiles = tiles_of(c, m, n);
+    int warps = (c->bm / c->tm) * (c->bn / c->tn) / 32;
+    int saturating = warps > 0 ? (GEMM_SATURATION_WARPS + warps - 1) / warps : 1;
+    if (saturating > resident) saturating = resident;
+    p.saturating = saturating;
+    p.blocks = (double)tiles * p.split;
+    p.per_sm = ceil(p.blocks / sms);
+    double busy = p.per_sm > saturating ? p.per_sm : saturating;
+    p.cost = busy * c->bm * c->bn * (double)slice;
+    if (p.split > 1)
+        p.cost += GEMM_SPLIT_COST_PER_BYTE * elem_bytes(kind) * p.split * (double)m * (double)n / sms +
+                  GEMM_SPLIT_COST_FIXED;
+    return p;
+}
+
+gemm_plan gemm_plan_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                        const ptxkit_device_info *info) {
+    int sms = sm_count_of(info), resident = gemm_resident_blocks(kind, sw, c, info);
+    if (c->split_k) return plan_at(kind, c, m, n, k, (size_t)c->split_k, resident, sms);
+    gemm_plan best = plan_at(kind, c, m, n, k, 1, resident, sms);
+    /* Tiles that fill every SM's resident slots keep K whole: past one
+     * full wave the last wave's imbalance is a smaller share, which the
+     * model's error covers, and the timings behind it are all of shapes
+     * below one wave. */
+    if ((double)tiles_of(c, m, n) >= (double)sms * resident) return best;
     /* slices of at least 64 k and 4 k-tiles: a slice's prologue and the
      * second pass must stay small next to its work */
     size_t min_slice = (size_t)c->bk * 4 > 64 ? (size_t)c->bk * 4 : 64;
-    size_t by_k = k / min_slice;
-    size_t split = want < by_k ? want : by_k;
-    if (split > GEMM_MAX_SPLIT_K) split = GEMM_MAX_SPLIT_K;
-    return split < 2 ? 1 : (int)split;
+    size_t most = k / min_slice;
+    if (most > GEMM_MAX_SPLIT_K) most = GEMM_MAX_SPLIT_K;
+    /* the cheapest; on a tie the fewer slices (the costs compare exactly:
+     * a split that adds nothing costs the second pass more) */
+    for (size_t s = 2; s <= most; s++) {
+        gemm_plan p = plan_at(kind, c, m, n, k, s, resident, sms);
+        if (p.cost < best.cost) best = p;
+    }
+    return best;
 }
 
+int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                   const ptxkit_device_info *info) {
+    if (c->split_k) return c->split_k;
+    return gemm_plan_for(kind, sw, c, m, n, k, info).split;
+}
+
+/* ---- the built-in configuration of a shape ----------------------------- */
+
+/* Smaller tiles for shapes the class's configuration leaves short of one
+ * wave: the best of the H200 tile sweep at 1024^3 (float32; float64 on the
+ * tensor cores, also at 512^3 and 4096 x 4096 x 64). None for the float64
+ * CUDA-core kernel: no timings. */
+static const gemm_config smaller_f32[] = {{64, 128, 16, 8, 8, 2, 4, 0}};
+static const gemm_config smaller_f64_tc[] = {{64, 64, 16, 4, 8, 2, 4, 0}};
+
+/* The class's configuration stays where its plan is within this share of
+ * perfectly balanced work (m n k / SMs FMAs on every SM): what is left to
+ * win there is smaller than the model's error. */
+#define GEMM_KEEP_BALANCE 0.9
+
+gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
+                             const ptxkit_device_info *info) {
+    gemm_config best = gemm_default_config(kind, gemm_class_of(m, n, k));
+    int sms = sm_count_of(info);
+    gemm_plan p = gemm_plan_for(kind, sw, &best, m, n, k, info);
+    /* A full wave of the class's tiles keeps them: at large shapes the
+     * larger tiles are the faster (the sweeps the defaults come from). */
+    if ((double)tiles_of(&best, m, n) >= (double)sms * p.resident) return best;
+    if ((double)m * (double)n * (double)k / sms >= GEMM_KEEP_BALANCE * p.cost) return best;
+    /* Short of a wave, smaller tiles spread the same work over more
+     * blocks, which split K less (or not at all) to fill the SMs: the
+     * cheapest plan, the smaller tiles on a tie (more blocks on an SM,
+     * which overlap each other's barriers and stores). */
+    const gemm_config *smaller = NULL;
+    int count = 0;
+    if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
+    if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
+    size_t optin = info && info->shared_per_block_optin > 0 ? (size_t)info->shared_per_block_optin : 48 * 1024;
+    double cost = p.cost;
+    for (int i = 0; i < count; i++) {
+        char why[256];
+        if (!gemm_config_check(kind, sw, &smaller[i], NULL, why, sizeof why) ||
+            gemm_shared_bytes_max(kind, &smaller[i]) > optin)
+            continue;
+        gemm_plan q = gemm_plan_for(kind, sw, &smaller[i], m, n, k, info);
+        if (q.cost <= cost) best = smaller[i], cost = q.cost;
+    }
+    return best;
+}

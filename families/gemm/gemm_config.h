@@ -97,24 +97,54 @@ size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool tran
 /* The most shared memory a configuration takes over the operand layouts. */
 size_t gemm_shared_bytes_max(int kind, const gemm_config *c);
 
-/* Blocks per SM asked of __launch_bounds__: what the registers a thread's
- * tile needs (an estimate) and the shared memory allow, at least 1. */
+/* Blocks of c an SM holds at once: what the registers a thread's tile
+ * needs (an estimate), the shared memory, the threads and the block slots
+ * of an SM allow, at least 1 (info NULL: an H100's). */
+int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
+
+/* Blocks per SM asked of __launch_bounds__: gemm_resident_blocks, at most 8. */
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
 
 /* The tensor-core kernel's mma k depth for c (its MMA_K). */
 int gemm_mma_k(const gemm_config *c, const gemm_switches *sw);
 
-/* The built-in configuration for a shape class (split_k 0: by shape). */
+/* The built-in configuration for a shape class (split_k 0: by shape): the
+ * tuner's starting point, and ptxkit_gemm's at shapes that fill the GPU. */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
+
+/* The built-in configuration for a shape on a GPU (split_k 0: by shape):
+ * the class's, unless its tiles fall short of one wave of resident blocks
+ * and its plan (gemm_plan_for) of balanced work by more than a tenth;
+ * then the cheapest plan of it and the kind's smaller tiles. */
+gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
+                             const ptxkit_device_info *info);
 
 /* The candidate configurations of `ptxkit bench gemm --tiles sweep` for a
  * kind (the tests run each of them). */
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count);
 
-/* K slices for a shape when c->split_k is 0: enough blocks for two per SM
- * where the tiles alone leave SMs idle, each slice at least 64 k and four
- * k-tiles long. */
-int gemm_split_for(const gemm_config *c, size_t m, size_t n, size_t k, int sm_count);
+/* How c runs at (m, n, k) on a GPU (info NULL: one SM of an H100's
+ * resources), under gemm_config.c's model of split-K: its K slices, the
+ * blocks an SM holds at once, the fewest blocks that keep an SM at full
+ * rate (fewer cost as much), the blocks of the launch (tiles x split) and
+ * on the busiest SM, and the model's cost (in FMAs of one SM at full
+ * rate), which ranks plans of like configurations. */
+typedef struct gemm_plan {
+    int split, resident, saturating;
+    double blocks, per_sm, cost;
+} gemm_plan;
+
+/* The plan of c->split_k where it is set, else of the cheapest split: 1
+ * where the tiles fill every SM's resident slots, else the one of least
+ * cost among those whose slices are at least 64 k and four k-tiles long
+ * (at most GEMM_MAX_SPLIT_K). */
+gemm_plan gemm_plan_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                        const ptxkit_device_info *info);
+
+/* K slices for a shape: c->split_k where it is set, else gemm_plan_for's
+ * (as ptxkit_gemm runs it: its slices whole k-tiles). */
+int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                   const ptxkit_device_info *info);
 
 /* A caller's ptxkit_config (NULL: all zero) read by ptxkit_gemm's names
  * "bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k":

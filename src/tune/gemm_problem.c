@@ -50,6 +50,12 @@ typedef struct gemm_impl {
     size_t verify_bytes;
 } gemm_impl;
 
+/* The point of a configuration: the parameters in P_ order. */
+static void point_of_config(const gemm_config *c, tune_point *p) {
+    const int v[P_COUNT] = {c->bm, c->bn, c->bk, c->tm, c->tn, c->warps_m, c->stages, c->split_k};
+    for (int i = 0; i < P_COUNT; i++) p->v[i] = v[i];
+}
+
 static gemm_config config_of_point(const tune_point *p) {
     return (gemm_config){(int)p->v[P_BM], (int)p->v[P_BN],      (int)p->v[P_BK],     (int)p->v[P_TM],
                          (int)p->v[P_TN], (int)p->v[P_WARPS_M], (int)p->v[P_STAGES], (int)p->v[P_SPLIT_K]};
@@ -164,6 +170,12 @@ static ptxkit_status gemm_open(tune_problem *pr, size_t volume) {
     gemm_impl *g = pr->impl;
     gemm_close(pr);
     gemm_problem_shape(g->cls, volume, &g->m, &g->n, &g->k);
+    /* the point to beat: what ptxkit_gemm runs untuned at the timed shape
+     * (the class's configuration, or smaller tiles where it leaves the
+     * GPU short of a wave) */
+    gemm_kind kind = gemm_kind_of(g->type, &pr->ctx->info, &g->sw);
+    gemm_config d = gemm_default_for(kind, &g->sw, g->m, g->n, g->k, &pr->ctx->info);
+    point_of_config(&d, &pr->defaults);
     g->vm = (g->m < 192 ? g->m : 192) + 7;
     g->vn = (g->n < 192 ? g->n : 192) + 9;
     g->vk = (g->k < 320 ? g->k : 320) + 5;
@@ -192,11 +204,12 @@ static ptxkit_status gemm_launch(tune_problem *pr, const tune_point *p, ptxkit_s
 static ptxkit_status gemm_prepare_point(tune_problem *pr, const tune_point *p) {
     gemm_impl *g = pr->impl;
     gemm_config c = config_of_point(p), t = c;
+    int kind = gemm_kind_of(g->type, &pr->ctx->info, &g->sw);
     /* the timed shape's split where the configuration leaves it to the shape */
-    t.split_k = gemm_split_for(&c, g->m, g->n, g->k, pr->ctx->info.sm_count);
+    t.split_k = gemm_split_for(kind, &g->sw, &c, g->m, g->n, g->k, &pr->ctx->info);
     ptxkit_status st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
     /* the verification shape may split differently: its kernels too */
-    t.split_k = gemm_split_for(&c, g->vm, g->vn, g->vk, pr->ctx->info.sm_count);
+    t.split_k = gemm_split_for(kind, &g->sw, &c, g->vm, g->vn, g->vk, &pr->ctx->info);
     if (st == PTXKIT_SUCCESS) st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
     return st;
 }
@@ -285,9 +298,11 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     /* The grid: the tile shapes (block, thread, warp layout); then descents
      * over k-depth, stages and split-K. */
     pr->primary[P_BM] = pr->primary[P_BN] = pr->primary[P_TM] = pr->primary[P_TN] = pr->primary[P_WARPS_M] = true;
+    /* the search starts from the class's configuration; the defaults
+     * follow the timed shape (gemm_open) */
     gemm_config d = gemm_default_config(kind, cls);
-    const int dv[P_COUNT] = {d.bm, d.bn, d.bk, d.tm, d.tn, d.warps_m, d.stages, d.split_k};
-    for (int i = 0; i < P_COUNT; i++) pr->defaults.v[i] = pr->start.v[i] = dv[i];
+    point_of_config(&d, &pr->start);
+    pr->defaults = pr->start;
     return PTXKIT_SUCCESS;
 }
 

@@ -123,10 +123,10 @@ static int tiles_for(const gemm_bench *b, ptxkit_context *ctx, ptxkit_dtype type
 
 /* The tiles a row runs: split_k as ptxkit_gemm chooses it by shape where
  * the tiles leave it 0. */
-static gemm_tiles with_split(ptxkit_context *ctx, gemm_tiles tiles, size_t m, size_t n, size_t k) {
+static gemm_tiles with_split(ptxkit_context *ctx, ptxkit_dtype type, gemm_tiles tiles, size_t m, size_t n, size_t k) {
     int split;
     ptxkit_config config;
-    if (ptxkit_gemm_split_k_get(ctx, gemm_tiles_config(&tiles, &config), m, n, k, &split) == PTXKIT_SUCCESS)
+    if (ptxkit_gemm_split_k_get(ctx, type, gemm_tiles_config(&tiles, &config), m, n, k, &split) == PTXKIT_SUCCESS)
         tiles.split_k = split;
     return tiles;
 }
@@ -294,7 +294,7 @@ int bench_gemm(int argc, char **argv) {
                         if (ptxkit_gemm_config_get(ctx, j->type, b.shapes[s][0], b.shapes[s][1], b.shapes[s][2], &chosen,
                                                    NULL) == PTXKIT_SUCCESS)
                             j->tiles = gemm_tiles_from(&chosen);
-                    } else j->tiles = with_split(ctx, list[t][i], b.shapes[s][0], b.shapes[s][1], b.shapes[s][2]);
+                    } else j->tiles = with_split(ctx, j->type, list[t][i], b.shapes[s][0], b.shapes[s][1], b.shapes[s][2]);
                 }
     if (st == PTXKIT_SUCCESS && jobs) gemm_prepare_all(ctx, jobs, job_count, 0); /* failures show in the rows */
     free(jobs);
@@ -353,7 +353,7 @@ int bench_gemm(int argc, char **argv) {
                             used = gemm_tiles_from(&chosen);
                         row.source = tuned ? "tuned" : "default";
                     } else {
-                        used = with_split(ctx, used, g->m, g->n, g->k);
+                        used = with_split(ctx, g->type, used, g->m, g->n, g->k);
                     }
                     char tiles[64], key[160];
                     gemm_tiles_format(&used, tiles, sizeof tiles);
