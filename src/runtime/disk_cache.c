@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,17 +79,62 @@ static size_t render_meta(const entry_meta *m, char *out, size_t size) {
     return (size_t)(n + tail);
 }
 
+/* A cursor over a record's text for parse_meta. Lenient by design: what it
+ * accepts is then rendered again and compared byte for byte. Hand-written
+ * rather than sscanf, whose first call in a process (a warm start's first
+ * kernel reads one record) costs more than the rest of the read. */
+typedef struct meta_cursor {
+    const char *p, *end;
+} meta_cursor;
+
+static bool meta_literal(meta_cursor *c, const char *s) {
+    size_t n = strlen(s);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, s, n) != 0) return false;
+    c->p += n;
+    return true;
+}
+
+/* A non-empty run of characters other than space and newline, shorter than size. */
+static bool meta_word(meta_cursor *c, char *out, size_t size) {
+    size_t n = 0;
+    while (c->p < c->end && *c->p != ' ' && *c->p != '\n') {
+        if (n + 1 >= size) return false;
+        out[n++] = *c->p++;
+    }
+    out[n] = 0;
+    return n > 0;
+}
+
+/* 1 to 16 hex digits (base 16) or 1 to 19 decimal digits: no overflow. */
+static bool meta_number(meta_cursor *c, int base, unsigned long long *v) {
+    int digits = 0, most = base == 16 ? 16 : 19;
+    *v = 0;
+    for (; c->p < c->end && digits < most; c->p++, digits++) {
+        char ch = *c->p;
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : base == 16 && ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (d < 0) break;
+        *v = *v * (unsigned)base + (unsigned)d;
+    }
+    return digits > 0;
+}
+
 /* Parses a record; true only when the text is exactly what its fields
  * render to (so every byte, the checksum line included, is checked). */
 static bool parse_meta(const char *text, size_t size, entry_meta *m) {
     if (size == 0 || size >= META_MAX || memchr(text, 0, size)) return false;
     char kind[8] = "", origin[16] = "";
-    unsigned long long image_sum = 0, names_sum = 0, meta_sum = 0;
+    unsigned long long format = 0, image_sum = 0, names_sum = 0, meta_sum = 0;
     memset(m, 0, sizeof *m);
-    if (sscanf(text, META_MAGIC " %u\nkey %32s\nkind %7s\norigin %15s\nimage %llu %llx\nnames %llu %llx\nmeta %llx",
-               &m->format, m->key, kind, origin, &m->image_size, &image_sum, &m->names_size, &names_sum,
-               &meta_sum) != 9)
+    meta_cursor c = {text, text + size};
+    if (!(meta_literal(&c, META_MAGIC " ") && meta_number(&c, 10, &format) && format <= UINT_MAX &&
+          meta_literal(&c, "\nkey ") && meta_word(&c, m->key, sizeof m->key) && meta_literal(&c, "\nkind ") &&
+          meta_word(&c, kind, sizeof kind) && meta_literal(&c, "\norigin ") && meta_word(&c, origin, sizeof origin) &&
+          meta_literal(&c, "\nimage ") && meta_number(&c, 10, &m->image_size) && meta_literal(&c, " ") &&
+          meta_number(&c, 16, &image_sum) && meta_literal(&c, "\nnames ") && meta_number(&c, 10, &m->names_size) &&
+          meta_literal(&c, " ") && meta_number(&c, 16, &names_sum) && meta_literal(&c, "\nmeta ") &&
+          meta_number(&c, 16, &meta_sum)))
         return false;
+    m->format = (unsigned)format;
     if (strcmp(kind, "cubin") != 0 && strcmp(kind, "ptx") != 0) return false;
     m->is_cubin = kind[0] == 'c';
     for (int i = 1; i < ORIGIN_COUNT; i++)
