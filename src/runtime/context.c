@@ -92,8 +92,8 @@ static void context_free(ptxkit_context *ctx) {
     free(ctx);
 }
 
-/* Reads what the first kernel's key needs from disk (the NVRTC identity
- * record) on a thread of its own while the driver initializes and opens
+/* Reads what the first kernel's key needs (the NVRTC identity record from
+ * disk, the embedded headers' hash) on a thread of its own while the driver initializes and opens
  * the primary context, which takes far longer: a warm process's first
  * kernel then finds it ready, and the code and library bindings that path
  * uses already in place. Nothing else is touched; without a record nothing
@@ -101,6 +101,7 @@ static void context_free(ptxkit_context *ctx) {
 static void *prefetch_first_key(void *unused) {
     (void)unused;
     nvrtc_identity_prefetch();
+    (void)builtin_headers_hash(); /* the other part of every key: its first read faults its page in */
     return NULL;
 }
 
