@@ -431,7 +431,7 @@ static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
  * kernel and read back by the second pass, and the second launch. Costs
  * are in FMAs of one SM at full rate; the two constants of the split are
  * fitted to H200 timings of the tile sweep's configurations at 512^3,
- * 1024^3, 64x4096x4096 and 4096x64x4096 (BENCHMARKS.md), a configuration
+ * 1024^3, 64x4096x4096 and 4096x64x4096, a configuration
  * against itself at several splits.
  *
  * The model only ranks the splits of one configuration (and, in
