@@ -1,8 +1,8 @@
 // Graph replay per node of 100 ptxkit_reduce sums of 1024 uint32 under
 // every block size, loads in flight and load width (notebook section 21;
 // not part of ptxkit). On the GPU machine, from the top of a built tree:
-//   cc -O2 -Iinclude docs/notebook/scripts/graph_reduce_configs.c -Lbuild -lptxkit \
-//      -Wl,-rpath,$PWD/build -o /tmp/graph_cfg && /tmp/graph_cfg
+//   cc -O2 -Iinclude docs/notebook/scripts/graph_reduce_configs.c -Lbuild -lptxkit -Wl,-rpath,$PWD/build -o /tmp/graph_cfg
+//   /tmp/graph_cfg
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
