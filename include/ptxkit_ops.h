@@ -95,8 +95,12 @@ ptxkit_status ptxkit_reduce_supported(ptxkit_context *ctx, ptxkit_reduce_op op, 
  * reduce at the same time. config (NULL: tuned or default): the common
  * parameters, "loads_in_flight" (vector loads of vector_bytes, 16 by
  * default, in flight per thread, 1 to 16) and "blocks_per_sm" (grid blocks
- * per SM, 1 to 64; 0: from occupancy). During capture (see the stream
- * functions): UNSUPPORTED where the stream holds no scratch yet. */
+ * per SM, 1 to 64; 0: from occupancy). On the JIT path, an input one
+ * block covers gets the narrowest block that covers it where block_size is
+ * not named, and, up to a quarter block's loads in flight, loads one
+ * element wide where vector_bytes is not named (ptxkit_reduce_config_get
+ * tells which). During capture (see the stream functions): UNSUPPORTED
+ * where the stream holds no scratch yet. */
 ptxkit_status ptxkit_reduce(ptxkit_context *ctx, ptxkit_reduce_op op, ptxkit_dtype type, ptxkit_dptr out,
                             ptxkit_dptr in, size_t n, const ptxkit_config *config, ptxkit_stream *stream);
 /* Same, and waits for the result: `result` points to one element of `type`.
