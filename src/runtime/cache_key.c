@@ -121,42 +121,33 @@ static void identity_set(const nvrtc_identity *id) {
     nvrtc_identity_hash_value = XXH3_128bits(fields, sizeof fields);
 }
 
-static void nvrtc_identity_compute(void) {
-    nvrtc_identity id;
-    memset(&id, 0, sizeof id);
-    if (!identity_from_record(&id)) {
-        memset(&id, 0, sizeof id);
-        identity_from_library(&id);
-    }
-    identity_set(&id);
-}
-
-/* Once per process. Not pthread_once: its completion wakes waiters with a
- * futex call whether or not any wait, a system call on every warm start's
- * first key; an unlocked mutex wakes no one. */
-static void nvrtc_identity_once(void) {
-    if (__atomic_load_n(&nvrtc_identity_ready, __ATOMIC_ACQUIRE)) return;
-    pthread_mutex_lock(&nvrtc_identity_lock);
-    if (!nvrtc_identity_ready) {
-        nvrtc_identity_compute();
-        __atomic_store_n(&nvrtc_identity_ready, true, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&nvrtc_identity_lock);
-}
-
-void nvrtc_identity_prefetch(void) {
+/* Once per process, both ways in: the record, else (when may_load) NVRTC
+ * itself; without may_load and without a record nothing is settled and the
+ * next caller tries again. Not pthread_once: its completion wakes waiters
+ * with a futex call whether or not any wait, a system call on every warm
+ * start's first key; an unlocked mutex wakes no one. */
+static void nvrtc_identity_settle(bool may_load) {
     if (__atomic_load_n(&nvrtc_identity_ready, __ATOMIC_ACQUIRE)) return;
     pthread_mutex_lock(&nvrtc_identity_lock);
     if (!nvrtc_identity_ready) {
         nvrtc_identity id;
         memset(&id, 0, sizeof id);
-        if (identity_from_record(&id)) {
+        bool found = identity_from_record(&id);
+        if (!found && may_load) {
+            memset(&id, 0, sizeof id);
+            identity_from_library(&id);
+        }
+        if (found || may_load) {
             identity_set(&id);
             __atomic_store_n(&nvrtc_identity_ready, true, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&nvrtc_identity_lock);
 }
+
+static void nvrtc_identity_once(void) { nvrtc_identity_settle(true); }
+
+void nvrtc_identity_prefetch(void) { nvrtc_identity_settle(false); }
 
 bool nvrtc_identity_version(int *major, int *minor) {
     nvrtc_identity_once();
