@@ -250,13 +250,17 @@ static bool read_checked(const char *path, unsigned long long size, unsigned lon
     return true;
 }
 
+/* The kinds of an entry's files and their suffixes, the metadata first.
+ * FILE_TEMP: a write's temporary file (<key>.<suffix>.tmp.<pid>.<n>). */
+typedef enum file_kind { FILE_META, FILE_CUBIN, FILE_PTX, FILE_NAMES, FILE_LEGACY, FILE_KIND_COUNT, FILE_TEMP } file_kind;
+static const char *const file_suffixes[FILE_KIND_COUNT] = {".meta", ".cubin", ".ptx", ".names", ".bin"};
+
 /* Removes every file of an entry whose path up to the suffix is in path
  * (suffix points past its dot): the metadata first, so that no reader
  * finds it without its image. */
 static void remove_suffixed(char *path, char *suffix) {
-    static const char *const order[] = {"meta", "cubin", "ptx", "names", "bin"};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        strcpy(suffix, order[i]);
+    for (int kind = 0; kind < FILE_KIND_COUNT; kind++) {
+        strcpy(suffix, file_suffixes[kind] + 1);
         remove_entry(path);
     }
 }
@@ -341,12 +345,9 @@ bool disk_cache_read(disk_cache *c, const cache_key *key, void **image, size_t *
     return disk_cache_read_entry(c, key, image, size, is_cubin, NULL, NULL);
 }
 
-/* One file of a cache entry in the cache's directory. FILE_TEMP: a write's
- * temporary file (<key>.<suffix>.tmp.<pid>.<n>): in flight, or left by a
- * writer that died; it counts with its entry and goes with it. */
-typedef enum file_kind { FILE_META, FILE_CUBIN, FILE_PTX, FILE_NAMES, FILE_LEGACY, FILE_KIND_COUNT, FILE_TEMP } file_kind;
-static const char *const file_suffixes[FILE_KIND_COUNT] = {".meta", ".cubin", ".ptx", ".names", ".bin"};
-
+/* One file of a cache entry in the cache's directory. A write's temporary
+ * file (FILE_TEMP), in flight or left by a writer that died, counts with
+ * its entry and goes with it. */
 typedef struct cache_file {
     char path[4300];
     size_t stem; /* the length of the path up to the key's end: files of one entry share it */
