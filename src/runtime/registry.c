@@ -177,7 +177,6 @@ void *registry_add_object(ptxkit_context *ctx, const cache_key *key, void *objec
     return result;
 }
 
-
 size_t registry_module_count(ptxkit_context *ctx) {
     module_registry *r = ctx->registry;
     pthread_mutex_lock(&r->lock);
