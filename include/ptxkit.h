@@ -927,8 +927,9 @@ ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *kernel, size_t
 /* The CUfunction behind a kernel, for code that calls the driver itself. */
 void *ptxkit_kernel_handle_get(ptxkit_kernel *kernel);
 /* The log of the compile and module load that produced this kernel, in
- * this context: what was loaded, the driver JIT's wall time and its info
- * log (CU_JIT_INFO_LOG_BUFFER), then NVRTC's log (warnings) where NVRTC
+ * this context: what was loaded, for PTX the driver JIT's wall time and
+ * its info log (CU_JIT_INFO_LOG_BUFFER; a CUBIN is not JIT-compiled and its
+ * log says so), then NVRTC's log (warnings) where NVRTC
  * compiled it just then (a kernel from the disk cache has none), cut to
  * 4 KiB. Kernels of one module share it; later loads of other kernels,
  * from any thread, leave it. "" for NULL. Valid as long as the context. A

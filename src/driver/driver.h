@@ -36,7 +36,8 @@
     X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000)      \
     X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                    \
     X(cuEventQuery, 2000)                                                      \
-    X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000)                        \
+    X(cuModuleLoadData, 2000) X(cuModuleLoadDataEx, 2010)                      \
+    X(cuModuleUnload, 2000)                                                    \
     X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)                   \
     X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuCtxSetLimit, 3010) \

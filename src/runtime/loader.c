@@ -18,7 +18,7 @@ static int cuda_for_ptx_isa(int major, int minor) {
 
 /* Loads an image; the driver JIT's info and error logs and the load's wall
  * time go into the error message on failure, and the description, wall
- * time and info log into log. */
+ * time and info log of a PTX load into log (a CUBIN's: the description). */
 ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *image, bool is_ptx, CUmodule *module,
                          char *log, size_t log_size) {
     if (log_size) log[0] = 0;
@@ -32,6 +32,15 @@ ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *imag
                                 "install NVRTC so ptxkit compiles CUBIN for this GPU instead",
                                 what, major, minor, need / 1000, need % 1000 / 10, ctx->cu->version / 1000,
                                 ctx->cu->version % 1000 / 10);
+        }
+    }
+    if (!is_ptx) {
+        /* a CUBIN is not compiled by the driver: no JIT options, whose
+         * handling costs a warm process's first kernel; a failure is
+         * loaded again below for the driver's error log */
+        if (ctx->cu->cuModuleLoadData(module, image) == CUDA_SUCCESS) {
+            if (log_size) snprintf(log, log_size, "%s: CUBIN loaded (no driver JIT)", what);
+            return PTXKIT_SUCCESS;
         }
     }
     char info_log[4096] = "", error_log[8192] = "";
