@@ -27,14 +27,34 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
     k->ctx = ctx;
     k->fn = fn;
     k->jit_log = jit_log;
-    if (ctx->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS)
-        k->max_threads = ctx->info.max_threads_per_block;
-    if (ctx->cu->cuFuncGetAttribute(&k->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) !=
-        CUDA_SUCCESS)
-        k->max_dynamic_shared = ctx->info.shared_per_block;
     ptxkit_kernel *registered = registry_add_object(ctx, key, k);
     if (!registered) record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     return registered;
+}
+
+/* The limits are not read when the kernel is made: the driver's first
+ * answer about a function costs about as much again as the rest of a warm
+ * process's first kernel takes over a hand-written driver program, and a
+ * launch the driver itself refuses (too many threads, too much shared
+ * memory) fails synchronously and harms nothing, so the first launch of a
+ * kernel on a stream that is not being captured leaves the check to the
+ * driver and reads the limits only to explain a refusal. Two threads may
+ * read at once: both read the same values. The shared limit only grows
+ * (kernel_reserve_dynamic_shared) unless an application sets it, which
+ * reads the limits first, so it is raised, never lowered, here. */
+void kernel_limits_read(ptxkit_kernel *k) {
+    if (__atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) > 0) return;
+    const cuda_driver *cu = k->ctx->cu;
+    int threads = 0, shared = 0;
+    if (cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->fn) != CUDA_SUCCESS || threads <= 0)
+        threads = k->ctx->info.max_threads_per_block;
+    if (cu->cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->fn) != CUDA_SUCCESS)
+        shared = k->ctx->info.shared_per_block;
+    int seen = __atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED);
+    while (seen < shared &&
+           !__atomic_compare_exchange_n(&k->max_dynamic_shared, &seen, shared, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    __atomic_store_n(&k->max_threads, threads, __ATOMIC_RELEASE);
 }
 
 void *ptxkit_kernel_handle_get(ptxkit_kernel *k) { return k ? (void *)k->fn : NULL; }
@@ -68,6 +88,7 @@ ptxkit_status ptxkit_kernel_attributes_get(ptxkit_kernel *k, ptxkit_kernel_attri
 }
 
 static ptxkit_status check_block_threads(ptxkit_kernel *k, int threads, size_t shared) {
+    kernel_limits_read(k);
     if (threads < 1 || threads > k->max_threads)
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "%d threads per block: this kernel takes 1 to %d",
                             threads, k->max_threads);
@@ -170,6 +191,7 @@ ptxkit_status ptxkit_kernel_max_occupancy_block_get(ptxkit_kernel *k, size_t sha
     if (!k || !block_threads)
         return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "ptxkit_kernel_max_occupancy_block_get: NULL argument");
+    kernel_limits_read(k);
     if (shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
         return record_error(k->ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
                             "ptxkit_kernel_max_occupancy_block_get: %zu bytes of dynamic shared memory exceed the "
@@ -249,6 +271,7 @@ ptxkit_status ptxkit_kernel_grid_size_get(ptxkit_kernel *k, int block_threads, s
 
 ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *k, size_t bytes) {
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_max_dynamic_shared_set: kernel is NULL");
+    kernel_limits_read(k); /* before this call's value, which the first read must not replace */
     ptxkit_kernel_attributes a;
     ptxkit_status st = ptxkit_kernel_attributes_get(k, &a);
     if (st != PTXKIT_SUCCESS) return st;
@@ -262,13 +285,14 @@ ptxkit_status ptxkit_kernel_max_dynamic_shared_set(ptxkit_kernel *k, size_t byte
     context_leave(k->ctx);
     if (r != CUDA_SUCCESS)
         return record_cuda_error(k->ctx, r, "ptxkit_kernel_max_dynamic_shared_set: cuFuncSetAttribute(max dynamic shared memory)");
-    k->max_dynamic_shared = (int)bytes;
+    __atomic_store_n(&k->max_dynamic_shared, (int)bytes, __ATOMIC_RELAXED);
     return PTXKIT_SUCCESS;
 }
 
 ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool prefer_shared) {
     /* a family raises the limit of a kernel other threads may launch: the
      * limit only grows, and is read and written whole */
+    kernel_limits_read(k);
     if (bytes <= (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED)) return PTXKIT_SUCCESS;
     const cuda_driver *cu = k->ctx->cu;
     CUresult r = cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
@@ -279,8 +303,23 @@ ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool
     return PTXKIT_SUCCESS;
 }
 
-/* Dimensions and shared memory against the limits, without the driver. */
-static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_dim3 *block, size_t shared) {
+/* Whether a launch on stream may be left to the driver to check against
+ * the kernel's limits: not while the stream is being captured, where a
+ * refused launch could invalidate the application's capture. */
+static bool driver_may_check(ptxkit_kernel *k, ptxkit_stream *stream) {
+    CUstream handle = stream_handle(stream);
+    if (capture_thread_has(handle)) return false;
+    CUstreamCaptureStatus status;
+    return capture_stream_query(k->ctx->cu, handle, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Dimensions and shared memory against the limits, without the driver once
+ * the kernel's limits are read. deferred (NULL: never): set when the
+ * limits are not read yet and the launch on stream may leave them to the
+ * driver (kernel_limits_read says why); the caller reads them once the
+ * launch is queued. Context current. */
+static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_dim3 *block, size_t shared,
+                                  ptxkit_stream *stream, bool *deferred) {
     ptxkit_context *ctx = k->ctx;
     if (!grid->y) grid->y = 1;
     if (!grid->z) grid->z = 1;
@@ -298,14 +337,24 @@ static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_di
                                 b[i], ctx->max_block[i]);
     }
     unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
+    if (deferred) *deferred = __atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) == 0 && driver_may_check(k, stream);
+    if (deferred && *deferred) return PTXKIT_SUCCESS;
+    kernel_limits_read(k);
     if (threads > (unsigned long long)k->max_threads ||
         shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
         return check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
     return PTXKIT_SUCCESS;
 }
 
-static ptxkit_status launch_failed(ptxkit_context *ctx, CUresult r, const ptxkit_dim3 *g, const ptxkit_dim3 *b,
+static ptxkit_status launch_failed(ptxkit_kernel *k, CUresult r, const ptxkit_dim3 *g, const ptxkit_dim3 *b,
                                    size_t shared) {
+    ptxkit_context *ctx = k->ctx;
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
+        /* a first launch the driver checked: the kernel's limits say why, as they would have before it */
+        unsigned long long threads = (unsigned long long)b->x * b->y * b->z;
+        ptxkit_status st = check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
+        if (st != PTXKIT_SUCCESS) return st;
+    }
     char what[160];
     snprintf(what, sizeof what, "launch (grid %ux%ux%u, block %ux%ux%u, %zu B dynamic shared)", g->x, g->y, g->z, b->x,
              b->y, b->z, shared);
@@ -318,29 +367,48 @@ static ptxkit_status launch_checked(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_d
                                     ptxkit_stream *stream, void **args) {
     CUresult r = k->ctx->cu->cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shared,
                                             stream_handle(stream), args, NULL);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k, r, &grid, &block, shared);
 }
 
-/* A launch that may begin before the kernel ahead of it on the stream has
- * finished (programmatic dependent launch): the kernel waits for it in its
- * first statement, so what overlaps is this launch and that kernel's tail. */
-static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
-                                         ptxkit_stream *stream, void **args) {
-    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-    attr.value.programmaticStreamSerializationAllowed = 1;
+/* cuLaunchKernelEx with count launch attributes (0: none), k's context current. */
+static CUresult launch_with_attributes(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                       ptxkit_stream *stream, void **args, CUlaunchAttribute *attrs, unsigned count) {
     CUlaunchConfig config = {
         .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
         .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
-        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream), .attrs = &attr, .numAttrs = 1,
+        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream),
+        .attrs = count ? attrs : NULL, .numAttrs = count,
     };
-    CUresult r = k->ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k->ctx, r, &grid, &block, shared);
+    return k->ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
+}
+
+/* The attribute that lets a kernel begin before the one ahead of it on the
+ * stream has finished (programmatic dependent launch). */
+static CUlaunchAttribute programmatic_attribute(void) {
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    return attr;
+}
+
+/* A programmatic launch: the kernel waits for the one ahead in its first
+ * statement, so what overlaps is this launch and that kernel's tail. */
+static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                         ptxkit_stream *stream, void **args) {
+    CUlaunchAttribute attr = programmatic_attribute();
+    CUresult r = launch_with_attributes(k, grid, block, shared, stream, args, &attr, 1);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k, r, &grid, &block, shared);
 }
 
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
-    ptxkit_status st = check_launch(k, &grid, &block, shared);
+    bool deferred = false;
+    ptxkit_status st = check_launch(k, &grid, &block, shared, stream, &deferred);
     if (st != PTXKIT_SUCCESS) return st;
+    if (deferred) {
+        st = launch_checked(k, grid, block, shared, stream, args);
+        if (st == PTXKIT_SUCCESS) kernel_limits_read(k); /* while the kernel runs */
+        return st;
+    }
     /* Only into a graph this thread is capturing through ptxkit (a lookup in
      * its own list, no driver call): there the edge between two kernel nodes
      * becomes programmatic and replay overlaps each node's launch with the
@@ -366,13 +434,14 @@ void kernel_allow_programmatic(ptxkit_kernel *k) {
 ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch: kernel is NULL");
-    ptxkit_status st = check_launch(k, &grid, &block, shared);
-    if (st != PTXKIT_SUCCESS) return st;
     ptxkit_context *ctx = k->ctx;
     CUcontext current = NULL;
-    bool push = ctx->cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context;
+    bool push = ctx->cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context, deferred = false;
+    ptxkit_status st;
     if (push && (st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    st = launch_checked(k, grid, block, shared, stream, args);
+    st = check_launch(k, &grid, &block, shared, stream, &deferred);
+    if (st == PTXKIT_SUCCESS) st = launch_checked(k, grid, block, shared, stream, args);
+    if (deferred && st == PTXKIT_SUCCESS) kernel_limits_read(k); /* while the kernel runs */
     if (push) context_leave(ctx);
     return st;
 }
@@ -388,7 +457,7 @@ ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit
     if (arg_sizes && (st = check_args(k, args, arg_sizes, arg_count)) != PTXKIT_SUCCESS) return st;
     if (!a) return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
     ptxkit_context *ctx = k->ctx;
-    st = check_launch(k, &grid, &block, shared);
+    st = check_launch(k, &grid, &block, shared, stream, NULL);
     if (st != PTXKIT_SUCCESS) return st;
     if (!RESERVED_ZERO(a))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: reserved attribute fields are set");
@@ -419,11 +488,7 @@ ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit
         attrs[count].value.cooperative = 1;
         count++;
     }
-    if (a->programmatic && ctx->arch >= 90) {
-        attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attrs[count].value.programmaticStreamSerializationAllowed = 1;
-        count++;
-    }
+    if (a->programmatic && ctx->arch >= 90) attrs[count++] = programmatic_attribute();
     if (a->access_window) {
         const ptxkit_access_window *w = a->access_window;
         if ((st = access_window_check(ctx, w)) != PTXKIT_SUCCESS) return st;
@@ -431,14 +496,8 @@ ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit
         access_window_to_cu(w, &attrs[count].value.accessPolicyWindow);
         count++;
     }
-    CUlaunchConfig config = {
-        .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
-        .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
-        .sharedMemBytes = (unsigned)shared, .hStream = stream_handle(stream),
-        .attrs = count ? attrs : NULL, .numAttrs = count,
-    };
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    CUresult r = ctx->cu->cuLaunchKernelEx(&config, k->fn, args, NULL);
+    CUresult r = launch_with_attributes(k, grid, block, shared, stream, args, attrs, count);
     context_leave(ctx);
     if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT,
@@ -446,5 +505,5 @@ ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit
                             grid.x * grid.y * grid.z);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "ptxkit_kernel_launch_ex: the driver or GPU does not support these attributes");
-    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(ctx, r, &grid, &block, shared);
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k, r, &grid, &block, shared);
 }

@@ -16,6 +16,10 @@
  * out of memory or the driver fails. */
 ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfunction fn, const char *jit_log);
 
+/* Reads k's thread and dynamic shared memory limits from the driver if
+ * they are not read yet (kernel.c says why they wait for a need). */
+void kernel_limits_read(ptxkit_kernel *k);
+
 /* Grid for a grid-stride kernel: resident blocks per SM (from occupancy,
  * asked of the driver once per context and kernel shape; capped by
  * blocks_per_sm when > 0) x SM count, at most max_useful (0: no cap). */

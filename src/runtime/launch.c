@@ -131,6 +131,7 @@ ptxkit_status family_kernel_get(ptxkit_context *ctx, const launch_options *o, co
     }
     if (st != PTXKIT_SUCCESS) return st;
     /* the PTX's kernels carry __launch_bounds__ of the block they were generated for */
+    kernel_limits_read(*out);
     int fixed = (*out)->max_threads;
     if (o->block_size && o->block_size != fixed)
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED,

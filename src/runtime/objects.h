@@ -51,13 +51,14 @@ struct ptxkit_stream {
 };
 
 /* A loaded kernel handed to the application; owned by the context's
- * registry. Limits read once, so a launch checks them without the driver. */
+ * registry. Its limits are read once, on first need (kernel_limits_read),
+ * so a launch checks them without the driver. */
 struct ptxkit_kernel {
     ptxkit_context *ctx;
     CUfunction fn;
     const char *jit_log;      /* its module's load log, owned by the registry ("" or NULL: none) */
-    int max_threads;          /* per block, for this kernel's resources */
-    int max_dynamic_shared;   /* current limit, bytes */
+    int max_threads;          /* per block, for this kernel's resources; 0 until read (atomic) */
+    int max_dynamic_shared;   /* current limit, bytes; valid once max_threads is (atomic) */
     /* 1: kernel_launch launches it with programmatic stream serialization
      * into a graph being captured; only a built-in family's kernel compiled
      * for sm_90 or later, whose every entry begins with
