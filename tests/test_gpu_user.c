@@ -338,6 +338,13 @@ static void first_launch_limits(void **state) {
     mix_poison(&c);
     assert_ok(ctx, ptxkit_kernel_launch(s, grid, b128, 0, NULL, args));
     mix_check(&c, "a kernel whose first launch asked too much shared memory");
+    /* a good first launch leaves the limits unread; the next launch reads them */
+    ptxkit_kernel *once = fresh_kernel("mix", 128, 4);
+    mix_poison(&c);
+    assert_ok(ctx, ptxkit_kernel_launch(once, grid, b128, 0, NULL, args));
+    mix_check(&c, "a fresh kernel's first launch");
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_kernel_launch(once, grid, b256, 0, NULL, args));
+    if (!strstr(ptxkit_last_error(), "1 to 128")) fail_msg("'%s' does not say 1 to 128", ptxkit_last_error());
     /* a fresh kernel's bad first launch into a capture: refused before the
      * driver sees it; the capture goes on and its graph runs */
     ptxkit_kernel *g = fresh_kernel("mix", 128, 3);

@@ -33,15 +33,17 @@ ptxkit_kernel *kernel_object(ptxkit_context *ctx, const cache_key *key, CUfuncti
 }
 
 /* The limits are not read when the kernel is made: the driver's first
- * answer about a function costs about as much again as the rest of a warm
- * process's first kernel takes over a hand-written driver program, and a
- * launch the driver itself refuses (too many threads, too much shared
- * memory) fails synchronously and harms nothing, so the first launch of a
- * kernel on a stream that is not being captured leaves the check to the
- * driver and reads the limits only to explain a refusal. Two threads may
- * read at once: both read the same values. The shared limit only grows
- * (kernel_reserve_dynamic_shared) unless an application sets it, which
- * reads the limits first, so it is raised, never lowered, here. */
+ * answer about a function is a large part of what a warm process's first
+ * kernel costs over a hand-written driver program, and a launch the driver
+ * itself refuses (too many threads, too much shared memory) fails
+ * synchronously and harms nothing. So a kernel's first launch, on a stream
+ * that is not being captured, leaves the check to the driver and reads the
+ * limits only to explain a refusal; a process that launches a kernel once
+ * never asks. Later launches read them first, once, and check without the
+ * driver. Two threads may read at once: both read the same values. The
+ * shared limit only grows (kernel_reserve_dynamic_shared) unless an
+ * application sets it, which reads the limits first, so it is raised,
+ * never lowered, here. */
 void kernel_limits_read(ptxkit_kernel *k) {
     if (__atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) > 0) return;
     const cuda_driver *cu = k->ctx->cu;
@@ -314,12 +316,11 @@ static bool driver_may_check(ptxkit_kernel *k, ptxkit_stream *stream) {
 }
 
 /* Dimensions and shared memory against the limits, without the driver once
- * the kernel's limits are read. deferred (NULL: never): set when the
- * limits are not read yet and the launch on stream may leave them to the
- * driver (kernel_limits_read says why); the caller reads them once the
- * launch is queued. Context current. */
+ * the kernel's limits are read. may_defer: the kernel's first launch, on a
+ * stream not being captured, leaves them to the driver (kernel_limits_read
+ * says why); any later launch reads them first. Context current. */
 static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_dim3 *block, size_t shared,
-                                  ptxkit_stream *stream, bool *deferred) {
+                                  ptxkit_stream *stream, bool may_defer) {
     ptxkit_context *ctx = k->ctx;
     if (!grid->y) grid->y = 1;
     if (!grid->z) grid->z = 1;
@@ -337,8 +338,9 @@ static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_di
                                 b[i], ctx->max_block[i]);
     }
     unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
-    if (deferred) *deferred = __atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) == 0 && driver_may_check(k, stream);
-    if (deferred && *deferred) return PTXKIT_SUCCESS;
+    if (may_defer && __atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) == 0 &&
+        !__atomic_exchange_n(&k->launched, true, __ATOMIC_RELAXED) && driver_may_check(k, stream))
+        return PTXKIT_SUCCESS;
     kernel_limits_read(k);
     if (threads > (unsigned long long)k->max_threads ||
         shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
@@ -401,14 +403,8 @@ static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptx
 
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args) {
-    bool deferred = false;
-    ptxkit_status st = check_launch(k, &grid, &block, shared, stream, &deferred);
+    ptxkit_status st = check_launch(k, &grid, &block, shared, stream, true);
     if (st != PTXKIT_SUCCESS) return st;
-    if (deferred) {
-        st = launch_checked(k, grid, block, shared, stream, args);
-        if (st == PTXKIT_SUCCESS) kernel_limits_read(k); /* while the kernel runs */
-        return st;
-    }
     /* Only into a graph this thread is capturing through ptxkit (a lookup in
      * its own list, no driver call): there the edge between two kernel nodes
      * becomes programmatic and replay overlaps each node's launch with the
@@ -436,12 +432,11 @@ ptxkit_status ptxkit_kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_di
     if (!k) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch: kernel is NULL");
     ptxkit_context *ctx = k->ctx;
     CUcontext current = NULL;
-    bool push = ctx->cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context, deferred = false;
+    bool push = ctx->cu->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx->cu_context;
     ptxkit_status st;
     if (push && (st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    st = check_launch(k, &grid, &block, shared, stream, &deferred);
+    st = check_launch(k, &grid, &block, shared, stream, true);
     if (st == PTXKIT_SUCCESS) st = launch_checked(k, grid, block, shared, stream, args);
-    if (deferred && st == PTXKIT_SUCCESS) kernel_limits_read(k); /* while the kernel runs */
     if (push) context_leave(ctx);
     return st;
 }
@@ -457,7 +452,7 @@ ptxkit_status ptxkit_kernel_launch_ex(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit
     if (arg_sizes && (st = check_args(k, args, arg_sizes, arg_count)) != PTXKIT_SUCCESS) return st;
     if (!a) return ptxkit_kernel_launch(k, grid, block, shared, stream, args);
     ptxkit_context *ctx = k->ctx;
-    st = check_launch(k, &grid, &block, shared, stream, NULL);
+    st = check_launch(k, &grid, &block, shared, stream, false);
     if (st != PTXKIT_SUCCESS) return st;
     if (!RESERVED_ZERO(a))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_launch_ex: reserved attribute fields are set");

@@ -59,6 +59,7 @@ struct ptxkit_kernel {
     const char *jit_log;      /* its module's load log, owned by the registry ("" or NULL: none) */
     int max_threads;          /* per block, for this kernel's resources; 0 until read (atomic) */
     int max_dynamic_shared;   /* current limit, bytes; valid once max_threads is (atomic) */
+    bool launched;            /* a first launch was made, which may leave the limits to the driver (atomic) */
     /* 1: kernel_launch launches it with programmatic stream serialization
      * into a graph being captured; only a built-in family's kernel compiled
      * for sm_90 or later, whose every entry begins with
