@@ -39,22 +39,25 @@ bool files_make_parent_dirs(const char *path) {
 }
 
 int files_open_regular(const char *path, bool follow_links, struct stat *st) {
-    /* stat first: a device is never opened (opening one can have effects);
-     * O_NONBLOCK: a FIFO swapped in after the check does not block the
-     * open, and it is refused by the fstat below. O_NONBLOCK stays set: a
+    /* A path that may lead through a link (one the application named) is
+     * stat'ed first: a device it points to is never opened (opening one can
+     * have effects). Without links (the library's own directories) the
+     * open is the check: O_NOFOLLOW refuses a link, and only a privileged
+     * user can make a device node there. O_NONBLOCK: a FIFO does not block
+     * the open, and the fstat below refuses it. O_NONBLOCK stays set: a
      * regular file ignores it, and clearing it cost two system calls per
-     * read on a warm start's path (files_read_all clears it should a
-     * read answer EAGAIN all the same). */
-    if ((follow_links ? stat(path, st) : lstat(path, st)) != 0) return -1;
-    if (!S_ISREG(st->st_mode)) return -2;
+     * read on a warm start's path (files_read_all clears it should a read
+     * answer EAGAIN all the same). */
+    if (follow_links && stat(path, st) != 0) return -1;
+    if (follow_links && !S_ISREG(st->st_mode)) return -2;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
     if (fd < 0) return errno == ELOOP ? -2 : -1;
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    bool known = fstat(fd, st) == 0;
+    if (!known || !S_ISREG(st->st_mode)) {
         int err = errno;
-        bool regular = S_ISREG(st->st_mode);
         close(fd);
         errno = err;
-        return regular ? -1 : -2;
+        return known ? -2 : -1;
     }
     return fd;
 }

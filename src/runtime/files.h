@@ -22,8 +22,9 @@ bool files_make_dirs(const char *path);
 bool files_make_parent_dirs(const char *path);
 
 /* Opens path read-only when it is a regular file, never blocking: a FIFO,
- * socket or device is refused before it is opened (so is a symbolic link
- * unless follow_links). The descriptor keeps O_NONBLOCK, which a regular
+ * socket or other non-regular file is refused (so is a symbolic link unless
+ * follow_links; with follow_links, before it is opened, so that a link to a
+ * device never opens it). The descriptor keeps O_NONBLOCK, which a regular
  * file ignores: read it with files_read_all, which copes with a file
  * system that does not. *st describes the file. -1: an error (errno;
  * ENOENT when missing); -2: not a regular file. */

@@ -306,14 +306,11 @@ ptxkit_status kernel_reserve_dynamic_shared(ptxkit_kernel *k, size_t bytes, bool
 }
 
 /* Whether a launch on stream may be left to the driver to check against
- * the kernel's limits: not while the stream is being captured, where a
- * refused launch could invalidate the application's capture. */
-static bool driver_may_check(ptxkit_kernel *k, ptxkit_stream *stream) {
-    CUstream handle = stream_handle(stream);
-    if (capture_thread_has(handle)) return false;
-    CUstreamCaptureStatus status;
-    return capture_stream_query(k->ctx->cu, handle, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE;
-}
+ * the kernel's limits: not into a capture this thread began through
+ * ptxkit, where a refused launch could invalidate the capture (asking its
+ * own list, not the driver). A capture begun with raw driver calls is the
+ * application's to manage (capture.h). */
+static bool driver_may_check(ptxkit_stream *stream) { return !capture_thread_has(stream_handle(stream)); }
 
 /* Dimensions and shared memory against the limits, without the driver once
  * the kernel's limits are read. may_defer: the kernel's first launch, on a
@@ -339,7 +336,7 @@ static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_di
     }
     unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
     if (may_defer && __atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) == 0 &&
-        !__atomic_exchange_n(&k->launched, true, __ATOMIC_RELAXED) && driver_may_check(k, stream))
+        !__atomic_exchange_n(&k->launched, true, __ATOMIC_RELAXED) && driver_may_check(stream))
         return PTXKIT_SUCCESS;
     kernel_limits_read(k);
     if (threads > (unsigned long long)k->max_threads ||
