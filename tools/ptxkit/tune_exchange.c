@@ -224,8 +224,13 @@ static bool read_entry(reader *r, const cJSON *o, ptxkit_tune_entry *e) {
         if (strlen(it->string) >= sizeof q[0].name) return bad(r, "a parameter name", "is too long");
         if (!to_integer(it, -0x7fffffffffffffffLL - 1, 0x7fffffffffffffffLL, &q[e->config.count].value))
             return bad(r, it->string, "is not a whole number");
+        long long seen;
+        if (ptxkit_config_get(&e->config, it->string, &seen) == PTXKIT_SUCCESS) return bad(r, it->string, "is given twice");
         snprintf(q[e->config.count++].name, sizeof q[0].name, "%s", it->string);
     }
+    /* parameters that are all launch-option names would export as config */
+    if (config_is_fixed(&e->config))
+        return bad(r, "params", "names only launch options (block, items, vec, bpsm, load): give them as config");
     if (e->config.count == 0) { /* a launch-option family's entry: its five fields */
         for (int f = 0; f < 4; f++) {
             snprintf(q[f].name, sizeof q[f].name, "%s", fixed_names[f]);
