@@ -1,8 +1,8 @@
 /* Kernels handed to the application: attributes, occupancy (and the grid a
  * grid-stride kernel gets from it) and launches.
- * A launch checks its dimensions against limits read once (no driver call)
- * and pushes the context only when it is not already current, so it costs
- * little more than cuLaunchKernel itself. */
+ * A launch checks its dimensions against limits read once, on first need
+ * (no driver call after that), and pushes the context only when it is not
+ * already current, so it costs little more than cuLaunchKernel itself. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
