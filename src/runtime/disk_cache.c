@@ -49,8 +49,8 @@
 #define CACHE_MAX_CAP_MB (1ull << 32) /* 4 PiB: any larger figure is a typo, and << 20 must not wrap */
 
 struct disk_cache {
-    char dir[4096];
     unsigned long long cap_bytes;
+    char dir[]; /* as long as the path: a warm start's first lookup opens one */
 };
 
 /* The metadata's fields. */
@@ -173,13 +173,15 @@ ptxkit_status ptxkit_cache_limit_get(unsigned long long *bytes) {
 
 disk_cache *disk_cache_open(const char *directory) {
     if (!directory && cache_dir_disabled()) return NULL;
-    disk_cache *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    if (directory ? (size_t)snprintf(c->dir, sizeof c->dir, "%s", directory) >= sizeof c->dir
-                  : !cache_dir_configured(c->dir, sizeof c->dir - 64)) {
-        free(c);
+    char dir[4096];
+    /* room for "/<shard>/<key>.<suffix>" and a temporary name's tail below it */
+    if (directory ? (size_t)snprintf(dir, sizeof dir, "%s", directory) >= sizeof dir - 64
+                  : !cache_dir_configured(dir, sizeof dir - 64))
         return NULL;
-    }
+    size_t len = strlen(dir);
+    disk_cache *c = malloc(sizeof *c + len + 1);
+    if (!c) return NULL;
+    memcpy(c->dir, dir, len + 1);
     c->cap_bytes = disk_cache_cap_from_env(NULL, 0);
     return c;
 }
@@ -297,9 +299,17 @@ bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, si
     /* one path at a time: the suffix is all that differs */
     char hex[33], path[4300];
     cache_key_hex(key, hex);
-    int stem = snprintf(path, sizeof path, "%s/%.2s/%s.", c->dir, hex, hex);
-    if (stem < 0 || (size_t)stem + sizeof "cubin" > sizeof path) return false;
-    char *suffix = path + stem;
+    /* "<dir>/<first two hex digits>/<hex>.", assembled without printf's machinery */
+    size_t dir_len = strlen(c->dir);
+    if (dir_len + 4 + 32 + sizeof "cubin" > sizeof path) return false;
+    char *at = (char *)memcpy(path, c->dir, dir_len) + dir_len;
+    *at++ = '/';
+    *at++ = hex[0];
+    *at++ = hex[1];
+    *at++ = '/';
+    at = (char *)memcpy(at, hex, 32) + 32;
+    *at++ = '.';
+    char *suffix = at;
     char *data = NULL, *lines = NULL, text[META_MAX];
     size_t text_size = 0;
     time_t touched = 0;

@@ -166,6 +166,18 @@ static cache_key key_in(const ptxkit_context *ctx, const kernel_request *req, ke
     return kernel_cache_key(req, part, ctx->arch, ctx->cu->version);
 }
 
+/* Appends text to out[0..*at), cut to size (NUL-terminated): a warm
+ * start's first lookup describes its load, and printf's machinery costs
+ * more there than the copies. */
+static void append(char *out, size_t size, size_t *at, const char *text) {
+    size_t n = strlen(text);
+    if (*at + 1 >= size) return;
+    if (n > size - 1 - *at) n = size - 1 - *at;
+    memcpy(out + *at, text, n);
+    *at += n;
+    out[*at] = 0;
+}
+
 /* What the request is, for messages. */
 static void describe(const kernel_request *req, char *out, size_t size) {
     switch (req->kind) {
@@ -177,9 +189,13 @@ static void describe(const kernel_request *req, char *out, size_t size) {
             names = &req->entry;
             count = 1;
         }
-        size_t at = (size_t)snprintf(out, size, "%s", req->program->name);
-        for (int i = 0; i < count && at < size; i++)
-            at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : count > 1 ? ", entries " : ", entry ", names[i]);
+        size_t at = 0;
+        out[0] = 0;
+        append(out, size, &at, req->program->name);
+        for (int i = 0; i < count; i++) {
+            append(out, size, &at, i ? ", " : count > 1 ? ", entries " : ", entry ");
+            append(out, size, &at, names[i]);
+        }
         break;
     }
     case KERNEL_FROM_PTX:
