@@ -809,9 +809,10 @@ typedef struct ptxkit_dim3 {
 /* Launches kernel on stream (NULL: the default stream) with grid and block
  * dimensions (0 in y or z reads as 1), dynamic shared memory bytes and
  * args as for cuLaunchKernel: an array of pointers to each argument's value.
- * ptxkit cannot check the number or types of args against the kernel's
- * parameters (the driver API does not expose them for every image): a wrong
- * array is undefined behaviour, as with cuLaunchKernel. Dimensions beyond
+ * This call does not check args against the kernel's parameters: a wrong
+ * array is undefined behaviour, as with cuLaunchKernel (ptxkit_kernel_launch_ex
+ * with the arguments' sizes checks them, where the driver has
+ * cuFuncGetParamInfo). Dimensions beyond
  * the device limits and shared memory beyond the kernel's limit are
  * INVALID_ARGUMENT before anything is launched. A fault inside the kernel
  * shows at the next synchronizing call as LAUNCH; when the driver marks the
