@@ -48,10 +48,17 @@ void kernel_limits_read(ptxkit_kernel *k) {
     if (__atomic_load_n(&k->max_threads, __ATOMIC_ACQUIRE) > 0) return;
     const cuda_driver *cu = k->ctx->cu;
     int threads = 0, shared = 0;
+    /* callers need not have the context current (the grid-size and
+     * occupancy questions check limits first): the kernel's own is pushed */
+    bool pushed = cu->cuCtxPushCurrent(k->ctx->cu_context) == CUDA_SUCCESS;
     if (cu->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->fn) != CUDA_SUCCESS || threads <= 0)
         threads = k->ctx->info.max_threads_per_block;
     if (cu->cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->fn) != CUDA_SUCCESS)
         shared = k->ctx->info.shared_per_block;
+    if (pushed) {
+        CUcontext popped;
+        cu->cuCtxPopCurrent(&popped);
+    }
     int seen = __atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED);
     while (seen < shared &&
            !__atomic_compare_exchange_n(&k->max_dynamic_shared, &seen, shared, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
