@@ -126,19 +126,44 @@ int files_write_atomic(const char *path, const void *const *parts, const size_t 
     return err;
 }
 
+/* files_open_regular with its failure as a read status (*err, may be
+ * NULL: the errno of FILES_READ_ERROR). */
+static files_read_status open_for_read(const char *path, bool follow_links, struct stat *st, int *fd, int *err) {
+    *fd = files_open_regular(path, follow_links, st);
+    if (*fd == -2) return FILES_READ_NOT_REGULAR;
+    if (*fd >= 0) return FILES_READ_OK;
+    if (errno == ENOENT) return FILES_READ_MISSING;
+    if (err) *err = errno;
+    return FILES_READ_ERROR;
+}
+
+/* Reads up to size bytes of fd into buf and closes it: FILES_READ_OK with
+ * *got (a file that shrinks while read is what was read), or
+ * FILES_READ_ERROR (*err, may be NULL, the errno). */
+static files_read_status read_and_close(int fd, char *buf, size_t size, size_t *got, int *err) {
+    int read_err = 0;
+    *got = 0;
+    while (*got < size) {
+        ssize_t r = read_some(fd, buf + *got, size - *got);
+        if (r < 0) read_err = errno;
+        if (r <= 0) break;
+        *got += (size_t)r;
+    }
+    close(fd);
+    if (!read_err) return FILES_READ_OK;
+    if (err) *err = read_err;
+    return FILES_READ_ERROR;
+}
+
 files_read_status files_read_regular(const char *path, bool follow_links, size_t max_bytes, char **text, size_t *size,
                                      int *err) {
     *text = NULL;
     *size = 0;
     if (err) *err = 0;
     struct stat st;
-    int fd = files_open_regular(path, follow_links, &st);
-    if (fd == -2) return FILES_READ_NOT_REGULAR;
-    if (fd < 0) {
-        if (errno == ENOENT) return FILES_READ_MISSING;
-        if (err) *err = errno;
-        return FILES_READ_ERROR;
-    }
+    int fd;
+    files_read_status rs = open_for_read(path, follow_links, &st, &fd, err);
+    if (rs != FILES_READ_OK) return rs;
     if ((unsigned long long)st.st_size > max_bytes) {
         close(fd);
         return FILES_READ_TOO_LARGE;
@@ -148,23 +173,31 @@ files_read_status files_read_regular(const char *path, bool follow_links, size_t
         close(fd);
         return FILES_READ_NO_MEMORY;
     }
-    size_t got = 0;
-    int read_err = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read_some(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0) read_err = errno;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (read_err) {
+    size_t got;
+    if ((rs = read_and_close(fd, buf, (size_t)st.st_size, &got, err)) != FILES_READ_OK) {
         free(buf);
-        if (err) *err = read_err;
-        return FILES_READ_ERROR;
+        return rs;
     }
     buf[got] = 0;
     *text = buf;
     *size = got;
+    return FILES_READ_OK;
+}
+
+files_read_status files_read_regular_into(const char *path, bool follow_links, char *buf, size_t capacity, size_t *size,
+                                          time_t *mtime) {
+    *size = 0;
+    struct stat st;
+    int fd;
+    files_read_status rs = open_for_read(path, follow_links, &st, &fd, NULL);
+    if (rs != FILES_READ_OK) return rs;
+    if ((unsigned long long)st.st_size >= capacity) {
+        close(fd);
+        return FILES_READ_TOO_LARGE;
+    }
+    if ((rs = read_and_close(fd, buf, (size_t)st.st_size, size, NULL)) != FILES_READ_OK) return rs;
+    buf[*size] = 0;
+    if (mtime) *mtime = st.st_mtime;
     return FILES_READ_OK;
 }
 

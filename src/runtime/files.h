@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 struct stat;
 
@@ -66,6 +67,12 @@ typedef enum files_read_status {
  * for FILES_READ_ERROR. A file that shrinks while read is what was read. */
 files_read_status files_read_regular(const char *path, bool follow_links, size_t max_bytes, char **text, size_t *size,
                                      int *err);
+/* The same into the caller's buffer, for small files read on a hot path:
+ * a file of fewer than capacity bytes, NUL-terminated in buf; *mtime (may
+ * be NULL) its modification time. FILES_READ_TOO_LARGE at capacity bytes or
+ * more. */
+files_read_status files_read_regular_into(const char *path, bool follow_links, char *buf, size_t capacity, size_t *size,
+                                          time_t *mtime);
 
 /* Opens path (created 0644 when missing) with O_RDWR | extra_flags, refuses
  * anything but a regular file without blocking on it, and takes an
