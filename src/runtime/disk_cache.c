@@ -190,10 +190,32 @@ void disk_cache_close(disk_cache *cache) { free(cache); }
 
 const char *disk_cache_path(const disk_cache *cache) { return cache ? cache->dir : ""; }
 
+/* "<dir>/<first two hex digits>/<hex>." into buf, assembled by copies (a
+ * warm start's first lookup builds one): where the suffix goes, or NULL
+ * when the stem and `room` more bytes (a suffix and its NUL) do not fit in
+ * size. */
+static char *entry_stem(const disk_cache *c, const char hex[33], char *buf, size_t size, size_t room) {
+    size_t dir_len = strlen(c->dir);
+    if (dir_len + 4 + 32 + 1 + room > size) return NULL;
+    char *at = (char *)memcpy(buf, c->dir, dir_len) + dir_len;
+    *at++ = '/';
+    *at++ = hex[0];
+    *at++ = hex[1];
+    *at++ = '/';
+    at = (char *)memcpy(at, hex, 32) + 32;
+    *at++ = '.';
+    *at = 0;
+    return at;
+}
+
 bool disk_cache_file_path(const disk_cache *c, const cache_key *key, const char *suffix, char *buf, size_t size) {
     char hex[33];
+    if (!c) return false;
     cache_key_hex(key, hex);
-    return c && (size_t)snprintf(buf, size, "%s/%.2s/%s.%s", c->dir, hex, hex, suffix) < size;
+    size_t room = strlen(suffix) + 1;
+    char *at = entry_stem(c, hex, buf, size, room);
+    if (at) memcpy(at, suffix, room);
+    return at != NULL;
 }
 
 /* The paths of an entry's files. */
@@ -267,25 +289,6 @@ static void remove_suffixed(char *path, char *suffix) {
     }
 }
 
-/* Reads an entry's metadata (at most META_MAX bytes, a regular file, not
- * through a link) into buf as NUL-terminated text, with its modification
- * time; FILES_READ_OK or why not. On the stack: no allocation on a hit. */
-static files_read_status read_meta(const char *path, char *buf, size_t *size, time_t *mtime) {
-    struct stat st;
-    int fd = files_open_regular(path, false, &st);
-    if (fd == -2) return FILES_READ_NOT_REGULAR;
-    if (fd < 0) return errno == ENOENT ? FILES_READ_MISSING : FILES_READ_ERROR;
-    files_read_status rs = FILES_READ_OK;
-    if (st.st_size <= 0 || st.st_size >= META_MAX) rs = FILES_READ_TOO_LARGE; /* parse_meta's bound; empty: damaged */
-    else if (!files_read_all(fd, buf, (size_t)st.st_size)) rs = FILES_READ_ERROR;
-    close(fd);
-    if (rs != FILES_READ_OK) return rs;
-    buf[st.st_size] = 0;
-    *size = (size_t)st.st_size;
-    *mtime = st.st_mtime;
-    return FILES_READ_OK;
-}
-
 /* A hit touches the metadata, which orders entries for eviction, unless it
  * was touched a short while ago: eviction order among entries used within
  * that while does not matter, and processes started one after another (a
@@ -299,22 +302,14 @@ bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, si
     /* one path at a time: the suffix is all that differs */
     char hex[33], path[4300];
     cache_key_hex(key, hex);
-    /* "<dir>/<first two hex digits>/<hex>.", assembled without printf's machinery */
-    size_t dir_len = strlen(c->dir);
-    if (dir_len + 4 + 32 + sizeof "cubin" > sizeof path) return false;
-    char *at = (char *)memcpy(path, c->dir, dir_len) + dir_len;
-    *at++ = '/';
-    *at++ = hex[0];
-    *at++ = hex[1];
-    *at++ = '/';
-    at = (char *)memcpy(at, hex, 32) + 32;
-    *at++ = '.';
-    char *suffix = at;
+    char *suffix = entry_stem(c, hex, path, sizeof path, sizeof "cubin"); /* the longest suffix read */
+    if (!suffix) return false;
     char *data = NULL, *lines = NULL, text[META_MAX];
     size_t text_size = 0;
     time_t touched = 0;
     strcpy(suffix, "meta");
-    files_read_status rs = read_meta(path, text, &text_size, &touched);
+    /* on the stack: no allocation on a hit; an empty record fails parse_meta */
+    files_read_status rs = files_read_regular_into(path, false, text, sizeof text, &text_size, &touched);
     if (rs == FILES_READ_MISSING) return false; /* absent, or a write in progress */
     entry_meta m;
     bool ok = rs == FILES_READ_OK && parse_meta(text, text_size, &m) && m.format == CACHE_FORMAT &&
