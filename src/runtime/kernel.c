@@ -109,6 +109,11 @@ static ptxkit_status check_block_threads(ptxkit_kernel *k, int threads, size_t s
     return PTXKIT_SUCCESS;
 }
 
+/* check_block_threads for a block's total thread count, which may exceed an int. */
+static ptxkit_status check_block_total(ptxkit_kernel *k, unsigned long long threads, size_t shared) {
+    return check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
+}
+
 ptxkit_status ptxkit_kernel_occupancy_get(ptxkit_kernel *k, int block_threads, size_t shared, int *blocks_per_sm) {
     if (!k || !blocks_per_sm)
         return record_error(k ? k->ctx : NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_kernel_occupancy_get: NULL argument");
@@ -348,7 +353,7 @@ static ptxkit_status check_launch(ptxkit_kernel *k, ptxkit_dim3 *grid, ptxkit_di
     kernel_limits_read(k);
     if (threads > (unsigned long long)k->max_threads ||
         shared > (size_t)__atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED))
-        return check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
+        return check_block_total(k, threads, shared);
     return PTXKIT_SUCCESS;
 }
 
@@ -357,8 +362,7 @@ static ptxkit_status launch_failed(ptxkit_kernel *k, CUresult r, const ptxkit_di
     ptxkit_context *ctx = k->ctx;
     if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
         /* a first launch the driver checked: the kernel's limits say why, as they would have before it */
-        unsigned long long threads = (unsigned long long)b->x * b->y * b->z;
-        ptxkit_status st = check_block_threads(k, threads > (unsigned long long)INT32_MAX ? INT32_MAX : (int)threads, shared);
+        ptxkit_status st = check_block_total(k, (unsigned long long)b->x * b->y * b->z, shared);
         if (st != PTXKIT_SUCCESS) return st;
     }
     char what[160];
