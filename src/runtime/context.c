@@ -95,9 +95,9 @@ static void context_free(ptxkit_context *ctx) {
 /* Reads what the first kernel's key needs (the NVRTC identity record from
  * disk, the embedded headers' hash) on a thread of its own while the driver
  * initializes and opens the primary context, which takes far longer: a
- * warm process's first kernel then finds it ready, and the code and
- * library bindings that path uses already in place. Nothing else is touched; without a record nothing
- * is kept and the first key computes it as before. */
+ * warm process's first kernel then finds it ready. Nothing else is
+ * touched; without a record nothing is kept and the first key computes it
+ * as before. */
 static void *prefetch_first_key(void *unused) {
     (void)unused;
     nvrtc_identity_prefetch();

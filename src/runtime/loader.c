@@ -39,14 +39,7 @@ ptxkit_status load_image(ptxkit_context *ctx, const char *what, const void *imag
          * handling costs a warm process's first kernel; a failure is
          * loaded again below for the driver's error log */
         if (ctx->cu->cuModuleLoadData(module, image) == CUDA_SUCCESS) {
-            static const char loaded[] = ": CUBIN loaded (no driver JIT)";
-            size_t n = strlen(what);
-            if (log_size > sizeof loaded + n) { /* else cut by snprintf; copies are cheaper on a first load */
-                memcpy(log, what, n);
-                memcpy(log + n, loaded, sizeof loaded);
-            } else if (log_size) {
-                snprintf(log, log_size, "%s%s", what, loaded);
-            }
+            if (log_size) snprintf(log, log_size, "%s: CUBIN loaded (no driver JIT)", what);
             return PTXKIT_SUCCESS;
         }
     }
