@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/cache_key.h"
+#include "runtime/code_pages.h"
 #include "runtime/capture.h"
 #include "runtime/context.h"
 #include "runtime/objects.h"
@@ -95,13 +96,14 @@ static void context_free(ptxkit_context *ctx) {
 /* Reads what the first kernel's key needs (the NVRTC identity record from
  * disk, the embedded headers' hash) on a thread of its own while the driver
  * initializes and opens the primary context, which takes far longer: a
- * warm process's first kernel then finds it ready. Nothing else is
- * touched; without a record nothing is kept and the first key computes it
- * as before. */
+ * warm process's first kernel then finds it ready, and its calls find the
+ * library's code mapped. Without a record nothing is kept and the first
+ * key computes it as before. */
 static void *prefetch_first_key(void *unused) {
     (void)unused;
     nvrtc_identity_prefetch();
     (void)builtin_headers_hash(); /* the other part of every key: its first read faults its page in */
+    code_pages_populate();        /* and the code the first kernel's calls run */
     return NULL;
 }
 
