@@ -55,10 +55,7 @@ void kernel_limits_read(ptxkit_kernel *k) {
         threads = k->ctx->info.max_threads_per_block;
     if (cu->cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->fn) != CUDA_SUCCESS)
         shared = k->ctx->info.shared_per_block;
-    if (pushed) {
-        CUcontext popped;
-        cu->cuCtxPopCurrent(&popped);
-    }
+    if (pushed) context_leave(k->ctx);
     int seen = __atomic_load_n(&k->max_dynamic_shared, __ATOMIC_RELAXED);
     while (seen < shared &&
            !__atomic_compare_exchange_n(&k->max_dynamic_shared, &seen, shared, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
