@@ -141,6 +141,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
  * it would make its zero pages resident). Errors are ignored: the pages
  * then fault in as before. */
 static void code_pages_populate(void) {
+    /* once a process: a later context's open finds them mapped */
+    static bool done;
+    if (__atomic_exchange_n(&done, true, __ATOMIC_RELAXED)) return;
     segments s = {.self = (uintptr_t)&code_pages_populate};
     dl_iterate_phdr(find_self, &s);
     long page = sysconf(_SC_PAGESIZE);
