@@ -1,6 +1,7 @@
 /* The on-disk kernel cache: round trips, each file of an entry damaged in
  * turn, swapped images, half-written and old-format entries, stray files,
- * the size cap, and processes racing to store the same kernel. */
+ * the size cap, processes racing to store the same kernel, and the
+ * read-ahead of the entries recent processes began with. */
 #include <dirent.h>
 #include <pwd.h>
 #include <fcntl.h>
@@ -615,8 +616,203 @@ static void xdg_rules(void **state) {
     unsetenv("XDG_STATE_HOME");
 }
 
+/* The read-ahead list: a process notes the keys of its first eight lookups
+ * or writes that reached the disk in <dir>/recent. (The first test of the
+ * process, so that none were noted before.) */
+static void recent_lists_first_uses(void **state) {
+    (void)state;
+    disk_cache *c = disk_cache_open(dir);
+    char want[12 * 33 + 1] = "", hex[33];
+    for (int i = 0; i < 10; i++) {
+        cache_key k = key_of(40 + i);
+        assert_ok(NULL, disk_cache_write(c, &k, "\x7f" "ELF", 4, true));
+        cache_key_hex(&k, hex);
+        if (i < 8) strcat(strcat(want, hex), "\n");
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/recent", dir);
+    size_t size;
+    char *text = slurp(path, &size);
+    assert_non_null(text);
+    assert_int_equal(size, strlen(want));
+    assert_memory_equal(text, want, size);
+    free(text);
+    disk_cache_close(c);
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_files_of(const cache_key *k) {
+    const char *suffixes[] = {"meta", "cubin", "ptx", "names"};
+    char path[1024];
+    for (int i = 0; i < 4; i++) {
+        entry_file(k, suffixes[i], path, sizeof path);
+        unlink(path);
+    }
+}
+
+/* Runs a check in a child process: the read-ahead happens once a process. */
+static void in_child(void (*check)(void)) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        check();
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+#define CHILD_CHECK(cond) do { if (!(cond)) { fprintf(stderr, "failed: %s (line %d)\n", #cond, __LINE__); _exit(1); } } while (0)
+
+static cache_key ahead_cubin, ahead_ptx, ahead_corrupt, ahead_missing;
+static const char ahead_image[] = "\x7f" "ELF read ahead";
+
+static void ahead_entries(void) {
+    ahead_cubin = key_of(60);
+    ahead_ptx = key_of(61);
+    ahead_corrupt = key_of(62);
+    ahead_missing = key_of(63);
+    disk_cache *c = disk_cache_open(dir);
+    assert_ok(NULL, disk_cache_write_entry(c, &ahead_cubin, ahead_image, sizeof ahead_image, true, DISK_CACHE_PROGRAM, "k1\nk2"));
+    assert_ok(NULL, disk_cache_write_entry(c, &ahead_ptx, "// PTX\n", 7, false, DISK_CACHE_FAMILY, NULL));
+    assert_ok(NULL, disk_cache_write(c, &ahead_corrupt, "\x7f" "ELF", 4, true));
+    char path[1024];
+    entry_file(&ahead_corrupt, "cubin", path, sizeof path);
+    write_text(path, "\x7f" "EL!"); /* same size, other bytes */
+    disk_cache_close(c);
+    /* the list by hand: repeats, a foreign line, a missing and a corrupt entry */
+    char h[4][33], text[1024];
+    cache_key_hex(&ahead_cubin, h[0]);
+    cache_key_hex(&ahead_ptx, h[1]);
+    cache_key_hex(&ahead_corrupt, h[2]);
+    cache_key_hex(&ahead_missing, h[3]);
+    snprintf(text, sizeof text, "%s\nnot a key\n%s\n%s\n%s\n%s\n", h[1], h[0], h[2], h[3], h[1]);
+    snprintf(path, sizeof path, "%s/recent", dir);
+    write_text(path, text);
+}
+
+static void ahead_served_from_memory(void) {
+    disk_cache_read_ahead();
+    /* the files go: what was read ahead is still the entry's bytes */
+    remove_files_of(&ahead_cubin);
+    remove_files_of(&ahead_ptx);
+    void *data;
+    size_t size;
+    bool cubin;
+    disk_cache_origin origin;
+    char *names;
+    /* another directory's lookup takes nothing */
+    char other[600];
+    snprintf(other, sizeof other, "%s/other", dir);
+    disk_cache *elsewhere = disk_cache_open(other);
+    CHILD_CHECK(!disk_cache_read(elsewhere, &ahead_cubin, &data, &size, &cubin));
+    disk_cache_close(elsewhere);
+    disk_cache *c = disk_cache_open(dir);
+    CHILD_CHECK(disk_cache_read_entry(c, &ahead_cubin, &data, &size, &cubin, &origin, &names));
+    CHILD_CHECK(cubin && origin == DISK_CACHE_PROGRAM && size == sizeof ahead_image);
+    CHILD_CHECK(memcmp(data, ahead_image, size) == 0 && names && strcmp(names, "k1\nk2") == 0);
+    free(data);
+    free(names);
+    /* taken once: the next lookup goes to the disk, where it is gone */
+    CHILD_CHECK(!disk_cache_read(c, &ahead_cubin, &data, &size, &cubin));
+    CHILD_CHECK(disk_cache_read_entry(c, &ahead_ptx, &data, &size, &cubin, &origin, &names));
+    CHILD_CHECK(!cubin && origin == DISK_CACHE_FAMILY && size == 7 && strcmp(data, "// PTX\n") == 0 && !names);
+    free(data);
+    /* the corrupt entry was not read ahead, and the lookup repairs it */
+    CHILD_CHECK(!disk_cache_read(c, &ahead_corrupt, &data, &size, &cubin));
+    CHILD_CHECK(!exists(&ahead_corrupt, "meta") && !exists(&ahead_corrupt, "cubin"));
+    CHILD_CHECK(!disk_cache_read(c, &ahead_missing, &data, &size, &cubin));
+    disk_cache_close(c);
+    disk_cache_read_ahead_release();
+}
+
+static void ahead_dropped_by_purge(void) {
+    disk_cache_read_ahead();
+    assert_ok(NULL, ptxkit_cache_purge());
+    char path[1024];
+    snprintf(path, sizeof path, "%s/recent", dir);
+    CHILD_CHECK(access(path, F_OK) != 0);
+    void *data;
+    size_t size;
+    bool cubin;
+    disk_cache *c = disk_cache_open(dir);
+    CHILD_CHECK(!disk_cache_read(c, &ahead_cubin, &data, &size, &cubin));
+    CHILD_CHECK(!disk_cache_read(c, &ahead_ptx, &data, &size, &cubin));
+    disk_cache_close(c);
+}
+
+static void ahead_released(void) {
+    disk_cache_read_ahead();
+    disk_cache_read_ahead_release();
+    remove_files_of(&ahead_ptx);
+    void *data;
+    size_t size;
+    bool cubin;
+    disk_cache *c = disk_cache_open(dir);
+    CHILD_CHECK(!disk_cache_read(c, &ahead_ptx, &data, &size, &cubin));
+    disk_cache_close(c);
+}
+
+/* A long list is rewritten to its newest keys, newest last. */
+static void ahead_compacts(void) {
+    char path[1024], hex[2][33];
+    snprintf(path, sizeof path, "%s/recent", dir);
+    cache_key_hex(&ahead_ptx, hex[0]);
+    cache_key_hex(&ahead_cubin, hex[1]);
+    FILE *f = fopen(path, "wb");
+    for (int i = 0; i < 1000; i++) fprintf(f, "%s\n", hex[i % 2]); /* 33 KB */
+    fclose(f);
+    disk_cache_read_ahead();
+    size_t size;
+    char *text = slurp(path, &size), want[80];
+    snprintf(want, sizeof want, "%s\n%s\n", hex[0], hex[1]);
+    CHILD_CHECK(text && size == strlen(want) && memcmp(text, want, size) == 0);
+    free(text);
+    disk_cache_read_ahead_release();
+}
+
+static void ahead_not_regular(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/recent", dir);
+    unlink(path);
+    CHILD_CHECK(mkfifo(path, 0644) == 0); /* neither read nor written, and nothing blocks */
+    disk_cache_read_ahead();
+    disk_cache *c = disk_cache_open(dir);
+    void *data;
+    size_t size;
+    bool cubin;
+    remove_files_of(&ahead_ptx);
+    CHILD_CHECK(!disk_cache_read(c, &ahead_ptx, &data, &size, &cubin));
+    disk_cache_close(c);
+}
+
+/* The entries recent processes began with are read ahead and served from
+ * memory, checked as a lookup checks them, and dropped by a purge or a
+ * release; the list stays short and only regular files are used. */
+static void read_ahead(void **state) {
+    (void)state;
+    setenv("PTXKIT_CACHE_DIR", dir, 1);
+    void (*checks[])(void) = {ahead_served_from_memory, ahead_dropped_by_purge, ahead_released, ahead_compacts,
+                              ahead_not_regular};
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        ahead_entries();
+        in_child(checks[i]);
+    }
+    unsetenv("PTXKIT_CACHE_DIR");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(recent_lists_first_uses, make_dir, remove_dir), /* first: see there */
+        cmocka_unit_test_setup_teardown(read_ahead, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(round_trip, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(names_and_origin, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(damaged_files, make_dir, remove_dir),

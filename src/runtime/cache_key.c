@@ -184,5 +184,10 @@ text_hash builtin_headers_hash(void) {
 }
 
 void cache_key_hex(const cache_key *key, char out[33]) {
-    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", key->bytes[i]);
+    static const char digits[] = "0123456789abcdef"; /* by hand: every lookup renders one */
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = digits[key->bytes[i] >> 4];
+        out[2 * i + 1] = digits[key->bytes[i] & 15];
+    }
+    out[32] = 0;
 }

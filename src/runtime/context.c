@@ -15,6 +15,7 @@
 #include "runtime/cache_key.h"
 #include "runtime/capture.h"
 #include "runtime/context.h"
+#include "runtime/disk_cache.h"
 #include "runtime/objects.h"
 #include "runtime/registry.h"
 #include "runtime/status.h"
@@ -160,14 +161,16 @@ static void code_pages_populate(void) {
 }
 
 /* Reads what the first kernel's key needs (the NVRTC identity record from
- * disk, the embedded headers' hash) on a thread of its own while the driver
+ * disk, the embedded headers' hash) and the cache entries the last
+ * processes began with, on a thread of its own while the driver
  * initializes and opens the primary context, which takes far longer: a
- * warm process's first kernel then finds it ready, and its calls find the
+ * warm process's first kernel then finds them ready, and its calls find the
  * library's code mapped. Without a record nothing is kept and the first
  * key computes it as before. */
 static void *prefetch_first_key(void *unused) {
     (void)unused;
     nvrtc_identity_prefetch();
+    disk_cache_read_ahead();      /* the entries the last processes began with */
     (void)builtin_headers_hash(); /* the other part of every key: its first read faults its page in */
     code_pages_populate();        /* and the code the first kernel's calls run */
     return NULL;
@@ -182,6 +185,7 @@ ptxkit_status context_open(int ordinal, ptxkit_context **out) {
     bool prefetching = pthread_create(&prefetch, NULL, prefetch_first_key, NULL) == 0;
     ptxkit_status st = context_open_primary(ordinal, out);
     if (prefetching) pthread_join(prefetch, NULL);
+    if (st != PTXKIT_SUCCESS) disk_cache_read_ahead_release(); /* no context: nothing to look up */
     return st;
 }
 
@@ -254,6 +258,7 @@ void ptxkit_context_destroy(ptxkit_context *ctx) {
     if (pushed) cu->cuCtxPopCurrent(&popped);
     if (ctx->owns_primary) cu->cuDevicePrimaryCtxRelease(ctx->device);
     context_free(ctx);
+    disk_cache_read_ahead_release(); /* what the process did not take by now, it is not waiting for */
 }
 
 ptxkit_status context_enter(ptxkit_context *ctx) {

@@ -22,6 +22,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,28 +296,50 @@ static void remove_suffixed(char *path, char *suffix) {
  * job's ranks, a test suite) skip a system call on their first kernel. */
 #define TOUCH_INTERVAL_S 600
 
-bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin,
-                           disk_cache_origin *origin, char **names) {
-    if (names) *names = NULL;
-    if (!c) return false;
-    /* one path at a time: the suffix is all that differs */
-    char hex[33], path[4300];
-    cache_key_hex(key, hex);
-    char *suffix = entry_stem(c, hex, path, sizeof path, sizeof "cubin"); /* the longest suffix read */
-    if (!suffix) return false;
+/* An entry read and checked: what a lookup hands its caller. */
+typedef struct entry_data {
+    char key[33];
+    void *image;
+    size_t size;
+    bool is_cubin;
+    disk_cache_origin origin;
+    char *names; /* NULL when it has none */
+    time_t touched; /* the metadata's mtime when read */
+} entry_data;
+
+static void entry_data_free(entry_data *d) {
+    free(d->image);
+    free(d->names);
+    d->image = d->names = NULL;
+}
+
+/* Touches the metadata of the entry whose stem is in path when its last
+ * touch is stale (least-recent-use order). */
+static void touch_if_stale(char *path, char *suffix, time_t touched) {
+    time_t now = time(NULL);
+    if (now >= touched && now - touched < TOUCH_INTERVAL_S) return;
+    strcpy(suffix, "meta");
+    utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+/* Reads and checks the entry d->key whose path up to the suffix is in
+ * path (suffix points past its dot; room for the longest suffix read):
+ * false when it is absent or fails a check, which with repair removes it
+ * (so it is rebuilt); an image without metadata is a write in progress and
+ * is left alone. An image over max_image bytes fails too. */
+static bool entry_load(char *path, char *suffix, unsigned long long max_image, bool repair, entry_data *d) {
     char *data = NULL, *lines = NULL, text[META_MAX];
     size_t text_size = 0;
-    time_t touched = 0;
     strcpy(suffix, "meta");
     /* on the stack: no allocation on a hit; an empty record fails parse_meta */
-    files_read_status rs = files_read_regular_into(path, false, text, sizeof text, &text_size, &touched);
+    files_read_status rs = files_read_regular_into(path, false, text, sizeof text, &text_size, &d->touched);
     if (rs == FILES_READ_MISSING) return false; /* absent, or a write in progress */
     entry_meta m;
     bool ok = rs == FILES_READ_OK && parse_meta(text, text_size, &m) && m.format == CACHE_FORMAT &&
-              strcmp(m.key, hex) == 0 && m.image_size > 0;
+              strcmp(m.key, d->key) == 0 && m.image_size > 0;
     if (ok) {
         strcpy(suffix, m.is_cubin ? "cubin" : "ptx");
-        ok = read_checked(path, m.image_size, c->cap_bytes, m.image_sum, &data);
+        ok = read_checked(path, m.image_size, max_image, m.image_sum, &data);
     }
     ok = ok && (m.names_size > 0 || m.names_sum == 0); /* one record per entry: no checksum of nothing */
     if (ok && m.names_size > 0) {
@@ -329,20 +352,182 @@ bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, si
     if (!ok) {
         free(data);
         free(lines);
-        remove_suffixed(path, suffix); /* corrupt, truncated, foreign or over the cap: rebuild */
+        if (repair) remove_suffixed(path, suffix); /* corrupt, truncated, foreign or over the cap: rebuild */
         return false;
     }
-    time_t now = time(NULL);
-    if (now < touched || now - touched >= TOUCH_INTERVAL_S) { /* least-recent-use order */
-        strcpy(suffix, "meta");
-        utimensat(AT_FDCWD, path, NULL, 0);
+    d->image = data;
+    d->size = (size_t)m.image_size;
+    d->is_cubin = m.is_cubin;
+    d->origin = m.origin;
+    d->names = lines;
+    return true;
+}
+
+/* Read-ahead. <dir>/recent lists, one key a line, the entries that
+ * processes looked up first: each process appends the keys of its first
+ * RECENT_PER_PROCESS lookups that reached the disk. disk_cache_read_ahead,
+ * run on the context open's prefetch thread while the driver creates the
+ * context (which takes far longer), reads and checks the newest
+ * READ_AHEAD_MAX of them into memory, so that a warm process's first
+ * lookups find their entries there without a system call. An entry read
+ * ahead is the same bytes a lookup would read for its key (a key names
+ * its content), so one taken after the file changed or went is still
+ * right. */
+#define RECENT_PER_PROCESS 8
+#define READ_AHEAD_MAX 16
+#define READ_AHEAD_BYTES (8u << 20)
+#define RECENT_TAIL (READ_AHEAD_MAX * 4 * 33) /* the last lines read: room for repeats and foreign lines */
+#define RECENT_COMPACT (16u << 10)          /* a longer list is rewritten to its newest keys */
+
+static struct {
+    pthread_mutex_t lock;
+    char *dir; /* the cache directory the entries came from */
+    int count; /* read without the lock on the fast path: 0 means nothing to take */
+    entry_data entries[READ_AHEAD_MAX];
+} ahead = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool is_key_line(const char *s, size_t n) {
+    if (n != 32) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+/* The newest distinct keys of the list's tail, newest first: their count.
+ * whole: the tail is the whole list (else its first line may be cut). */
+static int recent_keys(const char *text, size_t size, bool whole, char keys[][33], int max) {
+    int n = 0;
+    size_t end = size;
+    while (end > 0 && n < max) {
+        size_t start = end;
+        while (start > 0 && text[start - 1] != '\n') start--;
+        if (is_key_line(text + start, end - start) && (start > 0 || whole)) {
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++) seen = memcmp(keys[i], text + start, 32) == 0;
+            if (!seen) {
+                memcpy(keys[n], text + start, 32);
+                keys[n++][32] = 0;
+            }
+        }
+        end = start > 0 ? start - 1 : 0;
     }
-    *image = data;
-    *size = (size_t)m.image_size;
-    *is_cubin = m.is_cubin;
-    if (origin) *origin = m.origin;
-    if (names) *names = lines;
-    else free(lines);
+    return n;
+}
+
+/* Notes a lookup that reached the disk in the list, for the first few of
+ * a process. A failure costs a later process its read-ahead, nothing else. */
+static void recent_note(const disk_cache *c, const char hex[33]) {
+    static unsigned noted;
+    if (__atomic_fetch_add(&noted, 1, __ATOMIC_RELAXED) >= RECENT_PER_PROCESS) return;
+    char path[4200], line[33];
+    if ((size_t)snprintf(path, sizeof path, "%s/recent", c->dir) >= sizeof path) return;
+    /* O_NONBLOCK: a FIFO in the list's place must not block; anything but a
+     * regular file is left unwritten */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    struct stat st;
+    memcpy(line, hex, 32);
+    line[32] = '\n';
+    /* one write of one line: appends from several processes do not interleave */
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)!write(fd, line, sizeof line);
+    close(fd);
+}
+
+/* Takes the entry key read ahead from c's directory, if any. */
+static bool ahead_take(const disk_cache *c, const char hex[33], entry_data *out) {
+    if (__atomic_load_n(&ahead.count, __ATOMIC_ACQUIRE) == 0) return false;
+    bool found = false;
+    pthread_mutex_lock(&ahead.lock);
+    for (int i = 0; ahead.dir && i < ahead.count && !found; i++) {
+        if (strcmp(ahead.entries[i].key, hex) != 0 || strcmp(ahead.dir, c->dir) != 0) continue;
+        *out = ahead.entries[i];
+        ahead.entries[i] = ahead.entries[ahead.count - 1];
+        __atomic_store_n(&ahead.count, ahead.count - 1, __ATOMIC_RELEASE);
+        found = true;
+    }
+    pthread_mutex_unlock(&ahead.lock);
+    return found;
+}
+
+void disk_cache_read_ahead_release(void) {
+    pthread_mutex_lock(&ahead.lock);
+    for (int i = 0; i < ahead.count; i++) entry_data_free(&ahead.entries[i]);
+    __atomic_store_n(&ahead.count, 0, __ATOMIC_RELEASE);
+    free(ahead.dir);
+    ahead.dir = NULL;
+    pthread_mutex_unlock(&ahead.lock);
+}
+
+void disk_cache_read_ahead(void) {
+    static bool done; /* once a process: what a later open would read is what the first left */
+    if (__atomic_exchange_n(&done, true, __ATOMIC_RELAXED)) return;
+    disk_cache *c = disk_cache_open(NULL);
+    if (!c) return;
+    char path[4300], text[RECENT_TAIL + 1], keys[READ_AHEAD_MAX][33];
+    int fd = -1, count = 0;
+    struct stat st;
+    size_t size = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/recent", c->dir) < sizeof path &&
+        (fd = files_open_regular(path, false, &st)) >= 0) {
+        size = st.st_size > RECENT_TAIL ? RECENT_TAIL : (size_t)st.st_size;
+        ssize_t got = pread(fd, text, size, st.st_size - (off_t)size);
+        size = got > 0 ? (size_t)got : 0;
+        close(fd);
+        count = recent_keys(text, size, st.st_size <= RECENT_TAIL, keys, READ_AHEAD_MAX);
+    }
+    if (fd >= 0 && st.st_size > RECENT_COMPACT) { /* newest last, as appended */
+        char kept[READ_AHEAD_MAX * 33];
+        for (int i = 0; i < count; i++) {
+            memcpy(kept + 33 * i, keys[count - 1 - i], 32);
+            kept[33 * i + 32] = '\n';
+        }
+        const void *parts[1] = {kept};
+        size_t sizes[1] = {33 * (size_t)count};
+        (void)files_write_atomic(path, parts, sizes, 1, false); /* a lost race loses a few lines, nothing else */
+    }
+    entry_data loaded[READ_AHEAD_MAX];
+    int n = 0;
+    unsigned long long budget = READ_AHEAD_BYTES;
+    for (int i = 0; i < count; i++) {
+        char *suffix = entry_stem(c, keys[i], path, sizeof path, sizeof "cubin");
+        entry_data *d = &loaded[n];
+        memcpy(d->key, keys[i], 33);
+        if (!suffix || !entry_load(path, suffix, budget < c->cap_bytes ? budget : c->cap_bytes, false, d)) continue;
+        budget -= d->size;
+        n++;
+    }
+    pthread_mutex_lock(&ahead.lock);
+    if (n > 0 && !ahead.dir && ahead.count == 0 && (ahead.dir = strdup(c->dir)) != NULL) {
+        memcpy(ahead.entries, loaded, (size_t)n * sizeof *loaded);
+        __atomic_store_n(&ahead.count, n, __ATOMIC_RELEASE);
+        n = 0;
+    }
+    pthread_mutex_unlock(&ahead.lock);
+    for (int i = 0; i < n; i++) entry_data_free(&loaded[i]);
+    disk_cache_close(c);
+}
+
+bool disk_cache_read_entry(disk_cache *c, const cache_key *key, void **image, size_t *size, bool *is_cubin,
+                           disk_cache_origin *origin, char **names) {
+    if (names) *names = NULL;
+    if (!c) return false;
+    /* one path at a time: the suffix is all that differs */
+    entry_data d = {.image = NULL};
+    char path[4300];
+    cache_key_hex(key, d.key);
+    char *suffix = entry_stem(c, d.key, path, sizeof path, sizeof "cubin"); /* the longest suffix read */
+    if (!suffix) return false;
+    if (!ahead_take(c, d.key, &d)) {
+        if (!entry_load(path, suffix, c->cap_bytes, true, &d)) return false;
+        recent_note(c, d.key);
+    }
+    touch_if_stale(path, suffix, d.touched);
+    *image = d.image;
+    *size = d.size;
+    *is_cubin = d.is_cubin;
+    if (origin) *origin = d.origin;
+    if (names) *names = d.names;
+    else free(d.names);
     return true;
 }
 
@@ -568,6 +753,7 @@ ptxkit_status disk_cache_write_entry(disk_cache *c, const cache_key *key, const 
     unlink(is_cubin ? p.ptx : p.cubin);
     unlink(p.legacy);
     if (!m.names_size) unlink(p.names);
+    recent_note(c, m.key);
     trim(c);
     return PTXKIT_SUCCESS;
 }
@@ -616,6 +802,10 @@ ptxkit_status ptxkit_cache_purge(void) {
         int e = remove_group(list, &entries[i], &failed);
         if (e) st = record_error(NULL, PTXKIT_ERROR_IO, "ptxkit_cache_purge: cannot remove %s: %s", failed, strerror(e));
     }
+    /* nothing read ahead outlives a purge: its next lookups miss */
+    disk_cache_read_ahead_release();
+    char recent[4300];
+    if ((size_t)snprintf(recent, sizeof recent, "%s/recent", c->dir) < sizeof recent) unlink(recent);
     free(list);
     free(entries);
     disk_cache_close(c);

@@ -26,7 +26,8 @@ disk_cache *disk_cache_open(const char *directory);
  * NULL) then says why, for the CLI to show (empty when all is well). */
 unsigned long long disk_cache_cap_from_env(char *note, size_t note_size);
 void disk_cache_close(disk_cache *cache);
-/* Reads a valid entry: the image into a malloc'd, NUL-terminated buffer;
+/* Reads a valid entry (from what was read ahead, else from its files):
+ * the image into a malloc'd, NUL-terminated buffer;
  * false when absent or invalid (an entry whose metadata, image or names
  * fail a check, one larger than the cap, or anything not a regular file is
  * removed so it is rebuilt; an image without metadata is a write in
@@ -37,6 +38,15 @@ bool disk_cache_read(disk_cache *cache, const cache_key *key, void **image, size
  * none). Either pointer may be NULL. */
 bool disk_cache_read_entry(disk_cache *cache, const cache_key *key, void **image, size_t *size, bool *is_cubin,
                            disk_cache_origin *origin, char **names);
+/* Reads the entries that recent processes looked up first (the cache
+ * directory's list "recent") into memory, checked as a lookup checks them,
+ * once a process: run while the driver opens the first context, so that
+ * a warm process's first lookups need no system call. At most 16 entries
+ * and 8 MiB; a lookup takes its entry, the rest stay until
+ * disk_cache_read_ahead_release (a context's close, a failed open, a
+ * purge). */
+void disk_cache_read_ahead(void);
+void disk_cache_read_ahead_release(void);
 /* Writes an entry: its image and names each atomically (temporary file +
  * rename), its metadata last (the commit point), then trims the cache to
  * its size cap by least-recent use. disk_cache_write: origin
