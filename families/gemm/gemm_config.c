@@ -511,11 +511,14 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
 
 /* ---- the built-in configuration of a shape ----------------------------- */
 
-/* Smaller tiles for shapes the class's configuration leaves short of one
- * wave: the best of the H200 tile sweep at 1024^3 (float32; float64 on the
- * tensor cores, also at 512^3 and 4096 x 4096 x 64). None for the float64
- * CUDA-core kernel: no timings. */
-static const gemm_config smaller_f32[] = {{64, 128, 16, 8, 8, 2, 4, 0}};
+/* Other tiles for shapes the class's configuration leaves short of one
+ * wave, taken where the model finds them no dearer, the later on a tie:
+ * float32, 64 x 128 (skinny shapes and 512^3), then the class's tiles with
+ * a k-tile of 32 and 4 x 2 warps, which the model ties with 64 x 128 at
+ * 1024^3, where the H200 sweep timed it fastest (notebook section 24);
+ * float64 on the tensor cores, the best of the sweep at 1024^3, 512^3 and
+ * 4096 x 4096 x 64. None for the float64 CUDA-core kernel: no timings. */
+static const gemm_config smaller_f32[] = {{64, 128, 16, 8, 8, 2, 4, 0}, {128, 128, 32, 8, 8, 4, 3, 0}};
 static const gemm_config smaller_f64_tc[] = {{64, 64, 16, 4, 8, 2, 4, 0}};
 
 /* The class's configuration stays where its plan is within this share of
@@ -532,10 +535,11 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
      * larger tiles are the faster (the sweeps the defaults come from). */
     if ((double)tiles_of(&best, m, n) >= (double)sms * p.resident) return best;
     if ((double)m * (double)n * (double)k / sms >= GEMM_KEEP_BALANCE * p.cost) return best;
-    /* Short of a wave, smaller tiles spread the same work over more
-     * blocks, which split K less (or not at all) to fill the SMs: the
-     * cheapest plan, the smaller tiles on a tie (more blocks on an SM,
-     * which overlap each other's barriers and stores). */
+    /* Short of a wave, other tiles (mostly smaller: the same work over
+     * more blocks, which split K less or not at all to fill the SMs): the
+     * cheapest plan, the later in the list on a tie (more blocks on an SM
+     * overlap each other's barriers and stores, except where a sweep found
+     * otherwise). */
     const gemm_config *smaller = NULL;
     int count = 0;
     if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
