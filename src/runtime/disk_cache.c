@@ -14,7 +14,9 @@
  * miss, never a wrong image. An entry that fails a check is deleted and
  * rebuilt; an image without metadata is left to its writer, to eviction and
  * to purge. The total size of all of an entry's files is capped by
- * least-recent use (the metadata's mtime, touched on every hit). */
+ * least-recent use (the metadata's mtime, touched on every hit). Beside
+ * the shards, <dir>/recent lists the keys processes looked up first, which
+ * the next process reads ahead into memory (the read-ahead, below). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
