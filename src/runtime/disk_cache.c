@@ -416,23 +416,20 @@ static int recent_keys(const char *text, size_t size, bool whole, char keys[][33
     return n;
 }
 
+/* The list's path into buf; false when it does not fit. */
+static bool recent_path(const disk_cache *c, char *buf, size_t size) {
+    return (size_t)snprintf(buf, size, "%s/recent", c->dir) < size;
+}
+
 /* Notes a lookup that reached the disk in the list, for the first few of
  * a process. A failure costs a later process its read-ahead, nothing else. */
 static void recent_note(const disk_cache *c, const char hex[33]) {
     static unsigned noted;
     if (__atomic_fetch_add(&noted, 1, __ATOMIC_RELAXED) >= RECENT_PER_PROCESS) return;
     char path[4200], line[33];
-    if ((size_t)snprintf(path, sizeof path, "%s/recent", c->dir) >= sizeof path) return;
-    /* O_NONBLOCK: a FIFO in the list's place must not block; anything but a
-     * regular file is left unwritten */
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    if (fd < 0) return;
-    struct stat st;
     memcpy(line, hex, 32);
     line[32] = '\n';
-    /* one write of one line: appends from several processes do not interleave */
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)!write(fd, line, sizeof line);
-    close(fd);
+    if (recent_path(c, path, sizeof path)) (void)files_append(path, line, sizeof line);
 }
 
 /* Takes the entry key read ahead from c's directory, if any. */
@@ -440,8 +437,9 @@ static bool ahead_take(const disk_cache *c, const char hex[33], entry_data *out)
     if (__atomic_load_n(&ahead.count, __ATOMIC_ACQUIRE) == 0) return false;
     bool found = false;
     pthread_mutex_lock(&ahead.lock);
-    for (int i = 0; ahead.dir && i < ahead.count && !found; i++) {
-        if (strcmp(ahead.entries[i].key, hex) != 0 || strcmp(ahead.dir, c->dir) != 0) continue;
+    bool same_dir = ahead.dir && strcmp(ahead.dir, c->dir) == 0;
+    for (int i = 0; same_dir && i < ahead.count && !found; i++) {
+        if (strcmp(ahead.entries[i].key, hex) != 0) continue;
         *out = ahead.entries[i];
         ahead.entries[i] = ahead.entries[ahead.count - 1];
         __atomic_store_n(&ahead.count, ahead.count - 1, __ATOMIC_RELEASE);
@@ -465,19 +463,14 @@ void disk_cache_read_ahead(void) {
     if (__atomic_exchange_n(&done, true, __ATOMIC_RELAXED)) return;
     disk_cache *c = disk_cache_open(NULL);
     if (!c) return;
-    char path[4300], text[RECENT_TAIL + 1], keys[READ_AHEAD_MAX][33];
-    int fd = -1, count = 0;
-    struct stat st;
+    char path[4300], text[RECENT_TAIL], keys[READ_AHEAD_MAX][33];
+    int count = 0;
     size_t size = 0;
-    if ((size_t)snprintf(path, sizeof path, "%s/recent", c->dir) < sizeof path &&
-        (fd = files_open_regular(path, false, &st)) >= 0) {
-        size = st.st_size > RECENT_TAIL ? RECENT_TAIL : (size_t)st.st_size;
-        ssize_t got = pread(fd, text, size, st.st_size - (off_t)size);
-        size = got > 0 ? (size_t)got : 0;
-        close(fd);
-        count = recent_keys(text, size, st.st_size <= RECENT_TAIL, keys, READ_AHEAD_MAX);
-    }
-    if (fd >= 0 && st.st_size > RECENT_COMPACT) { /* newest last, as appended */
+    unsigned long long list_size = 0;
+    bool listed = recent_path(c, path, sizeof path) &&
+                  files_read_tail(path, text, sizeof text, &size, &list_size) == FILES_READ_OK;
+    if (listed) count = recent_keys(text, size, list_size <= RECENT_TAIL, keys, READ_AHEAD_MAX);
+    if (listed && list_size > RECENT_COMPACT) { /* newest last, as appended */
         char kept[READ_AHEAD_MAX * 33];
         for (int i = 0; i < count; i++) {
             memcpy(kept + 33 * i, keys[count - 1 - i], 32);
@@ -807,7 +800,7 @@ ptxkit_status ptxkit_cache_purge(void) {
     /* nothing read ahead outlives a purge: its next lookups miss */
     disk_cache_read_ahead_release();
     char recent[4300];
-    if ((size_t)snprintf(recent, sizeof recent, "%s/recent", c->dir) < sizeof recent) unlink(recent);
+    if (recent_path(c, recent, sizeof recent)) unlink(recent);
     free(list);
     free(entries);
     disk_cache_close(c);

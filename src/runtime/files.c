@@ -201,6 +201,35 @@ files_read_status files_read_regular_into(const char *path, bool follow_links, c
     return FILES_READ_OK;
 }
 
+files_read_status files_read_tail(const char *path, char *buf, size_t capacity, size_t *size,
+                                  unsigned long long *file_size) {
+    *size = 0;
+    *file_size = 0;
+    struct stat st;
+    int fd;
+    files_read_status rs = open_for_read(path, false, &st, &fd, NULL);
+    if (rs != FILES_READ_OK) return rs;
+    *file_size = (unsigned long long)st.st_size;
+    size_t want = *file_size > capacity ? capacity : (size_t)*file_size;
+    ssize_t got = want ? pread(fd, buf, want, (off_t)(*file_size - want)) : 0;
+    close(fd);
+    if (got < 0) return FILES_READ_ERROR;
+    *size = (size_t)got;
+    return FILES_READ_OK;
+}
+
+int files_append(const char *path, const void *data, size_t size) {
+    /* O_NONBLOCK: a FIFO in the file's place must not block the open */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    struct stat st;
+    int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    ssize_t wrote = err ? 0 : write(fd, data, size);
+    if (!err && wrote != (ssize_t)size) err = wrote < 0 ? errno : EIO;
+    close(fd);
+    return err;
+}
+
 int files_lock_open(const char *path, int extra_flags) {
     /* O_NONBLOCK: a FIFO or device in the file's place must not block the open */
     int fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | extra_flags, 0644);

@@ -74,6 +74,18 @@ files_read_status files_read_regular(const char *path, bool follow_links, size_t
 files_read_status files_read_regular_into(const char *path, bool follow_links, char *buf, size_t capacity, size_t *size,
                                           time_t *mtime);
 
+/* The last bytes of a regular file (a link is refused), never blocking:
+ * at most capacity into buf (not NUL-terminated), *size how many,
+ * *file_size the whole file's. */
+files_read_status files_read_tail(const char *path, char *buf, size_t capacity, size_t *size,
+                                  unsigned long long *file_size);
+
+/* Appends size bytes to path (created 0644 when missing) in one write, so
+ * that small appends from several processes do not interleave; anything
+ * but a regular file in path's place (a link, FIFO, device) is left
+ * unwritten, never blocking on it. 0, or an errno. */
+int files_append(const char *path, const void *data, size_t size);
+
 /* Opens path (created 0644 when missing) with O_RDWR | extra_flags, refuses
  * anything but a regular file without blocking on it, and takes an
  * exclusive flock. The descriptor, or -1 (cannot open: errno), -2 (not a
