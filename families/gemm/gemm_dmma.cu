@@ -30,9 +30,10 @@
 // interleave, column g of tile 2s + e being 2g + e of their 16. Then an
 // operand stored M- or N-contiguous (A transposed, B not) gives a lane
 // both of its values for one k as one 16-byte load, and a lane's part of C
-// is, per pair of mma tiles, 2 rows of 4 neighbouring columns (16-byte
-// stores). An operand stored K-contiguous (A not transposed, B transposed)
-// is read one double per fragment register.
+// is, per pair of mma tiles, 2 rows of 4 neighbouring columns (stored in
+// 16-byte pieces traded with the neighbouring lane, see the epilogue).
+// An operand stored K-contiguous (A not transposed, B transposed) is read
+// one double per fragment register.
 //
 // Bank conflicts: padding, not a swizzle, as it keeps cp.async's
 // destinations plain row offsets. M/N-contiguous rows have BM + 4 (BN + 4)
@@ -270,6 +271,14 @@ __device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t
 // A lane's C: for mma row tile p and column pair s, rows r = row0 + 16p +
 // {0, 1} (h), columns c = col0 + 16s + {0, 1, 2, 3}, column 2i + e holding
 // acc[p][2s + e][2h + i].
+//
+// Stored as they lie, a lane's 32 bytes of a row would take two 16-byte
+// stores, each filling half of every 32-byte sector it touches, and L2
+// would take twice the sectors C holds (ncu at 4096 x 4096 x 64, where
+// storing C is most of the work). So lanes t and t ^ 1 (same g, their
+// columns neighbours) trade halves first: for sector e of the pair (the
+// 4 columns of lane 2u + e), the even lane writes its first 2 columns and
+// the odd lane its last 2, and each store fills whole sectors.
 
 __device__ __forceinline__ void pair_values(const T (&acc)[MT][NT][4], int p, int s, int h, T *out) {
     out[0] = acc[p][2 * s][2 * h];
@@ -278,31 +287,50 @@ __device__ __forceinline__ void pair_values(const T (&acc)[MT][NT][4], int p, in
     out[3] = acc[p][2 * s + 1][2 * h + 1];
 }
 
+// The two 16-byte pieces this lane stores for (p, s, h): piece e at column
+// col0 + 16s + 4e - 2 * odd (odd: t & 1), for sector e of the lane pair.
+// Every lane of the warp must call it (a shuffle).
+__device__ __forceinline__ void traded_pieces(const T (&v)[4], int odd, double2 &piece0, double2 &piece1) {
+    double2 first = make_double2(v[0], v[1]), last = make_double2(v[2], v[3]);
+    double2 give = odd ? first : last, got;
+    got.x = __shfl_xor_sync(0xffffffffu, give.x, 1);
+    got.y = __shfl_xor_sync(0xffffffffu, give.y, 1);
+    piece0 = odd ? got : first;
+    piece1 = odd ? last : got;
+}
+
 __device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long long ldc, int M, int N, int row0,
                                            int col0, T alpha, T beta, unsigned flags) {
     const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+    const int odd = (threadIdx.x & 1), pair0 = col0 - 4 * odd; // the pair's first column
 #pragma unroll
     for (int p = 0; p < MT; p++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            int row = row0 + 16 * p + h;
-            if (row >= M) continue;
+            const int row = row0 + 16 * p + h;
             T *crow = C + (long long)row * ldc;
 #pragma unroll
             for (int s = 0; s < NT / 2; s++) {
-                int col = col0 + 16 * s;
                 T v[4];
                 pair_values(acc, p, s, h, v);
-                T *c = crow + col;
-                if (vector_c && col + 4 <= N) {
-                    double2 lo = make_double2(alpha * v[0], alpha * v[1]), hi = make_double2(alpha * v[2], alpha * v[3]);
-                    if (read_c) {
-                        double2 olo = ((const double2 *)c)[0], ohi = ((const double2 *)c)[1];
-                        lo.x += beta * olo.x, lo.y += beta * olo.y, hi.x += beta * ohi.x, hi.y += beta * ohi.y;
+                double2 piece[2];
+                traded_pieces(v, odd, piece[0], piece[1]);
+                if (row >= M) continue;
+                const int pcol = pair0 + 16 * s;
+                if (vector_c && pcol + 8 <= N) {
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        double2 *c = (double2 *)(crow + pcol + 4 * e + 2 * odd);
+                        double2 out = make_double2(alpha * piece[e].x, alpha * piece[e].y);
+                        if (read_c) {
+                            double2 old = *c;
+                            out.x += beta * old.x, out.y += beta * old.y;
+                        }
+                        *c = out;
                     }
-                    ((double2 *)c)[0] = lo;
-                    ((double2 *)c)[1] = hi;
                 } else {
+                    T *c = crow + col0 + 16 * s;
+                    const int col = col0 + 16 * s;
 #pragma unroll
                     for (int j = 0; j < 4; j++)
                         if (col + j < N) c[j] = read_c ? alpha * v[j] + beta * c[j] : alpha * v[j];
@@ -312,23 +340,27 @@ __device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long
 }
 
 // Split-K: raw sums of slice z (ldw a multiple of 2: columns past N hold
-// zeros, never read back).
+// zeros, never read back), stored in traded pieces as store_tile does.
 __device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, long long ldw, int M, int row0,
                                               int col0) {
+    const int odd = (threadIdx.x & 1), pair0 = col0 - 4 * odd;
 #pragma unroll
     for (int p = 0; p < MT; p++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            int row = row0 + 16 * p + h;
-            if (row >= M) continue;
+            const int row = row0 + 16 * p + h;
 #pragma unroll
             for (int s = 0; s < NT / 2; s++) {
-                int col = col0 + 16 * s;
                 T v[4];
                 pair_values(acc, p, s, h, v);
-                T *w = W + (long long)row * ldw + col;
-                if (col < ldw) *(double2 *)w = make_double2(v[0], v[1]);
-                if (col + 2 < ldw) *(double2 *)(w + 2) = make_double2(v[2], v[3]);
+                double2 piece[2];
+                traded_pieces(v, odd, piece[0], piece[1]);
+                if (row >= M) continue;
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = pair0 + 16 * s + 4 * e + 2 * odd;
+                    if (col < ldw) *(double2 *)(W + (long long)row * ldw + col) = piece[e];
+                }
             }
         }
 }
