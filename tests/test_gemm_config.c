@@ -241,6 +241,8 @@ static void test_split(void **state) {
     assert_int_equal(gemm_resident_blocks(GEMM_F32, NULL, &(gemm_config){128, 128, 16, 8, 8, 2, 4, 0}, &h200), 2);
     assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 128, 16, 8, 8, 1, 4, 0}, &h200), 2);
     assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 16, 4, 8, 2, 4, 0}, &h200), 3);
+    /* 4 x 8 lane tiles are held to 128 registers: two stages fit four blocks */
+    assert_int_equal(gemm_resident_blocks(GEMM_F64_TC, NULL, &(gemm_config){64, 64, 16, 4, 8, 2, 2, 0}, &h200), 4);
     assert_int_equal(gemm_min_blocks(GEMM_F32, NULL, &(gemm_config){32, 32, 8, 4, 4, 1, 2, 0}, &h200), 8);
 }
 
@@ -291,9 +293,11 @@ static void test_default_for(void **state) {
     half.sm_count = 66;
     assert_true(same_tiles(gemm_default_for(GEMM_F32, NULL, 1024, 1024, 1024, &half),
                            gemm_default_config(GEMM_F32, GEMM_SQUARE)));
-    /* the float64 tensor-core kernel with a short k: its small tiles */
-    assert_true(same_tiles(gemm_default_for(GEMM_F64_TC, NULL, 4096, 4096, 64, &h200),
-                           (gemm_config){64, 64, 16, 4, 8, 2, 4, 0}));
+    /* the float64 tensor-core kernel with a short k: its small tiles in
+     * two stages, four blocks an SM */
+    gemm_config short_k = gemm_default_for(GEMM_F64_TC, NULL, 4096, 4096, 64, &h200);
+    assert_true(same_tiles(short_k, (gemm_config){64, 64, 16, 4, 8, 2, 2, 0}));
+    assert_int_equal(gemm_min_blocks(GEMM_F64_TC, NULL, &short_k, &h200), 4);
     /* Whatever the shape and GPU, a configuration its kernel compiles and
      * the GPU's shared memory holds, whose split never leaves a few blocks
      * past a round. */

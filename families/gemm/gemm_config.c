@@ -190,9 +190,15 @@ int gemm_mma_k(const gemm_config *c, const gemm_switches *sw) {
 /* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
  * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
  * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
- * sm_90: 228-254 for 8 x 8 at mma k 4, spills at k 8; 150-166 for 4 x 8). */
+ * sm_90: 228-254 for 8 x 8 at mma k 4, spills at k 8; 150-166 for 4 x 8).
+ * Except that 4 x 8 at mma k 4 is held to 128, four blocks of 4 warps an
+ * SM where shared memory lets them in: ptxas then spills 0-16 bytes over
+ * the four layouts, and a short k, whose blocks are mostly prologue and
+ * stores, runs faster with the fourth block than without it (the H200 at
+ * 4096 x 4096 x 64, notebook section 25). */
 static int dmma_registers(const gemm_config *c, const gemm_switches *sw) {
     int quarters = gemm_mma_k(c, sw) / 4;
+    if (c->tm * c->tn == 32 && quarters == 1) return 128;
     return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
 }
 
@@ -346,8 +352,9 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
          * its stores: of the tile sweep at 4096 x 4096 x 64 on an H200 the
          * fastest, ahead of the square default */
         case GEMM_SMALL_M:
-        case GEMM_SMALL_N:
-        case GEMM_SMALL_K: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
+        /* the same tiles in two stages, so that four blocks fit an SM */
+        case GEMM_SMALL_K: return (gemm_config){64, 64, 16, 4, 8, 2, 2, 0};
         /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
          * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
          * at 2048^3, 4096^3 and 8192^3 on an H100, ahead of 128 x 128 with 8
