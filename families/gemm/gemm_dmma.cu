@@ -279,6 +279,12 @@ __device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t
 // columns neighbours) trade halves first: for sector e of the pair (the
 // 4 columns of lane 2u + e), the even lane writes its first 2 columns and
 // the odd lane its last 2, and each store fills whole sectors.
+//
+// C's stores are marked evict-first (st.global.cs): nothing in this kernel
+// reads C back, and where C outgrows L2 (8192 x 8192 x 64: 512 MB against
+// 50) its lines would otherwise push out the operand tiles the other
+// blocks still read. The split-K partials are stored plainly: the second
+// pass reads them back (evict-first there lost at 64 x 4096 x 4096).
 
 __device__ __forceinline__ void pair_values(const T (&acc)[MT][NT][4], int p, int s, int h, T *out) {
     out[0] = acc[p][2 * s][2 * h];
@@ -326,7 +332,7 @@ __device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long
                             double2 old = *c;
                             out.x += beta * old.x, out.y += beta * old.y;
                         }
-                        *c = out;
+                        __stcs(c, out);
                     }
                 } else {
                     T *c = crow + col0 + 16 * s;
