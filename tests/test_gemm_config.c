@@ -298,6 +298,15 @@ static void test_default_for(void **state) {
     gemm_config short_k = gemm_default_for(GEMM_F64_TC, NULL, 4096, 4096, 64, &h200);
     assert_true(same_tiles(short_k, (gemm_config){64, 64, 16, 4, 8, 2, 2, 0}));
     assert_int_equal(gemm_min_blocks(GEMM_F64_TC, NULL, &short_k, &h200), 4);
+    /* float64, short of a wave: 32 x 64 tiles with K whole at 512^3, where
+     * 64 x 64 ones would split it; not over a long K, where its FMAs cost
+     * more than the split saves */
+    gemm_config small = gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 512, &h200);
+    assert_true(same_tiles(small, (gemm_config){32, 64, 16, 2, 8, 2, 4, 0}));
+    assert_int_equal(gemm_split_for(GEMM_F64_TC, NULL, &small, 512, 512, 512, &h200), 1);
+    assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 64, 4096, 4096, &h200).bm, 64);
+    assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 4096, &h200).bm, 64);
+    assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 64, 64, 4096, &h200).bm, 64);
     /* Whatever the shape and GPU, a configuration its kernel compiles and
      * the GPU's shared memory holds, whose split never leaves a few blocks
      * past a round. */

@@ -523,10 +523,27 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
  * float32, 64 x 128 (skinny shapes and 512^3), then the class's tiles with
  * a k-tile of 32 and 4 x 2 warps, which the model ties with 64 x 128 at
  * 1024^3, where the H200 sweep timed it fastest (notebook section 24);
- * float64 on the tensor cores, the best of the sweep at 1024^3, 512^3 and
- * 4096 x 4096 x 64. None for the float64 CUDA-core kernel: no timings. */
-static const gemm_config smaller_f32[] = {{64, 128, 16, 8, 8, 2, 4, 0}, {128, 128, 32, 8, 8, 4, 3, 0}};
-static const gemm_config smaller_f64_tc[] = {{64, 64, 16, 4, 8, 2, 4, 0}};
+ * float64 on the tensor cores, 32 x 64 tiles of 4 warps of 16 x 32 (as
+ * cuBLAS runs 512^3: no split, so no second pass, from 256^3 to 768^3),
+ * then the best of the sweep at 1024^3, 512^3 and 4096 x 4096 x 64. None
+ * for the float64 CUDA-core kernel: no timings.
+ *
+ * fma_cost: what the candidate's FMAs cost against the class's tiles'. The
+ * model counts FMAs, but a warp tile of 16 x 32 reads half as many again
+ * fragments per FMA as one of 32 x 32: over a long K, at the same blocks
+ * an SM (128 x 4096 x 4096 and 4096 x 128 x 4096 on an H200), 32 x 64
+ * took 1.10-1.15 times as long as 64 x 64 (notebook section 25).
+ * whole_k: taken only where its plan keeps K whole, what it is there for
+ * (split 64 ways at 64 x 64 x 4096 it lost against 64 x 64 tiles). */
+typedef struct gemm_candidate {
+    gemm_config c;
+    double fma_cost;
+    bool whole_k;
+} gemm_candidate;
+static const gemm_candidate smaller_f32[] = {{{64, 128, 16, 8, 8, 2, 4, 0}, 1.0, false},
+                                             {{128, 128, 32, 8, 8, 4, 3, 0}, 1.0, false}};
+static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.12, true},
+                                                {{64, 64, 16, 4, 8, 2, 4, 0}, 1.0, false}};
 
 /* The class's configuration stays where its plan is within this share of
  * perfectly balanced work (m n k / SMs FMAs on every SM): what is left to
@@ -547,7 +564,7 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
      * cheapest plan, the later in the list on a tie (more blocks on an SM
      * overlap each other's barriers and stores, except where a sweep found
      * otherwise). */
-    const gemm_config *smaller = NULL;
+    const gemm_candidate *smaller = NULL;
     int count = 0;
     if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
     if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
@@ -555,11 +572,12 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
     double cost = p.cost;
     for (int i = 0; i < count; i++) {
         char why[256];
-        if (!gemm_config_check(kind, sw, &smaller[i], NULL, why, sizeof why) ||
-            gemm_shared_bytes_max(kind, &smaller[i]) > optin)
+        const gemm_config *c = &smaller[i].c;
+        if (!gemm_config_check(kind, sw, c, NULL, why, sizeof why) || gemm_shared_bytes_max(kind, c) > optin)
             continue;
-        gemm_plan q = gemm_plan_for(kind, sw, &smaller[i], m, n, k, info);
-        if (q.cost <= cost) best = smaller[i], cost = q.cost;
+        gemm_plan q = gemm_plan_for(kind, sw, c, m, n, k, info);
+        if (smaller[i].whole_k && q.split > 1) continue;
+        if (q.cost * smaller[i].fma_cost <= cost) best = *c, cost = q.cost * smaller[i].fma_cost;
     }
     return best;
 }
