@@ -347,13 +347,14 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
-        /* 4 warps of 32 x 32, three blocks per SM; with a short k too,
-         * where a block's loop is a few k-tiles between its prologue and
-         * its stores: of the tile sweep at 4096 x 4096 x 64 on an H200 the
-         * fastest, ahead of the square default */
+        /* 4 warps of 32 x 32, three blocks per SM */
         case GEMM_SMALL_M:
         case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
-        /* the same tiles in two stages, so that four blocks fit an SM */
+        /* with a short k, where a block's loop is a few k-tiles between
+         * its prologue and its stores, the same tiles in two stages, so
+         * that four blocks fit an SM and overlap each other's: of the H200
+         * runs at 4096 x 4096 x 64 the fastest, ahead of three and four
+         * stages and of the square default (notebook section 25) */
         case GEMM_SMALL_K: return (gemm_config){64, 64, 16, 4, 8, 2, 2, 0};
         /* 4 warps of 64 x 32, two blocks per SM (cuBLAS's DGEMM runs 4
          * warps of 64 x 32 two blocks per SM too): the fastest of the sweep
@@ -525,8 +526,8 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
  * 1024^3, where the H200 sweep timed it fastest (notebook section 24);
  * float64 on the tensor cores, 32 x 64 tiles of 4 warps of 16 x 32 (as
  * cuBLAS runs 512^3: no split, so no second pass, from 256^3 to 768^3),
- * then the best of the sweep at 1024^3, 512^3 and 4096 x 4096 x 64. None
- * for the float64 CUDA-core kernel: no timings.
+ * then 64 x 64 tiles of 4 warps (the best of the sweep at 1024^3 and the
+ * skinny shapes). None for the float64 CUDA-core kernel: no timings.
  *
  * fma_cost: what the candidate's FMAs cost against the class's tiles'. The
  * model counts FMAs, but a warp tile of 16 x 32 reads half as many again

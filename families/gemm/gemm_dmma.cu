@@ -335,8 +335,8 @@ __device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long
                         __stcs(c, out);
                     }
                 } else {
-                    T *c = crow + col0 + 16 * s;
                     const int col = col0 + 16 * s;
+                    T *c = crow + col;
 #pragma unroll
                     for (int j = 0; j < 4; j++)
                         if (col + j < N) c[j] = read_c ? alpha * v[j] + beta * c[j] : alpha * v[j];
