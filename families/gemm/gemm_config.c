@@ -578,7 +578,8 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
             continue;
         gemm_plan q = gemm_plan_for(kind, sw, c, m, n, k, info);
         if (smaller[i].whole_k && q.split > 1) continue;
-        if (q.cost * smaller[i].fma_cost <= cost) best = *c, cost = q.cost * smaller[i].fma_cost;
+        double weighed = q.cost * smaller[i].fma_cost;
+        if (weighed <= cost) best = *c, cost = weighed;
     }
     return best;
 }
