@@ -304,8 +304,17 @@ static void test_default_for(void **state) {
     gemm_config small = gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 512, &h200);
     assert_true(same_tiles(small, (gemm_config){32, 64, 16, 2, 8, 2, 4, 0}));
     assert_int_equal(gemm_split_for(GEMM_F64_TC, NULL, &small, 512, 512, 512, &h200), 1);
-    assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 64, 4096, 4096, &h200).bm, 64);
     assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 4096, &h200).bm, 64);
+    /* a small m over a long k: the class's 64 x 128 tiles, K split; with
+     * k short, 64 x 64 ones, which split it less; a small n keeps 64 x 64 */
+    gemm_config small_m = gemm_default_for(GEMM_F64_TC, NULL, 64, 4096, 4096, &h200);
+    assert_true(same_tiles(small_m, gemm_default_config(GEMM_F64_TC, GEMM_SMALL_M)));
+    assert_int_equal(small_m.bn, 128);
+    assert_true(gemm_split_for(GEMM_F64_TC, NULL, &small_m, 64, 4096, 4096, &h200) > 1);
+    assert_true(same_tiles(gemm_default_for(GEMM_F64_TC, NULL, 64, 4096, 1024, &h200),
+                           (gemm_config){64, 64, 16, 4, 8, 2, 4, 0}));
+    assert_true(same_tiles(gemm_default_for(GEMM_F64_TC, NULL, 4096, 64, 4096, &h200),
+                           (gemm_config){64, 64, 16, 4, 8, 2, 4, 0}));
     assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 64, 64, 4096, &h200).bm, 64);
     /* Whatever the shape and GPU, a configuration its kernel compiles and
      * the GPU's shared memory holds, whose split never leaves a few blocks

@@ -347,8 +347,14 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
-        /* 4 warps of 32 x 32, three blocks per SM */
-        case GEMM_SMALL_M:
+        /* few rows of A, so B is the operand streamed from memory: the
+         * square class's tiles, whose B tiles are 128 columns wide; split
+         * K, they ran 1.03-1.12 times as fast as 64 x 64 ones at m of 64
+         * to 192 with a long k, and as fast at m = 32 (the H200, notebook
+         * section 26) */
+        case GEMM_SMALL_M: return (gemm_config){64, 128, 16, 8, 8, 1, 4, 0};
+        /* 4 warps of 32 x 32, three blocks per SM; 128 x 64 tiles did not
+         * win here what 64 x 128 ones win at small m */
         case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
         /* with a short k, where a block's loop is a few k-tiles between
          * its prologue and its stores, the same tiles in two stages, so
@@ -400,13 +406,14 @@ static const gemm_config sweep_f64[] = {
 
 /* Tensor cores: warp tiles of 64 x 32 or 32 x 64 doubles (4 x 4 or 2 x 8
  * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
- * smaller ones for skinny shapes; the default first (the sanitizer runs
- * take the first three). */
+ * smaller ones for skinny shapes and short k, the built-in ones among them;
+ * the default first (the sanitizer runs take the first three). */
 static const gemm_config sweep_f64_tc[] = {
     {64, 128, 16, 8, 8, 1, 4, 0},  {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
     {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
     {128, 128, 16, 4, 16, 4, 4, 0}, {128, 64, 16, 8, 8, 2, 3, 0},  {128, 128, 8, 8, 8, 2, 4, 0},
-    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},
+    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},  {64, 64, 16, 4, 8, 2, 2, 0},
+    {32, 64, 16, 2, 8, 2, 4, 0},
 };
 
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
@@ -533,7 +540,10 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
  * model counts FMAs, but a warp tile of 16 x 32 reads half as many again
  * fragments per FMA as one of 32 x 32: over a long K, at the same blocks
  * an SM (128 x 4096 x 4096 and 4096 x 128 x 4096 on an H200), 32 x 64
- * took 1.10-1.15 times as long as 64 x 64 (notebook section 25).
+ * took 1.10-1.15 times as long as 64 x 64 (notebook section 25). Against
+ * the 64 x 128 tiles of a small m, 64 x 64 ones took 1.09-1.18 times as
+ * long as the model's costs of the two have it (six shapes, section 26),
+ * except where k is short enough that they split K the less.
  * whole_k: taken only where its plan keeps K whole, what it is there for
  * (split 64 ways at 64 x 64 x 4096 it lost against 64 x 64 tiles). */
 typedef struct gemm_candidate {
@@ -545,6 +555,8 @@ static const gemm_candidate smaller_f32[] = {{{64, 128, 16, 8, 8, 2, 4, 0}, 1.0,
                                              {{128, 128, 32, 8, 8, 4, 3, 0}, 1.0, false}};
 static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.12, true},
                                                 {{64, 64, 16, 4, 8, 2, 4, 0}, 1.0, false}};
+static const gemm_candidate smaller_f64_tc_small_m[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.15 * 1.12, true},
+                                                        {{64, 64, 16, 4, 8, 2, 4, 0}, 1.15, false}};
 
 /* The class's configuration stays where its plan is within this share of
  * perfectly balanced work (m n k / SMs FMAs on every SM): what is left to
@@ -553,7 +565,8 @@ static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.
 
 gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
                              const ptxkit_device_info *info) {
-    gemm_config best = gemm_default_config(kind, gemm_class_of(m, n, k));
+    gemm_class shape_class = gemm_class_of(m, n, k);
+    gemm_config best = gemm_default_config(kind, shape_class);
     int sms = sm_count_of(info);
     gemm_plan p = gemm_plan_for(kind, sw, &best, m, n, k, info);
     /* A full wave of the class's tiles keeps them: at large shapes the
@@ -568,7 +581,10 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
     const gemm_candidate *smaller = NULL;
     int count = 0;
     if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
-    if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
+    if (kind == GEMM_F64_TC && shape_class == GEMM_SMALL_M)
+        smaller = smaller_f64_tc_small_m, count = (int)(sizeof smaller_f64_tc_small_m / sizeof smaller_f64_tc_small_m[0]);
+    else if (kind == GEMM_F64_TC)
+        smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
     size_t optin = info && info->shared_per_block_optin > 0 ? (size_t)info->shared_per_block_optin : 48 * 1024;
     double cost = p.cost;
     for (int i = 0; i < count; i++) {
