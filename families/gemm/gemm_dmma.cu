@@ -305,44 +305,55 @@ __device__ __forceinline__ void traded_pieces(const T (&v)[4], int odd, double2 
     piece1 = odd ? last : got;
 }
 
-__device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long long ldc, int M, int N, int row0,
-                                           int col0, T alpha, T beta, unsigned flags) {
-    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
-    const int odd = (threadIdx.x & 1), pair0 = col0 - 4 * odd; // the pair's first column
+// The walk both stores share: for each row and column pair of the lane's C
+// whose row is below M, store(row, s, v, piece) with the pair's values v
+// (as pair_values) and the two pieces traded_pieces gives. The trade is a
+// shuffle, so every lane takes it, rows past M included.
+template <typename Store>
+__device__ __forceinline__ void for_each_traded_pair(const T (&acc)[MT][NT][4], int M, int row0, Store store) {
+    const int odd = threadIdx.x & 1;
 #pragma unroll
     for (int p = 0; p < MT; p++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int row = row0 + 16 * p + h;
-            T *crow = C + (long long)row * ldc;
 #pragma unroll
             for (int s = 0; s < NT / 2; s++) {
                 T v[4];
                 pair_values(acc, p, s, h, v);
                 double2 piece[2];
                 traded_pieces(v, odd, piece[0], piece[1]);
-                if (row >= M) continue;
-                const int pcol = pair0 + 16 * s;
-                if (vector_c && pcol + 8 <= N) {
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        double2 *c = (double2 *)(crow + pcol + 4 * e + 2 * odd);
-                        double2 out = make_double2(alpha * piece[e].x, alpha * piece[e].y);
-                        if (read_c) {
-                            double2 old = *c;
-                            out.x += beta * old.x, out.y += beta * old.y;
-                        }
-                        __stcs(c, out);
-                    }
-                } else {
-                    const int col = col0 + 16 * s;
-                    T *c = crow + col;
-#pragma unroll
-                    for (int j = 0; j < 4; j++)
-                        if (col + j < N) c[j] = read_c ? alpha * v[j] + beta * c[j] : alpha * v[j];
-                }
+                if (row < M) store(row, s, v, piece);
             }
         }
+}
+
+__device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long long ldc, int M, int N, int row0,
+                                           int col0, T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+    const int odd = (threadIdx.x & 1), pair0 = col0 - 4 * odd; // the pair's first column
+    for_each_traded_pair(acc, M, row0, [&](int row, int s, const T (&v)[4], const double2 (&piece)[2]) {
+        T *crow = C + (long long)row * ldc;
+        const int pcol = pair0 + 16 * s;
+        if (vector_c && pcol + 8 <= N) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                double2 *c = (double2 *)(crow + pcol + 4 * e + 2 * odd);
+                double2 out = make_double2(alpha * piece[e].x, alpha * piece[e].y);
+                if (read_c) {
+                    double2 old = *c;
+                    out.x += beta * old.x, out.y += beta * old.y;
+                }
+                __stcs(c, out);
+            }
+        } else {
+            const int col = col0 + 16 * s;
+            T *c = crow + col;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (col + j < N) c[j] = read_c ? alpha * v[j] + beta * c[j] : alpha * v[j];
+        }
+    });
 }
 
 // Split-K: raw sums of slice z (ldw a multiple of 2: columns past N hold
@@ -350,25 +361,14 @@ __device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long
 __device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, long long ldw, int M, int row0,
                                               int col0) {
     const int odd = (threadIdx.x & 1), pair0 = col0 - 4 * odd;
+    for_each_traded_pair(acc, M, row0, [&](int row, int s, const T (&v)[4], const double2 (&piece)[2]) {
+        (void)v;
 #pragma unroll
-    for (int p = 0; p < MT; p++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = row0 + 16 * p + h;
-#pragma unroll
-            for (int s = 0; s < NT / 2; s++) {
-                T v[4];
-                pair_values(acc, p, s, h, v);
-                double2 piece[2];
-                traded_pieces(v, odd, piece[0], piece[1]);
-                if (row >= M) continue;
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int col = pair0 + 16 * s + 4 * e + 2 * odd;
-                    if (col < ldw) *(double2 *)(W + (long long)row * ldw + col) = piece[e];
-                }
-            }
+        for (int e = 0; e < 2; e++) {
+            const int col = pair0 + 16 * s + 4 * e + 2 * odd;
+            if (col < ldw) *(double2 *)(W + (long long)row * ldw + col) = piece[e];
         }
+    });
 }
 
 // ---- the kernel ----------------------------------------------------------------------
