@@ -218,25 +218,36 @@ files_read_status files_read_tail(const char *path, char *buf, size_t capacity, 
     return FILES_READ_OK;
 }
 
-int files_append(const char *path, const void *data, size_t size) {
-    /* O_NONBLOCK: a FIFO in the file's place must not block the open */
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    if (fd < 0) return errno;
+/* Opens path for writing (created 0644 when missing) and keeps it only if
+ * it is a regular file, never blocking the open on a FIFO or device in its
+ * place (O_NONBLOCK, left set). The descriptor, -1 where the open failed
+ * (errno), -2 where path is something else or cannot be examined. */
+static int open_regular(const char *path, int flags) {
+    int fd = open(path, flags | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
     struct stat st;
-    int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
-    ssize_t wrote = err ? 0 : write(fd, data, size);
-    if (!err && wrote != (ssize_t)size) err = wrote < 0 ? errno : EIO;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -2;
+    }
+    return fd;
+}
+
+int files_append(const char *path, const void *data, size_t size) {
+    int fd = open_regular(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+    if (fd < 0) return fd == -1 ? errno : EINVAL;
+    ssize_t wrote = write(fd, data, size);
+    int err = wrote == (ssize_t)size ? 0 : wrote < 0 ? errno : EIO;
     close(fd);
     return err;
 }
 
 int files_lock_open(const char *path, int extra_flags) {
-    /* O_NONBLOCK: a FIFO or device in the file's place must not block the open */
-    int fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | extra_flags, 0644);
-    if (fd < 0) return -1;
-    struct stat st;
+    int fd = open_regular(path, O_RDWR | extra_flags);
+    if (fd < 0) return fd;
+    /* blocking again for the lock's wait */
     int flags = fcntl(fd, F_GETFL);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
         close(fd);
         return -2;
     }
