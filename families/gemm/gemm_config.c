@@ -347,14 +347,13 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F64_TC) {
         switch (c) {
-        /* few rows of A, so B is the operand streamed from memory: the
-         * square class's tiles, whose B tiles are 128 columns wide; split
-         * K, they ran 1.03-1.12 times as fast as 64 x 64 ones at m of 64
-         * to 192 with a long k, and as fast at m = 32 (the H200, notebook
-         * section 26) */
+        /* few rows of A: the square class's tiles, K split, ran 1.03-1.12
+         * times as fast as 64 x 64 ones at m of 64 to 192 with a long k
+         * (nn; nt 1.10-1.14, tn and tt 0.91-1.04), and as fast at m = 32
+         * (the H200, notebook section 26). Why not at a small n, where
+         * 128 x 64 tiles of the same warp tiles won nothing, is not known. */
         case GEMM_SMALL_M: return (gemm_config){64, 128, 16, 8, 8, 1, 4, 0};
-        /* 4 warps of 32 x 32, three blocks per SM; 128 x 64 tiles did not
-         * win here what 64 x 128 ones win at small m */
+        /* 4 warps of 32 x 32, three blocks per SM */
         case GEMM_SMALL_N: return (gemm_config){64, 64, 16, 4, 8, 2, 4, 0};
         /* with a short k, where a block's loop is a few k-tiles between
          * its prologue and its stores, the same tiles in two stages, so
@@ -542,8 +541,8 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
  * an SM (128 x 4096 x 4096 and 4096 x 128 x 4096 on an H200), 32 x 64
  * took 1.10-1.15 times as long as 64 x 64 (notebook section 25). Against
  * the 64 x 128 tiles of a small m, 64 x 64 ones took 1.09-1.18 times as
- * long as the model's costs of the two have it (six shapes, section 26),
- * except where k is short enough that they split K the less.
+ * long as the model's costs of the two have it (six shapes, section 26);
+ * where k is short, 64 x 64's smaller split still wins (64 x 4096 x 1024).
  * whole_k: taken only where its plan keeps K whole, what it is there for
  * (split 64 ways at 64 x 64 x 4096 it lost against 64 x 64 tiles). */
 typedef struct gemm_candidate {
