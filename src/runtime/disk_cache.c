@@ -316,10 +316,12 @@ static void entry_data_free(entry_data *d) {
 }
 
 /* Touches the metadata of the entry whose stem is in path when its last
- * touch is stale (least-recent-use order). */
+ * touch is stale (least-recent-use order) or in the future (a clock set
+ * back). A second ahead is now: Linux may stamp files from a finer clock
+ * than time()'s (multigrain timestamps, 6.13 on). */
 static void touch_if_stale(char *path, char *suffix, time_t touched) {
     time_t now = time(NULL);
-    if (now >= touched && now - touched < TOUCH_INTERVAL_S) return;
+    if (touched <= now + 1 && now - touched < TOUCH_INTERVAL_S) return;
     strcpy(suffix, "meta");
     utimensat(AT_FDCWD, path, NULL, 0);
 }
