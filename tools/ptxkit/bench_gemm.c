@@ -44,11 +44,12 @@ static const char gemm_help[] =
     "the share of the GPU's peak (SM clock x SMs x FMA lanes per SM x 2: 128 FP32 lanes on sm_90; float64\n"
     "runs on the FP64 tensor cores from sm_80 on, and its peak is theirs there, 128 lanes' worth on sm_90\n"
     "and 64 on sm_80, twice the CUDA cores'); each row with the count of timed runs and the fastest and\n"
-    "slowest. --compare also times cuBLAS on the same buffers, in the same run: cublasSgemm in\n"
-    "CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm in the default math mode, through dlopen\n"
-    "of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12, libcublas.so, then the build's toolkit's\n"
-    "lib64/libcublas.so (without it the columns say so); pct_cublas is cuBLAS's time over ptxkit's in\n"
-    "percent.\n"
+    "slowest. --compare also times cuBLAS on the same buffers, in turns with ptxkit (a run of each, the\n"
+    "order alternating, so that both run at the same clocks: a GPU at its power cap slows within a\n"
+    "fraction of a second): cublasSgemm in CUBLAS_PEDANTIC_MATH (FMA, no tensor cores) and cublasDgemm\n"
+    "in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
+    "libcublas.so, then the build's toolkit's lib64/libcublas.so (without it the columns say so);\n"
+    "pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
     "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
     "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
     "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
@@ -209,19 +210,72 @@ static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
     return diff;
 }
 
-/* A row's cuBLAS side, timed once per shape before its configurations. */
+/* A row's cuBLAS side, timed in turns with each configuration. */
 typedef struct gemm_row {
     timed_gemm g; /* first: the row is run_ptxkit's argument too */
     bool check;
     ptxkit_dptr c_ref;
+    double flops;
     float cublas_ms;
     char cub_us[32], cub_tf[32];
     const char *source;
 } gemm_row;
 
+/* One run of cuBLAS (into the reference C) or of ptxkit. */
+static ptxkit_status run_one(ptxkit_context *ctx, ptxkit_stream *s, gemm_row *row, bool cublas) {
+    if (!cublas) return run_ptxkit(ctx, s, &row->g);
+    ptxkit_dptr c = row->g.c;
+    row->g.c = row->c_ref;
+    ptxkit_status st = run_cublas(ctx, s, &row->g);
+    row->g.c = c;
+    return st;
+}
+
+/* ptxkit's samples and cuBLAS's in turns on one stream, back to back with
+ * an event between each two runs, which of the two goes first alternating
+ * rep by rep: both run at the same clocks. A sustained DGEMM holds an H200
+ * at its power cap, whose clocks fall within a fraction of a second, so
+ * timed one after the other the later ran slower (notebook section 26).
+ * cuBLAS's median goes to the row. */
+static ptxkit_status time_in_turns(bench *h, const bench_case *c, float *samples) {
+    gemm_row *row = c->arg;
+    int reps = h->reps, runs = 2 * reps;
+    ptxkit_stream *stream = NULL;
+    ptxkit_event **events = calloc((size_t)runs + 1, sizeof *events);
+    float *peer = calloc((size_t)reps, sizeof *peer);
+    ptxkit_status st = events && peer ? ptxkit_stream_create(h->ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream)
+                                      : PTXKIT_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; st == PTXKIT_SUCCESS && i <= runs; i++)
+        st = ptxkit_event_create(h->ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
+    for (int i = 0; st == PTXKIT_SUCCESS && i < 2 * h->warmup; i++) st = run_one(h->ctx, stream, row, i % 2 == 0);
+    if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(h->ctx, events[0], stream);
+    /* run r: cuBLAS where r % 4 is 0 or 3, so that rep i runs cuBLAS first when i is even */
+    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
+        st = run_one(h->ctx, stream, row, r % 4 == 0 || r % 4 == 3);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(h->ctx, events[r + 1], stream);
+    }
+    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(h->ctx, stream);
+    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
+        bool cublas = r % 4 == 0 || r % 4 == 3;
+        st = ptxkit_event_elapsed_ms_get(h->ctx, events[r], events[r + 1], cublas ? &peer[r / 2] : &samples[r / 2]);
+    }
+    if (st == PTXKIT_SUCCESS) {
+        time_stats ts;
+        stats_of_samples(peer, reps, &ts);
+        row->cublas_ms = (float)ts.median_ms;
+        snprintf(row->cub_us, sizeof row->cub_us, "%.1f", ts.median_ms * 1e3);
+        snprintf(row->cub_tf, sizeof row->cub_tf, "%.2f", row->flops / (ts.median_ms * 1e-3) / 1e12);
+    }
+    for (int i = 0; events && i <= runs; i++) ptxkit_event_destroy(events[i]);
+    free(events);
+    free(peer);
+    ptxkit_stream_destroy(stream);
+    return st;
+}
+
 /* cuBLAS's cells, the share of its time, the check against its C and the
- * configuration's source; a configuration that did not run shows cuBLAS's
- * cells alone. */
+ * configuration's source ("-" for cuBLAS where the configuration did not
+ * run: they are timed in turns). */
 static ptxkit_status gemm_cells(bench *h, void *arg, bench_result *out) {
     gemm_row *row = arg;
     const timed_gemm *g = &row->g;
@@ -329,19 +383,7 @@ int bench_gemm(int argc, char **argv) {
                 st = gemm_fill_uniform(ctx, g->type, a, g->m * g->k, 1);
                 if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, g->type, bm, g->k * g->n, 2);
                 double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
-                row.cublas_ms = 0;
-                snprintf(row.cub_us, sizeof row.cub_us, "-");
-                snprintf(row.cub_tf, sizeof row.cub_tf, "-");
-                if (st == PTXKIT_SUCCESS && cublas) {
-                    g->c = c_ref;
-                    if (time_median_ms(ctx, run_cublas, g, b.warmup, b.reps, &row.cublas_ms) == PTXKIT_SUCCESS) {
-                        snprintf(row.cub_us, sizeof row.cub_us, "%.1f", row.cublas_ms * 1e3);
-                        snprintf(row.cub_tf, sizeof row.cub_tf, "%.2f", flops / (row.cublas_ms * 1e-3) / 1e12);
-                    } else {
-                        row.cublas_ms = 0;
-                    }
-                    g->c = c;
-                }
+                row.flops = flops;
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
                     gemm_tiles_config(&list[t][i], &g->config);
                     gemm_tiles used = list[t][i];
@@ -359,8 +401,12 @@ int bench_gemm(int argc, char **argv) {
                     gemm_tiles_format(&used, tiles, sizeof tiles);
                     snprintf(key, sizeof key, "%s\t%s\t%zu\t%zu\t%zu\t%s", ptxkit_dtype_name(g->type), op_names[o], g->m,
                              g->n, g->k, tiles);
-                    bench_case run = {.key = key, .run = run_ptxkit, .teardown = gemm_cells, .arg = &row, .work = flops,
-                                      .ceiling = peak[t].tflops, .row_on_failure = true};
+                    row.cublas_ms = 0;
+                    snprintf(row.cub_us, sizeof row.cub_us, "-");
+                    snprintf(row.cub_tf, sizeof row.cub_tf, "-");
+                    bench_case run = {.key = key, .run = run_ptxkit, .time = cublas ? time_in_turns : NULL,
+                                      .teardown = gemm_cells, .arg = &row, .work = flops, .ceiling = peak[t].tflops,
+                                      .row_on_failure = true};
                     ptxkit_status ran = bench_run(&h, st, &run, NULL);
                     if (ran != PTXKIT_SUCCESS) {
                         /* a configuration this GPU cannot run is a row, not the end of the sweep */
