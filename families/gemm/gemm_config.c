@@ -535,14 +535,12 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
  * then 64 x 64 tiles of 4 warps (the best of the sweep at 1024^3 and the
  * skinny shapes). None for the float64 CUDA-core kernel: no timings.
  *
- * fma_cost: what the candidate's FMAs cost against the class's tiles'. The
+ * fma_cost: what the candidate's FMAs cost against the class's tiles'
+ * (float64 at a small m: against 64 x 64's; class_fma_cost). The
  * model counts FMAs, but a warp tile of 16 x 32 reads half as many again
  * fragments per FMA as one of 32 x 32: over a long K, at the same blocks
  * an SM (128 x 4096 x 4096 and 4096 x 128 x 4096 on an H200), 32 x 64
- * took 1.10-1.15 times as long as 64 x 64 (notebook section 25). Against
- * the 64 x 128 tiles of a small m, 64 x 64 ones took 1.09-1.18 times as
- * long as the model's costs of the two have it (six shapes, section 26);
- * where k is short, 64 x 64's smaller split still wins (64 x 4096 x 1024).
+ * took 1.10-1.15 times as long as 64 x 64 (notebook section 25).
  * whole_k: taken only where its plan keeps K whole, what it is there for
  * (split 64 ways at 64 x 64 x 4096 it lost against 64 x 64 tiles). */
 typedef struct gemm_candidate {
@@ -554,8 +552,16 @@ static const gemm_candidate smaller_f32[] = {{{64, 128, 16, 8, 8, 2, 4, 0}, 1.0,
                                              {{128, 128, 32, 8, 8, 4, 3, 0}, 1.0, false}};
 static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.12, true},
                                                 {{64, 64, 16, 4, 8, 2, 4, 0}, 1.0, false}};
-static const gemm_candidate smaller_f64_tc_small_m[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.15 * 1.12, true},
-                                                        {{64, 64, 16, 4, 8, 2, 4, 0}, 1.15, false}};
+
+/* What the class's own tiles' FMAs cost against those the candidates'
+ * fma_cost is measured from (the class's tiles but for float64's small
+ * m, 64 x 64). Against the 64 x 128 tiles of a small m, 64 x 64 ones took
+ * 1.09-1.18 times as long as the model's costs of the two have it (six
+ * shapes on an H200, notebook section 26); where k is short, 64 x 64's
+ * smaller split still wins (64 x 4096 x 1024). */
+static double class_fma_cost(gemm_kind kind, gemm_class c) {
+    return kind == GEMM_F64_TC && c == GEMM_SMALL_M ? 1 / 1.15 : 1.0;
+}
 
 /* The class's configuration stays where its plan is within this share of
  * perfectly balanced work (m n k / SMs FMAs on every SM): what is left to
@@ -580,12 +586,9 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
     const gemm_candidate *smaller = NULL;
     int count = 0;
     if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
-    if (kind == GEMM_F64_TC && shape_class == GEMM_SMALL_M)
-        smaller = smaller_f64_tc_small_m, count = (int)(sizeof smaller_f64_tc_small_m / sizeof smaller_f64_tc_small_m[0]);
-    else if (kind == GEMM_F64_TC)
-        smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
+    if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
     size_t optin = info && info->shared_per_block_optin > 0 ? (size_t)info->shared_per_block_optin : 48 * 1024;
-    double cost = p.cost;
+    double cost = p.cost * class_fma_cost(kind, shape_class);
     for (int i = 0; i < count; i++) {
         char why[256];
         const gemm_config *c = &smaller[i].c;

@@ -115,9 +115,8 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c);
 /* The built-in configuration for a shape on a GPU (split_k 0: by shape):
  * the class's, unless its tiles fall short of one wave of resident blocks
  * and its plan (gemm_plan_for) of balanced work by more than a tenth;
- * then the cheapest plan of it and the smaller tiles of the kind (and,
- * for float64 on the tensor cores at a small m, of the class), each
- * weighed by what its FMAs cost. */
+ * then the cheapest plan of it and the kind's smaller tiles, each weighed
+ * by what its FMAs cost. */
 gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, size_t n, size_t k,
                              const ptxkit_device_info *info);
 
