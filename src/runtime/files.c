@@ -38,20 +38,14 @@ bool files_make_parent_dirs(const char *path) {
     return files_make_dirs(dir);
 }
 
-int files_open_regular(const char *path, bool follow_links, struct stat *st) {
-    /* A path that may lead through a link (one the application named) is
-     * stat'ed first: a device it points to is never opened (opening one can
-     * have effects). Without links (the library's own directories) the
-     * open is the check: O_NOFOLLOW refuses a link, and only a privileged
-     * user can make a device node there. O_NONBLOCK: a FIFO does not block
-     * the open, and the fstat below refuses it. O_NONBLOCK stays set: a
-     * regular file ignores it, and clearing it cost two system calls per
-     * read on a warm start's path (files_read_all clears it should a read
-     * answer EAGAIN all the same). */
-    if (follow_links && stat(path, st) != 0) return -1;
-    if (follow_links && !S_ISREG(st->st_mode)) return -2;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
-    if (fd < 0) return errno == ELOOP ? -2 : -1;
+/* Opens path with flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC (0644 where
+ * flags create it) and keeps the descriptor only for a regular file: -1
+ * where the open or its fstat failed (errno), -2 for anything else in
+ * path's place. O_NONBLOCK: a FIFO or device there does not block the open;
+ * it stays set, a regular file ignoring it. */
+static int open_if_regular(const char *path, int flags, struct stat *st) {
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
     bool known = fstat(fd, st) == 0;
     if (!known || !S_ISREG(st->st_mode)) {
         int err = errno;
@@ -60,6 +54,22 @@ int files_open_regular(const char *path, bool follow_links, struct stat *st) {
         return known ? -2 : -1;
     }
     return fd;
+}
+
+int files_open_regular(const char *path, bool follow_links, struct stat *st) {
+    /* A path that may lead through a link (one the application named) is
+     * stat'ed first: a device it points to is never opened (opening one can
+     * have effects). Without links (the library's own directories) the
+     * open is the check: O_NOFOLLOW refuses a link, and only a privileged
+     * user can make a device node there. O_NONBLOCK: a FIFO does not block
+     * the open, and open_if_regular's fstat refuses it. O_NONBLOCK stays
+     * set: a regular file ignores it, and clearing it cost two system calls per
+     * read on a warm start's path (files_read_all clears it should a read
+     * answer EAGAIN all the same). */
+    if (follow_links && stat(path, st) != 0) return -1;
+    if (follow_links && !S_ISREG(st->st_mode)) return -2;
+    int fd = open_if_regular(path, O_RDONLY | (follow_links ? 0 : O_NOFOLLOW), st);
+    return fd == -1 && errno == ELOOP ? -2 : fd; /* a link O_NOFOLLOW refused */
 }
 
 /* A read of a descriptor files_open_regular returned: should a file system
@@ -218,23 +228,9 @@ files_read_status files_read_tail(const char *path, char *buf, size_t capacity, 
     return FILES_READ_OK;
 }
 
-/* Opens path for writing (created 0644 when missing) and keeps it only if
- * it is a regular file, never blocking the open on a FIFO or device in its
- * place (O_NONBLOCK, left set). The descriptor, -1 where the open failed
- * (errno), -2 where path is something else or cannot be examined. */
-static int open_regular(const char *path, int flags) {
-    int fd = open(path, flags | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    if (fd < 0) return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return -2;
-    }
-    return fd;
-}
-
 int files_append(const char *path, const void *data, size_t size) {
-    int fd = open_regular(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+    struct stat st;
+    int fd = open_if_regular(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, &st);
     if (fd < 0) return fd == -1 ? errno : EINVAL;
     ssize_t wrote = write(fd, data, size);
     int err = wrote == (ssize_t)size ? 0 : wrote < 0 ? errno : EIO;
@@ -243,7 +239,8 @@ int files_append(const char *path, const void *data, size_t size) {
 }
 
 int files_lock_open(const char *path, int extra_flags) {
-    int fd = open_regular(path, O_RDWR | extra_flags);
+    struct stat st;
+    int fd = open_if_regular(path, O_RDWR | O_CREAT | extra_flags, &st);
     if (fd < 0) return fd;
     /* blocking again for the lock's wait */
     int flags = fcntl(fd, F_GETFL);
