@@ -130,69 +130,15 @@ static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
 static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 
-template <bool B> struct flag {
-    static constexpr bool value = B;
-};
-
-// ---- operand loader ----------------------------------------------------------
-// A ROWS x COLS tile with COLS contiguous in memory (source row stride ld,
-// shared row stride LDS_), VEC elements per copy. Thread t copies column
-// (t % PER_ROW) * VEC of rows t / PER_ROW + i * ROW_STEP. Which of rows and
-// columns run along K depends on the operand's layout: the caller passes
-// the limits of both for each tile. The thread's source address and the
-// ROW_STEP rows between its copies are computed once, so that a tile's
-// copies cost an add each, not a 64-bit multiply-add chain that the warp
-// waits on ahead of its mma.
-template <int ROWS, int COLS, int VEC, int LDS_> struct tile_loader {
-    static constexpr int PER_ROW = COLS / VEC;
-    static constexpr int ROW_STEP = THREADS / PER_ROW;
-    static constexpr int COPIES = ROWS / ROW_STEP;
-    static_assert(COLS % VEC == 0 && THREADS % PER_ROW == 0 && ROWS % ROW_STEP == 0,
-                  "the block's copies must cover the tile evenly");
-    const T *src; // this thread's first copy in the current tile
-    long long step; // ROW_STEP rows of the source
-    int row0, col;
-
-    __device__ __forceinline__ void init(const T *tile, int tid, long long ld) {
-        row0 = tid / PER_ROW;
-        col = (tid % PER_ROW) * VEC;
-        src = tile + row0 * ld + col;
-        step = ROW_STEP * ld;
-    }
-    // rows_left, cols_left: rows and columns of the matrix from the tile's
-    // first on (past them copies read nothing and write zeros).
-    // FAST: the whole tile lies inside the matrix (the caller knows), so
-    // every copy is a full one with no bounds to check.
-    template <bool FAST>
-    __device__ __forceinline__ void load(T *stage, int rows_left, int cols_left, const T *base) const {
-        const T *from = src;
-        if constexpr (FAST) {
-#pragma unroll
-            for (int i = 0; i < COPIES; i++, from += step)
-                async_copy<VEC * sizeof(T)>(stage + (row0 + i * ROW_STEP) * LDS_ + col, from, VEC * sizeof(T));
-        } else {
-            int left = cols_left - col;
-            unsigned bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
-#pragma unroll
-            for (int i = 0; i < COPIES; i++, from += step) {
-                int row = row0 + i * ROW_STEP;
-                unsigned size = row < rows_left ? bytes : 0u;
-                async_copy<VEC * sizeof(T)>(stage + row * LDS_ + col, size ? (const void *)from : (const void *)base,
-                                            size);
-            }
-        }
-    }
-};
-
 #if TRANS_A
-typedef tile_loader<BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
+typedef tile_loader<T, THREADS, BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
 #else
-typedef tile_loader<BM, BK, VEC_A, LDA_S> a_loader; // rows m, columns k
+typedef tile_loader<T, THREADS, BM, BK, VEC_A, LDA_S> a_loader; // rows m, columns k
 #endif
 #if TRANS_B
-typedef tile_loader<BN, BK, VEC_B, LDB_S> b_loader; // rows n, columns k
+typedef tile_loader<T, THREADS, BN, BK, VEC_B, LDB_S> b_loader; // rows n, columns k
 #else
-typedef tile_loader<BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
+typedef tile_loader<T, THREADS, BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
 #endif
 
 // ---- the mma -------------------------------------------------------------------
@@ -433,18 +379,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             if (tile >= k_tiles) return;
             int k_left = k_end - k_begin - tile * BK;
             int stage = tile % STAGES;
-#if TRANS_A
-            la.template load<FAST>(As + stage * STAGE_A, k_left, M - m0, A);
-#else
-            la.template load<FAST>(As + stage * STAGE_A, M - m0, k_left, A);
-#endif
-#if TRANS_B
-            lb.template load<FAST>(Bs + stage * STAGE_B, N - n0, k_left, B);
-#else
-            lb.template load<FAST>(Bs + stage * STAGE_B, k_left, N - n0, B);
-#endif
-            la.src += a_step;
-            lb.src += b_step;
+            load_operands<FAST, TRANS_A, TRANS_B>(la, lb, As + stage * STAGE_A, Bs + stage * STAGE_B, k_left, M - m0,
+                                                  N - n0, A, B, a_step, b_step);
         };
 
         // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
