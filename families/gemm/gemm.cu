@@ -12,10 +12,12 @@
 // its warps each own a WM x WN warp tile, and each lane a TM x TN micro-tile
 // held in registers, made of (TM / V) x (TN / V) sub-blocks of V x V, V the
 // elements of one 16-byte vector (4 floats, 2 doubles), spread so that the
-// lanes of a warp read neighbouring vectors of shared memory. Both operand
-// tiles sit in shared memory k-major (As[k][m], Bs[k][n]), so a lane reads
-// its fragment of A and of B for one k as TM / V + TN / V 16-byte loads and
-// then does TM x TN FMAs: 8 x 8 floats is 64 FMAs per 4 shared loads.
+// lanes of a warp read neighbouring vectors of shared memory.
+//
+// Both operand tiles sit in shared memory k-major (As[k][m], Bs[k][n]), so
+// a lane reads its fragment of A and of B for one k as TM / V + TN / V
+// 16-byte loads and then does TM x TN FMAs: 8 x 8 floats is 64 FMAs per 4
+// shared loads.
 //
 // Shared memory is a ring of STAGES buffers filled by cp.async
 // (gemm_copy.cuh): while the block computes on one k-tile, the next
@@ -24,10 +26,14 @@
 // host found the matrix aligned for it) straight into its rows; one stored
 // with k contiguous (A not transposed, B transposed) is transposed on the
 // way in, one element per copy, into a row padded by one vector so that the
-// 32 copies of a warp land in distinct banks. Edges need no branch: a copy
-// reading past M, N or K reads fewer bytes (none) and zero-fills, and the
-// epilogue checks rows and columns. Fragments are double-buffered in
-// registers across the k-steps, from one tile into the next.
+// 32 copies of a warp land in distinct banks. (Kept as stored instead, with
+// 16-byte copies along k and fragments read two k-steps a load, A's tile
+// took fewer instructions but more time: 86% of cuBLAS at 2048^3 to 8192^3
+// against 92%, notebook section 27.) Edges need no branch: a copy reading
+// past M, N or K reads fewer bytes (none) and zero-fills, and the epilogue
+// checks rows and columns; blocks whose tiles all lie inside the matrices
+// (most of them) copy without those checks. Fragments are double-buffered
+// in registers across the k-steps, from one tile into the next.
 //
 // Blocks are numbered in groups of GROUP_M tile rows (as Triton does), so
 // that blocks running at the same time share their A and B panels in L2.
@@ -138,11 +144,10 @@ typedef float4 TV;
 #define LANES_N (WN / TN)
 
 // Rows of the k-major tiles: an operand transposed on the way in gets one
-// vector of padding (its copies write down a column of the tile).
-#define PAD_A (TRANS_A ? 0 : V)
-#define PAD_B (TRANS_B ? V : 0)
-#define LDA_S (BM + PAD_A)
-#define LDB_S (BN + PAD_B)
+// vector of padding (its copies write down a column of the tile, and the
+// padding puts the 32 copies of a warp in distinct banks).
+#define LDA_S (BM + (TRANS_A ? 0 : V))
+#define LDB_S (BN + (TRANS_B ? V : 0))
 #define STAGE_A (BK * LDA_S)
 #define STAGE_B (BK * LDB_S)
 
@@ -160,111 +165,51 @@ static_assert(VEC_B == 1 || VEC_B == V, "VEC_B is 1 or a 16-byte vector");
 #define CAT3(a, b, c) CAT3_(a, b, c)
 
 // ---- operand loaders ------------------------------------------------------
-// Each thread issues a fixed set of copies per k-tile, laid out once: what
-// changes from tile to tile is only the source pointer (advanced by one
-// k-tile) and which copies fall past K.
-
-// A k-major operand (A transposed, B not): ROWS x COLS tile of rows k, COLS
-// (BM or BN) contiguous elements per row, VEC elements per copy. Source row
-// stride ld. Thread t copies vector (t % (COLS/VEC)) of rows t / (COLS/VEC)
-// + i * (THREADS / (COLS/VEC)).
-template <int COLS, int VEC, int LDS_> struct direct_loader {
-    static constexpr int PER_ROW = COLS / VEC;                   // copies per k row
-    static constexpr int ROW_STEP = THREADS / PER_ROW;           // k rows per pass of the block
-    static constexpr int COPIES = ROW_STEP >= BK ? 1 : BK / ROW_STEP;
-    static_assert(COLS % VEC == 0 && THREADS % PER_ROW == 0, "the block's copies must cover whole rows");
-    static_assert(ROW_STEP >= BK || BK % ROW_STEP == 0, "the block's copies must cover the k-tile evenly");
-    const T *src;      // this thread's first copy, at the current k-tile
-    int k0;            // k row of the first copy within the tile
-    unsigned bytes;    // bytes in range along M or N (VEC elements at most; 0 past the edge)
-    int dst;           // element offset of the first copy in a stage
-
-    // The source row stride `ld` is passed again to load and next rather
-    // than kept: it is a kernel parameter, free to read, and registers are
-    // what the accumulators need.
-    __device__ __forceinline__ void init(const T *base, long long ld, int first_col, int limit_cols, int tid) {
-        int col = (tid % PER_ROW) * VEC;
-        k0 = tid / PER_ROW;
-        int left = limit_cols - (first_col + col);
-        bytes = left <= 0 ? 0u : (unsigned)((left < VEC ? left : VEC) * (int)sizeof(T));
-        src = base + (long long)k0 * ld + first_col + col;
-        dst = k0 * LDS_ + col;
-    }
-    // k_left: rows of K left from this tile's first row on. Every copy
-    // writes its whole slot, zeros past the edges: a tile at an edge must
-    // not keep an earlier tile's values.
-    __device__ __forceinline__ void load(T *stage, int k_left, const T *base, long long ld) const {
-        // threads past the tile's last row (only when one pass covers more
-        // rows than the tile has) copy nothing
-        if (ROW_STEP > BK && k0 >= BK) return;
-#pragma unroll
-        for (int i = 0; i < COPIES; i++) {
-            unsigned size = k0 + i * ROW_STEP < k_left ? bytes : 0u;
-            async_copy<VEC * sizeof(T)>(stage + dst + i * ROW_STEP * LDS_,
-                                        size ? (const void *)(src + i * ROW_STEP * ld) : base, size);
-        }
-    }
-    __device__ __forceinline__ void next(long long ld) { src += BK * ld; }
-};
-
-// An operand with k contiguous (A not transposed, B transposed): the tile's
-// COLS lines (rows of A, columns of op(B)) each hold BK contiguous k; copies
-// are single elements written down the columns of the k-major tile. Thread t
-// copies k = t % BK of lines t / BK + i * (THREADS / BK).
-template <int COLS, int LDS_> struct transposing_loader {
+// A k-major operand (A transposed, B not) is copied by tile_loader
+// (gemm_copy.cuh) in rows of k; one with k contiguous by this one, which
+// transposes it on the way in: the tile's LINES lines (rows of A, columns
+// of op(B)) each hold BK contiguous k, and copies are single elements
+// written down the columns of the k-major tile. Thread t copies k = t % BK
+// of lines t / BK + i * LINE_STEP. The same interface as tile_loader, its
+// rows being the lines.
+template <int LINES, int LDS_> struct transposing_loader {
     static constexpr int LINE_STEP = THREADS / BK;
-    static constexpr int COPIES = COLS / LINE_STEP;
-    static_assert(THREADS % BK == 0 && COLS % LINE_STEP == 0, "the block's copies must cover the tile evenly");
-    static_assert(COPIES <= 32, "one bit per copy");
-    const T *src;
-    int kk;            // this thread's k within the tile
-    unsigned in_range; // bit i: line of copy i is inside M or N
-    int dst;
+    static constexpr int COPIES = LINES / LINE_STEP;
+    static_assert(THREADS % BK == 0 && LINES % LINE_STEP == 0, "the block's copies must cover the tile evenly");
+    const T *src;   // this thread's first copy in the current tile
+    long long step; // LINE_STEP lines of the source
+    int kk, line;
 
-    __device__ __forceinline__ void init(const T *base, long long ld, int first_line, int limit_lines, int tid) {
+    __device__ __forceinline__ void init(const T *tile, int tid, long long ld) {
         kk = tid % BK;
-        int line = tid / BK;
-        in_range = 0;
-#pragma unroll
-        for (int i = 0; i < COPIES; i++)
-            if (first_line + line + i * LINE_STEP < limit_lines) in_range |= 1u << i;
-        src = base + (long long)(first_line + line) * ld + kk;
-        dst = kk * LDS_ + line;
+        line = tid / BK;
+        src = tile + line * ld + kk;
+        step = LINE_STEP * ld;
     }
-    __device__ __forceinline__ void load(T *stage, int k_left, const T *base, long long ld) const {
-        bool k_in = kk < k_left;
+    template <bool FAST>
+    __device__ __forceinline__ void load(T *stage, int lines_left, int k_left, const T *base) const {
+        const T *from = src;
+        T *to = stage + kk * LDS_ + line;
+        const bool k_in = FAST || kk < k_left;
 #pragma unroll
-        for (int i = 0; i < COPIES; i++) {
-            bool in = k_in && ((in_range >> i) & 1u);
-            async_copy<sizeof(T)>(stage + dst + i * LINE_STEP, in ? (const void *)(src + i * LINE_STEP * ld) : base,
+        for (int i = 0; i < COPIES; i++, from += step) {
+            bool in = FAST || (k_in && line + i * LINE_STEP < lines_left);
+            async_copy<sizeof(T)>(to + i * LINE_STEP, in ? (const void *)from : (const void *)base,
                                   in ? (unsigned)sizeof(T) : 0u);
         }
     }
-    __device__ __forceinline__ void next(long long) { src += BK; }
 };
 
 #if TRANS_A
-typedef direct_loader<BM, VEC_A, LDA_S> a_loader;
+typedef tile_loader<T, THREADS, BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
 #else
-typedef transposing_loader<BM, LDA_S> a_loader;
+typedef transposing_loader<BM, LDA_S> a_loader; // lines m, k contiguous
 #endif
 #if TRANS_B
-typedef transposing_loader<BN, LDB_S> b_loader;
+typedef transposing_loader<BN, LDB_S> b_loader; // lines n, k contiguous
 #else
-typedef direct_loader<BN, VEC_B, LDB_S> b_loader;
+typedef tile_loader<T, THREADS, BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
 #endif
-
-// One k-tile of both operands into a stage, and both loaders on to the next
-// tile; k_load: rows of K from that tile to the end of the slice (<= 0: no
-// copies, only the group the caller commits).
-__device__ __forceinline__ void load_stage(a_loader &la, b_loader &lb, T *As, T *Bs, int stage, int k_load,
-                                           const T *A, const T *B, long long lda, long long ldb) {
-    if (k_load <= 0) return;
-    la.load(As + stage * STAGE_A, k_load, A, lda);
-    lb.load(Bs + stage * STAGE_B, k_load, B, ldb);
-    la.next(lda);
-    lb.next(ldb);
-}
 
 // ---- fragments -------------------------------------------------------------
 
@@ -377,107 +322,123 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int k_begin = blockIdx.z * k_per_split;
     const int k_end = min(K, k_begin + k_per_split);
 
+    const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
     const int tid = threadIdx.x;
     a_loader la;
     b_loader lb;
 #if TRANS_A
-    la.init(A + (long long)k_begin * lda, lda, m0, M, tid);
+    la.init(A + (long long)k_begin * lda + m0, tid, lda);
+    const long long a_step = (long long)BK * lda;
 #else
-    la.init(A + k_begin, lda, m0, M, tid);
+    la.init(A + (long long)m0 * lda + k_begin, tid, lda);
+    const long long a_step = BK;
 #endif
 #if TRANS_B
-    lb.init(B + k_begin, ldb, n0, N, tid);
+    lb.init(B + (long long)n0 * ldb + k_begin, tid, ldb);
+    const long long b_step = BK;
 #else
-    lb.init(B + (long long)k_begin * ldb, ldb, n0, N, tid);
+    lb.init(B + (long long)k_begin * ldb + n0, tid, ldb);
+    const long long b_step = (long long)BK * ldb;
 #endif
-
-    // Prologue: the first STAGES - 1 k-tiles in flight, one group each
-    // (empty groups past the last tile keep the count uniform). k_load:
-    // rows of K from the next tile to load to the end of the slice.
-    int k_load = k_end - k_begin;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        load_stage(la, lb, As, Bs, s, k_load, A, B, lda, ldb);
-        async_commit();
-        k_load -= BK;
-    }
 
     const int warp = tid / 32, lane = tid % 32;
     const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
     const int lane_m = lane / LANES_N, lane_n = lane % LANES_N;
     const int a_off = warp_m * WM + lane_m * V, b_off = warp_n * WN + lane_n * V;
-
     const int row0 = m0 + a_off, col0 = n0 + b_off;
+    // the lane's fragments in a stage
+    const T *a_lane = As + a_off, *b_lane = Bs + b_off;
+
     T acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0;
 
-#if GEMM_CROSS_PREFETCH
-    // Tile 0 has landed; the last stage takes tile STAGES - 1.
-    async_wait<STAGES - 2>();
-    __syncthreads();
-    load_stage(la, lb, As, Bs, (STAGES - 1), k_load, A, B, lda, ldb);
-    async_commit();
-    k_load -= BK;
+    // The main loop twice over: for blocks whose tiles all lie inside the
+    // matrices (every k-tile whole), copies without bounds; for the others,
+    // with them. One test per block, not per copy.
+    const bool inside = m0 + BM <= M && n0 + BN <= N && (k_end - k_begin) % BK == 0;
+    auto main_loop = [&](auto fast) {
+        constexpr bool FAST = decltype(fast)::value;
+        // k-tile `tile` of the slice into its stage; past the last,
+        // nothing (the caller still commits a group, keeping the count
+        // uniform). (Passing the stage, which every caller knows, instead
+        // of taking tile % STAGES here issues the same instructions but
+        // ran slower at 4 stages, 92 against 95% of cuBLAS at 2048^3 on an
+        // H200, and faster at 3: notebook section 27.)
+        auto load_tile = [&](int tile) {
+            if (tile >= k_tiles) return;
+            int k_left = k_end - k_begin - tile * BK;
+            int stage = tile % STAGES;
+            load_operands<FAST, TRANS_A, TRANS_B>(la, lb, As + stage * STAGE_A, Bs + stage * STAGE_B, k_left, M - m0,
+                                                  N - n0, A, B, a_step, b_step);
+        };
 
-    // The fragments of a tile's first k are loaded during the previous
-    // tile's last k: the barrier between two tiles sits there, before that
-    // k's FMAs, which then cover the shared-memory latency of the next
-    // tile's first loads (CUTLASS's pipelined main loop).
-    const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
-    int stage = 0; // the tile computed; refilled with tile + STAGES once done
-    T a[2][TM], b[2][TN];
-    if (k_tiles > 0) load_fragments(As + a_off, Bs + b_off, 0, a[0], b[0]);
-    for (int left = k_tiles; left > 0; left--) {
-        const T *as = As + a_off + stage * STAGE_A, *bs = Bs + b_off + stage * STAGE_B;
-        const int next = stage + 1 == STAGES ? 0 : stage + 1;
+        // Prologue: tiles 0 .. STAGES - 2 in flight, one group each (empty
+        // groups past the last tile keep the count uniform).
 #pragma unroll
-        for (int k = 0; k < BK; k++) {
-            if (k + 1 < BK) {
-                load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
-            } else if (left > 1) {
-                // The next tile has landed (this thread's copies, then
-                // everyone's), and every warp has loaded its last fragments
-                // of this one, whose buffer is refilled now.
-                async_wait<STAGES - 2>();
-                __syncthreads();
-                load_stage(la, lb, As, Bs, stage, k_load, A, B, lda, ldb);
-                async_commit();
-                k_load -= BK;
-                load_fragments(As + a_off + next * STAGE_A, Bs + b_off + next * STAGE_B, 0, a[(k + 1) & 1],
-                               b[(k + 1) & 1]);
-            }
-            fma_step(acc, a[k & 1], b[k & 1]);
+        for (int s = 0; s < STAGES - 1; s++) {
+            load_tile(s);
+            async_commit();
         }
-        stage = next;
-    }
-#else
-    // One counter runs the loop: k_load passes -(STAGES - 1) * BK exactly
-    // when the last tile has been computed.
-    int stage = 0; // read from; the one before it is refilled
-    while (k_load > -(STAGES - 1) * BK) {
-        // This tile has landed (this thread's copies, then everyone's), and
-        // every warp is done with the previous one, whose buffer is refilled now.
+
+        // Fragments in two buffers, each k-step's loaded during the
+        // previous step's FMAs.
+        T a[2][TM], b[2][TN];
+        auto first_fragments = [&](int stage) {
+            load_fragments(a_lane + stage * STAGE_A, b_lane + stage * STAGE_B, 0, a[0], b[0]);
+        };
+#if GEMM_CROSS_PREFETCH
+        // Once tile 0 has landed, tile STAGES - 1 into the last stage. A
+        // tile's first fragments are loaded during the previous tile's last
+        // k-step, after the barrier that hands its stage back, which then
+        // sits before that step's FMAs: they cover the shared-memory latency
+        // of the next tile's first loads (CUTLASS's pipelined main loop).
         async_wait<STAGES - 2>();
         __syncthreads();
-        load_stage(la, lb, As, Bs, stage == 0 ? STAGES - 1 : stage - 1, k_load, A, B, lda, ldb);
+        load_tile(STAGES - 1);
         async_commit();
-        k_load -= BK;
-
-        const T *as = As + a_off + stage * STAGE_A, *bs = Bs + b_off + stage * STAGE_B;
-        T a[2][TM], b[2][TN];
-        load_fragments(as, bs, 0, a[0], b[0]);
-#pragma unroll
-        for (int k = 0; k < BK; k++) {
-            if (k + 1 < BK) load_fragments(as, bs, k + 1, a[(k + 1) & 1], b[(k + 1) & 1]);
-            fma_step(acc, a[k & 1], b[k & 1]);
-        }
-        stage = stage + 1 == STAGES ? 0 : stage + 1;
-    }
-
+        if (k_tiles > 0) first_fragments(0);
 #endif
+        for (int tile = 0; tile < k_tiles; tile++) {
+            const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+#if !GEMM_CROSS_PREFETCH
+            // The experiment switch's loop: this tile has landed, and every
+            // warp is done with the one before, whose stage is refilled now;
+            // then this tile's first fragments.
+            async_wait<STAGES - 2>();
+            __syncthreads();
+            load_tile(tile + STAGES - 1);
+            async_commit();
+            first_fragments(stage);
+#endif
+            const bool more = GEMM_CROSS_PREFETCH && tile + 1 < k_tiles;
+            const T *as = a_lane + stage * STAGE_A, *bs = b_lane + stage * STAGE_B;
+#pragma unroll
+            for (int k = 0; k < BK; k++) {
+                const int buf = k & 1, nbuf = buf ^ 1;
+                if (k + 1 < BK) {
+                    load_fragments(as, bs, k + 1, a[nbuf], b[nbuf]);
+                } else if (more) {
+                    // The next tile has landed (this thread's copies, then
+                    // everyone's), and every warp has loaded its last
+                    // fragments of this one, whose stage takes tile + STAGES.
+                    async_wait<STAGES - 2>();
+                    __syncthreads();
+                    load_tile(tile + STAGES);
+                    async_commit();
+                    load_fragments(a_lane + next * STAGE_A, b_lane + next * STAGE_B, 0, a[nbuf], b[nbuf]);
+                }
+                fma_step(acc, a[buf], b[buf]);
+            }
+        }
+    };
+    if (inside) main_loop(flag<true>());
+    else main_loop(flag<false>());
+    // no copy may still be writing shared memory when the block exits
+    async_wait<0>();
 
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0, (int)ldw);
