@@ -378,7 +378,10 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     switch (c) {
     case GEMM_SMALL_M: return (gemm_config){64, 128, 8, 8, 8, 2, 4, 0};
     case GEMM_SMALL_N: return (gemm_config){128, 64, 8, 8, 8, 2, 4, 0};
-    case GEMM_SMALL_K: return (gemm_config){128, 128, 8, 8, 8, 4, 3, 0};
+    /* with a short k the small m's tiles: of the sweep's candidates the
+     * fastest at 4096 x 4096 x 64 on an H200 with the loaders of notebook
+     * section 27 (k of 64 only measured) */
+    case GEMM_SMALL_K: return (gemm_config){64, 128, 16, 8, 8, 2, 4, 0};
     /* the best all-round configuration of the second H100 sweep against
      * cuBLAS (pedantic) at 2048^3, 4096^3 and 8192^3, past the target at each */
     default: return (gemm_config){128, 128, 16, 8, 8, 2, 4, 0};
@@ -527,9 +530,11 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
 
 /* Other tiles for shapes the class's configuration leaves short of one
  * wave, taken where the model finds them no dearer, the later on a tie:
- * float32, 64 x 128 (skinny shapes and 512^3), then the class's tiles with
- * a k-tile of 32 and 4 x 2 warps, which the model ties with 64 x 128 at
- * 1024^3, where the H200 sweep timed it fastest (notebook section 24);
+ * float32, 64 x 128 (skinny shapes and 512^3), then the class's tiles in
+ * 4 x 2 warps, which the model ties with 64 x 128 and with the class's own
+ * configuration at 1024^3, where the H200 sweeps of notebook section 27
+ * timed them ahead of both (a k-tile of 32 in 3 stages, the choice of
+ * section 24, fell behind with that section's loaders);
  * float64 on the tensor cores, 32 x 64 tiles of 4 warps of 16 x 32 (as
  * cuBLAS runs 512^3: no split, so no second pass, from 256^3 to 768^3),
  * then 64 x 64 tiles of 4 warps (the best of the sweep at 1024^3 and the
@@ -549,7 +554,7 @@ typedef struct gemm_candidate {
     bool whole_k;
 } gemm_candidate;
 static const gemm_candidate smaller_f32[] = {{{64, 128, 16, 8, 8, 2, 4, 0}, 1.0, false},
-                                             {{128, 128, 32, 8, 8, 4, 3, 0}, 1.0, false}};
+                                             {{128, 128, 16, 8, 8, 4, 4, 0}, 1.0, false}};
 static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.12, true},
                                                 {{64, 64, 16, 4, 8, 2, 4, 0}, 1.0, false}};
 
