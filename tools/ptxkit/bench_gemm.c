@@ -221,9 +221,9 @@ typedef struct gemm_row {
     const char *source;
 } gemm_row;
 
-/* One run of cuBLAS (into the reference C) or of ptxkit. */
-static ptxkit_status run_one(ptxkit_context *ctx, ptxkit_stream *s, gemm_row *row, bool cublas) {
-    if (!cublas) return run_ptxkit(ctx, s, &row->g);
+/* cuBLAS's run of a row, into the reference C. */
+static ptxkit_status run_cublas_row(ptxkit_context *ctx, ptxkit_stream *s, void *arg) {
+    gemm_row *row = arg;
     ptxkit_dptr c = row->g.c;
     row->g.c = row->c_ref;
     ptxkit_status st = run_cublas(ctx, s, &row->g);
@@ -231,45 +231,27 @@ static ptxkit_status run_one(ptxkit_context *ctx, ptxkit_stream *s, gemm_row *ro
     return st;
 }
 
-/* ptxkit's samples and cuBLAS's in turns on one stream, back to back with
- * an event between each two runs, which of the two goes first alternating
- * rep by rep: both run at the same clocks. A sustained DGEMM holds an H200
- * at its power cap, whose clocks fall within a fraction of a second, so
- * timed one after the other the later ran slower (notebook section 26).
- * cuBLAS's median goes to the row. */
+/* ptxkit's samples and cuBLAS's in turns (time_turns_ms): both run at the
+ * same clocks. A sustained DGEMM holds an H200 at its power cap, whose
+ * clocks fall within a fraction of a second, so timed one after the other
+ * the later ran slower (notebook section 26). cuBLAS's median goes to the
+ * row. */
 static ptxkit_status time_in_turns(bench *h, const bench_case *c, float *samples) {
     gemm_row *row = c->arg;
-    int reps = h->reps, runs = 2 * reps;
-    ptxkit_stream *stream = NULL;
-    ptxkit_event **events = calloc((size_t)runs + 1, sizeof *events);
-    float *peer = calloc((size_t)reps, sizeof *peer);
-    ptxkit_status st = events && peer ? ptxkit_stream_create(h->ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream)
-                                      : PTXKIT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; st == PTXKIT_SUCCESS && i <= runs; i++)
-        st = ptxkit_event_create(h->ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
-    for (int i = 0; st == PTXKIT_SUCCESS && i < 2 * h->warmup; i++) st = run_one(h->ctx, stream, row, i % 2 == 0);
-    if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(h->ctx, events[0], stream);
-    /* run r: cuBLAS where r % 4 is 0 or 3, so that rep i runs cuBLAS first when i is even */
-    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
-        st = run_one(h->ctx, stream, row, r % 4 == 0 || r % 4 == 3);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(h->ctx, events[r + 1], stream);
-    }
-    if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(h->ctx, stream);
-    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
-        bool cublas = r % 4 == 0 || r % 4 == 3;
-        st = ptxkit_event_elapsed_ms_get(h->ctx, events[r], events[r + 1], cublas ? &peer[r / 2] : &samples[r / 2]);
-    }
+    const timed_fn fns[2] = {run_cublas_row, run_ptxkit};
+    void *const args[2] = {row, &row->g};
+    float *times = calloc(2 * (size_t)h->reps, sizeof *times);
+    if (!times) return PTXKIT_ERROR_OUT_OF_MEMORY;
+    ptxkit_status st = time_turns_ms(h->ctx, 2, fns, args, h->warmup, h->reps, times);
     if (st == PTXKIT_SUCCESS) {
+        memcpy(samples, times + h->reps, (size_t)h->reps * sizeof *samples);
         time_stats ts;
-        stats_of_samples(peer, reps, &ts);
+        stats_of_samples(times, h->reps, &ts);
         row->cublas_ms = (float)ts.median_ms;
         snprintf(row->cub_us, sizeof row->cub_us, "%.1f", ts.median_ms * 1e3);
         snprintf(row->cub_tf, sizeof row->cub_tf, "%.2f", row->flops / (ts.median_ms * 1e-3) / 1e12);
     }
-    for (int i = 0; events && i <= runs; i++) ptxkit_event_destroy(events[i]);
-    free(events);
-    free(peer);
-    ptxkit_stream_destroy(stream);
+    free(times);
     return st;
 }
 

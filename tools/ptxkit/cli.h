@@ -118,6 +118,14 @@ ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int war
 /* The same timing, keeping the reps intervals (ms, in call order), and the
  * statistics of `count` intervals (sorts them in place). */
 ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times);
+/* n functions timed in turns on one stream, back to back with an event
+ * between each two runs, so that all run at the same clocks (a GPU at its
+ * power cap slows within a fraction of a second): `warmup` untimed rounds,
+ * then `reps` rounds, round i starting at function i % n (with two, each
+ * runs after the other as often as after itself). times[f * reps + i]:
+ * function f's run of round i. time_samples_ms is the case of one. */
+ptxkit_status time_turns_ms(ptxkit_context *ctx, int n, const timed_fn *fns, void *const *args, int warmup, int reps,
+                            float *times);
 void stats_of_samples(float *times, int count, time_stats *stats);
 
 /* Ceilings measured in the same run, counting bytes moved:

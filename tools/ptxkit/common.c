@@ -473,28 +473,39 @@ void stats_of_samples(float *times, int count, time_stats *stats) {
     stats->median_ms = count % 2 ? times[count / 2] : 0.5f * (times[count / 2 - 1] + times[count / 2]);
 }
 
-ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times) {
-    if (reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
+ptxkit_status time_turns_ms(ptxkit_context *ctx, int n, const timed_fn *fns, void *const *args, int warmup, int reps,
+                            float *times) {
+    if (n < 1 || n > 16 || reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
+    int runs = n * reps;
     ptxkit_stream *stream = NULL;
     ptxkit_status st = ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &stream);
     if (st != PTXKIT_SUCCESS) return st;
-    ptxkit_event **events = calloc((size_t)reps + 1, sizeof *events);
+    ptxkit_event **events = calloc((size_t)runs + 1, sizeof *events);
     if (!events) st = PTXKIT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; st == PTXKIT_SUCCESS && i <= reps; i++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
-    for (int i = 0; st == PTXKIT_SUCCESS && i < warmup; i++) st = fn(ctx, stream, arg);
+    for (int i = 0; st == PTXKIT_SUCCESS && i <= runs; i++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
+    for (int i = 0; st == PTXKIT_SUCCESS && i < warmup * n; i++) st = fns[i % n](ctx, stream, args[i % n]);
     /* Back-to-back runs separated by events: launch gaps stay hidden behind
-     * the previous run, as in a real pipeline. */
+     * the previous run, as in a real pipeline. Run r is of round r / n,
+     * which starts at function (r / n) % n. */
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[0], stream);
-    for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) {
-        st = fn(ctx, stream, arg);
-        if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[i + 1], stream);
+    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
+        int f = (r / n + r % n) % n;
+        st = fns[f](ctx, stream, args[f]);
+        if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[r + 1], stream);
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, stream);
-    for (int i = 0; st == PTXKIT_SUCCESS && i < reps; i++) st = ptxkit_event_elapsed_ms_get(ctx, events[i], events[i + 1], &times[i]);
-    for (int i = 0; events && i <= reps; i++) ptxkit_event_destroy(events[i]);
+    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
+        int f = (r / n + r % n) % n;
+        st = ptxkit_event_elapsed_ms_get(ctx, events[r], events[r + 1], &times[f * reps + r / n]);
+    }
+    for (int i = 0; events && i <= runs; i++) ptxkit_event_destroy(events[i]);
     free(events);
     ptxkit_stream_destroy(stream);
     return st;
+}
+
+ptxkit_status time_samples_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, float *times) {
+    return time_turns_ms(ctx, 1, &fn, &arg, warmup, reps, times);
 }
 
 ptxkit_status time_stats_ms(ptxkit_context *ctx, timed_fn fn, void *arg, int warmup, int reps, time_stats *stats) {
