@@ -378,9 +378,9 @@ gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     switch (c) {
     case GEMM_SMALL_M: return (gemm_config){64, 128, 8, 8, 8, 2, 4, 0};
     case GEMM_SMALL_N: return (gemm_config){128, 64, 8, 8, 8, 2, 4, 0};
-    /* with a short k the small m's tiles: of the sweep's candidates the
-     * fastest at 4096 x 4096 x 64 on an H200 with the loaders of notebook
-     * section 27 (k of 64 only measured) */
+    /* with a short k, 64 x 128 tiles with k-tiles of 16: of the sweep's
+     * candidates the fastest at 4096 x 4096 x 64 on an H200 with the
+     * loaders of notebook section 27 (k of 64 only measured) */
     case GEMM_SMALL_K: return (gemm_config){64, 128, 16, 8, 8, 2, 4, 0};
     /* the best all-round configuration of the second H100 sweep against
      * cuBLAS (pedantic) at 2048^3, 4096^3 and 8192^3, past the target at each */
