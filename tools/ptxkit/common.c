@@ -473,6 +473,10 @@ void stats_of_samples(float *times, int count, time_stats *stats) {
     stats->median_ms = count % 2 ? times[count / 2] : 0.5f * (times[count / 2 - 1] + times[count / 2]);
 }
 
+/* The function of time_turns_ms's run r: run r is of round r / n, which
+ * starts at function (r / n) % n. */
+static int turn_function(int r, int n) { return (r / n + r % n) % n; }
+
 ptxkit_status time_turns_ms(ptxkit_context *ctx, int n, const timed_fn *fns, void *const *args, int warmup, int reps,
                             float *times) {
     if (n < 1 || n > 16 || reps < 1 || reps > 100000) return PTXKIT_ERROR_INVALID_ARGUMENT;
@@ -485,19 +489,16 @@ ptxkit_status time_turns_ms(ptxkit_context *ctx, int n, const timed_fn *fns, voi
     for (int i = 0; st == PTXKIT_SUCCESS && i <= runs; i++) st = ptxkit_event_create(ctx, PTXKIT_EVENT_DEFAULT, &events[i]);
     for (int i = 0; st == PTXKIT_SUCCESS && i < warmup * n; i++) st = fns[i % n](ctx, stream, args[i % n]);
     /* Back-to-back runs separated by events: launch gaps stay hidden behind
-     * the previous run, as in a real pipeline. Run r is of round r / n,
-     * which starts at function (r / n) % n. */
+     * the previous run, as in a real pipeline. */
     if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[0], stream);
     for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
-        int f = (r / n + r % n) % n;
+        int f = turn_function(r, n);
         st = fns[f](ctx, stream, args[f]);
         if (st == PTXKIT_SUCCESS) st = ptxkit_event_record(ctx, events[r + 1], stream);
     }
     if (st == PTXKIT_SUCCESS) st = ptxkit_stream_synchronize(ctx, stream);
-    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++) {
-        int f = (r / n + r % n) % n;
-        st = ptxkit_event_elapsed_ms_get(ctx, events[r], events[r + 1], &times[f * reps + r / n]);
-    }
+    for (int r = 0; st == PTXKIT_SUCCESS && r < runs; r++)
+        st = ptxkit_event_elapsed_ms_get(ctx, events[r], events[r + 1], &times[turn_function(r, n) * reps + r / n]);
     for (int i = 0; events && i <= runs; i++) ptxkit_event_destroy(events[i]);
     free(events);
     ptxkit_stream_destroy(stream);
