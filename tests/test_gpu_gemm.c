@@ -355,6 +355,56 @@ static void test_gemm_f64_odd(void **state) {
     assert_int_equal(run_cases(cases, count), 0);
 }
 
+/* float64 with A and B as stored and 16-byte aligned: on sm_90 the
+ * tensor-core kernel's tensor-map path (B's map 2-D and 3-D, boxes
+ * zero-filled past M, N and K, split-K slices, beta, two stages and four),
+ * and the same cases with the path switched off. */
+static void test_gemm_f64_tensor_maps(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    /* 16 dividing n or not: B's map in one box or in boxes of 16 columns */
+    static const size_t tma_shapes[][3] = {{129, 66, 302}, {64, 128, 16},  {300, 17, 4},    {1, 2, 2},
+                                           {7, 300, 2048}, {200, 40, 24},  {513, 515, 517}, {64, 4096, 256},
+                                           {100, 48, 37},  {257, 256, 129}};
+    enum { SHAPES = sizeof tma_shapes / sizeof tma_shapes[0] };
+    gemm_case cases[SHAPES];
+    for (int s = 0; s < SHAPES; s++) {
+        gemm_case *c = &cases[s];
+        memset(c, 0, sizeof *c);
+        c->type = PTXKIT_FLOAT64;
+        c->op_a = c->op_b = PTXKIT_GEMM_N;
+        c->m = tma_shapes[s][0], c->n = tma_shapes[s][1], c->k = tma_shapes[s][2];
+        c->alpha = s % 2 ? 0.5 : -1.25, c->beta = s % 3 ? 0 : 0.75;
+        /* even leading dimensions keep every row 16-byte aligned */
+        c->pad_a = c->k % 2 ? 1 : (size_t)(s % 2) * 2, c->pad_b = c->n % 2 ? 1 : 2, c->pad_c = (size_t)s % 2;
+        /* tiles the path takes: 64 x 128, 64 x 64 in 4 and in 2 stages */
+        static const gemm_config tiles[] = {{64, 128, 16, 8, 8, 1, 4, 0}, {64, 64, 16, 4, 8, 2, 4, 0},
+                                            {64, 64, 16, 4, 8, 2, 2, 0}};
+        c->tiles = tiles[s % 3];
+        if (s == 4) c->tiles.split_k = 3; /* slices of whole k-tiles */
+    }
+    gemm_switches sw = gemm_switches_get(ctx);
+    const gemm_config d = gemm_default_config(GEMM_F64_TC, GEMM_SQUARE);
+    if (ctx->info.cc_major >= 9 && ctx->cu->cuTensorMapEncodeTiled) {
+        /* the path is really taken for these operands */
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, true, 128, 16), 2);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, true, 66, 16), 1);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, true, false, true, true, 128, 16), 0);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, false, 128, 16), 0);
+        gemm_config small = d;
+        small.bm = 32, small.bn = 64;
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 0);
+    }
+    int failures = run_cases(cases, SHAPES);
+    gemm_switches off = sw;
+    off.tensor_maps = 0;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
+    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, &d, false, false, true, true, 128, 16), 0);
+    failures += run_cases(cases, SHAPES);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    assert_int_equal(failures, 0);
+}
+
 /* float64 on the CUDA cores (the kernel of GPUs before sm_80), forced on
  * this one: a few of the issue's shapes in every layout, split-K, and the
  * first configurations of its sweep. */
@@ -826,6 +876,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
         cmocka_unit_test(test_gemm_supported_agrees),
         cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
+        cmocka_unit_test(test_gemm_f64_tensor_maps),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
         cmocka_unit_test(test_gemm_ladder),    cmocka_unit_test(test_gemm_prepare),

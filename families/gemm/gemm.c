@@ -139,9 +139,9 @@ static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype 
  * under the context's switches sw. */
 static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, const gemm_config *c,
                                  const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                                 ptxkit_kernel **fn) {
+                                 int tma, ptxkit_kernel **fn) {
     if (gemm_kind_of(type, &ctx->info, sw) == GEMM_F64_TC)
-        return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, fn);
+        return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, tma, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
     kernel_spec spec = {.family = "gemm", .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_f64" : "ptxkit_gemm_f32"};
     define_scratch scratch = {0};
@@ -281,7 +281,10 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
-    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, &fn);
+    const int tma = gemm_kind_of(type, &ctx->info, &sw) == GEMM_F64_TC
+                        ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096)
+                        : 0;
+    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
     context_leave(ctx);
     return st;
@@ -336,7 +339,9 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn, *reduce_fn = NULL;
     bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
-    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, &fn);
+    const int tma =
+        kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
+    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, tma, &fn);
     if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
     if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1)) goto done;
 
@@ -351,6 +356,11 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
     unsigned grid = (unsigned)(tiles_m * tiles_n);
     const ptxkit_dim3 threads = {(unsigned)sh.threads, 1, 1};
+    /* the tensor-map path's two last arguments (a kernel without them reads
+     * none past its own) */
+    gemm_tma_maps maps = {0};
+    if (tma && launch && (st = gemm_dmma_tma_maps(ctx, &cfg, tma, a, lda, b, ldb, m, n, k_run, &maps)) != PTXKIT_SUCCESS)
+        goto done;
     if (split > 1) {
         /* held until both kernels are queued: the scratch is this stream's meanwhile */
         stream_scratch h;
@@ -360,7 +370,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
                                  scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
         dw = h.buffer;
         if (st == PTXKIT_SUCCESS && launch) {
-            void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
+            void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
+                            &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
             st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
         }
         if (st == PTXKIT_SUCCESS && launch) {
@@ -373,7 +384,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         }
         stream_scratch_release(&h);
     } else {
-        void *args[] = {&da, &db, &dc, &im, &in, &ik, &llda, &lldb, &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw};
+        void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
+                        &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
         st = kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
     }
 done:

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cuda.h>
+
 #include "gemm/gemm_config.h"
 #include "ptxkit.h"
 #include "ptxkit_ops.h"
@@ -45,6 +47,25 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
  * layouts and alignment, under the context's switches sw. */
 ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c,
                                const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                               ptxkit_kernel **fn);
+                               int tma, ptxkit_kernel **fn);
+
+/* Which tensor-map path of the tensor-core kernel a call takes
+ * (gemm_dmma.cu's GEMM_TMA): 0 none (cp.async copies), 1 B in boxes of 16
+ * columns, 2 B in one 3-D box (16 divides n). Not 0 needs sm_90 or newer,
+ * a driver with cuTensorMapEncodeTiled, the switches allowing it, A and B
+ * as stored, both 16-byte aligned (vec_a, vec_b), k-tiles of 16, mma k 4,
+ * tiles of at least 64 x 64 and k > 0. */
+int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c, bool trans_a,
+                       bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
+
+/* The path's two kernel arguments for mode tma: A (m x k, leading
+ * dimension lda) in boxes of bk x bm; B (k x n, ldb) in boxes of 16 x bk
+ * (mode 1) or 16 x bk x bn / 16 (mode 2); the 128-byte swizzle, zeros past
+ * the matrix. */
+typedef struct gemm_tma_maps {
+    CUtensorMap a, b;
+} gemm_tma_maps;
+ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, const gemm_config *c, int tma, CUdeviceptr a, size_t lda,
+                                 CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k, gemm_tma_maps *maps);
 
 #endif

@@ -59,6 +59,8 @@ ptxkit_status gemm_switches_set(ptxkit_context *ctx, const gemm_switches *sw) {
                             sw->cross_prefetch);
     if (sw->mma_k != 0 && sw->mma_k != 4 && sw->mma_k != 8 && sw->mma_k != 16)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: mma k %d (0, 4, 8 or 16)", sw->mma_k);
+    if (sw->tensor_maps < -1 || sw->tensor_maps > 1)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: tensor maps %d (-1, 0 or 1)", sw->tensor_maps);
     switches_state *s = context_state(ctx, &switches_ops);
     if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: cannot create the per-context switches");
     pthread_mutex_lock(&s->lock);

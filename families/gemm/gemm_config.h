@@ -53,9 +53,14 @@ typedef struct gemm_switches {
      * k-tile); 0 its default (4). The deeper ones need more registers, so
      * fewer configurations pass gemm_config_check under them. */
     int mma_k;
+    /* the tensor-core kernel's copies by tensor maps where it can take them
+     * (gemm_dmma_tma_mode): 0 never (cp.async as on sm_80), 1 or -1 (the
+     * default) where able */
+    int tensor_maps;
 } gemm_switches;
 
-#define GEMM_SWITCHES_DEFAULT ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0})
+#define GEMM_SWITCHES_DEFAULT \
+    ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0, .tensor_maps = -1})
 
 /* The context's switches (the defaults for ctx NULL, or where its state
  * cannot be created). */

@@ -91,6 +91,35 @@ template <typename T, int THREADS, int ROWS, int COLS, int VEC, int LDS_> struct
     }
 };
 
+#if PTXKIT_HAS_BULK_COPY
+// A tensor map (the driver's CUtensorMap, encoded by the host with
+// cuTensorMapEncodeTiled), passed by value as a __grid_constant__ kernel
+// parameter: the tensor memory accelerator (sm_90) copies a whole box of a
+// 2-D tile into shared memory from one instruction, zero-filling what lies
+// outside the matrix, so the copies cost the block one thread's few
+// instructions a tile instead of every thread's address arithmetic.
+struct alignas(64) tma_desc {
+    unsigned long long opaque[16];
+};
+// The box of `map` whose first element is (x, y) (x the contiguous
+// coordinate) into shared dst (aligned as the map's swizzle needs),
+// completing its bytes on bar. Issued by one thread.
+__device__ __forceinline__ void tma_load_2d(void *dst, const tma_desc *map, int x, int y, unsigned long long *bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                 "[%4];" ::"r"(ptxkit::shared_address(dst)),
+                 "l"((unsigned long long)map), "r"(x), "r"(y), "r"(ptxkit::shared_address(bar))
+                 : "memory");
+}
+// The same for a 3-D map: the box whose first element is (x, y, z).
+__device__ __forceinline__ void tma_load_3d(void *dst, const tma_desc *map, int x, int y, int z,
+                                            unsigned long long *bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4}], [%5];" ::"r"(ptxkit::shared_address(dst)),
+                 "l"((unsigned long long)map), "r"(x), "r"(y), "r"(z), "r"(ptxkit::shared_address(bar))
+                 : "memory");
+}
+#endif
+
 // One k-tile of both operands into their stages (as, bs), then both loaders
 // on to the next tile: TRANS_A / TRANS_B say which of each tile's sides
 // runs along K; k_left, m_left, n_left are what is left of K, M and N

@@ -3,17 +3,20 @@
  * embedded source gemm_dmma.cu for a configuration. Its rules,
  * register estimate and mma depth are gemm_config.c's; argument checks,
  * split-K and the launch are gemm.c's, shared with the CUDA-core kernels. */
+#include <stdint.h>
+
 #include "gemm/gemm.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
 #include "runtime/objects.h"
+#include "runtime/status.h"
 
 /* gemm_dmma.cu's kernel (both operands copied in 16-byte vectors where
  * aligned). The spec names the embedded source gemm_dmma.cu, not the
  * family: family gemm compiles two sources (its descriptor's sources). */
 ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c,
                                const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                               ptxkit_kernel **fn) {
+                               int tma, ptxkit_kernel **fn) {
     kernel_spec spec = {.family = "gemm_dmma", .entry = "ptxkit_gemm_dmma_f64"};
     define_scratch scratch = {0};
     spec_define_int(&spec, &scratch, "TRANS_A", trans_a);
@@ -29,8 +32,49 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, con
     spec_define_int(&spec, &scratch, "STAGES", c->stages);
     spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(GEMM_F64_TC, sw, c, &ctx->info));
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
+    if (tma) spec_define_int(&spec, &scratch, "GEMM_TMA", tma);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
     if (st != PTXKIT_SUCCESS) return st;
     /* past the static 48 KB, dynamic shared memory is opted into per function */
     return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(GEMM_F64_TC, c, trans_a, trans_b), false);
+}
+
+int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c, bool trans_a,
+                       bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k) {
+    /* Tiles under 64 x 64 keep cp.async: at 512^3 (32 x 64 tiles, one warp
+     * a scheduler) the H200 ran them 7% slower with the maps (notebook
+     * section 28). */
+    bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
+                vec_a && vec_b && c->bk == 16 && gemm_mma_k(c, sw) == 4 && c->bn % 16 == 0 &&
+                c->bm * c->bn >= 64 * 64 && k > 0;
+    return !able ? 0 : n % 16 == 0 ? 2 : 1;
+}
+
+/* A map of a row-major matrix of doubles (ld apart) with `rank` dims
+ * (innermost first) and byte strides of the outer ones. */
+static CUresult encode(const cuda_driver *cu, CUtensorMap *map, CUdeviceptr base, unsigned rank, const cuuint64_t *dims,
+                       const cuuint64_t *strides, const cuuint32_t *box) {
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    return cu->cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, rank, (void *)(uintptr_t)base, dims, strides,
+                                      box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, const gemm_config *c, int tma, CUdeviceptr a, size_t lda,
+                                 CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k, gemm_tma_maps *maps) {
+    const cuuint64_t a_dims[2] = {k, m}, a_strides[1] = {lda * sizeof(double)};
+    const cuuint32_t a_box[2] = {(cuuint32_t)c->bk, (cuuint32_t)c->bm};
+    CUresult r = encode(ctx->cu, &maps->a, a, 2, a_dims, a_strides, a_box);
+    if (r == CUDA_SUCCESS && tma == 2) {
+        /* (column in a group of 16, k, group): the block's groups side by side */
+        const cuuint64_t dims[3] = {16, k, n / 16}, strides[2] = {ldb * sizeof(double), 16 * sizeof(double)};
+        const cuuint32_t box[3] = {16, (cuuint32_t)c->bk, (cuuint32_t)c->bn / 16};
+        r = encode(ctx->cu, &maps->b, b, 3, dims, strides, box);
+    } else if (r == CUDA_SUCCESS) {
+        const cuuint64_t dims[2] = {n, k}, strides[1] = {ldb * sizeof(double)};
+        const cuuint32_t box[2] = {16, (cuuint32_t)c->bk};
+        r = encode(ctx->cu, &maps->b, b, 2, dims, strides, box);
+    }
+    return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : record_cuda_error(ctx, r, "ptxkit_gemm: cuTensorMapEncodeTiled");
 }

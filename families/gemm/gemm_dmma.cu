@@ -130,6 +130,23 @@ static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
 static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 
+// GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
+// of 16, mma k 4; the host passes the two tensor maps): the tensor memory
+// accelerator fills the stages (see the kernel), tiles sit unpadded in
+// shared memory with the 128-byte swizzle. B's map is 2-D (k, n) with
+// boxes of 16 columns, one copy each (1), or 3-D (k, n / 16, n % 16) with
+// the block's BN / 16 groups in one box (2, where 16 divides N).
+#ifndef GEMM_TMA
+#define GEMM_TMA 0
+#endif
+#if GEMM_TMA
+static_assert(!TRANS_A && !TRANS_B && BK == 16 && MMA_K == 4 && BN % 16 == 0,
+              "the tensor-map path takes A and B as stored, k-tiles of 16 and mma k 4");
+static_assert(PTXKIT_HAS_BULK_COPY, "the tensor-map path needs sm_90");
+#define TMA_STAGE_A (BM * BK) // BM rows of one 128-byte line
+#define TMA_STAGE_B (BN * BK) // BN / 16 boxes of BK rows of 16 columns
+#endif
+
 #if TRANS_A
 typedef tile_loader<T, THREADS, BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
 #else
@@ -232,6 +249,58 @@ __device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t
 // blocks still read. The split-K partials are stored plainly: the second
 // pass reads them back (evict-first there lost at 64 x 4096 x 4096).
 
+#if GEMM_TMA
+// The tensor-map path's C, whose columns follow B's loads there: for mma
+// row tile p, row h, tile pair s and i, a lane holds acc[p][2s][2h + i]
+// and acc[p][2s + 1][2h + i] at columns col0 + 16s + 8i + {0, 1} (col0:
+// the warp's first column + 2t), so lanes t = 0..3 store 64 contiguous
+// bytes: whole sectors, with no trade.
+template <typename Store>
+__device__ __forceinline__ void for_each_piece(const T (&acc)[MT][NT][4], int M, int row0, Store store) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + 16 * p + h;
+            if (row >= M) continue;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++)
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    store(row, 16 * s + 8 * i, make_double2(acc[p][2 * s][2 * h + i], acc[p][2 * s + 1][2 * h + i]));
+        }
+}
+
+__device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], T *C, long long ldc, int M, int N, int row0,
+                                           int col0, T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+    for_each_piece(acc, M, row0, [&](int row, int offset, double2 v) {
+        const int col = col0 + offset;
+        T *c = C + (long long)row * ldc + col;
+        if (vector_c && col + 2 <= N) {
+            double2 out = make_double2(alpha * v.x, alpha * v.y);
+            if (read_c) {
+                double2 old = *(const double2 *)c;
+                out.x += beta * old.x, out.y += beta * old.y;
+            }
+            __stcs((double2 *)c, out);
+        } else {
+            if (col < N) c[0] = read_c ? alpha * v.x + beta * c[0] : alpha * v.x;
+            if (col + 1 < N) c[1] = read_c ? alpha * v.y + beta * c[1] : alpha * v.y;
+        }
+    });
+}
+
+// Split-K: raw sums of slice z (ldw a multiple of 2: columns past N hold
+// zeros, never read back).
+__device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, long long ldw, int M, int row0,
+                                              int col0) {
+    for_each_piece(acc, M, row0, [&](int row, int offset, double2 v) {
+        const int col = col0 + offset;
+        if (col < ldw) *(double2 *)(W + (long long)row * ldw + col) = v;
+    });
+}
+#else
 __device__ __forceinline__ void pair_values(const T (&acc)[MT][NT][4], int p, int s, int h, T *out) {
     out[0] = acc[p][2 * s][2 * h];
     out[1] = acc[p][2 * s + 1][2 * h];
@@ -316,13 +385,19 @@ __device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, l
         }
     });
 }
+#endif
 
 // ---- the kernel ----------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     ptxkit_gemm_dmma_f64(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K, long long lda,
                          long long ldb, long long ldc, T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
-                         long long ldw) {
+                         long long ldw
+#if GEMM_TMA
+                         ,
+                         const __grid_constant__ tma_desc tma_a, const __grid_constant__ tma_desc tma_b
+#endif
+    ) {
     ptxkit::grid_dependency_begin();
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     T *As = (T *)gemm_smem;
@@ -338,6 +413,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
     const int tid = threadIdx.x;
+#if !GEMM_TMA
     a_loader la;
     b_loader lb;
 #if TRANS_A
@@ -355,6 +431,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const long long b_step = (long long)BK * ldb;
 #endif
 
+#endif
     const int warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
     const int m_w = (warp / WARPS_N) * WM, n_w = (warp % WARPS_N) * WN;
@@ -367,6 +444,127 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[p][q][i] = 0;
 
+#if GEMM_TMA
+    // The tensor memory accelerator fills the stages: one thread issues a
+    // k-tile's boxes (A's one, B's one or BN / 16) onto the stage's "full"
+    // mbarrier, which counts their bytes; every warp, once it has loaded
+    // its last fragments of a stage, arrives on the stage's "empty"
+    // mbarrier, which the refilling thread waits on. No block-wide
+    // barrier per k-tile and no copy arithmetic in the warps that compute;
+    // boxes reaching past M, N or K come back zero-filled, so edge blocks
+    // take the same path.
+    //
+    // Shared layout: the 128-byte swizzle stores 16-byte chunk c of line l
+    // (128 bytes: a row of A's tile, a k-row of one of B's 16-column boxes)
+    // at chunk c ^ (l % 8), stages 1024-byte aligned. A's 8-byte fragment
+    // loads (rows 2g + h, k t) then fall on 16 distinct bank pairs in each
+    // half-warp. B's 16-byte loads read chunk pi(g) = 4 (g % 2) + g / 2 of
+    // k-row t in a box (columns 2 pi(g), 2 pi(g) + 1, for mma tiles 2s and
+    // 2s + 1), so the 8 lanes of a phase read 8 distinct chunks; C's
+    // columns follow (the epilogue's store_tile_tma).
+    __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
+    // the host's size leaves room to align the stages
+    T *tA = (T *)(gemm_smem + ((1024u - (ptxkit::shared_address(gemm_smem) & 1023u)) & 1023u));
+    T *tB = tA + STAGES * TMA_STAGE_A;
+    (void)As, (void)Bs;
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            ptxkit::mbarrier_init(&full_bar[s], 1);
+            ptxkit::mbarrier_init(&empty_bar[s], WARPS_M * WARPS_N);
+        }
+        ptxkit::fence_mbarrier_init();
+    }
+    __syncthreads();
+    // one thread: k-tile `tile` of the slice into `stage`
+    auto fill = [&](int tile, int stage) {
+        ptxkit::mbarrier_arrive_expect_tx(&full_bar[stage], (TMA_STAGE_A + TMA_STAGE_B) * sizeof(T));
+        const int k = k_begin + tile * BK;
+        tma_load_2d(tA + stage * TMA_STAGE_A, &tma_a, k, m0, &full_bar[stage]);
+#if GEMM_TMA == 2
+        tma_load_3d(tB + stage * TMA_STAGE_B, &tma_b, 0, k, n0 / 16, &full_bar[stage]);
+#else
+#pragma unroll
+        for (int j = 0; j < BN / 16; j++)
+            tma_load_2d(tB + stage * TMA_STAGE_B + j * 16 * BK, &tma_b, n0 + 16 * j, k, &full_bar[stage]);
+#endif
+    };
+    if (tid == 0)
+        for (int s = 0; s < STAGES && s < k_tiles; s++) fill(s, s);
+    __syncwarp();
+
+    // a[p][h] = A[row 16p + 2g + h][k 4 step + t]; b[2s + e] = B[k 4 step +
+    // t][column 16s + 2 pi(g) + e] (offsets in doubles within a stage)
+    const int pi_g = 4 * (g & 1) + (g >> 1);
+    auto load_a = [&](const T *as, int step, T(&aa)[MT][2]) {
+#pragma unroll
+        for (int p = 0; p < MT; p++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = m_w + 16 * p + 2 * g + h, chunk = (2 * step + (t >> 1)) ^ (row & 7);
+                aa[p][h] = as[row * BK + 2 * chunk + (t & 1)];
+            }
+    };
+    auto load_b = [&](const T *bs, int step, T(&bb)[NT]) {
+        const int k = 4 * step + t, chunk = pi_g ^ (k & 7);
+#pragma unroll
+        for (int s = 0; s < NT / 2; s++) {
+            double2 v = *(const double2 *)(bs + (n_w + 16 * s) * BK + k * 16 + 2 * chunk);
+            bb[2 * s] = v.x, bb[2 * s + 1] = v.y;
+        }
+    };
+
+    T a[2][MT][2], b[2][NT];
+    if (k_tiles > 0) {
+        ptxkit::mbarrier_wait_parity(&full_bar[0], 0);
+        __syncwarp();
+        load_a(tA, 0, a[0]);
+        load_b(tB, 0, b[0]);
+    }
+    for (int tile = 0; tile < k_tiles; tile++) {
+        const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
+        const T *as = tA + stage * TMA_STAGE_A, *bs = tB + stage * TMA_STAGE_B;
+#pragma unroll
+        for (int step = 0; step < 4; step++) {
+            const int buf = step & 1, nbuf = buf ^ 1;
+            if (step < 3) {
+                load_a(as, step + 1, a[nbuf]);
+                load_b(bs, step + 1, b[nbuf]);
+            } else {
+                // this warp has loaded its last fragments of the stage
+                __syncwarp();
+                if (lane == 0) ptxkit::mbarrier_arrive(&empty_bar[stage]);
+                if (tile + 1 < k_tiles) {
+                    ptxkit::mbarrier_wait_parity(&full_bar[next], ((tile + 1) / STAGES) & 1);
+                    __syncwarp();
+                    load_a(tA + next * TMA_STAGE_A, 0, a[nbuf]);
+                    load_b(tB + next * TMA_STAGE_B, 0, b[nbuf]);
+                }
+            }
+#pragma unroll
+            for (int p = 0; p < MT; p++)
+#pragma unroll
+                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], &b[buf][q]);
+        }
+        // Tile r = tile - LAG's stage takes r + STAGES, issued by lane 0 of
+        // warp r % WARPS: the refills rotate, so that no warp (all of them
+        // compute) carries them all. With 3 stages or more, LAG 1: a tile
+        // later than it could, so that every warp is almost always done
+        // with the stage and the refilling lane seldom waits. With 2, LAG
+        // 0: the next k-step waits for tile + 1, which must have been issued
+        // by the end of tile - 1.
+        constexpr int LAG = STAGES >= 3 ? 1 : 0;
+        const int r = tile - LAG;
+        if (r >= 0 && r + STAGES < k_tiles && warp == r % (WARPS_M * WARPS_N)) {
+            if (lane == 0) {
+                const int r_stage = r % STAGES;
+                ptxkit::mbarrier_wait_parity(&empty_bar[r_stage], (r / STAGES) & 1);
+                fill(r + STAGES, r_stage);
+            }
+            __syncwarp();
+        }
+    }
+#else
     // The main loop twice over: for blocks whose tiles all lie inside the
     // matrices (every k-tile whole), copies without bounds; for the others,
     // with them. One test per block, not per copy.
@@ -449,8 +647,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else main_loop(flag<false>());
     // no copy may still be writing shared memory when the block exits
     async_wait<0>();
+#endif
 
-    const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + 4 * t;
+    const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + (GEMM_TMA ? 2 : 4) * t;
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0);
 #else

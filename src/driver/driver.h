@@ -57,7 +57,8 @@
     X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)         \
     X(cuGraphLaunch, 10000) X(cuGraphExecUpdate, 12000)                        \
     X(cuGraphExecDestroy, 10000) X(cuGraphDestroy, 10000)                      \
-    X(cuGraphGetNodes, 10000) X(cuPointerGetAttributes, 7000)
+    X(cuGraphGetNodes, 10000) X(cuPointerGetAttributes, 7000)                 \
+    X(cuTensorMapEncodeTiled, 12000)
 
 /* Members keep the API's names; cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2)
  * rename declaration and uses alike. */
