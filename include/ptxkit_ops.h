@@ -674,6 +674,12 @@ ptxkit_status ptxkit_gemm_cross_prefetch_set(ptxkit_context *ctx, int on);
 
 ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k);
 
+/* The float64 tensor-core kernel's operand copies by the tensor memory
+ * accelerator (sm_90, A and B as stored and 16-byte aligned): 0 off (the
+ * cp.async copies of sm_80), 1 on where able (the default; -1 the default
+ * again). INVALID_ARGUMENT for other values or a NULL context. */
+ptxkit_status ptxkit_gemm_tensor_maps_set(ptxkit_context *ctx, int on);
+
 /* ---- experimental: host arrays ------------------------------------------------- */
 
 /* "auto", "staged", "registered", "mapped"; NULL for a value out of range. */

@@ -65,6 +65,15 @@ ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k) {
     return gemm_switches_set(ctx, &sw);
 }
 
+ptxkit_status ptxkit_gemm_tensor_maps_set(ptxkit_context *ctx, int on) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_tensor_maps_set: context is NULL");
+    if (on < -1 || on > 1)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_tensor_maps_set: %d", on);
+    gemm_switches sw = gemm_switches_get(ctx);
+    sw.tensor_maps = on;
+    return gemm_switches_set(ctx, &sw);
+}
+
 ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, const char **jit_log) {
     if (jit_log) *jit_log = "";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_registry_probe: context is NULL");
