@@ -292,7 +292,9 @@ bool gemm_config_check(int kind, const gemm_switches *sw, const gemm_config *c, 
 
 size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b) {
     if (kind == GEMM_F64_TC) {
-        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4) */
+        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4);
+         * its tensor-map path's unpadded stages and their 1024-byte alignment
+         * fit in the same size (2 bm + 64 doubles a stage to spare) */
         size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
         size_t a = trans_a ? bk * (bm + 4) : bm * (bk + 2), b = trans_b ? bn * (bk + 2) : bk * (bn + 4);
         return (size_t)c->stages * (a + b) * 8;

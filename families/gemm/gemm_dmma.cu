@@ -13,7 +13,9 @@
 // STAGES buffers filled by cp.async (gemm_copy.cuh): 16-byte copies where
 // the host found the matrix aligned for them (VEC 2), else 8-byte ones,
 // zero-filled past M, N and K so that edges need no branch; while the block
-// computes on one k-tile the next STAGES - 1 are in flight. Fragments are
+// computes on one k-tile the next STAGES - 1 are in flight. On sm_90, for A
+// and B as stored (GEMM_TMA), the tensor memory accelerator fills the
+// stages instead, onto mbarriers (see the kernel). Fragments are
 // double-buffered in registers: each k-step's are read from shared memory
 // during the previous step's mma, a tile's first during the previous
 // tile's last step, right after the one barrier per tile (gemm.cu's cross
