@@ -135,9 +135,10 @@ static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 // GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
 // of 16, mma k 4; the host passes the two tensor maps): the tensor memory
 // accelerator fills the stages (see the kernel), tiles sit unpadded in
-// shared memory with the 128-byte swizzle. B's map is 2-D (k, n) with
-// boxes of 16 columns, one copy each (1), or 3-D (k, n / 16, n % 16) with
-// the block's BN / 16 groups in one box (2, where 16 divides N).
+// shared memory with the 128-byte swizzle. B's map is 2-D (n, k; the
+// contiguous coordinate first) with boxes of 16 columns, one copy each (1),
+// or 3-D (n % 16, k, n / 16) with the block's BN / 16 groups in one box
+// (2, where 16 divides N).
 #ifndef GEMM_TMA
 #define GEMM_TMA 0
 #endif
@@ -402,8 +403,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     ) {
     ptxkit::grid_dependency_begin();
     extern __shared__ __align__(16) unsigned char gemm_smem[];
+#if !GEMM_TMA
     T *As = (T *)gemm_smem;
     T *Bs = As + STAGES * STAGE_A;
+#endif
 
     // The tile of this block, GROUP_M tile rows at a time.
     int m0, n0;
@@ -463,12 +466,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     // half-warp. B's 16-byte loads read chunk pi(g) = 4 (g % 2) + g / 2 of
     // k-row t in a box (columns 2 pi(g), 2 pi(g) + 1, for mma tiles 2s and
     // 2s + 1), so the 8 lanes of a phase read 8 distinct chunks; C's
-    // columns follow (the epilogue's store_tile_tma).
+    // columns follow (the epilogue's for_each_piece).
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     // the host's size leaves room to align the stages
     T *tA = (T *)(gemm_smem + ((1024u - (ptxkit::shared_address(gemm_smem) & 1023u)) & 1023u));
     T *tB = tA + STAGES * TMA_STAGE_A;
-    (void)As, (void)Bs;
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
