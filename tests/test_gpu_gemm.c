@@ -395,7 +395,18 @@ static void test_gemm_f64_tensor_maps(void **state) {
         small.bm = 32, small.bn = 64;
         assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 0);
     }
+    /* mma k 8 at the square tiles, 4 in two stages of 64 x 64 (whose k 8
+     * would cost a block an SM on an H100) */
+    assert_int_equal(gemm_tma_mma_k(&d, &sw, &ctx->info), 8);
+    if (ctx->info.regs_per_sm == 65536)
+        assert_int_equal(gemm_tma_mma_k(&(gemm_config){64, 64, 16, 4, 8, 2, 2, 0}, &sw, &ctx->info), 4);
     int failures = run_cases(cases, SHAPES);
+    /* the path at mma k 4 wherever it takes 8 */
+    gemm_switches k4 = sw;
+    k4.mma_k = 4;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &k4));
+    assert_int_equal(gemm_tma_mma_k(&d, &k4, &ctx->info), 4);
+    failures += run_cases(cases, SHAPES);
     gemm_switches off = sw;
     off.tensor_maps = 0;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));

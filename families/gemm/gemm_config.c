@@ -181,9 +181,9 @@ static bool tile_copies_fit(int threads, int rows, int cols, int vec) {
     return threads % per_row == 0 && rows % (threads / per_row) == 0;
 }
 
-/* The default mma k depth is 4 (m16n8k4 on sm_90): deeper ones hold more
- * fragments, which with 64 accumulators a lane and fragments
- * double-buffered spill. */
+/* The cp.async path's default mma k depth is 4 (m16n8k4 on sm_90):
+ * deeper ones hold more fragments, which with 64 accumulators a lane and
+ * fragments double-buffered spill. */
 int gemm_mma_k(const gemm_config *c, const gemm_switches *sw) {
     int k = sw && sw->mma_k ? sw->mma_k : 4;
     return k < c->bk ? k : c->bk;
@@ -191,17 +191,23 @@ int gemm_mma_k(const gemm_config *c, const gemm_switches *sw) {
 
 /* Registers a thread of the tensor-core kernel needs: its tm x tn doubles
  * of C, two k-steps of fragments (tm of A and tn / 2 of B per k quarter
- * of 4) and about 64 for addresses, loaders and loop state (ptxas -v on
- * sm_90: 228-254 for 8 x 8 at mma k 4, spills at k 8; 150-166 for 4 x 8).
+ * of 4) and, on the cp.async path, about 64 for addresses, loaders and
+ * loop state (ptxas -v on sm_90: 228-254 for 8 x 8 at mma k 4, spills at
+ * k 8; 150-166 for 4 x 8); on the tensor-map path, with no loader, about
+ * 32 (210 and 254 for 8 x 8 at k 4 and 8, 126 and 168 for 4 x 8).
  * Except that 4 x 8 at mma k 4 is held to 128, four blocks of 4 warps an
  * SM where shared memory lets them in: ptxas then spills 0-16 bytes over
  * the four layouts, and a short k, whose blocks are mostly prologue and
  * stores, runs faster with the fourth block than without it (the H200 at
  * 4096 x 4096 x 64, notebook section 25). */
-static int dmma_registers(const gemm_config *c, const gemm_switches *sw) {
-    int quarters = gemm_mma_k(c, sw) / 4;
+static int dmma_registers_at(const gemm_config *c, int mma_k, bool tensor_maps) {
+    int quarters = mma_k / 4;
     if (c->tm * c->tn == 32 && quarters == 1) return 128;
-    return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + 64;
+    return 2 * (c->tm * c->tn + 2 * (c->tm + c->tn / 2) * quarters) + (tensor_maps ? 32 : 64);
+}
+
+static int dmma_registers(const gemm_config *c, const gemm_switches *sw) {
+    return dmma_registers_at(c, gemm_mma_k(c, sw), false);
 }
 
 /* The tensor-core kernel's rules (gemm_dmma.cu): its lane tiles, warp
@@ -321,10 +327,11 @@ static int registers_estimate(int elem, const gemm_config *c) {
     return words * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 28;
 }
 
-int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+/* gemm_resident_blocks at `regs` registers a thread */
+static int resident_blocks_at(int kind, int regs, const gemm_config *c, const ptxkit_device_info *info) {
     int threads = (c->bm / c->tm) * (c->bn / c->tn);
     if (threads < 1) return 1;
-    int regs = ((kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c)) + 7) / 8 * 8;
+    regs = (regs + 7) / 8 * 8;
     int regs_sm = info && info->regs_per_sm > 0 ? info->regs_per_sm : 65536;
     int threads_sm = info && info->max_threads_per_sm > 0 ? info->max_threads_per_sm : 2048;
     int blocks_sm = info && info->max_blocks_per_sm > 0 ? info->max_blocks_per_sm : 32;
@@ -338,6 +345,24 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
     size_t by_shared = shared_sm / (shared + 1024);
     if ((size_t)blocks > by_shared) blocks = (int)by_shared;
     return blocks < 1 ? 1 : blocks;
+}
+
+int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
+    return resident_blocks_at(kind, kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c), c, info);
+}
+
+/* mma k 8 on the tensor-map path: half the DMMA instructions, so fewer
+ * issue slots between a warp's mma (on the H200, 2048^3-8192^3 rose from
+ * 93-96% of cuBLAS at k 4 to 97-99%, notebook section 29), taken where its
+ * fragments cost no block an SM against the blocks the plan counted on: at
+ * 4 x 8 lanes in two stages (a short k's tiles) k 8's registers leave three
+ * blocks where k 4 holds four, and k 8 lost there. */
+int gemm_tma_mma_k(const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info) {
+    if ((sw && sw->mma_k) || c->bk < 8) return gemm_mma_k(c, sw);
+    int deep = dmma_registers_at(c, 8, true);
+    int threads = (c->bm / c->tm) * (c->bn / c->tn);
+    if (deep > 256 || threads * deep > 65536) return 4;
+    return resident_blocks_at(GEMM_F64_TC, deep, c, info) >= gemm_resident_blocks(GEMM_F64_TC, sw, c, info) ? 8 : 4;
 }
 
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {

@@ -50,8 +50,9 @@ typedef struct gemm_switches {
      * kernel's default */
     int cross_prefetch;
     /* k depth of the tensor-core kernel's mma (4, 8 or 16, capped by the
-     * k-tile); 0 its default (4). The deeper ones need more registers, so
-     * fewer configurations pass gemm_config_check under them. */
+     * k-tile); 0 its default (gemm_mma_k, gemm_tma_mma_k). The deeper ones
+     * need more registers, so fewer configurations pass gemm_config_check
+     * under them. */
     int mma_k;
     /* the tensor-core kernel's copies by tensor maps where it can take them
      * (gemm_dmma_tma_mode): 0 never (cp.async as on sm_80), 1 or -1 (the
@@ -110,8 +111,11 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
 /* Blocks per SM asked of __launch_bounds__: gemm_resident_blocks, at most 8. */
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
 
-/* The tensor-core kernel's mma k depth for c (its MMA_K). */
+/* The tensor-core kernel's mma k depth for c (its MMA_K) on the cp.async
+ * path, and on the tensor-map path (gemm_dmma_tma_mode; 8 where it costs
+ * no block an SM, else 4; the switch's value where set). */
 int gemm_mma_k(const gemm_config *c, const gemm_switches *sw);
+int gemm_tma_mma_k(const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info);
 
 /* The built-in configuration for a shape class (split_k 0: by shape): the
  * tuner's starting point, and ptxkit_gemm's at shapes that fill the GPU. */

@@ -28,7 +28,7 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, con
     spec_define_int(&spec, &scratch, "BK", c->bk);
     spec_define_int(&spec, &scratch, "WM", sh->wm);
     spec_define_int(&spec, &scratch, "WN", sh->wn);
-    spec_define_int(&spec, &scratch, "MMA_K", gemm_mma_k(c, sw));
+    spec_define_int(&spec, &scratch, "MMA_K", tma ? gemm_tma_mma_k(c, sw, &ctx->info) : gemm_mma_k(c, sw));
     spec_define_int(&spec, &scratch, "STAGES", c->stages);
     spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(GEMM_F64_TC, sw, c, &ctx->info));
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
@@ -45,7 +45,7 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const
      * a scheduler) the H200 ran them slower with the maps (notebook section
      * 28). */
     bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
-                vec_a && vec_b && c->bk == 16 && gemm_mma_k(c, sw) == 4 && c->bn % 16 == 0 &&
+                vec_a && vec_b && c->bk == 16 && gemm_tma_mma_k(c, sw, &ctx->info) <= 8 && c->bn % 16 == 0 &&
                 c->bm * c->bn >= 64 * 64 && k > 0;
     return !able ? 0 : n % 16 == 0 ? 2 : 1;
 }

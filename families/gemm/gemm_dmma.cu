@@ -20,8 +20,10 @@
 // during the previous step's mma, a tile's first during the previous
 // tile's last step, right after the one barrier per tile (gemm.cu's cross
 // prefetch), so the tensor cores have queued work across it. MMA_K is 4 by
-// default: 8 and 16 hold two and four times the fragments, which beside 64
-// accumulators a lane spill (ptxas -v, sm_90).
+// default on the cp.async path: 8 and 16 hold two and four times the
+// fragments, which beside 64 accumulators a lane spill there (ptxas -v,
+// sm_90); the tensor-map path, with no loader state, holds k 8's (the
+// host's gemm_tma_mma_k).
 //
 // Fragment layout (PTX ISA, mma.m16n8k16 .f64; the k4 and k8 shapes are its
 // prefixes): lane (g, t) = (lane / 4, lane % 4) holds A[g + 8h][4j + t]
@@ -133,7 +135,7 @@ static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
 static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 
 // GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
-// of 16, mma k 4; the host passes the two tensor maps): the tensor memory
+// of 16, mma k 4 or 8; the host passes the two tensor maps): the tensor memory
 // accelerator fills the stages (see the kernel), tiles sit unpadded in
 // shared memory with the 128-byte swizzle. B's map is 2-D (n, k; the
 // contiguous coordinate first) with boxes of 16 columns, one copy each (1),
@@ -143,8 +145,8 @@ static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 #define GEMM_TMA 0
 #endif
 #if GEMM_TMA
-static_assert(!TRANS_A && !TRANS_B && BK == 16 && MMA_K == 4 && BN % 16 == 0,
-              "the tensor-map path takes A and B as stored, k-tiles of 16 and mma k 4");
+static_assert(!TRANS_A && !TRANS_B && BK == 16 && (MMA_K == 4 || MMA_K == 8) && BN % 16 == 0,
+              "the tensor-map path takes A and B as stored, k-tiles of 16 and mma k 4 or 8");
 static_assert(PTXKIT_HAS_BULK_COPY, "the tensor-map path needs sm_90");
 #define TMA_STAGE_A (BM * BK) // BM rows of one 128-byte line
 #define TMA_STAGE_B (BN * BK) // BN / 16 boxes of BK rows of 16 columns
@@ -497,73 +499,104 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         for (int s = 0; s < STAGES && s < k_tiles; s++) fill(s, s);
     __syncwarp();
 
-    // a[p][h] = A[row 16p + 2g + h][k 4 step + t]; b[2s + e] = B[k 4 step +
-    // t][column 16s + 2 pi(g) + e] (offsets in doubles within a stage)
+    // a[p][2j + h] = A[row 16p + 2g + h][k 4 (KQ step + j) + t]; b[2s + e][j]
+    // = B[k 4 (KQ step + j) + t][column 16s + 2 pi(g) + e] (offsets in
+    // doubles within a stage)
+    // Each lane's fragment offsets within a stage (in doubles; the same in
+    // every stage, so computed once): A's of row 2g + h and k-quarter q
+    // (row tile p is 16p rows on), B's of k-quarters of parity e (quarter q
+    // is 4q k-rows on, column pair s 16s columns), the swizzle resolved.
     const int pi_g = 4 * (g & 1) + (g >> 1);
-    auto load_a = [&](const T *as, int step, T(&aa)[MT][2]) {
+    int a_off[2][4], b_off[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            a_off[h][q] = (m_w + 2 * g + h) * BK + 2 * ((2 * q + (t >> 1)) ^ ((2 * g + h) & 7)) + (t & 1);
+#pragma unroll
+    for (int e = 0; e < 2; e++) b_off[e] = n_w * BK + 16 * t + 2 * (pi_g ^ (4 * e + t));
+
+    // k-step `step` (MMA_K deep: quarters KQ step + j): a[p][2j + h] =
+    // A[row 16p + 2g + h][k 4 (KQ step + j) + t], b[2s + e][j] = B[k 4 (KQ
+    // step + j) + t][column 16s + 2 pi(g) + e].
+    auto load_a = [&](const T *as, int step, T(&aa)[MT][2 * KQ]) {
 #pragma unroll
         for (int p = 0; p < MT; p++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = m_w + 16 * p + 2 * g + h, chunk = (2 * step + (t >> 1)) ^ (row & 7);
-                aa[p][h] = as[row * BK + 2 * chunk + (t & 1)];
-            }
-    };
-    auto load_b = [&](const T *bs, int step, T(&bb)[NT]) {
-        const int k = 4 * step + t, chunk = pi_g ^ (k & 7);
+            for (int j = 0; j < KQ; j++)
 #pragma unroll
-        for (int s = 0; s < NT / 2; s++) {
-            double2 v = *(const double2 *)(bs + (n_w + 16 * s) * BK + k * 16 + 2 * chunk);
-            bb[2 * s] = v.x, bb[2 * s + 1] = v.y;
+                for (int h = 0; h < 2; h++) aa[p][2 * j + h] = as[a_off[h][KQ * step + j] + 16 * p * BK];
+    };
+    auto load_b = [&](const T *bs, int step, T(&bb)[NT][KQ]) {
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            const int q = KQ * step + j;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++) {
+                const T *src = bs + b_off[q & 1] + 64 * q + 16 * s * BK;
+#if MMA_K == 8
+                // m16n8k8 takes a tile's two k-quarters in neighbouring
+                // registers: one 8-byte load each, where a 16-byte load (two
+                // tiles, one quarter) would need moves to regroup
+                bb[2 * s][j] = src[0], bb[2 * s + 1][j] = src[1];
+#else
+                double2 v = *(const double2 *)src;
+                bb[2 * s][j] = v.x, bb[2 * s + 1][j] = v.y;
+#endif
+            }
         }
     };
 
-    T a[2][MT][2], b[2][NT];
+    // Fragments in two buffers, each k-step's loaded during the previous
+    // step's mma, a tile's first during the previous tile's last step once
+    // its stage is full. After the last tile that load reads a stage no
+    // copy is writing, and its values go unused: one path, no branch.
+    constexpr int STEPS = BK / MMA_K; // even: a tile's first fragments go to buffer 0
+    static_assert(STEPS % 2 == 0, "an even number of k-steps a tile");
+    T a[2][MT][2 * KQ], b[2][NT][KQ];
     if (k_tiles > 0) {
         ptxkit::mbarrier_wait_parity(&full_bar[0], 0);
         __syncwarp();
-        load_a(tA, 0, a[0]);
         load_b(tB, 0, b[0]);
+        load_a(tA, 0, a[0]);
     }
     for (int tile = 0; tile < k_tiles; tile++) {
         const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
         const T *as = tA + stage * TMA_STAGE_A, *bs = tB + stage * TMA_STAGE_B;
 #pragma unroll
-        for (int step = 0; step < 4; step++) {
+        for (int step = 0; step < STEPS; step++) {
             const int buf = step & 1, nbuf = buf ^ 1;
-            if (step < 3) {
-                load_a(as, step + 1, a[nbuf]);
-                load_b(bs, step + 1, b[nbuf]);
-            } else {
+            // where the next k-step's fragments lie
+            const T *na = as, *nb = bs;
+            int nstep = step + 1;
+            if (step + 1 == STEPS) {
                 // this warp has loaded its last fragments of the stage
                 __syncwarp();
                 if (lane == 0) ptxkit::mbarrier_arrive(&empty_bar[stage]);
                 if (tile + 1 < k_tiles) {
                     ptxkit::mbarrier_wait_parity(&full_bar[next], ((tile + 1) / STAGES) & 1);
                     __syncwarp();
-                    load_a(tA + next * TMA_STAGE_A, 0, a[nbuf]);
-                    load_b(tB + next * TMA_STAGE_B, 0, b[nbuf]);
                 }
+                na = tA + next * TMA_STAGE_A, nb = tB + next * TMA_STAGE_B, nstep = 0;
             }
+            load_b(nb, nstep, b[nbuf]);
+            load_a(na, nstep, a[nbuf]);
 #pragma unroll
             for (int p = 0; p < MT; p++)
 #pragma unroll
-                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], &b[buf][q]);
+                for (int q = 0; q < NT; q++) mma_step(acc[p][q], a[buf][p], b[buf][q]);
         }
-        // Tile r = tile - LAG's stage takes r + STAGES, issued by lane 0 of
-        // warp r % WARPS: the refills rotate, so that no warp (all of them
-        // compute) carries them all. With 3 stages or more, LAG 1: a tile
-        // later than it could, so that every warp is almost always done
-        // with the stage and the refilling lane seldom waits. With 2, LAG
-        // 0: the next k-step waits for tile + 1, which must have been issued
-        // by the end of tile - 1.
-        constexpr int LAG = STAGES >= 3 ? 1 : 0;
-        const int r = tile - LAG;
-        if (r >= 0 && r + STAGES < k_tiles && warp == r % (WARPS_M * WARPS_N)) {
+        // This tile's stage takes tile + STAGES, issued by lane 0 of warp
+        // tile % WARPS once every warp has loaded its last fragments of it:
+        // the refills rotate, so that no warp (all of them compute) carries
+        // them all. At once, not a tile later: at mma k 8 that lost only at
+        // 8192^3 and won elsewhere, most at 64 x 64 tiles (notebook
+        // section 29), and two stages need it (the next tile's wait comes
+        // before a later refill).
+        if (tile + STAGES < k_tiles && warp == tile % (WARPS_M * WARPS_N)) {
             if (lane == 0) {
-                const int r_stage = r % STAGES;
-                ptxkit::mbarrier_wait_parity(&empty_bar[r_stage], (r / STAGES) & 1);
-                fill(r + STAGES, r_stage);
+                ptxkit::mbarrier_wait_parity(&empty_bar[stage], (tile / STAGES) & 1);
+                fill(tile + STAGES, stage);
             }
             __syncwarp();
         }
