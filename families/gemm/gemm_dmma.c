@@ -41,12 +41,12 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, con
 
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c, bool trans_a,
                        bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k) {
-    /* Tiles under 64 x 64 keep cp.async: at 512^3 (32 x 64 tiles, one warp
-     * a scheduler) the H200 ran them slower with the maps (notebook section
-     * 28). */
+    /* Every tile size: 32 x 64 tiles, which ran slower with the maps than
+     * with cp.async at first (notebook section 28), ran as fast at 512^3
+     * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
+     * (section 29). */
     bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
-                vec_a && vec_b && c->bk == 16 && gemm_tma_mma_k(c, sw, &ctx->info) <= 8 && c->bn % 16 == 0 &&
-                c->bm * c->bn >= 64 * 64 && k > 0;
+                vec_a && vec_b && c->bk == 16 && gemm_tma_mma_k(c, sw, &ctx->info) <= 8 && c->bn % 16 == 0 && k > 0;
     return !able ? 0 : n % 16 == 0 ? 2 : 1;
 }
 
