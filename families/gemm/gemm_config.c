@@ -352,11 +352,11 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
 }
 
 /* mma k 8 on the tensor-map path: half the DMMA instructions, so fewer
- * issue slots between a warp's mma (on the H200, 2048^3-8192^3 rose from
- * 93-96% of cuBLAS at k 4 to 97-99%, notebook section 29), taken where its
- * fragments cost no block an SM against the blocks the plan counted on: at
- * 4 x 8 lanes in two stages (a short k's tiles) k 8's registers leave three
- * blocks where k 4 holds four, and k 8 lost there. */
+ * issue slots between a warp's mma (faster than k 4 on the H200 at every
+ * shape measured but one, notebook section 29), taken where its fragments
+ * cost no block an SM against the blocks the plan counted on. That one:
+ * at 4 x 8 lanes in two stages (a short k's tiles) k 8's registers leave
+ * three blocks where k 4 holds four, and k 8 lost there. */
 int gemm_tma_mma_k(const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info) {
     if ((sw && sw->mma_k) || c->bk < 8) return gemm_mma_k(c, sw);
     int deep = dmma_registers_at(c, 8, true);

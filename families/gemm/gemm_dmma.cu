@@ -499,9 +499,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         for (int s = 0; s < STAGES && s < k_tiles; s++) fill(s, s);
     __syncwarp();
 
-    // a[p][2j + h] = A[row 16p + 2g + h][k 4 (KQ step + j) + t]; b[2s + e][j]
-    // = B[k 4 (KQ step + j) + t][column 16s + 2 pi(g) + e] (offsets in
-    // doubles within a stage)
     // Each lane's fragment offsets within a stage (in doubles; the same in
     // every stage, so computed once): A's of row 2g + h and k-quarter q
     // (row tile p is 16p rows on), B's of k-quarters of parity e (quarter q
