@@ -299,11 +299,14 @@ static void test_default_for(void **state) {
     assert_true(same_tiles(short_k, (gemm_config){64, 64, 16, 4, 8, 2, 2, 0}));
     assert_int_equal(gemm_min_blocks(GEMM_F64_TC, NULL, &short_k, &h200), 4);
     /* float64, short of a wave: 32 x 64 tiles with K whole at 512^3, where
-     * 64 x 64 ones would split it; not over a long K, where its FMAs cost
-     * more than the split saves */
+     * 64 x 64 ones would split it, in k-tiles of 32 where there are no more
+     * of them than SMs (of 16 at 768^3); not over a long K, where its FMAs
+     * cost more than the split saves */
     gemm_config small = gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 512, &h200);
-    assert_true(same_tiles(small, (gemm_config){32, 64, 16, 2, 8, 2, 4, 0}));
+    assert_true(same_tiles(small, (gemm_config){32, 64, 32, 2, 8, 2, 3, 0}));
     assert_int_equal(gemm_split_for(GEMM_F64_TC, NULL, &small, 512, 512, 512, &h200), 1);
+    assert_true(same_tiles(gemm_default_for(GEMM_F64_TC, NULL, 768, 768, 768, &h200),
+                           (gemm_config){32, 64, 16, 2, 8, 2, 4, 0}));
     assert_int_equal(gemm_default_for(GEMM_F64_TC, NULL, 512, 512, 4096, &h200).bm, 64);
     /* a small m over a long k: the class's 64 x 128 tiles, K split; with
      * k short, 64 x 64 ones, which split it less; a small n keeps 64 x 64 */

@@ -377,10 +377,12 @@ static void test_gemm_f64_tensor_maps(void **state) {
         c->alpha = s % 2 ? 0.5 : -1.25, c->beta = s % 3 ? 0 : 0.75;
         /* even leading dimensions keep every row 16-byte aligned */
         c->pad_a = c->k % 2 ? 1 : (size_t)(s % 2) * 2, c->pad_b = c->n % 2 ? 1 : 2, c->pad_c = (size_t)s % 2;
-        /* tiles the path takes: 64 x 128, 64 x 64 in 4 and in 2 stages, 32 x 64 */
+        /* tiles the path takes: 64 x 128, 64 x 64 in 4 and in 2 stages,
+         * 32 x 64 with k-tiles of 16 and of 32 */
         static const gemm_config tiles[] = {{64, 128, 16, 8, 8, 1, 4, 0}, {64, 64, 16, 4, 8, 2, 4, 0},
-                                            {64, 64, 16, 4, 8, 2, 2, 0}, {32, 64, 16, 2, 8, 2, 4, 0}};
-        c->tiles = tiles[s % 4];
+                                            {64, 64, 16, 4, 8, 2, 2, 0}, {32, 64, 16, 2, 8, 2, 4, 0},
+                                            {32, 64, 32, 2, 8, 2, 3, 0}};
+        c->tiles = tiles[s % 5];
         if (s == 4) c->tiles.split_k = 3; /* slices of whole k-tiles */
     }
     gemm_switches sw = gemm_switches_get(ctx);
@@ -394,7 +396,9 @@ static void test_gemm_f64_tensor_maps(void **state) {
         gemm_config small = d;
         small.bm = 32, small.bn = 64, small.tm = 2;
         assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 2);
-        small.bk = 32;
+        small.bk = 32, small.stages = 3; /* A in two boxes a stage */
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 2);
+        small.bk = 8;
         assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 0);
     }
     /* mma k 8 at the square tiles, 4 in two stages of 64 x 64 (whose k 8

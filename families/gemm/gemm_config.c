@@ -444,7 +444,7 @@ static const gemm_config sweep_f64_tc[] = {
     {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
     {128, 128, 16, 4, 16, 4, 4, 0}, {128, 64, 16, 8, 8, 2, 3, 0},  {128, 128, 8, 8, 8, 2, 4, 0},
     {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},  {64, 64, 16, 4, 8, 2, 2, 0},
-    {32, 64, 16, 2, 8, 2, 4, 0},
+    {32, 64, 16, 2, 8, 2, 4, 0},   {32, 64, 32, 2, 8, 2, 3, 0},
 };
 
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
@@ -632,6 +632,20 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
         if (smaller[i].whole_k && q.split > 1) continue;
         double weighed = q.cost * smaller[i].fma_cost;
         if (weighed <= cost) best = *c, cost = weighed;
+    }
+    /* float64's 32 x 64 tiles where there are no more of them than SMs: an
+     * SM runs one block, one warp a scheduler, whose loop waits on
+     * latencies more than on the tensor pipe; k-tiles of 32 in three
+     * stages halve its tile transitions (cuBLAS runs 512^3 so). On the
+     * H200 they ran faster at 512^3 and 333 x 517 x 129, and slower at
+     * 768^3 and 100 x 4096 x 1000, two blocks an SM and more (notebook
+     * section 29). */
+    if (kind == GEMM_F64_TC && best.bm == 32 && best.bk == 16 && tiles_of(&best, m, n) <= (size_t)sms) {
+        char why[256];
+        gemm_config deep = best;
+        deep.bk = 32, deep.stages = 3;
+        if (gemm_config_check(kind, sw, &deep, NULL, why, sizeof why) && gemm_shared_bytes_max(kind, &deep) <= optin)
+            best = deep;
     }
     return best;
 }

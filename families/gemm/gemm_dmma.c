@@ -46,7 +46,7 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
      * (section 29). */
     bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
-                vec_a && vec_b && c->bk == 16 && gemm_tma_mma_k(c, sw, &ctx->info) <= 8 && c->bn % 16 == 0 && k > 0;
+                vec_a && vec_b && (c->bk == 16 || c->bk == 32) && 2 * gemm_tma_mma_k(c, sw, &ctx->info) <= c->bk && c->bn % 16 == 0 && k > 0;
     return !able ? 0 : n % 16 == 0 ? 2 : 1;
 }
 
@@ -64,7 +64,7 @@ static CUresult encode(const cuda_driver *cu, CUtensorMap *map, CUdeviceptr base
 ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, const gemm_config *c, int tma, CUdeviceptr a, size_t lda,
                                  CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k, gemm_tma_maps *maps) {
     const cuuint64_t a_dims[2] = {k, m}, a_strides[1] = {lda * sizeof(double)};
-    const cuuint32_t a_box[2] = {(cuuint32_t)c->bk, (cuuint32_t)c->bm};
+    const cuuint32_t a_box[2] = {16, (cuuint32_t)c->bm}; /* a k-tile of 32 takes two */
     CUresult r = encode(ctx->cu, &maps->a, a, 2, a_dims, a_strides, a_box);
     if (r == CUDA_SUCCESS && tma == 2) {
         /* (column in a group of 16, k, group): the block's groups side by side */

@@ -135,9 +135,10 @@ static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
 static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 
 // GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
-// of 16, mma k 4 or 8; the host passes the two tensor maps): the tensor memory
-// accelerator fills the stages (see the kernel), tiles sit unpadded in
-// shared memory with the 128-byte swizzle. B's map is 2-D (n, k; the
+// of 16 or 32, an even number of mma steps a tile; the host passes the two
+// tensor maps): the tensor memory accelerator fills the stages (see the
+// kernel), tiles sit unpadded in shared memory with the 128-byte swizzle,
+// A in boxes of 16 k (one swizzle line a row), one or two a stage. B's map is 2-D (n, k; the
 // contiguous coordinate first) with boxes of 16 columns, one copy each (1),
 // or 3-D (n % 16, k, n / 16) with the block's BN / 16 groups in one box
 // (2, where 16 divides N).
@@ -145,10 +146,11 @@ static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 #define GEMM_TMA 0
 #endif
 #if GEMM_TMA
-static_assert(!TRANS_A && !TRANS_B && BK == 16 && (MMA_K == 4 || MMA_K == 8) && BN % 16 == 0,
-              "the tensor-map path takes A and B as stored, k-tiles of 16 and mma k 4 or 8");
+static_assert(!TRANS_A && !TRANS_B && (BK == 16 || BK == 32) && BK / MMA_K % 2 == 0 && BN % 16 == 0,
+              "the tensor-map path takes A and B as stored, k-tiles of 16 or 32 and an even number of mma steps");
 static_assert(PTXKIT_HAS_BULK_COPY, "the tensor-map path needs sm_90");
-#define TMA_STAGE_A (BM * BK) // BM rows of one 128-byte line
+#define TMA_LINE 16          // doubles in the swizzle's 128-byte line
+#define TMA_STAGE_A (BM * BK) // BK / 16 boxes of BM rows of one line
 #define TMA_STAGE_B (BN * BK) // BN / 16 boxes of BK rows of 16 columns
 #endif
 
@@ -486,7 +488,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     auto fill = [&](int tile, int stage) {
         ptxkit::mbarrier_arrive_expect_tx(&full_bar[stage], (TMA_STAGE_A + TMA_STAGE_B) * sizeof(T));
         const int k = k_begin + tile * BK;
-        tma_load_2d(tA + stage * TMA_STAGE_A, &tma_a, k, m0, &full_bar[stage]);
+#pragma unroll
+        for (int j = 0; j < BK / TMA_LINE; j++)
+            tma_load_2d(tA + stage * TMA_STAGE_A + j * BM * TMA_LINE, &tma_a, k + TMA_LINE * j, m0, &full_bar[stage]);
 #if GEMM_TMA == 2
         tma_load_3d(tB + stage * TMA_STAGE_B, &tma_b, 0, k, n0 / 16, &full_bar[stage]);
 #else
@@ -509,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     for (int h = 0; h < 2; h++)
 #pragma unroll
         for (int q = 0; q < 4; q++)
-            a_off[h][q] = (m_w + 2 * g + h) * BK + 2 * ((2 * q + (t >> 1)) ^ ((2 * g + h) & 7)) + (t & 1);
+            a_off[h][q] = (m_w + 2 * g + h) * TMA_LINE + 2 * ((2 * q + (t >> 1)) ^ ((2 * g + h) & 7)) + (t & 1);
 #pragma unroll
     for (int e = 0; e < 2; e++) b_off[e] = n_w * BK + 16 * t + 2 * (pi_g ^ (4 * e + t));
 
@@ -522,7 +526,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int j = 0; j < KQ; j++)
 #pragma unroll
-                for (int h = 0; h < 2; h++) aa[p][2 * j + h] = as[a_off[h][KQ * step + j] + 16 * p * BK];
+                for (int h = 0; h < 2; h++) {
+                    const int q = KQ * step + j; // quarter q % 4 of A's box q / 4
+                    aa[p][2 * j + h] = as[a_off[h][q % 4] + (q / 4) * BM * TMA_LINE + 16 * p * TMA_LINE];
+                }
     };
     auto load_b = [&](const T *bs, int step, T(&bb)[NT][KQ]) {
 #pragma unroll
@@ -531,8 +538,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int s = 0; s < NT / 2; s++) {
                 const T *src = bs + b_off[q & 1] + 64 * q + 16 * s * BK;
-#if MMA_K == 8
-                // m16n8k8 takes a tile's two k-quarters in neighbouring
+#if MMA_K >= 8
+                // m16n8k8 and k16 take a tile's two k-quarters in neighbouring
                 // registers: one 8-byte load each, where a 16-byte load (two
                 // tiles, one quarter) would need moves to regroup
                 bb[2 * s][j] = src[0], bb[2 * s + 1][j] = src[1];
