@@ -45,8 +45,11 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const
      * with cp.async at first (notebook section 28), ran as fast at 512^3
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
      * (section 29). */
+    /* k-tiles of 16 or 32 (A in one or two boxes), an even number of mma
+     * steps in each */
+    bool tiles = (c->bk == 16 || c->bk == 32) && 2 * gemm_tma_mma_k(c, sw, &ctx->info) <= c->bk && c->bn % 16 == 0;
     bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
-                vec_a && vec_b && (c->bk == 16 || c->bk == 32) && 2 * gemm_tma_mma_k(c, sw, &ctx->info) <= c->bk && c->bn % 16 == 0 && k > 0;
+                vec_a && vec_b && tiles && k > 0;
     return !able ? 0 : n % 16 == 0 ? 2 : 1;
 }
 

@@ -137,11 +137,11 @@ static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 // GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
 // of 16 or 32, an even number of mma steps a tile; the host passes the two
 // tensor maps): the tensor memory accelerator fills the stages (see the
-// kernel), tiles sit unpadded in shared memory with the 128-byte swizzle,
-// A in boxes of 16 k (one swizzle line a row), one or two a stage. B's map is 2-D (n, k; the
-// contiguous coordinate first) with boxes of 16 columns, one copy each (1),
-// or 3-D (n % 16, k, n / 16) with the block's BN / 16 groups in one box
-// (2, where 16 divides N).
+// kernel), tiles sit unpadded in shared memory with the 128-byte swizzle.
+// A's map has boxes of 16 k (one swizzle line a row), one or two a stage.
+// B's map is 2-D (n, k; the contiguous coordinate first) with boxes of 16
+// columns, one copy each (1), or 3-D (n % 16, k, n / 16) with the block's
+// BN / 16 groups in one box (2, where 16 divides N).
 #ifndef GEMM_TMA
 #define GEMM_TMA 0
 #endif
