@@ -129,6 +129,15 @@ static void multi_entry_keys(void **state) {
     };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (memcmp(others[i].bytes, base.bytes, 16) == 0) fail_msg("key #%zu did not change", i);
+    /* a request's own NVRTC options (a family's per-configuration choice) */
+    const char *level2[] = {"-Xptxas=--register-usage-level=2"}, *level0[] = {"-Xptxas=--register-usage-level=0"};
+    kernel_request with = {.kind = KERNEL_FROM_PROGRAM, .program = &p, .names = ab, .name_count = 2,
+                           .defines = defines, .define_count = 2, .options = level2, .option_count = 1};
+    cache_key two = kernel_cache_key(&with, KEY_MODULE, 90, 13000);
+    with.options = level0;
+    cache_key zero = kernel_cache_key(&with, KEY_MODULE, 90, 13000);
+    assert_memory_not_equal(two.bytes, base.bytes, 16);
+    assert_memory_not_equal(two.bytes, zero.bytes, 16);
     /* a module of one name is the single-entry kernel's module */
     kernel_request single = {.kind = KERNEL_FROM_PROGRAM, .program = &p, .defines = defines, .define_count = 2,
                              .entry = "b", .name_expression = true};

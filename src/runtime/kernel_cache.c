@@ -135,6 +135,7 @@ static cache_key module_key(const kernel_request *req, int arch, int driver_vers
         sort_strings(sorted, n);
         for (int i = 0; i < n; i++) hash_string(&state, 'D', sorted[i]);
         for (int i = 0; i < p->option_count; i++) hash_string(&state, 'O', p->options[i]);
+        for (int i = 0; i < req->option_count; i++) hash_string(&state, 'P', req->options[i]);
         /* one name hashes as the single-entry request did: the short path
          * and a module of that one name share their module */
         const char *const *names;
@@ -234,6 +235,14 @@ static ptxkit_status compiled_image(ptxkit_context *ctx, const kernel_request *r
     free(text);
     /* one name: as a single entry, whose messages name it */
     compile_request creq = program_request(req->program, count == 1 ? names[0] : NULL, req->defines, req->define_count);
+    /* the program's options, then the request's */
+    const char *options[PROGRAM_MAX_OPTIONS + KERNEL_REQUEST_MAX_OPTIONS];
+    if (req->option_count > 0) {
+        memcpy(options, creq.options, (size_t)creq.option_count * sizeof *options);
+        memcpy(options + creq.option_count, req->options, (size_t)req->option_count * sizeof *options);
+        creq.options = options;
+        creq.option_count += req->option_count;
+    }
     if (count > 1) {
         creq.name_expressions = names;
         creq.name_expression_count = count;

@@ -32,11 +32,16 @@ typedef enum kernel_source {
     KERNEL_FROM_MODULE,   /* module_key: a module this context loaded before */
 } kernel_source;
 
+enum { KERNEL_REQUEST_MAX_OPTIONS = 4 };
 typedef struct kernel_request {
     kernel_source kind;
     const ptxkit_program *program;
     const char *const *defines;
     int define_count;
+    /* Programs: NVRTC options after the program's own (a family's
+     * per-configuration code-generation choice); part of the key. */
+    const char *const *options;
+    int option_count;
     const void *image;
     size_t image_size;
     /* A name identifying the image within the process (the library's

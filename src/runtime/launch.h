@@ -53,13 +53,16 @@ ptxkit_status launch_options_from_config(ptxkit_context *ctx, const char *who, c
 /* And back: the nonzero fields that have a name in the list. */
 void launch_options_to_config(const launch_options *o, const config_name *names, ptxkit_config *out);
 
-/* A kernel to JIT: the family's embedded source <family>.cu, an entry point
- * and injected defines "NAME=VALUE" (emulating template arguments). */
+/* A kernel to JIT: the family's embedded source <family>.cu, an entry point,
+ * injected defines "NAME=VALUE" (emulating template arguments) and NVRTC
+ * options (static strings; NULL, or option_count of them). */
 typedef struct kernel_spec {
     const char *family;
     const char *entry;
     const char *defines[PTXKIT_MAX_DEFINES];
     int define_count;
+    const char *const *options;
+    int option_count;
 } kernel_spec;
 
 /* Adds "NAME=VALUE" to spec, formatting the value; storage is in `scratch`,
