@@ -451,6 +451,33 @@ static void test_shared_bytes(void **state) {
     assert_int_equal(gemm_shared_bytes(8, &c, false, true), 4 * 8 * (130 + 130) * 8);
 }
 
+/* ptxas's register-usage level 2 goes to float32's large-square
+ * configuration on sm_90 with A transposed on the way in (op(A) = A), and
+ * to no other kernel. */
+static void test_nvrtc_options(void **state) {
+    (void)state;
+    const ptxkit_device_info h200 = h200_info();
+    gemm_config square = gemm_default_config(GEMM_F32, GEMM_SQUARE);
+    const char *const *options = NULL;
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, &h200, &options), 1);
+    assert_string_equal(options[0], "-Xptxas=--register-usage-level=2");
+    /* the same tiles at 1024^3 (4 x 2 warps), the other classes, float64, other GPUs */
+    gemm_config others[] = {gemm_default_for(GEMM_F32, NULL, 1024, 1024, 1024, &h200),
+                            gemm_default_config(GEMM_F32, GEMM_SMALL_M), gemm_default_config(GEMM_F32, GEMM_SMALL_N),
+                            gemm_default_config(GEMM_F32, GEMM_SMALL_K)};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        assert_int_equal(gemm_nvrtc_options(GEMM_F32, &others[i], false, &h200, &options), 0);
+        assert_null(options);
+    }
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, true, &h200, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F64, &square, false, &h200, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F64_TC, &square, false, &h200, &options), 0);
+    ptxkit_device_info a100 = h200;
+    a100.cc_major = 8;
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, &a100, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, NULL, &options), 0);
+}
+
 static void test_no_context(void **state) {
     (void)state;
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm(NULL, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, 1, 1, 1,
@@ -469,7 +496,7 @@ int main(void) {
         cmocka_unit_test(test_classes),         cmocka_unit_test(test_split),
         cmocka_unit_test(test_default_for),     cmocka_unit_test(test_tuned_wins),
         cmocka_unit_test(test_tuner_shapes),    cmocka_unit_test(test_shared_bytes),
-        cmocka_unit_test(test_no_context),
+        cmocka_unit_test(test_nvrtc_options),   cmocka_unit_test(test_no_context),
     };
     return cmocka_run_group_tests_name("gemm_config", tests, NULL, NULL);
 }

@@ -370,6 +370,24 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
     return blocks > 8 ? 8 : blocks;
 }
 
+/* float32's large-square configuration (128 x 128 x 16 tiles, 8 x 8 per
+ * lane, 2 x 4 warps, 4 stages) on sm_90, with A transposed on the way in
+ * (op(A) = A): ptxas's register-usage level 2 (of 0-10; the default 5)
+ * allocates and orders that main loop so that it runs faster. With A
+ * copied as stored it lost (both operands so) or was level, and the other
+ * configurations lost or were level, so they keep the default (notebook
+ * section 30). */
+int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, const ptxkit_device_info *info,
+                       const char *const **out) {
+    static const char *const register_usage[] = {"-Xptxas=--register-usage-level=2"};
+    *out = NULL;
+    if (kind != GEMM_F32 || trans_a || !info || info->cc_major != 9 || c->bm != 128 || c->bn != 128 ||
+        c->bk != 16 || c->tm != 8 || c->tn != 8 || c->warps_m != 2 || c->stages != 4)
+        return 0;
+    *out = register_usage;
+    return 1;
+}
+
 /* Built-in configurations, per type and shape class (the tuner's starting
  * points): the best of the tile sweeps on an H100 (`ptxkit bench gemm
  * --tiles sweep` times the same candidates on another GPU). */
