@@ -373,10 +373,10 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 /* float32's large-square configuration (128 x 128 x 16 tiles, 8 x 8 per
  * lane, 2 x 4 warps, 4 stages) on sm_90, with A transposed on the way in
  * (op(A) = A): ptxas's register-usage level 2 (of 0-10; the default 5)
- * allocates and orders that main loop so that it runs faster. With A
- * copied as stored it lost (both operands so) or was level, and the other
- * configurations lost or were level, so they keep the default (notebook
- * section 30). */
+ * allocates and orders that main loop so that it runs faster. Where A is
+ * copied as stored (op(A) = A^T) it lost with op(B) = B^T and was level
+ * with op(B) = B, and the other configurations lost or were level with it,
+ * so they keep the default (notebook section 30). */
 int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, const ptxkit_device_info *info,
                        const char *const **out) {
     static const char *const register_usage[] = {"-Xptxas=--register-usage-level=2"};

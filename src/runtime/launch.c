@@ -79,7 +79,8 @@ bool options_use_jit(const launch_options *o) {
 
 ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_kernel **out) {
     if (!spec || !spec->family || !spec->entry || spec->define_count < 0 || spec->define_count > PTXKIT_MAX_DEFINES ||
-        spec->option_count < 0 || spec->option_count > KERNEL_REQUEST_MAX_OPTIONS || (spec->option_count && !spec->options))
+        spec->option_count < 0 || spec->option_count > KERNEL_REQUEST_MAX_OPTIONS ||
+        (spec->option_count && !spec->options))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: malformed kernel spec");
     const ptxkit_program *program = builtin_program(spec->family);
     if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s.cu in this build", spec->family);
