@@ -278,13 +278,12 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL);
     if (st != PTXKIT_SUCCESS) return st;
     gemm_shape sh;
-    if ((st = check_config(ctx, &sw, gemm_kind_of(type, &ctx->info, &sw), &c, &sh)) != PTXKIT_SUCCESS) return st;
+    const gemm_kind kind = gemm_kind_of(type, &ctx->info, &sw);
+    if ((st = check_config(ctx, &sw, kind, &c, &sh)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
-    const int tma = gemm_kind_of(type, &ctx->info, &sw) == GEMM_F64_TC
-                        ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096)
-                        : 0;
+    const int tma = kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096) : 0;
     st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
     context_leave(ctx);

@@ -53,13 +53,15 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, con
  * (gemm_dmma.cu's GEMM_TMA): 0 none (cp.async copies), 1 B in boxes of 16
  * columns, 2 B in one 3-D box (16 divides n). Not 0 needs sm_90 or newer,
  * a driver with cuTensorMapEncodeTiled, the switches allowing it, A and B
- * as stored, both 16-byte aligned (vec_a, vec_b), k-tiles of 16, mma k 4,
- * tiles of at least 64 x 64 and k > 0. */
+ * as stored, both 16-byte aligned (vec_a, vec_b), k-tiles of 16 or 32
+ * holding an even number of mma steps (gemm_tma_mma_k), bn a multiple of
+ * 16 and k > 0. */
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c, bool trans_a,
                        bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
 
 /* The path's two kernel arguments for mode tma: A (m x k, leading
- * dimension lda) in boxes of bk x bm; B (k x n, ldb) in boxes of 16 x bk
+ * dimension lda) in boxes of 16 x bm (a k-tile of 32 takes two); B (k x
+ * n, ldb) in boxes of 16 x bk
  * (mode 1) or 16 x bk x bn / 16 (mode 2); the 128-byte swizzle, zeros past
  * the matrix. */
 typedef struct gemm_tma_maps {

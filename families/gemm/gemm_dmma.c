@@ -46,10 +46,11 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
      * (section 29). */
     /* k-tiles of 16 or 32 (A in one or two boxes), an even number of mma
-     * steps in each */
-    bool tiles = (c->bk == 16 || c->bk == 32) && 2 * gemm_tma_mma_k(c, sw, &ctx->info) <= c->bk && c->bn % 16 == 0;
+     * steps in each: the steps (gemm_tma_mma_k's register estimate, the
+     * costliest test) last */
     bool able = ctx->arch >= 90 && ctx->cu->cuTensorMapEncodeTiled && sw->tensor_maps != 0 && !trans_a && !trans_b &&
-                vec_a && vec_b && tiles && k > 0;
+                vec_a && vec_b && k > 0 && (c->bk == 16 || c->bk == 32) && c->bn % 16 == 0 &&
+                2 * gemm_tma_mma_k(c, sw, &ctx->info) <= c->bk;
     return !able ? 0 : n % 16 == 0 ? 2 : 1;
 }
 
