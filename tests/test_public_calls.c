@@ -2,6 +2,7 @@
  * 14): their argument checks, and what they answer without a GPU; and the
  * argument checks of its experimental-tier ones (PTXKIT_EXPERIMENTAL). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,9 @@
 #include "ptxkit.h"
 #include "ptxkit_ops.h"
 #include "ptxkit_tune.h"
+#include "runtime/compile.h"
 #include "runtime/context.h"
+#include "runtime/launch.h"
 #include "runtime/objects.h"
 #include "test_util.h"
 
@@ -273,6 +276,23 @@ static void family_defines(void **state) {
     char small[6];
     assert_status(PTXKIT_SUCCESS, ptxkit_program_family_define_values_get("copy", "BLOCK_SIZE", small, sizeof small));
     assert_string_equal(small, "32, 6"); /* cut, terminated */
+
+    /* a family's spec with more defines than it holds: kernel_get refuses
+     * it, rather than compile a kernel without the last ones */
+    ptxkit_context *ctx = test_fake_context();
+    kernel_spec spec = {.family = "copy", .entry = "ptxkit_copy_vec16"};
+    define_scratch scratch = {0};
+    for (int i = 0; i < PTXKIT_MAX_DEFINES; i++) {
+        snprintf(buf, sizeof buf, "D%d", i);
+        assert_true(spec_define_int(&spec, &scratch, buf, i));
+    }
+    assert_false(spec.dropped);
+    assert_false(spec_define_int(&spec, &scratch, "ONE_TOO_MANY", 1));
+    assert_true(spec.dropped);
+    ptxkit_kernel *k = NULL;
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, kernel_get(ctx, &spec, &k));
+    assert_non_null(strstr(ptxkit_last_error(), "did not fit"));
+    assert_null(k);
 }
 
 static void tune_calls(void **state) {

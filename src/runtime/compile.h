@@ -12,7 +12,7 @@
 #include "runtime/cache_key.h"
 
 /* The most defines a family is compiled with (a kernel_spec holds as many). */
-#define PTXKIT_MAX_DEFINES 16
+#define PTXKIT_MAX_DEFINES 24
 
 typedef struct compile_output {
     char *image;          /* CUBIN or NUL-terminated PTX, malloc'd */

@@ -49,10 +49,11 @@ ptxkit_status check_launch_options(ptxkit_context *ctx, const launch_options *in
 }
 
 bool spec_define_str(kernel_spec *spec, define_scratch *scratch, const char *name, const char *value) {
-    if (spec->define_count >= PTXKIT_MAX_DEFINES || scratch->used >= PTXKIT_MAX_DEFINES) return false;
+    /* a define left out would compile another kernel: kernel_get refuses the spec */
+    if (spec->define_count >= PTXKIT_MAX_DEFINES || scratch->used >= PTXKIT_MAX_DEFINES) return !(spec->dropped = true);
     char *slot = scratch->text[scratch->used];
     int len = snprintf(slot, sizeof scratch->text[0], "%s=%s", name, value);
-    if (len < 0 || (size_t)len >= sizeof scratch->text[0]) return false;
+    if (len < 0 || (size_t)len >= sizeof scratch->text[0]) return !(spec->dropped = true);
     scratch->used++;
     spec->defines[spec->define_count++] = slot;
     return true;
@@ -82,6 +83,9 @@ ptxkit_status kernel_get(ptxkit_context *ctx, const kernel_spec *spec, ptxkit_ke
         spec->option_count < 0 || spec->option_count > KERNEL_REQUEST_MAX_OPTIONS ||
         (spec->option_count && !spec->options))
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: malformed kernel spec");
+    if (spec->dropped)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "kernel_get: %s: a define did not fit the spec (at most %d)",
+                            spec->entry, PTXKIT_MAX_DEFINES);
     const ptxkit_program *program = builtin_program(spec->family);
     if (!program) return record_error(ctx, PTXKIT_ERROR_NOT_FOUND, "no kernel source %s.cu in this build", spec->family);
     kernel_request req = {.kind = KERNEL_FROM_PROGRAM, .program = program, .defines = spec->defines,

@@ -63,10 +63,12 @@ typedef struct kernel_spec {
     int define_count;
     const char *const *options;
     int option_count;
+    bool dropped; /* a define did not fit: kernel_get refuses the spec */
 } kernel_spec;
 
 /* Adds "NAME=VALUE" to spec, formatting the value; storage is in `scratch`,
- * which must outlive the spec. Returns false when full. */
+ * which must outlive the spec. Returns false when full (and marks the spec
+ * dropped, so that kernel_get fails rather than compile without it). */
 typedef struct define_scratch {
     char text[PTXKIT_MAX_DEFINES][64];
     int used;
