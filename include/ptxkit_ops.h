@@ -680,6 +680,13 @@ ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k);
  * again). INVALID_ARGUMENT for other values or a NULL context. */
 ptxkit_status ptxkit_gemm_tensor_maps_set(ptxkit_context *ctx, int on);
 
+/* Stream-K on the CUDA-core kernel: the tiles past the grid's last whole
+ * wave shared out as (tile, k-tile) steps among one wave of blocks, so the
+ * last wave leaves no SM idle. 0 off, 1 at every shape with two k-tiles or
+ * more (a test switch), -1 where the last wave would leave SMs idle (the
+ * default). INVALID_ARGUMENT for other values or a NULL context. */
+ptxkit_status ptxkit_gemm_stream_k_set(ptxkit_context *ctx, int on);
+
 /* ---- experimental: host arrays ------------------------------------------------- */
 
 /* "auto", "staged", "registered", "mapped"; NULL for a value out of range. */

@@ -3,7 +3,7 @@
  * row, aligned and not, the shapes 1x1x1, 17x33x65, 128x128x128,
  * 4097x4095x127, 64x4096x4096 and 1000x1x1000, float64 with odd leading
  * dimensions and k (on sm_80+ the tensor-core kernel), float64 forced onto
- * the CUDA cores (the kernel of older GPUs), forced split-K, every
+ * the CUDA cores (the kernel of older GPUs), forced split-K, stream-K, every
  * configuration of the benchmark's sweep, several streams at once, k == 0
  * and alpha == 0), its argument checks, and the steps of the lab's
  * matrix-multiply ladder.
@@ -496,6 +496,67 @@ static void test_gemm_split_k(void **state) {
     assert_int_equal(run_cases(cases, count), 0);
 }
 
+/* Stream-K (gemm.cu's stream_k_share) at every shape it can take (the
+ * switch at 1), K whole: a tile shared by up to 21 blocks (257 x 263 x
+ * 1000 on 132 SMs: 9 tiles of 63 k-tiles over 189 blocks of 3 steps), a k
+ * tail, edge tiles, every layout, beta read and not, float32 and float64
+ * on the CUDA cores; then the default rule on a shape of one and a half
+ * waves of tiles. The reference's bound covers any order of a tile's
+ * partial sums. */
+static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *cases) {
+    static const size_t sk_shapes[][3] = {{257, 263, 1000}, {130, 129, 77}, {1000, 1, 1001}, {512, 512, 4096}};
+    ptxkit_context *ctx = test_gpu();
+    int count = 0;
+    for (int s = 0; s < (small_only ? 3 : 4); s++)
+        for (int ops = 0; ops < 4; ops++) {
+            gemm_case *c = &cases[count++];
+            memset(c, 0, sizeof *c);
+            c->type = kind == GEMM_F32 ? PTXKIT_FLOAT32 : PTXKIT_FLOAT64;
+            c->op_a = ops & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->op_b = ops & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->m = sk_shapes[s][0], c->n = sk_shapes[s][1], c->k = sk_shapes[s][2];
+            c->alpha = ops % 2 ? 1.0 : -0.75, c->beta = ops / 2 ? 0.0 : 1.5;
+            c->pad_a = (size_t)(ops + s) % 3, c->pad_b = (size_t)s % 2, c->pad_c = (size_t)ops % 2;
+            c->tiles = gemm_default_config(kind, GEMM_SQUARE);
+            c->tiles.split_k = 1; /* K whole: stream-K's case */
+            gemm_stream_k plan;
+            assert_true(gemm_stream_k_for(kind, sw, &c->tiles, c->m, c->n, c->k,
+                                          gemm_resident_blocks(kind, sw, &c->tiles, &ctx->info), &ctx->info, &plan));
+        }
+    return count;
+}
+
+static void test_gemm_stream_k(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    gemm_case cases[16];
+    gemm_switches sw = GEMM_SWITCHES_DEFAULT;
+    sw.stream_k = 1;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    int failures = run_cases(cases, stream_k_cases(GEMM_F32, &sw, cases));
+    sw.f64_simt = true;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    failures += run_cases(cases, stream_k_cases(GEMM_F64, &sw, cases));
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
+    assert_int_equal(failures, 0);
+    if (small_only) return;
+
+    /* The default rule: one and a half waves of the built-in tiles, 8 tile
+     * columns, 32 k-tiles: one wave as it is, the rest by stream-K. */
+    gemm_case c = {.type = PTXKIT_FLOAT32, .op_a = PTXKIT_GEMM_N, .op_b = PTXKIT_GEMM_N, .alpha = 1, .beta = 0.5};
+    gemm_config cfg;
+    assert_ok(ctx, gemm_resolve(ctx, &defaults, c.type, 4096, 4096, 4096, NULL, &cfg, NULL));
+    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
+    c.n = 8 * (size_t)cfg.bn, c.m = (slots * 3 / 2 + 7) / 8 * (size_t)cfg.bm, c.k = 32 * (size_t)cfg.bk;
+    c.tiles = cfg;
+    gemm_stream_k plan;
+    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, c.m, c.n, c.k,
+                                  gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info), &ctx->info, &plan));
+    assert_int_equal(plan.dp_tiles, (int)slots);
+    assert_int_equal(run_cases(&c, 1), 0);
+}
+
 /* Every configuration of the benchmark's sweep, on ragged shapes: aligned
  * nn (the sweep's own kernels) and unaligned tt. */
 static void test_gemm_configs(void **state) {
@@ -896,6 +957,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_f64_tensor_maps),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
+        cmocka_unit_test(test_gemm_stream_k),
         cmocka_unit_test(test_gemm_ladder),    cmocka_unit_test(test_gemm_prepare),
     };
     /* PTXKIT_TEST_GEMM_ONLY=NAME,...: only the tests whose names hold one

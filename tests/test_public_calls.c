@@ -355,20 +355,28 @@ static void private_calls(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_cross_prefetch_set(ctx, 2));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_tensor_maps_set(NULL, 0));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_tensor_maps_set(ctx, 2));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(ctx, 2));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(ctx, -2));
     assert_int_equal(gemm_switches_get(ctx).mma_k, 0); /* reading creates nothing */
     assert_null(ctx->states[0].ops);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_mma_k_set(ctx, 8));
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_cross_prefetch_set(ctx, 0));
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_tensor_maps_set(ctx, 0));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_stream_k_set(ctx, 0));
     gemm_switches sw = gemm_switches_get(ctx);
-    assert_true(sw.mma_k == 8 && sw.cross_prefetch == 0 && sw.tensor_maps == 0 && !sw.f64_simt);
+    assert_true(sw.mma_k == 8 && sw.cross_prefetch == 0 && sw.tensor_maps == 0 && sw.stream_k == 0 && !sw.f64_simt);
     sw = gemm_switches_get(NULL);
-    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && sw.tensor_maps == -1 && !sw.f64_simt);
+    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && sw.tensor_maps == -1 && sw.stream_k == -1 &&
+                !sw.f64_simt);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_mma_k_set(ctx, 0)); /* the defaults again */
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_cross_prefetch_set(ctx, -1));
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_tensor_maps_set(ctx, -1));
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_stream_k_set(ctx, 1));
+    assert_int_equal(gemm_switches_get(ctx).stream_k, 1);
+    assert_status(PTXKIT_SUCCESS, ptxkit_gemm_stream_k_set(ctx, -1));
     sw = gemm_switches_get(ctx);
-    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && sw.tensor_maps == -1);
+    assert_true(sw.mma_k == 0 && sw.cross_prefetch == -1 && sw.tensor_maps == -1 && sw.stream_k == -1);
     context_states_release(ctx);
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT,
                   ptxkit_reduce_experiment(ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, 4096, 8192, 16, NULL, NULL, 3));

@@ -2,7 +2,7 @@
  * sm_80) on the CUDA cores (gemm.cu), float64 from sm_80 on the
  * FP64 tensor cores (gemm_dmma.cu, whose kernel gemm_dmma.c
  * gets): argument checks, which configuration a call runs, the split-K
- * scratch, gemm.cu's kernels and the launch. The configuration rules are
+ * and stream-K scratch, gemm.cu's kernels and the launches. The configuration rules are
  * gemm_config.c's. */
 #include <limits.h>
 #include <pthread.h>
@@ -29,7 +29,7 @@ const char *ptxkit_gemm_op_name(ptxkit_gemm_op op) {
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
-/* ---- split-K scratch -------------------------------------------------------
+/* ---- split-K and stream-K scratch -----------------------------------------
  * A buffer per stream among the GEMM_SCRATCH_SLOTS most recently used, from
  * the stream scratch pool (runtime/stream_scratch.h: hand-over by event,
  * outgrown buffers freed once their work is done, capture rules). A few
@@ -139,7 +139,7 @@ static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype 
  * under the context's switches sw. */
 static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, const gemm_config *c,
                                  const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                                 int tma, ptxkit_kernel **fn) {
+                                 bool stream_k, int tma, ptxkit_kernel **fn) {
     if (gemm_kind_of(type, &ctx->info, sw) == GEMM_F64_TC)
         return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, tma, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
@@ -162,6 +162,7 @@ static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, p
     spec_define_int(&spec, &scratch, "STAGES", c->stages);
     spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(elem, sw, c, &ctx->info));
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
+    if (stream_k) spec_define_int(&spec, &scratch, "GEMM_STREAMK", 1);
     if (sw->cross_prefetch >= 0) spec_define_int(&spec, &scratch, "GEMM_CROSS_PREFETCH", sw->cross_prefetch);
     spec.option_count = gemm_nvrtc_options(elem, c, trans_a, &ctx->info, &spec.options);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
@@ -284,8 +285,13 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
     const int tma = kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096) : 0;
-    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, tma, &fn);
+    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, false, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
+    gemm_stream_k sk;
+    if (st == PTXKIT_SUCCESS && c.split_k <= 1 &&
+        gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, gemm_resident_blocks(kind, &sw, &c, &ctx->info), &ctx->info,
+                          &sk))
+        st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, true, tma, &fn);
     context_leave(ctx);
     return st;
 }
@@ -335,15 +341,29 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) || !mul_size(scratch_bytes, g.elem, &scratch_bytes)))
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: split-K scratch of %d x %zu x %zu overflows", split,
                             m, n);
+    /* stream-K: the blocks' handed-over parts (a tile's sums of each
+     * thread), then a flag each (gemm.cu's stream_k_block) */
+    gemm_stream_k sk = {0};
+    const bool stream_k = split <= 1 && k_run &&
+                          gemm_stream_k_for(kind, &sw, &cfg, m, n, k_run, gemm_resident_blocks(kind, &sw, &cfg, &ctx->info),
+                                            &ctx->info, &sk);
+    size_t sk_parts = 0;
+    if (stream_k) {
+        sk_parts = (size_t)sk.blocks * (size_t)sh.threads * (size_t)cfg.tm * (size_t)cfg.tn * g.elem;
+        scratch_bytes = sk_parts + (size_t)sk.blocks * sizeof(unsigned);
+    }
 
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn, *reduce_fn = NULL;
     bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     const int tma =
         kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
-    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, tma, &fn);
+    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, false, tma, &fn);
     if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
-    if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1)) goto done;
+    ptxkit_kernel *sk_fn = NULL;
+    if (st == PTXKIT_SUCCESS && stream_k)
+        st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, true, tma, &sk_fn);
+    if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1 && !stream_k)) goto done;
 
     /* kernel arguments, in gemm.cu's order */
     CUdeviceptr da = a, db = b, dc = c, dw = 0;
@@ -361,33 +381,40 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     gemm_tma_maps maps = {0};
     if (tma && launch && (st = gemm_dmma_tma_maps(ctx, &cfg, tma, a, lda, b, ldb, m, n, k_run, &maps)) != PTXKIT_SUCCESS)
         goto done;
-    if (split > 1) {
-        /* held until both kernels are queued: the scratch is this stream's meanwhile */
-        stream_scratch h;
+    void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
+                    &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
+    stream_scratch h;
+    const bool scratch = stream_k || split > 1;
+    if (scratch) {
+        /* held until the kernels are queued: the scratch is this stream's meanwhile */
         if ((st = stream_scratch_acquire(ctx, &gemm_scratch, stream, capturing, &h)) != PTXKIT_SUCCESS) goto done;
         /* room to grow a little without a new buffer */
         st = stream_scratch_grow(ctx, &h, scratch_bytes,
                                  scratch_bytes < SIZE_MAX / 2 ? scratch_bytes + scratch_bytes / 2 : scratch_bytes);
         dw = h.buffer;
-        if (st == PTXKIT_SUCCESS && launch) {
-            void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
-                            &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
-            st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)split}, threads, shared, stream, args);
-        }
-        if (st == PTXKIT_SUCCESS && launch) {
+    }
+    if (st == PTXKIT_SUCCESS && launch && stream_k) {
+        /* the flags down (in a graph, a node of its own: every replay) */
+        CUresult r = ctx->cu->cuMemsetD32Async(dw + sk_parts, 0, (size_t)sk.blocks, stream_handle(stream));
+        if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "ptxkit_gemm: clearing the stream-K flags");
+        if (st == PTXKIT_SUCCESS && sk.dp_tiles > 0)
+            st = kernel_launch(fn, (ptxkit_dim3){(unsigned)sk.dp_tiles, 1, 1}, threads, shared, stream, args);
+        /* gemm.cu's stream-K reading of k_per_split and ldw: steps a block, the first tile */
+        kps = sk.per, lldw = sk.dp_tiles;
+        if (st == PTXKIT_SUCCESS)
+            st = kernel_launch(sk_fn, (ptxkit_dim3){(unsigned)sk.blocks, 1, 1}, threads, shared, stream, args);
+    } else if (st == PTXKIT_SUCCESS && launch) {
+        st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)(split > 1 ? split : 1)}, threads, shared, stream, args);
+        if (st == PTXKIT_SUCCESS && split > 1) {
             int splits = split;
-            void *args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
+            void *sum_args[] = {&dw, &splits, &lldw, &dc, &im, &in, &lldc, palpha, pbeta, &flags};
             size_t total = m * n, blocks = ceil_div(total, 256);
             size_t cap = (size_t)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1) * 8;
-            st = kernel_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1}, (ptxkit_dim3){256, 1, 1},
-                               0, stream, args);
+            st = kernel_launch(reduce_fn, (ptxkit_dim3){(unsigned)(blocks < cap ? blocks : cap), 1, 1},
+                               (ptxkit_dim3){256, 1, 1}, 0, stream, sum_args);
         }
-        stream_scratch_release(&h);
-    } else {
-        void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
-                        &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
-        st = kernel_launch(fn, (ptxkit_dim3){grid, 1, 1}, threads, shared, stream, args);
     }
+    if (scratch) stream_scratch_release(&h);
 done:
     context_leave(ctx);
     return st;

@@ -40,12 +40,14 @@
 // blockIdx.z is the K slice: slice z covers K from z * k_per_split. With
 // split-K (GEMM_PARTIAL 1) slice z writes its raw sums to workspace slice z
 // (M x ldw), and ptxkit_gemm_splitk_* then adds the slices in order and
-// applies alpha and beta.
+// applies alpha and beta. With stream-K (GEMM_STREAMK 1) the kernel takes
+// the tiles that whole waves of this one leave over, shared out in k
+// (stream_k_block).
 //
 // Injected: GEMM_DOUBLE (0 float, 1 double), TRANS_A, TRANS_B, VEC_A, VEC_B
 // (elements per global copy of a k-major operand: 1, or 16 bytes' worth),
 // BM, BN, BK, WM, WN, TM, TN, STAGES, MIN_BLOCKS (__launch_bounds__),
-// GROUP_M, GEMM_PARTIAL, GEMM_ENTRY, GEMM_CROSS_PREFETCH.
+// GROUP_M, GEMM_PARTIAL, GEMM_STREAMK, GEMM_ENTRY, GEMM_CROSS_PREFETCH.
 // Entry points: ptxkit_gemm_<f32|f64> (const T *A, const T *B, T *C,
 //   int M, int N, int K, long long lda, long long ldb, long long ldc,
 //   T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
@@ -113,6 +115,11 @@
 #ifndef GEMM_PARTIAL
 #define GEMM_PARTIAL 0
 #endif
+// 1: the stream-K kernel (stream_k_block), for the tiles that whole waves
+// leave over, shared out in k among one wave of blocks.
+#ifndef GEMM_STREAMK
+#define GEMM_STREAMK 0
+#endif
 
 // V: elements per 16-byte vector.
 #if GEMM_DOUBLE
@@ -160,6 +167,7 @@ static_assert(BK % 2 == 0, "an even k-tile: the next tile's first fragments go t
 static_assert(THREADS <= 1024, "at most 1024 threads");
 static_assert(VEC_A == 1 || VEC_A == V, "VEC_A is 1 or a 16-byte vector");
 static_assert(VEC_B == 1 || VEC_B == V, "VEC_B is 1 or a 16-byte vector");
+static_assert(!(GEMM_PARTIAL && GEMM_STREAMK), "split-K and stream-K are kernels of their own");
 
 #define CAT3_(a, b, c) a##b##c
 #define CAT3(a, b, c) CAT3_(a, b, c)
@@ -303,25 +311,15 @@ __device__ __forceinline__ void store_partial(T (&acc)[TM][TN], T *W, long long 
 }
 
 #if GEMM_ENTRY != 1
-// ---- the kernel --------------------------------------------------------------
+// ---- a tile's sums -------------------------------------------------------------
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    CAT3(ptxkit_gemm_, GEMM_SUFFIX, )(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K,
-                                      long long lda, long long ldb, long long ldc, T alpha, T beta, unsigned flags,
-                                      int k_per_split, T *workspace, long long ldw) {
-    ptxkit::grid_dependency_begin();
-    extern __shared__ __align__(16) unsigned char gemm_smem[];
-    T *As = (T *)gemm_smem;
-    T *Bs = As + STAGES * STAGE_A;
-
-    // The tile of this block, GROUP_M tile rows at a time.
-    int m0, n0;
-    gemm_block_tile(blockIdx.x, M, N, BM, BN, GROUP_M, &m0, &n0);
-
-    // The K slice.
-    const int k_begin = blockIdx.z * k_per_split;
-    const int k_end = min(K, k_begin + k_per_split);
-
+// The sums of the tile of C at (m0, n0) over k_begin .. k_end into acc
+// (zeroed here), and where this lane's part of the tile lies in C (row0,
+// col0): the pipeline of the header comment. Every copy has landed when it
+// returns; other warps may still be reading the last stage.
+__device__ __forceinline__ void tile_sums(const T *__restrict__ A, const T *__restrict__ B, int M, int N,
+                                          long long lda, long long ldb, int m0, int n0, int k_begin, int k_end,
+                                          T *As, T *Bs, T (&acc)[TM][TN], int *row0, int *col0) {
     const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
     const int tid = threadIdx.x;
@@ -346,11 +344,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
     const int lane_m = lane / LANES_N, lane_n = lane % LANES_N;
     const int a_off = warp_m * WM + lane_m * V, b_off = warp_n * WN + lane_n * V;
-    const int row0 = m0 + a_off, col0 = n0 + b_off;
+    *row0 = m0 + a_off, *col0 = n0 + b_off;
     // the lane's fragments in a stage
     const T *a_lane = As + a_off, *b_lane = Bs + b_off;
 
-    T acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
@@ -439,11 +436,148 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else main_loop(flag<false>());
     // no copy may still be writing shared memory when the block exits
     async_wait<0>();
+}
 
+#if GEMM_STREAMK
+// ---- stream-K -------------------------------------------------------------------
+// The tiles from `first` on (what whole waves of the other kernel leave),
+// as one run of (tile, k-tile) steps dealt to the blocks in equal shares of
+// `per` steps: block b takes steps b * per .. (b + 1) * per, which may end
+// inside a tile that block b + 1 continues. A block works through its
+// share from the end: first the part of the tile that the next block goes
+// on with (handed over through its slot of the workspace and a flag), last
+// the part of the tile that earlier blocks began, which it finishes by
+// adding their parts, in block order, once their flags are up. A block
+// waits only for blocks numbered before it, which the GPU started no later
+// than it (the launch is one wave, all resident at once), and they hand
+// their parts over first thing, so the wait is short and cannot deadlock.
+#define SLOT (THREADS * TM * TN) // elements of a block's handed-over part
+
+__device__ __forceinline__ void flag_raise(unsigned *f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
+#else
+    __threadfence();
+    *(volatile unsigned *)f = 1u;
+#endif
+}
+
+__device__ __forceinline__ void flag_wait(const unsigned *f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    unsigned up;
+    for (;;) {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(up) : "l"(f) : "memory");
+        if (up) break;
+        __nanosleep(64);
+    }
+#else
+    while (!*(const volatile unsigned *)f) {
+    }
+    __threadfence();
+#endif
+}
+
+// A thread's sums as whole vectors, the block's threads side by side.
+__device__ __forceinline__ void slot_store(T (&acc)[TM][TN], T *slot) {
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN / V; j++)
+            ((TV *)slot)[(i * (TN / V) + j) * THREADS + threadIdx.x] = vector_of(&acc[i][j * V]);
+}
+
+__device__ __forceinline__ void slot_add(T (&acc)[TM][TN], const T *slot) {
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN / V; j++) {
+            // written by another block: from L2, never a stale L1 line
+            T w[V];
+            vector_to(w, __ldcg(&((const TV *)slot)[(i * (TN / V) + j) * THREADS + threadIdx.x]));
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[i][j * V + e] += w[e];
+        }
+}
+
+// blockIdx.x, read anew each time: values derived from it are recomputed
+// where they are needed rather than held in registers across the main loop
+// (whose registers are all its own).
+__device__ __forceinline__ int block_index() {
+    int b;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
+    return b;
+}
+
+__device__ __forceinline__ void stream_k_block(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N,
+                                               int K, long long lda, long long ldb, long long ldc, T alpha, T beta,
+                                               unsigned flags, int per, int first, T *slots, T *As, T *Bs) {
+    const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), kt = (K + BK - 1) / BK;
+    // steps of the share left to do: the only state held across a part
+    int left = min((tiles - first) * kt - block_index() * per, per);
+    while (left > 0) {
+        const int b = block_index(), lo = b * per, end = lo + left;
+        const int t = (end - 1) / kt, t_lo = t * kt, begin = max(lo, t_lo);
+        int m0, n0;
+        gemm_block_tile(first + t, M, N, BM, BN, GROUP_M, &m0, &n0);
+        T acc[TM][TN];
+        int row0, col0;
+        tile_sums(A, B, M, N, lda, ldb, m0, n0, (begin - t_lo) * BK, min(K, (end - t_lo) * BK), As, Bs, acc, &row0,
+                  &col0);
+        {
+            const int b = block_index(), lo = b * per, end = lo + left;
+            const int t = (end - 1) / kt, t_lo = t * kt, begin = max(lo, t_lo);
+            unsigned *raised = (unsigned *)(slots + (long long)gridDim.x * SLOT);
+            if (end < t_lo + kt) {
+                // the tile goes on in block b + 1, which finishes it
+                slot_store(acc, slots + (long long)b * SLOT);
+                __syncthreads();
+                if (threadIdx.x == 0) flag_raise(&raised[b]);
+            } else {
+                // begun in earlier blocks: their parts, in block order
+                if (begin > t_lo)
+                    for (int j = t_lo / per; j < b; j++) {
+                        if (threadIdx.x == 0) flag_wait(&raised[j]);
+                        __syncthreads();
+                        slot_add(acc, slots + (long long)j * SLOT);
+                    }
+                store_tile(acc, C, ldc, M, N, row0, col0, alpha, beta, flags);
+            }
+            left = begin - lo;
+        }
+        // every warp done with the stages before the next part refills them
+        if (left > 0) __syncthreads();
+    }
+}
+#endif
+
+// ---- the kernel --------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    CAT3(ptxkit_gemm_, GEMM_SUFFIX, )(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K,
+                                      long long lda, long long ldb, long long ldc, T alpha, T beta, unsigned flags,
+                                      int k_per_split, T *workspace, long long ldw) {
+    ptxkit::grid_dependency_begin();
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    T *As = (T *)gemm_smem;
+    T *Bs = As + STAGES * STAGE_A;
+#if GEMM_STREAMK
+    // k_per_split: steps a block; ldw: the first tile; workspace: the
+    // blocks' slots, then their flags (cleared before the launch)
+    stream_k_block(A, B, C, M, N, K, lda, ldb, ldc, alpha, beta, flags, k_per_split, (int)ldw, workspace, As, Bs);
+#else
+    // The tile of this block, GROUP_M tile rows at a time, and its K slice.
+    int m0, n0;
+    gemm_block_tile(blockIdx.x, M, N, BM, BN, GROUP_M, &m0, &n0);
+    const int k_begin = blockIdx.z * k_per_split;
+    const int k_end = min(K, k_begin + k_per_split);
+    T acc[TM][TN];
+    int row0, col0;
+    tile_sums(A, B, M, N, lda, ldb, m0, n0, k_begin, k_end, As, Bs, acc, &row0, &col0);
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0, (int)ldw);
 #else
     store_tile(acc, C, ldc, M, N, row0, col0, alpha, beta, flags);
+#endif
 #endif
 }
 

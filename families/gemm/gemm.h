@@ -1,9 +1,9 @@
 /* Internal interface of the GEMM family for the tuner, the command-line
  * tool and the tests. The family gemm is three files: gemm_config.c (the
  * configuration rules and switches, gemm_config.h), gemm.c (ptxkit_gemm:
- * argument checks, configuration choice, split-K, the launches, and the
- * CUDA-core kernels of gemm.cu) and gemm_dmma.c (the kernel of
- * gemm_dmma.cu, float64 on the FP64 tensor cores); gemm.c calls
+ * argument checks, configuration choice, split-K and stream-K, the
+ * launches, and the CUDA-core kernels of gemm.cu) and gemm_dmma.c (the
+ * kernel of gemm_dmma.cu, float64 on the FP64 tensor cores); gemm.c calls
  * the other two, which call only gemm_config.c. */
 #ifndef PTXKIT_OPS_GEMM_H
 #define PTXKIT_OPS_GEMM_H

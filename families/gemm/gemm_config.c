@@ -4,6 +4,7 @@
  * built-in and sweep configurations, split-K, and the per-context
  * experiment switches. The kernels' host code (gemm.c, gemm_dmma.c) and the
  * tuner read these; nothing here compiles or launches. */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -61,6 +62,8 @@ ptxkit_status gemm_switches_set(ptxkit_context *ctx, const gemm_switches *sw) {
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: mma k %d (0, 4, 8 or 16)", sw->mma_k);
     if (sw->tensor_maps < -1 || sw->tensor_maps > 1)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: tensor maps %d (-1, 0 or 1)", sw->tensor_maps);
+    if (sw->stream_k < -1 || sw->stream_k > 1)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: stream-K %d (-1, 0 or 1)", sw->stream_k);
     switches_state *s = context_state(ctx, &switches_ops);
     if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: cannot create the per-context switches");
     pthread_mutex_lock(&s->lock);
@@ -571,6 +574,43 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
                    const ptxkit_device_info *info) {
     if (c->split_k) return c->split_k;
     return gemm_plan_for(kind, sw, c, m, n, k, info).split;
+}
+
+/* ---- stream-K ------------------------------------------------------------ */
+
+/* K-tiles a tile needs for stream-K to share it: a block's part of a tile
+ * pays the pipeline's prologue again, and a short one is mostly that. */
+enum { GEMM_STREAM_K_MIN_KTILES = 8 };
+/* The fullest last wave the default shares out: the shared steps run
+ * slower than the other kernel's whole tiles (the stream-K kernel's main
+ * loop is compiled apart, and its parts are handed over), so a last wave
+ * nearly full costs about as much shared as left idle (H200, notebook
+ * section 31). */
+#define GEMM_STREAM_K_MAX_FILL 0.9
+
+bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                       int resident, const ptxkit_device_info *info, gemm_stream_k *out) {
+    int mode = sw ? sw->stream_k : -1;
+    size_t ktiles = ceil_div(k, (size_t)c->bk), tiles = tiles_of(c, m, n);
+    size_t slots = (size_t)sm_count_of(info) * (size_t)(resident > 0 ? resident : 1);
+    /* the default only where it was measured: float32 */
+    if (kind == GEMM_F64_TC || mode == 0 || (mode < 0 && kind != GEMM_F32) || k == 0 ||
+        ktiles < (mode == 1 ? 2 : GEMM_STREAM_K_MIN_KTILES) || tiles > INT_MAX / 2)
+        return false;
+    size_t full = tiles / slots, last = tiles - full * slots;
+    if (mode < 0 && (full == 0 || last == 0 || (double)last > GEMM_STREAM_K_MAX_FILL * (double)slots)) return false;
+    /* whole waves as they are; where they are all whole (the test switch),
+     * the last one shared */
+    size_t dp = full * slots;
+    if (dp == tiles) dp -= slots;
+    size_t steps = (tiles - dp) * ktiles;
+    /* the kernel counts steps in int */
+    if (ktiles > INT_MAX / 2 || steps > INT_MAX / 2) return false;
+    size_t blocks = steps < slots ? steps : slots, per = ceil_div(steps, blocks);
+    out->dp_tiles = (int)dp;
+    out->per = (int)per;
+    out->blocks = (int)ceil_div(steps, per);
+    return true;
 }
 
 /* ---- the built-in configuration of a shape ----------------------------- */

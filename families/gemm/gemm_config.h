@@ -58,10 +58,15 @@ typedef struct gemm_switches {
      * (gemm_dmma_tma_mode): 0 never (cp.async as on sm_80), 1 or -1 (the
      * default) where able */
     int tensor_maps;
+    /* gemm.cu's tiles past the last whole wave by stream-K
+     * (gemm_stream_k_for): 0 never, 1 at every shape it can take (the
+     * tests' switch), -1 (the default) where the last wave would leave
+     * SMs idle */
+    int stream_k;
 } gemm_switches;
 
 #define GEMM_SWITCHES_DEFAULT \
-    ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0, .tensor_maps = -1})
+    ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0, .tensor_maps = -1, .stream_k = -1})
 
 /* The context's switches (the defaults for ctx NULL, or where its state
  * cannot be created). */
@@ -160,6 +165,20 @@ gemm_plan gemm_plan_for(int kind, const gemm_switches *sw, const gemm_config *c,
  * (as ptxkit_gemm runs it: its slices whole k-tiles). */
 int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
                    const ptxkit_device_info *info);
+
+/* Stream-K for gemm.cu's kernel (not the tensor-core one) where K is
+ * whole (split 1): a grid of whole waves of `resident` blocks an SM leaves
+ * a last wave that takes as long as a full one with part of the GPU idle,
+ * so the first dp_tiles tiles run as before, in whole waves, and the rest
+ * as one run of (tile, k-tile) steps shared by `blocks` blocks, `per`
+ * steps each (gemm.cu's stream_k_block). False: no stream-K (the switch is
+ * off, K is short, the type is not float32 under the default, the tiles
+ * fit one wave, or the last wave is nearly full). */
+typedef struct gemm_stream_k {
+    int dp_tiles, blocks, per;
+} gemm_stream_k;
+bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
+                       int resident, const ptxkit_device_info *info, gemm_stream_k *out);
 
 /* A caller's ptxkit_config (NULL: all zero) read by ptxkit_gemm's names
  * "bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k":
