@@ -451,31 +451,45 @@ static void test_shared_bytes(void **state) {
     assert_int_equal(gemm_shared_bytes(8, &c, false, true), 4 * 8 * (130 + 130) * 8);
 }
 
-/* ptxas's register-usage level 2 goes to float32's large-square
- * configuration on sm_90 with A transposed on the way in (op(A) = A), and
- * to no other kernel. */
+/* ptxas's register-usage levels go to float32's large-square
+ * configuration on sm_90 only: 2 for the main kernel with A transposed on
+ * the way in (op(A) = A), 8 for its stream-K kernel with op(B) = B. */
 static void test_nvrtc_options(void **state) {
     (void)state;
     const ptxkit_device_info h200 = h200_info();
     gemm_config square = gemm_default_config(GEMM_F32, GEMM_SQUARE);
     const char *const *options = NULL;
-    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, &h200, &options), 1);
+    /* the main kernel: level 2 with op(A) = A, either op(B) */
+    for (int trans_b = 0; trans_b < 2; trans_b++) {
+        assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, trans_b, false, &h200, &options), 1);
+        assert_string_equal(options[0], "-Xptxas=--register-usage-level=2");
+        assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, true, trans_b, false, &h200, &options), 0);
+        assert_null(options);
+    }
+    /* the stream-K kernel: level 8 with op(B) = B; with op(B) = B^T the
+     * main kernel's rule */
+    for (int trans_a = 0; trans_a < 2; trans_a++) {
+        assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, trans_a, false, true, &h200, &options), 1);
+        assert_string_equal(options[0], "-Xptxas=--register-usage-level=8");
+    }
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, true, true, &h200, &options), 1);
     assert_string_equal(options[0], "-Xptxas=--register-usage-level=2");
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, true, true, true, &h200, &options), 0);
     /* the same tiles at 1024^3 (4 x 2 warps), the other classes, float64, other GPUs */
     gemm_config others[] = {gemm_default_for(GEMM_F32, NULL, 1024, 1024, 1024, &h200),
                             gemm_default_config(GEMM_F32, GEMM_SMALL_M), gemm_default_config(GEMM_F32, GEMM_SMALL_N),
                             gemm_default_config(GEMM_F32, GEMM_SMALL_K)};
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        assert_int_equal(gemm_nvrtc_options(GEMM_F32, &others[i], false, &h200, &options), 0);
-        assert_null(options);
-    }
-    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, true, &h200, &options), 0);
-    assert_int_equal(gemm_nvrtc_options(GEMM_F64, &square, false, &h200, &options), 0);
-    assert_int_equal(gemm_nvrtc_options(GEMM_F64_TC, &square, false, &h200, &options), 0);
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        for (int sk = 0; sk < 2; sk++) {
+            assert_int_equal(gemm_nvrtc_options(GEMM_F32, &others[i], false, false, sk, &h200, &options), 0);
+            assert_null(options);
+        }
+    assert_int_equal(gemm_nvrtc_options(GEMM_F64, &square, false, false, false, &h200, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F64_TC, &square, false, false, true, &h200, &options), 0);
     ptxkit_device_info a100 = h200;
     a100.cc_major = 8;
-    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, &a100, &options), 0);
-    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, NULL, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, false, true, &a100, &options), 0);
+    assert_int_equal(gemm_nvrtc_options(GEMM_F32, &square, false, false, false, NULL, &options), 0);
 }
 
 /* Stream-K's plan on an H200 (132 SMs, two blocks of the square tiles an

@@ -164,7 +164,7 @@ static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, p
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
     if (stream_k) spec_define_int(&spec, &scratch, "GEMM_STREAMK", 1);
     if (sw->cross_prefetch >= 0) spec_define_int(&spec, &scratch, "GEMM_CROSS_PREFETCH", sw->cross_prefetch);
-    spec.option_count = gemm_nvrtc_options(elem, c, trans_a, &ctx->info, &spec.options);
+    spec.option_count = gemm_nvrtc_options(elem, c, trans_a, trans_b, stream_k, &ctx->info, &spec.options);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
     if (st != PTXKIT_SUCCESS) return st;
     /* past the static 48 KB, dynamic shared memory is opted into per function */

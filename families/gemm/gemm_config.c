@@ -374,21 +374,26 @@ int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, con
 }
 
 /* float32's large-square configuration (128 x 128 x 16 tiles, 8 x 8 per
- * lane, 2 x 4 warps, 4 stages) on sm_90, with A transposed on the way in
- * (op(A) = A): ptxas's register-usage level 2 (of 0-10; the default 5)
- * allocates and orders that main loop so that it runs faster. Where A is
- * copied as stored (op(A) = A^T) it lost with op(B) = B^T and was level
- * with op(B) = B, and the other configurations lost or were level with it,
- * so they keep the default (notebook section 30). */
-int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, const ptxkit_device_info *info,
-                       const char *const **out) {
-    static const char *const register_usage[] = {"-Xptxas=--register-usage-level=2"};
+ * lane, 2 x 4 warps, 4 stages) on sm_90: ptxas's register-usage level (of
+ * 0-10; the default 5) sets how freely it spends registers on scheduling.
+ * The main kernel with A transposed on the way in (op(A) = A) runs faster
+ * at level 2; where A is copied as stored (op(A) = A^T) level 2 lost with
+ * op(B) = B^T and was level with op(B) = B, and the other configurations
+ * lost or were level with it, so they keep the default (notebook section
+ * 30). Its stream-K kernel (stream_k) runs faster at level 8 with op(B) =
+ * B; with op(B) = B^T level 8 lost, and it keeps the main kernel's rule
+ * (section 31). */
+int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, bool trans_b, bool stream_k,
+                       const ptxkit_device_info *info, const char *const **out) {
+    static const char *const level_2[] = {"-Xptxas=--register-usage-level=2"};
+    static const char *const level_8[] = {"-Xptxas=--register-usage-level=8"};
     *out = NULL;
-    if (kind != GEMM_F32 || trans_a || !info || info->cc_major != 9 || c->bm != 128 || c->bn != 128 ||
-        c->bk != 16 || c->tm != 8 || c->tn != 8 || c->warps_m != 2 || c->stages != 4)
+    if (kind != GEMM_F32 || !info || info->cc_major != 9 || c->bm != 128 || c->bn != 128 || c->bk != 16 ||
+        c->tm != 8 || c->tn != 8 || c->warps_m != 2 || c->stages != 4)
         return 0;
-    *out = register_usage;
-    return 1;
+    if (stream_k && !trans_b) *out = level_8;
+    else if (!trans_a) *out = level_2;
+    return *out ? 1 : 0;
 }
 
 /* Built-in configurations, per type and shape class (the tuner's starting

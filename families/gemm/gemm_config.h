@@ -115,11 +115,12 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
 
 /* Blocks per SM asked of __launch_bounds__: gemm_resident_blocks, at most 8. */
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
-/* NVRTC options for configuration c's kernel (trans_a: A's tile is copied
- * as stored, not transposed on the way in) beyond the family's: how many,
- * pointed to by *out (static strings). */
-int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, const ptxkit_device_info *info,
-                       const char *const **out);
+/* NVRTC options for configuration c's kernel (trans_a, trans_b: the
+ * operand's tile is copied as stored, not transposed on the way in;
+ * stream_k: the stream-K kernel) beyond the family's: how many, pointed to
+ * by *out (static strings). */
+int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, bool trans_b, bool stream_k,
+                       const ptxkit_device_info *info, const char *const **out);
 
 /* The tensor-core kernel's mma k depth for c (its MMA_K) on the cp.async
  * path, and on the tensor-map path (gemm_dmma_tma_mode; 8 where it costs
