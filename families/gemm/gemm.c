@@ -2,8 +2,8 @@
  * sm_80) on the CUDA cores (gemm.cu), float64 from sm_80 on the
  * FP64 tensor cores (gemm_dmma.cu, whose kernel gemm_dmma.c
  * gets): argument checks, which configuration a call runs, the split-K
- * and stream-K scratch, gemm.cu's kernels and the launches. The configuration rules are
- * gemm_config.c's. */
+ * and stream-K scratch, gemm.cu's kernels and the launches. The
+ * configuration rules are gemm_config.c's. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
