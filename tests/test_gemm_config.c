@@ -507,43 +507,43 @@ static void test_stream_k(void **state) {
     gemm_stream_k p;
     /* 4096^3: 1024 tiles of 256 k-tiles, 3.9 waves: 3 waves as they are,
      * 232 tiles in 264 shares of 225 steps */
-    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, resident, &h200, &p));
+    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 4096, &h200, &p));
     assert_int_equal(p.dp_tiles, 792);
     assert_int_equal(p.per, 225);
     assert_int_equal(p.blocks, 264);
     /* 8192^3: 4096 tiles, 15.5 waves */
-    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 8192, 8192, 8192, resident, &h200, &p));
+    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 8192, 8192, 8192, &h200, &p));
     assert_int_equal(p.dp_tiles, 15 * 264);
     assert_int_equal(p.per, 264);
     assert_int_equal(p.blocks, 264);
     /* 1.5 waves */
-    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 128 * 50, 128 * 8, 512, resident, &h200, &p));
+    assert_true(gemm_stream_k_for(GEMM_F32, NULL, &c, 128 * 50, 128 * 8, 512, &h200, &p));
     assert_int_equal(p.dp_tiles, 264);
     assert_int_equal(p.blocks, 136 * 32 / p.per);
     /* a last wave nearly full (250 of 264), whole waves (4224 = 16 x 264
      * tiles), one wave or less, short K, off, float64 under the default,
      * tensor cores */
-    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 128 * 257, 256, 4096, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 8192, 8448, 8192, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 2048, 2048, 8192, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 64, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 0, resident, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 128 * 257, 256, 4096, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 8192, 8448, 8192, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 2048, 2048, 8192, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 64, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, NULL, &c, 4096, 4096, 0, &h200, &p));
     gemm_switches off = GEMM_SWITCHES_DEFAULT, always = GEMM_SWITCHES_DEFAULT;
     off.stream_k = 0, always.stream_k = 1;
-    assert_false(gemm_stream_k_for(GEMM_F32, &off, &c, 4096, 4096, 4096, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F64, NULL, &c, 4096, 4096, 4096, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F64_TC, NULL, &c, 4096, 4096, 4096, resident, &h200, &p));
-    assert_false(gemm_stream_k_for(GEMM_F64_TC, &always, &c, 4096, 4096, 4096, resident, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, &off, &c, 4096, 4096, 4096, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F64, NULL, &c, 4096, 4096, 4096, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F64_TC, NULL, &c, 4096, 4096, 4096, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F64_TC, &always, &c, 4096, 4096, 4096, &h200, &p));
     /* the test switch: whole waves, the last one shared; one tile of 3
      * k-tiles in 3 blocks of one step; not one k-tile */
-    assert_true(gemm_stream_k_for(GEMM_F32, &always, &c, 8192, 8448, 8192, resident, &h200, &p));
+    assert_true(gemm_stream_k_for(GEMM_F32, &always, &c, 8192, 8448, 8192, &h200, &p));
     assert_int_equal(p.dp_tiles, 15 * 264);
     assert_int_equal(p.per, 512);
-    assert_true(gemm_stream_k_for(GEMM_F32, &always, &c, 100, 100, 48, resident, &h200, &p));
+    assert_true(gemm_stream_k_for(GEMM_F32, &always, &c, 100, 100, 48, &h200, &p));
     assert_int_equal(p.dp_tiles, 0);
     assert_int_equal(p.blocks, 3);
     assert_int_equal(p.per, 1);
-    assert_false(gemm_stream_k_for(GEMM_F32, &always, &c, 100, 100, 16, resident, &h200, &p));
+    assert_false(gemm_stream_k_for(GEMM_F32, &always, &c, 100, 100, 16, &h200, &p));
 }
 
 static void test_no_context(void **state) {

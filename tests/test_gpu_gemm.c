@@ -520,8 +520,7 @@ static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *ca
             c->tiles = gemm_default_config(kind, GEMM_SQUARE);
             c->tiles.split_k = 1; /* K whole: stream-K's case */
             gemm_stream_k plan;
-            assert_true(gemm_stream_k_for(kind, sw, &c->tiles, c->m, c->n, c->k,
-                                          gemm_resident_blocks(kind, sw, &c->tiles, &ctx->info), &ctx->info, &plan));
+            assert_true(gemm_stream_k_for(kind, sw, &c->tiles, c->m, c->n, c->k, &ctx->info, &plan));
         }
     return count;
 }
@@ -551,8 +550,7 @@ static void test_gemm_stream_k(void **state) {
     c.n = 8 * (size_t)cfg.bn, c.m = (slots * 3 / 2 + 7) / 8 * (size_t)cfg.bm, c.k = 32 * (size_t)cfg.bk;
     c.tiles = cfg;
     gemm_stream_k plan;
-    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, c.m, c.n, c.k,
-                                  gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info), &ctx->info, &plan));
+    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, c.m, c.n, c.k, &ctx->info, &plan));
     assert_int_equal(plan.dp_tiles, (int)slots);
     assert_int_equal(run_cases(&c, 1), 0);
 }

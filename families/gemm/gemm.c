@@ -288,9 +288,7 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, false, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
     gemm_stream_k sk;
-    if (st == PTXKIT_SUCCESS && c.split_k <= 1 &&
-        gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, gemm_resident_blocks(kind, &sw, &c, &ctx->info), &ctx->info,
-                          &sk))
+    if (st == PTXKIT_SUCCESS && c.split_k <= 1 && gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, &ctx->info, &sk))
         st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, true, tma, &fn);
     context_leave(ctx);
     return st;
@@ -344,9 +342,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     /* stream-K: the blocks' handed-over parts (a tile's sums of each
      * thread), then a flag each (gemm.cu's stream_k_block) */
     gemm_stream_k sk = {0};
-    const bool stream_k = split <= 1 && k_run &&
-                          gemm_stream_k_for(kind, &sw, &cfg, m, n, k_run, gemm_resident_blocks(kind, &sw, &cfg, &ctx->info),
-                                            &ctx->info, &sk);
+    const bool stream_k = split <= 1 && k_run && gemm_stream_k_for(kind, &sw, &cfg, m, n, k_run, &ctx->info, &sk);
     size_t sk_parts = 0;
     if (stream_k) {
         sk_parts = (size_t)sk.blocks * (size_t)sh.threads * (size_t)cfg.tm * (size_t)cfg.tn * g.elem;

@@ -594,14 +594,14 @@ enum { GEMM_STREAM_K_MIN_KTILES = 8 };
 #define GEMM_STREAM_K_MAX_FILL 0.9
 
 bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
-                       int resident, const ptxkit_device_info *info, gemm_stream_k *out) {
+                       const ptxkit_device_info *info, gemm_stream_k *out) {
     int mode = sw ? sw->stream_k : -1;
     size_t ktiles = ceil_div(k, (size_t)c->bk), tiles = tiles_of(c, m, n);
-    size_t slots = (size_t)sm_count_of(info) * (size_t)(resident > 0 ? resident : 1);
     /* the default only where it was measured: float32 */
     if (kind == GEMM_F64_TC || mode == 0 || (mode < 0 && kind != GEMM_F32) || k == 0 ||
         ktiles < (mode == 1 ? 2 : GEMM_STREAM_K_MIN_KTILES) || tiles > INT_MAX / 2)
         return false;
+    size_t slots = (size_t)sm_count_of(info) * (size_t)gemm_resident_blocks(kind, sw, c, info);
     size_t full = tiles / slots, last = tiles - full * slots;
     if (mode < 0 && (full == 0 || last == 0 || (double)last > GEMM_STREAM_K_MAX_FILL * (double)slots)) return false;
     /* whole waves as they are; where they are all whole (the test switch),

@@ -115,6 +115,7 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
 
 /* Blocks per SM asked of __launch_bounds__: gemm_resident_blocks, at most 8. */
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info);
+
 /* NVRTC options for configuration c's kernel (trans_a, trans_b: the
  * operand's tile is copied as stored, not transposed on the way in;
  * stream_k: the stream-K kernel) beyond the family's: how many, pointed to
@@ -168,7 +169,7 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
                    const ptxkit_device_info *info);
 
 /* Stream-K for gemm.cu's kernel (not the tensor-core one) where K is
- * whole (split 1): a grid of whole waves of `resident` blocks an SM leaves
+ * whole (split 1): a grid of whole waves (gemm_resident_blocks an SM) leaves
  * a last wave that takes as long as a full one with part of the GPU idle,
  * so the first dp_tiles tiles run as before, in whole waves, and the rest
  * as one run of (tile, k-tile) steps shared by `blocks` blocks, `per`
@@ -179,7 +180,7 @@ typedef struct gemm_stream_k {
     int dp_tiles, blocks, per;
 } gemm_stream_k;
 bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
-                       int resident, const ptxkit_device_info *info, gemm_stream_k *out);
+                       const ptxkit_device_info *info, gemm_stream_k *out);
 
 /* A caller's ptxkit_config (NULL: all zero) read by ptxkit_gemm's names
  * "bm", "bn", "bk", "tm", "tn", "warps_m", "stages", "split_k":
