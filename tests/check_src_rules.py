@@ -22,9 +22,10 @@ path for every kernel"), checked over the source text:
 - src/host (host-array primitives) sits beside it: the runtime and the
   public ops, chunked over streams; nothing below it includes host/;
 - every kernel entry (__global__) of families/ begins with
-  ptxkit::grid_dependency_begin(): the runtime launches the families' JIT
-  kernels programmatically on sm_90 (runtime/kernel.c), which is correct
-  only for a kernel that waits for the one ahead before touching memory;
+  ptxkit::grid_dependency_begin() or ptxkit::grid_dependency_begin_unless():
+  the runtime launches the families' JIT kernels programmatically on sm_90
+  (runtime/kernel.c), which is correct only for a kernel that waits for the
+  one ahead before touching memory, or touches none of its memory;
 - no file of the tree includes "runtime/runtime.h", the umbrella header the
   runtime had: each file includes the headers of the rooms whose names it
   uses (src/runtime/*.h), so that the includes say what a file depends on.
@@ -192,9 +193,11 @@ for base, _, names in os.walk(fam):
         for m in re.finditer(r"__global__", text):
             body = text.find("{", m.end())
             first = re.sub(r"\\\n", " ", text[body + 1:body + 400]).split(";", 1)[0].strip()
-            if body < 0 or first != "ptxkit::grid_dependency_begin()":
+            if body < 0 or not (first == "ptxkit::grid_dependency_begin()" or
+                                first.startswith("ptxkit::grid_dependency_begin_unless(")):
                 line = text.count("\n", 0, m.start()) + 1
                 failures.append("%s:%d: a kernel entry whose first statement is not ptxkit::grid_dependency_begin() "
+                                "or ptxkit::grid_dependency_begin_unless() "
                                 "(the families' kernels are launched programmatically on sm_90)"
                                 % (os.path.relpath(path, root), line))
 

@@ -500,14 +500,19 @@ static void test_gemm_split_k(void **state) {
  * switch at 1), K whole: a tile shared by up to 21 blocks (257 x 263 x
  * 1000 on 132 SMs: 9 tiles of 63 k-tiles over 189 blocks of 3 steps), a k
  * tail, edge tiles, every layout, beta read and not, float32 and float64
- * on the CUDA cores; then the default rule on a shape of one and a half
- * waves of tiles. The reference's bound covers any order of a tile's
- * partial sums. */
+ * on the CUDA cores, and (not under a sanitizer) a whole wave and a
+ * quarter of tiles with edges, so that the stream-K kernel is launched
+ * early behind the whole wave's; then the default rule on a shape of one
+ * and a half waves of tiles. The reference's bound covers any order of a
+ * tile's partial sums. */
 static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *cases) {
-    static const size_t sk_shapes[][3] = {{257, 263, 1000}, {130, 129, 77}, {1000, 1, 1001}, {512, 512, 4096}};
+    size_t sk_shapes[][3] = {{257, 263, 1000}, {130, 129, 77}, {1000, 1, 1001}, {512, 512, 4096}, {0, 0, 333}};
     ptxkit_context *ctx = test_gpu();
+    gemm_config square = gemm_default_config(kind, GEMM_SQUARE);
+    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(kind, sw, &square, &ctx->info);
+    sk_shapes[4][0] = (slots * 5 / 4 + 7) / 8 * (size_t)square.bm - 5, sk_shapes[4][1] = 8 * (size_t)square.bn - 3;
     int count = 0;
-    for (int s = 0; s < (small_only ? 3 : 4); s++)
+    for (int s = 0; s < (small_only ? 3 : 5); s++)
         for (int ops = 0; ops < 4; ops++) {
             gemm_case *c = &cases[count++];
             memset(c, 0, sizeof *c);
@@ -521,6 +526,7 @@ static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *ca
             c->tiles.split_k = 1; /* K whole: stream-K's case */
             gemm_stream_k plan;
             assert_true(gemm_stream_k_for(kind, sw, &c->tiles, c->m, c->n, c->k, &ctx->info, &plan));
+            assert_true((plan.dp_tiles > 0) == (s == 4));
         }
     return count;
 }
@@ -528,7 +534,7 @@ static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *ca
 static void test_gemm_stream_k(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
-    gemm_case cases[16];
+    gemm_case cases[20];
     gemm_switches sw = GEMM_SWITCHES_DEFAULT;
     sw.stream_k = 1;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
@@ -582,55 +588,76 @@ static void test_gemm_configs(void **state) {
     assert_int_equal(run_cases(cases, count), 0);
 }
 
-/* Split-K calls on several streams at once share one scratch: each must
- * still get its own result. */
-static void test_gemm_streams(void **state) {
-    (void)state;
-    ptxkit_context *ctx = test_gpu();
-    enum { STREAMS = 4 };
-    ptxkit_stream *streams[STREAMS];
-    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[i]));
-    const size_t m = 64, n = 200, k = 3000, elem = 4;
+/* Calls of m x n x k (tiles NULL: the built-in choice) on several streams
+ * at once, eight rounds each, with an alpha per stream: a result computed
+ * on another stream's scratch shows. Returns the failures. */
+enum { STREAMS = 4 };
+static int streams_round(ptxkit_context *ctx, ptxkit_stream *const *streams, size_t m, size_t n, size_t k,
+                         const ptxkit_config *tiles) {
+    const size_t elem = 4;
     ptxkit_dptr a, b, c[STREAMS];
     float *ha = malloc(m * k * elem), *hb = malloc(k * n * elem), *hc = malloc(m * n * elem);
-    assert_true(ha && hb && hc);
+    double *ref = calloc(m * n, sizeof *ref);
+    assert_true(ha && hb && hc && ref);
     for (size_t i = 0; i < m * k; i++) ha[i] = (float)(int)(test_rand(&rng) % 5) - 2;
     for (size_t i = 0; i < k * n; i++) hb[i] = (float)(int)(test_rand(&rng) % 5) - 2;
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < n; j++) ref[i * n + j] += (double)ha[i * k + p] * hb[p * n + j];
     assert_ok(ctx, ptxkit_memory_alloc(ctx, m * k * elem, &a));
     assert_ok(ctx, ptxkit_memory_alloc(ctx, k * n * elem, &b));
     assert_ok(ctx, ptxkit_memory_write(ctx, a, ha, m * k * elem));
     assert_ok(ctx, ptxkit_memory_write(ctx, b, hb, k * n * elem));
     for (int s = 0; s < STREAMS; s++) assert_ok(ctx, ptxkit_memory_alloc(ctx, m * n * elem, &c[s]));
-    ptxkit_config tiles;
-    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
-    /* alpha differs per stream: a result computed on another stream's
-     * scratch shows */
     for (int round = 0; round < 8; round++)
         for (int s = 0; s < STREAMS; s++)
             assert_ok(ctx, ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, (double)(s + 1), a, k,
-                                       b, n, 0.0, c[s], n, &tiles, streams[s]));
+                                       b, n, 0.0, c[s], n, tiles, streams[s]));
     assert_ok(ctx, ptxkit_context_synchronize(ctx));
     int failures = 0;
     for (int s = 0; s < STREAMS; s++) {
         assert_ok(ctx, ptxkit_memory_read(ctx, hc, c[s], m * n * elem));
-        for (size_t i = 0; i < m && failures < 5; i++)
-            for (size_t j = 0; j < n && failures < 5; j++) {
-                double ref = 0;
-                for (size_t p = 0; p < k; p++) ref += (double)ha[i * k + p] * hb[p * n + j];
-                ref *= s + 1;
-                if (hc[i * n + j] != (float)ref) { /* small integers: exact */
-                    print_error("stream %d: C[%zu][%zu] = %g, expected %g\n", s, i, j, hc[i * n + j], ref);
-                    failures++;
-                }
+        for (size_t i = 0; i < m * n && failures < 5; i++)
+            if (hc[i] != (float)(ref[i] * (s + 1))) { /* small integers: exact */
+                print_error("%zux%zux%zu stream %d: C[%zu][%zu] = %g, expected %g\n", m, n, k, s, i / n, i % n, hc[i],
+                            ref[i] * (s + 1));
+                failures++;
             }
         ptxkit_memory_free(ctx, c[s]);
     }
-    for (int i = 0; i < STREAMS; i++) ptxkit_stream_destroy(streams[i]);
     ptxkit_memory_free(ctx, a);
     ptxkit_memory_free(ctx, b);
     free(ha);
     free(hb);
     free(hc);
+    free(ref);
+    return failures;
+}
+
+/* Split-K calls on several streams at once share one scratch, and (not
+ * under a sanitizer) so do stream-K calls whose stream-K kernel is launched
+ * early behind their whole waves: each must still get its own result. */
+static void test_gemm_streams(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    ptxkit_stream *streams[STREAMS];
+    for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[i]));
+    ptxkit_config tiles;
+    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
+    int failures = streams_round(ctx, streams, 64, 200, 3000, &tiles);
+    if (!small_only) {
+        gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+        gemm_config cfg;
+        assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
+        size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
+        size_t m = (slots * 5 / 4 + 7) / 8 * (size_t)cfg.bm, n = 8 * (size_t)cfg.bn, k = 8 * (size_t)cfg.bk;
+        gemm_stream_k plan;
+        assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan) && plan.dp_tiles > 0);
+        ptxkit_config square;
+        gemm_config_to(&cfg, &square);
+        failures += streams_round(ctx, streams, m, n, k, &square);
+    }
+    for (int i = 0; i < STREAMS; i++) ptxkit_stream_destroy(streams[i]);
     assert_int_equal(failures, 0);
 }
 
@@ -868,24 +895,11 @@ static void test_gemm_supported_agrees(void **state) {
     ptxkit_memory_free(ctx, c);
 }
 
-/* ptxkit_gemm_prepare at a shape that splits K: afterwards the call on
- * that stream loads no module and can be captured (without the prepare,
- * capture is refused: the stream holds no split-K scratch), and the
- * graph's replays are exact (small integers: every sum is exact in
- * float32). */
-static void test_gemm_prepare(void **state) {
-    (void)state;
-    ptxkit_context *ctx = test_gpu();
-    static const size_t shapes[][3] = {{64, 512, 4096}, {64, 4096, 4096}, {32, 256, 8192}};
-    size_t m = 0, n = 0, k = 0;
-    for (int i = 0; i < 3 && !m; i++) {
-        ptxkit_config chosen;
-        long long split = 0;
-        assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], &chosen, NULL));
-        if (ptxkit_config_get(&chosen, "split_k", &split) == PTXKIT_SUCCESS && split > 1)
-            m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
-    }
-    if (!m) fail_msg("no shape of the list splits K on this GPU");
+/* ptxkit_gemm_prepare at a shape, then the call on that stream loads no
+ * module and can be captured (without the prepare, capture is refused: the
+ * stream holds no scratch), and the graph's replays are exact (small
+ * integers: every sum is exact in float32, in any order). */
+static void prepared_capture(ptxkit_context *ctx, size_t m, size_t n, size_t k, const ptxkit_config *tiles) {
     float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b), *c = malloc(m * n * sizeof *c);
     double *want = calloc(m * n, sizeof *want);
     assert_true(a && b && c && want);
@@ -907,7 +921,7 @@ static void test_gemm_prepare(void **state) {
     assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
     assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
     ptxkit_status st = ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, da, k, db, n, 0.0, dc, n,
-                                   NULL, s);
+                                   tiles, s);
     ptxkit_status ended = ptxkit_graph_capture_end(ctx, s, &graph);
     ptxkit_graph_destroy(graph);
     graph = NULL;
@@ -916,10 +930,10 @@ static void test_gemm_prepare(void **state) {
     ptxkit_stream_destroy(s);
 
     assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
-    assert_ok(ctx, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, NULL, s));
+    assert_ok(ctx, ptxkit_gemm_prepare(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, tiles, s));
     size_t loaded = registry_module_count(ctx);
     assert_ok(ctx, ptxkit_graph_capture_begin(ctx, s));
-    st = ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, da, k, db, n, 0.0, dc, n, NULL, s);
+    st = ptxkit_gemm(ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, da, k, db, n, 0.0, dc, n, tiles, s);
     assert_ok(ctx, ptxkit_graph_capture_end(ctx, s, &graph));
     assert_ok(ctx, st);
     if (registry_module_count(ctx) != loaded) fail_msg("ptxkit_gemm after ptxkit_gemm_prepare loaded a module");
@@ -941,6 +955,40 @@ static void test_gemm_prepare(void **state) {
     ptxkit_memory_free(ctx, db);
     ptxkit_memory_free(ctx, dc);
     free(a), free(b), free(c), free(want);
+}
+
+/* prepared_capture at a shape that splits K, and (not under a sanitizer)
+ * at one whose whole waves are followed by stream-K, launched early
+ * behind them: in a graph both launches are programmatic. */
+static void test_gemm_prepare(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    static const size_t shapes[][3] = {{64, 512, 4096}, {64, 4096, 4096}, {32, 256, 8192}};
+    size_t m = 0, n = 0, k = 0;
+    for (int i = 0; i < 3 && !m; i++) {
+        ptxkit_config chosen;
+        long long split = 0;
+        assert_ok(ctx, ptxkit_gemm_config_get(ctx, PTXKIT_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], &chosen, NULL));
+        if (ptxkit_config_get(&chosen, "split_k", &split) == PTXKIT_SUCCESS && split > 1)
+            m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+    }
+    if (!m) fail_msg("no shape of the list splits K on this GPU");
+    prepared_capture(ctx, m, n, k, NULL);
+    if (small_only) return;
+
+    /* one and a half waves of the built-in tiles, 8 tile columns, the
+     * fewest k-tiles the default rule takes (8) */
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    gemm_config cfg;
+    assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
+    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
+    n = 8 * (size_t)cfg.bn, m = (slots * 3 / 2 + 7) / 8 * (size_t)cfg.bm, k = 8 * (size_t)cfg.bk;
+    gemm_stream_k plan;
+    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan));
+    assert_true(plan.dp_tiles > 0);
+    ptxkit_config square;
+    gemm_config_to(&cfg, &square);
+    prepared_capture(ctx, m, n, k, &square);
 }
 
 int main(void) {

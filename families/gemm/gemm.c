@@ -135,11 +135,11 @@ static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype 
 /* ---- kernels ---------------------------------------------------------------- */
 
 /* The main kernel of a configuration for the call's layouts and alignment
- * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors),
- * under the context's switches sw. */
+ * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors)
+ * and its part in a stream-K plan, under the context's switches sw. */
 static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, const gemm_config *c,
                                  const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                                 bool stream_k, int tma, ptxkit_kernel **fn) {
+                                 gemm_sk_role stream_k, int tma, ptxkit_kernel **fn) {
     if (gemm_kind_of(type, &ctx->info, sw) == GEMM_F64_TC)
         return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, tma, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
@@ -162,9 +162,10 @@ static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, p
     spec_define_int(&spec, &scratch, "STAGES", c->stages);
     spec_define_int(&spec, &scratch, "MIN_BLOCKS", gemm_min_blocks(elem, sw, c, &ctx->info));
     spec_define_int(&spec, &scratch, "GEMM_PARTIAL", partial);
-    if (stream_k) spec_define_int(&spec, &scratch, "GEMM_STREAMK", 1);
+    if (stream_k) spec_define_int(&spec, &scratch, "GEMM_STREAMK", (int)stream_k);
     if (sw->cross_prefetch >= 0) spec_define_int(&spec, &scratch, "GEMM_CROSS_PREFETCH", sw->cross_prefetch);
-    spec.option_count = gemm_nvrtc_options(elem, c, trans_a, trans_b, stream_k, &ctx->info, &spec.options);
+    spec.option_count =
+        gemm_nvrtc_options(elem, c, trans_a, trans_b, stream_k == GEMM_SK_SHARES, &ctx->info, &spec.options);
     ptxkit_status st = kernel_get(ctx, &spec, fn);
     if (st != PTXKIT_SUCCESS) return st;
     /* past the static 48 KB, dynamic shared memory is opted into per function */
@@ -285,11 +286,14 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
     const int tma = kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096) : 0;
-    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, false, tma, &fn);
+    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, GEMM_SK_NONE, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
     gemm_stream_k sk;
-    if (st == PTXKIT_SUCCESS && c.split_k <= 1 && gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, &ctx->info, &sk))
-        st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, true, tma, &fn);
+    if (st == PTXKIT_SUCCESS && c.split_k <= 1 && gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, &ctx->info, &sk)) {
+        st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_SHARES, tma, &fn);
+        if (st == PTXKIT_SUCCESS && sk.dp_tiles > 0)
+            st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_LEAD, tma, &fn);
+    }
     context_leave(ctx);
     return st;
 }
@@ -354,11 +358,15 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     const int tma =
         kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
-    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1, false, tma, &fn);
+    /* with stream-K behind whole waves, those waves' kernel lets it launch early */
+    const bool led = stream_k && sk.dp_tiles > 0;
+    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
+                     led ? GEMM_SK_LEAD : GEMM_SK_NONE, tma, &fn);
     if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
     ptxkit_kernel *sk_fn = NULL;
     if (st == PTXKIT_SUCCESS && stream_k)
-        st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, true, tma, &sk_fn);
+        st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, GEMM_SK_SHARES, tma,
+                         &sk_fn);
     if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1 && !stream_k)) goto done;
 
     /* kernel arguments, in gemm.cu's order */
@@ -397,8 +405,14 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
             st = kernel_launch(fn, (ptxkit_dim3){(unsigned)sk.dp_tiles, 1, 1}, threads, shared, stream, args);
         /* gemm.cu's stream-K reading of k_per_split and ldw: steps a block, the first tile */
         kps = sk.per, lldw = sk.dp_tiles;
-        if (st == PTXKIT_SUCCESS)
-            st = kernel_launch(sk_fn, (ptxkit_dim3){(unsigned)sk.blocks, 1, 1}, threads, shared, stream, args);
+        const ptxkit_dim3 sk_grid = {(unsigned)sk.blocks, 1, 1};
+        if (st == PTXKIT_SUCCESS && led) {
+            /* its blocks take the SMs that the whole waves' last blocks leave */
+            flags |= 4u; /* gemm.cu's GEMM_FLAG_LED */
+            st = kernel_launch_early(sk_fn, sk_grid, threads, shared, stream, args);
+        } else if (st == PTXKIT_SUCCESS) {
+            st = kernel_launch(sk_fn, sk_grid, threads, shared, stream, args);
+        }
     } else if (st == PTXKIT_SUCCESS && launch) {
         st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)(split > 1 ? split : 1)}, threads, shared, stream, args);
         if (st == PTXKIT_SUCCESS && split > 1) {

@@ -42,7 +42,8 @@
 // (M x ldw), and ptxkit_gemm_splitk_* then adds the slices in order and
 // applies alpha and beta. With stream-K (GEMM_STREAMK 1) the kernel takes
 // the tiles that whole waves of this one leave over, shared out in k
-// (stream_k_block).
+// (stream_k_block), and may start while the kernel of those waves
+// (GEMM_STREAMK 2) ends (GEMM_FLAG_LED).
 //
 // Injected: GEMM_DOUBLE (0 float, 1 double), TRANS_A, TRANS_B, VEC_A, VEC_B
 // (elements per global copy of a k-major operand: 1, or 16 bytes' worth),
@@ -56,7 +57,7 @@
 //   long long ldw, T *C, int M, int N, long long ldc, T alpha, T beta,
 //   unsigned flags).
 // flags: GEMM_FLAG_BETA (beta != 0: C is read), GEMM_FLAG_VECTOR_C (C and
-// ldc allow 16-byte accesses).
+// ldc allow 16-byte accesses), GEMM_FLAG_LED (the stream-K kernel's).
 #include "gemm_copy.cuh"
 #include <ptxkit/grid.cuh>
 
@@ -116,7 +117,10 @@
 #define GEMM_PARTIAL 0
 #endif
 // 1: the stream-K kernel (stream_k_block), for the tiles that whole waves
-// leave over, shared out in k among one wave of blocks.
+// leave over, shared out in k among one wave of blocks; 2: the kernel of
+// those whole waves, which lets the stream-K kernel launch once all its
+// blocks have started (programmatic launch), so that the stream-K blocks
+// take SMs as its last blocks leave instead of after the slowest of them.
 #ifndef GEMM_STREAMK
 #define GEMM_STREAMK 0
 #endif
@@ -143,6 +147,9 @@ typedef float4 TV;
 
 #define GEMM_FLAG_BETA 1u
 #define GEMM_FLAG_VECTOR_C 2u
+// the stream-K kernel was launched early behind a GEMM_STREAMK 2 kernel:
+// its tiles are not that kernel's and its flags were cleared before it
+#define GEMM_FLAG_LED 4u
 
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -438,7 +445,7 @@ __device__ __forceinline__ void tile_sums(const T *__restrict__ A, const T *__re
     async_wait<0>();
 }
 
-#if GEMM_STREAMK
+#if GEMM_STREAMK == 1
 // ---- stream-K -------------------------------------------------------------------
 // The tiles from `first` on (what whole waves of the other kernel leave),
 // as one run of (tile, k-tile) steps dealt to the blocks in equal shares of
@@ -556,14 +563,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     CAT3(ptxkit_gemm_, GEMM_SUFFIX, )(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K,
                                       long long lda, long long ldb, long long ldc, T alpha, T beta, unsigned flags,
                                       int k_per_split, T *workspace, long long ldw) {
-    ptxkit::grid_dependency_begin();
+    ptxkit::grid_dependency_begin_unless(GEMM_STREAMK == 1 && (flags & GEMM_FLAG_LED));
+#if GEMM_STREAMK == 2
+    ptxkit::grid_dependents_launch();
+#endif
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     T *As = (T *)gemm_smem;
     T *Bs = As + STAGES * STAGE_A;
-#if GEMM_STREAMK
+#if GEMM_STREAMK == 1
     // k_per_split: steps a block; ldw: the first tile; workspace: the
     // blocks' slots, then their flags (cleared before the launch)
     stream_k_block(A, B, C, M, N, K, lda, ldb, ldc, alpha, beta, flags, k_per_split, (int)ldw, workspace, As, Bs);
+    // done only once the kernel ahead is (grid_dependency_begin_unless)
+    ptxkit::grid_dependency_wait();
 #else
     // The tile of this block, GROUP_M tile rows at a time, and its K slice.
     int m0, n0;

@@ -179,6 +179,12 @@ int gemm_split_for(int kind, const gemm_switches *sw, const gemm_config *c, size
 typedef struct gemm_stream_k {
     int dp_tiles, blocks, per;
 } gemm_stream_k;
+/* gemm.cu's GEMM_STREAMK: a CUDA-core kernel's part in a call. */
+typedef enum gemm_sk_role {
+    GEMM_SK_NONE = 0,   /* every tile whole */
+    GEMM_SK_SHARES = 1, /* the stream-K kernel */
+    GEMM_SK_LEAD = 2,   /* the whole waves ahead of it, which launch it early */
+} gemm_sk_role;
 bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, size_t m, size_t n, size_t k,
                        const ptxkit_device_info *info, gemm_stream_k *out);
 

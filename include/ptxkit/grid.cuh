@@ -37,4 +37,15 @@ __device__ __forceinline__ void grid_dependents_launch() {
 // this grid's last blocks exit, and graph replay was faster as well.
 __device__ __forceinline__ void grid_dependency_begin() { grid_dependency_wait(); }
 
+// The first statement of a kernel that, when `independent`, reads and
+// writes nothing the kernel ahead of it on the stream touches (gemm's
+// stream-K kernel behind its kernel of whole tiles, which triggers early):
+// then it starts at once, filling SMs as that kernel's last blocks leave,
+// and must call grid_dependency_wait() before it exits, so that the work
+// after it on the stream still finds the kernel ahead complete. Otherwise
+// as grid_dependency_begin().
+__device__ __forceinline__ void grid_dependency_begin_unless(bool independent) {
+    if (!independent) grid_dependency_wait();
+}
+
 }  // namespace ptxkit

@@ -421,6 +421,15 @@ ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 bloc
     return launch_checked(k, grid, block, shared, stream, args);
 }
 
+ptxkit_status kernel_launch_early(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                 ptxkit_stream *stream, void **args) {
+    ptxkit_status st = check_launch(k, &grid, &block, shared, stream, true);
+    if (st != PTXKIT_SUCCESS) return st;
+    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED) > 0)
+        return launch_programmatic(k, grid, block, shared, stream, args);
+    return launch_checked(k, grid, block, shared, stream, args);
+}
+
 void kernel_allow_programmatic(ptxkit_kernel *k) {
     ptxkit_context *ctx = k->ctx;
     if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED)) return; /* decided */

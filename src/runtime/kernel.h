@@ -30,11 +30,21 @@ ptxkit_status grid_size_for(ptxkit_kernel *k, int block_size, size_t shared_byte
  * same checks, without asking the driver which context is current. */
 ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
                             void **args);
+/* kernel_launch for a kernel that may start while the kernel ahead of it on
+ * the stream ends, on a plain stream too: programmatically where k may be
+ * (kernel_allow_programmatic), so that its blocks start once every block of
+ * that kernel has called ptxkit::grid_dependents_launch() or exited; else
+ * as kernel_launch. Only for a kernel that touches no memory of the kernel
+ * ahead and waits for it before exiting
+ * (ptxkit::grid_dependency_begin_unless). */
+ptxkit_status kernel_launch_early(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                 ptxkit_stream *stream, void **args);
 /* Lets kernel_launch launch k programmatically into a graph this thread
  * captures (sm_90+ GPU, k compiled for compute_90 or later, a driver with
  * cuLaunchKernelEx; otherwise nothing). Decided once per kernel.
  * Only for kernels whose every entry begins with
- * ptxkit::grid_dependency_begin(): the built-in families' JIT kernels. */
+ * ptxkit::grid_dependency_begin() or _begin_unless(): the built-in
+ * families' JIT kernels. */
 void kernel_allow_programmatic(ptxkit_kernel *k);
 
 /* Raises k's dynamic shared memory limit to at least bytes (asking the

@@ -63,7 +63,8 @@ struct ptxkit_kernel {
     /* 1: kernel_launch launches it with programmatic stream serialization
      * into a graph being captured; only a built-in family's kernel compiled
      * for sm_90 or later, whose every entry begins with
-     * ptxkit::grid_dependency_begin() (a CPU test checks the sources).
+     * ptxkit::grid_dependency_begin() or _begin_unless() (a CPU test checks
+     * the sources).
      * -1: never; 0: not yet decided. Set atomically. */
     int programmatic;
     /* The module object it was taken from (set once, atomically, by
