@@ -72,10 +72,19 @@ ptxkit_status ptxkit_memory_info_get(ptxkit_context *ctx, size_t *free_bytes, si
     if ((bytes) == 0) return PTXKIT_SUCCESS;                                          \
     REQUIRE(ctx, (dst) && (src), name ": NULL %s", (dst) ? "source" : "destination")
 
+/* A synchronous copy that the driver may return from with its bytes still
+ * in flight on the legacy stream (from pageable host memory once they are
+ * staged; device to device at once), waited for there: the call keeps
+ * ptxkit.h's word (the twin without _async waits), and work queued on a
+ * non-blocking stream afterwards reads the copied bytes. */
+static CUresult copy_landed(ptxkit_context *ctx, CUresult r) {
+    return r == CUDA_SUCCESS ? ctx->cu->cuStreamSynchronize(CU_STREAM_LEGACY) : r;
+}
+
 ptxkit_status ptxkit_memory_write(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes) {
     COPY_ARGS("ptxkit_memory_write", dst, src, bytes);
     CAPTURE_REFUSE(ctx, "ptxkit_memory_write");
-    WITH_CONTEXT(ctx, "cuMemcpyHtoD", ctx->cu->cuMemcpyHtoD(dst, src, bytes));
+    WITH_CONTEXT(ctx, "cuMemcpyHtoD", copy_landed(ctx, ctx->cu->cuMemcpyHtoD(dst, src, bytes)));
 }
 
 ptxkit_status ptxkit_memory_read(ptxkit_context *ctx, void *dst, ptxkit_dptr src, size_t bytes) {
@@ -87,7 +96,7 @@ ptxkit_status ptxkit_memory_read(ptxkit_context *ctx, void *dst, ptxkit_dptr src
 ptxkit_status ptxkit_memory_copy(ptxkit_context *ctx, ptxkit_dptr dst, ptxkit_dptr src, size_t bytes) {
     COPY_ARGS("ptxkit_memory_copy", dst, src, bytes);
     CAPTURE_REFUSE(ctx, "ptxkit_memory_copy");
-    WITH_CONTEXT(ctx, "cuMemcpyDtoD", ctx->cu->cuMemcpyDtoD(dst, src, bytes));
+    WITH_CONTEXT(ctx, "cuMemcpyDtoD", copy_landed(ctx, ctx->cu->cuMemcpyDtoD(dst, src, bytes)));
 }
 
 ptxkit_status ptxkit_memory_write_async(ptxkit_context *ctx, ptxkit_dptr dst, const void *src, size_t bytes,
