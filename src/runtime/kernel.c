@@ -406,28 +406,30 @@ static ptxkit_status launch_programmatic(ptxkit_kernel *k, ptxkit_dim3 grid, ptx
     return r == CUDA_SUCCESS ? PTXKIT_SUCCESS : launch_failed(k, r, &grid, &block, shared);
 }
 
-ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
-                            void **args) {
+/* kernel_launch and kernel_launch_early: programmatic where k may be and,
+ * unless early, only into a graph this thread is capturing through ptxkit
+ * (a lookup in its own list, no driver call): there the edge between two
+ * kernel nodes becomes programmatic and replay overlaps each node's launch
+ * with the end of the one ahead. On a plain stream the families launch as
+ * usual; with programmatic launches there, a test of many streams handing
+ * scratch over by events hung on an H200 (cause not found). */
+static ptxkit_status family_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
+                                   ptxkit_stream *stream, void **args, bool early) {
     ptxkit_status st = check_launch(k, &grid, &block, shared, stream, true);
     if (st != PTXKIT_SUCCESS) return st;
-    /* Only into a graph this thread is capturing through ptxkit (a lookup in
-     * its own list, no driver call): there the edge between two kernel nodes
-     * becomes programmatic and replay overlaps each node's launch with the
-     * end of the one ahead. On a plain stream the families launch as usual;
-     * with programmatic launches there, a test of many streams handing
-     * scratch over by events hung on an H200 (cause not found). */
-    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED) > 0 && capture_thread_has(stream_handle(stream)))
+    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED) > 0 && (early || capture_thread_has(stream_handle(stream))))
         return launch_programmatic(k, grid, block, shared, stream, args);
     return launch_checked(k, grid, block, shared, stream, args);
 }
 
+ptxkit_status kernel_launch(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared, ptxkit_stream *stream,
+                            void **args) {
+    return family_launch(k, grid, block, shared, stream, args, false);
+}
+
 ptxkit_status kernel_launch_early(ptxkit_kernel *k, ptxkit_dim3 grid, ptxkit_dim3 block, size_t shared,
                                  ptxkit_stream *stream, void **args) {
-    ptxkit_status st = check_launch(k, &grid, &block, shared, stream, true);
-    if (st != PTXKIT_SUCCESS) return st;
-    if (__atomic_load_n(&k->programmatic, __ATOMIC_RELAXED) > 0)
-        return launch_programmatic(k, grid, block, shared, stream, args);
-    return launch_checked(k, grid, block, shared, stream, args);
+    return family_launch(k, grid, block, shared, stream, args, true);
 }
 
 void kernel_allow_programmatic(ptxkit_kernel *k) {
