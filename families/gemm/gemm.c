@@ -401,18 +401,17 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
         /* the flags down (in a graph, a node of its own: every replay) */
         CUresult r = ctx->cu->cuMemsetD32Async(dw + sk_parts, 0, (size_t)sk.blocks, stream_handle(stream));
         if (r != CUDA_SUCCESS) st = record_cuda_error(ctx, r, "ptxkit_gemm: clearing the stream-K flags");
-        if (st == PTXKIT_SUCCESS && sk.dp_tiles > 0)
+        if (st == PTXKIT_SUCCESS && led)
             st = kernel_launch(fn, (ptxkit_dim3){(unsigned)sk.dp_tiles, 1, 1}, threads, shared, stream, args);
-        /* gemm.cu's stream-K reading of k_per_split and ldw: steps a block, the first tile */
+        /* gemm.cu's stream-K reading of k_per_split and ldw: steps a block,
+         * the first tile; behind whole waves, its blocks take the SMs that
+         * their last blocks leave (GEMM_FLAG_LED) */
         kps = sk.per, lldw = sk.dp_tiles;
+        if (led) flags |= 4u;
         const ptxkit_dim3 sk_grid = {(unsigned)sk.blocks, 1, 1};
-        if (st == PTXKIT_SUCCESS && led) {
-            /* its blocks take the SMs that the whole waves' last blocks leave */
-            flags |= 4u; /* gemm.cu's GEMM_FLAG_LED */
-            st = kernel_launch_early(sk_fn, sk_grid, threads, shared, stream, args);
-        } else if (st == PTXKIT_SUCCESS) {
-            st = kernel_launch(sk_fn, sk_grid, threads, shared, stream, args);
-        }
+        if (st == PTXKIT_SUCCESS)
+            st = led ? kernel_launch_early(sk_fn, sk_grid, threads, shared, stream, args)
+                     : kernel_launch(sk_fn, sk_grid, threads, shared, stream, args);
     } else if (st == PTXKIT_SUCCESS && launch) {
         st = kernel_launch(fn, (ptxkit_dim3){grid, 1, (unsigned)(split > 1 ? split : 1)}, threads, shared, stream, args);
         if (st == PTXKIT_SUCCESS && split > 1) {
