@@ -505,12 +505,31 @@ static void test_gemm_split_k(void **state) {
  * early behind the whole wave's; then the default rule on a shape of one
  * and a half waves of tiles. The reference's bound covers any order of a
  * tile's partial sums. */
+/* Rows of C in whole tiles of configuration c that, 8 tiles wide, fill
+ * `quarters` quarter waves of its blocks (gemm_resident_blocks an SM, every
+ * SM), rounded up to a tile row; *slots: one wave's blocks. */
+static size_t quarter_wave_rows(gemm_kind kind, const gemm_switches *sw, const gemm_config *c, size_t quarters,
+                                size_t *slots) {
+    ptxkit_context *ctx = test_gpu();
+    *slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(kind, sw, c, &ctx->info);
+    return (*slots * quarters / 4 + 7) / 8 * (size_t)c->bm;
+}
+
+/* float32's configuration at 4096^3 under the default switches. */
+static gemm_config f32_square(void) {
+    ptxkit_context *ctx = test_gpu();
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    gemm_config cfg;
+    assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
+    return cfg;
+}
+
 static int stream_k_cases(gemm_kind kind, const gemm_switches *sw, gemm_case *cases) {
     size_t sk_shapes[][3] = {{257, 263, 1000}, {130, 129, 77}, {1000, 1, 1001}, {512, 512, 4096}, {0, 0, 333}};
     ptxkit_context *ctx = test_gpu();
     gemm_config square = gemm_default_config(kind, GEMM_SQUARE);
-    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(kind, sw, &square, &ctx->info);
-    sk_shapes[4][0] = (slots * 5 / 4 + 7) / 8 * (size_t)square.bm - 5, sk_shapes[4][1] = 8 * (size_t)square.bn - 3;
+    size_t slots;
+    sk_shapes[4][0] = quarter_wave_rows(kind, sw, &square, 5, &slots) - 5, sk_shapes[4][1] = 8 * (size_t)square.bn - 3;
     int count = 0;
     for (int s = 0; s < (small_only ? 3 : 5); s++)
         for (int ops = 0; ops < 4; ops++) {
@@ -550,10 +569,9 @@ static void test_gemm_stream_k(void **state) {
     /* The default rule: one and a half waves of the built-in tiles, 8 tile
      * columns, 32 k-tiles: one wave as it is, the rest by stream-K. */
     gemm_case c = {.type = PTXKIT_FLOAT32, .op_a = PTXKIT_GEMM_N, .op_b = PTXKIT_GEMM_N, .alpha = 1, .beta = 0.5};
-    gemm_config cfg;
-    assert_ok(ctx, gemm_resolve(ctx, &defaults, c.type, 4096, 4096, 4096, NULL, &cfg, NULL));
-    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
-    c.n = 8 * (size_t)cfg.bn, c.m = (slots * 3 / 2 + 7) / 8 * (size_t)cfg.bm, c.k = 32 * (size_t)cfg.bk;
+    gemm_config cfg = f32_square();
+    size_t slots;
+    c.n = 8 * (size_t)cfg.bn, c.m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 6, &slots), c.k = 32 * (size_t)cfg.bk;
     c.tiles = cfg;
     gemm_stream_k plan;
     assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, c.m, c.n, c.k, &ctx->info, &plan));
@@ -647,10 +665,9 @@ static void test_gemm_streams(void **state) {
     int failures = streams_round(ctx, streams, 64, 200, 3000, &tiles);
     if (!small_only) {
         gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
-        gemm_config cfg;
-        assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
-        size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
-        size_t m = (slots * 5 / 4 + 7) / 8 * (size_t)cfg.bm, n = 8 * (size_t)cfg.bn, k = 8 * (size_t)cfg.bk;
+        gemm_config cfg = f32_square();
+        size_t slots, m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 5, &slots), n = 8 * (size_t)cfg.bn,
+                      k = 8 * (size_t)cfg.bk;
         gemm_stream_k plan;
         assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan) && plan.dp_tiles > 0);
         ptxkit_config square;
@@ -979,10 +996,9 @@ static void test_gemm_prepare(void **state) {
     /* one and a half waves of the built-in tiles, 8 tile columns, the
      * fewest k-tiles the default rule takes (8) */
     gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
-    gemm_config cfg;
-    assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
-    size_t slots = (size_t)ctx->info.sm_count * (size_t)gemm_resident_blocks(GEMM_F32, &defaults, &cfg, &ctx->info);
-    n = 8 * (size_t)cfg.bn, m = (slots * 3 / 2 + 7) / 8 * (size_t)cfg.bm, k = 8 * (size_t)cfg.bk;
+    gemm_config cfg = f32_square();
+    size_t slots;
+    n = 8 * (size_t)cfg.bn, m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 6, &slots), k = 8 * (size_t)cfg.bk;
     gemm_stream_k plan;
     assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan));
     assert_true(plan.dp_tiles > 0);
