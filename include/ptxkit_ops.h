@@ -401,22 +401,32 @@ typedef enum ptxkit_gemm_op {
  * or alpha == 0 reads neither A nor B (C = beta * C). beta == 0 never reads
  * C, so C may hold NaNs. C must not overlap A or B (INVALID_ARGUMENT).
  *
- * float32 (and float64 before sm_80): FMA on the CUDA cores, no tensor
- * cores, so results compare with cuBLAS in its pedantic FP32 mode; each
- * element of C is one sequential chain of fused multiply-adds over k (in k
- * order). float64 from sm_80 on: the FP64 tensor cores (mma.sync f64,
- * round to nearest, which cublasDgemm uses even in pedantic mode), summing
- * over k in a fixed order that is not k order. With split-K the slices'
- * sums are added in slice order. So |C - exact| <= (k + 2) * u * (|alpha| *
- * sum_k |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or 2^-53
- * (float64). Results do not change from run to run.
+ * float32 on sm_90 (H100, H200): the FP64 tensor cores, as float64 below:
+ * each product of two floats is exact in double, the sums are double's,
+ * alpha and beta are applied in double, and C is rounded to float once,
+ * so |C - exact| <= u * |exact| + (k + 2) * 2^-53 * (|alpha| * sum_k
+ * |a_ik b_kj| + |beta c_ij|) with u = 2^-24: at least as close as any
+ * float32 FMA chain, and no TF32 (ptxkit_gemm_f32_tensor_cores_set turns
+ * it off). float32 on other GPUs (and float64 before sm_80): FMA on the
+ * CUDA cores, no tensor cores, so results compare with cuBLAS in its
+ * pedantic FP32 mode; each element of C is one sequential chain of fused
+ * multiply-adds over k (in k order, or in k parts added in order where
+ * stream-K shares a tile). float64 from sm_80 on: the FP64 tensor cores
+ * (mma.sync f64, round to nearest, which cublasDgemm uses even in pedantic
+ * mode), summing over k in a fixed order that is not k order. With
+ * split-K the slices' sums are added in slice order. So on the CUDA
+ * cores and for float64, |C - exact| <= (k + 2) * u * (|alpha| * sum_k
+ * |a_ik b_kj| + |beta c_ij|) with u = 2^-24 (float32) or 2^-53 (float64).
+ * Results do not change from run to run.
  *
  * config: NULL or without bm .. stages for the tuned configuration
  * (`ptxkit tune gemm`) of the call's type and shape class (small m, small
  * n, small k or none, a side being small below 256) at the size bucket
  * floor(log2(m n k)), else the built-in one; else a whole configuration
  * (bm .. stages all set; split_k optional), INVALID_ARGUMENT when the
- * kernel cannot run it or for a name above not listed. JIT only:
+ * kernel cannot run it or for a name above not listed (float32 on sm_90:
+ * the tensor-core kernel's configurations, bk 32; one that only the
+ * CUDA-core kernel takes runs on the CUDA cores). JIT only:
  * NO_NVRTC where NVRTC is missing and the kernel is not in the disk cache.
  * Split-K uses per-stream scratch: calls on different streams stay
  * correct, ordered through it. During capture (see the stream functions):
@@ -686,6 +696,12 @@ ptxkit_status ptxkit_gemm_tensor_maps_set(ptxkit_context *ctx, int on);
  * more (a test switch), -1 where the last wave would leave SMs idle (the
  * default). INVALID_ARGUMENT for other values or a NULL context. */
 ptxkit_status ptxkit_gemm_stream_k_set(ptxkit_context *ctx, int on);
+
+/* float32 GEMM on the FP64 tensor cores (sm_90; ptxkit_gemm): 0 off (the
+ * CUDA-core kernel, as on other GPUs, whose configurations ptxkit_gemm's
+ * config then names), 1 on where the GPU has them (the default; -1 the
+ * default again). INVALID_ARGUMENT for other values or a NULL context. */
+ptxkit_status ptxkit_gemm_f32_tensor_cores_set(ptxkit_context *ctx, int on);
 
 /* ---- experimental: host arrays ------------------------------------------------- */
 

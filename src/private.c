@@ -81,6 +81,14 @@ ptxkit_status ptxkit_gemm_stream_k_set(ptxkit_context *ctx, int on) {
     return gemm_switches_set(ctx, &sw);
 }
 
+ptxkit_status ptxkit_gemm_f32_tensor_cores_set(ptxkit_context *ctx, int on) {
+    if (!ctx)
+        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_f32_tensor_cores_set: context is NULL");
+    gemm_switches sw = gemm_switches_get(ctx);
+    sw.f32_tensor_cores = on;
+    return gemm_switches_set(ctx, &sw);
+}
+
 ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, const char **jit_log) {
     if (jit_log) *jit_log = "";
     if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_context_registry_probe: context is NULL");

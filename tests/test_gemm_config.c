@@ -51,8 +51,8 @@ static bool legal(int kind, gemm_config c) {
  * holds 32 thread tiles. */
 static void test_builtin_configs(void **state) {
     (void)state;
-    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC};
-    for (int t = 0; t < 3; t++) {
+    static const gemm_kind kinds[] = {GEMM_F32, GEMM_F64, GEMM_F64_TC, GEMM_F32_TC};
+    for (int t = 0; t < 4; t++) {
         gemm_kind kind = kinds[t];
         int n;
         const gemm_config *list = gemm_sweep_configs(kind, &n);
@@ -69,15 +69,22 @@ static void test_builtin_configs(void **state) {
         }
         for (int c = 0; c < GEMM_CLASS_COUNT; c++) assert_true(legal(kind, gemm_default_config(kind, (gemm_class)c)));
     }
-    /* which kernel a type gets: FP64 mma from sm_80 on */
+    /* which kernel a type gets: FP64 mma from sm_80 on, float32 on them
+     * on sm_90 only */
     ptxkit_device_info info = {0};
     info.cc_major = 9;
     assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, NULL), GEMM_F64_TC);
-    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, NULL), GEMM_F32);
-    /* the test switch: the CUDA cores whatever the GPU */
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, NULL), GEMM_F32_TC);
+    /* the switches: the CUDA cores whatever the GPU */
     gemm_switches simt = GEMM_SWITCHES_DEFAULT;
     simt.f64_simt = true;
+    simt.f32_tensor_cores = 0;
     assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, &simt), GEMM_F64);
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, &simt), GEMM_F32);
+    info.cc_major = 8;
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, NULL), GEMM_F32);
+    info.cc_major = 10;
+    assert_int_equal(gemm_kind_of(PTXKIT_FLOAT32, &info, NULL), GEMM_F32);
     info.cc_major = 7;
     assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, &info, NULL), GEMM_F64);
     assert_int_equal(gemm_kind_of(PTXKIT_FLOAT64, NULL, NULL), GEMM_F64);
@@ -358,6 +365,11 @@ static void test_tuned_wins(void **state) {
     (void)state;
     ptxkit_context *ctx = test_fake_context();
     ctx->info = h200_info();
+    /* the CUDA-core kernel's entries (float32 on an H200 otherwise takes
+     * the tensor cores, whose rules the entries below break) */
+    gemm_switches cuda_cores = GEMM_SWITCHES_DEFAULT;
+    cuda_cores.f32_tensor_cores = 0;
+    assert_ok(ctx, gemm_switches_set(ctx, &cuda_cores));
     char dir[] = "/tmp/ptxkit-gemm-config-XXXXXX", path[64], msg[640];
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/tune.db", dir);
@@ -410,7 +422,7 @@ static void test_tuned_wins(void **state) {
     assert_int_equal(tuned, 0);
     /* an explicit configuration is taken as given, split_k included */
     gemm_config mine = {64, 64, 16, 4, 8, 2, 3, 7}, out;
-    assert_ok(ctx, gemm_resolve(ctx, NULL, PTXKIT_FLOAT32, 1024, 1024, 1024, &mine, &out, NULL));
+    assert_ok(ctx, gemm_resolve(ctx, &cuda_cores, PTXKIT_FLOAT32, 1024, 1024, 1024, &mine, &out, NULL));
     assert_true(same_tiles(out, mine) && out.split_k == 7);
     assert_int_equal(gemm_split_for(GEMM_F32, NULL, &out, 1024, 1024, 1024, &ctx->info), 7);
 

@@ -389,34 +389,87 @@ static void test_gemm_f64_tensor_maps(void **state) {
     const gemm_config d = gemm_default_config(GEMM_F64_TC, GEMM_SQUARE);
     if (ctx->info.cc_major >= 9 && ctx->cu->cuTensorMapEncodeTiled) {
         /* the path is really taken for these operands */
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, true, 128, 16), 2);
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, true, 66, 16), 1);
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, true, false, true, true, 128, 16), 0);
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &d, false, false, true, false, 128, 16), 0);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &d, false, false, true, true, 128, 16), 2);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &d, false, false, true, true, 66, 16), 1);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &d, true, false, true, true, 128, 16), 0);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &d, false, false, true, false, 128, 16), 0);
         gemm_config small = d;
         small.bm = 32, small.bn = 64, small.tm = 2;
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 2);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &small, false, false, true, true, 128, 16), 2);
         small.bk = 32, small.stages = 3; /* A in two boxes a stage */
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 2);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &small, false, false, true, true, 128, 16), 2);
         small.bk = 8;
-        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, &small, false, false, true, true, 128, 16), 0);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F64_TC, &small, false, false, true, true, 128, 16), 0);
     }
     /* mma k 8 at the square tiles, 4 in two stages of 64 x 64 (whose k 8
      * would cost a block an SM on an H100) */
-    assert_int_equal(gemm_tma_mma_k(&d, &sw, &ctx->info), 8);
+    assert_int_equal(gemm_tma_mma_k(GEMM_F64_TC, &d, &sw, &ctx->info), 8);
     if (ctx->info.regs_per_sm == 65536)
-        assert_int_equal(gemm_tma_mma_k(&(gemm_config){64, 64, 16, 4, 8, 2, 2, 0}, &sw, &ctx->info), 4);
+        assert_int_equal(gemm_tma_mma_k(GEMM_F64_TC, &(gemm_config){64, 64, 16, 4, 8, 2, 2, 0}, &sw, &ctx->info), 4);
     int failures = run_cases(cases, SHAPES);
     /* the path at mma k 4 wherever it takes 8 */
     gemm_switches k4 = sw;
     k4.mma_k = 4;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &k4));
-    assert_int_equal(gemm_tma_mma_k(&d, &k4, &ctx->info), 4);
+    assert_int_equal(gemm_tma_mma_k(GEMM_F64_TC, &d, &k4, &ctx->info), 4);
     failures += run_cases(cases, SHAPES);
     gemm_switches off = sw;
     off.tensor_maps = 0;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
-    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, &d, false, false, true, true, 128, 16), 0);
+    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, GEMM_F64_TC, &d, false, false, true, true, 128, 16), 0);
+    failures += run_cases(cases, SHAPES);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    assert_int_equal(failures, 0);
+}
+
+/* float32 on the FP64 tensor cores (sm_90): the tensor-map path (B's
+ * map 2-D and 3-D as 32 divides n or not, edges in m, n and k, split-K,
+ * beta, two and four stages, warp tiles of one and two 32-column groups),
+ * then the same cases on the cp.async path, whose fragments and stores
+ * are laid out otherwise, and in every layout. */
+static void test_gemm_f32_tensor_cores(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    gemm_switches sw = gemm_switches_get(ctx);
+    if (gemm_kind_of(PTXKIT_FLOAT32, &ctx->info, &sw) != GEMM_F32_TC) skip();
+    static const size_t shapes[][3] = {{129, 66, 302}, {64, 128, 32},  {300, 17, 4},    {1, 2, 2},
+                                       {7, 300, 2048}, {200, 40, 24},  {513, 515, 517}, {64, 4096, 256},
+                                       {100, 48, 37},  {257, 256, 129}, {130, 96, 1000}, {96, 160, 65}};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+    static const gemm_config tiles[] = {{64, 128, 32, 8, 8, 1, 4, 0}, {64, 64, 32, 4, 8, 2, 4, 0},
+                                        {64, 64, 32, 4, 8, 2, 2, 0},  {32, 64, 32, 2, 8, 2, 4, 0},
+                                        {128, 128, 32, 4, 16, 4, 3, 0}, {128, 64, 32, 8, 8, 2, 4, 0}};
+    gemm_case cases[4 * SHAPES];
+    for (int l = 0; l < 4; l++)
+        for (int s = 0; s < SHAPES; s++) {
+            gemm_case *c = &cases[l * SHAPES + s];
+            memset(c, 0, sizeof *c);
+            c->type = PTXKIT_FLOAT32;
+            c->op_a = l & 2 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->op_b = l & 1 ? PTXKIT_GEMM_T : PTXKIT_GEMM_N;
+            c->m = shapes[s][0], c->n = shapes[s][1], c->k = shapes[s][2];
+            c->alpha = s % 2 ? 0.5 : -1.25, c->beta = s % 3 ? 0 : 0.75;
+            /* rows of whole 16-byte vectors (the tensor maps' case), with
+             * a vector of padding on every other shape */
+            size_t cols_a = l & 2 ? c->m : c->k, cols_b = l & 1 ? c->k : c->n;
+            c->pad_a = (4 - cols_a % 4) % 4 + (size_t)(s % 2) * 4, c->pad_b = (4 - cols_b % 4) % 4;
+            c->pad_c = (size_t)s % 2;
+            c->tiles = tiles[s % 6];
+            if (s == 4 || s == 10) c->tiles.split_k = 3; /* slices of whole k-tiles */
+        }
+    const gemm_config d = gemm_default_config(GEMM_F32_TC, GEMM_SQUARE);
+    if (ctx->cu->cuTensorMapEncodeTiled) {
+        /* the path is really taken for these operands */
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F32_TC, &d, false, false, true, true, 128, 32), 2);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F32_TC, &d, false, false, true, true, 80, 32), 1);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F32_TC, &d, false, true, true, true, 128, 32), 0);
+        assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F32_TC, &d, false, false, false, true, 128, 32), 0);
+    }
+    int failures = run_cases(cases, SHAPES * (small_only ? 1 : 4));
+    gemm_switches off = sw;
+    off.tensor_maps = 0;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
+    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, GEMM_F32_TC, &d, false, false, true, true, 128, 32), 0);
     failures += run_cases(cases, SHAPES);
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
     assert_int_equal(failures, 0);
@@ -515,12 +568,20 @@ static size_t quarter_wave_rows(gemm_kind kind, const gemm_switches *sw, const g
     return (*slots * quarters / 4 + 7) / 8 * (size_t)c->bm;
 }
 
-/* float32's configuration at 4096^3 under the default switches. */
+/* The default switches but for float32, which they run on the CUDA cores
+ * (where stream-K is), whatever the GPU. */
+static gemm_switches f32_cuda_cores(void) {
+    gemm_switches sw = GEMM_SWITCHES_DEFAULT;
+    sw.f32_tensor_cores = 0;
+    return sw;
+}
+
+/* float32's configuration at 4096^3 on the CUDA cores. */
 static gemm_config f32_square(void) {
     ptxkit_context *ctx = test_gpu();
-    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    gemm_switches sw = f32_cuda_cores();
     gemm_config cfg;
-    assert_ok(ctx, gemm_resolve(ctx, &defaults, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
+    assert_ok(ctx, gemm_resolve(ctx, &sw, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
     return cfg;
 }
 
@@ -554,14 +615,14 @@ static void test_gemm_stream_k(void **state) {
     (void)state;
     ptxkit_context *ctx = test_gpu();
     gemm_case cases[20];
-    gemm_switches sw = GEMM_SWITCHES_DEFAULT;
+    gemm_switches sw = f32_cuda_cores();
     sw.stream_k = 1;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
     int failures = run_cases(cases, stream_k_cases(GEMM_F32, &sw, cases));
     sw.f64_simt = true;
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
     failures += run_cases(cases, stream_k_cases(GEMM_F64, &sw, cases));
-    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT, cuda_cores = f32_cuda_cores();
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
     assert_int_equal(failures, 0);
     if (small_only) return;
@@ -571,24 +632,33 @@ static void test_gemm_stream_k(void **state) {
     gemm_case c = {.type = PTXKIT_FLOAT32, .op_a = PTXKIT_GEMM_N, .op_b = PTXKIT_GEMM_N, .alpha = 1, .beta = 0.5};
     gemm_config cfg = f32_square();
     size_t slots;
-    c.n = 8 * (size_t)cfg.bn, c.m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 6, &slots), c.k = 32 * (size_t)cfg.bk;
+    c.n = 8 * (size_t)cfg.bn, c.m = quarter_wave_rows(GEMM_F32, &cuda_cores, &cfg, 6, &slots), c.k = 32 * (size_t)cfg.bk;
     c.tiles = cfg;
     gemm_stream_k plan;
-    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, c.m, c.n, c.k, &ctx->info, &plan));
+    assert_true(gemm_stream_k_for(GEMM_F32, &cuda_cores, &cfg, c.m, c.n, c.k, &ctx->info, &plan));
     assert_int_equal(plan.dp_tiles, (int)slots);
-    assert_int_equal(run_cases(&c, 1), 0);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &cuda_cores));
+    failures = run_cases(&c, 1);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
+    assert_int_equal(failures, 0);
 }
 
 /* Every configuration of the benchmark's sweep, on ragged shapes: aligned
- * nn (the sweep's own kernels) and unaligned tt. */
+ * nn (the sweep's own kernels) and unaligned tt; float32 under the
+ * default switches and on the CUDA cores (the same kernel where the GPU
+ * has no float32 tensor-core path). */
 static void test_gemm_configs(void **state) {
     (void)state;
-    gemm_case cases[2 * 64];
-    int count = 0;
-    for (int t = 0; t < 2; t++) {
-        ptxkit_dtype type = t ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+    ptxkit_context *ctx = test_gpu();
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT, cuda_cores = f32_cuda_cores();
+    int failures = 0;
+    for (int t = 0; t < 3; t++) {
+        gemm_case cases[2 * 64];
+        int count = 0;
+        ptxkit_dtype type = t == 2 ? PTXKIT_FLOAT64 : PTXKIT_FLOAT32;
+        const gemm_switches *sw = t == 1 ? &cuda_cores : &defaults;
         int n;
-        const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &test_gpu()->info, NULL), &n);
+        const gemm_config *list = gemm_sweep_configs(gemm_kind_of(type, &ctx->info, sw), &n);
         if (small_only && n > 3) n = 3; /* under a sanitizer: the first few */
         for (int i = 0; i < n && count + 2 <= 2 * 64; i++)
             for (int v = 0; v < 2; v++) {
@@ -602,8 +672,11 @@ static void test_gemm_configs(void **state) {
                 if (!v) c->m = 256, c->n = 384, c->k = 136; /* whole vectors: the 16-byte copies */
                 c->tiles = list[i];
             }
+        assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, sw));
+        failures += run_cases(cases, count);
     }
-    assert_int_equal(run_cases(cases, count), 0);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
+    assert_int_equal(failures, 0);
 }
 
 /* Calls of m x n x k (tiles NULL: the built-in choice) on several streams
@@ -660,20 +733,27 @@ static void test_gemm_streams(void **state) {
     ptxkit_context *ctx = test_gpu();
     ptxkit_stream *streams[STREAMS];
     for (int i = 0; i < STREAMS; i++) assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &streams[i]));
+    /* split 6 ways: the kernel of the default switches, then the CUDA
+     * cores' (the same one where the GPU has no float32 tensor-core path) */
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT, cuda_cores = f32_cuda_cores();
     ptxkit_config tiles;
-    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
+    const bool tc = gemm_kind_of(PTXKIT_FLOAT32, &ctx->info, &defaults) == GEMM_F32_TC;
+    gemm_config_to(tc ? &(gemm_config){64, 128, 32, 8, 8, 1, 4, 6} : &(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
     int failures = streams_round(ctx, streams, 64, 200, 3000, &tiles);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &cuda_cores));
+    gemm_config_to(&(gemm_config){64, 128, 8, 8, 8, 2, 4, 6}, &tiles);
+    failures += streams_round(ctx, streams, 64, 200, 3000, &tiles);
     if (!small_only) {
-        gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
         gemm_config cfg = f32_square();
-        size_t slots, m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 5, &slots), n = 8 * (size_t)cfg.bn,
+        size_t slots, m = quarter_wave_rows(GEMM_F32, &cuda_cores, &cfg, 5, &slots), n = 8 * (size_t)cfg.bn,
                       k = 8 * (size_t)cfg.bk;
         gemm_stream_k plan;
-        assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan) && plan.dp_tiles > 0);
+        assert_true(gemm_stream_k_for(GEMM_F32, &cuda_cores, &cfg, m, n, k, &ctx->info, &plan) && plan.dp_tiles > 0);
         ptxkit_config square;
         gemm_config_to(&cfg, &square);
         failures += streams_round(ctx, streams, m, n, k, &square);
     }
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
     for (int i = 0; i < STREAMS; i++) ptxkit_stream_destroy(streams[i]);
     assert_int_equal(failures, 0);
 }
@@ -995,16 +1075,18 @@ static void test_gemm_prepare(void **state) {
 
     /* one and a half waves of the built-in tiles, 8 tile columns, the
      * fewest k-tiles the default rule takes (8) */
-    gemm_switches defaults = GEMM_SWITCHES_DEFAULT;
+    gemm_switches defaults = GEMM_SWITCHES_DEFAULT, cuda_cores = f32_cuda_cores();
     gemm_config cfg = f32_square();
     size_t slots;
-    n = 8 * (size_t)cfg.bn, m = quarter_wave_rows(GEMM_F32, &defaults, &cfg, 6, &slots), k = 8 * (size_t)cfg.bk;
+    n = 8 * (size_t)cfg.bn, m = quarter_wave_rows(GEMM_F32, &cuda_cores, &cfg, 6, &slots), k = 8 * (size_t)cfg.bk;
     gemm_stream_k plan;
-    assert_true(gemm_stream_k_for(GEMM_F32, &defaults, &cfg, m, n, k, &ctx->info, &plan));
+    assert_true(gemm_stream_k_for(GEMM_F32, &cuda_cores, &cfg, m, n, k, &ctx->info, &plan));
     assert_true(plan.dp_tiles > 0);
     ptxkit_config square;
     gemm_config_to(&cfg, &square);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &cuda_cores));
     prepared_capture(ctx, m, n, k, &square);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &defaults));
 }
 
 int main(void) {
@@ -1016,7 +1098,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_arguments), cmocka_unit_test(test_gemm_degenerate),
         cmocka_unit_test(test_gemm_supported_agrees),
         cmocka_unit_test(test_gemm_shapes),    cmocka_unit_test(test_gemm_f64_odd),
-        cmocka_unit_test(test_gemm_f64_tensor_maps),
+        cmocka_unit_test(test_gemm_f64_tensor_maps), cmocka_unit_test(test_gemm_f32_tensor_cores),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
         cmocka_unit_test(test_gemm_stream_k),

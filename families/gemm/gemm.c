@@ -1,6 +1,6 @@
 /* gemm: C = alpha * op(A) * op(B) + beta * C: float32 (and float64 before
- * sm_80) on the CUDA cores (gemm.cu), float64 from sm_80 on the
- * FP64 tensor cores (gemm_dmma.cu, whose kernel gemm_dmma.c
+ * sm_80) on the CUDA cores (gemm.cu), float64 from sm_80 and float32 on
+ * sm_90 on the FP64 tensor cores (gemm_dmma.cu, whose kernel gemm_dmma.c
  * gets): argument checks, which configuration a call runs, the split-K
  * and stream-K scratch, gemm.cu's kernels and the launches. The
  * configuration rules are gemm_config.c's. */
@@ -137,11 +137,10 @@ static ptxkit_status check_args(ptxkit_context *ctx, gemm_call *g, ptxkit_dtype 
 /* The main kernel of a configuration for the call's layouts and alignment
  * (vec_a / vec_b: the k-major operand may be copied in 16-byte vectors)
  * and its part in a stream-K plan, under the context's switches sw. */
-static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, const gemm_config *c,
-                                 const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
-                                 gemm_sk_role stream_k, int tma, ptxkit_kernel **fn) {
-    if (gemm_kind_of(type, &ctx->info, sw) == GEMM_F64_TC)
-        return gemm_dmma_kernel(ctx, sw, c, sh, trans_a, trans_b, vec_a, vec_b, partial, tma, fn);
+static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, ptxkit_dtype type,
+                                 const gemm_config *c, const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a,
+                                 bool vec_b, bool partial, gemm_sk_role stream_k, int tma, ptxkit_kernel **fn) {
+    if (gemm_kind_tc(kind)) return gemm_dmma_kernel(ctx, sw, kind, c, sh, trans_a, trans_b, vec_a, vec_b, partial, tma, fn);
     int elem = (int)ptxkit_dtype_size(type), v = 16 / elem;
     kernel_spec spec = {.family = "gemm", .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_f64" : "ptxkit_gemm_f32"};
     define_scratch scratch = {0};
@@ -172,9 +171,12 @@ static ptxkit_status main_kernel(ptxkit_context *ctx, const gemm_switches *sw, p
     return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(elem, c, trans_a, trans_b), false);
 }
 
-static ptxkit_status splitk_kernel(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_kernel **fn) {
+/* Split-K's second pass; float32 on the tensor cores adds double slices */
+static ptxkit_status splitk_kernel(ptxkit_context *ctx, gemm_kind kind, ptxkit_dtype type, ptxkit_kernel **fn) {
     kernel_spec spec = {.family = "gemm",
-                        .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_splitk_f64" : "ptxkit_gemm_splitk_f32"};
+                        .entry = type == PTXKIT_FLOAT64 ? "ptxkit_gemm_splitk_f64"
+                                 : kind == GEMM_F32_TC  ? "ptxkit_gemm_splitk_f64_f32"
+                                                        : "ptxkit_gemm_splitk_f32"};
     define_scratch scratch = {0};
     spec_define_int(&spec, &scratch, "GEMM_ENTRY", 1);
     spec_define_int(&spec, &scratch, "GEMM_DOUBLE", type == PTXKIT_FLOAT64);
@@ -216,10 +218,24 @@ static bool config_from_entry(const tune_db_entry *e, gemm_config *c) {
     return found == 8;
 }
 
+/* The kernel a call runs: its type's on this GPU, except that a float32
+ * configuration of the caller's that only the CUDA-core kernel takes
+ * (configurations from before float32 ran on the tensor cores: k-tiles
+ * other than 32, lane tiles past 64) runs there. */
+static gemm_kind call_kind(const ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type,
+                           const gemm_config *tiles) {
+    gemm_kind kind = gemm_kind_of(type, &ctx->info, sw);
+    char why[256];
+    if (kind == GEMM_F32_TC && !tiles_zero(tiles) && !gemm_config_check(GEMM_F32_TC, sw, tiles, NULL, why, sizeof why) &&
+        gemm_config_check(GEMM_F32, sw, tiles, NULL, why, sizeof why))
+        return GEMM_F32;
+    return kind;
+}
+
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
                            size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned) {
     if (tuned) *tuned = false;
-    int kind = gemm_kind_of(type, &ctx->info, sw);
+    int kind = call_kind(ctx, sw, type, tiles);
     if (!tiles_zero(tiles)) {
         gemm_config c = *tiles;
         if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.warps_m || !c.stages)
@@ -229,7 +245,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_
         char why[256];
         if (!gemm_config_check(kind, sw, &c, NULL, why, sizeof why))
             return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm: tiles %s%s", why,
-                                kind == GEMM_F64_TC ? " (float64 on the tensor cores)" : "");
+                                gemm_kind_tc(kind) ? " (on the tensor cores)" : "");
         *out = c;
         return PTXKIT_SUCCESS;
     }
@@ -280,19 +296,19 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL);
     if (st != PTXKIT_SUCCESS) return st;
     gemm_shape sh;
-    const gemm_kind kind = gemm_kind_of(type, &ctx->info, &sw);
+    const gemm_kind kind = call_kind(ctx, &sw, type, &c);
     if ((st = check_config(ctx, &sw, kind, &c, &sh)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
-    const int tma = kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &c, ta, tb, true, true, 4096, 4096) : 0;
-    st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, c.split_k > 1, GEMM_SK_NONE, tma, &fn);
-    if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, type, &fn);
+    const int tma = gemm_kind_tc(kind) ? gemm_dmma_tma_mode(ctx, &sw, kind, &c, ta, tb, true, true, 4096, 4096) : 0;
+    st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, c.split_k > 1, GEMM_SK_NONE, tma, &fn);
+    if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, kind, type, &fn);
     gemm_stream_k sk;
     if (st == PTXKIT_SUCCESS && c.split_k <= 1 && gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, &ctx->info, &sk)) {
-        st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_SHARES, tma, &fn);
+        st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_SHARES, tma, &fn);
         if (st == PTXKIT_SUCCESS && sk.dp_tiles > 0)
-            st = main_kernel(ctx, &sw, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_LEAD, tma, &fn);
+            st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_LEAD, tma, &fn);
     }
     context_leave(ctx);
     return st;
@@ -322,8 +338,11 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     /* read once: the switches may change on another thread meanwhile */
     gemm_switches sw = gemm_switches_get(ctx);
     if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL)) != PTXKIT_SUCCESS) return st;
+    const bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
+    const gemm_kind kind = call_kind(ctx, &sw, type, &cfg);
     gemm_shape sh;
-    const int elem = (int)g.elem, kind = gemm_kind_of(type, &ctx->info, &sw);
+    /* the tensor cores' split-K slices hold doubles */
+    const int elem = (int)g.elem, sum_elem = gemm_kind_tc(kind) ? 8 : elem;
     if ((st = check_config(ctx, &sw, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
     if (m == 0 || n == 0) return PTXKIT_SUCCESS;
     /* k == 0 or alpha == 0: C = beta * C, A and B never read (the kernel
@@ -340,7 +359,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     }
     if (k_per_split == 0) k_per_split = 1; /* no k-tiles: any positive slice */
     size_t ldw = ceil_div(n, v) * v, scratch_bytes = 0;
-    if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) || !mul_size(scratch_bytes, g.elem, &scratch_bytes)))
+    if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) || !mul_size(scratch_bytes, (size_t)sum_elem, &scratch_bytes)))
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: split-K scratch of %d x %zu x %zu overflows", split,
                             m, n);
     /* stream-K: the blocks' handed-over parts (a tile's sums of each
@@ -355,18 +374,17 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
 
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn, *reduce_fn = NULL;
-    bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     const int tma =
-        kind == GEMM_F64_TC ? gemm_dmma_tma_mode(ctx, &sw, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
+        gemm_kind_tc(kind) ? gemm_dmma_tma_mode(ctx, &sw, kind, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
     /* with stream-K behind whole waves, those waves' kernel lets it launch early */
     const bool led = stream_k && sk.dp_tiles > 0;
-    st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
+    st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
                      led ? GEMM_SK_LEAD : GEMM_SK_NONE, tma, &fn);
-    if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, type, &reduce_fn);
+    if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, kind, type, &reduce_fn);
     ptxkit_kernel *sk_fn = NULL;
     if (st == PTXKIT_SUCCESS && stream_k)
-        st = main_kernel(ctx, &sw, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, GEMM_SK_SHARES, tma,
-                         &sk_fn);
+        st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, GEMM_SK_SHARES,
+                         tma, &sk_fn);
     if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1 && !stream_k)) goto done;
 
     /* kernel arguments, in gemm.cu's order */
@@ -374,8 +392,10 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     int im = (int)m, in = (int)n, ik = (int)k_run, kps = (int)(k_per_split > INT_MAX ? INT_MAX : k_per_split);
     long long llda = (long long)lda, lldb = (long long)ldb, lldc = (long long)ldc, lldw = (long long)ldw;
     float alpha32 = (float)alpha, beta32 = (float)beta;
-    void *palpha = type == PTXKIT_FLOAT64 ? (void *)&alpha : (void *)&alpha32;
-    void *pbeta = type == PTXKIT_FLOAT64 ? (void *)&beta : (void *)&beta32;
+    /* the tensor-core kernels take them in double, float32's too */
+    const bool wide = type == PTXKIT_FLOAT64 || gemm_kind_tc(kind);
+    void *palpha = wide ? (void *)&alpha : (void *)&alpha32;
+    void *pbeta = wide ? (void *)&beta : (void *)&beta32;
     unsigned flags = (beta != 0 ? 1u : 0u) | (vector_ok(c, ldc, g.elem) ? 2u : 0u);
     unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
     unsigned grid = (unsigned)(tiles_m * tiles_n);
@@ -383,7 +403,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     /* the tensor-map path's two last arguments (a kernel without them reads
      * none past its own) */
     gemm_tma_maps maps = {0};
-    if (tma && launch && (st = gemm_dmma_tma_maps(ctx, &cfg, tma, a, lda, b, ldb, m, n, k_run, &maps)) != PTXKIT_SUCCESS)
+    if (tma && launch &&
+        (st = gemm_dmma_tma_maps(ctx, kind, &cfg, tma, a, lda, b, ldb, m, n, k_run, &maps)) != PTXKIT_SUCCESS)
         goto done;
     void *args[] = {&da,    &db,   &dc, &im,  &in, &ik,   &llda,   &lldb,
                     &lldc, palpha, pbeta, &flags, &kps, &dw, &lldw, &maps.a, &maps.b};
@@ -508,8 +529,8 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
 const family_desc gemm_family = {
     .name = "gemm",
     .description = "ptxkit_gemm: float32/float64 C = alpha * op(A) * op(B) + beta * C on the CUDA cores, float64 on "
-                   "the FP64 tensor cores (mma.sync f64, sm_80+)",
-    .entries = "ptxkit_gemm_<f32|f64>, ptxkit_gemm_splitk_<f32|f64>, ptxkit_gemm_dmma_f64",
+                   "the FP64 tensor cores (mma.sync f64, sm_80+), float32 on them too on sm_90",
+    .entries = "ptxkit_gemm_<f32|f64>, ptxkit_gemm_splitk_<f32|f64|f64_f32>, ptxkit_gemm_dmma_<f64|f32>",
     .sources = (const char *const[]){"gemm_dmma", NULL},
 };
 
@@ -549,7 +570,7 @@ ptxkit_status ptxkit_gemm_split_k_get(ptxkit_context *ctx, ptxkit_dtype type, co
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_split_k_get: block tile %dx%dx%d (bm, bn, bk "
                             "must be set)", c.bm, c.bn, c.bk);
     gemm_switches sw = gemm_switches_get(ctx);
-    *split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
+    *split_k = gemm_split_for(call_kind(ctx, &sw, type, &c), &sw, &c, m, n, k, &ctx->info);
     return PTXKIT_SUCCESS;
 }
 

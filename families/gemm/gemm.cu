@@ -597,22 +597,40 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 
 #if GEMM_ENTRY != 0
 // Split-K's second pass: C = alpha * (sum of the slices, in slice order) +
-// beta * C, one element per thread, grid-stride.
-extern "C" __global__ void __launch_bounds__(256)
-    CAT3(ptxkit_gemm_splitk_, GEMM_SUFFIX, )(const T *__restrict__ W, int splits, long long ldw, T *C, int M, int N,
-                                             long long ldc, T alpha, T beta, unsigned flags) {
-    ptxkit::grid_dependency_begin();
+// beta * C, one element per thread, grid-stride; the sums, alpha and beta
+// in S, the slices' type (the float32 kernel on the tensor cores,
+// gemm_dmma.cu's GEMM_F32_IN, hands double slices to a float C, rounded
+// once at the end).
+template <typename S, typename TC>
+__device__ __forceinline__ void splitk_pass(const S *__restrict__ W, int splits, long long ldw, TC *C, int M, int N,
+                                            long long ldc, S alpha, S beta, unsigned flags) {
     const bool read_c = flags & GEMM_FLAG_BETA;
     const long long total = (long long)M * N;
     const long long slice = (long long)M * ldw;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
         long long row = e / N, col = e % N;
-        const T *w = W + row * ldw + col;
-        T sum = 0;
+        const S *w = W + row * ldw + col;
+        S sum = 0;
         for (int z = 0; z < splits; z++) sum += w[z * slice];
-        T *c = C + row * ldc + col;
-        *c = gemm_out(sum, alpha, beta, c, read_c);
+        TC *c = C + row * ldc + col;
+        *c = (TC)(read_c ? alpha * sum + beta * (S)*c : alpha * sum);
     }
 }
+
+extern "C" __global__ void __launch_bounds__(256)
+    CAT3(ptxkit_gemm_splitk_, GEMM_SUFFIX, )(const T *__restrict__ W, int splits, long long ldw, T *C, int M, int N,
+                                             long long ldc, T alpha, T beta, unsigned flags) {
+    ptxkit::grid_dependency_begin();
+    splitk_pass(W, splits, ldw, C, M, N, ldc, alpha, beta, flags);
+}
+
+#if !GEMM_DOUBLE
+extern "C" __global__ void __launch_bounds__(256)
+    ptxkit_gemm_splitk_f64_f32(const double *__restrict__ W, int splits, long long ldw, float *C, int M, int N,
+                               long long ldc, double alpha, double beta, unsigned flags) {
+    ptxkit::grid_dependency_begin();
+    splitk_pass(W, splits, ldw, C, M, N, ldc, alpha, beta, flags);
+}
+#endif
 #endif

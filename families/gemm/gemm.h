@@ -3,8 +3,9 @@
  * configuration rules and switches, gemm_config.h), gemm.c (ptxkit_gemm:
  * argument checks, configuration choice, split-K and stream-K, the
  * launches, and the CUDA-core kernels of gemm.cu) and gemm_dmma.c (the
- * kernel of gemm_dmma.cu, float64 on the FP64 tensor cores); gemm.c calls
- * the other two, which call only gemm_config.c. */
+ * kernel of gemm_dmma.cu, float64, and float32 on sm_90, on the FP64
+ * tensor cores); gemm.c calls the other two, which call only
+ * gemm_config.c. */
 #ifndef PTXKIT_OPS_GEMM_H
 #define PTXKIT_OPS_GEMM_H
 
@@ -45,7 +46,7 @@ ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_g
 
 /* The tensor-core kernel (gemm_dmma.c) for a configuration, the operands'
  * layouts and alignment, under the context's switches sw. */
-ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c,
+ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
                                const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
                                int tma, ptxkit_kernel **fn);
 
@@ -56,8 +57,9 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, con
  * as stored, both 16-byte aligned (vec_a, vec_b), k-tiles of 16 or 32
  * holding an even number of mma steps (gemm_tma_mma_k), bn a multiple of
  * 16 and k > 0. */
-int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const gemm_config *c, bool trans_a,
-                       bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
+int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
+                       bool trans_a, bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
+
 
 /* The path's two kernel arguments for mode tma: A (m x k, leading
  * dimension lda) in boxes of 16 x bm (a k-tile of 32 takes two); B (k x
@@ -67,7 +69,8 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, const
 typedef struct gemm_tma_maps {
     CUtensorMap a, b;
 } gemm_tma_maps;
-ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, const gemm_config *c, int tma, CUdeviceptr a, size_t lda,
-                                 CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k, gemm_tma_maps *maps);
+ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, gemm_kind kind, const gemm_config *c, int tma, CUdeviceptr a,
+                                 size_t lda, CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k,
+                                 gemm_tma_maps *maps);
 
 #endif

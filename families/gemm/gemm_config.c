@@ -64,6 +64,9 @@ ptxkit_status gemm_switches_set(ptxkit_context *ctx, const gemm_switches *sw) {
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: tensor maps %d (-1, 0 or 1)", sw->tensor_maps);
     if (sw->stream_k < -1 || sw->stream_k > 1)
         return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: stream-K %d (-1, 0 or 1)", sw->stream_k);
+    if (sw->f32_tensor_cores < -1 || sw->f32_tensor_cores > 1)
+        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm: float32 tensor cores %d (-1, 0 or 1)",
+                            sw->f32_tensor_cores);
     switches_state *s = context_state(ctx, &switches_ops);
     if (!s) return record_error(ctx, PTXKIT_ERROR_OUT_OF_MEMORY, "gemm: cannot create the per-context switches");
     pthread_mutex_lock(&s->lock);
@@ -144,7 +147,13 @@ static bool transposed_copies_fit(int threads, int cols, int bk) {
 }
 
 gemm_kind gemm_kind_of(ptxkit_dtype type, const ptxkit_device_info *info, const gemm_switches *sw) {
-    if (type != PTXKIT_FLOAT64) return GEMM_F32;
+    /* float32 on the FP64 tensor cores on sm_90 only: their mma run at the
+     * CUDA cores' float32 FMA rate there, and the kernel outran cuBLAS's
+     * SGEMM on the H200 (notebook section 33); other GPUs' FP64 is slower
+     * than their float32 (sm_86, 89, 100), or as on sm_80 not measured */
+    if (type != PTXKIT_FLOAT64)
+        return info && info->cc_major == 9 && info->cc_minor == 0 && !(sw && sw->f32_tensor_cores == 0) ? GEMM_F32_TC
+                                                                                                       : GEMM_F32;
     return info && info->cc_major >= 8 && !(sw && sw->f64_simt) ? GEMM_F64_TC : GEMM_F64;
 }
 
@@ -215,7 +224,7 @@ static int dmma_registers(const gemm_config *c, const gemm_switches *sw) {
 
 /* The tensor-core kernel's rules (gemm_dmma.cu): its lane tiles, warp
  * layout, registers and loaders. */
-static bool dmma_config_check(const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
+static bool dmma_config_check(int kind, const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
                               size_t why_size) {
     if (!power_of_two(c->bm) || !power_of_two(c->bn) || c->bm < 16 || c->bn < 16 || c->bm > 256 || c->bn > 256)
         return snprintf(why, why_size, "block tile %d x %d: sides are powers of two in [16, 256]", c->bm, c->bn), false;
@@ -243,10 +252,17 @@ static bool dmma_config_check(const gemm_switches *sw, const gemm_config *c, gem
                         threads, regs),
                false;
     if (!check_stages(c, why, why_size)) return false;
-    /* each operand stored K- or M/N-contiguous, in 16- or 8-byte copies */
+    /* float32 operands: a k-tile is one 128-byte line of A's row, and a
+     * warp's columns are whole 32-column lines of B (gemm_dmma.cu) */
+    if (kind == GEMM_F32_TC && (c->bk != 32 || wn % 32))
+        return snprintf(why, why_size, "float32 on the tensor cores takes bk 32 and warp tiles of 32 columns or more "
+                        "(bk %d, warp tile %d x %d)", c->bk, wm, wn),
+               false;
+    /* each operand stored K- or M/N-contiguous, in copies of 16 bytes or
+     * one element */
     for (int side = 0; side < 2; side++) {
         int cols = side ? c->bn : c->bm;
-        for (int vec = 1; vec <= 2; vec++)
+        for (int vec = 1; vec <= (kind == GEMM_F32_TC ? 4 : 2); vec *= kind == GEMM_F32_TC ? 4 : 2)
             if (!tile_copies_fit(threads, cols, c->bk, vec) || !tile_copies_fit(threads, c->bk, cols, vec))
                 return snprintf(why, why_size,
                                 "%d threads cannot copy a %d x %d tile of %s evenly in either layout (threads a "
@@ -260,7 +276,7 @@ static bool dmma_config_check(const gemm_switches *sw, const gemm_config *c, gem
 
 bool gemm_config_check(int kind, const gemm_switches *sw, const gemm_config *c, gemm_shape *shape, char *why,
                        size_t why_size) {
-    if (kind == GEMM_F64_TC) return dmma_config_check(sw, c, shape, why, why_size);
+    if (gemm_kind_tc(kind)) return dmma_config_check(kind, sw, c, shape, why, why_size);
     const int elem = kind;
     const int v = 16 / elem;
     if (elem != 4 && elem != 8) return snprintf(why, why_size, "elements of %d bytes", elem), false;
@@ -300,13 +316,16 @@ bool gemm_config_check(int kind, const gemm_switches *sw, const gemm_config *c, 
 }
 
 size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool trans_b) {
-    if (kind == GEMM_F64_TC) {
-        /* gemm_dmma.cu: K-contiguous rows of bk + 2, M/N-contiguous ones of bm + 4 (bn + 4);
-         * its tensor-map path's unpadded stages and their 1024-byte alignment
-         * fit in the same size (2 bm + 64 doubles a stage to spare) */
+    if (gemm_kind_tc(kind)) {
+        /* gemm_dmma.cu: K-contiguous rows 16 bytes longer than bk, the
+         * others 32 bytes longer than bm (bn); its tensor-map path's
+         * unpadded stages and their 1024-byte alignment fit in the same
+         * size (a stage of nn has 16 bm + 32 bk bytes to spare: 1024 or
+         * more at float64's k-tiles of 16 and float32's of 32) */
         size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
-        size_t a = trans_a ? bk * (bm + 4) : bm * (bk + 2), b = trans_b ? bn * (bk + 2) : bk * (bn + 4);
-        return (size_t)c->stages * (a + b) * 8;
+        size_t elem = kind == GEMM_F32_TC ? 4 : 8, pad_k = 16 / elem, pad = 32 / elem;
+        size_t a = trans_a ? bk * (bm + pad) : bm * (bk + pad_k), b = trans_b ? bn * (bk + pad_k) : bk * (bn + pad);
+        return (size_t)c->stages * (a + b) * elem;
     }
     int elem = kind, v = 16 / elem;
     size_t row_a = (size_t)c->bm + (trans_a ? 0 : (size_t)v), row_b = (size_t)c->bn + (trans_b ? (size_t)v : 0);
@@ -342,7 +361,7 @@ static int resident_blocks_at(int kind, int regs, const gemm_config *c, const pt
     if (blocks > threads_sm / threads) blocks = threads_sm / threads;
     if (blocks > blocks_sm) blocks = blocks_sm;
     /* (gemm.cu's: the layout of neither operand transposed, as always) */
-    size_t shared = kind == GEMM_F64_TC ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
+    size_t shared = gemm_kind_tc(kind) ? gemm_shared_bytes_max(kind, c) : gemm_shared_bytes(kind, c, false, false);
     size_t shared_sm = info && info->shared_per_sm > 0 ? (size_t)info->shared_per_sm : 228 * 1024;
     /* the driver reserves 1 KB of shared memory per block */
     size_t by_shared = shared_sm / (shared + 1024);
@@ -351,7 +370,7 @@ static int resident_blocks_at(int kind, int regs, const gemm_config *c, const pt
 }
 
 int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
-    return resident_blocks_at(kind, kind == GEMM_F64_TC ? dmma_registers(c, sw) : registers_estimate(kind, c), c, info);
+    return resident_blocks_at(kind, gemm_kind_tc(kind) ? dmma_registers(c, sw) : registers_estimate(kind, c), c, info);
 }
 
 /* mma k 8 on the tensor-map path: half the DMMA instructions, so fewer
@@ -360,12 +379,12 @@ int gemm_resident_blocks(int kind, const gemm_switches *sw, const gemm_config *c
  * cost no block an SM against the blocks the plan counted on. That one:
  * at 4 x 8 lanes in two stages (a short k's tiles) k 8's registers leave
  * three blocks where k 4 holds four, and k 8 lost there. */
-int gemm_tma_mma_k(const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info) {
+int gemm_tma_mma_k(int kind, const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info) {
     if ((sw && sw->mma_k) || c->bk < 8) return gemm_mma_k(c, sw);
     int deep = dmma_registers_at(c, 8, true);
     int threads = (c->bm / c->tm) * (c->bn / c->tn);
     if (deep > 256 || threads * deep > 65536) return 4;
-    return resident_blocks_at(GEMM_F64_TC, deep, c, info) >= gemm_resident_blocks(GEMM_F64_TC, sw, c, info) ? 8 : 4;
+    return resident_blocks_at(kind, deep, c, info) >= gemm_resident_blocks(kind, sw, c, info) ? 8 : 4;
 }
 
 int gemm_min_blocks(int kind, const gemm_switches *sw, const gemm_config *c, const ptxkit_device_info *info) {
@@ -400,6 +419,13 @@ int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, bool trans_
  * points): the best of the tile sweeps on an H100 (`ptxkit bench gemm
  * --tiles sweep` times the same candidates on another GPU). */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
+    if (kind == GEMM_F32_TC) {
+        /* float64's tiles with k-tiles of 32 floats (the same bytes a stage
+         * as float64's 16) */
+        gemm_config d = gemm_default_config(GEMM_F64_TC, c);
+        d.bk = 32;
+        return d;
+    }
     if (kind == GEMM_F64_TC) {
         switch (c) {
         /* few rows of A: the square class's tiles, K split, ran 1.03-1.12
@@ -465,6 +491,14 @@ static const gemm_config sweep_f64[] = {
  * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
  * smaller ones for skinny shapes and short k, the built-in ones among them;
  * the default first (the sanitizer runs take the first three). */
+/* float32 on the tensor cores: the same with k-tiles of 32, where a warp
+ * tile is whole 32-column groups */
+static const gemm_config sweep_f32_tc[] = {
+    {64, 128, 32, 8, 8, 1, 4, 0},  {128, 128, 32, 8, 8, 2, 4, 0}, {128, 64, 32, 8, 8, 2, 4, 0},
+    {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 32, 4, 16, 4, 3, 0}, {64, 64, 32, 4, 8, 2, 4, 0},
+    {64, 64, 32, 4, 8, 2, 3, 0},   {64, 64, 32, 4, 8, 2, 2, 0},   {32, 64, 32, 2, 8, 2, 4, 0},
+    {32, 64, 32, 2, 8, 2, 3, 0},
+};
 static const gemm_config sweep_f64_tc[] = {
     {64, 128, 16, 8, 8, 1, 4, 0},  {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
     {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
@@ -474,6 +508,10 @@ static const gemm_config sweep_f64_tc[] = {
 };
 
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
+    if (kind == GEMM_F32_TC) {
+        *count = (int)(sizeof sweep_f32_tc / sizeof sweep_f32_tc[0]);
+        return sweep_f32_tc;
+    }
     if (kind == GEMM_F64_TC) {
         *count = (int)(sizeof sweep_f64_tc / sizeof sweep_f64_tc[0]);
         return sweep_f64_tc;
@@ -598,7 +636,7 @@ bool gemm_stream_k_for(int kind, const gemm_switches *sw, const gemm_config *c, 
     int mode = sw ? sw->stream_k : -1;
     size_t ktiles = ceil_div(k, (size_t)c->bk), tiles = tiles_of(c, m, n);
     /* the default only where it was measured: float32 */
-    if (kind == GEMM_F64_TC || mode == 0 || (mode < 0 && kind != GEMM_F32) || k == 0 ||
+    if (gemm_kind_tc(kind) || mode == 0 || (mode < 0 && kind != GEMM_F32) || k == 0 ||
         ktiles < (mode == 1 ? 2 : GEMM_STREAM_K_MIN_KTILES) || tiles > INT_MAX / 2)
         return false;
     size_t slots = (size_t)sm_count_of(info) * (size_t)gemm_resident_blocks(kind, sw, c, info);
@@ -649,6 +687,8 @@ static const gemm_candidate smaller_f32[] = {{{64, 128, 16, 8, 8, 2, 4, 0}, 1.0,
                                              {{128, 128, 16, 8, 8, 4, 4, 0}, 1.0, false}};
 static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.12, true},
                                                 {{64, 64, 16, 4, 8, 2, 4, 0}, 1.0, false}};
+static const gemm_candidate smaller_f32_tc[] = {{{32, 64, 32, 2, 8, 2, 4, 0}, 1.12, true},
+                                                {{64, 64, 32, 4, 8, 2, 4, 0}, 1.0, false}};
 
 /* What the class's own tiles' FMAs cost against those the candidates'
  * fma_cost is measured from (the class's tiles but for float64's small
@@ -657,7 +697,7 @@ static const gemm_candidate smaller_f64_tc[] = {{{32, 64, 16, 2, 8, 2, 4, 0}, 1.
  * shapes on an H200, notebook section 26); where k is short, 64 x 64's
  * smaller split still wins (64 x 4096 x 1024). */
 static double class_fma_cost(gemm_kind kind, gemm_class c) {
-    return kind == GEMM_F64_TC && c == GEMM_SMALL_M ? 1 / 1.15 : 1.0;
+    return gemm_kind_tc(kind) && c == GEMM_SMALL_M ? 1 / 1.15 : 1.0;
 }
 
 /* The class's configuration stays where its plan is within this share of
@@ -684,6 +724,7 @@ gemm_config gemm_default_for(gemm_kind kind, const gemm_switches *sw, size_t m, 
     int count = 0;
     if (kind == GEMM_F32) smaller = smaller_f32, count = (int)(sizeof smaller_f32 / sizeof smaller_f32[0]);
     if (kind == GEMM_F64_TC) smaller = smaller_f64_tc, count = (int)(sizeof smaller_f64_tc / sizeof smaller_f64_tc[0]);
+    if (kind == GEMM_F32_TC) smaller = smaller_f32_tc, count = (int)(sizeof smaller_f32_tc / sizeof smaller_f32_tc[0]);
     size_t optin = info && info->shared_per_block_optin > 0 ? (size_t)info->shared_per_block_optin : 48 * 1024;
     double cost = p.cost * class_fma_cost(kind, shape_class);
     for (int i = 0; i < count; i++) {

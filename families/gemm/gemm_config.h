@@ -33,8 +33,16 @@ enum {
 
 /* Which kernel a configuration is for: the values 4 and 8 are the element
  * sizes of gemm.cu's float32 and float64 (CUDA cores); GEMM_F64_TC is
- * gemm_dmma.cu, float64 on the FP64 tensor cores (sm_80+). */
-typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9 } gemm_kind;
+ * gemm_dmma.cu, float64 on the FP64 tensor cores (sm_80+), and
+ * GEMM_F32_TC the same kernel over float32 operands (GEMM_F32_IN: exact
+ * products, double sums, sm_90's tensor-map path only), which a call
+ * takes where gemm_f32_tensor_cores says so. Its configurations follow
+ * GEMM_F64_TC's rules with k-tiles of 32 and warp tiles of whole
+ * 32-column groups. */
+typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9, GEMM_F32_TC = 10 } gemm_kind;
+
+/* Whether a kind runs on the tensor cores (gemm_dmma.cu). */
+static inline bool gemm_kind_tc(int kind) { return kind == GEMM_F64_TC || kind == GEMM_F32_TC; }
 
 /* Experiment and test switches of the GEMM kernels, per context (set with
  * gemm_switches_set; `ptxkit bench gemm` does through the experimental tier).
@@ -63,10 +71,15 @@ typedef struct gemm_switches {
      * tests' switch), -1 (the default) where the last wave would leave
      * SMs idle */
     int stream_k;
+    /* float32 on the FP64 tensor cores where a call can take them
+     * (gemm_f32_tensor_cores): 0 never (the CUDA cores, as on other
+     * GPUs), 1 or -1 (the default) where able */
+    int f32_tensor_cores;
 } gemm_switches;
 
-#define GEMM_SWITCHES_DEFAULT \
-    ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0, .tensor_maps = -1, .stream_k = -1})
+#define GEMM_SWITCHES_DEFAULT                                                                                 \
+    ((gemm_switches){.f64_simt = false, .cross_prefetch = -1, .mma_k = 0, .tensor_maps = -1, .stream_k = -1, \
+                     .f32_tensor_cores = -1})
 
 /* The context's switches (the defaults for ctx NULL, or where its state
  * cannot be created). */
@@ -127,7 +140,7 @@ int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, bool trans_
  * path, and on the tensor-map path (gemm_dmma_tma_mode; 8 where it costs
  * no block an SM, else 4; the switch's value where set). */
 int gemm_mma_k(const gemm_config *c, const gemm_switches *sw);
-int gemm_tma_mma_k(const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info);
+int gemm_tma_mma_k(int kind, const gemm_config *c, const gemm_switches *sw, const ptxkit_device_info *info);
 
 /* The built-in configuration for a shape class (split_k 0: by shape): the
  * tuner's starting point, and ptxkit_gemm's at shapes that fill the GPU. */

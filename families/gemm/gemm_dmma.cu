@@ -1,4 +1,5 @@
-// Production float64 GEMM on the FP64 tensor cores (DMMA, sm_80+):
+// Production float64 GEMM on the FP64 tensor cores (DMMA, sm_80+), and
+// float32 GEMM on them on sm_90 (GEMM_F32_IN, below):
 // C = alpha * op(A) * op(B) + beta * C, row-major with leading dimensions,
 // op(X) = X or X^T, storage as in gemm.cu (whose SIMT float64 kernel stays
 // for GPUs without FP64 mma).
@@ -56,9 +57,9 @@
 // blockIdx.z is the K slice; with GEMM_PARTIAL 1 slice z writes raw sums to
 // workspace slice z, which gemm.cu's ptxkit_gemm_splitk_f64 adds in order.
 //
-// Injected: TRANS_A, TRANS_B, VEC_A, VEC_B (elements per copy: 1 or 2), BM,
-// BN, BK, WM, WN, MMA_K (4, 8 or 16), STAGES, MIN_BLOCKS, GROUP_M,
-// GEMM_PARTIAL.
+// Injected: GEMM_F32_IN, TRANS_A, TRANS_B, VEC_A, VEC_B (elements per
+// copy: 1 or 16 bytes' worth), BM, BN, BK, WM, WN, MMA_K (4, 8 or 16),
+// STAGES, MIN_BLOCKS, GROUP_M, GEMM_PARTIAL, GEMM_TMA.
 // Entry point: ptxkit_gemm_dmma_f64, with the arguments of gemm.cu's
 // ptxkit_gemm_f64 (flags: GEMM_FLAG_BETA, GEMM_FLAG_VECTOR_C).
 #include "gemm_copy.cuh"
@@ -107,7 +108,26 @@
 #define GEMM_PARTIAL 0
 #endif
 
-typedef double T;
+// GEMM_F32_IN 1: float32 A, B and C on the same tensor cores (the
+// tensor-map path only): fragments are converted to double as they are
+// loaded from shared memory, so every product of two floats is exact and
+// the sums are double's; C is rounded to float once, after alpha and beta
+// (applied in double). Entry ptxkit_gemm_dmma_f32; alpha, beta, workspace
+// double.
+#ifndef GEMM_F32_IN
+#define GEMM_F32_IN 0
+#endif
+
+typedef double T; // the mma's operands and sums
+#if GEMM_F32_IN
+typedef float TS; // A, B and C as stored
+typedef float2 TS2;
+#define GEMM_DMMA_ENTRY ptxkit_gemm_dmma_f32
+#else
+typedef double TS;
+typedef double2 TS2;
+#define GEMM_DMMA_ENTRY ptxkit_gemm_dmma_f64
+#endif
 
 #define GEMM_FLAG_BETA 1u
 #define GEMM_FLAG_VECTOR_C 2u
@@ -120,8 +140,12 @@ typedef double T;
 #define KQ (MMA_K / 4)   // k quarters of 4 per mma
 
 // Shared tiles: K-contiguous operands [rows][BK + 2], the others [BK][cols + 4].
-#define LDA_S (TRANS_A ? BM + 4 : BK + 2)
-#define LDB_S (TRANS_B ? BK + 2 : BN + 4)
+// Padding of 16 bytes on K-contiguous rows and 32 on the others (2 and 4
+// doubles, 4 and 8 floats), keeping rows whole 16-byte copies.
+#define PAD_K (16 / (int)sizeof(TS))
+#define PAD_MN (32 / (int)sizeof(TS))
+#define LDA_S (TRANS_A ? BM + PAD_MN : BK + PAD_K)
+#define LDB_S (TRANS_B ? BK + PAD_K : BN + PAD_MN)
 #define STAGE_A (TRANS_A ? BK * LDA_S : BM * LDA_S)
 #define STAGE_B (TRANS_B ? BN * LDB_S : BK * LDB_S)
 
@@ -131,8 +155,8 @@ static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "mma k of 4, 8 or 16");
 static_assert(BK % MMA_K == 0, "whole mma steps per k-tile");
 static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
 static_assert(THREADS <= 1024, "at most 1024 threads");
-static_assert(VEC_A == 1 || VEC_A == 2, "VEC_A is 1 or 2 doubles");
-static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
+static_assert(VEC_A == 1 || VEC_A * sizeof(TS) == 16, "VEC_A is 1 element or 16 bytes");
+static_assert(VEC_B == 1 || VEC_B * sizeof(TS) == 16, "VEC_B is 1 element or 16 bytes");
 
 // GEMM_TMA 1 or 2 (sm_90, A and B as stored, both 16-byte aligned, k-tiles
 // of 16 or 32, an even number of mma steps a tile; the host passes the two
@@ -149,20 +173,25 @@ static_assert(VEC_B == 1 || VEC_B == 2, "VEC_B is 1 or 2 doubles");
 static_assert(!TRANS_A && !TRANS_B && (BK == 16 || BK == 32) && BK / MMA_K % 2 == 0 && BN % 16 == 0,
               "the tensor-map path takes A and B as stored, k-tiles of 16 or 32 and an even number of mma steps");
 static_assert(PTXKIT_HAS_BULK_COPY, "the tensor-map path needs sm_90");
-#define TMA_LINE 16          // doubles in the swizzle's 128-byte line
-#define TMA_STAGE_A (BM * BK) // BK / 16 boxes of BM rows of one line
-#define TMA_STAGE_B (BN * BK) // BN / 16 boxes of BK rows of 16 columns
+#define TMA_LINE (128 / (int)sizeof(TS)) // elements in the swizzle's 128-byte line
+#define TMA_STAGE_A (BM * BK) // BK / TMA_LINE boxes of BM rows of one line
+#define TMA_STAGE_B (BN * BK) // BN / TMA_LINE boxes of BK rows of TMA_LINE columns
 #endif
+// float32 operands: one line of 32 k a row of A's tile (one box a k-tile),
+// B's columns in groups of 32, a warp's columns whole groups (see the
+// kernel's fragment offsets)
+static_assert(!GEMM_F32_IN || (BK == 32 && WN % 32 == 0),
+              "float32 operands take k-tiles of 32 and warp tiles of whole 32-column groups");
 
 #if TRANS_A
-typedef tile_loader<T, THREADS, BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
+typedef tile_loader<TS, THREADS, BK, BM, VEC_A, LDA_S> a_loader; // rows k, columns m
 #else
-typedef tile_loader<T, THREADS, BM, BK, VEC_A, LDA_S> a_loader; // rows m, columns k
+typedef tile_loader<TS, THREADS, BM, BK, VEC_A, LDA_S> a_loader; // rows m, columns k
 #endif
 #if TRANS_B
-typedef tile_loader<T, THREADS, BN, BK, VEC_B, LDB_S> b_loader; // rows n, columns k
+typedef tile_loader<TS, THREADS, BN, BK, VEC_B, LDB_S> b_loader; // rows n, columns k
 #else
-typedef tile_loader<T, THREADS, BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
+typedef tile_loader<TS, THREADS, BK, BN, VEC_B, LDB_S> b_loader; // rows k, columns n
 #endif
 
 // ---- the mma -------------------------------------------------------------------
@@ -201,16 +230,48 @@ __device__ __forceinline__ void mma_step(T (&d)[4], const T *a, const T *b) {
 }
 
 // ---- fragments -------------------------------------------------------------------
+#if GEMM_F32_IN
+// float32 on the cp.async path: a lane's rows of an mma tile are g and g + 8
+// (a[p][2j + h] = A[row 16p + g + 8h][k + 4j + t]) and its columns of mma
+// tiles 2s and 2s + 1 are 16s + g and 16s + g + 8 (b[2s + e][j]), each
+// value one 4-byte load: with rows of BK + 4 floats (16-byte copies need
+// whole vectors a row, so not BK + 2) the 32 lanes of a K-contiguous load
+// fall on banks 4g + t, and those of an M/N-contiguous one (rows of BM +
+// 8) on 8t + g: no conflicts either way.
+__device__ __forceinline__ void load_a(const TS *as, int m_w, int k, int g, int t, T (&a)[MT][2 * KQ]) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = m_w + 16 * p + g + 8 * h, kk = k + 4 * j + t;
+                a[p][2 * j + h] = TRANS_A ? as[kk * LDA_S + row] : as[row * LDA_S + kk];
+            }
+}
+
+__device__ __forceinline__ void load_b(const TS *bs, int n_w, int k, int g, int t, T (&b)[NT][KQ]) {
+#pragma unroll
+    for (int s = 0; s < NT / 2; s++)
+#pragma unroll
+        for (int j = 0; j < KQ; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int col = n_w + 16 * s + g + 8 * e, kk = k + 4 * j + t;
+                b[2 * s + e][j] = TRANS_B ? bs[col * LDB_S + kk] : bs[kk * LDB_S + col];
+            }
+}
+#else
 // as: the stage's A tile; m_w: the warp's first row in the block tile; k:
 // the step's first k in the tile. a[p][2j + h] = A[row 16p + 2g + h][k + 4j + t].
-__device__ __forceinline__ void load_a(const T *as, int m_w, int k, int g, int t, T (&a)[MT][2 * KQ]) {
+__device__ __forceinline__ void load_a(const TS *as, int m_w, int k, int g, int t, T (&a)[MT][2 * KQ]) {
 #pragma unroll
     for (int p = 0; p < MT; p++)
 #pragma unroll
         for (int j = 0; j < KQ; j++) {
             int row = m_w + 16 * p + 2 * g, kk = k + 4 * j + t;
 #if TRANS_A
-            double2 v = *(const double2 *)&as[kk * LDA_S + row];
+            const TS2 v = *(const TS2 *)&as[kk * LDA_S + row];
             a[p][2 * j] = v.x, a[p][2 * j + 1] = v.y;
 #else
             a[p][2 * j] = as[row * LDA_S + kk];
@@ -221,7 +282,7 @@ __device__ __forceinline__ void load_a(const T *as, int m_w, int k, int g, int t
 
 // b[q][j] = B[k + 4j + t][column g of mma tile q], mma tiles 2s and 2s + 1
 // at columns 16s + 2g and 16s + 2g + 1 of the warp tile.
-__device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t, T (&b)[NT][KQ]) {
+__device__ __forceinline__ void load_b(const TS *bs, int n_w, int k, int g, int t, T (&b)[NT][KQ]) {
 #pragma unroll
     for (int s = 0; s < NT / 2; s++)
 #pragma unroll
@@ -231,11 +292,12 @@ __device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t
             b[2 * s][j] = bs[col * LDB_S + kk];
             b[2 * s + 1][j] = bs[(col + 1) * LDB_S + kk];
 #else
-            double2 v = *(const double2 *)&bs[kk * LDB_S + col];
+            const TS2 v = *(const TS2 *)&bs[kk * LDB_S + col];
             b[2 * s][j] = v.x, b[2 * s + 1][j] = v.y;
 #endif
         }
 }
+#endif
 
 // ---- epilogue ------------------------------------------------------------------------
 // A lane's C: for mma row tile p and column pair s, rows r = row0 + 16p +
@@ -256,7 +318,80 @@ __device__ __forceinline__ void load_b(const T *bs, int n_w, int k, int g, int t
 // blocks still read. The split-K partials are stored plainly: the second
 // pass reads them back (evict-first there lost at 64 x 4096 x 4096).
 
+#if GEMM_F32_IN
+// float32's C, whose rows and columns follow the fragment loads: for mma
+// row tile p and row h a lane's row is row0 (the warp's row g) + 16p + 8h.
+// On the tensor-map path (the kernel's fragment offsets), for column pair
+// s it holds acc[p][2s][2h], acc[p][2s + 1][2h], acc[p][2s][2h + 1] and
+// acc[p][2s + 1][2h + 1] at 4 neighbouring columns 32 (s / 2) + 8 (s % 2)
+// on from col0 (the warp's first column + 16 (t % 2) + 4 (t / 2)): one
+// 16-byte store, the four lanes of a row filling two whole 32-byte
+// sectors. On the cp.async path it holds acc[p][2s + e][2h] and [2h + 1]
+// at 2 neighbouring columns 16s + 8e on from col0 (the warp's first + 2t):
+// one 8-byte store, the four lanes filling one sector.
+#define RUN (GEMM_TMA ? 4 : 2) // neighbouring columns of a lane's row
+template <typename Store>
+__device__ __forceinline__ void for_each_run(const T (&acc)[MT][NT][4], int M, int row0, Store store) {
+#pragma unroll
+    for (int p = 0; p < MT; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + 16 * p + 8 * h;
+            if (row >= M) continue;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++) {
 #if GEMM_TMA
+                const T v[RUN] = {acc[p][2 * s][2 * h], acc[p][2 * s + 1][2 * h], acc[p][2 * s][2 * h + 1],
+                                  acc[p][2 * s + 1][2 * h + 1]};
+                store(row, 32 * (s / 2) + 8 * (s % 2), v);
+#else
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const T v[RUN] = {acc[p][2 * s + e][2 * h], acc[p][2 * s + e][2 * h + 1]};
+                    store(row, 16 * s + 8 * e, v);
+                }
+#endif
+            }
+        }
+}
+
+__device__ __forceinline__ void store_tile(const T (&acc)[MT][NT][4], TS *C, long long ldc, int M, int N, int row0,
+                                           int col0, T alpha, T beta, unsigned flags) {
+    const bool read_c = flags & GEMM_FLAG_BETA, vector_c = flags & GEMM_FLAG_VECTOR_C;
+    for_each_run(acc, M, row0, [&](int row, int offset, const T(&v)[RUN]) {
+        const int col = col0 + offset;
+        TS *c = C + (long long)row * ldc + col;
+        if (vector_c && col + RUN <= N) {
+            float out[RUN];
+#pragma unroll
+            for (int j = 0; j < RUN; j++) out[j] = (float)(read_c ? alpha * v[j] + beta * (T)c[j] : alpha * v[j]);
+#if GEMM_TMA
+            __stcs((float4 *)c, make_float4(out[0], out[1], out[2], out[3]));
+#else
+            __stcs((float2 *)c, make_float2(out[0], out[1]));
+#endif
+        } else {
+#pragma unroll
+            for (int j = 0; j < RUN; j++)
+                if (col + j < N) c[j] = (float)(read_c ? alpha * v[j] + beta * (T)c[j] : alpha * v[j]);
+        }
+    });
+}
+
+// Split-K: raw double sums of slice z (ldw a multiple of 4: columns past N
+// hold zeros, never read back).
+__device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, long long ldw, int M, int row0,
+                                              int col0) {
+    for_each_run(acc, M, row0, [&](int row, int offset, const T(&v)[RUN]) {
+        const int col = col0 + offset;
+        if (col < ldw) {
+            double2 *w = (double2 *)(W + (long long)row * ldw + col);
+#pragma unroll
+            for (int j = 0; j < RUN / 2; j++) w[j] = make_double2(v[2 * j], v[2 * j + 1]);
+        }
+    });
+}
+#elif GEMM_TMA
 // The tensor-map path's C, whose columns follow B's loads there: for mma
 // row tile p, row h, tile pair s and i, a lane holds acc[p][2s][2h + i]
 // and acc[p][2s + 1][2h + i] at columns col0 + 16s + 8i + {0, 1} (col0:
@@ -397,7 +532,7 @@ __device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, l
 // ---- the kernel ----------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    ptxkit_gemm_dmma_f64(const T *__restrict__ A, const T *__restrict__ B, T *C, int M, int N, int K, long long lda,
+    GEMM_DMMA_ENTRY(const TS *__restrict__ A, const TS *__restrict__ B, TS *C, int M, int N, int K, long long lda,
                          long long ldb, long long ldc, T alpha, T beta, unsigned flags, int k_per_split, T *workspace,
                          long long ldw
 #if GEMM_TMA
@@ -408,8 +543,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     ptxkit::grid_dependency_begin();
     extern __shared__ __align__(16) unsigned char gemm_smem[];
 #if !GEMM_TMA
-    T *As = (T *)gemm_smem;
-    T *Bs = As + STAGES * STAGE_A;
+    TS *As = (TS *)gemm_smem;
+    TS *Bs = As + STAGES * STAGE_A;
 #endif
 
     // The tile of this block, GROUP_M tile rows at a time.
@@ -473,8 +608,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     // columns follow (the epilogue's for_each_piece).
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     // the host's size leaves room to align the stages
-    T *tA = (T *)(gemm_smem + ((1024u - (ptxkit::shared_address(gemm_smem) & 1023u)) & 1023u));
-    T *tB = tA + STAGES * TMA_STAGE_A;
+    TS *tA = (TS *)(gemm_smem + ((1024u - (ptxkit::shared_address(gemm_smem) & 1023u)) & 1023u));
+    TS *tB = tA + STAGES * TMA_STAGE_A;
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
@@ -486,23 +621,65 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     __syncthreads();
     // one thread: k-tile `tile` of the slice into `stage`
     auto fill = [&](int tile, int stage) {
-        ptxkit::mbarrier_arrive_expect_tx(&full_bar[stage], (TMA_STAGE_A + TMA_STAGE_B) * sizeof(T));
+        ptxkit::mbarrier_arrive_expect_tx(&full_bar[stage], (TMA_STAGE_A + TMA_STAGE_B) * sizeof(TS));
         const int k = k_begin + tile * BK;
 #pragma unroll
         for (int j = 0; j < BK / TMA_LINE; j++)
             tma_load_2d(tA + stage * TMA_STAGE_A + j * BM * TMA_LINE, &tma_a, k + TMA_LINE * j, m0, &full_bar[stage]);
 #if GEMM_TMA == 2
-        tma_load_3d(tB + stage * TMA_STAGE_B, &tma_b, 0, k, n0 / 16, &full_bar[stage]);
+        tma_load_3d(tB + stage * TMA_STAGE_B, &tma_b, 0, k, n0 / TMA_LINE, &full_bar[stage]);
 #else
 #pragma unroll
-        for (int j = 0; j < BN / 16; j++)
-            tma_load_2d(tB + stage * TMA_STAGE_B + j * 16 * BK, &tma_b, n0 + 16 * j, k, &full_bar[stage]);
+        for (int j = 0; j < BN / TMA_LINE; j++)
+            tma_load_2d(tB + stage * TMA_STAGE_B + j * TMA_LINE * BK, &tma_b, n0 + TMA_LINE * j, k, &full_bar[stage]);
 #endif
     };
     if (tid == 0)
         for (int s = 0; s < STAGES && s < k_tiles; s++) fill(s, s);
     __syncwarp();
 
+#if GEMM_F32_IN
+    // float32: each lane's fragment offsets within a stage (in floats, the
+    // same in every stage). A's row g + 8h of each mma tile (16p rows on)
+    // at k-quarter q (k 4q + t) lies in chunk q ^ g of the row's line, so
+    // the 32 lanes of a load read 32 distinct banks. B's mma columns g of
+    // tiles 2s and 2s + 1 (s < 2 in a 32-column group) are neighbours in
+    // chunk ch(g) + 2s, ch(g) = 4 ((g / 2) % 2) + g / 4, offset 2 (g % 2)
+    // of k-row 4q + t, one 8-byte load for both: a half-warp (g < 4 or g
+    // >= 4, t < 4) then reads chunks {0, 4} + 2s + g / 4, swizzled by t +
+    // 4 (q % 2), 16 lanes on 32 distinct banks. C's columns follow (the
+    // epilogue's for_each_run).
+    int a_off[8], b_off[2];
+#pragma unroll
+    for (int q = 0; q < 8; q++) a_off[q] = (m_w + g) * TMA_LINE + 4 * (q ^ g) + t;
+    {
+        const int ch = 4 * ((g >> 1) & 1) + (g >> 2);
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            b_off[e] = (n_w / TMA_LINE) * BK * TMA_LINE + TMA_LINE * t + 4 * (ch ^ (t + 4 * e)) + 2 * (g & 1);
+    }
+    auto load_a = [&](const TS *as, int step, T(&aa)[MT][2 * KQ]) {
+#pragma unroll
+        for (int p = 0; p < MT; p++)
+#pragma unroll
+            for (int j = 0; j < KQ; j++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    aa[p][2 * j + h] = (T)as[a_off[KQ * step + j] + (16 * p + 8 * h) * TMA_LINE];
+    };
+    auto load_b = [&](const TS *bs, int step, T(&bb)[NT][KQ]) {
+#pragma unroll
+        for (int j = 0; j < KQ; j++) {
+            const int q = KQ * step + j;
+#pragma unroll
+            for (int s = 0; s < NT / 2; s++) {
+                const float2 v = *(const float2 *)(bs + (b_off[q & 1] ^ (8 * (s % 2))) + 4 * TMA_LINE * q +
+                                                   (s / 2) * BK * TMA_LINE);
+                bb[2 * s][j] = (T)v.x, bb[2 * s + 1][j] = (T)v.y;
+            }
+        }
+    };
+#else
     // Each lane's fragment offsets within a stage (in doubles; the same in
     // every stage, so computed once): A's of row 2g + h and k-quarter q
     // (row tile p is 16p rows on), B's of k-quarters of parity e (quarter q
@@ -551,6 +728,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         }
     };
 
+#endif
+
     // Fragments in two buffers, each k-step's loaded during the previous
     // step's mma, a tile's first during the previous tile's last step once
     // its stage is full. After the last tile that load reads a stage no
@@ -566,12 +745,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     }
     for (int tile = 0; tile < k_tiles; tile++) {
         const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
-        const T *as = tA + stage * TMA_STAGE_A, *bs = tB + stage * TMA_STAGE_B;
+        const TS *as = tA + stage * TMA_STAGE_A, *bs = tB + stage * TMA_STAGE_B;
 #pragma unroll
         for (int step = 0; step < STEPS; step++) {
             const int buf = step & 1, nbuf = buf ^ 1;
             // where the next k-step's fragments lie
-            const T *na = as, *nb = bs;
+            const TS *na = as, *nb = bs;
             int nstep = step + 1;
             if (step + 1 == STEPS) {
                 // this warp has loaded its last fragments of the stage
@@ -648,7 +827,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         constexpr int STEPS = BK / MMA_K;
         for (int tile = 0; tile < k_tiles; tile++) {
             const int stage = tile % STAGES, next = stage + 1 == STAGES ? 0 : stage + 1;
-            const T *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
+            const TS *as = As + stage * STAGE_A, *bs = Bs + stage * STAGE_B;
 #pragma unroll
             for (int step = 0; step < STEPS; step++) {
                 const int buf = step & 1, nbuf = buf ^ 1;
@@ -690,7 +869,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     async_wait<0>();
 #endif
 
+#if GEMM_F32_IN
+    const int row0 = m0 + m_w + g, col0 = n0 + n_w + (GEMM_TMA ? 16 * (t & 1) + 4 * (t >> 1) : 2 * t);
+#else
     const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + (GEMM_TMA ? 2 : 4) * t;
+#endif
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0);
 #else

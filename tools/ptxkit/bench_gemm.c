@@ -26,7 +26,7 @@ typedef struct gemm_bench {
     gemm_tiles tiles[MAX_TILES]; /* all zero: the tuned or built-in configuration */
     int tile_count;
     bool sweep; /* also gemm_sweep_configs of each type */
-    bool compare, check, pedantic_f64, no_cross_prefetch, no_tensor_maps;
+    bool compare, check, pedantic_f64, no_cross_prefetch, no_tensor_maps, f32_cuda_cores;
     int mma_k; /* 0: the tensor-core kernel's default */
     int stream_k; /* ptxkit_gemm_stream_k_set's value */
 } gemm_bench;
@@ -37,8 +37,8 @@ static const char gemm_usage[] =
     "usage: ptxkit bench gemm [--compare] [--types LIST] [--ops LIST] [--shapes LIST] [--tiles LIST]\n"
     "                         [--reps N] [--warmup N] [--check] [--cublas-f64 default|pedantic]\n"
     "                         [--no-cross-prefetch] [--mma-k 4|8|16] [--no-tensor-maps]\n"
-    "                         [--stream-k auto|off|always] [--csv|--json] [--json FILE] [--csv FILE]\n"
-    "                         [--md FILE] [--device N]\n";
+    "                         [--stream-k auto|off|always] [--f32-cuda-cores] [--csv|--json] [--json FILE]\n"
+    "                         [--csv FILE] [--md FILE] [--device N]\n";
 
 static const char gemm_help[] =
     "Time (median of --reps after --warmup, CUDA events) and TFLOP/s (2 m n k per second) of ptxkit_gemm,\n"
@@ -63,6 +63,8 @@ static const char gemm_help[] =
     "--stream-k off runs every tile of the CUDA-core kernel in whole blocks, as before stream-K (auto, the\n"
     "default: the tiles past the last whole wave as stream-K where that wave would idle SMs; always: at\n"
     "every shape with two k-tiles or more).\n"
+    "--f32-cuda-cores runs float32 on the CUDA cores (by default it runs on the FP64 tensor cores on\n"
+    "sm_90, as float64: exact products, double sums, C rounded to float once).\n"
     "  --types LIST   float32, float64 (default both)\n"
     "  --ops LIST     nn, nt, tn, tt: op(A) op(B), t for transposed storage (default nn)\n"
     "  --shapes LIST  MxNxK or N (a cube); default 256,512,1024,2048,4096,8192,64x4096x4096,\n"
@@ -169,6 +171,7 @@ static int parse_args(int argc, char **argv, gemm_bench *b, cli_common *common) 
         {.name = "no-tensor-maps", .kind = ARG_FLAG, .value = &b->no_tensor_maps},
         {.name = "mma-k", .kind = ARG_INT, .value = &b->mma_k, .lo = 4, .hi = 16},
         {.name = "stream-k", .kind = ARG_CHOICE, .value = &stream_k, .names = stream_k_modes},
+        {.name = "f32-cuda-cores", .kind = ARG_FLAG, .value = &b->f32_cuda_cores},
         {0}};
     const arg_spec spec = {.command = "bench gemm", .usage = gemm_usage, .help = gemm_help,
                            .common = ARGS_DEVICE | ARGS_TABLES, .options = options};
@@ -298,7 +301,8 @@ int bench_gemm(int argc, char **argv) {
     if ((b.no_cross_prefetch && ptxkit_gemm_cross_prefetch_set(ctx, 0) != PTXKIT_SUCCESS) ||
         (b.mma_k && ptxkit_gemm_mma_k_set(ctx, b.mma_k) != PTXKIT_SUCCESS) ||
         (b.no_tensor_maps && ptxkit_gemm_tensor_maps_set(ctx, 0) != PTXKIT_SUCCESS) ||
-        (b.stream_k >= 0 && ptxkit_gemm_stream_k_set(ctx, b.stream_k) != PTXKIT_SUCCESS)) {
+        (b.stream_k >= 0 && ptxkit_gemm_stream_k_set(ctx, b.stream_k) != PTXKIT_SUCCESS) ||
+        (b.f32_cuda_cores && ptxkit_gemm_f32_tensor_cores_set(ctx, 0) != PTXKIT_SUCCESS)) {
         fprintf(stderr, "ptxkit bench gemm: %s\n", ptxkit_last_error());
         ptxkit_context_destroy(ctx);
         return 1;
@@ -353,14 +357,15 @@ int bench_gemm(int argc, char **argv) {
     char title[768];
     snprintf(title, sizeof title,
              "ptxkit_gemm on %s (C = A B, row-major, beta 0; TFLOP/s = 2 m n k / time, median of %d; peak: %.0f MHz x "
-             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s%s%s%s)",
+             "%d SMs x 2 x %d FP32 / %d FP64 lanes = %.1f / %.1f TFLOP/s%s%s%s%s%s%s%s%s)",
              cli_device(ctx)->name, b.reps, peak[0].clock_khz / 1e3, peak[0].sm_count, peak[0].lanes, peak[1].lanes,
              peak[0].tflops, peak[1].tflops, cublas ? "; cuBLAS: " : b.compare ? "; cuBLAS not found" : "",
              cublas ? cublas_path(cublas) : "", cublas ? (b.pedantic_f64 ? ", FP64 pedantic too" : ", FP64 default math") : "",
              b.no_cross_prefetch ? "; main loop without the cross-tile fragment prefetch" : "",
              b.mma_k == 8 ? "; float64 mma k 8" : b.mma_k == 16 ? "; float64 mma k 16" : "",
              b.no_tensor_maps ? "; float64 copies by cp.async, not tensor maps" : "",
-             b.stream_k == 0 ? "; no stream-K" : b.stream_k == 1 ? "; stream-K at every shape" : "");
+             b.stream_k == 0 ? "; no stream-K" : b.stream_k == 1 ? "; stream-K at every shape" : "",
+             b.f32_cuda_cores ? "; float32 on the CUDA cores" : "");
     const bench_column columns[] = {
         COL_TEXT("type", "s"), COL_TEXT("ops", "s"), COL_TEXT("m", "n"), COL_TEXT("n", "n"), COL_TEXT("k", "n"),
         COL_TEXT("tiles", "s"), COL("time_us", BENCH_TIME_US, "%.1f"), COL("TFLOPs", BENCH_RATE, "%.2f"),
