@@ -283,9 +283,9 @@ ptxkit_status gemm_problem_init(tune_problem *pr, ptxkit_context *ctx, const cha
     bool f64 = type == PTXKIT_FLOAT64;
     gemm_kind kind = gemm_kind_of(type, &ctx->info, &g->sw);
     /* on the tensor cores tm x tn is a lane's part of C (gemm.h), tn whole 4s */
-    bool tc = kind == GEMM_F64_TC;
+    bool tc = gemm_kind_tc(kind);
     const long long values[P_COUNT][8] = {
-        {32, 64, 128, 256},   {32, 64, 128, 256},   {8, 16, 32}, {f64 ? 2 : 4, f64 ? 4 : 8, f64 ? 8 : 16},
+        {32, 64, 128, 256},   {32, 64, 128, 256},   {8, 16, 32}, {f64 || tc ? 2 : 4, f64 || tc ? 4 : 8, f64 || tc ? 8 : 16},
         {tc ? 4 : f64 ? 2 : 4, tc ? 8 : f64 ? 4 : 8, tc ? 16 : f64 ? 8 : 16}, {1, 2, 4, 8}, {2, 3, 4, 5}, {0, 1, 2, 4, 8, 16},
     };
     const int counts[P_COUNT] = {4, 4, 3, 3, 3, 4, 4, 6};
