@@ -301,7 +301,7 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn;
     bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
-    const int tma = gemm_kind_tc(kind) ? gemm_dmma_tma_mode(ctx, &sw, kind, &c, ta, tb, true, true, 4096, 4096) : 0;
+    const int tma = gemm_dmma_tma_mode(ctx, &sw, kind, &c, ta, tb, true, true, 4096, 4096);
     st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, c.split_k > 1, GEMM_SK_NONE, tma, &fn);
     if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, kind, type, &fn);
     gemm_stream_k sk;
@@ -374,8 +374,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
 
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn, *reduce_fn = NULL;
-    const int tma =
-        gemm_kind_tc(kind) ? gemm_dmma_tma_mode(ctx, &sw, kind, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run) : 0;
+    const int tma = gemm_dmma_tma_mode(ctx, &sw, kind, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run);
     /* with stream-K behind whole waves, those waves' kernel lets it launch early */
     const bool led = stream_k && sk.dp_tiles > 0;
     st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
@@ -396,7 +395,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     const bool wide = type == PTXKIT_FLOAT64 || gemm_kind_tc(kind);
     void *palpha = wide ? (void *)&alpha : (void *)&alpha32;
     void *pbeta = wide ? (void *)&beta : (void *)&beta32;
-    unsigned flags = (beta != 0 ? 1u : 0u) | (vector_ok(c, ldc, g.elem) ? 2u : 0u);
+    unsigned flags = (beta != 0 ? GEMM_FLAG_BETA : 0u) | (vector_ok(c, ldc, g.elem) ? GEMM_FLAG_VECTOR_C : 0u);
     unsigned shared = (unsigned)gemm_shared_bytes(kind, &cfg, g.trans_a, g.trans_b);
     unsigned grid = (unsigned)(tiles_m * tiles_n);
     const ptxkit_dim3 threads = {(unsigned)sh.threads, 1, 1};
@@ -428,7 +427,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
          * the first tile; behind whole waves, its blocks take the SMs that
          * their last blocks leave (GEMM_FLAG_LED) */
         kps = sk.per, lldw = sk.dp_tiles;
-        if (led) flags |= 4u;
+        if (led) flags |= GEMM_FLAG_LED;
         const ptxkit_dim3 sk_grid = {(unsigned)sk.blocks, 1, 1};
         if (st == PTXKIT_SUCCESS)
             st = led ? kernel_launch_early(sk_fn, sk_grid, threads, shared, stream, args)

@@ -51,21 +51,28 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gem
                                int tma, ptxkit_kernel **fn);
 
 /* Which tensor-map path of the tensor-core kernel a call takes
- * (gemm_dmma.cu's GEMM_TMA): 0 none (cp.async copies), 1 B in boxes of 16
- * columns, 2 B in one 3-D box (16 divides n). Not 0 needs sm_90 or newer,
- * a driver with cuTensorMapEncodeTiled, the switches allowing it, A and B
- * as stored, both 16-byte aligned (vec_a, vec_b), k-tiles of 16 or 32
- * holding an even number of mma steps (gemm_tma_mma_k), bn a multiple of
- * 16 and k > 0. */
+ * (gemm_dmma.cu's GEMM_TMA): 0 none (cp.async copies, and every kind
+ * not on the tensor cores), 1 B in boxes of one 128-byte line of columns
+ * (16 doubles, 32 floats), 2 B in one 3-D box (the line divides n). Not 0
+ * needs sm_90 or newer, a driver with cuTensorMapEncodeTiled, the
+ * switches allowing it, A and B as stored, both 16-byte aligned (vec_a,
+ * vec_b), k-tiles of 16 or 32 holding an even number of mma steps
+ * (gemm_tma_mma_k), bn a multiple of the line and k > 0. */
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
                        bool trans_a, bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
 
 
-/* The path's two kernel arguments for mode tma: A (m x k, leading
- * dimension lda) in boxes of 16 x bm (a k-tile of 32 takes two); B (k x
- * n, ldb) in boxes of 16 x bk
- * (mode 1) or 16 x bk x bn / 16 (mode 2); the 128-byte swizzle, zeros past
- * the matrix. */
+/* The path's two kernel arguments for mode tma, L elements a 128-byte
+ * line (16 doubles, 32 floats): A (m x k, leading dimension lda) in boxes
+ * of L x bm (float64's k-tile of 32 takes two); B (k x n, ldb) in boxes
+ * of L x bk (mode 1) or L x bk x bn / L (mode 2); the 128-byte swizzle,
+ * zeros past the matrix. */
+/* The kernels' flags argument, as gemm.cu and gemm_dmma.cu define them
+ * (NVRTC compiles those without this header): beta != 0 (C is read), C
+ * and ldc allow 16-byte accesses, the stream-K kernel launched early
+ * behind the whole waves (gemm.cu only). */
+enum { GEMM_FLAG_BETA = 1u, GEMM_FLAG_VECTOR_C = 2u, GEMM_FLAG_LED = 4u };
+
 typedef struct gemm_tma_maps {
     CUtensorMap a, b;
 } gemm_tma_maps;

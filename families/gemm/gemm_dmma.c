@@ -48,6 +48,7 @@ int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_
     /* float32's groups of B are 32 columns (gemm_dmma.cu's TMA_LINE), its
      * k-tiles 32 (gemm_config_check) */
     const size_t line = kind == GEMM_F32_TC ? 32 : 16;
+    if (!gemm_kind_tc(kind)) return 0; /* the CUDA-core kernels copy by cp.async */
     /* Every tile size: 32 x 64 tiles, which ran slower with the maps than
      * with cp.async at first (notebook section 28), ran as fast at 512^3
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
