@@ -35,8 +35,8 @@ enum {
  * sizes of gemm.cu's float32 and float64 (CUDA cores); GEMM_F64_TC is
  * gemm_dmma.cu, float64 on the FP64 tensor cores (sm_80+), and
  * GEMM_F32_TC the same kernel over float32 operands (GEMM_F32_IN: exact
- * products, double sums, sm_90's tensor-map path only), which a call
- * takes where gemm_f32_tensor_cores says so. Its configurations follow
+ * products, double sums), float32's kind on sm_90 (gemm_kind_of; a call
+ * whose configuration only gemm.cu takes runs there). Its configurations follow
  * GEMM_F64_TC's rules with k-tiles of 32 and warp tiles of whole
  * 32-column groups. */
 typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9, GEMM_F32_TC = 10 } gemm_kind;

@@ -108,8 +108,8 @@
 #define GEMM_PARTIAL 0
 #endif
 
-// GEMM_F32_IN 1: float32 A, B and C on the same tensor cores (the
-// tensor-map path only): fragments are converted to double as they are
+// GEMM_F32_IN 1: float32 A, B and C on the same tensor cores, either
+// path (sm_90's only): fragments are converted to double as they are
 // loaded from shared memory, so every product of two floats is exact and
 // the sums are double's; C is rounded to float once, after alpha and beta
 // (applied in double). Entry ptxkit_gemm_dmma_f32; alpha, beta, workspace
