@@ -341,8 +341,7 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     const bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
     const gemm_kind kind = call_kind(ctx, &sw, type, &cfg);
     gemm_shape sh;
-    /* the tensor cores' split-K slices hold doubles */
-    const int elem = (int)g.elem, sum_elem = gemm_kind_tc(kind) ? 8 : elem;
+    const int elem = (int)g.elem;
     if ((st = check_config(ctx, &sw, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
     if (m == 0 || n == 0) return PTXKIT_SUCCESS;
     /* k == 0 or alpha == 0: C = beta * C, A and B never read (the kernel
@@ -359,7 +358,8 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     }
     if (k_per_split == 0) k_per_split = 1; /* no k-tiles: any positive slice */
     size_t ldw = ceil_div(n, v) * v, scratch_bytes = 0;
-    if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) || !mul_size(scratch_bytes, (size_t)sum_elem, &scratch_bytes)))
+    if (split > 1 && (!mul_size((size_t)split * m, ldw, &scratch_bytes) ||
+                      !mul_size(scratch_bytes, (size_t)gemm_sum_bytes(kind), &scratch_bytes)))
         return record_error(ctx, PTXKIT_ERROR_OVERFLOW, "ptxkit_gemm: split-K scratch of %d x %zu x %zu overflows", split,
                             m, n);
     /* stream-K: the blocks' handed-over parts (a tile's sums of each

@@ -262,7 +262,7 @@ static bool dmma_config_check(int kind, const gemm_switches *sw, const gemm_conf
      * one element */
     for (int side = 0; side < 2; side++) {
         int cols = side ? c->bn : c->bm;
-        for (int vec = 1; vec <= (kind == GEMM_F32_TC ? 4 : 2); vec *= kind == GEMM_F32_TC ? 4 : 2)
+        for (int vec = 1, wide = 16 / gemm_elem_bytes(kind); vec <= wide; vec *= wide)
             if (!tile_copies_fit(threads, cols, c->bk, vec) || !tile_copies_fit(threads, c->bk, cols, vec))
                 return snprintf(why, why_size,
                                 "%d threads cannot copy a %d x %d tile of %s evenly in either layout (threads a "
@@ -323,7 +323,7 @@ size_t gemm_shared_bytes(int kind, const gemm_config *c, bool trans_a, bool tran
          * size (a stage of nn has 16 bm + 32 bk bytes to spare: 1024 or
          * more at float64's k-tiles of 16 and float32's of 32) */
         size_t bm = (size_t)c->bm, bn = (size_t)c->bn, bk = (size_t)c->bk;
-        size_t elem = kind == GEMM_F32_TC ? 4 : 8, pad_k = 16 / elem, pad = 32 / elem;
+        size_t elem = (size_t)gemm_elem_bytes(kind), pad_k = 16 / elem, pad = 32 / elem;
         size_t a = trans_a ? bk * (bm + pad) : bm * (bk + pad_k), b = trans_b ? bn * (bk + pad_k) : bk * (bn + pad);
         return (size_t)c->stages * (a + b) * elem;
     }
@@ -491,6 +491,13 @@ static const gemm_config sweep_f64[] = {
  * mma tiles, 64 accumulators a lane) in blocks of 4 or 8 warps, and
  * smaller ones for skinny shapes and short k, the built-in ones among them;
  * the default first (the sanitizer runs take the first three). */
+static const gemm_config sweep_f64_tc[] = {
+    {64, 128, 16, 8, 8, 1, 4, 0},  {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
+    {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
+    {128, 128, 16, 4, 16, 4, 4, 0}, {128, 64, 16, 8, 8, 2, 3, 0},  {128, 128, 8, 8, 8, 2, 4, 0},
+    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},  {64, 64, 16, 4, 8, 2, 2, 0},
+    {32, 64, 16, 2, 8, 2, 4, 0},   {32, 64, 32, 2, 8, 2, 3, 0},
+};
 /* float32 on the tensor cores: the same with k-tiles of 32, where a warp
  * tile is whole 32-column groups */
 static const gemm_config sweep_f32_tc[] = {
@@ -498,13 +505,6 @@ static const gemm_config sweep_f32_tc[] = {
     {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 32, 4, 16, 4, 3, 0}, {64, 64, 32, 4, 8, 2, 4, 0},
     {64, 64, 32, 4, 8, 2, 3, 0},   {64, 64, 32, 4, 8, 2, 2, 0},   {32, 64, 32, 2, 8, 2, 4, 0},
     {32, 64, 32, 2, 8, 2, 3, 0},
-};
-static const gemm_config sweep_f64_tc[] = {
-    {64, 128, 16, 8, 8, 1, 4, 0},  {128, 128, 16, 8, 8, 2, 4, 0},  {128, 64, 16, 8, 8, 2, 4, 0},
-    {128, 128, 32, 8, 8, 2, 3, 0}, {128, 128, 16, 8, 8, 2, 3, 0},  {128, 128, 32, 4, 16, 4, 3, 0},
-    {128, 128, 16, 4, 16, 4, 4, 0}, {128, 64, 16, 8, 8, 2, 3, 0},  {128, 128, 8, 8, 8, 2, 4, 0},
-    {64, 64, 16, 4, 8, 2, 4, 0},   {64, 64, 32, 4, 8, 2, 3, 0},  {64, 64, 16, 4, 8, 2, 2, 0},
-    {32, 64, 16, 2, 8, 2, 4, 0},   {32, 64, 32, 2, 8, 2, 3, 0},
 };
 
 const gemm_config *gemm_sweep_configs(gemm_kind kind, int *count) {
@@ -562,8 +562,6 @@ static size_t tiles_of(const gemm_config *c, size_t m, size_t n) {
     return ceil_div(m, (size_t)c->bm) * ceil_div(n, (size_t)c->bn);
 }
 
-static int elem_bytes(int kind) { return kind == GEMM_F32 ? 4 : 8; }
-
 /* The plan of c at a split as ptxkit_gemm runs it: the k slice is whole
  * k-tiles, so the split it runs may be smaller than asked. */
 static gemm_plan plan_at(int kind, const gemm_config *c, size_t m, size_t n, size_t k, size_t split, int resident,
@@ -584,7 +582,7 @@ static gemm_plan plan_at(int kind, const gemm_config *c, size_t m, size_t n, siz
     double busy = p.per_sm > saturating ? p.per_sm : saturating;
     p.cost = busy * c->bm * c->bn * (double)slice;
     if (p.split > 1)
-        p.cost += GEMM_SPLIT_COST_PER_BYTE * elem_bytes(kind) * p.split * (double)m * (double)n / sms +
+        p.cost += GEMM_SPLIT_COST_PER_BYTE * gemm_sum_bytes(kind) * p.split * (double)m * (double)n / sms +
                   GEMM_SPLIT_COST_FIXED;
     return p;
 }

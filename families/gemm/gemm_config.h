@@ -44,6 +44,11 @@ typedef enum gemm_kind { GEMM_F32 = 4, GEMM_F64 = 8, GEMM_F64_TC = 9, GEMM_F32_T
 /* Whether a kind runs on the tensor cores (gemm_dmma.cu). */
 static inline bool gemm_kind_tc(int kind) { return kind == GEMM_F64_TC || kind == GEMM_F32_TC; }
 
+/* Bytes of a kind's elements of A, B and C as stored, and of its sums
+ * (the split-K slices): the tensor cores sum float32 in double. */
+static inline int gemm_elem_bytes(int kind) { return kind == GEMM_F32 || kind == GEMM_F32_TC ? 4 : 8; }
+static inline int gemm_sum_bytes(int kind) { return kind == GEMM_F32 ? 4 : 8; }
+
 /* Experiment and test switches of the GEMM kernels, per context (set with
  * gemm_switches_set; `ptxkit bench gemm` does through the experimental tier).
  * Kernels compiled before a change keep theirs: each switch is a define of
@@ -71,9 +76,9 @@ typedef struct gemm_switches {
      * tests' switch), -1 (the default) where the last wave would leave
      * SMs idle */
     int stream_k;
-    /* float32 on the FP64 tensor cores where a call can take them
-     * (gemm_f32_tensor_cores): 0 never (the CUDA cores, as on other
-     * GPUs), 1 or -1 (the default) where able */
+    /* float32 on the FP64 tensor cores on sm_90 (gemm_kind_of): 0 never
+     * (the CUDA cores, as on other GPUs), 1 or -1 (the default) where
+     * the GPU has them */
     int f32_tensor_cores;
 } gemm_switches;
 

@@ -19,14 +19,14 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gem
                                const gemm_shape *sh, bool trans_a, bool trans_b, bool vec_a, bool vec_b, bool partial,
                                int tma, ptxkit_kernel **fn) {
     const bool f32 = kind == GEMM_F32_TC;
+    const int vec = 16 / gemm_elem_bytes(kind); /* elements of a 16-byte copy */
     kernel_spec spec = {.family = "gemm_dmma", .entry = f32 ? "ptxkit_gemm_dmma_f32" : "ptxkit_gemm_dmma_f64"};
     define_scratch scratch = {0};
     if (f32) spec_define_int(&spec, &scratch, "GEMM_F32_IN", 1);
     spec_define_int(&spec, &scratch, "TRANS_A", trans_a);
     spec_define_int(&spec, &scratch, "TRANS_B", trans_b);
-    /* 16-byte copies where aligned: 2 doubles or 4 floats */
-    spec_define_int(&spec, &scratch, "VEC_A", vec_a ? (f32 ? 4 : 2) : 1);
-    spec_define_int(&spec, &scratch, "VEC_B", vec_b ? (f32 ? 4 : 2) : 1);
+    spec_define_int(&spec, &scratch, "VEC_A", vec_a ? vec : 1);
+    spec_define_int(&spec, &scratch, "VEC_B", vec_b ? vec : 1);
     spec_define_int(&spec, &scratch, "BM", c->bm);
     spec_define_int(&spec, &scratch, "BN", c->bn);
     spec_define_int(&spec, &scratch, "BK", c->bk);
@@ -45,10 +45,9 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gem
 
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
                        bool trans_a, bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k) {
-    /* float32's groups of B are 32 columns (gemm_dmma.cu's TMA_LINE), its
-     * k-tiles 32 (gemm_config_check) */
-    const size_t line = kind == GEMM_F32_TC ? 32 : 16;
     if (!gemm_kind_tc(kind)) return 0; /* the CUDA-core kernels copy by cp.async */
+    /* B's groups are one 128-byte line of columns (gemm_dmma.cu's TMA_LINE) */
+    const size_t line = 128 / (size_t)gemm_elem_bytes(kind);
     /* Every tile size: 32 x 64 tiles, which ran slower with the maps than
      * with cp.async at first (notebook section 28), ran as fast at 512^3
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
@@ -79,7 +78,7 @@ ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, gemm_kind kind, const gemm
                                  gemm_tma_maps *maps) {
     /* a line: the 128-byte swizzle's, 16 doubles or 32 floats */
     const bool f32 = kind == GEMM_F32_TC;
-    const size_t elem = f32 ? 4 : 8, line = 128 / elem;
+    const size_t elem = (size_t)gemm_elem_bytes(kind), line = 128 / elem;
     const cuuint64_t a_dims[2] = {k, m}, a_strides[1] = {lda * elem};
     const cuuint32_t a_box[2] = {(cuuint32_t)line, (cuuint32_t)c->bm}; /* float64's k-tile of 32 takes two */
     CUresult r = encode(ctx->cu, &maps->a, f32, a, 2, a_dims, a_strides, a_box);
