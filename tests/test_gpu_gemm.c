@@ -5,7 +5,7 @@
  * dimensions and k (on sm_80+ the tensor-core kernel), float64 forced onto
  * the CUDA cores (the kernel of older GPUs), forced split-K, stream-K, every
  * configuration of the benchmark's sweep, several streams at once, k == 0
- * and alpha == 0), its argument checks, and the steps of the lab's
+ * and alpha == 0, results repeated bit for bit), its argument checks, and the steps of the lab's
  * matrix-multiply ladder.
  *
  * Reference: float64 on the CPU (long double sums would change nothing at
@@ -758,6 +758,75 @@ static void test_gemm_streams(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* Results do not change from run to run (ptxkit_gemm's promise): the
+ * tensor-map path's rings, whose stages the tensor memory accelerator
+ * refills as soon as every warp has read them, at split-K shapes where
+ * small tiles turn the ring over fastest, each call on a fresh stream with
+ * another call between (the scratch handed over), every result compared
+ * bit for bit with the first. A refill landing before a warp's loads had
+ * read their values (no proxy fence before the arrival) changed 32 to 160
+ * elements in some of 30 runs here; a race of that kind shows only
+ * sometimes, so this test catches it often, not always. */
+static void test_gemm_repeatable(void **state) {
+    (void)state;
+    ptxkit_context *ctx = test_gpu();
+    if (ctx->info.cc_major < 9) skip();
+    const size_t m = 64, n = small_only ? 1024 : 4096, k = small_only ? 1024 : 4096;
+    const int runs = small_only ? 3 : 24;
+    static const struct {
+        ptxkit_dtype type;
+        gemm_config tiles;
+    } rings[] = {{PTXKIT_FLOAT32, {64, 64, 32, 4, 8, 2, 4, 4}},
+                 {PTXKIT_FLOAT32, {32, 64, 32, 2, 8, 2, 4, 4}},
+                 {PTXKIT_FLOAT64, {64, 64, 16, 4, 8, 2, 4, 4}}};
+    int changed = 0;
+    for (size_t r = 0; r < sizeof rings / sizeof rings[0]; r++) {
+        const ptxkit_dtype type = rings[r].type;
+        if (type == PTXKIT_FLOAT32 && gemm_kind_of(type, &ctx->info, NULL) != GEMM_F32_TC) continue;
+        host_matrix ha, hb;
+        make_matrix(&ha, m, k, type, false);
+        make_matrix(&hb, k, n, type, false);
+        ptxkit_dptr a, b, c, other;
+        const size_t bytes = m * n * ptxkit_dtype_size(type);
+        assert_ok(ctx, upload(ctx, &ha, type, &a));
+        assert_ok(ctx, upload(ctx, &hb, type, &b));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &c));
+        assert_ok(ctx, ptxkit_memory_alloc(ctx, bytes, &other));
+        unsigned char *first = malloc(bytes), *again = malloc(bytes);
+        assert_non_null(first);
+        assert_non_null(again);
+        ptxkit_config tiles;
+        gemm_config_to(&rings[r].tiles, &tiles);
+        for (int i = 0; i < runs; i++) {
+            ptxkit_stream *s;
+            assert_ok(ctx, ptxkit_stream_create(ctx, PTXKIT_STREAM_NON_BLOCKING, 0, &s));
+            assert_ok(ctx, ptxkit_memory_set8_async(ctx, c, 0xff, bytes, s));
+            assert_ok(ctx, ptxkit_gemm(ctx, type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n, k, 1.0, a, k, b, n, 0.0, c, n,
+                                       &tiles, s));
+            assert_ok(ctx, ptxkit_gemm(ctx, type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, m, n / 2, k / 2, 1.0, a, k, b, n, 0.0,
+                                       other, n, NULL, s));
+            assert_ok(ctx, ptxkit_stream_synchronize(ctx, s));
+            ptxkit_stream_destroy(s);
+            assert_ok(ctx, ptxkit_memory_read(ctx, i ? again : first, c, bytes));
+            if (i && memcmp(first, again, bytes) != 0) {
+                print_message("%s %dx%dx%d tiles, split 4: run %d differs from the first\n",
+                              type == PTXKIT_FLOAT32 ? "float32" : "float64", rings[r].tiles.bm, rings[r].tiles.bn,
+                              rings[r].tiles.bk, i);
+                changed++;
+            }
+        }
+        free(first);
+        free(again);
+        free(ha.v);
+        free(hb.v);
+        ptxkit_memory_free(ctx, a);
+        ptxkit_memory_free(ctx, b);
+        ptxkit_memory_free(ctx, c);
+        ptxkit_memory_free(ctx, other);
+    }
+    assert_int_equal(changed, 0);
+}
+
 /* k == 0 and alpha == 0: C = beta * C, and A and B are never read (NULL). */
 static void test_gemm_degenerate(void **state) {
     (void)state;
@@ -1101,7 +1170,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_f64_tensor_maps), cmocka_unit_test(test_gemm_f32_tensor_cores),
         cmocka_unit_test(test_gemm_f64_simt),  cmocka_unit_test(test_gemm_split_k),
         cmocka_unit_test(test_gemm_configs),   cmocka_unit_test(test_gemm_streams),
-        cmocka_unit_test(test_gemm_stream_k),
+        cmocka_unit_test(test_gemm_stream_k),   cmocka_unit_test(test_gemm_repeatable),
         cmocka_unit_test(test_gemm_ladder),    cmocka_unit_test(test_gemm_prepare),
     };
     /* PTXKIT_TEST_GEMM_ONLY=NAME,...: only the tests whose names hold one

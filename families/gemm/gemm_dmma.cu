@@ -753,7 +753,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             const TS *na = as, *nb = bs;
             int nstep = step + 1;
             if (step + 1 == STEPS) {
-                // this warp has loaded its last fragments of the stage
+                // This warp has loaded its last fragments of the stage and
+                // hands it back. The proxy fence first: the refill (the
+                // tensor memory accelerator, another proxy) could otherwise
+                // land before loads issued just ahead of the arrival had
+                // read their values (async.cuh's rules; rare wrong sums
+                // without it, notebook section 34). Here it waits for this
+                // step's fragments; placed past the step's mma, where ptxas
+                // hoists it above the mma, it waited for the next tile's
+                // first loads instead and ran slower.
+                ptxkit::fence_proxy_async_shared();
                 __syncwarp();
                 if (lane == 0) ptxkit::mbarrier_arrive(&empty_bar[stage]);
                 if (tile + 1 < k_tiles) {

@@ -39,6 +39,13 @@
 //    before the barrier that precedes the bulk store. A block must not
 //    exit, nor overwrite the source, before bulk_wait_read<0>() (or
 //    bulk_wait<0>(), which also waits for the global writes).
+//  - The other way round too: shared memory read by ordinary loads and
+//    then refilled by a bulk copy or a tensor-map copy (a ring of stages)
+//    needs fence_proxy_async_shared() by the readers after their last
+//    loads and before the barrier or mbarrier arrival that hands the buffer
+//    to the copying thread. A barrier alone orders the threads, not the
+//    proxies: the copy may land before a load that was issued ahead of the
+//    barrier has read its value (seen in gemm's ring as rare wrong sums).
 #pragma once
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -185,7 +192,8 @@ __device__ __forceinline__ void fence_mbarrier_init() {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 // Orders this thread's ordinary shared-memory accesses before later
-// asynchronous-proxy ones (a bulk store reading what was just written).
+// asynchronous-proxy ones: a bulk store reading what was just written, or
+// a bulk or tensor-map copy overwriting what was just read.
 __device__ __forceinline__ void fence_proxy_async_shared() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }

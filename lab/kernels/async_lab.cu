@@ -133,7 +133,10 @@ async_copy(const elem_t *in, u64 tiles, unsigned *sums, u64 *cycles) {
         }
         ptxkit::mbarrier_wait_parity(&full[it % STAGES], (it / STAGES) & 1);
         acc = consume(buf + (it % STAGES) * per_tile, acc);
-        __syncthreads();  // the buffer is refilled by the next iteration's copy
+        // the buffer is refilled by the next iteration's bulk copy, another
+        // proxy: the reads are fenced before the barrier that hands it over
+        ptxkit::fence_proxy_async_shared();
+        __syncthreads();
     }
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES; s++) ptxkit::mbarrier_inval(&full[s]);
