@@ -420,8 +420,15 @@ int gemm_nvrtc_options(int kind, const gemm_config *c, bool trans_a, bool trans_
  * --tiles sweep` times the same candidates on another GPU). */
 gemm_config gemm_default_config(gemm_kind kind, gemm_class c) {
     if (kind == GEMM_F32_TC) {
-        /* float64's tiles with k-tiles of 32 floats (the same bytes a stage
-         * as float64's 16) */
+        /* 4 warps of 32 x 32, k-tiles of 32 floats: at the squares in three
+         * stages, at few rows of A (K split) in four. They took less time
+         * than float64's 64 x 128 tiles at 2048^3, 4096^3, 8192^3 and 64 x
+         * 4096 x 4096 on an H200 (notebook sections 33 and 34; the one wrong
+         * result in their first trial was the ring's missing proxy fence,
+         * which every tile had). Otherwise float64's tiles with k-tiles of
+         * 32 floats (the same bytes a stage as float64's 16). */
+        if (c == GEMM_SMALL_M) return (gemm_config){64, 64, 32, 4, 8, 2, 4, 0};
+        if (c == GEMM_SQUARE) return (gemm_config){64, 64, 32, 4, 8, 2, 3, 0};
         gemm_config d = gemm_default_config(GEMM_F64_TC, c);
         d.bk = 32;
         return d;
