@@ -53,7 +53,9 @@ static const char gemm_help[] =
     "in the default math mode, through dlopen of $PTXKIT_CUBLAS, else libcublas.so.13, .so.12,\n"
     "libcublas.so, then the build's toolkit's lib64/libcublas.so (without it the columns say so);\n"
     "pct_cublas is cuBLAS's time over ptxkit's in percent.\n"
-    "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|). --cublas-f64 pedantic runs\n"
+    "--check compares ptxkit's C with cuBLAS's (max |difference| over max |C|); for float32 it also gives\n"
+    "each one's distance from the product in float64 of the same inputs (ptxkit_gemm float64: its own\n"
+    "rounding is 2^29 times finer), columns exact and cublas_exact. --cublas-f64 pedantic runs\n"
     "cublasDgemm in CUBLAS_PEDANTIC_MATH too. --no-cross-prefetch is an experiment switch: the main loop\n"
     "loads a k-tile's first fragments after the barrier that starts it rather than during the previous\n"
     "tile's last k-step. --mma-k is another: the k depth of the float64 tensor-core kernel's mma (default\n"
@@ -204,17 +206,19 @@ static ptxkit_status run_cublas(ptxkit_context *ctx, ptxkit_stream *s, void *arg
                        g->c, g->n, s);
 }
 
-/* max |x - y| / max |y| over count elements of both device buffers. */
-static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_dptr x, ptxkit_dptr y, size_t count) {
-    size_t elem = ptxkit_dtype_size(type);
-    unsigned char *hx = malloc(count * elem), *hy = malloc(count * elem);
+/* max |x - y| / max |y| over count elements of two device buffers, each
+ * of float32 or float64 (x_type, y_type). */
+static double relative_difference(ptxkit_context *ctx, ptxkit_dtype x_type, ptxkit_dptr x, ptxkit_dtype y_type,
+                                  ptxkit_dptr y, size_t count) {
+    size_t ex = ptxkit_dtype_size(x_type), ey = ptxkit_dtype_size(y_type);
+    unsigned char *hx = malloc(count * ex), *hy = malloc(count * ey);
     double diff = -1, scale = 0;
-    if (hx && hy && ptxkit_memory_read(ctx, hx, x, count * elem) == PTXKIT_SUCCESS &&
-        ptxkit_memory_read(ctx, hy, y, count * elem) == PTXKIT_SUCCESS) {
+    if (hx && hy && ptxkit_memory_read(ctx, hx, x, count * ex) == PTXKIT_SUCCESS &&
+        ptxkit_memory_read(ctx, hy, y, count * ey) == PTXKIT_SUCCESS) {
         diff = 0;
         for (size_t i = 0; i < count; i++) {
-            double vx = elem == 8 ? ((double *)hx)[i] : ((float *)hx)[i];
-            double vy = elem == 8 ? ((double *)hy)[i] : ((float *)hy)[i];
+            double vx = ex == 8 ? ((double *)hx)[i] : ((float *)hx)[i];
+            double vy = ey == 8 ? ((double *)hy)[i] : ((float *)hy)[i];
             double d = fabs(vx - vy);
             if (!(d <= diff)) diff = d; /* NaN sticks */
             if (fabs(vy) > scale) scale = fabs(vy);
@@ -226,11 +230,37 @@ static double relative_difference(ptxkit_context *ctx, ptxkit_dtype type, ptxkit
     return diff;
 }
 
+/* The float32 inputs of g widened to double (into a64 and b64) and their
+ * product by ptxkit_gemm float64 into c64: the reference of --check's
+ * exact columns. */
+static ptxkit_status float64_product(ptxkit_context *ctx, const timed_gemm *g, ptxkit_dptr a64, ptxkit_dptr b64,
+                                     ptxkit_dptr c64) {
+    const size_t counts[2] = {g->m * g->k, g->k * g->n};
+    const ptxkit_dptr from[2] = {g->a, g->b}, to[2] = {a64, b64};
+    ptxkit_status st = PTXKIT_SUCCESS;
+    for (int i = 0; i < 2 && st == PTXKIT_SUCCESS; i++) {
+        float *f = malloc(counts[i] * sizeof *f);
+        double *d = malloc(counts[i] * sizeof *d);
+        st = f && d ? ptxkit_memory_read(ctx, f, from[i], counts[i] * sizeof *f) : PTXKIT_ERROR_OUT_OF_MEMORY;
+        for (size_t j = 0; st == PTXKIT_SUCCESS && j < counts[i]; j++) d[j] = f[j];
+        if (st == PTXKIT_SUCCESS) st = ptxkit_memory_write(ctx, to[i], d, counts[i] * sizeof *d);
+        free(f);
+        free(d);
+    }
+    if (st == PTXKIT_SUCCESS)
+        st = ptxkit_gemm(ctx, PTXKIT_FLOAT64, g->op_a, g->op_b, g->m, g->n, g->k, 1.0, a64, g->lda, b64, g->ldb, 0.0,
+                         c64, g->n, NULL, NULL);
+    /* done before the timed runs start on their own stream */
+    if (st == PTXKIT_SUCCESS) st = ptxkit_context_synchronize(ctx);
+    return st;
+}
+
 /* A row's cuBLAS side, timed in turns with each configuration. */
 typedef struct gemm_row {
     timed_gemm g; /* first: the row is run_ptxkit's argument too */
     bool check;
     ptxkit_dptr c_ref;
+    ptxkit_dptr c64; /* float32 rows under --check: the float64 product, else 0 */
     double flops;
     float cublas_ms;
     char cub_us[32], cub_tf[32];
@@ -277,11 +307,18 @@ static ptxkit_status time_in_turns(bench *h, const bench_case *c, float *samples
 static ptxkit_status gemm_cells(bench *h, void *arg, bench_result *out) {
     gemm_row *row = arg;
     const timed_gemm *g = &row->g;
-    char pct_cub[32] = "-", check[32] = "-";
+    char pct_cub[32] = "-", check[32] = "-", exact[32] = "-", cub_exact[32] = "-";
     if (out->timed && row->cublas_ms > 0) snprintf(pct_cub, sizeof pct_cub, "%.1f", 100.0 * row->cublas_ms / out->ts.median_ms);
+    const size_t count = g->m * g->n;
     if (out->timed && row->check)
-        snprintf(check, sizeof check, "%.2e", relative_difference(h->ctx, g->type, g->c, row->c_ref, g->m * g->n));
-    snprintf(out->cells, sizeof out->cells, "%s\t%s\t%s\t%s\t%s", row->cub_us, row->cub_tf, pct_cub, check, row->source);
+        snprintf(check, sizeof check, "%.2e", relative_difference(h->ctx, g->type, g->c, g->type, row->c_ref, count));
+    if (out->timed && row->check && row->c64) {
+        snprintf(exact, sizeof exact, "%.2e", relative_difference(h->ctx, g->type, g->c, PTXKIT_FLOAT64, row->c64, count));
+        snprintf(cub_exact, sizeof cub_exact, "%.2e",
+                 relative_difference(h->ctx, g->type, row->c_ref, PTXKIT_FLOAT64, row->c64, count));
+    }
+    snprintf(out->cells, sizeof out->cells, "%s\t%s\t%s\t%s\t%s\t%s\t%s", row->cub_us, row->cub_tf, pct_cub, check, exact,
+             cub_exact, row->source);
     return PTXKIT_SUCCESS;
 }
 
@@ -328,6 +365,12 @@ int bench_gemm(int argc, char **argv) {
     if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_b * elem, &bm);
     if (st == PTXKIT_SUCCESS) st = ptxkit_memory_alloc(ctx, max_c * elem, &c);
     if (st == PTXKIT_SUCCESS && cublas) st = ptxkit_memory_alloc(ctx, max_c * elem, &c_ref);
+    /* --check's float64 product of float32's inputs */
+    ptxkit_dptr a64 = 0, b64 = 0, c64 = 0;
+    const bool exact = b.check && cublas && b.types[0];
+    if (st == PTXKIT_SUCCESS && exact) st = ptxkit_memory_alloc(ctx, max_a * sizeof(double), &a64);
+    if (st == PTXKIT_SUCCESS && exact) st = ptxkit_memory_alloc(ctx, max_b * sizeof(double), &b64);
+    if (st == PTXKIT_SUCCESS && exact) st = ptxkit_memory_alloc(ctx, max_c * sizeof(double), &c64);
 
     /* every kernel the run needs, compiled ahead in parallel */
     gemm_tiles list[2][2 * MAX_TILES];
@@ -371,7 +414,8 @@ int bench_gemm(int argc, char **argv) {
         COL_TEXT("type", "s"), COL_TEXT("ops", "s"), COL_TEXT("m", "n"), COL_TEXT("n", "n"), COL_TEXT("k", "n"),
         COL_TEXT("tiles", "s"), COL("time_us", BENCH_TIME_US, "%.1f"), COL("TFLOPs", BENCH_RATE, "%.2f"),
         {"pct_peak", BENCH_PERCENT, "%.1f", "0.0"}, COL_TEXT("cublas_us", "n"), COL_TEXT("cublas_TFLOPs", "n"),
-        COL_TEXT("pct_cublas", "n"), COL_TEXT("check", "n"), COL_STATS, COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
+        COL_TEXT("pct_cublas", "n"), COL_TEXT("check", "n"), COL_TEXT("exact", "n"), COL_TEXT("cublas_exact", "n"),
+        COL_STATS, COL_TEXT(CONFIG_SOURCE_COLUMN, "s")};
     bench_table(&h, title, columns, sizeof columns / sizeof columns[0]);
     gemm_row row = {.g = {.a = a, .b = bm, .c = c, .cublas = cublas}, .check = b.check && cublas, .c_ref = c_ref};
     timed_gemm *g = &row.g;
@@ -386,6 +430,8 @@ int bench_gemm(int argc, char **argv) {
                 g->ldb = g->op_b == PTXKIT_GEMM_T ? g->k : g->n;
                 st = gemm_fill_uniform(ctx, g->type, a, g->m * g->k, 1);
                 if (st == PTXKIT_SUCCESS) st = gemm_fill_uniform(ctx, g->type, bm, g->k * g->n, 2);
+                row.c64 = exact && g->type == PTXKIT_FLOAT32 ? c64 : 0;
+                if (st == PTXKIT_SUCCESS && row.c64) st = float64_product(ctx, g, a64, b64, c64);
                 double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
                 row.flops = flops;
                 for (int i = 0; i < list_count[t] && st == PTXKIT_SUCCESS; i++) {
@@ -426,6 +472,9 @@ int bench_gemm(int argc, char **argv) {
     ptxkit_memory_free(ctx, bm);
     ptxkit_memory_free(ctx, c);
     if (c_ref) ptxkit_memory_free(ctx, c_ref);
+    if (a64) ptxkit_memory_free(ctx, a64);
+    if (b64) ptxkit_memory_free(ctx, b64);
+    if (c64) ptxkit_memory_free(ctx, c64);
     ptxkit_context_destroy(ctx);
     return rc;
 }
