@@ -422,7 +422,7 @@ static void test_tuned_wins(void **state) {
     assert_int_equal(tuned, 0);
     /* an explicit configuration is taken as given, split_k included */
     gemm_config mine = {64, 64, 16, 4, 8, 2, 3, 7}, out;
-    assert_ok(ctx, gemm_resolve(ctx, &cuda_cores, PTXKIT_FLOAT32, 1024, 1024, 1024, &mine, &out, NULL));
+    assert_ok(ctx, gemm_resolve(ctx, &cuda_cores, PTXKIT_FLOAT32, 1024, 1024, 1024, &mine, &out, NULL, NULL));
     assert_true(same_tiles(out, mine) && out.split_k == 7);
     assert_int_equal(gemm_split_for(GEMM_F32, NULL, &out, 1024, 1024, 1024, &ctx->info), 7);
 

@@ -581,7 +581,7 @@ static gemm_config f32_square(void) {
     ptxkit_context *ctx = test_gpu();
     gemm_switches sw = f32_cuda_cores();
     gemm_config cfg;
-    assert_ok(ctx, gemm_resolve(ctx, &sw, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL));
+    assert_ok(ctx, gemm_resolve(ctx, &sw, PTXKIT_FLOAT32, 4096, 4096, 4096, NULL, &cfg, NULL, NULL));
     return cfg;
 }
 

@@ -233,9 +233,10 @@ static gemm_kind call_kind(const ptxkit_context *ctx, const gemm_switches *sw, p
 }
 
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
-                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned) {
+                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned, gemm_kind *kind_out) {
     if (tuned) *tuned = false;
-    int kind = call_kind(ctx, sw, type, tiles);
+    const gemm_kind kind = call_kind(ctx, sw, type, tiles);
+    if (kind_out) *kind_out = kind;
     if (!tiles_zero(tiles)) {
         gemm_config c = *tiles;
         if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.warps_m || !c.stages)
@@ -250,7 +251,7 @@ ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_
         return PTXKIT_SUCCESS;
     }
     gemm_class cls = gemm_class_of(m, n, k);
-    *out = gemm_default_for((gemm_kind)kind, sw, m, n, k, &ctx->info);
+    *out = gemm_default_for(kind, sw, m, n, k, &ctx->info);
     size_t volume;
     if (!mul_size(m, n, &volume) || !mul_size(volume, k ? k : 1, &volume)) volume = SIZE_MAX;
     char variant[40];
@@ -278,9 +279,10 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
     gemm_config c;
     bool from_db;
     gemm_switches sw = gemm_switches_get(ctx);
-    ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db);
+    gemm_kind kind;
+    ptxkit_status st = gemm_resolve(ctx, &sw, type, m, n, k, NULL, &c, &from_db, &kind);
     if (st != PTXKIT_SUCCESS) return st;
-    c.split_k = gemm_split_for(gemm_kind_of(type, &ctx->info, &sw), &sw, &c, m, n, k, &ctx->info);
+    c.split_k = gemm_split_for(kind, &sw, &c, m, n, k, &ctx->info);
     gemm_config_to(&c, out);
     if (tuned) *tuned = from_db;
     return PTXKIT_SUCCESS;
@@ -293,10 +295,10 @@ ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_o
         return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "gemm_prepare: type %d", (int)type);
     gemm_config c;
     gemm_switches sw = gemm_switches_get(ctx);
-    ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL);
+    gemm_kind kind;
+    ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL, &kind);
     if (st != PTXKIT_SUCCESS) return st;
     gemm_shape sh;
-    const gemm_kind kind = call_kind(ctx, &sw, type, &c);
     if ((st = check_config(ctx, &sw, kind, &c, &sh)) != PTXKIT_SUCCESS) return st;
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
     ptxkit_kernel *fn;
@@ -337,9 +339,9 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     gemm_config cfg;
     /* read once: the switches may change on another thread meanwhile */
     gemm_switches sw = gemm_switches_get(ctx);
-    if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL)) != PTXKIT_SUCCESS) return st;
+    gemm_kind kind;
+    if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL, &kind)) != PTXKIT_SUCCESS) return st;
     const bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
-    const gemm_kind kind = call_kind(ctx, &sw, type, &cfg);
     gemm_shape sh;
     const int elem = (int)g.elem;
     if ((st = check_config(ctx, &sw, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;

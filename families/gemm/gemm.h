@@ -20,11 +20,13 @@
 
 /* The configuration ptxkit_gemm runs for a call: the caller's tiles when
  * given, else the tuning database's entry for (type, class, m * n * k),
- * else the built-in one. *tuned (may be NULL) says whether it came from
- * the database. Records and returns INVALID_ARGUMENT for tiles that are
- * not a configuration. */
+ * else the built-in one, and the kernel that runs it (*kind): the type's
+ * on this GPU, or the CUDA cores' for a float32 configuration of the
+ * caller's that only they take. *tuned and kind may be NULL; *tuned says
+ * whether the configuration came from the database. Records and returns
+ * INVALID_ARGUMENT for tiles that are not a configuration. */
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
-                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned);
+                           size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned, gemm_kind *kind);
 
 /* Compiles and loads the kernels a configuration runs for these operand
  * layouts without launching them (the tuner compiles ahead with it). */
