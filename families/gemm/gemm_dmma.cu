@@ -658,15 +658,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         for (int e = 0; e < 2; e++)
             b_off[e] = (n_w / TMA_LINE) * BK * TMA_LINE + TMA_LINE * t + 4 * (ch ^ (t + 4 * e)) + 2 * (g & 1);
     }
-    auto load_a = [&](const TS *as, int step, T(&aa)[MT][2 * KQ]) {
-#pragma unroll
-        for (int p = 0; p < MT; p++)
-#pragma unroll
-            for (int j = 0; j < KQ; j++)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    aa[p][2 * j + h] = (T)as[a_off[KQ * step + j] + (16 * p + 8 * h) * TMA_LINE];
-    };
+    // A's row g + 8h of the first mma tile at k-quarter q
+    auto a_at = [&](int q, int h) { return a_off[q] + 8 * h * TMA_LINE; };
     auto load_b = [&](const TS *bs, int step, T(&bb)[NT][KQ]) {
 #pragma unroll
         for (int j = 0; j < KQ; j++) {
@@ -694,20 +687,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int e = 0; e < 2; e++) b_off[e] = n_w * BK + 16 * t + 2 * (pi_g ^ (4 * e + t));
 
-    // k-step `step` (MMA_K deep: quarters KQ step + j): a[p][2j + h] =
-    // A[row 16p + 2g + h][k 4 (KQ step + j) + t], b[2s + e][j] = B[k 4 (KQ
-    // step + j) + t][column 16s + 2 pi(g) + e].
-    auto load_a = [&](const T *as, int step, T(&aa)[MT][2 * KQ]) {
-#pragma unroll
-        for (int p = 0; p < MT; p++)
-#pragma unroll
-            for (int j = 0; j < KQ; j++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int q = KQ * step + j; // quarter q % 4 of A's box q / 4
-                    aa[p][2 * j + h] = as[a_off[h][q % 4] + (q / 4) * BM * TMA_LINE + 16 * p * TMA_LINE];
-                }
-    };
+    // A's row 2g + h of the first mma tile at k-quarter q: quarter q % 4
+    // of A's box q / 4
+    auto a_at = [&](int q, int h) { return a_off[h][q % 4] + (q / 4) * BM * TMA_LINE; };
+    // k-step `step` (MMA_K deep: quarters KQ step + j): b[2s + e][j] = B[k
+    // 4 (KQ step + j) + t][column 16s + 2 pi(g) + e].
     auto load_b = [&](const T *bs, int step, T(&bb)[NT][KQ]) {
 #pragma unroll
         for (int j = 0; j < KQ; j++) {
@@ -727,8 +711,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             }
         }
     };
-
 #endif
+    // k-step `step` (MMA_K deep: quarters KQ step + j) of A, both layouts:
+    // a[p][2j + h] from a_at, mma row tile p 16 lines on
+    auto load_a = [&](const TS *as, int step, T(&aa)[MT][2 * KQ]) {
+#pragma unroll
+        for (int p = 0; p < MT; p++)
+#pragma unroll
+            for (int j = 0; j < KQ; j++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) aa[p][2 * j + h] = (T)as[a_at(KQ * step + j, h) + 16 * p * TMA_LINE];
+    };
 
     // Fragments in two buffers, each k-step's loaded during the previous
     // step's mma, a tile's first during the previous tile's last step once
