@@ -294,6 +294,20 @@ static int run_cases(const gemm_case *cases, int count) {
     return failures;
 }
 
+/* The cases again with the tensor maps off (the tensor-core kernel then
+ * copies by cp.async: d, nn and aligned, at n 128 and a k of k_tile, no
+ * longer takes the maps), then the switches sw back. */
+static int run_cases_cp_async(ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *d,
+                              size_t k_tile, const gemm_case *cases, int count) {
+    gemm_switches off = *sw;
+    off.tensor_maps = 0;
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
+    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, kind, d, false, false, true, true, 128, k_tile), 0);
+    int failures = run_cases(cases, count);
+    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, sw));
+    return failures;
+}
+
 /* ---- the shapes ------------------------------------------------------ */
 
 static const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {128, 128, 128}, {4097, 4095, 127}, {64, 4096, 4096},
@@ -413,12 +427,7 @@ static void test_gemm_f64_tensor_maps(void **state) {
     assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &k4));
     assert_int_equal(gemm_tma_mma_k(GEMM_F64_TC, &d, &k4, &ctx->info), 4);
     failures += run_cases(cases, SHAPES);
-    gemm_switches off = sw;
-    off.tensor_maps = 0;
-    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
-    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, GEMM_F64_TC, &d, false, false, true, true, 128, 16), 0);
-    failures += run_cases(cases, SHAPES);
-    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    failures += run_cases_cp_async(ctx, &sw, GEMM_F64_TC, &d, 16, cases, SHAPES);
     assert_int_equal(failures, 0);
 }
 
@@ -466,12 +475,7 @@ static void test_gemm_f32_tensor_cores(void **state) {
         assert_int_equal(gemm_dmma_tma_mode(ctx, &sw, GEMM_F32_TC, &d, false, false, false, true, 128, 32), 0);
     }
     int failures = run_cases(cases, SHAPES * (small_only ? 1 : 4));
-    gemm_switches off = sw;
-    off.tensor_maps = 0;
-    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &off));
-    assert_int_equal(gemm_dmma_tma_mode(ctx, &off, GEMM_F32_TC, &d, false, false, true, true, 128, 32), 0);
-    failures += run_cases(cases, SHAPES);
-    assert_status(PTXKIT_SUCCESS, gemm_switches_set(ctx, &sw));
+    failures += run_cases_cp_async(ctx, &sw, GEMM_F32_TC, &d, 32, cases, SHAPES);
     assert_int_equal(failures, 0);
 }
 
