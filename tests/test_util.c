@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/context.h"
 #include "runtime/objects.h"
 
 const size_t test_awkward_sizes[] = {0, 1, 2, 3, 31, 33, 97, 1000, 4095, 4097, 65535, 65537, 1048583, (1u << 22) + 1};
@@ -96,6 +97,10 @@ bool test_write_file(const char *path, const void *data, size_t size) {
 
 ptxkit_context *test_fake_context(void) {
     static ptxkit_context ctx;
+    static bool made;
+    /* what the last test's calls kept in it (a memo, switches) is released, not dropped */
+    if (made) context_states_release(&ctx);
+    made = true;
     memset(&ctx, 0, sizeof ctx);
     pthread_mutex_init(&ctx.state_lock, NULL);
     ctx.info.max_threads_per_block = 1024;
