@@ -20,6 +20,7 @@
 #include "runtime/objects.h"
 #include "runtime/status.h"
 #include "runtime/stream_scratch.h"
+#include "tuned/launch_memo.h"
 #include "tuned/lookup.h"
 
 const char *ptxkit_gemm_op_name(ptxkit_gemm_op op) {
@@ -327,6 +328,51 @@ typedef enum gemm_action {
     GEMM_KERNELS_ONLY,  /* the tuner's check of a configuration: no stream touched */
 } gemm_action;
 
+/* ---- resolutions remembered ---------------------------------------------------
+ * What a call resolves to (the kernel kind, its configuration, the tensor-map
+ * mode and the loaded kernels) depends on the call's type, layouts, shape,
+ * the operands' 16-byte alignment, the caller's tiles, the context's switches
+ * and the tuning state, never on the pointers' values: kept per context in
+ * launch_memo, so that a repeated call neither consults the tuning database
+ * nor builds its kernels' keys again (a small GEMM is bound by the host's
+ * time per call). */
+static const char gemm_memo; /* the family's tag in launch_memo */
+
+static long long pack2(int lo, int hi) { return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo); }
+static int low_half(size_t v) { return (int)(unsigned)(v & 0xffffffffu); }
+static int high_half(size_t v) { return (int)(unsigned)(v >> 32); }
+
+static launch_memo_key memo_key(const gemm_call *g, const gemm_switches *sw, const gemm_config *tiles, bool vec_a,
+                                bool vec_b) {
+    const gemm_config t = tiles ? *tiles : (gemm_config){0};
+    const long long flags = (long long)g->type | (long long)g->trans_a << 8 | (long long)g->trans_b << 9 |
+                            (long long)vec_a << 10 | (long long)vec_b << 11 | (long long)g->reads_ab << 12 |
+                            (long long)sw->f64_simt << 13 | (long long)(sw->cross_prefetch + 1) << 16 |
+                            (long long)sw->mma_k << 20 | (long long)(sw->tensor_maps + 1) << 28 |
+                            (long long)(sw->stream_k + 1) << 32 | (long long)(sw->f32_tensor_cores + 1) << 36;
+    const long long selectors[LAUNCH_MEMO_VARIANTS] = {
+        (long long)g->m,          (long long)g->n,         (long long)g->k,        flags,
+        pack2(t.bm, t.bn),        pack2(t.bk, t.tm),       pack2(t.tn, t.warps_m), pack2(t.stages, t.split_k)};
+    size_t volume;
+    if (!mul_size(g->m, g->n, &volume) || !mul_size(volume, g->k ? g->k : 1, &volume)) volume = SIZE_MAX;
+    return launch_memo_key_for(&gemm_memo, &(launch_options){0}, selectors, LAUNCH_MEMO_VARIANTS, volume);
+}
+
+static launch_memo_value memo_value(gemm_kind kind, const gemm_config *c, int tma, ptxkit_kernel *fn,
+                                    ptxkit_kernel *reduce_fn, ptxkit_kernel *sk_fn) {
+    return (launch_memo_value){.kernel = fn,
+                               .extra = {(size_t)reduce_fn, (size_t)sk_fn, (size_t)kind | (size_t)tma << 8,
+                                         (size_t)pack2(c->bm, c->bn), (size_t)pack2(c->bk, c->tm),
+                                         (size_t)pack2(c->tn, c->warps_m), (size_t)pack2(c->stages, c->split_k)}};
+}
+
+static void memo_unpack(const launch_memo_value *v, gemm_kind *kind, gemm_config *c, int *tma) {
+    *kind = (gemm_kind)(v->extra[2] & 0xff);
+    *tma = (int)(v->extra[2] >> 8);
+    *c = (gemm_config){low_half(v->extra[3]), high_half(v->extra[3]), low_half(v->extra[4]), high_half(v->extra[4]),
+                       low_half(v->extra[5]), high_half(v->extra[5]), low_half(v->extra[6]), high_half(v->extra[6])};
+}
+
 /* ptxkit_gemm, or less of it (gemm_action). */
 static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                    size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
@@ -340,8 +386,15 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     /* read once: the switches may change on another thread meanwhile */
     gemm_switches sw = gemm_switches_get(ctx);
     gemm_kind kind;
-    if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL, &kind)) != PTXKIT_SUCCESS) return st;
     const bool vec_a = vector_ok(a, lda, g.elem), vec_b = vector_ok(b, ldb, g.elem);
+    const launch_memo_key key = memo_key(&g, &sw, tiles, vec_a, vec_b);
+    launch_memo_value memo = {0};
+    const bool remembered = launch_memo_find(ctx, &key, &memo);
+    int tma = 0;
+    if (remembered)
+        memo_unpack(&memo, &kind, &cfg, &tma);
+    else if ((st = gemm_resolve(ctx, &sw, type, m, n, k, tiles, &cfg, NULL, &kind)) != PTXKIT_SUCCESS)
+        return st;
     gemm_shape sh;
     const int elem = (int)g.elem;
     if ((st = check_config(ctx, &sw, kind, &cfg, &sh)) != PTXKIT_SUCCESS) return st;
@@ -375,17 +428,25 @@ static ptxkit_status gemm_dispatch(ptxkit_context *ctx, ptxkit_dtype type, ptxki
     }
 
     if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    ptxkit_kernel *fn, *reduce_fn = NULL;
-    const int tma = gemm_dmma_tma_mode(ctx, &sw, kind, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run);
+    ptxkit_kernel *fn = memo.kernel, *reduce_fn = NULL, *sk_fn = NULL;
     /* with stream-K behind whole waves, those waves' kernel lets it launch early */
     const bool led = stream_k && sk.dp_tiles > 0;
-    st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
-                     led ? GEMM_SK_LEAD : GEMM_SK_NONE, tma, &fn);
-    if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, kind, type, &reduce_fn);
-    ptxkit_kernel *sk_fn = NULL;
-    if (st == PTXKIT_SUCCESS && stream_k)
-        st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false, GEMM_SK_SHARES,
-                         tma, &sk_fn);
+    if (remembered) {
+        reduce_fn = (ptxkit_kernel *)memo.extra[0], sk_fn = (ptxkit_kernel *)memo.extra[1];
+    } else {
+        tma = gemm_dmma_tma_mode(ctx, &sw, kind, &cfg, g.trans_a, g.trans_b, vec_a, vec_b, n, k_run);
+        st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, split > 1,
+                         led ? GEMM_SK_LEAD : GEMM_SK_NONE, tma, &fn);
+        if (st == PTXKIT_SUCCESS && split > 1) st = splitk_kernel(ctx, kind, type, &reduce_fn);
+        if (st == PTXKIT_SUCCESS && stream_k)
+            st = main_kernel(ctx, &sw, kind, type, &cfg, &sh, g.trans_a, g.trans_b, vec_a, vec_b, false,
+                             GEMM_SK_SHARES, tma, &sk_fn);
+        /* a capture paused auto-tuning: its resolution is not the bucket's */
+        if (st == PTXKIT_SUCCESS && !capturing) {
+            const launch_memo_value v = memo_value(kind, &cfg, tma, fn, reduce_fn, sk_fn);
+            launch_memo_store(ctx, &key, &v);
+        }
+    }
     if (st != PTXKIT_SUCCESS || action == GEMM_KERNELS_ONLY || (!launch && split <= 1 && !stream_k)) goto done;
 
     /* kernel arguments, in gemm.cu's order */

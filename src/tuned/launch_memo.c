@@ -41,7 +41,7 @@ launch_memo_key launch_memo_key_for(const void *family, const launch_options *op
     memset(&key, 0, sizeof key);
     key.family = family;
     key.options = *options;
-    for (int i = 0; i < variant_count && i < 4; i++) key.variant[i] = variant[i];
+    for (int i = 0; i < variant_count && i < LAUNCH_MEMO_VARIANTS; i++) key.variant[i] = variant[i];
     /* what tune_lookup reads, read the same way: the tuner's own calls
      * (guarded) and PTXKIT_TUNE=off use no database, whatever the size */
     key.mode = tune_guard_active() ? TUNE_MODE_OFF : (int)tune_mode_from_env();

@@ -16,10 +16,14 @@
 #include "ptxkit.h"
 #include "runtime/launch.h"
 
+/* Room for a family's selectors and resolved values: gemm's shape, flags
+ * and requested tiles, and its configuration and three kernels. */
+enum { LAUNCH_MEMO_VARIANTS = 8, LAUNCH_MEMO_EXTRA = 8 };
+
 typedef struct launch_memo_key {
     const void *family;            /* identity: any address unique to the family */
     launch_options options; /* the caller's, validated */
-    long long variant[4];          /* the family's own selectors (operator, type, vector width...) */
+    long long variant[LAUNCH_MEMO_VARIANTS]; /* the family's own selectors (operator, type, vector width...) */
     int bucket;                    /* size bucket; -1 where tuning does not apply */
     int mode;                      /* tune_mode; off inside the tuner */
     unsigned generation;           /* tune_generation() when the key was made */
@@ -29,7 +33,7 @@ typedef struct launch_memo_value {
     ptxkit_kernel *kernel;
     int block;
     unsigned wave;                 /* most useful blocks, where the family sizes its grid by occupancy */
-    size_t extra[4];               /* the family's own resolved values */
+    size_t extra[LAUNCH_MEMO_EXTRA]; /* the family's own resolved values */
 } launch_memo_value;
 
 /* A key for (family, options, variant) at size n: the tuning state is read
