@@ -138,6 +138,12 @@ typedef double2 TS2;
 #define MT (WM / 16)     // mma tiles along M per warp
 #define NT (WN / 8)      // along N (pairs interleave)
 #define KQ (MMA_K / 4)   // k quarters of 4 per mma
+// float64 from tensor maps: where a warp has one row of mma tiles, B's
+// mma tiles 2s and 2s + 1 take columns in both halves of each chunk
+// (8-byte loads without bank conflicts), else neighbouring columns of one
+// chunk (one 16-byte load at mma k 4). Larger warp tiles, which hide the
+// conflicts behind more mma, ran slower split (registers: notebook section 35).
+#define B_HALVES (GEMM_TMA && !GEMM_F32_IN && MT == 1)
 
 // Shared tiles: K-contiguous operands [rows][BK + 2], the others [BK][cols + 4].
 // Padding of 16 bytes on K-contiguous rows and 32 on the others (2 and 4
@@ -393,10 +399,12 @@ __device__ __forceinline__ void store_partial(const T (&acc)[MT][NT][4], T *W, l
 }
 #elif GEMM_TMA
 // The tensor-map path's C, whose columns follow B's loads there: for mma
-// row tile p, row h, tile pair s and i, a lane holds acc[p][2s][2h + i]
-// and acc[p][2s + 1][2h + i] at columns col0 + 16s + 8i + {0, 1} (col0:
-// the warp's first column + 2t), so lanes t = 0..3 store 64 contiguous
-// bytes: whole sectors, with no trade.
+// row tile p, row h and tile pair s, with B_HALVES a lane holds acc[p][2s
+// + e][2h] and [2h + 1] at columns col0 + 16s + 4e + {0, 1} (col0: the
+// warp's first column + 8 (t % 2) + 2 (t / 2)); without, acc[p][2s][2h +
+// i] and acc[p][2s + 1][2h + i] at col0 + 16s + 8i + {0, 1} (col0: the
+// warp's first + 2t). Either way the lanes t = 0..3 of a row fill whole
+// 32-byte sectors with each store, with no trade.
 template <typename Store>
 __device__ __forceinline__ void for_each_piece(const T (&acc)[MT][NT][4], int M, int row0, Store store) {
 #pragma unroll
@@ -408,8 +416,12 @@ __device__ __forceinline__ void for_each_piece(const T (&acc)[MT][NT][4], int M,
 #pragma unroll
             for (int s = 0; s < NT / 2; s++)
 #pragma unroll
-                for (int i = 0; i < 2; i++)
-                    store(row, 16 * s + 8 * i, make_double2(acc[p][2 * s][2 * h + i], acc[p][2 * s + 1][2 * h + i]));
+                for (int e = 0; e < 2; e++)
+#if B_HALVES
+                    store(row, 16 * s + 4 * e, make_double2(acc[p][2 * s + e][2 * h], acc[p][2 * s + e][2 * h + 1]));
+#else
+                    store(row, 16 * s + 8 * e, make_double2(acc[p][2 * s][2 * h + e], acc[p][2 * s + 1][2 * h + e]));
+#endif
         }
 }
 
@@ -602,10 +614,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     // (128 bytes: a row of A's tile, a k-row of one of B's 16-column boxes)
     // at chunk c ^ (l % 8), stages 1024-byte aligned. A's 8-byte fragment
     // loads (rows 2g + h, k t) then fall on 16 distinct bank pairs in each
-    // half-warp. B's 16-byte loads read chunk pi(g) = 4 (g % 2) + g / 2 of
-    // k-row t in a box (columns 2 pi(g), 2 pi(g) + 1, for mma tiles 2s and
-    // 2s + 1), so the 8 lanes of a phase read 8 distinct chunks; C's
-    // columns follow (the epilogue's for_each_piece).
+    // half-warp. So do B's (below); C's columns follow (the epilogue's
+    // for_each_piece).
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     // the host's size leaves room to align the stages
     TS *tA = (TS *)(gemm_smem + ((1024u - (ptxkit::shared_address(gemm_smem) & 1023u)) & 1023u));
@@ -675,38 +685,56 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #else
     // Each lane's fragment offsets within a stage (in doubles; the same in
     // every stage, so computed once): A's of row 2g + h and k-quarter q
-    // (row tile p is 16p rows on), B's of k-quarters of parity e (quarter q
-    // is 4q k-rows on, column pair s 16s columns), the swizzle resolved.
-    const int pi_g = 4 * (g & 1) + (g >> 1);
-    int a_off[2][4], b_off[2];
+    // (row tile p is 16p rows on); B's of k-quarters of parity r (quarter
+    // q is 4q k-rows on, column pair s 16s columns) for mma tile 2s + e,
+    // the swizzle resolved (b_at).
+    int a_off[2][4];
 #pragma unroll
     for (int h = 0; h < 2; h++)
 #pragma unroll
         for (int q = 0; q < 4; q++)
             a_off[h][q] = (m_w + 2 * g + h) * TMA_LINE + 2 * ((2 * q + (t >> 1)) ^ ((2 * g + h) & 7)) + (t & 1);
+#if B_HALVES
+    // mma column g of tile 2s + e is column 8 ((g / 2) % 2) + 2 (g / 4) + 4e
+    // + g % 2 of the pair's 16: half g % 2 of chunk ch(g) + 2e, ch(g) = 4
+    // ((g / 2) % 2) + g / 4. A half-warp (g < 4 or g >= 4, t < 4) reads
+    // both halves of chunks {0, 4} + g / 4 + 2e, swizzled by t + 4 (q % 2):
+    // 16 lanes on 32 distinct banks. Parity r and tile e toggle chunk bits
+    // 2 and 1 (the offset's bits 3 and 2).
+    const int b_off = n_w * BK + 16 * t + 2 * ((4 * ((g >> 1) & 1) + (g >> 2)) ^ t) + (g & 1);
+    auto b_at = [&](int r, int e) { return b_off ^ (8 * r + 4 * e); };
+#else
+    // mma column g of tiles 2s and 2s + 1: columns 2 pi(g) and 2 pi(g) + 1,
+    // chunk pi(g) = 4 (g % 2) + g / 2 of k-row t: the 8 lanes of a 16-byte
+    // load's phase read 8 distinct chunks; an 8-byte load's 16 lanes fall
+    // on one half of 8 chunks, two to a bank pair
+    const int pi_g = 4 * (g & 1) + (g >> 1);
+    int b_off[2];
 #pragma unroll
-    for (int e = 0; e < 2; e++) b_off[e] = n_w * BK + 16 * t + 2 * (pi_g ^ (4 * e + t));
+    for (int r = 0; r < 2; r++) b_off[r] = n_w * BK + 16 * t + 2 * (pi_g ^ (4 * r + t));
+    auto b_at = [&](int r, int e) { return b_off[r] + e; };
+#endif
 
     // A's row 2g + h of the first mma tile at k-quarter q: quarter q % 4
     // of A's box q / 4
     auto a_at = [&](int q, int h) { return a_off[h][q % 4] + (q / 4) * BM * TMA_LINE; };
     // k-step `step` (MMA_K deep: quarters KQ step + j): b[2s + e][j] = B[k
-    // 4 (KQ step + j) + t][column 16s + 2 pi(g) + e].
+    // 4 (KQ step + j) + t][the pair's column of mma column g of tile 2s + e]
     auto load_b = [&](const T *bs, int step, T(&bb)[NT][KQ]) {
 #pragma unroll
         for (int j = 0; j < KQ; j++) {
             const int q = KQ * step + j;
 #pragma unroll
             for (int s = 0; s < NT / 2; s++) {
-                const T *src = bs + b_off[q & 1] + 64 * q + 16 * s * BK;
-#if MMA_K >= 8
-                // m16n8k8 and k16 take a tile's two k-quarters in neighbouring
-                // registers: one 8-byte load each, where a 16-byte load (two
-                // tiles, one quarter) would need moves to regroup
-                bb[2 * s][j] = src[0], bb[2 * s + 1][j] = src[1];
-#else
-                double2 v = *(const double2 *)src;
+#if !B_HALVES && MMA_K < 8
+                // at mma k 4 a pair's two tiles in one 16-byte load; m16n8k8
+                // and k16 take a tile's two k-quarters in neighbouring
+                // registers, where the 16-byte load's pair would need moves
+                const double2 v = *(const double2 *)(bs + b_at(q & 1, 0) + 64 * q + 16 * s * BK);
                 bb[2 * s][j] = v.x, bb[2 * s + 1][j] = v.y;
+#else
+#pragma unroll
+                for (int e = 0; e < 2; e++) bb[2 * s + e][j] = bs[b_at(q & 1, e) + 64 * q + 16 * s * BK];
 #endif
             }
         }
@@ -874,7 +902,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #if GEMM_F32_IN
     const int row0 = m0 + m_w + g, col0 = n0 + n_w + (GEMM_TMA ? 16 * (t & 1) + 4 * (t >> 1) : 2 * t);
 #else
-    const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + (GEMM_TMA ? 2 : 4) * t;
+    const int row0 = m0 + m_w + 2 * g, col0 = n0 + n_w + (B_HALVES ? 8 * (t & 1) + 2 * (t >> 1) : GEMM_TMA ? 2 * t : 4 * t);
 #endif
 #if GEMM_PARTIAL
     store_partial(acc, workspace + (long long)blockIdx.z * M * ldw, ldw, M, row0, col0);
