@@ -141,8 +141,8 @@ typedef double2 TS2;
 // float64 from tensor maps: where a warp has one row of mma tiles, B's
 // mma tiles 2s and 2s + 1 take columns in both halves of each chunk
 // (8-byte loads without bank conflicts), else neighbouring columns of one
-// chunk (one 16-byte load at mma k 4). Larger warp tiles, which hide the
-// conflicts behind more mma, ran slower split (registers: notebook section 35).
+// chunk (one 16-byte load at mma k 4). Larger warp tiles, whose more mma
+// a step hide the conflicts, ran slower split (notebook section 35).
 #define B_HALVES (GEMM_TMA && !GEMM_F32_IN && MT == 1)
 
 // Shared tiles: K-contiguous operands [rows][BK + 2], the others [BK][cols + 4].
