@@ -19,7 +19,7 @@
 #include "ptxkit.h"
 #include "ptxkit_ops.h"
 
-enum { CALLS = 2000, BATCH = 50, ROUNDS = 5, MAX_LIBS = 4, OPS = 4, SIZES = 4 };
+enum { CALLS = 2000, BATCH = 50, ROUNDS = 5, MAX_LIBS = 4, OPS = 5, SIZES = 4 };
 
 /* The calls timed, resolved by name from each library. 0.3 renamed some and
  * changed a few shapes (stream create and destroy, transpose's selectors
@@ -44,6 +44,9 @@ typedef struct api {
     ptxkit_status (*scan)(ptxkit_context *, ptxkit_scan_kind, ptxkit_reduce_op, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
                           size_t, const void *, ptxkit_stream *);
     void *transpose;
+    ptxkit_status (*gemm)(ptxkit_context *, ptxkit_dtype, ptxkit_gemm_op, ptxkit_gemm_op, size_t, size_t, size_t, double,
+                          ptxkit_dptr, size_t, ptxkit_dptr, size_t, double, ptxkit_dptr, size_t, const void *,
+                          ptxkit_stream *); /* NULL in builds without it */
     ptxkit_context *ctx;
     ptxkit_stream *stream;
     ptxkit_dptr in, out;
@@ -55,7 +58,7 @@ typedef ptxkit_status (*transpose_02)(ptxkit_context *, ptxkit_dtype, ptxkit_dpt
 typedef ptxkit_status (*transpose_03)(ptxkit_context *, ptxkit_transpose_kind, ptxkit_dtype, ptxkit_dptr, ptxkit_dptr,
                                       size_t, size_t, const void *, ptxkit_stream *);
 
-static const char *const op_names[OPS] = {"copy", "reduce", "scan", "transpose"};
+static const char *const op_names[OPS] = {"copy", "reduce", "scan", "transpose", "gemm"};
 
 static double now_us(void) {
     struct timespec ts;
@@ -68,8 +71,19 @@ static int cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* gemm: float32 C = A B of sides sqrt(n) (32 to 256), A and B the input */
+static size_t side_of(size_t n) {
+    size_t s = 1;
+    while (s * s < n) s *= 2;
+    return s;
+}
+
 static ptxkit_status call(api *a, int op, size_t n) {
+    const size_t side = side_of(n);
     switch (op) {
+    case 4:
+        return a->gemm(a->ctx, PTXKIT_FLOAT32, PTXKIT_GEMM_N, PTXKIT_GEMM_N, side, side, side, 1.0, a->in, side, a->in,
+                       side, 0.0, a->out, side, NULL, a->stream);
     case 0: return a->copy(a->ctx, a->out, a->in, n * 4, NULL, a->stream);
     case 1: return a->reduce(a->ctx, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
     case 2: return a->scan(a->ctx, PTXKIT_SCAN_INCLUSIVE, PTXKIT_REDUCE_SUM, PTXKIT_INT32, a->out, a->in, n, NULL, a->stream);
@@ -107,6 +121,7 @@ static int load(api *a, const char *path) {
     SYM(reduce, "ptxkit_reduce", "ptxkit_reduce");
     SYM(scan, "ptxkit_scan", "ptxkit_scan");
     SYM(transpose, "ptxkit_transpose", "ptxkit_transpose");
+    *(void **)&a->gemm = dlsym(lib, "ptxkit_gemm");
     if (!ok) {
         fprintf(stderr, "%s: missing symbols\n", path);
         return 1;
@@ -145,6 +160,7 @@ int main(int argc, char **argv) {
             for (int op = 0; op < OPS; op++)
                 for (int k = 0; k < SIZES; k++) {
                     api *a = &libs[l];
+                    if (op == 4 && !a->gemm) continue;
                     size_t n = (size_t)1 << (10 + 2 * k);
                     for (int w = 0; w < 100; w++) /* compile or load, warm the caches */
                         if (call(a, op, n)) {
@@ -167,6 +183,7 @@ int main(int argc, char **argv) {
     for (int l = 0; l < count; l++)
         for (int op = 0; op < OPS; op++)
             for (int k = 0; k < SIZES; k++) {
+                if (op == 4 && !libs[l].gemm) continue;
                 double r[ROUNDS];
                 for (int i = 0; i < ROUNDS; i++) r[i] = libs[l].median[i][op][k];
                 qsort(r, ROUNDS, sizeof r[0], cmp);
