@@ -289,34 +289,6 @@ ptxkit_status ptxkit_gemm_config_get(ptxkit_context *ctx, ptxkit_dtype type, siz
     return PTXKIT_SUCCESS;
 }
 
-ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                           const gemm_config *tiles) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "gemm_prepare: context is NULL");
-    if (type != PTXKIT_FLOAT32 && type != PTXKIT_FLOAT64)
-        return record_error(ctx, PTXKIT_ERROR_UNSUPPORTED, "gemm_prepare: type %d", (int)type);
-    gemm_config c;
-    gemm_switches sw = gemm_switches_get(ctx);
-    gemm_kind kind;
-    ptxkit_status st = gemm_resolve(ctx, &sw, type, 4096, 4096, 4096, tiles, &c, NULL, &kind);
-    if (st != PTXKIT_SUCCESS) return st;
-    gemm_shape sh;
-    if ((st = check_config(ctx, &sw, kind, &c, &sh)) != PTXKIT_SUCCESS) return st;
-    if ((st = context_enter(ctx)) != PTXKIT_SUCCESS) return st;
-    ptxkit_kernel *fn;
-    bool ta = op_a == PTXKIT_GEMM_T, tb = op_b == PTXKIT_GEMM_T;
-    const int tma = gemm_dmma_tma_mode(ctx, &sw, kind, &c, ta, tb, true, true, 4096, 4096);
-    st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, c.split_k > 1, GEMM_SK_NONE, tma, &fn);
-    if (st == PTXKIT_SUCCESS && c.split_k > 1) st = splitk_kernel(ctx, kind, type, &fn);
-    gemm_stream_k sk;
-    if (st == PTXKIT_SUCCESS && c.split_k <= 1 && gemm_stream_k_for(kind, &sw, &c, 4096, 4096, 4096, &ctx->info, &sk)) {
-        st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_SHARES, tma, &fn);
-        if (st == PTXKIT_SUCCESS && sk.dp_tiles > 0)
-            st = main_kernel(ctx, &sw, kind, type, &c, &sh, ta, tb, true, true, false, GEMM_SK_LEAD, tma, &fn);
-    }
-    context_leave(ctx);
-    return st;
-}
-
 /* ---- the call ------------------------------------------------------------------ */
 
 static bool vector_ok(ptxkit_dptr p, size_t ld, size_t elem) { return p % 16 == 0 && (ld * elem) % 16 == 0; }

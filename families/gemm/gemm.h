@@ -28,11 +28,6 @@
 ptxkit_status gemm_resolve(ptxkit_context *ctx, const gemm_switches *sw, ptxkit_dtype type, size_t m, size_t n,
                            size_t k, const gemm_config *tiles, gemm_config *out, bool *tuned, gemm_kind *kind);
 
-/* Compiles and loads the kernels a configuration runs for these operand
- * layouts without launching them (the tuner compiles ahead with it). */
-ptxkit_status gemm_prepare(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
-                           const gemm_config *tiles);
-
 /* ptxkit_gemm with the configuration read (tiles NULL or all zero: tuned
  * or built-in). */
 ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b, size_t m,
@@ -41,7 +36,8 @@ ptxkit_status gemm_run(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op
 
 /* Compiles and loads what ptxkit_gemm would launch for these arguments
  * (the same checks, configuration, split and alignment), without
- * launching: the tests warm their kernels from several threads with it. */
+ * launching: the tuner compiles ahead with it, and the tests warm their
+ * kernels from several threads. */
 ptxkit_status gemm_prepare_call(ptxkit_context *ctx, ptxkit_dtype type, ptxkit_gemm_op op_a, ptxkit_gemm_op op_b,
                                 size_t m, size_t n, size_t k, double alpha, ptxkit_dptr a, size_t lda, ptxkit_dptr b,
                                 size_t ldb, double beta, ptxkit_dptr c, size_t ldc, const gemm_config *tiles);

@@ -201,16 +201,17 @@ static ptxkit_status gemm_launch(tune_problem *pr, const tune_point *p, ptxkit_s
     return run_point(pr, p, false, stream);
 }
 
+/* The kernels run_point's two calls launch (the timed shape's and the
+ * verification shape's, which may split differently), from their own
+ * arguments: what ptxkit_gemm decides, decided once. */
 static ptxkit_status gemm_prepare_point(tune_problem *pr, const tune_point *p) {
     gemm_impl *g = pr->impl;
-    gemm_config c = config_of_point(p), t = c;
-    int kind = gemm_kind_of(g->type, &pr->ctx->info, &g->sw);
-    /* the timed shape's split where the configuration leaves it to the shape */
-    t.split_k = gemm_split_for(kind, &g->sw, &c, g->m, g->n, g->k, &pr->ctx->info);
-    ptxkit_status st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
-    /* the verification shape may split differently: its kernels too */
-    t.split_k = gemm_split_for(kind, &g->sw, &c, g->vm, g->vn, g->vk, &pr->ctx->info);
-    if (st == PTXKIT_SUCCESS) st = gemm_prepare(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, &t);
+    gemm_config t = config_of_point(p);
+    ptxkit_status st = gemm_prepare_call(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->m, g->n, g->k, 1.0, g->a,
+                                         g->k, g->b, g->n, 0.0, g->c, g->n, &t);
+    if (st == PTXKIT_SUCCESS)
+        st = gemm_prepare_call(pr->ctx, g->type, PTXKIT_GEMM_N, PTXKIT_GEMM_N, g->vm, g->vn, g->vk, 1.0, g->va, g->vk,
+                               g->vb, g->vn, 0.5, g->vc, g->vn, &t);
     return st;
 }
 
