@@ -59,18 +59,17 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gem
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
                        bool trans_a, bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k);
 
-
-/* The path's two kernel arguments for mode tma, L elements a 128-byte
- * line (16 doubles, 32 floats): A (m x k, leading dimension lda) in boxes
- * of L x bm (float64's k-tile of 32 takes two); B (k x n, ldb) in boxes
- * of L x bk (mode 1) or L x bk x bn / L (mode 2); the 128-byte swizzle,
- * zeros past the matrix. */
 /* The kernels' flags argument, as gemm.cu and gemm_dmma.cu define them
  * (NVRTC compiles those without this header): beta != 0 (C is read), C
  * and ldc allow 16-byte accesses, the stream-K kernel launched early
  * behind the whole waves (gemm.cu only). */
 enum { GEMM_FLAG_BETA = 1u, GEMM_FLAG_VECTOR_C = 2u, GEMM_FLAG_LED = 4u };
 
+/* The path's two kernel arguments for mode tma, L elements a 128-byte
+ * line (16 doubles, 32 floats): A (m x k, leading dimension lda) in boxes
+ * of L x bm (float64's k-tile of 32 takes two); B (k x n, ldb) in boxes
+ * of L x bk (mode 1) or L x bk x bn / L (mode 2); the 128-byte swizzle,
+ * zeros past the matrix. */
 typedef struct gemm_tma_maps {
     CUtensorMap a, b;
 } gemm_tma_maps;
