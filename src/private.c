@@ -3,6 +3,7 @@
  * families' experiment switches and the tuner's measurement, above every
  * layer (they reach ops, tune and runtime alike). No stability promised:
  * see ptxkit.h. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,47 +47,34 @@ ptxkit_status ptxkit_scan_experiment(ptxkit_context *ctx, ptxkit_scan_kind kind,
     return scan_run(ctx, kind, op, type, in, n, out, options, stream, &e);
 }
 
-ptxkit_status ptxkit_gemm_cross_prefetch_set(ptxkit_context *ctx, int on) {
-    if (!ctx)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_cross_prefetch_set: context is NULL");
-    if (on < -1 || on > 1)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_cross_prefetch_set: %d", on);
+/* One gemm experiment switch (an int field of the context's
+ * gemm_switches) set to value, the others kept; gemm_switches_set checks
+ * every value, and a failure names the public call. */
+static ptxkit_status gemm_switch_set(ptxkit_context *ctx, const char *who, size_t field, int value) {
+    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "%s: context is NULL", who);
     gemm_switches sw = gemm_switches_get(ctx);
-    sw.cross_prefetch = on;
-    return gemm_switches_set(ctx, &sw);
+    memcpy((char *)&sw + field, &value, sizeof value);
+    return name_failure(gemm_switches_set(ctx, &sw), who);
+}
+
+ptxkit_status ptxkit_gemm_cross_prefetch_set(ptxkit_context *ctx, int on) {
+    return gemm_switch_set(ctx, "ptxkit_gemm_cross_prefetch_set", offsetof(gemm_switches, cross_prefetch), on);
 }
 
 ptxkit_status ptxkit_gemm_mma_k_set(ptxkit_context *ctx, int k) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_mma_k_set: context is NULL");
-    if (k != 0 && k != 4 && k != 8 && k != 16)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_mma_k_set: %d (0, 4, 8 or 16)", k);
-    gemm_switches sw = gemm_switches_get(ctx);
-    sw.mma_k = k;
-    return gemm_switches_set(ctx, &sw);
+    return gemm_switch_set(ctx, "ptxkit_gemm_mma_k_set", offsetof(gemm_switches, mma_k), k);
 }
 
 ptxkit_status ptxkit_gemm_tensor_maps_set(ptxkit_context *ctx, int on) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_tensor_maps_set: context is NULL");
-    if (on < -1 || on > 1)
-        return record_error(ctx, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_tensor_maps_set: %d", on);
-    gemm_switches sw = gemm_switches_get(ctx);
-    sw.tensor_maps = on;
-    return gemm_switches_set(ctx, &sw);
+    return gemm_switch_set(ctx, "ptxkit_gemm_tensor_maps_set", offsetof(gemm_switches, tensor_maps), on);
 }
 
 ptxkit_status ptxkit_gemm_stream_k_set(ptxkit_context *ctx, int on) {
-    if (!ctx) return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_stream_k_set: context is NULL");
-    gemm_switches sw = gemm_switches_get(ctx);
-    sw.stream_k = on;
-    return gemm_switches_set(ctx, &sw);
+    return gemm_switch_set(ctx, "ptxkit_gemm_stream_k_set", offsetof(gemm_switches, stream_k), on);
 }
 
 ptxkit_status ptxkit_gemm_f32_tensor_cores_set(ptxkit_context *ctx, int on) {
-    if (!ctx)
-        return record_error(NULL, PTXKIT_ERROR_INVALID_ARGUMENT, "ptxkit_gemm_f32_tensor_cores_set: context is NULL");
-    gemm_switches sw = gemm_switches_get(ctx);
-    sw.f32_tensor_cores = on;
-    return gemm_switches_set(ctx, &sw);
+    return gemm_switch_set(ctx, "ptxkit_gemm_f32_tensor_cores_set", offsetof(gemm_switches, f32_tensor_cores), on);
 }
 
 ptxkit_status ptxkit_context_registry_probe(ptxkit_context *ctx, int count, const char **jit_log) {

@@ -358,6 +358,9 @@ static void private_calls(void **state) {
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(NULL, 0));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(ctx, 2));
     assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_stream_k_set(ctx, -2));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_f32_tensor_cores_set(NULL, 0));
+    assert_status(PTXKIT_ERROR_INVALID_ARGUMENT, ptxkit_gemm_f32_tensor_cores_set(ctx, 2));
+    assert_non_null(strstr(ptxkit_last_error(), "ptxkit_gemm_f32_tensor_cores_set"));
     assert_int_equal(gemm_switches_get(ctx).mma_k, 0); /* reading creates nothing */
     assert_null(ctx->states[0].ops);
     assert_status(PTXKIT_SUCCESS, ptxkit_gemm_mma_k_set(ctx, 8));
