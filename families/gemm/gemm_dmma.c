@@ -43,11 +43,15 @@ ptxkit_status gemm_dmma_kernel(ptxkit_context *ctx, const gemm_switches *sw, gem
     return kernel_reserve_dynamic_shared(*fn, gemm_shared_bytes(kind, c, trans_a, trans_b), false);
 }
 
+/* Elements in the 128-byte swizzle's line (gemm_dmma.cu's TMA_LINE): 16
+ * doubles or 32 floats. A's box is a line of k; B's groups are a line of
+ * columns. */
+static size_t tma_line(gemm_kind kind) { return 128 / (size_t)gemm_elem_bytes(kind); }
+
 int gemm_dmma_tma_mode(const ptxkit_context *ctx, const gemm_switches *sw, gemm_kind kind, const gemm_config *c,
                        bool trans_a, bool trans_b, bool vec_a, bool vec_b, size_t n, size_t k) {
     if (!gemm_kind_tc(kind)) return 0; /* the CUDA-core kernels copy by cp.async */
-    /* B's groups are one 128-byte line of columns (gemm_dmma.cu's TMA_LINE) */
-    const size_t line = 128 / (size_t)gemm_elem_bytes(kind);
+    const size_t line = tma_line(kind);
     /* Every tile size: 32 x 64 tiles, which ran slower with the maps than
      * with cp.async at first (notebook section 28), ran as fast at 512^3
      * and faster at 768^3 and 100 x 4096 x 1000 once the path took mma k 8
@@ -76,9 +80,8 @@ static CUresult encode(const cuda_driver *cu, CUtensorMap *map, bool f32, CUdevi
 ptxkit_status gemm_dmma_tma_maps(ptxkit_context *ctx, gemm_kind kind, const gemm_config *c, int tma, CUdeviceptr a,
                                  size_t lda, CUdeviceptr b, size_t ldb, size_t m, size_t n, size_t k,
                                  gemm_tma_maps *maps) {
-    /* a line: the 128-byte swizzle's, 16 doubles or 32 floats */
     const bool f32 = kind == GEMM_F32_TC;
-    const size_t elem = (size_t)gemm_elem_bytes(kind), line = 128 / elem;
+    const size_t elem = (size_t)gemm_elem_bytes(kind), line = tma_line(kind);
     const cuuint64_t a_dims[2] = {k, m}, a_strides[1] = {lda * elem};
     const cuuint32_t a_box[2] = {(cuuint32_t)line, (cuuint32_t)c->bm}; /* float64's k-tile of 32 takes two */
     CUresult r = encode(ctx->cu, &maps->a, f32, a, 2, a_dims, a_strides, a_box);
